@@ -1,0 +1,259 @@
+#!/usr/bin/env bash
+# Installs edge-gateway from this checkout as a systemd service.
+# Safe to run again: an unchanged checkout leaves the installation untouched,
+# and a changed one is swapped in and the running service restarted.
+set -euo pipefail
+
+readonly SERVICE=edge-gateway
+readonly SERVICE_USER=edge-gateway
+readonly STATE_DIR=/var/lib/edge-gateway
+readonly NODE_MIN_MAJOR=20
+readonly NODE_MIN_MINOR=19
+readonly APT_PACKAGES=(ffmpeg openssl)
+
+usage() {
+  cat <<'EOF'
+Usage: sudo scripts/install-service.sh [--prefix DIR] [--no-start] [--help]
+
+Builds this checkout and installs it as the edge-gateway systemd service:
+  /opt/edge-gateway/                     code (dist/, config/, production node_modules)
+  /etc/edge-gateway/config.yaml          created from config/default.yaml if absent; never overwritten
+  /etc/systemd/system/edge-gateway.service
+  /var/lib/edge-gateway                  data, created by systemd (StateDirectory=)
+Also installs missing Debian packages (ffmpeg, openssl) and the system user
+edge-gateway, then enables and starts the service when systemd is PID 1.
+
+Options:
+  --prefix DIR  put the files above under DIR instead of / (a staging root);
+                packages and the user are still set up, systemctl is not run,
+                and the unit and config keep their final absolute paths
+  --no-start    install everything but do not run systemctl
+  -h, --help    show this help
+EOF
+}
+
+log() { printf '%s\n' "$*"; }
+die() { printf 'install-service: %s\n' "$*" >&2; exit 1; }
+
+prefix=""
+start=1
+while (($# > 0)); do
+  case "$1" in
+    --prefix)
+      (($# >= 2)) || die "--prefix needs a directory"
+      prefix=$2
+      shift 2
+      ;;
+    --prefix=*)
+      prefix=${1#--prefix=}
+      shift
+      ;;
+    --no-start)
+      start=0
+      shift
+      ;;
+    -h | --help)
+      usage
+      exit 0
+      ;;
+    *)
+      usage >&2
+      die "unknown option: $1"
+      ;;
+  esac
+done
+
+if [[ -n $prefix ]]; then
+  [[ $prefix == /* ]] || die "--prefix must be an absolute path, got: $prefix"
+  prefix=${prefix%/}
+  # Files under a staging root are not where systemd looks for them.
+  start=0
+fi
+
+((EUID == 0)) || die "run as root (sudo $0): it installs packages, a system user and a unit"
+
+# Root's umask may be anything; the installed tree must be world-readable code.
+umask 022
+
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+app_dir=$prefix/opt/$SERVICE
+conf_dir=$prefix/etc/$SERVICE
+unit_dir=$prefix/etc/systemd/system
+changed=0
+
+# --- Node.js ------------------------------------------------------------------
+
+node_help() {
+  cat >&2 <<EOF
+
+edge-gateway needs Node.js >= $NODE_MIN_MAJOR.$NODE_MIN_MINOR with npm, installed system-wide (not under
+/root or /home: the service runs with ProtectHome=yes). Debian 12 and Raspberry Pi
+OS ship Node 18. Options (details in docs/systemd.md):
+  - NodeSource's nodejs 20.x or 22.x .deb packages (arm64 and amd64), or
+  - Debian 13 (trixie), whose nodejs package is 20.19.
+Then run this script again.
+EOF
+}
+
+node_bin=$(command -v node || true)
+if [[ -z $node_bin ]]; then
+  node_help
+  die "node not found"
+fi
+command -v npm >/dev/null || {
+  node_help
+  die "npm not found (Debian splits it into the npm package)"
+}
+node_version=$("$node_bin" -p 'process.versions.node')
+IFS=. read -r node_major node_minor _ <<<"$node_version"
+if ((node_major < NODE_MIN_MAJOR || (node_major == NODE_MIN_MAJOR && node_minor < NODE_MIN_MINOR))); then
+  node_help
+  die "node $node_version at $node_bin is too old"
+fi
+case $(readlink -f "$node_bin") in
+  /root/* | /home/* | /run/user/*)
+    node_help
+    die "node at $node_bin lives in a home directory, which ProtectHome=yes hides from the service"
+    ;;
+esac
+log "node $node_version at $node_bin"
+
+# --- Debian packages ----------------------------------------------------------
+
+missing=()
+for pkg in "${APT_PACKAGES[@]}"; do
+  # dpkg -s also succeeds for removed packages whose config files remain.
+  if [[ $(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null || true) != "install ok installed" ]]; then
+    missing+=("$pkg")
+  fi
+done
+if ((${#missing[@]} > 0)); then
+  log "installing Debian packages: ${missing[*]}"
+  apt-get update
+  DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}"
+else
+  log "unchanged: Debian packages ${APT_PACKAGES[*]}"
+fi
+
+# --- Build --------------------------------------------------------------------
+
+# The build needs the dev dependencies (typescript); production ones are pruned below.
+log "building in $repo"
+(cd "$repo" && npm ci --no-audit --no-fund && npm run build)
+[[ -f $repo/dist/cli.js ]] || die "the build did not produce dist/cli.js"
+[[ -f $repo/config/default.yaml ]] || die "config/default.yaml is missing from the checkout"
+
+# --- System user --------------------------------------------------------------
+
+if ! getent group "$SERVICE_USER" >/dev/null; then
+  groupadd --system "$SERVICE_USER"
+  log "created group $SERVICE_USER"
+fi
+if ! getent passwd "$SERVICE_USER" >/dev/null; then
+  # No home is created: systemd makes $STATE_DIR (StateDirectory=) with the right owner.
+  useradd --system --gid "$SERVICE_USER" --home-dir "$STATE_DIR" --no-create-home \
+    --shell /usr/sbin/nologin --comment "edge-gateway daemon" "$SERVICE_USER"
+  log "created user $SERVICE_USER"
+else
+  log "unchanged: user $SERVICE_USER"
+fi
+
+# --- Application tree ---------------------------------------------------------
+
+mkdir -p "$(dirname "$app_dir")"
+stage=$(mktemp -d "$(dirname "$app_dir")/.$SERVICE.stage.XXXXXX")
+trap 'rm -rf "$stage"' EXIT
+cp "$repo/package.json" "$repo/package-lock.json" "$stage/"
+cp -R "$repo/dist" "$repo/config" "$stage/"
+mkdir "$stage/docs"
+cp "$repo/docs/systemd.md" "$stage/docs/"
+# Native modules (better-sqlite3) are built for one Node ABI and CPU.
+abi_stamp="node-abi $("$node_bin" -p 'process.versions.modules') $(uname -m)"
+printf '%s\n' "$abi_stamp" >"$stage/.node-abi"
+
+if [[ -d $app_dir/node_modules ]] &&
+  cmp -s "$repo/package-lock.json" "$app_dir/package-lock.json" &&
+  cmp -s "$stage/.node-abi" "$app_dir/.node-abi"; then
+  cp -a "$app_dir/node_modules" "$stage/"
+else
+  # Copying the checkout's freshly built modules and pruning them avoids a
+  # second native build (or prebuilt download) that `npm ci --omit=dev` would do.
+  log "preparing production node_modules"
+  cp -a "$repo/node_modules" "$stage/"
+  (cd "$stage" && npm prune --omit=dev --no-audit --no-fund >/dev/null)
+fi
+
+# A checkout owned by a login user must not leave that user able to edit the
+# code the service runs.
+chown -R root:root "$stage"
+
+if [[ -d $app_dir ]] && diff -r -q "$stage" "$app_dir" >/dev/null 2>&1; then
+  log "unchanged: $app_dir"
+else
+  chmod 0755 "$stage"
+  if [[ -d $app_dir ]]; then
+    mv "$app_dir" "$app_dir.old.$$"
+    mv "$stage" "$app_dir"
+    rm -rf "$app_dir.old.$$"
+  else
+    mv "$stage" "$app_dir"
+  fi
+  changed=1
+  log "installed: $app_dir"
+fi
+
+# --- Configuration ------------------------------------------------------------
+
+mkdir -p "$conf_dir"
+if [[ -e $conf_dir/config.yaml ]]; then
+  log "unchanged: $conf_dir/config.yaml (existing configuration is never overwritten)"
+else
+  conf_tmp=$(mktemp "$conf_dir/.config.yaml.XXXXXX")
+  # Only the data_dir inside the top-level gateway: block, whatever its indentation.
+  sed '/^gateway:/,/^[^[:space:]#]/ s|^\([[:space:]]\{1,\}data_dir:\).*$|\1 '"$STATE_DIR"'|' \
+    "$repo/config/default.yaml" >"$conf_tmp"
+  grep -q "^[[:space:]]\{1,\}data_dir: $STATE_DIR\$" "$conf_tmp" ||
+    die "could not set gateway.data_dir in $conf_dir/config.yaml (no data_dir: line under gateway:)"
+  # Readable by the service, writable by root only: it may hold camera passwords.
+  chown "root:$SERVICE_USER" "$conf_tmp"
+  chmod 0640 "$conf_tmp"
+  mv "$conf_tmp" "$conf_dir/config.yaml"
+  changed=1
+  log "installed: $conf_dir/config.yaml"
+fi
+
+# --- Unit ---------------------------------------------------------------------
+
+mkdir -p "$unit_dir"
+unit_tmp=$(mktemp "$unit_dir/.$SERVICE.service.XXXXXX")
+sed "s|^ExecStart=/usr/bin/node |ExecStart=$node_bin |" "$repo/systemd/$SERVICE.service" >"$unit_tmp"
+chmod 0644 "$unit_tmp"
+if cmp -s "$unit_tmp" "$unit_dir/$SERVICE.service"; then
+  rm -f "$unit_tmp"
+  log "unchanged: $unit_dir/$SERVICE.service"
+else
+  mv "$unit_tmp" "$unit_dir/$SERVICE.service"
+  changed=1
+  log "installed: $unit_dir/$SERVICE.service"
+fi
+
+# --- Start --------------------------------------------------------------------
+
+if ((start == 0)); then
+  log "not started (--no-start or --prefix). To start: systemctl daemon-reload && systemctl enable --now $SERVICE"
+  exit 0
+fi
+# The check sd_booted(3) uses: this directory exists only when systemd is PID 1.
+if [[ ! -d /run/systemd/system ]]; then
+  log "installed, but systemd is not running as PID 1 here, so $SERVICE could not be started."
+  log "On a systemd host: systemctl daemon-reload && systemctl enable --now $SERVICE"
+  exit 0
+fi
+systemctl daemon-reload
+if ((changed)) && systemctl is-active --quiet "$SERVICE"; then
+  # enable --now leaves a running service alone; new code needs a restart.
+  systemctl restart "$SERVICE"
+  log "restarted $SERVICE"
+fi
+systemctl enable --now "$SERVICE"
+log "$SERVICE is $(systemctl is-active "$SERVICE" || true); logs: journalctl -u $SERVICE -f"

@@ -1,0 +1,108 @@
+import type { FastifyError } from 'fastify';
+import { InvalidTokenError, KeysUnavailableError } from '../auth/errors.js';
+import { DeviceCommandError, DeviceUnavailableError, NotFoundError } from '../domain/errors.js';
+
+/** An error with its HTTP form. Everything thrown in the API is turned into one of these in toApiError. */
+export class ApiError extends Error {
+  override readonly name = 'ApiError';
+  constructor(
+    readonly statusCode: number,
+    readonly code: string,
+    readonly description: string,
+    readonly headers: Readonly<Record<string, string>> = {},
+  ) {
+    super(description);
+  }
+}
+
+export const REALM = 'edge-gateway';
+
+const quote = (s: string): string => `"${s.replace(/["\\]/g, '')}"`;
+
+/** RFC 6750 §3 challenge. */
+export function bearerChallenge(params: Record<string, string> = {}): string {
+  return ['Bearer realm="' + REALM + '"', ...Object.entries(params).map(([k, v]) => `${k}=${quote(v)}`)].join(', ');
+}
+
+export const badRequest = (description: string) => new ApiError(400, 'invalid_request', description);
+
+export const authErrors = {
+  missing: () => new ApiError(401, 'unauthorized', 'a bearer access token is required', { 'www-authenticate': bearerChallenge() }),
+  malformed: (reason: string) =>
+    new ApiError(400, 'invalid_request', reason, {
+      'www-authenticate': bearerChallenge({ error: 'invalid_request', error_description: reason }),
+    }),
+  invalid: (reason: string) =>
+    new ApiError(401, 'invalid_token', reason, {
+      'www-authenticate': bearerChallenge({ error: 'invalid_token', error_description: reason }),
+    }),
+  insufficientScope: (scope: string) =>
+    new ApiError(403, 'insufficient_scope', `this request needs the scope ${scope}`, {
+      'www-authenticate': bearerChallenge({ error: 'insufficient_scope', scope }),
+    }),
+};
+
+interface AjvError {
+  keyword: string;
+  instancePath: string;
+  params: Record<string, unknown>;
+  message?: string;
+}
+
+const PART_NAMES: Record<string, string> = { querystring: 'query parameter', params: 'path parameter', body: 'body field', headers: 'header' };
+
+const firstOf = (list: unknown): string => (Array.isArray(list) ? String(list[0]) : '?');
+
+/** One line naming the parameter and what it must be. */
+export function describeValidation(errors: readonly AjvError[], context: string | undefined): string {
+  const err = errors.find((e) => e.keyword === 'additionalProperties') ?? errors.find((e) => e.keyword === 'enum') ?? errors[0];
+  const part = PART_NAMES[context ?? ''] ?? 'field';
+  if (!err) return `invalid ${part}`;
+  const name = err.instancePath.replace(/^\//, '').replace(/\//g, '.');
+  switch (err.keyword) {
+    case 'additionalProperties':
+      return `unknown ${part} ${firstOf(err.params.additionalProperties)}`;
+    case 'required':
+      return `${part} ${[name, firstOf(err.params.requiredProperties)].filter(Boolean).join('.')} is required`;
+    case 'enum':
+      return `${part} ${name} must be one of ${(err.params.allowedValues as unknown[]).join(', ')}`;
+    default:
+      if (!name) return context === 'body' ? 'the body must be a JSON object' : `invalid ${part}s`;
+      return `${part} ${name} ${err.message ?? 'is invalid'}`;
+  }
+}
+
+// Fastify's own errors for bodies: all bad input, so all 400 (an oversized body too: the spec's
+// clients read one error shape, and 413 would be the only exception).
+const FASTIFY_BAD_INPUT: Record<string, string> = {
+  FST_ERR_CTP_BODY_TOO_LARGE: 'the request body is too large',
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: 'the request body must be application/json',
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'Content-Length does not match the body',
+  FST_ERR_CTP_EMPTY_JSON_BODY: 'the body is empty',
+  FST_ERR_CTP_INVALID_JSON_BODY: 'the body is not valid JSON',
+  FST_ERR_BAD_URL: 'the URL is malformed',
+  FST_ERR_ASYNC_CONSTRAINT: 'the request is malformed',
+};
+
+function isFastifyError(err: unknown): err is FastifyError {
+  return err instanceof Error && typeof (err as { code?: unknown }).code === 'string';
+}
+
+/** The single mapping from thrown errors to API errors; null for an unexpected error (→ 500). */
+export function toApiError(err: unknown): ApiError | null {
+  if (err instanceof ApiError) return err;
+  if (err instanceof InvalidTokenError) return authErrors.invalid(err.reason);
+  if (err instanceof KeysUnavailableError)
+    return new ApiError(503, 'temporarily_unavailable', 'token signing keys cannot be had right now; try again later', { 'retry-after': '30' });
+  if (err instanceof NotFoundError) return new ApiError(404, 'not_found', err.message);
+  if (err instanceof DeviceUnavailableError) return new ApiError(409, 'device_unavailable', err.message);
+  if (err instanceof DeviceCommandError) return new ApiError(502, 'device_error', err.message);
+  if (err instanceof SyntaxError && (err as { statusCode?: number }).statusCode === 400) return badRequest('the body is not valid JSON');
+  if (isFastifyError(err)) {
+    if (err.validation) return badRequest(describeValidation(err.validation as AjvError[], err.validationContext));
+    const known = FASTIFY_BAD_INPUT[err.code];
+    if (known) return badRequest(known);
+    if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) return badRequest(err.message);
+  }
+  return null;
+}

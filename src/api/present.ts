@@ -1,0 +1,52 @@
+import type { Alert, ControlRequest, Device, Recording } from '../domain/types.js';
+
+// Domain records → the API's JSON shapes (snake_case, ISO 8601 UTC timestamps with milliseconds).
+
+const iso = (ms: number): string => new Date(ms).toISOString();
+const isoOrNull = (ms: number | null): string | null => (ms === null ? null : iso(ms));
+
+export const presentDevice = (d: Device) => ({
+  id: d.id,
+  name: d.name,
+  type: d.type,
+  status: d.status,
+  model: d.model,
+  manufacturer: d.manufacturer,
+  firmware_version: d.firmwareVersion,
+  last_seen_at: isoOrNull(d.lastSeenAt),
+});
+
+export const presentRecording = (r: Recording) => ({
+  id: r.id,
+  device_id: r.deviceId,
+  event_type: r.eventType,
+  started_at: iso(r.startedAt),
+  ended_at: iso(r.endedAt),
+  duration_s: (r.endedAt - r.startedAt) / 1000,
+  size_bytes: r.sizeBytes,
+  content_type: 'video/mp4' as const,
+  alert_id: r.alertId,
+  download_url: `/v1/recordings/${encodeURIComponent(r.id)}/download`,
+});
+
+export const presentAlert = (a: Alert) => ({
+  id: a.id,
+  device_id: a.deviceId,
+  type: a.type,
+  message: a.message,
+  created_at: iso(a.createdAt),
+  read: a.readAt !== null,
+  read_at: isoOrNull(a.readAt),
+  recording_id: a.recordingId,
+});
+
+export const presentControl = (c: ControlRequest) => ({
+  id: c.id,
+  device_id: c.deviceId,
+  action: c.action,
+  // A pending request is never answered: the API waits for the camera (bounded by its timeout).
+  status: c.status === 'succeeded' ? ('succeeded' as const) : ('failed' as const),
+  requested_at: iso(c.requestedAt),
+  completed_at: isoOrNull(c.completedAt),
+  error: c.error,
+});

@@ -1,0 +1,82 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import Type from 'typebox';
+import { ALERT_TYPES } from '../../domain/types.js';
+import { NotFoundError } from '../../domain/errors.js';
+import type { Store } from '../../store/store.js';
+import { decodeCursorParam, encodeNext } from '../paging.js';
+import { presentAlert } from '../present.js';
+import { AlertSchema, Envelope, errorResponses, Id, PageQuery } from '../schemas.js';
+
+export interface AlertRoutesOptions {
+  store: Store;
+}
+
+const AlertParams = Type.Object({ alert_id: Id });
+
+export const alertRoutes: FastifyPluginAsyncTypebox<AlertRoutesOptions> = async (app, { store }) => {
+  app.get(
+    '/v1/alerts',
+    {
+      config: { scope: 'alerts:read' },
+      schema: {
+        summary: 'List alerts',
+        tags: ['alerts'],
+        querystring: Type.Object(
+          {
+            device_id: Type.Optional(Id),
+            type: Type.Optional(Type.Enum([...ALERT_TYPES])),
+            unread: Type.Optional(Type.Boolean({ description: 'true: only unread alerts; false: only read ones' })),
+            limit: PageQuery.limit,
+            cursor: Type.Optional(PageQuery.cursor),
+          },
+          { additionalProperties: false },
+        ),
+        response: { 200: Envelope(AlertSchema), ...errorResponses },
+      },
+    },
+    async (req) => {
+      const q = req.query;
+      const page = store.listAlerts({
+        deviceId: q.device_id,
+        type: q.type,
+        unread: q.unread,
+        limit: q.limit,
+        after: decodeCursorParam(q.cursor),
+      });
+      return { data: page.items.map(presentAlert), next_cursor: encodeNext(page.next) };
+    },
+  );
+
+  app.get(
+    '/v1/alerts/:alert_id',
+    {
+      config: { scope: 'alerts:read' },
+      schema: { summary: 'Get an alert', tags: ['alerts'], params: AlertParams, response: { 200: AlertSchema, ...errorResponses } },
+    },
+    async (req) => {
+      const alert = store.getAlert(req.params.alert_id);
+      if (!alert) throw new NotFoundError('alert', req.params.alert_id);
+      return presentAlert(alert);
+    },
+  );
+
+  app.post(
+    '/v1/alerts/:alert_id/read',
+    {
+      config: { scope: 'alerts:write' },
+      schema: {
+        summary: 'Mark an alert as read',
+        description: 'Idempotent: marking again keeps the first read_at. The body is empty or {}.',
+        tags: ['alerts'],
+        params: AlertParams,
+        body: Type.Object({}, { additionalProperties: false, description: 'Empty, or {}' }),
+        response: { 200: AlertSchema, ...errorResponses },
+      },
+    },
+    async (req) => {
+      const alert = store.markAlertRead(req.params.alert_id);
+      if (!alert) throw new NotFoundError('alert', req.params.alert_id);
+      return presentAlert(alert);
+    },
+  );
+};

@@ -1,0 +1,116 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import Type from 'typebox';
+import { CONTROL_ACTIONS, DEVICE_STATUSES, DEVICE_TYPES } from '../../domain/types.js';
+import { NotFoundError } from '../../domain/errors.js';
+import type { Store } from '../../store/store.js';
+import { decodeCursorParam, encodeNext } from '../paging.js';
+import type { DeviceControl, StreamAddresses } from '../ports.js';
+import { presentControl, presentDevice } from '../present.js';
+import {
+  ControlResultSchema,
+  DeviceSchema,
+  Envelope,
+  ErrorBody,
+  errorResponses,
+  Id,
+  PageQuery,
+  StreamAddressSchema,
+} from '../schemas.js';
+
+export interface DeviceRoutesOptions {
+  store: Store;
+  control: DeviceControl;
+  streams: StreamAddresses;
+}
+
+const DeviceParams = Type.Object({ device_id: Id });
+
+export const deviceRoutes: FastifyPluginAsyncTypebox<DeviceRoutesOptions> = async (app, { store, control, streams }) => {
+  const requireDevice = (id: string) => {
+    const device = store.getDevice(id);
+    if (!device) throw new NotFoundError('device', id);
+    return device;
+  };
+
+  app.get(
+    '/v1/devices',
+    {
+      config: { scope: 'devices:read' },
+      schema: {
+        summary: 'List devices',
+        tags: ['devices'],
+        querystring: Type.Object(
+          {
+            status: Type.Optional(Type.Enum([...DEVICE_STATUSES])),
+            type: Type.Optional(Type.Enum([...DEVICE_TYPES])),
+            limit: PageQuery.limit,
+            cursor: Type.Optional(PageQuery.cursor),
+          },
+          { additionalProperties: false },
+        ),
+        response: { 200: Envelope(DeviceSchema), ...errorResponses },
+      },
+    },
+    async (req) => {
+      const q = req.query;
+      const page = store.listDevices({ status: q.status, type: q.type, limit: q.limit, after: decodeCursorParam(q.cursor) });
+      return { data: page.items.map(presentDevice), next_cursor: encodeNext(page.next) };
+    },
+  );
+
+  app.get(
+    '/v1/devices/:device_id',
+    {
+      config: { scope: 'devices:read' },
+      schema: {
+        summary: 'Get a device',
+        tags: ['devices'],
+        params: DeviceParams,
+        response: { 200: DeviceSchema, ...errorResponses },
+      },
+    },
+    async (req) => presentDevice(requireDevice(req.params.device_id)),
+  );
+
+  app.post(
+    '/v1/devices/:device_id/control',
+    {
+      config: { scope: 'devices:write' },
+      schema: {
+        summary: 'Send a control action to a device',
+        description:
+          'Carries out the action on the camera and answers when it is done. 409 device_unavailable when the device is offline; 502 device_error when the camera refused.',
+        tags: ['devices'],
+        params: DeviceParams,
+        body: Type.Object({ action: Type.Enum([...CONTROL_ACTIONS]) }, { additionalProperties: false }),
+        response: { 200: ControlResultSchema, ...errorResponses, 409: ErrorBody, 502: ErrorBody },
+      },
+    },
+    async (req) => {
+      requireDevice(req.params.device_id);
+      return presentControl(await control.run(req.params.device_id, req.body.action));
+    },
+  );
+
+  app.get(
+    '/v1/devices/:device_id/stream',
+    {
+      config: { scope: 'devices:read' },
+      schema: {
+        summary: 'Get a time-limited live stream address',
+        tags: ['devices'],
+        params: DeviceParams,
+        querystring: Type.Object(
+          { profile: Type.Enum(['main', 'sub'], { default: 'main' }) },
+          { additionalProperties: false },
+        ),
+        response: { 200: StreamAddressSchema, ...errorResponses, 409: ErrorBody },
+      },
+    },
+    async (req) => {
+      requireDevice(req.params.device_id);
+      const address = await streams.issue(req.params.device_id, req.query.profile);
+      return { stream_url: address.url, expires_at: new Date(address.expiresAt).toISOString() };
+    },
+  );
+};

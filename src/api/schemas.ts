@@ -1,0 +1,105 @@
+import Type, { type TSchema } from 'typebox';
+import { ALERT_TYPES, DEVICE_STATUSES, DEVICE_TYPES, EVENT_TYPES, CONTROL_ACTIONS } from '../domain/types.js';
+import { ID_PATTERN } from '../domain/ids.js';
+
+// Shared schemas: the one source of the API's request/response types, validation, serialisation
+// and OpenAPI document. Route-specific schemas live beside their routes.
+
+export const Timestamp = Type.String({ format: 'date-time', description: 'ISO 8601 UTC with milliseconds, e.g. 2026-11-22T08:15:30.120Z' });
+export const NullableTimestamp = Type.Union([Timestamp, Type.Null()]);
+export const NullableString = Type.Union([Type.String(), Type.Null()]);
+
+export const Id = Type.String({ pattern: ID_PATTERN, description: 'Opaque URL-safe identifier' });
+
+export const ErrorBody = Type.Object(
+  {
+    error: Type.String({ description: 'Machine-readable code, e.g. invalid_request, invalid_token, not_found' }),
+    error_description: Type.String(),
+  },
+
+);
+
+export const Envelope = <T extends TSchema>(item: T) =>
+  Type.Object({
+    data: Type.Array(item),
+    next_cursor: Type.Union([Type.String(), Type.Null()], { description: 'Pass as cursor for the next page; null on the last page' }),
+  });
+
+export const PageQuery = {
+  limit: Type.Integer({ minimum: 1, maximum: 200, default: 50, description: 'Page size (1–200)' }),
+  cursor: Type.String({ minLength: 1, maxLength: 256, description: 'next_cursor from the previous page' }),
+};
+
+export const DeviceSchema = Type.Object(
+  {
+    id: Id,
+    name: Type.String(),
+    type: Type.Enum([...DEVICE_TYPES]),
+    status: Type.Enum([...DEVICE_STATUSES]),
+    model: NullableString,
+    manufacturer: NullableString,
+    firmware_version: NullableString,
+    last_seen_at: NullableTimestamp,
+  },
+
+);
+
+export const RecordingSchema = Type.Object(
+  {
+    id: Id,
+    device_id: Id,
+    event_type: Type.Enum([...EVENT_TYPES]),
+    started_at: Timestamp,
+    ended_at: Timestamp,
+    duration_s: Type.Number({ description: 'ended_at − started_at in seconds (milliseconds kept)' }),
+    size_bytes: Type.Integer(),
+    content_type: Type.Literal('video/mp4'),
+    alert_id: Type.Union([Id, Type.Null()]),
+    download_url: Type.String({ description: 'Path of the download on this gateway, relative to the API origin' }),
+  },
+
+);
+
+export const AlertSchema = Type.Object(
+  {
+    id: Id,
+    device_id: Id,
+    type: Type.Enum([...ALERT_TYPES]),
+    message: Type.String(),
+    created_at: Timestamp,
+    read: Type.Boolean(),
+    read_at: NullableTimestamp,
+    recording_id: Type.Union([Id, Type.Null()]),
+  },
+
+);
+
+export const ControlResultSchema = Type.Object(
+  {
+    id: Id,
+    device_id: Id,
+    action: Type.Enum([...CONTROL_ACTIONS]),
+    status: Type.Enum(['succeeded', 'failed']),
+    requested_at: Timestamp,
+    completed_at: NullableTimestamp,
+    error: NullableString,
+  },
+
+);
+
+export const StreamAddressSchema = Type.Object(
+  {
+    stream_url: Type.String({ description: 'rtsp:// address through the gateway relay' }),
+    expires_at: Timestamp,
+  },
+
+);
+
+/** Responses every protected route can give besides its success. */
+export const errorResponses = {
+  400: ErrorBody,
+  401: ErrorBody,
+  403: ErrorBody,
+  404: ErrorBody,
+  503: ErrorBody,
+};

@@ -1,0 +1,130 @@
+import swagger from '@fastify/swagger';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifySchemaCompiler } from 'fastify';
+import { Counter, Histogram, type Registry } from 'prom-client';
+import type { TSchema } from 'typebox';
+import { Compile } from 'typebox/compile';
+import Value from 'typebox/value';
+import { coerceParams } from './coerce.js';
+import type { Store } from '../store/store.js';
+import { authenticate, type TokenCheck } from './authenticate.js';
+import { toApiError } from './errors.js';
+import type { DeviceControl, StreamAddresses } from './ports.js';
+import { alertRoutes } from './routes/alerts.js';
+import { deviceRoutes } from './routes/devices.js';
+import { recordingRoutes } from './routes/recordings.js';
+import { systemRoutes } from './routes/system.js';
+
+export interface ApiServerOptions {
+  logger: FastifyBaseLogger;
+  tls: { cert: string | Buffer; key: string | Buffer };
+  bodyLimit: number;
+  verifier: TokenCheck;
+  store: Store;
+  storageDir: string;
+  control: DeviceControl;
+  streams: StreamAddresses;
+  registry: Registry;
+  version: string;
+  clockSynchronized: () => boolean | null;
+  localJwks: (() => { keys: object[] }) | null;
+  uptimeS: () => number;
+}
+
+/**
+ * Request validation with TypeBox. Bodies are checked as sent (no type coercion: "1" is not 1);
+ * query strings and path parameters are text by nature, so they are converted strictly, then
+ * defaults applied.
+ */
+const validatorCompiler: FastifySchemaCompiler<TSchema> = ({ schema, httpPart }) => {
+  const check = Compile(schema);
+  return (value: unknown) => {
+    // No body at all is read as {}: "POST …/read" needs none, and for other routes the error then
+    // names the missing field instead of saying "must be object".
+    const prepared = httpPart === 'body' ? (value ?? {}) : Value.Default(schema, coerceParams(schema, value));
+    if (check.Check(prepared)) return { value: prepared };
+    return { error: check.Errors(prepared) as unknown as Error };
+  };
+};
+
+export async function buildApiServer(opts: ApiServerOptions): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: opts.logger,
+    https: { cert: opts.tls.cert, key: opts.tls.key, minVersion: 'TLSv1.2' },
+    bodyLimit: opts.bodyLimit,
+    // Per-request info lines would dominate the journal (and SD card) of a busy gateway; errors are logged below.
+    logController: new LogController({ disableRequestLogging: true }),
+    return503OnClosing: true,
+    forceCloseConnections: 'idle',
+    routerOptions: { ignoreTrailingSlash: false, maxParamLength: 200 },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+  app.setValidatorCompiler(validatorCompiler);
+
+  // An empty body with Content-Type: application/json is what many clients send for "no body"
+  // (POST /v1/alerts/{id}/read); every other body goes through Fastify's own safe JSON parser.
+  const defaultJson = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
+    if (body === '') return done(null, undefined);
+    defaultJson(req, body as string, done);
+  });
+
+  const requests = new Counter({
+    name: 'edge_gateway_http_requests_total',
+    help: 'API requests answered, by route and status',
+    labelNames: ['method', 'route', 'status'] as const,
+    registers: [opts.registry],
+  });
+  const duration = new Histogram({
+    name: 'edge_gateway_http_request_duration_seconds',
+    help: 'API request handling time',
+    labelNames: ['route'] as const,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
+    registers: [opts.registry],
+  });
+  app.addHook('onResponse', async (request, reply) => {
+    const route = request.routeOptions.url ?? 'unmatched';
+    requests.inc({ method: request.method, route, status: reply.statusCode });
+    duration.observe({ route }, reply.elapsedTime / 1000);
+  });
+
+  app.setErrorHandler(async (err, request, reply) => {
+    const api = toApiError(err);
+    if (!api) {
+      request.log.error({ err, url: request.url }, 'request failed');
+      return reply.code(500).send({ error: 'server_error', error_description: 'the gateway failed to answer; see its log' });
+    }
+    if (api.statusCode >= 500) request.log.warn({ url: request.url, error: api.code }, api.description);
+    return reply.code(api.statusCode).headers(api.headers).send({ error: api.code, error_description: api.description });
+  });
+  app.setNotFoundHandler(async (request, reply) =>
+    reply.code(404).send({ error: 'not_found', error_description: `no such resource: ${request.method} ${request.url.split('?')[0]}` }),
+  );
+
+  await app.register(authenticate, { verifier: opts.verifier });
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Edge gateway /v1 API',
+        version: opts.version,
+        description: 'Devices, recordings, alerts and live streams of the cameras next to this gateway. See docs/api.md.',
+      },
+      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } } },
+    },
+  });
+
+  await app.register(systemRoutes, {
+    version: opts.version,
+    registry: opts.registry,
+    clockSynchronized: opts.clockSynchronized,
+    localJwks: opts.localJwks,
+    openapi: () => app.swagger(),
+    uptimeS: opts.uptimeS,
+  });
+  await app.register(deviceRoutes, { store: opts.store, control: opts.control, streams: opts.streams });
+  await app.register(recordingRoutes, { store: opts.store, storageDir: opts.storageDir });
+  await app.register(alertRoutes, { store: opts.store });
+  await app.ready();
+  return app;
+}

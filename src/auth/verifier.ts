@@ -1,0 +1,306 @@
+import { createHash } from 'node:crypto';
+import {
+  createLocalJWKSet,
+  decodeJwt,
+  decodeProtectedHeader,
+  errors,
+  jwtVerify,
+  type CryptoKey,
+  type FlattenedJWSInput,
+  type JWSHeaderParameters,
+  type JWTPayload,
+  type ProtectedHeaderParameters,
+} from 'jose';
+import type { BaseLogger } from 'pino';
+import { Counter, Gauge, type Registry } from 'prom-client';
+import { InvalidTokenError, KeysUnavailableError } from './errors.js';
+import { JwksStore } from './jwks-store.js';
+import type { LocalIssuer } from './local-issuer.js';
+import { parseScope } from './scope.js';
+
+export const MAX_TOKEN_LENGTH = 8192;
+const MAX_CACHE_ENTRIES = 10_000;
+const ALGORITHMS = ['RS256', 'ES256', 'EdDSA'];
+const REQUIRED_CLAIMS = ['iss', 'exp', 'aud', 'sub', 'iat'];
+
+export interface VerifierOptions {
+  issuers: ReadonlyArray<{ issuer: string; jwks_uri: string; audience: string }>;
+  /** Trusted with its in-memory public keys, no fetch. */
+  localIssuer: LocalIssuer | null;
+  dataDir: string;
+  /** 0..60 */
+  clockToleranceS: number;
+  requireAtJwt: boolean;
+  jwksMaxStaleS: number;
+  jwksRefreshS: number;
+  jwksCooldownS: number;
+  logger: BaseLogger;
+  /** Metrics are registered here, never in prom-client's global registry. One verifier per registry. */
+  registry: Registry;
+  /** ms, for tests */
+  now?: () => number;
+}
+
+export interface VerifiedToken {
+  issuer: string;
+  subject: string;
+  scopes: ReadonlySet<string>;
+  /** ms */
+  expiresAt: number;
+  clientId: string | null;
+  tokenId: string | null;
+}
+
+type KeyLookup = (header: JWSHeaderParameters, token: FlattenedJWSInput) => Promise<CryptoKey>;
+
+interface TrustedIssuer {
+  issuer: string;
+  audience: string;
+  getKey: KeyLookup;
+  /** Null for the local issuer, whose keys are in memory and never go stale. */
+  store: JwksStore | null;
+}
+
+interface CacheEntry {
+  token: VerifiedToken;
+}
+
+export class TokenVerifier {
+  private readonly issuers = new Map<string, TrustedIssuer>();
+  private readonly stores: JwksStore[] = [];
+  private readonly cache = new Map<string, CacheEntry>();
+  private readonly now: () => number;
+  private readonly verifications: Counter<'result'>;
+  private readonly cacheHits: Counter;
+  private readonly cacheEntries: Gauge;
+
+  constructor(private readonly opts: VerifierOptions) {
+    if (!(opts.clockToleranceS >= 0 && opts.clockToleranceS <= 60)) throw new RangeError('clockToleranceS must be within 0..60');
+    this.now = opts.now ?? Date.now;
+
+    this.verifications = new Counter({
+      name: 'edge_gateway_token_verifications_total',
+      help: 'Access token verifications by outcome (cache hits included)',
+      labelNames: ['result'],
+      registers: [opts.registry],
+    });
+    const refreshes = new Counter({
+      name: 'edge_gateway_jwks_refresh_total',
+      help: 'JWKS fetches by issuer and outcome',
+      labelNames: ['issuer', 'result'],
+      registers: [opts.registry],
+    });
+    this.cacheHits = new Counter({
+      name: 'edge_gateway_token_cache_hits_total',
+      help: 'Verifications answered from the verified-token cache',
+      registers: [opts.registry],
+    });
+    this.cacheEntries = new Gauge({
+      name: 'edge_gateway_token_cache_entries',
+      help: 'Verified tokens held in the cache',
+      registers: [opts.registry],
+    });
+    for (const result of ['ok', 'invalid', 'unavailable']) this.verifications.inc({ result }, 0);
+
+    for (const entry of opts.issuers) {
+      const store = new JwksStore({
+        issuer: entry.issuer,
+        jwksUri: entry.jwks_uri,
+        dataDir: opts.dataDir,
+        maxStaleS: opts.jwksMaxStaleS,
+        refreshS: opts.jwksRefreshS,
+        cooldownS: opts.jwksCooldownS,
+        logger: opts.logger,
+        now: this.now,
+        onRefresh: (result) => refreshes.inc({ issuer: entry.issuer, result }),
+        onKeysRemoved: () => this.forgetIssuer(entry.issuer),
+      });
+      this.addIssuer({ issuer: entry.issuer, audience: entry.audience, getKey: store.getKey, store });
+      this.stores.push(store);
+    }
+    const local = opts.localIssuer;
+    if (local !== null) {
+      const keys = createLocalJWKSet(local.publicJwks());
+      const getKey: KeyLookup = async (header, token) => {
+        try {
+          return await keys(header, token);
+        } catch (err) {
+          if (err instanceof errors.JWKSNoMatchingKey) throw new InvalidTokenError('unknown key');
+          throw err;
+        }
+      };
+      this.addIssuer({ issuer: local.issuer, audience: local.audience, getKey, store: null });
+    }
+  }
+
+  /** Loads the key caches and starts background refreshes; resolves without waiting for the network. */
+  async start(): Promise<void> {
+    await Promise.all(this.stores.map((s) => s.start()));
+  }
+
+  /** Fetches every remote issuer's keys now, ignoring the cooldown (for operators and tests). */
+  async refreshNow(): Promise<void> {
+    await Promise.all(this.stores.map((s) => s.refresh()));
+  }
+
+  close(): void {
+    for (const store of this.stores) store.close();
+    this.cache.clear();
+    this.cacheEntries.set(0);
+  }
+
+  async verify(token: string): Promise<VerifiedToken> {
+    try {
+      const verified = await this.verifyUncounted(token);
+      this.verifications.inc({ result: 'ok' });
+      return verified;
+    } catch (err) {
+      if (err instanceof KeysUnavailableError) {
+        this.verifications.inc({ result: 'unavailable' });
+        throw err;
+      }
+      this.verifications.inc({ result: 'invalid' });
+      if (err instanceof InvalidTokenError) throw err;
+      throw this.toInvalidToken(err);
+    }
+  }
+
+  private addIssuer(entry: TrustedIssuer): void {
+    if (this.issuers.has(entry.issuer)) throw new Error(`issuer ${entry.issuer} is configured twice`);
+    this.issuers.set(entry.issuer, entry);
+  }
+
+  private async verifyUncounted(token: string): Promise<VerifiedToken> {
+    if (typeof token !== 'string') throw new InvalidTokenError('malformed token');
+    // Before any parsing, so an oversized header costs us nothing but a length check.
+    if (token.length > MAX_TOKEN_LENGTH) throw new InvalidTokenError('token too long');
+
+    const cacheKey = createHash('sha256').update(token, 'utf8').digest('hex');
+    const cached = this.fromCache(cacheKey);
+    if (cached !== null) return cached;
+
+    let header: ProtectedHeaderParameters;
+    let unverified: JWTPayload;
+    try {
+      header = decodeProtectedHeader(token);
+      unverified = decodeJwt(token);
+    } catch {
+      throw new InvalidTokenError('malformed token');
+    }
+    // Checked on the unverified header only to reject early; the signature covers the header,
+    // so a token that passes below carries exactly this typ.
+    this.checkTyp(header.typ);
+    // The unverified iss only picks which keys to try; jwtVerify checks it again once signed.
+    if (typeof unverified.iss !== 'string') throw new InvalidTokenError('missing claim iss');
+    const trusted = this.issuers.get(unverified.iss);
+    if (trusted === undefined) throw new InvalidTokenError('issuer not accepted');
+
+    const { payload } = await jwtVerify(token, trusted.getKey, {
+      algorithms: ALGORITHMS,
+      issuer: trusted.issuer,
+      audience: trusted.audience,
+      clockTolerance: this.opts.clockToleranceS,
+      requiredClaims: REQUIRED_CLAIMS,
+      currentDate: new Date(this.now()),
+    });
+
+    if (typeof payload.sub !== 'string' || payload.sub === '') throw new InvalidTokenError('invalid claim sub');
+    if (typeof payload.exp !== 'number') throw new InvalidTokenError('invalid claim exp');
+    const verified: VerifiedToken = {
+      issuer: trusted.issuer,
+      subject: payload.sub,
+      scopes: parseScope(payload.scope),
+      expiresAt: payload.exp * 1000,
+      clientId: typeof payload.client_id === 'string' ? payload.client_id : null,
+      tokenId: typeof payload.jti === 'string' ? payload.jti : null,
+    };
+    this.remember(cacheKey, verified);
+    return verified;
+  }
+
+  private checkTyp(typ: unknown): void {
+    if (typ === undefined) {
+      if (this.opts.requireAtJwt) throw new InvalidTokenError('token type not accepted');
+      return;
+    }
+    if (typeof typ !== 'string') throw new InvalidTokenError('token type not accepted');
+    const normalised = typ.toLowerCase().replace(/^application\//, '');
+    if (normalised === 'at+jwt') return;
+    // An ID token or other plain JWT from the same issuer must not pass as an access token
+    // unless the operator opted in for issuers that cannot mint RFC 9068 tokens.
+    if (normalised === 'jwt' && !this.opts.requireAtJwt) return;
+    throw new InvalidTokenError('token type not accepted');
+  }
+
+  private fromCache(key: string): VerifiedToken | null {
+    const entry = this.cache.get(key);
+    if (entry === undefined) return null;
+    const trusted = this.issuers.get(entry.token.issuer);
+    // Stale keys fail closed for cached tokens too, or the cache would outlive the staleness limit.
+    const keysOk = trusted !== undefined && (trusted.store === null || trusted.store.isFresh());
+    if (this.now() >= entry.token.expiresAt || !keysOk) {
+      this.cache.delete(key);
+      this.cacheEntries.set(this.cache.size);
+      return null;
+    }
+    this.cacheHits.inc();
+    return entry.token;
+  }
+
+  private remember(key: string, token: VerifiedToken): void {
+    // Accepted only through the clock tolerance: nothing left to cache.
+    if (token.expiresAt <= this.now()) return;
+    if (this.cache.size >= MAX_CACHE_ENTRIES) {
+      const oldest = this.cache.keys().next();
+      if (oldest.done !== true) this.cache.delete(oldest.value);
+    }
+    this.cache.set(key, { token });
+    this.cacheEntries.set(this.cache.size);
+  }
+
+  private forgetIssuer(issuer: string): void {
+    for (const [key, entry] of this.cache) {
+      if (entry.token.issuer === issuer) this.cache.delete(key);
+    }
+    this.cacheEntries.set(this.cache.size);
+  }
+
+  private toInvalidToken(err: unknown): InvalidTokenError {
+    const reason = joseReason(err);
+    if (reason !== null) return new InvalidTokenError(reason);
+    // Not a jose error: most likely an issuer key jose refused late. Fail closed as a 401, and
+    // log it because the client cannot fix this.
+    this.opts.logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'token verification failed unexpectedly');
+    return new InvalidTokenError('token rejected');
+  }
+}
+
+function joseReason(err: unknown): string | null {
+  if (err instanceof errors.JWTExpired) return 'token expired';
+  if (err instanceof errors.JWTClaimValidationFailed) {
+    // claim names come from jose's fixed list, never from the token.
+    if (err.reason === 'missing') return `missing claim ${err.claim}`;
+    switch (err.claim) {
+      case 'nbf':
+        return 'token not yet valid';
+      case 'aud':
+        return 'audience not accepted';
+      case 'iss':
+        return 'issuer not accepted';
+      case 'exp':
+      case 'iat':
+      case 'sub':
+        return `invalid claim ${err.claim}`;
+      default:
+        return 'claim check failed';
+    }
+  }
+  if (err instanceof errors.JWSSignatureVerificationFailed) return 'signature invalid';
+  if (err instanceof errors.JOSEAlgNotAllowed) return 'algorithm not allowed';
+  if (err instanceof errors.JWKSNoMatchingKey) return 'unknown key';
+  if (err instanceof errors.JWKSMultipleMatchingKeys) return 'key not unique';
+  if (err instanceof errors.JWSInvalid || err instanceof errors.JWTInvalid) return 'malformed token';
+  if (err instanceof errors.JOSENotSupported) return 'not supported';
+  if (err instanceof errors.JOSEError) return 'token rejected';
+  return null;
+}

@@ -1,0 +1,120 @@
+import Type, { type Static } from 'typebox';
+
+// The config file's shape. Key names are a contract with outside tools: rename nothing.
+// Every object has a default of {} so a partial file gets the rest from the defaults here;
+// config/default.yaml documents the same values with comments.
+
+const Section = <T extends Parameters<typeof Type.Object>[0]>(properties: T) =>
+  Type.Object(properties, { additionalProperties: false, default: {} });
+
+const NullableString = (opts: { default?: string | null; minLength?: number } = {}) =>
+  Type.Union([Type.Null(), Type.String({ minLength: opts.minLength ?? 1 })], { default: opts.default ?? null });
+
+const Seconds = (def: number, min = 1, max = 31_536_000) => Type.Integer({ minimum: min, maximum: max, default: def });
+
+// 0 asks the OS for a free port (tests); the bound port is logged.
+const Port = (def: number) => Type.Integer({ minimum: 0, maximum: 65535, default: def });
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+const Issuer = Type.Object(
+  {
+    issuer: Type.String({ minLength: 1 }),
+    jwks_uri: Type.String({ minLength: 1 }),
+    audience: Type.String({ minLength: 1 }),
+  },
+  { additionalProperties: false },
+);
+
+const Camera = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 100 }),
+    onvif_url: Type.String({ minLength: 1 }),
+    username: NullableString(),
+    password: NullableString({ minLength: 0 }),
+  },
+  { additionalProperties: false },
+);
+
+const Credential = Type.Object(
+  { username: Type.String({ minLength: 1 }), password: Type.String() },
+  { additionalProperties: false },
+);
+
+export const ConfigSchema = Type.Object(
+  {
+    gateway: Section({
+      data_dir: Type.String({ minLength: 1, default: './data' }),
+      id: Type.Union([Type.Null(), Type.String({ pattern: '^[A-Za-z0-9_-]{4,64}$' })], { default: null }),
+    }),
+    api: Section({
+      host: Type.String({ minLength: 1, default: '0.0.0.0' }),
+      port: Port(8443),
+      body_limit_bytes: Type.Integer({ minimum: 1024, maximum: 10_485_760, default: 65_536 }),
+      tls: Section({
+        cert_file: NullableString(),
+        key_file: NullableString(),
+      }),
+    }),
+    auth: Section({
+      issuers: Type.Array(Issuer, { default: [] }),
+      require_at_jwt: Type.Boolean({ default: true }),
+      clock_tolerance_s: Type.Integer({ minimum: 0, maximum: 60, default: 30 }),
+      jwks_max_stale_s: Seconds(604_800, 60),
+      jwks_refresh_s: Seconds(3600, 30),
+      jwks_cooldown_s: Seconds(30, 1, 3600),
+      local: Section({
+        enabled: Type.Boolean({ default: true }),
+        issuer: NullableString(),
+        audience: Type.String({ minLength: 1, default: 'edge-gateway' }),
+        access_ttl_s: Seconds(3600, 60, 86_400),
+        refresh_ttl_s: Seconds(2_592_000, 60),
+      }),
+    }),
+    rtsp: Section({
+      host: Type.String({ minLength: 1, default: '0.0.0.0' }),
+      port: Port(8554),
+      public_host: NullableString(),
+      ticket_ttl_s: Seconds(300, 10, 86_400),
+      max_session_s: Seconds(3600, 10, 604_800),
+      idle_close_s: Seconds(10, 0, 3600),
+    }),
+    cameras: Type.Array(Camera, { default: [] }),
+    onvif: Section({
+      discovery: Section({
+        enabled: Type.Boolean({ default: true }),
+        interval_s: Seconds(300, 10, 86_400),
+        interfaces: Type.Array(Type.String({ minLength: 1 }), { default: [] }),
+        unicast_targets: Type.Array(Type.String({ minLength: 1 }), { default: [] }),
+      }),
+      credentials: Type.Array(Credential, { default: [] }),
+    }),
+    recording: Section({
+      storage_dir: NullableString(),
+      pre_roll_s: Seconds(5, 0, 60),
+      post_roll_s: Seconds(10, 0, 600),
+      max_clip_s: Seconds(300, 10, 3600),
+      retention: Section({
+        max_age_days: Type.Integer({ minimum: 1, maximum: 3650, default: 30 }),
+        max_bytes: Type.Union([Type.Null(), Type.Integer({ minimum: 1 })], { default: null }),
+        min_free_bytes: Type.Integer({ minimum: 0, default: 1_073_741_824 }),
+      }),
+    }),
+    sync: Section({
+      mqtt: Section({
+        url: NullableString(),
+        topic_prefix: Type.String({ minLength: 1, pattern: '^[^#+]+$', default: 'edge-gateway' }),
+      }),
+    }),
+    ffmpeg: Section({
+      path: Type.String({ minLength: 1, default: 'ffmpeg' }),
+    }),
+    log: Section({
+      level: Type.Enum([...LOG_LEVELS], { default: 'info' }),
+    }),
+  },
+  { additionalProperties: false },
+);
+
+export type Config = Static<typeof ConfigSchema>;
+export type IssuerConfig = Static<typeof Issuer>;

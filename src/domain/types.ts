@@ -1,0 +1,72 @@
+// The gateway's records as the rest of the code sees them. Timestamps are milliseconds since the
+// Unix epoch (UTC); the API formats them as ISO 8601 at its edge.
+
+export const DEVICE_TYPES = ['camera'] as const;
+export const DEVICE_STATUSES = ['online', 'offline', 'unauthorized'] as const;
+export const EVENT_TYPES = ['motion', 'human', 'vehicle'] as const;
+export const ALERT_TYPES = [...EVENT_TYPES, 'device_offline'] as const;
+export const CONTROL_ACTIONS = ['reboot', 'sync_time'] as const;
+export const CONTROL_STATUSES = ['pending', 'succeeded', 'failed'] as const;
+
+export type DeviceType = (typeof DEVICE_TYPES)[number];
+export type DeviceStatus = (typeof DEVICE_STATUSES)[number];
+export type EventType = (typeof EVENT_TYPES)[number];
+export type AlertType = (typeof ALERT_TYPES)[number];
+export type ControlAction = (typeof CONTROL_ACTIONS)[number];
+export type ControlStatus = (typeof CONTROL_STATUSES)[number];
+
+export interface Device {
+  id: string;
+  name: string;
+  type: DeviceType;
+  status: DeviceStatus;
+  model: string | null;
+  manufacturer: string | null;
+  firmwareVersion: string | null;
+  lastSeenAt: number | null;
+  createdAt: number;
+}
+
+export interface Recording {
+  id: string;
+  deviceId: string;
+  eventType: EventType;
+  startedAt: number;
+  endedAt: number;
+  sizeBytes: number;
+  /** Path relative to the recording storage directory. */
+  fileName: string;
+  alertId: string | null;
+  createdAt: number;
+}
+
+export interface Alert {
+  id: string;
+  deviceId: string;
+  type: AlertType;
+  message: string;
+  createdAt: number;
+  readAt: number | null;
+  recordingId: string | null;
+}
+
+export interface ControlRequest {
+  id: string;
+  deviceId: string;
+  action: ControlAction;
+  status: ControlStatus;
+  requestedAt: number;
+  completedAt: number | null;
+  error: string | null;
+}
+
+/** Position in a newest-first list: the sort time and id of the last item handed out. */
+export interface PageKey {
+  at: number;
+  id: string;
+}
+
+export interface Page<T> {
+  items: T[];
+  next: PageKey | null;
+}

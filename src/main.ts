@@ -1,0 +1,163 @@
+import type { FastifyInstance } from 'fastify';
+import { existsSync, mkdirSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { pino, type Logger } from 'pino';
+import { collectDefaultMetrics, Registry } from 'prom-client';
+import { LocalIssuer } from './auth/local-issuer.js';
+import { TokenVerifier } from './auth/verifier.js';
+import type { Config } from './config/schema.js';
+import { controlNotAvailable, streamsNotAvailable } from './api/ports.js';
+import { buildApiServer } from './api/server.js';
+import { loadTlsCredentials } from './api/tls.js';
+import { createSdNotify, type SdNotify } from './daemon/sd-notify.js';
+import { createOnce } from './store/files.js';
+import { SecretBox } from './store/secret-box.js';
+import { Store } from './store/store.js';
+import { readVersion } from './version.js';
+
+// The one place that builds the parts and wires them together. Nothing else constructs a part.
+
+export interface Gateway {
+  readonly id: string;
+  readonly api: FastifyInstance;
+  /** https://host:port the API listens on. */
+  readonly apiUrl: string;
+  readonly certFile: string;
+  readonly localIssuer: LocalIssuer | null;
+  readonly store: Store;
+  stop(): Promise<void>;
+}
+
+export interface StartOptions {
+  logger?: Logger;
+  env?: NodeJS.ProcessEnv;
+}
+
+export function createLogger(config: Config): Logger {
+  return pino({ level: config.log.level, base: { service: 'edge-gateway' } });
+}
+
+/** The gateway's stable id: from config, else generated once and kept in data_dir. */
+export function gatewayId(config: Config): string {
+  if (config.gateway.id) return config.gateway.id;
+  return createOnce(path.join(config.gateway.data_dir, 'gateway-id'), () => `gw_${randomBytes(9).toString('base64url')}`, 0o644)
+    .toString('utf8')
+    .trim();
+}
+
+export function localIssuerName(config: Config, id: string): string {
+  return config.auth.local.issuer ?? `urn:edge-gateway:${id}`;
+}
+
+/** Opens the local issuer's key (shared by the daemon and the `token` command). */
+export async function openLocalIssuer(config: Config, secretBox: SecretBox, id: string): Promise<LocalIssuer> {
+  return LocalIssuer.open({
+    dataDir: config.gateway.data_dir,
+    secretBox,
+    issuer: localIssuerName(config, id),
+    audience: config.auth.local.audience,
+  });
+}
+
+/** systemd-timesyncd marks a synchronised clock with this file; other NTP daemons leave it unknown. */
+function clockSynchronized(): boolean | null {
+  if (existsSync('/run/systemd/timesync/synchronized')) return true;
+  return existsSync('/run/systemd/timesync') ? false : null;
+}
+
+export async function startGateway(config: Config, opts: StartOptions = {}): Promise<Gateway> {
+  const log = opts.logger ?? createLogger(config);
+  const env = opts.env ?? process.env;
+  const dataDir = config.gateway.data_dir;
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  const startedAt = performance.now();
+  const id = gatewayId(config);
+  const secretBox = SecretBox.openInDir(dataDir);
+  const store = Store.open(dataDir);
+  const cleanups: Array<() => unknown> = [() => store.close()];
+  const notify: SdNotify = createSdNotify({ env, logger: log });
+
+  try {
+    const registry = new Registry();
+    registry.setDefaultLabels({ gateway_id: id });
+    collectDefaultMetrics({ register: registry, prefix: 'edge_gateway_' });
+
+    const localIssuer = config.auth.local.enabled ? await openLocalIssuer(config, secretBox, id) : null;
+    const verifier = new TokenVerifier({
+      issuers: config.auth.issuers,
+      localIssuer,
+      dataDir,
+      clockToleranceS: config.auth.clock_tolerance_s,
+      requireAtJwt: config.auth.require_at_jwt,
+      jwksMaxStaleS: config.auth.jwks_max_stale_s,
+      jwksRefreshS: config.auth.jwks_refresh_s,
+      jwksCooldownS: config.auth.jwks_cooldown_s,
+      logger: log,
+      registry,
+    });
+    await verifier.start();
+    cleanups.unshift(() => verifier.close());
+
+    const tls = await loadTlsCredentials({
+      certFile: config.api.tls.cert_file,
+      keyFile: config.api.tls.key_file,
+      dataDir,
+      secretBox,
+    });
+    if (tls.generated) log.info({ certFile: tls.certFile }, 'created a self-signed TLS certificate');
+
+    const storageDir = config.recording.storage_dir ?? path.join(dataDir, 'recordings');
+    mkdirSync(storageDir, { recursive: true, mode: 0o700 });
+
+    const api = await buildApiServer({
+      logger: log,
+      tls,
+      bodyLimit: config.api.body_limit_bytes,
+      verifier,
+      store,
+      storageDir,
+      control: controlNotAvailable,
+      streams: streamsNotAvailable,
+      registry,
+      version: readVersion(),
+      clockSynchronized,
+      localJwks: localIssuer ? () => localIssuer.publicJwks() : null,
+      uptimeS: () => (performance.now() - startedAt) / 1000,
+    });
+    cleanups.unshift(() => api.close());
+    await api.listen({ host: config.api.host, port: config.api.port });
+    const addr = api.server.address() as AddressInfo;
+    const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
+    const apiUrl = `https://${host}:${addr.port}`;
+
+    log.info({ gatewayId: id, apiUrl, dataDir, localIssuer: localIssuer?.issuer ?? null }, 'edge gateway started');
+    if (clockSynchronized() === false) log.warn('the system clock is not synchronised yet: timestamps may be wrong');
+    await notify.ready(`serving on ${apiUrl}`);
+    notify.startWatchdog();
+
+    let stopping: Promise<void> | null = null;
+    return {
+      id,
+      api,
+      apiUrl,
+      certFile: tls.certFile,
+      localIssuer,
+      store,
+      stop: () =>
+        (stopping ??= (async () => {
+          log.info('edge gateway stopping');
+          await notify.stopping();
+          notify.close();
+          // Reverse order of start: stop taking requests and finish those in flight, then close the rest.
+          for (const cleanup of cleanups) await cleanup();
+          log.info('edge gateway stopped');
+        })()),
+    };
+  } catch (err) {
+    notify.close();
+    for (const cleanup of cleanups) await Promise.resolve(cleanup()).catch(() => undefined);
+    throw err;
+  }
+}

@@ -1,0 +1,59 @@
+import { randomBytes } from 'node:crypto';
+import { closeSync, fsyncSync, linkSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import path from 'node:path';
+
+function writeTemp(file: string, data: string | Buffer, mode: number): string {
+  const tmp = path.join(path.dirname(file), `.${path.basename(file)}.${randomBytes(6).toString('hex')}.tmp`);
+  const fd = openSync(tmp, 'wx', mode);
+  try {
+    writeSync(fd, typeof data === 'string' ? Buffer.from(data, 'utf8') : data);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  return tmp;
+}
+
+function fsyncDir(dir: string): void {
+  const fd = openSync(dir, 'r');
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * Creates `file` with `data` unless it exists, atomically: a reader never sees a half-written file,
+ * and when two processes race (daemon and `edge-gateway token`) both end up with the winner's content.
+ * Returns the file's content.
+ */
+export function createOnce(file: string, make: () => string | Buffer, mode = 0o600): Buffer {
+  try {
+    return readFileSync(file);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  }
+  const tmp = writeTemp(file, make(), mode);
+  try {
+    linkSync(tmp, file);
+    fsyncDir(path.dirname(file));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+  } finally {
+    unlinkSync(tmp);
+  }
+  return readFileSync(file);
+}
+
+/** Replaces `file` atomically (temp file, fsync, rename), so a power cut leaves old or new, never half. */
+export function replaceFile(file: string, data: string | Buffer, mode = 0o600): void {
+  const tmp = writeTemp(file, data, mode);
+  try {
+    renameSync(tmp, file);
+  } catch (err) {
+    unlinkSync(tmp);
+    throw err;
+  }
+  fsyncDir(path.dirname(file));
+}

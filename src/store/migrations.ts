@@ -1,0 +1,59 @@
+// Versioned schema changes, applied in order at start; PRAGMA user_version holds the last applied.
+// Never edit a released migration: add a new one.
+
+export const MIGRATIONS: readonly string[] = [
+  /* 1: devices, recordings, alerts, control requests */ `
+  CREATE TABLE devices (
+    id               TEXT PRIMARY KEY,
+    name             TEXT NOT NULL,
+    type             TEXT NOT NULL CHECK (type IN ('camera')),
+    status           TEXT NOT NULL CHECK (status IN ('online', 'offline', 'unauthorized')),
+    model            TEXT,
+    manufacturer     TEXT,
+    firmware_version TEXT,
+    last_seen_at     INTEGER,
+    created_at       INTEGER NOT NULL,
+    updated_at       INTEGER NOT NULL
+  ) STRICT;
+  CREATE INDEX devices_newest ON devices (created_at DESC, id DESC);
+
+  CREATE TABLE alerts (
+    id           TEXT PRIMARY KEY,
+    device_id    TEXT NOT NULL REFERENCES devices (id) ON DELETE CASCADE,
+    type         TEXT NOT NULL CHECK (type IN ('motion', 'human', 'vehicle', 'device_offline')),
+    message      TEXT NOT NULL,
+    created_at   INTEGER NOT NULL,
+    read_at      INTEGER,
+    recording_id TEXT REFERENCES recordings (id) ON DELETE SET NULL
+  ) STRICT;
+  CREATE INDEX alerts_newest ON alerts (created_at DESC, id DESC);
+  CREATE INDEX alerts_device_newest ON alerts (device_id, created_at DESC, id DESC);
+  CREATE INDEX alerts_unread_newest ON alerts (created_at DESC, id DESC) WHERE read_at IS NULL;
+
+  CREATE TABLE recordings (
+    id          TEXT PRIMARY KEY,
+    device_id   TEXT NOT NULL REFERENCES devices (id) ON DELETE CASCADE,
+    event_type  TEXT NOT NULL CHECK (event_type IN ('motion', 'human', 'vehicle')),
+    started_at  INTEGER NOT NULL,
+    ended_at    INTEGER NOT NULL CHECK (ended_at >= started_at),
+    size_bytes  INTEGER NOT NULL CHECK (size_bytes >= 0),
+    file_name   TEXT NOT NULL UNIQUE,
+    alert_id    TEXT REFERENCES alerts (id) ON DELETE SET NULL,
+    created_at  INTEGER NOT NULL
+  ) STRICT;
+  CREATE INDEX recordings_device_newest ON recordings (device_id, started_at DESC, id DESC);
+  CREATE INDEX recordings_alert ON recordings (alert_id);
+  CREATE INDEX alerts_recording ON alerts (recording_id);
+
+  CREATE TABLE control_requests (
+    id           TEXT PRIMARY KEY,
+    device_id    TEXT NOT NULL REFERENCES devices (id) ON DELETE CASCADE,
+    action       TEXT NOT NULL CHECK (action IN ('reboot', 'sync_time')),
+    status       TEXT NOT NULL CHECK (status IN ('pending', 'succeeded', 'failed')),
+    requested_at INTEGER NOT NULL,
+    completed_at INTEGER,
+    error        TEXT
+  ) STRICT;
+  CREATE INDEX control_requests_device ON control_requests (device_id, requested_at DESC);
+  `,
+];

@@ -1,0 +1,62 @@
+import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { createOnce } from './files.js';
+
+const KEY_FILE = 'secret.key';
+const KEY_BYTES = 32;
+const IV_BYTES = 12;
+const FORMAT = 'v1';
+
+export class SecretBoxError extends Error {
+  override readonly name = 'SecretBoxError';
+}
+
+/**
+ * Encrypts secrets at rest (camera passwords, signing keys, refresh tokens) with AES-256-GCM under
+ * one key file in data_dir. The label is bound as associated data, so a sealed value copied into
+ * another column or file does not open there.
+ */
+export class SecretBox {
+  private constructor(private readonly key: Buffer) {}
+
+  /** Loads data_dir/secret.key, creating it 0600 on first use. */
+  static openInDir(dataDir: string): SecretBox {
+    mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+    const file = path.join(dataDir, KEY_FILE);
+    return new SecretBox(readOrCreateKey(file));
+  }
+
+  static fromKey(key: Buffer): SecretBox {
+    if (key.length !== KEY_BYTES) throw new SecretBoxError(`key must be ${KEY_BYTES} bytes`);
+    return new SecretBox(Buffer.from(key));
+  }
+
+  seal(plain: string | Buffer, label: string): string {
+    const iv = randomBytes(IV_BYTES);
+    const cipher = createCipheriv('aes-256-gcm', this.key, iv);
+    cipher.setAAD(Buffer.from(label, 'utf8'));
+    const body = Buffer.concat([cipher.update(plain), cipher.final()]);
+    return [FORMAT, iv.toString('base64url'), body.toString('base64url'), cipher.getAuthTag().toString('base64url')].join('.');
+  }
+
+  open(sealed: string, label: string): Buffer {
+    const parts = sealed.split('.');
+    if (parts.length !== 4 || parts[0] !== FORMAT) throw new SecretBoxError('not a sealed secret');
+    const [, iv, body, tag] = parts as [string, string, string, string];
+    try {
+      const decipher = createDecipheriv('aes-256-gcm', this.key, Buffer.from(iv, 'base64url'));
+      decipher.setAAD(Buffer.from(label, 'utf8'));
+      decipher.setAuthTag(Buffer.from(tag, 'base64url'));
+      return Buffer.concat([decipher.update(Buffer.from(body, 'base64url')), decipher.final()]);
+    } catch {
+      throw new SecretBoxError(`sealed secret "${label}" does not open with this data_dir's key`);
+    }
+  }
+}
+
+function readOrCreateKey(file: string): Buffer {
+  const key = createOnce(file, () => randomBytes(KEY_BYTES));
+  if (key.length !== KEY_BYTES) throw new SecretBoxError(`${file} is not a ${KEY_BYTES}-byte key; move it away to start over`);
+  return key;
+}

@@ -1,0 +1,351 @@
+import Database from 'better-sqlite3';
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import type {
+  Alert,
+  AlertType,
+  ControlAction,
+  ControlRequest,
+  Device,
+  DeviceStatus,
+  DeviceType,
+  EventType,
+  Page,
+  PageKey,
+  Recording,
+} from '../domain/types.js';
+import { MIGRATIONS } from './migrations.js';
+
+export const DATABASE_FILE = 'gateway.db';
+
+export class StoreError extends Error {
+  override readonly name = 'StoreError';
+}
+
+interface DeviceRow {
+  id: string;
+  name: string;
+  type: string;
+  status: string;
+  model: string | null;
+  manufacturer: string | null;
+  firmware_version: string | null;
+  last_seen_at: number | null;
+  created_at: number;
+}
+interface RecordingRow {
+  id: string;
+  device_id: string;
+  event_type: string;
+  started_at: number;
+  ended_at: number;
+  size_bytes: number;
+  file_name: string;
+  alert_id: string | null;
+  created_at: number;
+}
+interface AlertRow {
+  id: string;
+  device_id: string;
+  type: string;
+  message: string;
+  created_at: number;
+  read_at: number | null;
+  recording_id: string | null;
+}
+interface ControlRow {
+  id: string;
+  device_id: string;
+  action: string;
+  status: string;
+  requested_at: number;
+  completed_at: number | null;
+  error: string | null;
+}
+
+// CHECK constraints in the schema guarantee the enum columns; these casts only restore the types.
+const toDevice = (r: DeviceRow): Device => ({
+  id: r.id,
+  name: r.name,
+  type: r.type as DeviceType,
+  status: r.status as DeviceStatus,
+  model: r.model,
+  manufacturer: r.manufacturer,
+  firmwareVersion: r.firmware_version,
+  lastSeenAt: r.last_seen_at,
+  createdAt: r.created_at,
+});
+const toRecording = (r: RecordingRow): Recording => ({
+  id: r.id,
+  deviceId: r.device_id,
+  eventType: r.event_type as EventType,
+  startedAt: r.started_at,
+  endedAt: r.ended_at,
+  sizeBytes: r.size_bytes,
+  fileName: r.file_name,
+  alertId: r.alert_id,
+  createdAt: r.created_at,
+});
+const toAlert = (r: AlertRow): Alert => ({
+  id: r.id,
+  deviceId: r.device_id,
+  type: r.type as AlertType,
+  message: r.message,
+  createdAt: r.created_at,
+  readAt: r.read_at,
+  recordingId: r.recording_id,
+});
+const toControl = (r: ControlRow): ControlRequest => ({
+  id: r.id,
+  deviceId: r.device_id,
+  action: r.action as ControlAction,
+  status: r.status as ControlRequest['status'],
+  requestedAt: r.requested_at,
+  completedAt: r.completed_at,
+  error: r.error,
+});
+
+export interface ListOptions {
+  limit: number;
+  after: PageKey | null;
+}
+
+/**
+ * Builds a newest-first keyset query: WHERE filters AND (key < after) ORDER BY key DESC, id DESC.
+ * Keyset rather than OFFSET so pages stay stable while new rows arrive and cost the same deep in the list.
+ */
+function keysetQuery(
+  table: string,
+  keyColumn: string,
+  filters: Array<[string, unknown]>,
+  opts: ListOptions,
+): { sql: string; params: unknown[] } {
+  const where: string[] = [];
+  const params: unknown[] = [];
+  for (const [clause, value] of filters) {
+    where.push(clause);
+    if (value !== undefined) params.push(value);
+  }
+  if (opts.after) {
+    where.push(`(${keyColumn} < ? OR (${keyColumn} = ? AND id < ?))`);
+    params.push(opts.after.at, opts.after.at, opts.after.id);
+  }
+  const sql =
+    `SELECT * FROM ${table}` +
+    (where.length ? ` WHERE ${where.join(' AND ')}` : '') +
+    ` ORDER BY ${keyColumn} DESC, id DESC LIMIT ?`;
+  params.push(opts.limit + 1);
+  return { sql, params };
+}
+
+function page<R, T>(rows: R[], limit: number, map: (r: R) => T, key: (t: T) => PageKey): Page<T> {
+  const items = rows.slice(0, limit).map(map);
+  const last = items[items.length - 1];
+  return { items, next: rows.length > limit && last ? key(last) : null };
+}
+
+export interface DeviceFilter extends ListOptions {
+  status?: DeviceStatus;
+  type?: DeviceType;
+}
+export interface RecordingFilter extends ListOptions {
+  deviceId: string;
+  from?: number;
+  to?: number;
+  eventType?: EventType;
+}
+export interface AlertFilter extends ListOptions {
+  deviceId?: string;
+  type?: AlertType;
+  unread?: boolean;
+}
+
+export type DeviceUpsert = Omit<Device, 'createdAt'> & { createdAt?: number };
+export type NewRecording = Omit<Recording, 'createdAt'> & { createdAt?: number };
+export type NewAlert = Omit<Alert, 'readAt' | 'recordingId'> & { recordingId?: string | null };
+
+/**
+ * The gateway's one SQLite database. This module is the only place with SQL; everything else calls
+ * these typed functions. Values reach SQL only as bound parameters.
+ */
+export class Store {
+  // Prepared once per distinct SQL text; the set is finite (fixed statements plus filter combinations).
+  private readonly statements = new Map<string, Database.Statement>();
+
+  private constructor(
+    private readonly db: Database.Database,
+    readonly file: string,
+  ) {}
+
+  private sql(text: string): Database.Statement {
+    let stmt = this.statements.get(text);
+    if (!stmt) {
+      stmt = this.db.prepare(text);
+      this.statements.set(text, stmt);
+    }
+    return stmt;
+  }
+
+  static open(dataDir: string): Store {
+    mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+    const file = path.join(dataDir, DATABASE_FILE);
+    const db = new Database(file);
+    try {
+      db.pragma('journal_mode = WAL');
+      // FULL in WAL mode fsyncs each commit: commits are rare (events, not frames) and a power cut must
+      // not lose an alert whose clip is already on disk.
+      db.pragma('synchronous = FULL');
+      db.pragma('foreign_keys = ON');
+      db.pragma('busy_timeout = 5000');
+      migrate(db);
+    } catch (err) {
+      db.close();
+      throw new StoreError(`cannot open ${file}: ${(err as Error).message}`);
+    }
+    return new Store(db, file);
+  }
+
+  close(): void {
+    if (this.db.open) this.db.close();
+  }
+
+  get schemaVersion(): number {
+    return this.db.pragma('user_version', { simple: true }) as number;
+  }
+
+  /** Runs fn in one transaction: all its writes land together or none do. */
+  transaction<T>(fn: () => T): T {
+    return this.db.transaction(fn)();
+  }
+
+  // --- devices
+
+  upsertDevice(d: DeviceUpsert, now = Date.now()): Device {
+    this
+      .sql(
+        `INSERT INTO devices (id, name, type, status, model, manufacturer, firmware_version, last_seen_at, created_at, updated_at)
+         VALUES (@id, @name, @type, @status, @model, @manufacturer, @firmwareVersion, @lastSeenAt, @createdAt, @now)
+         ON CONFLICT (id) DO UPDATE SET name = excluded.name, type = excluded.type, status = excluded.status,
+           model = excluded.model, manufacturer = excluded.manufacturer, firmware_version = excluded.firmware_version,
+           last_seen_at = excluded.last_seen_at, updated_at = excluded.updated_at`,
+      )
+      .run({ ...d, createdAt: d.createdAt ?? now, now });
+    return this.getDevice(d.id) as Device;
+  }
+
+  getDevice(id: string): Device | null {
+    const row = this.sql('SELECT * FROM devices WHERE id = ?').get(id) as DeviceRow | undefined;
+    return row ? toDevice(row) : null;
+  }
+
+  listDevices(f: DeviceFilter): Page<Device> {
+    const filters: Array<[string, unknown]> = [];
+    if (f.status) filters.push(['status = ?', f.status]);
+    if (f.type) filters.push(['type = ?', f.type]);
+    const q = keysetQuery('devices', 'created_at', filters, f);
+    const rows = this.sql(q.sql).all(...q.params) as DeviceRow[];
+    return page(rows, f.limit, toDevice, (d) => ({ at: d.createdAt, id: d.id }));
+  }
+
+  // --- recordings
+
+  insertRecording(r: NewRecording, now = Date.now()): Recording {
+    this
+      .sql(
+        `INSERT INTO recordings (id, device_id, event_type, started_at, ended_at, size_bytes, file_name, alert_id, created_at)
+         VALUES (@id, @deviceId, @eventType, @startedAt, @endedAt, @sizeBytes, @fileName, @alertId, @createdAt)`,
+      )
+      .run({ ...r, createdAt: r.createdAt ?? now });
+    return this.getRecording(r.id) as Recording;
+  }
+
+  getRecording(id: string): Recording | null {
+    const row = this.sql('SELECT * FROM recordings WHERE id = ?').get(id) as RecordingRow | undefined;
+    return row ? toRecording(row) : null;
+  }
+
+  listRecordings(f: RecordingFilter): Page<Recording> {
+    const filters: Array<[string, unknown]> = [['device_id = ?', f.deviceId]];
+    if (f.from !== undefined) filters.push(['started_at >= ?', f.from]);
+    if (f.to !== undefined) filters.push(['started_at <= ?', f.to]);
+    if (f.eventType) filters.push(['event_type = ?', f.eventType]);
+    const q = keysetQuery('recordings', 'started_at', filters, f);
+    const rows = this.sql(q.sql).all(...q.params) as RecordingRow[];
+    return page(rows, f.limit, toRecording, (r) => ({ at: r.startedAt, id: r.id }));
+  }
+
+  // --- alerts
+
+  insertAlert(a: NewAlert): Alert {
+    this
+      .sql(
+        `INSERT INTO alerts (id, device_id, type, message, created_at, read_at, recording_id)
+         VALUES (@id, @deviceId, @type, @message, @createdAt, NULL, @recordingId)`,
+      )
+      .run({ ...a, recordingId: a.recordingId ?? null });
+    return this.getAlert(a.id) as Alert;
+  }
+
+  linkAlertRecording(alertId: string, recordingId: string): void {
+    this.sql('UPDATE alerts SET recording_id = ? WHERE id = ?').run(recordingId, alertId);
+  }
+
+  getAlert(id: string): Alert | null {
+    const row = this.sql('SELECT * FROM alerts WHERE id = ?').get(id) as AlertRow | undefined;
+    return row ? toAlert(row) : null;
+  }
+
+  listAlerts(f: AlertFilter): Page<Alert> {
+    const filters: Array<[string, unknown]> = [];
+    if (f.deviceId) filters.push(['device_id = ?', f.deviceId]);
+    if (f.type) filters.push(['type = ?', f.type]);
+    if (f.unread === true) filters.push(['read_at IS NULL', undefined]);
+    if (f.unread === false) filters.push(['read_at IS NOT NULL', undefined]);
+    const q = keysetQuery('alerts', 'created_at', filters, f);
+    const rows = this.sql(q.sql).all(...q.params) as AlertRow[];
+    return page(rows, f.limit, toAlert, (a) => ({ at: a.createdAt, id: a.id }));
+  }
+
+  /** Marks an alert read once; later calls keep the first read_at. Null when there is no such alert. */
+  markAlertRead(id: string, now = Date.now()): Alert | null {
+    this.sql('UPDATE alerts SET read_at = ? WHERE id = ? AND read_at IS NULL').run(now, id);
+    return this.getAlert(id);
+  }
+
+  // --- control requests
+
+  insertControlRequest(c: Omit<ControlRequest, 'completedAt' | 'error' | 'status'>): ControlRequest {
+    this
+      .sql(
+        `INSERT INTO control_requests (id, device_id, action, status, requested_at)
+         VALUES (@id, @deviceId, @action, 'pending', @requestedAt)`,
+      )
+      .run(c);
+    return this.getControlRequest(c.id) as ControlRequest;
+  }
+
+  completeControlRequest(id: string, outcome: { status: 'succeeded' | 'failed'; error: string | null }, now = Date.now()): ControlRequest {
+    this
+      .sql('UPDATE control_requests SET status = ?, error = ?, completed_at = ? WHERE id = ?')
+      .run(outcome.status, outcome.error, now, id);
+    return this.getControlRequest(id) as ControlRequest;
+  }
+
+  getControlRequest(id: string): ControlRequest | null {
+    const row = this.sql('SELECT * FROM control_requests WHERE id = ?').get(id) as ControlRow | undefined;
+    return row ? toControl(row) : null;
+  }
+}
+
+function migrate(db: Database.Database): void {
+  const current = db.pragma('user_version', { simple: true }) as number;
+  if (current > MIGRATIONS.length) {
+    throw new StoreError(`database schema ${current} is newer than this gateway knows (${MIGRATIONS.length}); upgrade the gateway`);
+  }
+  for (let v = current; v < MIGRATIONS.length; v++) {
+    db.transaction(() => {
+      db.exec(MIGRATIONS[v] as string);
+      db.pragma(`user_version = ${v + 1}`);
+    })();
+  }
+}

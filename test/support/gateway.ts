@@ -1,0 +1,53 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { pino } from 'pino';
+import { validateConfig } from '../../src/config/load.js';
+import type { Config } from '../../src/config/schema.js';
+import { startGateway, type Gateway } from '../../src/main.js';
+import { makeClient, type Client } from './https.js';
+
+export interface TestGateway {
+  gw: Gateway;
+  config: Config;
+  dataDir: string;
+  request: Client;
+  /** A token from the gateway's own local issuer. */
+  token(scope: string): Promise<string>;
+  auth(scope: string): Promise<{ authorization: string }>;
+  stop(): Promise<void>;
+}
+
+export function tempDir(prefix = 'eg-test-'): string {
+  return mkdtempSync(path.join(os.tmpdir(), prefix));
+}
+
+/** Starts the real gateway (HTTPS on a free loopback port, SQLite in a temp dir). */
+export async function startTestGateway(raw: Record<string, unknown> = {}, opts: { dataDir?: string; keepDataDir?: boolean } = {}): Promise<TestGateway> {
+  const dataDir = opts.dataDir ?? tempDir();
+  const section = (name: string) => (raw[name] ?? {}) as Record<string, unknown>;
+  const config = validateConfig({
+    ...raw,
+    gateway: { data_dir: dataDir, ...section('gateway') },
+    api: { host: '127.0.0.1', port: 0, ...section('api') },
+    log: { level: process.env.TEST_LOG_LEVEL ?? 'silent' },
+  });
+  const gw = await startGateway(config, { logger: pino({ level: config.log.level }), env: {} });
+  const request = makeClient(gw.apiUrl, readFileSync(gw.certFile));
+  const token = async (scope: string) => {
+    if (!gw.localIssuer) throw new Error('local issuer disabled');
+    return gw.localIssuer.issue({ subject: 'tester', scope, ttlS: 600 });
+  };
+  return {
+    gw,
+    config,
+    dataDir,
+    request,
+    token,
+    auth: async (scope) => ({ authorization: `Bearer ${await token(scope)}` }),
+    stop: async () => {
+      await gw.stop();
+      if (!opts.keepDataDir) rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
