@@ -31,12 +31,12 @@ export function loadConfig(file: string | null, cwd = process.cwd()): Config {
 }
 
 function parseYaml(text: string, file: string): unknown {
-  const doc = parseDocument(text, { uniqueKeys: true, prettyErrors: false });
+  const doc = parseDocument(text, { uniqueKeys: true, prettyErrors: true });
   const first = doc.errors[0];
   if (first) {
-    const line = first.linePos?.[0];
-    const where = line ? ` at line ${line.line} column ${line.col}` : '';
-    throw new ConfigError('', `${file} is not valid YAML${where}: ${first.message.split('\n')[0]}`);
+    // prettyErrors adds "at line L, column C:" and then a context excerpt, which would break the one-line rule.
+    const headline = first.message.split('\n')[0]?.replace(/:$/, '') ?? first.code;
+    throw new ConfigError('', `${file} is not valid YAML: ${headline}`);
   }
   const value: unknown = doc.toJS();
   return value ?? {};

@@ -1,0 +1,164 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { readFileSync, rmSync, statSync, writeFileSync, mkdirSync } from 'node:fs';
+import { request } from 'node:https';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { Store } from '../../src/store/store.js';
+import { tempDir } from '../support/gateway.js';
+import { makeClient } from '../support/https.js';
+
+const CLI = path.resolve(import.meta.dirname, '../../dist/cli.js');
+const dirs: string[] = [];
+const children: ChildProcess[] = [];
+afterEach(() => {
+  for (const c of children.splice(0)) if (c.exitCode === null) c.kill('SIGKILL');
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+function workDir(): string {
+  const d = tempDir('eg-cli-');
+  dirs.push(d);
+  return d;
+}
+
+function cli(args: string[], env: Record<string, string> = {}, cwd = workDir()) {
+  const r = spawnSync(process.execPath, [CLI, ...args], { cwd, env: { PATH: process.env.PATH ?? '', ...env }, encoding: 'utf8', timeout: 30_000 });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+function writeConfig(dir: string, yaml: string): string {
+  const file = path.join(dir, 'config.yaml');
+  writeFileSync(file, yaml);
+  return file;
+}
+
+/** Starts the daemon and resolves with its API URL once it logged that it started. */
+function startDaemon(configFile: string, cwd: string): Promise<{ child: ChildProcess; apiUrl: string; logs: () => string }> {
+  const child = spawn(process.execPath, [CLI, 'start', '--config', configFile], { cwd, env: { PATH: process.env.PATH ?? '' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  children.push(child);
+  let out = '';
+  return new Promise((resolve, reject) => {
+    child.stdout?.on('data', (d: Buffer) => {
+      out += d.toString();
+      const line = out.split('\n').find((l) => l.includes('"edge gateway started"'));
+      if (line) resolve({ child, apiUrl: (JSON.parse(line) as { apiUrl: string }).apiUrl, logs: () => out });
+    });
+    child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
+    child.on('exit', (code) => reject(new Error(`daemon exited with ${code}: ${out}`)));
+  });
+}
+
+const exited = (child: ChildProcess) => new Promise<number | null>((resolve) => (child.exitCode !== null ? resolve(child.exitCode) : child.on('exit', (code) => resolve(code))));
+
+describe('edge-gateway CLI', () => {
+  it('prints usage for --help and exits 2 for unknown commands and flags', () => {
+    const help = cli(['--help']);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain('Usage: edge-gateway');
+    for (const args of [[], ['frobnicate'], ['start', '--bogus'], ['token', '--scope', 'devices:read', 'extra'], ['token']]) {
+      const r = cli(args);
+      expect(r.code, args.join(' ')).toBe(2);
+      expect(r.stderr).toContain('Usage: edge-gateway');
+    }
+  });
+
+  it.each([
+    ['api:\n  port: 70000\n', 'config: api.port: must be <= 65535 (got 70000)'],
+    ['log:\n  level: loud\n', 'config: log.level: must be one of fatal, error, warn, info, debug, trace, silent (got "loud")'],
+    ['api:\n  prot: 1\n', 'config: api.prot: unknown key'],
+    ['auth:\n  clock_tolerance_s: 120\n', 'config: auth.clock_tolerance_s: must be <= 60 (got 120)'],
+    ['auth:\n  issuers:\n    - issuer: https://a/\n      jwks_uri: http://auth.example.com/jwks\n      audience: x\n', 'config: auth.issuers[0].jwks_uri: must use https'],
+    ['auth:\n  issuers:\n    - issuer: https://a/\n      audience: x\n', 'config: auth.issuers[0].jwks_uri: is required'],
+    ['api: [1, 2\n', 'is not valid YAML: '],
+    ['api:\n  port: 1\napi:\n  port: 2\n', 'is not valid YAML'],
+    ['- just\n- a list\n', 'the file must hold a mapping'],
+    ['gateway:\n  id: "has spaces"\n', 'config: gateway.id: must be null or'],
+    ['api:\n  tls:\n    cert_file: /x.pem\n', 'config: api.tls: cert_file and key_file must be given together'],
+  ])('refuses a bad config with one clear line: %j', (yaml, message) => {
+    const dir = workDir();
+    const r = cli(['start', '--config', writeConfig(dir, yaml)], {}, dir);
+    expect(r.code).toBe(1);
+    expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    expect(r.stderr).toContain(message);
+  });
+
+  it('names a config file that cannot be read, also through EDGE_GATEWAY_CONFIG', () => {
+    const r = cli(['start'], { EDGE_GATEWAY_CONFIG: '/nonexistent/gw.yaml' });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('cannot read /nonexistent/gw.yaml: ENOENT');
+  });
+
+  it('token prints a working token alone on stdout; bad scopes and ttl are refused', () => {
+    const dir = workDir();
+    const cfg = writeConfig(dir, `gateway:\n  data_dir: ${dir}/data\n`);
+    const r = cli(['token', '--config', cfg, '--scope', 'devices:read alerts:read', '--ttl', '600'], {}, dir);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^[\w-]+\.[\w-]+\.[\w-]+\n$/);
+    const claims = JSON.parse(Buffer.from(r.stdout.split('.')[1] as string, 'base64url').toString()) as Record<string, unknown>;
+    expect(claims.scope).toBe('devices:read alerts:read');
+    expect((claims.exp as number) - (claims.iat as number)).toBe(600);
+    expect(statSync(path.join(dir, 'data', 'secret.key')).mode & 0o777).toBe(0o600);
+    expect(cli(['token', '--config', cfg, '--scope', 'devices:readx'], {}, dir).code).toBe(2);
+    expect(cli(['token', '--config', cfg, '--scope', 'devices:read', '--ttl', '10'], {}, dir).code).toBe(2);
+    const off = writeConfig(dir, `gateway:\n  data_dir: ${dir}/data\nauth:\n  local:\n    enabled: false\n`);
+    expect(cli(['token', '--config', off, '--scope', 'devices:read'], {}, dir).code).toBe(1);
+  });
+});
+
+describe('edge-gateway start', () => {
+  it('serves the API with a token from the CLI, keeps its identity across restarts, and stops cleanly on SIGTERM', async () => {
+    const dir = workDir();
+    const cfg = writeConfig(dir, `gateway:\n  data_dir: ${dir}/data\napi:\n  host: 127.0.0.1\n  port: 0\n`);
+    const first = await startDaemon(cfg, dir);
+    const cert = readFileSync(path.join(dir, 'data/tls/cert.pem'));
+    const token = cli(['token', '--config', cfg, '--scope', 'devices:read'], {}, dir).stdout.trim();
+    const call = makeClient(first.apiUrl, cert);
+    expect((await call('/v1/devices', { headers: { authorization: `Bearer ${token}` } })).json()).toEqual({ data: [], next_cursor: null });
+    const gatewayId = readFileSync(path.join(dir, 'data/gateway-id'), 'utf8');
+    first.child.kill('SIGTERM');
+    expect(await exited(first.child)).toBe(0);
+    expect(first.logs()).toContain('"edge gateway stopped"');
+
+    // Same data dir: same certificate, same gateway id, same issuer key (the old token still works).
+    const second = await startDaemon(cfg, dir);
+    expect(readFileSync(path.join(dir, 'data/tls/cert.pem')).equals(cert)).toBe(true);
+    expect(readFileSync(path.join(dir, 'data/gateway-id'), 'utf8')).toBe(gatewayId);
+    expect((await makeClient(second.apiUrl, cert)('/v1/devices', { headers: { authorization: `Bearer ${token}` } })).status).toBe(200);
+    second.child.kill('SIGTERM');
+    expect(await exited(second.child)).toBe(0);
+  });
+
+  it('finishes a download in flight when SIGTERM arrives', async () => {
+    const dir = workDir();
+    const dataDir = path.join(dir, 'data');
+    const cfg = writeConfig(dir, `gateway:\n  data_dir: ${dataDir}\napi:\n  host: 127.0.0.1\n  port: 0\n`);
+    // Seed a device and a 32 MiB recording through the store, as the recorder will.
+    mkdirSync(path.join(dataDir, 'recordings'), { recursive: true });
+    const big = Buffer.alloc(32 * 1024 * 1024, 7);
+    writeFileSync(path.join(dataDir, 'recordings', 'big.mp4'), big);
+    const store = Store.open(dataDir);
+    store.upsertDevice({ id: 'cam', name: 'cam', type: 'camera', status: 'online', model: null, manufacturer: null, firmwareVersion: null, lastSeenAt: null });
+    store.insertRecording({ id: 'big', deviceId: 'cam', eventType: 'motion', startedAt: 1, endedAt: 2, sizeBytes: big.length, fileName: 'big.mp4', alertId: null });
+    store.close();
+
+    const d = await startDaemon(cfg, dir);
+    const token = cli(['token', '--config', cfg, '--scope', 'recordings:write'], {}, dir).stdout.trim();
+    const url = new URL('/v1/recordings/big/download', d.apiUrl);
+    const received = await new Promise<number>((resolve, reject) => {
+      const req = request(url, { ca: readFileSync(path.join(dataDir, 'tls/cert.pem')), servername: 'localhost', headers: { authorization: `Bearer ${token}` } }, (res) => {
+        let n = 0;
+        res.pause();
+        // Headers are here and the body is still to come: now ask the daemon to stop.
+        d.child.kill('SIGTERM');
+        setTimeout(() => res.resume(), 300);
+        res.on('data', (c: Buffer) => (n += c.length));
+        res.on('end', () => resolve(n));
+        res.on('error', reject);
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    expect(received).toBe(big.length);
+    expect(await exited(d.child)).toBe(0);
+  });
+});

@@ -1,0 +1,113 @@
+import Database from 'better-sqlite3';
+import { rmSync } from 'node:fs';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { MIGRATIONS } from '../../src/store/migrations.js';
+import { DATABASE_FILE, Store, StoreError } from '../../src/store/store.js';
+import { tempDir } from '../support/gateway.js';
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+function open(): { store: Store; dir: string } {
+  const dir = tempDir('eg-store-');
+  dirs.push(dir);
+  return { store: Store.open(dir), dir };
+}
+const cam = (id: string, createdAt = 1000) =>
+  ({ id, name: id, type: 'camera', status: 'online', model: null, manufacturer: null, firmwareVersion: null, lastSeenAt: null, createdAt }) as const;
+
+describe('Store', () => {
+  it('opens a WAL database with foreign keys and the latest schema, and reopens it unchanged', () => {
+    const { store, dir } = open();
+    expect(store.schemaVersion).toBe(MIGRATIONS.length);
+    store.upsertDevice(cam('c1'));
+    store.close();
+    const raw = new Database(path.join(dir, DATABASE_FILE));
+    expect(raw.pragma('journal_mode', { simple: true })).toBe('wal');
+    raw.close();
+    const again = Store.open(dir);
+    expect(again.getDevice('c1')?.name).toBe('c1');
+    again.close();
+  });
+
+  it('refuses a database from a newer gateway instead of damaging it', () => {
+    const { store, dir } = open();
+    store.close();
+    const raw = new Database(path.join(dir, DATABASE_FILE));
+    raw.pragma(`user_version = ${MIGRATIONS.length + 1}`);
+    raw.close();
+    expect(() => Store.open(dir)).toThrow(StoreError);
+  });
+
+  it('enforces the schema: enums, foreign keys, unique files', () => {
+    const { store } = open();
+    store.upsertDevice(cam('c1'));
+    expect(() => store.upsertDevice({ ...cam('c2'), status: 'exploded' as never })).toThrow(/CHECK/);
+    expect(() => store.insertAlert({ id: 'a', deviceId: 'nope', type: 'motion', message: 'm', createdAt: 1 })).toThrow(/FOREIGN KEY/);
+    const rec = { id: 'r1', deviceId: 'c1', eventType: 'motion', startedAt: 1, endedAt: 2, sizeBytes: 3, fileName: 'f.mp4', alertId: null } as const;
+    store.insertRecording(rec);
+    expect(() => store.insertRecording({ ...rec, id: 'r2' })).toThrow(/UNIQUE/);
+    expect(() => store.insertRecording({ ...rec, id: 'r3', fileName: 'g.mp4', endedAt: 0 })).toThrow(/CHECK/);
+    store.close();
+  });
+
+  it('updates a device in place when it is seen again (same id, new fields), keeping created_at', () => {
+    const { store } = open();
+    store.upsertDevice(cam('c1', 5));
+    const updated = store.upsertDevice({ ...cam('c1', 999), status: 'offline', model: 'New' });
+    expect(updated).toMatchObject({ status: 'offline', model: 'New', createdAt: 5 });
+    expect(store.listDevices({ limit: 10, after: null }).items).toHaveLength(1);
+    store.close();
+  });
+
+  it('pages newest first by keyset, stable while rows with the same time exist', () => {
+    const { store } = open();
+    for (let i = 0; i < 25; i++) store.upsertDevice(cam(`c${String(i).padStart(2, '0')}`, 1000 + Math.floor(i / 5)));
+    const seen: string[] = [];
+    let after = null;
+    for (;;) {
+      const page: ReturnType<Store['listDevices']> = store.listDevices({ limit: 4, after });
+      seen.push(...page.items.map((d) => d.id));
+      if (!page.next) break;
+      after = page.next;
+    }
+    expect(seen).toHaveLength(25);
+    expect(new Set(seen).size).toBe(25);
+    expect(seen[0]).toBe('c24');
+    expect(seen[24]).toBe('c00');
+    store.close();
+  });
+
+  it('marks alerts read once and links recordings both ways in one transaction', () => {
+    const { store } = open();
+    store.upsertDevice(cam('c1'));
+    store.transaction(() => {
+      store.insertAlert({ id: 'a1', deviceId: 'c1', type: 'human', message: 'Person', createdAt: 10 });
+      store.insertRecording({ id: 'r1', deviceId: 'c1', eventType: 'human', startedAt: 5, endedAt: 20, sizeBytes: 1, fileName: 'x.mp4', alertId: 'a1' });
+      store.linkAlertRecording('a1', 'r1');
+    });
+    expect(store.getAlert('a1')?.recordingId).toBe('r1');
+    expect(store.markAlertRead('a1', 111)?.readAt).toBe(111);
+    expect(store.markAlertRead('a1', 222)?.readAt).toBe(111);
+    expect(store.markAlertRead('zz', 1)).toBeNull();
+    expect(() =>
+      store.transaction(() => {
+        store.insertAlert({ id: 'a2', deviceId: 'c1', type: 'motion', message: 'm', createdAt: 1 });
+        throw new Error('crash mid-way');
+      }),
+    ).toThrow('crash mid-way');
+    expect(store.getAlert('a2')).toBeNull();
+    store.close();
+  });
+
+  it('records control requests from pending to done', () => {
+    const { store } = open();
+    store.upsertDevice(cam('c1'));
+    const req = store.insertControlRequest({ id: 'k1', deviceId: 'c1', action: 'reboot', requestedAt: 1 });
+    expect(req.status).toBe('pending');
+    expect(store.completeControlRequest('k1', { status: 'failed', error: 'camera said no' }, 2)).toMatchObject({ status: 'failed', error: 'camera said no', completedAt: 2 });
+    store.close();
+  });
+});
