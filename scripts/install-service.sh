@@ -160,16 +160,19 @@ fi
 
 # --- Application tree ---------------------------------------------------------
 
-mkdir -p "$(dirname "$app_dir")"
-stage=$(mktemp -d "$(dirname "$app_dir")/.$SERVICE.stage.XXXXXX")
-trap 'rm -rf "$stage"' EXIT
+# Everything is assembled away from the install locations, so a re-run with
+# nothing new does not touch them at all (not even their directories' mtimes).
+# /var/tmp, not /tmp: node_modules is large, and /tmp may be RAM (tmpfs).
+work=$(mktemp -d "${TMPDIR:-/var/tmp}/$SERVICE-install.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+stage=$work/app
+mkdir "$stage"
 cp "$repo/package.json" "$repo/package-lock.json" "$stage/"
 cp -R "$repo/dist" "$repo/config" "$stage/"
 mkdir "$stage/docs"
 cp "$repo/docs/systemd.md" "$stage/docs/"
 # Native modules (better-sqlite3) are built for one Node ABI and CPU.
-abi_stamp="node-abi $("$node_bin" -p 'process.versions.modules') $(uname -m)"
-printf '%s\n' "$abi_stamp" >"$stage/.node-abi"
+"$node_bin" -p '["node-abi", process.versions.modules, process.platform, process.arch].join(" ")' >"$stage/.node-abi"
 
 if [[ -d $app_dir/node_modules ]] &&
   cmp -s "$repo/package-lock.json" "$app_dir/package-lock.json" &&
@@ -186,53 +189,49 @@ fi
 # A checkout owned by a login user must not leave that user able to edit the
 # code the service runs.
 chown -R root:root "$stage"
+chmod 0755 "$stage"
 
 if [[ -d $app_dir ]] && diff -r -q "$stage" "$app_dir" >/dev/null 2>&1; then
   log "unchanged: $app_dir"
 else
-  chmod 0755 "$stage"
+  mkdir -p "$(dirname "$app_dir")"
+  # Fixed names, so a run interrupted here is cleaned up by the next one.
+  rm -rf "$app_dir.new" "$app_dir.old"
+  cp -a "$stage" "$app_dir.new"
   if [[ -d $app_dir ]]; then
-    mv "$app_dir" "$app_dir.old.$$"
-    mv "$stage" "$app_dir"
-    rm -rf "$app_dir.old.$$"
-  else
-    mv "$stage" "$app_dir"
+    mv "$app_dir" "$app_dir.old"
   fi
+  mv "$app_dir.new" "$app_dir"
+  rm -rf "$app_dir.old"
   changed=1
   log "installed: $app_dir"
 fi
 
 # --- Configuration ------------------------------------------------------------
 
-mkdir -p "$conf_dir"
 if [[ -e $conf_dir/config.yaml ]]; then
   log "unchanged: $conf_dir/config.yaml (existing configuration is never overwritten)"
 else
-  conf_tmp=$(mktemp "$conf_dir/.config.yaml.XXXXXX")
   # Only the data_dir inside the top-level gateway: block, whatever its indentation.
   sed '/^gateway:/,/^[^[:space:]#]/ s|^\([[:space:]]\{1,\}data_dir:\).*$|\1 '"$STATE_DIR"'|' \
-    "$repo/config/default.yaml" >"$conf_tmp"
-  grep -q "^[[:space:]]\{1,\}data_dir: $STATE_DIR\$" "$conf_tmp" ||
-    die "could not set gateway.data_dir in $conf_dir/config.yaml (no data_dir: line under gateway:)"
+    "$repo/config/default.yaml" >"$work/config.yaml"
+  grep -q "^[[:space:]]\{1,\}data_dir: $STATE_DIR\$" "$work/config.yaml" ||
+    die "could not set gateway.data_dir in config/default.yaml's copy (no data_dir: line under gateway:)"
+  mkdir -p "$conf_dir"
   # Readable by the service, writable by root only: it may hold camera passwords.
-  chown "root:$SERVICE_USER" "$conf_tmp"
-  chmod 0640 "$conf_tmp"
-  mv "$conf_tmp" "$conf_dir/config.yaml"
+  install -o root -g "$SERVICE_USER" -m 0640 "$work/config.yaml" "$conf_dir/config.yaml"
   changed=1
   log "installed: $conf_dir/config.yaml"
 fi
 
 # --- Unit ---------------------------------------------------------------------
 
-mkdir -p "$unit_dir"
-unit_tmp=$(mktemp "$unit_dir/.$SERVICE.service.XXXXXX")
-sed "s|^ExecStart=/usr/bin/node |ExecStart=$node_bin |" "$repo/systemd/$SERVICE.service" >"$unit_tmp"
-chmod 0644 "$unit_tmp"
-if cmp -s "$unit_tmp" "$unit_dir/$SERVICE.service"; then
-  rm -f "$unit_tmp"
+sed "s|^ExecStart=/usr/bin/node |ExecStart=$node_bin |" "$repo/systemd/$SERVICE.service" >"$work/unit"
+if cmp -s "$work/unit" "$unit_dir/$SERVICE.service"; then
   log "unchanged: $unit_dir/$SERVICE.service"
 else
-  mv "$unit_tmp" "$unit_dir/$SERVICE.service"
+  mkdir -p "$unit_dir"
+  install -o root -g root -m 0644 "$work/unit" "$unit_dir/$SERVICE.service"
   changed=1
   log "installed: $unit_dir/$SERVICE.service"
 fi
@@ -252,8 +251,8 @@ fi
 systemctl daemon-reload
 if ((changed)) && systemctl is-active --quiet "$SERVICE"; then
   # enable --now leaves a running service alone; new code needs a restart.
-  systemctl restart "$SERVICE"
+  systemctl restart "$SERVICE" || die "$SERVICE failed to restart; see: journalctl -u $SERVICE -n 50"
   log "restarted $SERVICE"
 fi
-systemctl enable --now "$SERVICE"
+systemctl enable --now "$SERVICE" || die "$SERVICE failed to start; see: journalctl -u $SERVICE -n 50"
 log "$SERVICE is $(systemctl is-active "$SERVICE" || true); logs: journalctl -u $SERVICE -f"

@@ -50,3 +50,19 @@ export const presentControl = (c: ControlRequest) => ({
   completed_at: isoOrNull(c.completedAt),
   error: c.error,
 });
+
+/**
+ * Memoises a presenter per record object. The store hands out the same objects for unchanged list
+ * pages, so a polled list is formatted once, not on every request; a changed record is a new object.
+ */
+export function memoized<T extends object, R>(present: (t: T) => R): (t: T) => R {
+  const seen = new WeakMap<T, R>();
+  return (t) => {
+    let out = seen.get(t);
+    if (out === undefined) {
+      out = present(t);
+      seen.set(t, out);
+    }
+    return out;
+  };
+}

@@ -1,15 +1,22 @@
-import Type, { type TSchema } from 'typebox';
+import Type, { type Static, type TSchema } from 'typebox';
 import { ALERT_TYPES, DEVICE_STATUSES, DEVICE_TYPES, EVENT_TYPES, CONTROL_ACTIONS } from '../domain/types.js';
 import { ID_PATTERN } from '../domain/ids.js';
 
 // Shared schemas: the one source of the API's request/response types, validation, serialisation
 // and OpenAPI document. Route-specific schemas live beside their routes.
 
+/**
+ * `type: [T, "null"]` rather than anyOf: the response serialiser writes it directly, where anyOf
+ * would make it run a validator per field to pick a branch (measured: a tenth of a device list's cost).
+ */
+const Nullable = <T extends TSchema & { type: string }>(schema: T) => Type.Unsafe<Static<T> | null>({ ...schema, type: [schema.type, 'null'] });
+
 export const Timestamp = Type.String({ format: 'date-time', description: 'ISO 8601 UTC with milliseconds, e.g. 2026-11-22T08:15:30.120Z' });
-export const NullableTimestamp = Type.Union([Timestamp, Type.Null()]);
-export const NullableString = Type.Union([Type.String(), Type.Null()]);
+export const NullableTimestamp = Nullable(Timestamp);
+export const NullableString = Nullable(Type.String());
 
 export const Id = Type.String({ pattern: ID_PATTERN, description: 'Opaque URL-safe identifier' });
+const NullableId = Nullable(Id);
 
 export const ErrorBody = Type.Object(
   {
@@ -22,7 +29,7 @@ export const ErrorBody = Type.Object(
 export const Envelope = <T extends TSchema>(item: T) =>
   Type.Object({
     data: Type.Array(item),
-    next_cursor: Type.Union([Type.String(), Type.Null()], { description: 'Pass as cursor for the next page; null on the last page' }),
+    next_cursor: Type.Unsafe<string | null>({ type: ['string', 'null'], description: 'Pass as cursor for the next page; null on the last page' }),
   });
 
 export const PageQuery = {
@@ -54,7 +61,7 @@ export const RecordingSchema = Type.Object(
     duration_s: Type.Number({ description: 'ended_at − started_at in seconds (milliseconds kept)' }),
     size_bytes: Type.Integer(),
     content_type: Type.Literal('video/mp4'),
-    alert_id: Type.Union([Id, Type.Null()]),
+    alert_id: NullableId,
     download_url: Type.String({ description: 'Path of the download on this gateway, relative to the API origin' }),
   },
 
@@ -69,7 +76,7 @@ export const AlertSchema = Type.Object(
     created_at: Timestamp,
     read: Type.Boolean(),
     read_at: NullableTimestamp,
-    recording_id: Type.Union([Id, Type.Null()]),
+    recording_id: NullableId,
   },
 
 );

@@ -140,8 +140,8 @@ export function createSdNotify(opts: SdNotifyOptions): SdNotify {
       if (!enabled || closed || watchdogTimer !== undefined) return;
       const intervalMs = watchdogIntervalMs();
       if (intervalMs === undefined) return;
-      // systemd arms the watchdog when the process starts, not at READY=1, so a
-      // slow startup must already be pinging.
+      // Ping now rather than half a timeout from now: systemd arms the watchdog
+      // at READY=1, which may have been sent some time before this call.
       ping();
       watchdogTimer = setInterval(ping, intervalMs);
       // The daemon's servers keep it alive; the watchdog alone must not.

@@ -111,3 +111,30 @@ describe('Store', () => {
     store.close();
   });
 });
+
+describe('Store list memo', () => {
+  it('never serves a page older than the last write, by this connection or another', () => {
+    const { store, dir } = open();
+    store.upsertDevice(cam('c1', 1));
+    const list = () => store.listDevices({ limit: 10, after: null }).items.map((d) => `${d.id}:${d.status}`);
+    expect(list()).toEqual(['c1:online']);
+    expect(store.listDevices({ limit: 10, after: null })).toBe(store.listDevices({ limit: 10, after: null })); // memoised
+    store.upsertDevice({ ...cam('c1', 1), status: 'offline' });
+    expect(list()).toEqual(['c1:offline']);
+
+    const other = new Database(path.join(dir, DATABASE_FILE));
+    other.prepare("UPDATE devices SET status = 'unauthorized' WHERE id = 'c1'").run();
+    other.close();
+    expect(list()).toEqual(['c1:unauthorized']);
+
+    expect(() =>
+      store.transaction(() => {
+        store.upsertDevice(cam('c2', 2));
+        expect(list()).toEqual(['c2:online', 'c1:unauthorized']); // read inside the transaction
+        throw new Error('roll back');
+      }),
+    ).toThrow('roll back');
+    expect(list()).toEqual(['c1:unauthorized']);
+    store.close();
+  });
+});

@@ -245,6 +245,17 @@ describe('createSdNotify with the real systemd-notify', () => {
     expect(pings(r)).toBe(settled);
   });
 
+  it('pings at once rather than half a timeout later', async () => {
+    const r = await freshReceiver('watchdog-first-');
+    notifier = createSdNotify({
+      // Ten minutes: the timer cannot be what delivers the ping awaited here.
+      env: envWith({ NOTIFY_SOCKET: r.socketPath, WATCHDOG_USEC: '1200000000' }),
+      logger: captureLogger().logger,
+    });
+    notifier.startWatchdog();
+    await r.waitFor('WATCHDOG=1', (x) => x.payloads().some((m) => m.vars.WATCHDOG === '1'));
+  });
+
   it('does not start the watchdog when WATCHDOG_PID names another process', async () => {
     const r = await freshReceiver('watchdog-pid-');
     const { logger, lines } = captureLogger();

@@ -4,7 +4,7 @@ import { ALERT_TYPES } from '../../domain/types.js';
 import { NotFoundError } from '../../domain/errors.js';
 import type { Store } from '../../store/store.js';
 import { decodeCursorParam, encodeNext } from '../paging.js';
-import { presentAlert } from '../present.js';
+import { memoized, presentAlert } from '../present.js';
 import { AlertSchema, Envelope, errorResponses, Id, PageQuery } from '../schemas.js';
 
 export interface AlertRoutesOptions {
@@ -14,6 +14,7 @@ export interface AlertRoutesOptions {
 const AlertParams = Type.Object({ alert_id: Id });
 
 export const alertRoutes: FastifyPluginAsyncTypebox<AlertRoutesOptions> = async (app, { store }) => {
+  const presentItem = memoized(presentAlert);
   app.get(
     '/v1/alerts',
     {
@@ -43,7 +44,7 @@ export const alertRoutes: FastifyPluginAsyncTypebox<AlertRoutesOptions> = async 
         limit: q.limit,
         after: decodeCursorParam(q.cursor),
       });
-      return { data: page.items.map(presentAlert), next_cursor: encodeNext(page.next) };
+      return { data: page.items.map(presentItem), next_cursor: encodeNext(page.next) };
     },
   );
 

@@ -5,7 +5,7 @@ import { NotFoundError } from '../../domain/errors.js';
 import type { Store } from '../../store/store.js';
 import { decodeCursorParam, encodeNext } from '../paging.js';
 import type { DeviceControl, StreamAddresses } from '../ports.js';
-import { presentControl, presentDevice } from '../present.js';
+import { memoized, presentControl, presentDevice } from '../present.js';
 import {
   ControlResultSchema,
   DeviceSchema,
@@ -26,6 +26,7 @@ export interface DeviceRoutesOptions {
 const DeviceParams = Type.Object({ device_id: Id });
 
 export const deviceRoutes: FastifyPluginAsyncTypebox<DeviceRoutesOptions> = async (app, { store, control, streams }) => {
+  const presentItem = memoized(presentDevice);
   const requireDevice = (id: string) => {
     const device = store.getDevice(id);
     if (!device) throw new NotFoundError('device', id);
@@ -54,7 +55,7 @@ export const deviceRoutes: FastifyPluginAsyncTypebox<DeviceRoutesOptions> = asyn
     async (req) => {
       const q = req.query;
       const page = store.listDevices({ status: q.status, type: q.type, limit: q.limit, after: decodeCursorParam(q.cursor) });
-      return { data: page.items.map(presentDevice), next_cursor: encodeNext(page.next) };
+      return { data: page.items.map(presentItem), next_cursor: encodeNext(page.next) };
     },
   );
 

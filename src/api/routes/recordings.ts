@@ -9,7 +9,7 @@ import type { Store } from '../../store/store.js';
 import { DATE_FILTER_PATTERN, DateFilterError, parseDateBound, type DateBound } from '../date-filter.js';
 import { badRequest } from '../errors.js';
 import { decodeCursorParam, encodeNext } from '../paging.js';
-import { presentRecording } from '../present.js';
+import { memoized, presentRecording } from '../present.js';
 import { contentRange, parseRange } from '../range.js';
 import { Envelope, ErrorBody, errorResponses, Id, PageQuery, RecordingSchema } from '../schemas.js';
 
@@ -39,6 +39,7 @@ function bound(value: string | undefined, name: string, which: DateBound): numbe
 const etagOf = (rec: Recording, size: number, mtimeMs: number) => `"${rec.id}-${size.toString(36)}-${Math.floor(mtimeMs).toString(36)}"`;
 
 export const recordingRoutes: FastifyPluginAsyncTypebox<RecordingRoutesOptions> = async (app, { store, storageDir }) => {
+  const presentItem = memoized(presentRecording);
   const root = path.resolve(storageDir);
   const requireRecording = (id: string) => {
     const rec = store.getRecording(id);
@@ -81,7 +82,7 @@ export const recordingRoutes: FastifyPluginAsyncTypebox<RecordingRoutesOptions> 
         limit: q.limit,
         after: decodeCursorParam(q.cursor),
       });
-      return { data: page.items.map(presentRecording), next_cursor: encodeNext(page.next) };
+      return { data: page.items.map(presentItem), next_cursor: encodeNext(page.next) };
     },
   );
 

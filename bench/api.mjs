@@ -1,0 +1,101 @@
+// Benchmark: authenticated GET /v1/devices (50 devices in the store) against the same server's
+// /healthz, both driven by autocannon over HTTPS on loopback, interleaved in one run so machine
+// noise hits both alike. The gateway runs as its own process, as in production.
+// Env: BENCH_SECONDS (per slice, default 5), BENCH_ROUNDS (default 3), BENCH_CONNECTIONS (default 50).
+import autocannon from 'autocannon';
+import { spawn, execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { readFileSync } from 'node:fs';
+import { Store } from '../dist/store/store.js';
+
+// CPU seconds (user + system) the gateway process has used: per-request server cost, which is what
+// a Pi pays when the clients are elsewhere (here autocannon shares the two cores with it).
+function cpuSeconds(pid) {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100; // utime + stime in clock ticks (USER_HZ 100)
+}
+
+const root = path.resolve(import.meta.dirname, '..');
+const cli = path.join(root, 'dist/cli.js');
+const seconds = Number(process.env.BENCH_SECONDS ?? 5);
+const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
+const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
+
+const dir = mkdtempSync(path.join(os.tmpdir(), 'eg-bench-api-'));
+const dataDir = path.join(dir, 'data');
+const configFile = path.join(dir, 'config.yaml');
+writeFileSync(configFile, `gateway:\n  data_dir: ${dataDir}\napi:\n  host: 127.0.0.1\n  port: 0\nlog:\n  level: info\n`);
+
+const store = Store.open(dataDir);
+for (let i = 0; i < 50; i++) {
+  store.upsertDevice({
+    id: `cam-${i}`, name: `Camera ${i}`, type: 'camera', status: i % 5 ? 'online' : 'offline',
+    model: 'IPC-HDW2431T', manufacturer: 'Dahua', firmwareVersion: '2.800.0000000.38.R', lastSeenAt: Date.now(), createdAt: Date.now() + i,
+  });
+}
+store.close();
+
+const child = spawn(process.execPath, [cli, 'start', '--config', configFile], { stdio: ['ignore', 'pipe', 'inherit'] });
+const apiUrl = await new Promise((resolve, reject) => {
+  let out = '';
+  child.stdout.on('data', (d) => {
+    out += d;
+    const line = out.split('\n').find((l) => l.includes('"edge gateway started"'));
+    if (line) resolve(JSON.parse(line).apiUrl);
+  });
+  child.on('exit', (code) => reject(new Error(`gateway exited ${code}`)));
+});
+const token = execFileSync(process.execPath, [cli, 'token', '--config', configFile, '--scope', 'devices:read'], { encoding: 'utf8' }).trim();
+
+const targets = {
+  healthz: { url: `${apiUrl}/healthz`, headers: {} },
+  devices: { url: `${apiUrl}/v1/devices?limit=50`, headers: { authorization: `Bearer ${token}` } },
+};
+
+async function slice(name, duration) {
+  const cpuBefore = cpuSeconds(child.pid);
+  const r = await autocannon({ ...targets[name], connections, duration, pipelining: 1 });
+  if (r.non2xx > 0 || r.errors > 0) throw new Error(`${name}: ${r.non2xx} non-2xx, ${r.errors} errors`);
+  r.serverCpuS = cpuSeconds(child.pid) - cpuBefore;
+  return r;
+}
+
+await slice('healthz', 2); // warm-up: JIT, TLS session setup, token cache
+await slice('devices', 2);
+const results = { healthz: [], devices: [] };
+for (let i = 0; i < rounds; i++) {
+  for (const name of i % 2 ? ['devices', 'healthz'] : ['healthz', 'devices']) results[name].push(await slice(name, seconds));
+}
+child.kill('SIGTERM');
+await new Promise((r) => child.on('exit', r));
+rmSync(dir, { recursive: true, force: true });
+
+const summary = (runs) => {
+  const total = runs.reduce((a, r) => a + r.requests.total, 0);
+  const secs = runs.reduce((a, r) => a + r.duration, 0);
+  const median = (xs) => xs.sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+  const cpu = runs.reduce((a, r) => a + r.serverCpuS, 0);
+  return {
+    rps: Math.round(total / secs),
+    p50_ms: median(runs.map((r) => r.latency.p50)),
+    p99_ms: median(runs.map((r) => r.latency.p99)),
+    server_cpu_us_per_req: Math.round((cpu / total) * 1e6),
+    bytes_per_req: Math.round(runs.reduce((a, r) => a + r.throughput.total, 0) / total),
+  };
+};
+const h = summary(results.healthz);
+const d = summary(results.devices);
+const ratio = Number((d.rps / h.rps).toFixed(3));
+
+console.log(`\nbench api: ${connections} connections, ${rounds} rounds × ${seconds}s per endpoint, HTTPS on loopback, node ${process.version}, ${os.cpus().length} cores\n`);
+const row = (name, r) =>
+  `| ${name.padEnd(32)} | ${String(r.rps).padStart(6)} | ${String(r.p50_ms).padStart(6)} | ${String(r.p99_ms).padStart(6)} | ${String(r.server_cpu_us_per_req).padStart(14)} | ${String(r.bytes_per_req).padStart(9)} |`;
+console.log('| endpoint                         | req/s  | p50 ms | p99 ms | server µs CPU/req | bytes/req |');
+console.log('|----------------------------------|--------|--------|--------|----------------|-----------|');
+console.log(row('GET /healthz', h));
+console.log(row('GET /v1/devices (50, bearer JWT)', d));
+const cpuRatio = Number((h.server_cpu_us_per_req / d.server_cpu_us_per_req).toFixed(3));
+console.log(`\nratio devices/healthz req/s: ${ratio} (goal >= 0.8); by server CPU per request: ${cpuRatio}; devices p99 ${d.p99_ms} ms (goal <= 10)\n`);
+console.log(JSON.stringify({ bench: 'api', connections, seconds, rounds, healthz: h, devices: d, ratio, cpu_ratio: cpuRatio, goal_ratio_met: ratio >= 0.8, goal_p99_met: d.p99_ms <= 10 }));
