@@ -1,4 +1,4 @@
-import type { PageKey } from '../domain/types.js';
+import type { Page, PageKey } from '../domain/types.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
 import { badRequest } from './errors.js';
 
@@ -10,3 +10,6 @@ export function decodeCursorParam(cursor: string | undefined): PageKey | null {
 }
 
 export const encodeNext = (next: PageKey | null): string | null => (next ? encodeCursor(next) : null);
+
+/** The list envelope every list endpoint answers with. */
+export const envelope = <T, R>(page: Page<T>, present: (t: T) => R) => ({ data: page.items.map(present), next_cursor: encodeNext(page.next) });

@@ -3,7 +3,7 @@ import Type from 'typebox';
 import { ALERT_TYPES } from '../../domain/types.js';
 import { NotFoundError } from '../../domain/errors.js';
 import type { Store } from '../../store/store.js';
-import { decodeCursorParam, encodeNext } from '../paging.js';
+import { decodeCursorParam, envelope } from '../paging.js';
 import { memoized, presentAlert } from '../present.js';
 import { AlertSchema, Envelope, errorResponses, Id, PageQuery } from '../schemas.js';
 
@@ -44,7 +44,7 @@ export const alertRoutes: FastifyPluginAsyncTypebox<AlertRoutesOptions> = async 
         limit: q.limit,
         after: decodeCursorParam(q.cursor),
       });
-      return { data: page.items.map(presentItem), next_cursor: encodeNext(page.next) };
+      return envelope(page, presentItem);
     },
   );
 

@@ -3,7 +3,7 @@ import Type from 'typebox';
 import { CONTROL_ACTIONS, DEVICE_STATUSES, DEVICE_TYPES } from '../../domain/types.js';
 import { NotFoundError } from '../../domain/errors.js';
 import type { Store } from '../../store/store.js';
-import { decodeCursorParam, encodeNext } from '../paging.js';
+import { decodeCursorParam, envelope } from '../paging.js';
 import type { DeviceControl, StreamAddresses } from '../ports.js';
 import { memoized, presentControl, presentDevice } from '../present.js';
 import {
@@ -55,7 +55,7 @@ export const deviceRoutes: FastifyPluginAsyncTypebox<DeviceRoutesOptions> = asyn
     async (req) => {
       const q = req.query;
       const page = store.listDevices({ status: q.status, type: q.type, limit: q.limit, after: decodeCursorParam(q.cursor) });
-      return { data: page.items.map(presentItem), next_cursor: encodeNext(page.next) };
+      return envelope(page, presentItem);
     },
   );
 

@@ -8,7 +8,7 @@ import { NotFoundError } from '../../domain/errors.js';
 import type { Store } from '../../store/store.js';
 import { DATE_FILTER_PATTERN, DateFilterError, parseDateBound, type DateBound } from '../date-filter.js';
 import { badRequest } from '../errors.js';
-import { decodeCursorParam, encodeNext } from '../paging.js';
+import { decodeCursorParam, envelope } from '../paging.js';
 import { memoized, presentRecording } from '../present.js';
 import { contentRange, parseRange } from '../range.js';
 import { Envelope, ErrorBody, errorResponses, Id, PageQuery, RecordingSchema } from '../schemas.js';
@@ -82,7 +82,7 @@ export const recordingRoutes: FastifyPluginAsyncTypebox<RecordingRoutesOptions> 
         limit: q.limit,
         after: decodeCursorParam(q.cursor),
       });
-      return { data: page.items.map(presentItem), next_cursor: encodeNext(page.next) };
+      return envelope(page, presentItem);
     },
   );
 
