@@ -31,6 +31,7 @@ describe('GET /v1/devices', () => {
   it('lists devices newest first in the envelope with every field', async () => {
     const res = await t.request('/v1/devices', { headers: await t.auth('devices:read') });
     expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
     const body = res.json() as { data: Array<Record<string, unknown>>; next_cursor: string | null };
     expect(body.next_cursor).toBeNull();
     expect(body.data.map((d) => d.id)).toEqual(['cam-06', 'cam-05', 'cam-04', 'cam-03', 'cam-02', 'cam-01', 'cam-00']);

@@ -3,7 +3,7 @@ import Type from 'typebox';
 import { ALERT_TYPES } from '../../domain/types.js';
 import { NotFoundError } from '../../domain/errors.js';
 import type { Store } from '../../store/store.js';
-import { decodeCursorParam, envelope } from '../paging.js';
+import { decodeCursorParam, pageResponder } from '../paging.js';
 import { memoized, presentAlert } from '../present.js';
 import { AlertSchema, Envelope, errorResponses, Id, PageQuery } from '../schemas.js';
 
@@ -14,7 +14,7 @@ export interface AlertRoutesOptions {
 const AlertParams = Type.Object({ alert_id: Id });
 
 export const alertRoutes: FastifyPluginAsyncTypebox<AlertRoutesOptions> = async (app, { store }) => {
-  const presentItem = memoized(presentAlert);
+  const respond = pageResponder(memoized(presentAlert));
   app.get(
     '/v1/alerts',
     {
@@ -35,7 +35,7 @@ export const alertRoutes: FastifyPluginAsyncTypebox<AlertRoutesOptions> = async 
         response: { 200: Envelope(AlertSchema), ...errorResponses },
       },
     },
-    async (req) => {
+    async (req, reply) => {
       const q = req.query;
       const page = store.listAlerts({
         deviceId: q.device_id,
@@ -44,7 +44,7 @@ export const alertRoutes: FastifyPluginAsyncTypebox<AlertRoutesOptions> = async 
         limit: q.limit,
         after: decodeCursorParam(q.cursor),
       });
-      return envelope(page, presentItem);
+      return respond(reply, page);
     },
   );
 

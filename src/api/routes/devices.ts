@@ -3,7 +3,7 @@ import Type from 'typebox';
 import { CONTROL_ACTIONS, DEVICE_STATUSES, DEVICE_TYPES } from '../../domain/types.js';
 import { NotFoundError } from '../../domain/errors.js';
 import type { Store } from '../../store/store.js';
-import { decodeCursorParam, envelope } from '../paging.js';
+import { decodeCursorParam, pageResponder } from '../paging.js';
 import type { DeviceControl, StreamAddresses } from '../ports.js';
 import { memoized, presentControl, presentDevice } from '../present.js';
 import {
@@ -26,7 +26,7 @@ export interface DeviceRoutesOptions {
 const DeviceParams = Type.Object({ device_id: Id });
 
 export const deviceRoutes: FastifyPluginAsyncTypebox<DeviceRoutesOptions> = async (app, { store, control, streams }) => {
-  const presentItem = memoized(presentDevice);
+  const respond = pageResponder(memoized(presentDevice));
   const requireDevice = (id: string) => {
     const device = store.getDevice(id);
     if (!device) throw new NotFoundError('device', id);
@@ -52,10 +52,10 @@ export const deviceRoutes: FastifyPluginAsyncTypebox<DeviceRoutesOptions> = asyn
         response: { 200: Envelope(DeviceSchema), ...errorResponses },
       },
     },
-    async (req) => {
+    async (req, reply) => {
       const q = req.query;
       const page = store.listDevices({ status: q.status, type: q.type, limit: q.limit, after: decodeCursorParam(q.cursor) });
-      return envelope(page, presentItem);
+      return respond(reply, page);
     },
   );
 

@@ -8,7 +8,7 @@ import { NotFoundError } from '../../domain/errors.js';
 import type { Store } from '../../store/store.js';
 import { DATE_FILTER_PATTERN, DateFilterError, parseDateBound, type DateBound } from '../date-filter.js';
 import { badRequest } from '../errors.js';
-import { decodeCursorParam, envelope } from '../paging.js';
+import { decodeCursorParam, pageResponder } from '../paging.js';
 import { memoized, presentRecording } from '../present.js';
 import { contentRange, parseRange } from '../range.js';
 import { Envelope, ErrorBody, errorResponses, Id, PageQuery, RecordingSchema } from '../schemas.js';
@@ -39,7 +39,7 @@ function bound(value: string | undefined, name: string, which: DateBound): numbe
 const etagOf = (rec: Recording, size: number, mtimeMs: number) => `"${rec.id}-${size.toString(36)}-${Math.floor(mtimeMs).toString(36)}"`;
 
 export const recordingRoutes: FastifyPluginAsyncTypebox<RecordingRoutesOptions> = async (app, { store, storageDir }) => {
-  const presentItem = memoized(presentRecording);
+  const respond = pageResponder(memoized(presentRecording));
   const root = path.resolve(storageDir);
   const requireRecording = (id: string) => {
     const rec = store.getRecording(id);
@@ -68,7 +68,7 @@ export const recordingRoutes: FastifyPluginAsyncTypebox<RecordingRoutesOptions> 
         response: { 200: Envelope(RecordingSchema), ...errorResponses },
       },
     },
-    async (req) => {
+    async (req, reply) => {
       const q = req.query;
       const from = bound(q.start_date, 'start_date', 'start');
       const to = bound(q.end_date, 'end_date', 'end');
@@ -82,7 +82,7 @@ export const recordingRoutes: FastifyPluginAsyncTypebox<RecordingRoutesOptions> 
         limit: q.limit,
         after: decodeCursorParam(q.cursor),
       });
-      return envelope(page, presentItem);
+      return respond(reply, page);
     },
   );
 
