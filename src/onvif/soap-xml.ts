@@ -1,0 +1,61 @@
+import { createRequire } from 'node:module';
+
+// Cameras are untrusted input. Every SOAP document we read goes through here: size-capped, DTDs
+// and entity declarations refused before any parser sees them, then parsed with the same parser
+// and conventions the `onvif` library uses for its own calls (namespace prefixes stripped, element
+// names lower-camel-cased, arrays everywhere, attributes under `$`, text under `_`), so code that
+// reads library results and code that reads raw documents see one shape.
+
+export const MAX_SOAP_BYTES = 1024 * 1024;
+
+export class SoapXmlError extends Error {
+  override readonly name = 'SoapXmlError';
+}
+
+/** A SOAP Fault from the device: it answered, but refused. */
+export class SoapFaultError extends Error {
+  override readonly name = 'SoapFaultError';
+}
+
+type ParseCallback = (err: Error | null, body: unknown) => void;
+interface OnvifUtils {
+  parseSOAPString(xml: string, callback: ParseCallback, statusCode?: number): void;
+  linerase(xml: unknown): unknown;
+}
+
+// The library's parser is not part of its typed public surface; it is loaded once here so the
+// rest of the code never touches library internals (see src/onvif/library.ts for the calls).
+const utils = createRequire(import.meta.url)('onvif/lib/utils.js') as OnvifUtils;
+
+/** Refuses what no camera needs to send: oversized documents, DTDs, entity declarations. */
+export function checkSoapText(xml: string): void {
+  if (Buffer.byteLength(xml, 'utf8') > MAX_SOAP_BYTES) throw new SoapXmlError(`SOAP document larger than ${MAX_SOAP_BYTES} bytes`);
+  if (/<!DOCTYPE|<!ENTITY/i.test(xml)) throw new SoapXmlError('SOAP document with a DTD or entity declaration refused');
+}
+
+/**
+ * Parses a SOAP envelope and returns its Body (an array with one element, xml2js style).
+ * Throws SoapXmlError for malformed or refused documents and SoapFaultError for a SOAP Fault.
+ */
+export function parseSoapBody(xml: string): Promise<Record<string, unknown>> {
+  checkSoapText(xml);
+  return new Promise((resolve, reject) => {
+    utils.parseSOAPString(xml, (err, body) => {
+      if (err) {
+        reject(err.message.startsWith('ONVIF SOAP Fault') ? new SoapFaultError(err.message.replace(/^ONVIF SOAP Fault: /, '')) : new SoapXmlError(err.message));
+        return;
+      }
+      const first = Array.isArray(body) ? (body[0] as unknown) : undefined;
+      if (typeof first !== 'object' || first === null) {
+        reject(new SoapXmlError('SOAP Body is empty'));
+        return;
+      }
+      resolve(first as Record<string, unknown>);
+    });
+  });
+}
+
+/** The library's simplification of xml2js output (single-element arrays unwrapped, "true"/numbers typed). */
+export function simplify(node: unknown): unknown {
+  return utils.linerase(node);
+}
