@@ -2,7 +2,9 @@ import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 
 // Daemon and CLI tests run the built dist/cli.js as a real process; build it once per test run.
+// EDGE_GATEWAY_TEST_NO_BUILD=1 skips it while iterating on tests that do not start the CLI.
 export default function setup(): void {
+  if (process.env.EDGE_GATEWAY_TEST_NO_BUILD === '1') return;
   const root = path.resolve(import.meta.dirname, '..');
   execFileSync(process.execPath, [path.join(root, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], { cwd: root, stdio: 'inherit' });
 }
