@@ -70,3 +70,20 @@ export interface Page<T> {
   items: T[];
   next: PageKey | null;
 }
+
+/** How the gateway reaches a camera (never shown by the API: it holds addresses and credentials). */
+export interface CameraRecord {
+  deviceId: string;
+  onvifUrl: string;
+  source: 'config' | 'discovery';
+  username: string | null;
+  /** Sealed with the data_dir key (SecretBox label `camera-password:<deviceId>`). */
+  passwordSealed: string | null;
+  serial: string | null;
+  mainProfile: string | null;
+  mainStreamUri: string | null;
+  subProfile: string | null;
+  subStreamUri: string | null;
+  snapshotUri: string | null;
+  clockOffsetMs: number | null;
+}

@@ -56,4 +56,29 @@ export const MIGRATIONS: readonly string[] = [
   ) STRICT;
   CREATE INDEX control_requests_device ON control_requests (device_id, requested_at DESC);
   `,
+  /* 2: how to reach each camera, and every identity a camera has been seen under */ `
+  CREATE TABLE cameras (
+    device_id        TEXT PRIMARY KEY REFERENCES devices (id) ON DELETE CASCADE,
+    onvif_url        TEXT NOT NULL,
+    source           TEXT NOT NULL CHECK (source IN ('config', 'discovery')),
+    username         TEXT,
+    password_sealed  TEXT,
+    serial           TEXT,
+    main_profile     TEXT,
+    main_stream_uri  TEXT,
+    sub_profile      TEXT,
+    sub_stream_uri   TEXT,
+    snapshot_uri     TEXT,
+    clock_offset_ms  INTEGER,
+    updated_at       INTEGER NOT NULL
+  ) STRICT;
+
+  -- A camera is known by its WS-Discovery endpoint reference, its manufacturer and serial, and the
+  -- address it was configured with; whichever is seen first names it, all lead back to one device.
+  CREATE TABLE device_aliases (
+    alias     TEXT PRIMARY KEY,
+    device_id TEXT NOT NULL REFERENCES devices (id) ON DELETE CASCADE
+  ) STRICT;
+  CREATE INDEX device_aliases_device ON device_aliases (device_id);
+  `,
 ];

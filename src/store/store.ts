@@ -3,6 +3,7 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type {
   Alert,
+  CameraRecord,
   AlertType,
   ControlAction,
   ControlRequest,
@@ -54,6 +55,20 @@ interface AlertRow {
   read_at: number | null;
   recording_id: string | null;
 }
+interface CameraRow {
+  device_id: string;
+  onvif_url: string;
+  source: string;
+  username: string | null;
+  password_sealed: string | null;
+  serial: string | null;
+  main_profile: string | null;
+  main_stream_uri: string | null;
+  sub_profile: string | null;
+  sub_stream_uri: string | null;
+  snapshot_uri: string | null;
+  clock_offset_ms: number | null;
+}
 interface ControlRow {
   id: string;
   device_id: string;
@@ -95,6 +110,20 @@ const toAlert = (r: AlertRow): Alert => ({
   createdAt: r.created_at,
   readAt: r.read_at,
   recordingId: r.recording_id,
+});
+const toCamera = (r: CameraRow): CameraRecord => ({
+  deviceId: r.device_id,
+  onvifUrl: r.onvif_url,
+  source: r.source as CameraRecord['source'],
+  username: r.username,
+  passwordSealed: r.password_sealed,
+  serial: r.serial,
+  mainProfile: r.main_profile,
+  mainStreamUri: r.main_stream_uri,
+  subProfile: r.sub_profile,
+  subStreamUri: r.sub_stream_uri,
+  snapshotUri: r.snapshot_uri,
+  clockOffsetMs: r.clock_offset_ms,
 });
 const toControl = (r: ControlRow): ControlRequest => ({
   id: r.id,
@@ -275,6 +304,64 @@ export class Store {
     if (f.type) filters.push(['type = ?', f.type]);
     const q = keysetQuery('devices', 'created_at', filters, f);
     return this.listPage(q, f.limit, toDevice, (d) => ({ at: d.createdAt, id: d.id }));
+  }
+
+  /**
+   * Sets a device's status (and last_seen_at when online). When the status changes and an alert is
+   * given, the alert is written in the same transaction. Null when there is no such device.
+   */
+  setDeviceStatus(id: string, status: DeviceStatus, now: number, alertOnChange: NewAlert | null = null): { device: Device; changed: boolean } | null {
+    return this.transaction(() => {
+      const before = this.getDevice(id);
+      if (!before) return null;
+      const changed = before.status !== status;
+      this.write(
+        `UPDATE devices SET status = @status, updated_at = @now,
+           last_seen_at = CASE WHEN @status = 'online' THEN @now ELSE last_seen_at END WHERE id = @id`,
+        { id, status, now },
+      );
+      if (changed && alertOnChange) this.insertAlert(alertOnChange);
+      return { device: this.getDevice(id) as Device, changed };
+    });
+  }
+
+  // --- cameras (how to reach them) and their aliases
+
+  /** The device already known under any of these aliases (endpoint reference, serial, address). */
+  findDeviceByAlias(aliases: readonly string[]): string | null {
+    for (const alias of aliases) {
+      const row = this.sql('SELECT device_id FROM device_aliases WHERE alias = ?').get(alias) as { device_id: string } | undefined;
+      if (row) return row.device_id;
+    }
+    return null;
+  }
+
+  addAliases(deviceId: string, aliases: readonly string[]): void {
+    for (const alias of aliases) this.write('INSERT OR IGNORE INTO device_aliases (alias, device_id) VALUES (@alias, @deviceId)', { alias, deviceId });
+  }
+
+  upsertCamera(c: CameraRecord, now = Date.now()): void {
+    this.write(
+      `INSERT INTO cameras (device_id, onvif_url, source, username, password_sealed, serial, main_profile, main_stream_uri,
+         sub_profile, sub_stream_uri, snapshot_uri, clock_offset_ms, updated_at)
+       VALUES (@deviceId, @onvifUrl, @source, @username, @passwordSealed, @serial, @mainProfile, @mainStreamUri,
+         @subProfile, @subStreamUri, @snapshotUri, @clockOffsetMs, @now)
+       ON CONFLICT (device_id) DO UPDATE SET onvif_url = excluded.onvif_url, source = excluded.source,
+         username = excluded.username, password_sealed = excluded.password_sealed, serial = excluded.serial,
+         main_profile = excluded.main_profile, main_stream_uri = excluded.main_stream_uri, sub_profile = excluded.sub_profile,
+         sub_stream_uri = excluded.sub_stream_uri, snapshot_uri = excluded.snapshot_uri,
+         clock_offset_ms = excluded.clock_offset_ms, updated_at = excluded.updated_at`,
+      { ...c, now },
+    );
+  }
+
+  getCamera(deviceId: string): CameraRecord | null {
+    const row = this.sql('SELECT * FROM cameras WHERE device_id = ?').get(deviceId) as CameraRow | undefined;
+    return row ? toCamera(row) : null;
+  }
+
+  listCameras(): CameraRecord[] {
+    return (this.sql('SELECT * FROM cameras ORDER BY device_id').all() as CameraRow[]).map(toCamera);
   }
 
   // --- recordings

@@ -1,0 +1,135 @@
+// Turns a PullMessagesResponse (as parsed by soap-xml.ts) into plain notifications. Camera firmware
+// is inconsistent, so everything here is read defensively: a message that cannot be read is skipped,
+// never thrown on, and the rest of the batch still gets through.
+//
+// Both shapes the codebase can hand us are accepted: the raw xml2js shape from parseSoapBody (arrays
+// everywhere) and the onvif library's simplified shape (its own pullMessages result, where
+// single-element arrays are unwrapped and "true"/numbers/dates are already typed).
+
+export type PropertyOperation = 'Initialized' | 'Changed' | 'Deleted';
+
+export interface Notification {
+  /** The topic text as the camera sent it (trimmed), e.g. "tns1:RuleEngine/CellMotionDetector/Motion". */
+  topic: string;
+  operation: PropertyOperation | null;
+  /** The camera's UtcTime in ms since the epoch; camera clocks are often wrong, so treat it as a hint. */
+  utcTime: number | null;
+  source: Record<string, string>;
+  data: Record<string, string>;
+}
+
+type Obj = Record<string, unknown>;
+
+function isObj(v: unknown): v is Obj {
+  return typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof Date);
+}
+
+function asArray(v: unknown): unknown[] {
+  if (v === undefined || v === null) return [];
+  return Array.isArray(v) ? v : [v];
+}
+
+function first(v: unknown): unknown {
+  return Array.isArray(v) ? v[0] : v;
+}
+
+// Element names go through the library's camel-casing, which leaves names like "UTCTime" alone and
+// firmware is not consistent about case anyway, so children and attributes are matched ignoring case.
+function child(obj: Obj, name: string): unknown {
+  if (Object.hasOwn(obj, name)) return obj[name];
+  const lower = name.toLowerCase();
+  for (const key of Object.keys(obj)) {
+    if (key.toLowerCase() === lower) return obj[key];
+  }
+  return undefined;
+}
+
+function attr(node: unknown, name: string): unknown {
+  if (!isObj(node)) return undefined;
+  const attrs = node.$;
+  return isObj(attrs) ? child(attrs, name) : undefined;
+}
+
+/** The camera's text for a value, whichever shape it arrived in; null when it is not text-like. */
+function text(v: unknown, depth = 0): string | null {
+  if (typeof v === 'string') return v;
+  if (typeof v === 'number') return Number.isFinite(v) ? String(v) : null;
+  if (typeof v === 'boolean') return String(v);
+  if (v instanceof Date) return Number.isNaN(v.getTime()) ? null : v.toISOString();
+  if (depth > 2) return null;
+  if (Array.isArray(v)) return v.length === 1 ? text(v[0], depth + 1) : null;
+  if (isObj(v) && Object.hasOwn(v, '_')) return text(v._, depth + 1);
+  return null;
+}
+
+function readOperation(v: unknown): PropertyOperation | null {
+  const t = text(v)?.trim().toLowerCase();
+  if (t === 'initialized') return 'Initialized';
+  if (t === 'changed') return 'Changed';
+  if (t === 'deleted') return 'Deleted';
+  return null;
+}
+
+function readTime(v: unknown): number | null {
+  if (v instanceof Date) return Number.isNaN(v.getTime()) ? null : v.getTime();
+  const t = text(v);
+  if (t === null) return null;
+  const ms = Date.parse(t.trim());
+  return Number.isFinite(ms) ? ms : null;
+}
+
+/** Reads the SimpleItems of a Source or Data element; ElementItems carry no flat value and are skipped. */
+function readItems(container: unknown): Record<string, string> {
+  // Null prototype: item names come from the camera and must not be able to hit Object.prototype.
+  const out = Object.create(null) as Record<string, string>;
+  const node = first(container);
+  if (!isObj(node)) return out;
+  for (const item of asArray(child(node, 'simpleItem'))) {
+    const name = text(attr(item, 'Name'))?.trim();
+    const value = text(attr(item, 'Value'));
+    // The first occurrence wins so a repeated name cannot override what was already read.
+    if (name && value !== null && !Object.hasOwn(out, name)) out[name] = value;
+  }
+  return out;
+}
+
+function readNotification(raw: unknown): Notification | null {
+  if (!isObj(raw)) return null;
+  // text() refuses several Topic elements: which one the camera meant is anyone's guess.
+  const topic = text(child(raw, 'topic'))?.trim();
+  if (!topic) return null;
+  const wrapper = first(child(raw, 'message'));
+  if (!isObj(wrapper)) return null;
+  // wsnt:Message wraps tt:Message; tolerate firmware that puts the content directly in wsnt:Message.
+  const innerRaw = first(child(wrapper, 'message'));
+  const inner = isObj(innerRaw) ? innerRaw : wrapper;
+  return {
+    topic,
+    operation: readOperation(attr(inner, 'PropertyOperation')),
+    utcTime: readTime(attr(inner, 'UtcTime')),
+    source: readItems(child(inner, 'source')),
+    data: readItems(child(inner, 'data')),
+  };
+}
+
+/**
+ * Maps a parsed PullMessagesResponse (`body.pullMessagesResponse` from parseSoapBody, or the onvif
+ * library's simplified result) to notifications. Never throws on camera input; unreadable messages
+ * are skipped.
+ */
+export function toNotifications(pullMessagesResponse: unknown): Notification[] {
+  const out: Notification[] = [];
+  for (let response of asArray(pullMessagesResponse)) {
+    // Also accept the whole Body, so a caller that passes one level too high still gets its events.
+    if (isObj(response) && child(response, 'notificationMessage') === undefined) {
+      const nested = child(response, 'pullMessagesResponse');
+      if (nested !== undefined) response = first(nested);
+    }
+    if (!isObj(response)) continue;
+    for (const raw of asArray(child(response, 'notificationMessage'))) {
+      const n = readNotification(raw);
+      if (n) out.push(n);
+    }
+  }
+  return out;
+}
