@@ -212,6 +212,11 @@ export class OnvifSession {
     };
   }
 
+  /** A cheap liveness check: GetSystemDateAndTime (which also refreshes nothing else). */
+  async ping(): Promise<void> {
+    await this.call<Date>((cb) => this.cam.getSystemDateAndTime(cb));
+  }
+
   async streamUri(profileToken: string): Promise<string | null> {
     const r = await this.call<{ uri?: unknown }>((cb) => this.cam.getStreamUri({ protocol: 'RTSP', profileToken }, cb));
     return str(obj(r).uri);
@@ -253,6 +258,10 @@ export class OnvifSession {
 
   async unsubscribe(): Promise<void> {
     await this.call((cb) => this.cam.unsubscribe(cb));
+  }
+
+  get isClosed(): boolean {
+    return this.closed;
   }
 
   /** Aborts every request in flight (a pending long-poll included) and refuses new ones. */

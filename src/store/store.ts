@@ -336,6 +336,10 @@ export class Store {
     return null;
   }
 
+  aliasesOf(deviceId: string): string[] {
+    return this.sql('SELECT alias FROM device_aliases WHERE device_id = ? ORDER BY alias').pluck().all(deviceId) as string[];
+  }
+
   addAliases(deviceId: string, aliases: readonly string[]): void {
     for (const alias of aliases) this.write('INSERT OR IGNORE INTO device_aliases (alias, device_id) VALUES (@alias, @deviceId)', { alias, deviceId });
   }

@@ -1,0 +1,379 @@
+import { createHash } from 'node:crypto';
+import type { BaseLogger } from 'pino';
+import type { DeviceControl } from '../api/ports.js';
+import type { EventBus } from '../domain/bus.js';
+import { DeviceCommandError, DeviceUnavailableError } from '../domain/errors.js';
+import { newId } from '../domain/ids.js';
+import type { ControlAction, ControlRequest, DeviceStatus } from '../domain/types.js';
+import type { SecretBox } from '../store/secret-box.js';
+import type { Store } from '../store/store.js';
+import { deviceIdFrom, stableEndpoint } from './discovery/messages.js';
+import { EventTracker } from './event-tracker.js';
+import { CameraFaultError, CameraUnauthorizedError, OnvifSession, pickMainAndSub } from './library.js';
+import { toNotifications } from './notification.js';
+import { classify } from './topics.js';
+
+// Adopts cameras (configured or discovered), keeps their status, watches their events and carries
+// out control actions. One supervisor loop per camera; every wait is a timer that stop() cancels.
+
+export interface CameraTarget {
+  url: string;
+  source: 'config' | 'discovery';
+  /** From the config entry; discovered cameras have none. */
+  name?: string;
+  username?: string | null;
+  password?: string | null;
+  /** WS-Discovery endpoint reference (urn:uuid:…), when discovered. */
+  endpoint?: string | null;
+}
+
+export interface CameraManagerOptions {
+  store: Store;
+  secretBox: SecretBox;
+  bus: EventBus;
+  logger: BaseLogger;
+  /** Accounts tried in order when a camera has none of its own (onvif.credentials). */
+  credentials: ReadonlyArray<{ username: string; password: string }>;
+  healthIntervalS?: number;
+  callTimeoutMs?: number;
+  /** Longest wait between retries of an unreachable camera. */
+  maxBackoffMs?: number;
+  /** Wait before trying a camera whose credentials were all refused again: not a crash loop. */
+  unauthorizedRetryMs?: number;
+  eventDebounceMs?: number;
+  random?: () => number;
+}
+
+const passwordLabel = (deviceId: string) => `camera-password:${deviceId}`;
+
+/** Exponential backoff with full jitter: the n-th retry waits a random time up to min(max, base·2ⁿ). */
+export function backoffMs(attempt: number, maxMs: number, random: () => number, baseMs = 1000): number {
+  return Math.round(random() * Math.min(maxMs, baseMs * 2 ** Math.min(attempt, 20)));
+}
+
+interface Worker {
+  target: CameraTarget;
+  deviceId: string | null;
+  session: OnvifSession | null;
+  stopped: boolean;
+  /** Ends every wait of this worker early (stop, or a new address for the camera). */
+  wakers: Set<() => void>;
+  done: Promise<void>;
+}
+
+export class CameraManager implements DeviceControl {
+  private readonly workers = new Map<string, Worker>(); // by target key
+  private stopped = false;
+  private readonly random: () => number;
+
+  constructor(private readonly opts: CameraManagerOptions) {
+    this.random = opts.random ?? Math.random;
+  }
+
+  /** Starts watching the configured cameras and those adopted before (so a restart needs no rediscovery). */
+  start(configured: ReadonlyArray<{ name: string; onvif_url: string; username: string | null; password: string | null }>): void {
+    for (const c of configured) this.addTarget({ url: c.onvif_url, source: 'config', name: c.name, username: c.username, password: c.password });
+    for (const cam of this.opts.store.listCameras()) {
+      if (cam.source !== 'discovery') continue;
+      this.addTarget({ url: cam.onvifUrl, source: 'discovery', endpoint: this.endpointAliasOf(cam.deviceId) });
+    }
+  }
+
+  /** A camera to watch; the same camera seen again (e.g. at a new DHCP address) updates its worker. */
+  addTarget(target: CameraTarget): void {
+    if (this.stopped) return;
+    const key = targetKey(target);
+    const existing = this.workers.get(key);
+    if (existing) {
+      if (existing.target.url !== target.url) {
+        this.opts.logger.info({ deviceId: existing.deviceId, url: target.url }, 'camera moved to a new address');
+        existing.target = { ...existing.target, url: target.url };
+        wakeAll(existing);
+      }
+      return;
+    }
+    const worker: Worker = { target, deviceId: null, session: null, stopped: false, wakers: new Set(), done: Promise.resolve() };
+    this.workers.set(key, worker);
+    worker.done = this.supervise(worker);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    const workers = [...this.workers.values()];
+    for (const w of workers) {
+      w.stopped = true;
+      wakeAll(w);
+      w.session?.close();
+    }
+    await Promise.all(workers.map((w) => w.done));
+  }
+
+  /** DeviceControl: carries out an action on an online camera (the API's POST …/control). */
+  async run(deviceId: string, action: ControlAction): Promise<ControlRequest> {
+    const worker = [...this.workers.values()].find((w) => w.deviceId === deviceId);
+    const device = this.opts.store.getDevice(deviceId);
+    const session = worker?.session;
+    if (!session || device?.status !== 'online') throw new DeviceUnavailableError(`device ${deviceId} is ${device?.status ?? 'unknown'}`);
+    const request = this.opts.store.insertControlRequest({ id: newId('ctl'), deviceId, action, requestedAt: Date.now() });
+    try {
+      if (action === 'reboot') await session.reboot();
+      else await session.setClock(new Date());
+      return this.opts.store.completeControlRequest(request.id, { status: 'succeeded', error: null });
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err);
+      const done = this.opts.store.completeControlRequest(request.id, { status: 'failed', error: message });
+      // A refusal is the camera's answer; no answer at all may still mean it acted (a reboot often
+      // drops the connection first), so that is a failed request, reported as such with 200.
+      if (err instanceof CameraFaultError || err instanceof CameraUnauthorizedError) throw new DeviceCommandError(`camera refused ${action}: ${message}`);
+      return done;
+    }
+  }
+
+  private endpointAliasOf(deviceId: string): string | null {
+    const alias = this.opts.store.aliasesOf(deviceId).find((a) => a.startsWith('epr:'));
+    return alias ? alias.slice(4) : null;
+  }
+
+  private sleep(w: Worker, ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        w.wakers.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      timer.unref();
+      w.wakers.add(done);
+    });
+  }
+
+  private async supervise(w: Worker): Promise<void> {
+    const maxBackoff = this.opts.maxBackoffMs ?? 60_000;
+    let attempt = 0;
+    while (!w.stopped) {
+      let waitMs: number;
+      try {
+        await this.adopt(w);
+        attempt = 0;
+        await this.watch(w);
+        waitMs = backoffMs(attempt++, maxBackoff, this.random);
+      } catch (err) {
+        if (w.stopped) break;
+        const status: DeviceStatus = err instanceof CameraUnauthorizedError ? 'unauthorized' : 'offline';
+        if (w.deviceId) this.setStatus(w.deviceId, status);
+        this.opts.logger.warn({ deviceId: w.deviceId, url: w.target.url, err: (err as Error).message }, `camera ${status}`);
+        waitMs = status === 'unauthorized' ? (this.opts.unauthorizedRetryMs ?? 300_000) : backoffMs(attempt++, maxBackoff, this.random);
+      } finally {
+        w.session?.close();
+        w.session = null;
+      }
+      if (!w.stopped) await this.sleep(w, Math.max(waitMs, 200));
+    }
+  }
+
+  /** Connects with the camera's own account, else the stored one, else each configured one in turn. */
+  private async connect(w: Worker): Promise<{ session: OnvifSession; username: string | null; password: string | null }> {
+    const t = w.target;
+    const accounts: Array<{ username: string | null; password: string | null }> = [];
+    if (t.username) accounts.push({ username: t.username, password: t.password ?? '' });
+    else {
+      const known = w.deviceId ? this.opts.store.getCamera(w.deviceId) : null;
+      if (known?.username) {
+        const password = known.passwordSealed ? this.opts.secretBox.open(known.passwordSealed, passwordLabel(known.deviceId)).toString('utf8') : '';
+        accounts.push({ username: known.username, password });
+      }
+      accounts.push(...this.opts.credentials);
+      if (accounts.length === 0) accounts.push({ username: null, password: null });
+    }
+    let refused: unknown = null;
+    for (const account of accounts) {
+      try {
+        const session = await OnvifSession.connect({ url: t.url, ...account }, { callTimeoutMs: this.opts.callTimeoutMs ?? 10_000 });
+        return { session, ...account };
+      } catch (err) {
+        if (!(err instanceof CameraUnauthorizedError)) throw err;
+        refused = err;
+      }
+    }
+    throw refused ?? new CameraUnauthorizedError('no account to try');
+  }
+
+  private async adopt(w: Worker): Promise<void> {
+    const t = w.target;
+    const endpoint = t.endpoint ? stableEndpoint(t.endpoint) : null;
+    const addressAlias = t.source === 'config' ? `url:${t.url}` : null;
+    let connected: Awaited<ReturnType<CameraManager['connect']>>;
+    try {
+      connected = await this.connect(w);
+    } catch (err) {
+      // Even a camera we cannot log into gets a device, so the owner sees it as unauthorized.
+      if (err instanceof CameraUnauthorizedError && !w.deviceId) {
+        const aliases = [endpoint && `epr:${endpoint}`, addressAlias].filter((a): a is string => !!a);
+        w.deviceId = this.opts.store.findDeviceByAlias(aliases) ?? (endpoint ? deviceIdFrom(endpoint) : idFromText(t.url));
+        this.opts.store.upsertDevice({ ...this.deviceBase(w.deviceId, t.name ?? `Camera at ${hostOf(t.url)}`), status: 'unauthorized' });
+        this.opts.store.addAliases(w.deviceId, aliases);
+      }
+      throw err;
+    }
+    const { session } = connected;
+    w.session = session;
+    const d = await session.describe();
+    const serialAlias = d.serialNumber ? `serial:${d.manufacturer ?? ''}:${d.serialNumber}` : null;
+    const aliases = [endpoint && `epr:${endpoint}`, serialAlias, addressAlias].filter((a): a is string => !!a);
+    const deviceId =
+      w.deviceId ??
+      this.opts.store.findDeviceByAlias(aliases) ??
+      (endpoint || d.serialNumber ? deviceIdFrom(endpoint ?? '', d.serialNumber) : idFromText(t.url));
+    w.deviceId = deviceId;
+
+    const { main, sub } = pickMainAndSub(d.profiles);
+    const uri = async (f: () => Promise<string | null>) => f().catch(() => null);
+    const mainStreamUri = main ? await uri(() => session.streamUri(main.token)) : null;
+    const subStreamUri = sub ? await uri(() => session.streamUri(sub.token)) : null;
+    const snapshotUri = main ? await uri(() => session.snapshotUri(main.token)) : null;
+
+    const existing = this.opts.store.getDevice(deviceId);
+    const name = t.name ?? existing?.name ?? ([d.manufacturer, d.model].filter(Boolean).join(' ') || `Camera at ${hostOf(t.url)}`);
+    this.opts.store.transaction(() => {
+      this.opts.store.upsertDevice({
+        ...this.deviceBase(deviceId, name),
+        status: existing?.status ?? 'offline', // setStatus below makes the transition (and its event)
+        model: d.model,
+        manufacturer: d.manufacturer,
+        firmwareVersion: d.firmwareVersion,
+        lastSeenAt: Date.now(),
+      });
+      this.opts.store.upsertCamera({
+        deviceId,
+        onvifUrl: t.url,
+        source: t.source,
+        username: connected.username,
+        passwordSealed: connected.password ? this.opts.secretBox.seal(connected.password, passwordLabel(deviceId)) : null,
+        serial: d.serialNumber,
+        mainProfile: main?.token ?? null,
+        mainStreamUri,
+        subProfile: sub?.token ?? null,
+        subStreamUri,
+        snapshotUri,
+        clockOffsetMs: d.clockOffsetMs,
+      });
+      this.opts.store.addAliases(deviceId, aliases);
+    });
+    this.setStatus(deviceId, 'online');
+    this.opts.logger.info({ deviceId, url: t.url, model: d.model, clockOffsetMs: d.clockOffsetMs }, 'camera adopted');
+  }
+
+  private deviceBase(id: string, name: string) {
+    return { id, name, type: 'camera' as const, status: 'offline' as DeviceStatus, model: null, manufacturer: null, firmwareVersion: null, lastSeenAt: null };
+  }
+
+  private setStatus(deviceId: string, status: DeviceStatus): void {
+    const now = Date.now();
+    const before = this.opts.store.getDevice(deviceId);
+    const alert =
+      status === 'offline' && before?.status === 'online'
+        ? { id: newId('alr'), deviceId, type: 'device_offline' as const, message: `${before.name} went offline`, createdAt: now }
+        : null;
+    const result = this.opts.store.setDeviceStatus(deviceId, status, now, alert);
+    if (result?.changed) this.opts.bus.emit('device.status', { deviceId, status, previous: before?.status ?? null, at: now });
+  }
+
+  /** Health checks and the event subscription, until the camera stops answering (throws) or stop(). */
+  private async watch(w: Worker): Promise<void> {
+    const session = w.session;
+    const deviceId = w.deviceId;
+    if (!session || !deviceId) return;
+    const events = this.watchEvents(w, session, deviceId);
+    try {
+      const interval = (this.opts.healthIntervalS ?? 30) * 1000;
+      while (!w.stopped) {
+        const url = w.target.url;
+        await this.sleep(w, interval);
+        if (w.stopped) return;
+        if (w.target.url !== url) return; // moved: reconnect at the new address
+        await session.ping();
+        this.opts.store.setDeviceStatus(deviceId, 'online', Date.now());
+      }
+    } finally {
+      session.close();
+      await events;
+    }
+  }
+
+  /** PullPoint loop: create, pull, renew before termination, re-create after errors with backoff. */
+  private async watchEvents(w: Worker, session: OnvifSession, deviceId: string): Promise<void> {
+    const tracker = new EventTracker({ debounceMs: this.opts.eventDebounceMs ?? 1500 });
+    const unknownTopics = new Set<string>();
+    const emit = (outputs: ReturnType<EventTracker['tick']>) => {
+      for (const o of outputs) this.opts.bus.emit('camera.event', { deviceId, kind: o.kind, phase: o.type, at: o.at });
+    };
+    let tickTimer: NodeJS.Timeout | null = null;
+    const scheduleTick = () => {
+      if (tickTimer) clearTimeout(tickTimer);
+      const due = tracker.nextDeadline();
+      if (due === null) return;
+      tickTimer = setTimeout(() => {
+        emit(tracker.tick(Date.now()));
+        scheduleTick();
+      }, Math.max(0, due - Date.now()));
+      tickTimer.unref();
+    };
+    let attempt = 0;
+    try {
+      while (!w.stopped && !session.isClosed) {
+        try {
+          await session.createPullPoint();
+          let renewedAt = Date.now();
+          attempt = 0;
+          while (!w.stopped && !session.isClosed) {
+            const response = await session.pullMessages();
+            for (const n of toNotifications(response)) {
+              const c = classify(n);
+              if (!c && !unknownTopics.has(n.topic) && unknownTopics.size < 256) {
+                unknownTopics.add(n.topic);
+                this.opts.logger.debug({ deviceId, topic: n.topic }, 'camera event topic not used');
+              }
+              emit(tracker.push(n, c, Date.now()));
+            }
+            scheduleTick();
+            // Subscriptions are created for 2 minutes and a pull can take 1: renew every minute.
+            if (Date.now() - renewedAt > 50_000) {
+              await session.renew();
+              renewedAt = Date.now();
+            }
+          }
+        } catch (err) {
+          emit(tracker.reset(Date.now()));
+          if (w.stopped || session.isClosed) break;
+          this.opts.logger.info({ deviceId, err: (err as Error).message }, 'camera event subscription lost; re-creating');
+          await this.sleep(w, Math.max(500, backoffMs(attempt++, this.opts.maxBackoffMs ?? 60_000, this.random)));
+        }
+      }
+    } finally {
+      if (tickTimer) clearTimeout(tickTimer);
+      emit(tracker.reset(Date.now()));
+    }
+  }
+}
+
+function wakeAll(w: Worker): void {
+  for (const wake of [...w.wakers]) wake();
+}
+
+function targetKey(t: CameraTarget): string {
+  const endpoint = t.endpoint ? stableEndpoint(t.endpoint) : null;
+  return endpoint ? `epr:${endpoint}` : `url:${t.url}`;
+}
+
+function hostOf(url: string): string {
+  try {
+    return new URL(url).host;
+  } catch {
+    return url;
+  }
+}
+
+/** Last resort for a camera with neither endpoint reference nor serial: its configured address. */
+function idFromText(text: string): string {
+  return `dev_${createHash('sha256').update(`address\u0000${text}`, 'utf8').digest().subarray(0, 18).toString('base64url')}`;
+}

@@ -1,0 +1,160 @@
+import { rmSync } from 'node:fs';
+import { pino } from 'pino';
+import { afterEach, describe, expect, it } from 'vitest';
+import { EventBus, type GatewayEvents } from '../../src/domain/bus.js';
+import { backoffMs, CameraManager, type CameraManagerOptions } from '../../src/onvif/manager.js';
+import { SimulatedCamera } from '../../src/onvif/simulator/camera.js';
+import { SecretBox } from '../../src/store/secret-box.js';
+import { Store } from '../../src/store/store.js';
+import { tempDir } from '../support/gateway.js';
+
+const cleanups: Array<() => unknown> = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+async function camera(opts: Partial<ConstructorParameters<typeof SimulatedCamera>[0]> = {}) {
+  const cam = new SimulatedCamera({ username: 'admin', password: 'pw', rebootMs: 300, ...opts });
+  await cam.start();
+  cleanups.push(() => cam.stop());
+  return cam;
+}
+
+function manager(overrides: Partial<CameraManagerOptions> = {}) {
+  const dir = tempDir('eg-mgr-');
+  const store = Store.open(dir);
+  const events: Array<{ name: keyof GatewayEvents; event: unknown }> = [];
+  const bus = new EventBus((err) => {
+    throw err;
+  });
+  bus.on('device.status', (e) => events.push({ name: 'device.status', event: e }));
+  bus.on('camera.event', (e) => events.push({ name: 'camera.event', event: e }));
+  const m = new CameraManager({
+    store,
+    secretBox: SecretBox.openInDir(dir),
+    bus,
+    logger: pino({ level: 'silent' }),
+    credentials: [],
+    healthIntervalS: 1,
+    callTimeoutMs: 1000,
+    maxBackoffMs: 500,
+    unauthorizedRetryMs: 60_000,
+    eventDebounceMs: 200,
+    ...overrides,
+  });
+  cleanups.push(() => {
+    store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  cleanups.push(() => m.stop());
+  return { m, store, events };
+}
+
+const onlyDevice = (store: Store) => store.listDevices({ limit: 10, after: null }).items;
+
+describe('CameraManager', () => {
+  it('adopts a configured camera: device online with its information, camera record with streams, password sealed', async () => {
+    const cam = await camera({ identity: { manufacturer: 'Hikvision', model: 'DS-2CD2143G2', firmware: 'V5.7.3', serial: 'DS1234' } });
+    const { m, store } = manager();
+    m.start([{ name: 'Front door', onvif_url: cam.deviceServiceUrl, username: 'admin', password: 'pw' }]);
+    await expect.poll(() => onlyDevice(store)[0]?.status, { timeout: 10_000 }).toBe('online');
+    const [device] = onlyDevice(store);
+    expect(device).toMatchObject({ name: 'Front door', type: 'camera', model: 'DS-2CD2143G2', manufacturer: 'Hikvision', firmwareVersion: 'V5.7.3' });
+    expect(device?.lastSeenAt).toEqual(expect.any(Number));
+    const record = store.getCamera(device!.id);
+    expect(record).toMatchObject({ mainProfile: 'Profile_1', subProfile: 'Profile_2', mainStreamUri: 'rtsp://127.0.0.1:8554/main', serial: 'DS1234', source: 'config' });
+    expect(record?.passwordSealed).not.toContain('pw');
+  });
+
+  it('tries the configured accounts in order and marks a camera it cannot log into unauthorized, without a retry storm', async () => {
+    const cam = await camera({ password: 'secret2' });
+    const { m, store } = manager({ credentials: [{ username: 'admin', password: 'nope' }, { username: 'admin', password: 'secret2' }] });
+    m.start([{ name: 'Garage', onvif_url: cam.deviceServiceUrl, username: null, password: null }]);
+    await expect.poll(() => onlyDevice(store)[0]?.status, { timeout: 10_000 }).toBe('online');
+
+    const locked = await camera({ password: 'unknowable' });
+    const { m: m2, store: store2 } = manager({ credentials: [{ username: 'admin', password: 'nope' }] });
+    m2.start([{ name: 'Locked', onvif_url: locked.deviceServiceUrl, username: null, password: null }]);
+    await expect.poll(() => onlyDevice(store2)[0]?.status, { timeout: 10_000 }).toBe('unauthorized');
+    const callsAfterRefusal = locked.calls.get('GetSystemDateAndTime') ?? 0;
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(locked.calls.get('GetSystemDateAndTime') ?? 0).toBe(callsAfterRefusal); // waits unauthorizedRetryMs, no loop
+  });
+
+  it('goes offline with a device_offline alert when the camera disappears, and back online with the same id', async () => {
+    const cam = await camera();
+    const { m, store, events } = manager();
+    m.start([{ name: 'Porch', onvif_url: cam.deviceServiceUrl, username: 'admin', password: 'pw' }]);
+    await expect.poll(() => onlyDevice(store)[0]?.status, { timeout: 10_000 }).toBe('online');
+    const id = onlyDevice(store)[0]!.id;
+    await cam.stop();
+    await expect.poll(() => store.getDevice(id)?.status, { timeout: 10_000 }).toBe('offline');
+    const alerts = store.listAlerts({ limit: 10, after: null, deviceId: id }).items;
+    expect(alerts.map((a) => a.type)).toEqual(['device_offline']);
+    expect(alerts[0]?.message).toBe('Porch went offline');
+    await cam.start();
+    await expect.poll(() => store.getDevice(id)?.status, { timeout: 10_000 }).toBe('online');
+    expect(onlyDevice(store)).toHaveLength(1);
+    const statuses = events.filter((e) => e.name === 'device.status').map((e) => (e.event as { status: string }).status);
+    expect(statuses).toEqual(['online', 'offline', 'online']);
+  });
+
+  it('turns camera notifications into debounced start/stop events on the bus, and re-subscribes after a reboot', async () => {
+    const cam = await camera({ topicStyle: 'tplink' });
+    const { m, store, events } = manager();
+    m.start([{ name: 'Drive', onvif_url: cam.deviceServiceUrl, username: 'admin', password: 'pw' }]);
+    await expect.poll(() => onlyDevice(store)[0]?.status, { timeout: 10_000 }).toBe('online');
+    await expect.poll(() => cam.calls.get('PullMessages') ?? 0, { timeout: 10_000 }).toBeGreaterThan(0);
+    const cameraEvents = () => events.filter((e) => e.name === 'camera.event').map((e) => e.event as { kind: string; phase: string });
+    cam.trigger('vehicle', true);
+    await expect.poll(() => cameraEvents(), { timeout: 10_000 }).toEqual([expect.objectContaining({ kind: 'vehicle', phase: 'start' })]);
+    cam.trigger('vehicle', false);
+    cam.trigger('vehicle', true); // flapping within the debounce window: still one event
+    cam.trigger('vehicle', false);
+    await expect.poll(() => cameraEvents().map((e) => `${e.kind}:${e.phase}`), { timeout: 10_000 }).toEqual(['vehicle:start', 'vehicle:stop']);
+
+    const id = onlyDevice(store)[0]!.id;
+    const subsBefore = cam.calls.get('CreatePullPointSubscription') ?? 0;
+    const ctl = await m.run(id, 'reboot');
+    expect(ctl).toMatchObject({ action: 'reboot', status: 'succeeded' });
+    await expect.poll(() => cam.calls.get('CreatePullPointSubscription') ?? 0, { timeout: 20_000 }).toBeGreaterThan(subsBefore);
+    cam.trigger('human', true);
+    await expect.poll(() => cameraEvents().map((e) => `${e.kind}:${e.phase}`), { timeout: 10_000 }).toContain('human:start');
+  });
+
+  it('syncs the camera clock, and refuses control of an offline camera', async () => {
+    const cam = await camera({ skewMs: -3 * 3600_000 });
+    const { m, store } = manager();
+    m.start([{ name: 'Yard', onvif_url: cam.deviceServiceUrl, username: 'admin', password: 'pw' }]);
+    await expect.poll(() => onlyDevice(store)[0]?.status, { timeout: 10_000 }).toBe('online');
+    const id = onlyDevice(store)[0]!.id;
+    expect(await m.run(id, 'sync_time')).toMatchObject({ status: 'succeeded', error: null });
+    expect(Math.abs(cam.nowMs() - Date.now())).toBeLessThan(2000);
+    await cam.stop();
+    await expect.poll(() => store.getDevice(id)?.status, { timeout: 10_000 }).toBe('offline');
+    await expect(m.run(id, 'reboot')).rejects.toThrow(/offline/);
+  });
+
+  it('keeps one device when a discovered camera moves to a new address', async () => {
+    const cam = await camera({ endpoint: 'urn:uuid:11111111-2222-4333-8444-555555555555' });
+    const { m, store } = manager({ credentials: [{ username: 'admin', password: 'pw' }] });
+    m.start([]);
+    m.addTarget({ url: cam.deviceServiceUrl, source: 'discovery', endpoint: 'urn:uuid:11111111-2222-4333-8444-555555555555' });
+    await expect.poll(() => onlyDevice(store)[0]?.status, { timeout: 10_000 }).toBe('online');
+    const id = onlyDevice(store)[0]!.id;
+    await cam.stop();
+    const moved = await camera({ endpoint: 'urn:uuid:11111111-2222-4333-8444-555555555555', identity: { serial: cam.endpoint.slice(-12) } });
+    m.addTarget({ url: moved.deviceServiceUrl, source: 'discovery', endpoint: 'URN:UUID:11111111-2222-4333-8444-555555555555' });
+    await expect.poll(() => store.getCamera(id)?.onvifUrl, { timeout: 10_000 }).toBe(moved.deviceServiceUrl);
+    await expect.poll(() => store.getDevice(id)?.status, { timeout: 10_000 }).toBe('online');
+    expect(onlyDevice(store)).toHaveLength(1);
+  });
+});
+
+describe('backoffMs', () => {
+  it('grows exponentially up to the cap, with full jitter', () => {
+    expect([0, 1, 2, 3, 10].map((n) => backoffMs(n, 60_000, () => 1))).toEqual([1000, 2000, 4000, 8000, 60_000]);
+    expect(backoffMs(5, 60_000, () => 0)).toBe(0);
+    expect(backoffMs(1000, 60_000, () => 0.5)).toBe(30_000);
+  });
+});
