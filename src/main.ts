@@ -8,7 +8,9 @@ import { collectDefaultMetrics, Registry } from 'prom-client';
 import { LocalIssuer } from './auth/local-issuer.js';
 import { TokenVerifier } from './auth/verifier.js';
 import type { Config } from './config/schema.js';
-import { controlNotAvailable, streamsNotAvailable } from './api/ports.js';
+import { streamsNotAvailable } from './api/ports.js';
+import { EventBus } from './domain/bus.js';
+import { CameraManager } from './onvif/manager.js';
 import { buildApiServer } from './api/server.js';
 import { loadTlsCredentials } from './api/tls.js';
 import { createSdNotify, type SdNotify } from './daemon/sd-notify.js';
@@ -27,6 +29,7 @@ export interface Gateway {
   readonly certFile: string;
   readonly localIssuer: LocalIssuer | null;
   readonly store: Store;
+  readonly bus: EventBus;
   stop(): Promise<void>;
 }
 
@@ -108,6 +111,17 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
     });
     if (tls.generated) log.info({ certFile: tls.certFile }, 'created a self-signed TLS certificate');
 
+    const bus = new EventBus((err, name) => log.error({ err, event: name }, 'event listener failed'));
+    const cameras = new CameraManager({
+      store,
+      secretBox,
+      bus,
+      logger: log.child({ part: 'onvif' }),
+      credentials: config.onvif.credentials,
+      healthIntervalS: config.onvif.health_interval_s,
+    });
+    cleanups.unshift(() => cameras.stop());
+
     const storageDir = config.recording.storage_dir ?? path.join(dataDir, 'recordings');
     mkdirSync(storageDir, { recursive: true, mode: 0o700 });
 
@@ -118,7 +132,7 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
       verifier,
       store,
       storageDir,
-      control: controlNotAvailable,
+      control: cameras,
       streams: streamsNotAvailable,
       registry,
       version: readVersion(),
@@ -132,6 +146,8 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
     const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
     const apiUrl = `https://${host}:${addr.port}`;
 
+    // Cameras start after the API is up: adoption takes seconds per camera and must not delay readiness.
+    cameras.start(config.cameras);
     log.info({ gatewayId: id, apiUrl, dataDir, localIssuer: localIssuer?.issuer ?? null }, 'edge gateway started');
     if (clockSynchronized() === false) log.warn('the system clock is not synchronised yet: timestamps may be wrong');
     await notify.ready(`serving on ${apiUrl}`);
@@ -145,6 +161,7 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
       certFile: tls.certFile,
       localIssuer,
       store,
+      bus,
       stop: () =>
         (stopping ??= (async () => {
           log.info('edge gateway stopping');

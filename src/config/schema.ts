@@ -88,6 +88,7 @@ export const ConfigSchema = Type.Object(
         unicast_targets: Type.Array(Type.String({ minLength: 1 }), { default: [] }),
       }),
       credentials: Type.Array(Credential, { default: [] }),
+      health_interval_s: Seconds(30, 1, 3600),
     }),
     recording: Section({
       storage_dir: NullableString(),

@@ -236,6 +236,9 @@ export class OnvifSession {
 
   async setClock(now: Date): Promise<void> {
     await this.call((cb) => this.cam.setSystemDateAndTime({ dateTime: now, dateTimeType: 'Manual', daylightSavings: false, timezone: 'UTC0' }, cb));
+    // The library keeps the offset it learnt at connect; from now on the camera runs on our clock,
+    // and digests dated by the old offset would be refused as replays.
+    this.cam.timeShift = Date.now() - process.uptime() * 1000;
   }
 
   async createPullPoint(): Promise<void> {
