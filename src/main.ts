@@ -10,7 +10,8 @@ import { TokenVerifier } from './auth/verifier.js';
 import type { Config } from './config/schema.js';
 import { streamsNotAvailable } from './api/ports.js';
 import { EventBus } from './domain/bus.js';
-import { CameraManager } from './onvif/manager.js';
+import { createDiscovery } from './onvif/discovery/service.js';
+import { CameraManager, pickDeviceServiceUrl } from './onvif/manager.js';
 import { buildApiServer } from './api/server.js';
 import { loadTlsCredentials } from './api/tls.js';
 import { createSdNotify, type SdNotify } from './daemon/sd-notify.js';
@@ -148,6 +149,20 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
 
     // Cameras start after the API is up: adoption takes seconds per camera and must not delay readiness.
     cameras.start(config.cameras);
+    if (config.onvif.discovery.enabled) {
+      const discovery = createDiscovery({
+        interfaces: config.onvif.discovery.interfaces,
+        unicastTargets: config.onvif.discovery.unicast_targets,
+        intervalS: config.onvif.discovery.interval_s,
+        logger: log.child({ part: 'discovery' }),
+      });
+      discovery.on('found', (found) => {
+        const url = pickDeviceServiceUrl(found.xaddrs);
+        if (url) cameras.addTarget({ url, source: 'discovery', endpoint: found.endpoint });
+      });
+      cleanups.unshift(() => discovery.stop());
+      await discovery.start();
+    }
     log.info({ gatewayId: id, apiUrl, dataDir, localIssuer: localIssuer?.issuer ?? null }, 'edge gateway started');
     if (clockSynchronized() === false) log.warn('the system clock is not synchronised yet: timestamps may be wrong');
     await notify.ready(`serving on ${apiUrl}`);

@@ -1,7 +1,7 @@
 import { Agent, type AgentOptions } from 'node:http';
 import type { Duplex } from 'node:stream';
 import onvif from 'onvif';
-import { MAX_SOAP_BYTES } from './soap-xml.js';
+import { countXmlns, MAX_SOAP_BYTES, MAX_XMLNS } from './soap-xml.js';
 
 // The only file that sees the `onvif` library (agsh/onvif 0.8.x). Everything else talks to cameras
 // through OnvifSession, so a move to the library's v1 changes this file alone. We drive its calls
@@ -59,14 +59,17 @@ class GuardedAgent extends Agent {
   override createConnection(...args: Parameters<Agent['createConnection']>): Duplex {
     const socket = super.createConnection(...args) as Duplex;
     let total = 0;
+    let namespaces = 0;
     let tail = '';
     socket.on('data', (chunk: Buffer) => {
       total += chunk.length;
-      // Keep a little of the previous chunk so a marker split across two chunks is still seen.
+      // Keep a little of the previous chunk so a marker split across two chunks is still seen once.
       const text = tail + chunk.toString('latin1');
+      namespaces += countXmlns(text) - countXmlns(tail);
       tail = text.slice(-16);
       if (total > this.maxBytes) socket.destroy(new CameraFaultError(`camera response larger than ${this.maxBytes} bytes`));
       else if (/<!DOCTYPE|<!ENTITY/i.test(text)) socket.destroy(new CameraFaultError('camera response with a DTD refused'));
+      else if (namespaces > MAX_XMLNS) socket.destroy(new CameraFaultError('camera response with a namespace flood refused'));
     });
     return socket;
   }

@@ -356,6 +356,20 @@ export class CameraManager implements DeviceControl {
   }
 }
 
+/** The device service address to use from a camera's XAddrs: plain http over IPv4 first (what LAN cameras serve). */
+export function pickDeviceServiceUrl(xaddrs: readonly string[]): string | null {
+  const parsed = xaddrs.flatMap((x) => {
+    try {
+      const u = new URL(x);
+      return u.protocol === 'http:' || u.protocol === 'https:' ? [u] : [];
+    } catch {
+      return [];
+    }
+  });
+  const score = (u: URL) => (u.protocol === 'http:' ? 0 : 2) + (u.hostname.startsWith('[') ? 1 : 0);
+  return parsed.sort((a, b) => score(a) - score(b))[0]?.href ?? null;
+}
+
 function wakeAll(w: Worker): void {
   for (const wake of [...w.wakers]) wake();
 }

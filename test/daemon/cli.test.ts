@@ -8,6 +8,8 @@ import { tempDir } from '../support/gateway.js';
 import { makeClient } from '../support/https.js';
 
 const CLI = path.resolve(import.meta.dirname, '../../dist/cli.js');
+// Daemons started by tests never probe the machine's real interfaces.
+const NO_DISCOVERY = 'onvif:\n  discovery:\n    enabled: false\n';
 const dirs: string[] = [];
 const children: ChildProcess[] = [];
 afterEach(() => {
@@ -108,7 +110,7 @@ describe('edge-gateway CLI', () => {
 describe('edge-gateway start', () => {
   it('serves the API with a token from the CLI, keeps its identity across restarts, and stops cleanly on SIGTERM', async () => {
     const dir = workDir();
-    const cfg = writeConfig(dir, `gateway:\n  data_dir: ${dir}/data\napi:\n  host: 127.0.0.1\n  port: 0\n`);
+    const cfg = writeConfig(dir, `gateway:\n  data_dir: ${dir}/data\napi:\n  host: 127.0.0.1\n  port: 0\n${NO_DISCOVERY}`);
     const first = await startDaemon(cfg, dir);
     const cert = readFileSync(path.join(dir, 'data/tls/cert.pem'));
     const token = cli(['token', '--config', cfg, '--scope', 'devices:read'], {}, dir).stdout.trim();
@@ -131,7 +133,7 @@ describe('edge-gateway start', () => {
   it('finishes a download in flight when SIGTERM arrives', async () => {
     const dir = workDir();
     const dataDir = path.join(dir, 'data');
-    const cfg = writeConfig(dir, `gateway:\n  data_dir: ${dataDir}\napi:\n  host: 127.0.0.1\n  port: 0\n`);
+    const cfg = writeConfig(dir, `gateway:\n  data_dir: ${dataDir}\napi:\n  host: 127.0.0.1\n  port: 0\n${NO_DISCOVERY}`);
     // Seed a device and a 32 MiB recording through the store, as the recorder will.
     mkdirSync(path.join(dataDir, 'recordings'), { recursive: true });
     const big = Buffer.alloc(32 * 1024 * 1024, 7);

@@ -128,6 +128,7 @@ describe('OnvifSession against hostile or broken cameras', () => {
     ['a huge response', () => `<?xml version="1.0"?><env:Envelope xmlns:env="http://www.w3.org/2003/05/soap-envelope"><env:Body>${'x'.repeat(2 * 1024 * 1024)}</env:Body></env:Envelope>`, CameraFaultError],
     ['a DTD with entities', () => '<?xml version="1.0"?><!DOCTYPE lol [<!ENTITY a "aaaaaaaa">]><env:Envelope xmlns:env="http://www.w3.org/2003/05/soap-envelope"><env:Body>&a;</env:Body></env:Envelope>', CameraFaultError],
     ['malformed XML', () => '<env:Envelope><env:Body><oops></env:Envelope', CameraFaultError],
+    ['a namespace flood', () => `<?xml version="1.0"?><env:Envelope xmlns:env="http://www.w3.org/2003/05/soap-envelope"><env:Body>${'<a xmlns:x="u"/>'.repeat(20_000)}</env:Body></env:Envelope>`, CameraFaultError],
     ['a SOAP fault', () => '<?xml version="1.0"?><env:Envelope xmlns:env="http://www.w3.org/2003/05/soap-envelope"><env:Body><env:Fault><env:Code><env:Value>env:Receiver</env:Value></env:Code><env:Reason><env:Text>Internal error</env:Text></env:Reason></env:Fault></env:Body></env:Envelope>', CameraFaultError],
     ['no answer at all', () => null, CameraUnreachableError],
     ['an answer to the clock only, then silence', dateOk, CameraUnreachableError],
