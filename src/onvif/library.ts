@@ -84,6 +84,7 @@ interface LibCam {
   connect(cb: Callback<unknown>): void;
   getSystemDateAndTime(cb: Callback<Date>): void;
   getDeviceInformation(cb: Callback<Record<string, unknown>>): void;
+  getProfiles(cb: Callback<unknown[]>): void;
   getStreamUri(opts: { protocol: string; profileToken: string }, cb: Callback<{ uri?: unknown }>): void;
   getSnapshotUri(opts: { profileToken: string }, cb: Callback<{ uri?: unknown }>): void;
   _envelopeHeader(): string;
@@ -203,6 +204,12 @@ export class OnvifSession {
 
   async describe(): Promise<CameraDescription> {
     const info = obj(await this.call<Record<string, unknown>>((cb) => this.cam.getDeviceInformation(cb)));
+    // connect() drops the profiles when GetVideoSources fails, which some firmware does not
+    // implement although GetProfiles works: ask for the profiles on their own then.
+    if (!this.cam.profiles?.length) {
+      const profiles = await this.call<unknown[]>((cb) => this.cam.getProfiles(cb)).catch(() => []);
+      if (Array.isArray(profiles)) this.cam.profiles = profiles;
+    }
     return {
       manufacturer: str(info.manufacturer),
       model: str(info.model),
