@@ -4,6 +4,8 @@ import { ConfigError } from './config/errors.js';
 import { configPathFrom, loadConfig } from './config/load.js';
 import type { Config } from './config/schema.js';
 import { createLogger, gatewayId, openLocalIssuer, startGateway } from './main.js';
+import { startFleet } from './onvif/simulator/fleet.js';
+import { pino } from 'pino';
 import { SecretBox } from './store/secret-box.js';
 import { readVersion } from './version.js';
 
@@ -25,6 +27,10 @@ Commands:
   token  [--config FILE] --scope "S ..." [--ttl SECONDS] [--subject NAME]
                                          print an access token from the gateway's local issuer
                                          scopes: ${SCOPES.join(' ')}
+  simulate-camera [--count N] [--host 127.0.0.1] [--port 8081] [--username admin] [--password admin]
+                  [--discovery-port 3702 | --discovery-port 0 for none]
+                                         run simulated ONVIF cameras (for the demo and benchmarks);
+                                         POST http://HOST:PORT/sim/trigger?kind=human&active=true starts an event
   --help                                 this text
   --version                              the gateway's version
 
@@ -89,6 +95,38 @@ async function token(argv: string[], env: NodeJS.ProcessEnv, io: Io): Promise<nu
   return 0;
 }
 
+async function simulateCamera(argv: string[]): Promise<number> {
+  const v = parse(argv, ['count', 'host', 'port', 'username', 'password', 'discovery-port']);
+  const int = (name: string, text: string | undefined, def: number, min: number, max: number) => {
+    const n = text === undefined ? def : Number(text);
+    if (!Number.isInteger(n) || n < min || n > max) throw new UsageError(`--${name} must be a whole number from ${min} to ${max}`);
+    return n;
+  };
+  const count = int('count', v.count, 1, 1, 256);
+  const port = int('port', v.port, 8081, 0, 65535);
+  const discoveryPort = int('discovery-port', v['discovery-port'], 3702, 0, 65535);
+  const host = v.host ?? '127.0.0.1';
+  const logger = pino({ level: 'info', base: { service: 'edge-gateway-simulator' } });
+  const fleet = await startFleet({
+    count,
+    host,
+    basePort: port,
+    username: v.username ?? 'admin',
+    password: v.password ?? 'admin',
+    // The simulator announces itself on the interface of its own address only (loopback by default).
+    discovery: discoveryPort === 0 ? null : { port: discoveryPort, interfaceAddress: host },
+    logger,
+  });
+  for (const cam of fleet.cameras) logger.info({ onvif: cam.deviceServiceUrl, endpoint: cam.endpoint }, 'simulated camera ready');
+  await new Promise<void>((resolve) => {
+    const done = () => resolve();
+    process.once('SIGTERM', done);
+    process.once('SIGINT', done);
+  });
+  await fleet.stop();
+  return 0;
+}
+
 export async function runCli(argv: string[], env: NodeJS.ProcessEnv, io: Io): Promise<number> {
   const [command, ...rest] = argv;
   try {
@@ -97,6 +135,8 @@ export async function runCli(argv: string[], env: NodeJS.ProcessEnv, io: Io): Pr
         return await start(rest, env);
       case 'token':
         return await token(rest, env, io);
+      case 'simulate-camera':
+        return await simulateCamera(rest);
       case '--help':
       case '-h':
       case 'help':

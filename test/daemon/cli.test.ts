@@ -164,3 +164,41 @@ describe('edge-gateway start', () => {
     expect(await exited(d.child)).toBe(0);
   });
 });
+
+describe('edge-gateway simulate-camera', () => {
+  it('runs simulated ONVIF cameras that answer with digest auth and take triggers, until SIGTERM', async () => {
+    const child = spawn(process.execPath, [CLI, 'simulate-camera', '--count', '2', '--port', '0', '--discovery-port', '0', '--password', 's3cret'], {
+      env: { PATH: process.env.PATH ?? '' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    children.push(child);
+    const urls = await new Promise<string[]>((resolve, reject) => {
+      let out = '';
+      child.stdout?.on('data', (d: Buffer) => {
+        out += d.toString();
+        const ready = out.split('\n').filter((l) => l.includes('"simulated camera ready"'));
+        if (ready.length === 2) resolve(ready.map((l) => (JSON.parse(l) as { onvif: string }).onvif));
+      });
+      child.on('exit', (code) => reject(new Error(`simulator exited ${code}: ${out}`)));
+    });
+    const { OnvifSession } = await import('../../src/onvif/library.js');
+    const models: string[] = [];
+    for (const url of urls) {
+      const s = await OnvifSession.connect({ url, username: 'admin', password: 's3cret' }, { callTimeoutMs: 3000 });
+      models.push(String((await s.describe()).model));
+      s.close();
+    }
+    expect(models).toEqual(['SIM-1', 'SIM-2']);
+    const trigger = await fetch(new URL('/sim/trigger?kind=vehicle&active=true', urls[0]), { method: 'POST' });
+    expect(await trigger.text()).toBe('vehicle started\n');
+    const bad = await fetch(new URL('/sim/trigger?kind=cat', urls[0]), { method: 'POST' });
+    expect(bad.status).toBe(400);
+    child.kill('SIGTERM');
+    expect(await exited(child)).toBe(0);
+  });
+
+  it('refuses bad options', () => {
+    expect(cli(['simulate-camera', '--count', '0']).code).toBe(2);
+    expect(cli(['simulate-camera', '--port', 'x']).code).toBe(2);
+  });
+});

@@ -141,6 +141,34 @@ export class SimulatedCamera {
     }
   }
 
+  /**
+   * The simulator's own controls, for demos and tests driving it from another process:
+   * POST /sim/trigger?kind=motion|human|vehicle&active=true|false, /sim/reboot, /sim/skew?ms=N.
+   */
+  private control(url: URL, res: ServerResponse): void {
+    const answer = (status: number, text: string): void => {
+      res.writeHead(status, { 'content-type': 'text/plain' }).end(`${text}\n`);
+    };
+    if (url.pathname === '/sim/trigger') {
+      const kind = url.searchParams.get('kind');
+      const active = url.searchParams.get('active') !== 'false';
+      if (kind !== 'motion' && kind !== 'human' && kind !== 'vehicle') return answer(400, 'kind must be motion, human or vehicle');
+      this.trigger(kind, active);
+      return answer(200, `${kind} ${active ? 'started' : 'stopped'}`);
+    }
+    if (url.pathname === '/sim/reboot') {
+      this.reboot();
+      return answer(200, 'rebooting');
+    }
+    if (url.pathname === '/sim/skew') {
+      const ms = Number(url.searchParams.get('ms'));
+      if (!Number.isFinite(ms)) return answer(400, 'ms must be a number');
+      this.setSkew(ms);
+      return answer(200, `clock skew ${ms} ms`);
+    }
+    return answer(404, 'unknown simulator control');
+  }
+
   private count(op: string): void {
     this.calls.set(op, (this.calls.get(op) ?? 0) + 1);
   }
@@ -150,6 +178,7 @@ export class SimulatedCamera {
       res.writeHead(status, { 'content-type': 'application/soap+xml; charset=utf-8' }).end(xml);
     };
     if (req.method !== 'POST') return reply(405, R.fault('env:Sender', 'ter:InvalidArgVal', 'POST only'));
+    if (req.url?.startsWith('/sim/')) return this.control(new URL(req.url, this.baseUrl), res);
     const chunks: Buffer[] = [];
     let size = 0;
     for await (const chunk of req as AsyncIterable<Buffer>) {
