@@ -58,6 +58,8 @@ interface Worker {
   stopped: boolean;
   /** Ends every wait of this worker early (stop, or a new address for the camera). */
   wakers: Set<() => void>;
+  /** A PullPoint subscription is open on the current session. */
+  subscribed: boolean;
   done: Promise<void>;
 }
 
@@ -92,7 +94,7 @@ export class CameraManager implements DeviceControl {
       }
       return;
     }
-    const worker: Worker = { target, deviceId: null, session: null, stopped: false, wakers: new Set(), done: Promise.resolve() };
+    const worker: Worker = { target, deviceId: null, session: null, stopped: false, wakers: new Set(), subscribed: false, done: Promise.resolve() };
     this.workers.set(key, worker);
     worker.done = this.supervise(worker);
   }
@@ -100,6 +102,13 @@ export class CameraManager implements DeviceControl {
   async stop(): Promise<void> {
     this.stopped = true;
     const workers = [...this.workers.values()];
+    // Tell the cameras we are leaving, so they free their subscription slots now rather than at
+    // termination time (cameras allow only a few); bounded, since a camera may not answer.
+    await Promise.all(
+      workers.map((w) =>
+        w.session && w.subscribed ? Promise.race([w.session.unsubscribe(), new Promise((r) => setTimeout(r, 2000).unref())]).catch(() => undefined) : undefined,
+      ),
+    );
     for (const w of workers) {
       w.stopped = true;
       wakeAll(w);
@@ -206,12 +215,17 @@ export class CameraManager implements DeviceControl {
     try {
       connected = await this.connect(w);
     } catch (err) {
-      // Even a camera we cannot log into gets a device, so the owner sees it as unauthorized.
-      if (err instanceof CameraUnauthorizedError && !w.deviceId) {
+      // Even a camera we cannot log into, or that answers nonsense, gets a device, so the owner
+      // sees it (unauthorized or offline) instead of nothing.
+      if (!w.deviceId) {
         const aliases = [endpoint && `epr:${endpoint}`, addressAlias].filter((a): a is string => !!a);
-        w.deviceId = this.opts.store.findDeviceByAlias(aliases) ?? (endpoint ? deviceIdFrom(endpoint) : idFromText(t.url));
-        this.opts.store.upsertDevice({ ...this.deviceBase(w.deviceId, t.name ?? `Camera at ${hostOf(t.url)}`), status: 'unauthorized' });
-        this.opts.store.addAliases(w.deviceId, aliases);
+        const id = this.opts.store.findDeviceByAlias(aliases) ?? (endpoint ? deviceIdFrom(endpoint) : idFromText(t.url));
+        w.deviceId = id;
+        if (!this.opts.store.getDevice(id)) {
+          const status = err instanceof CameraUnauthorizedError ? 'unauthorized' : 'offline';
+          this.opts.store.upsertDevice({ ...this.deviceBase(id, t.name ?? `Camera at ${hostOf(t.url)}`), status });
+        }
+        this.opts.store.addAliases(id, aliases);
       }
       throw err;
     }
@@ -323,6 +337,7 @@ export class CameraManager implements DeviceControl {
       while (!w.stopped && !session.isClosed) {
         try {
           await session.createPullPoint();
+          w.subscribed = true;
           let renewedAt = Date.now();
           attempt = 0;
           while (!w.stopped && !session.isClosed) {
@@ -343,6 +358,7 @@ export class CameraManager implements DeviceControl {
             }
           }
         } catch (err) {
+          w.subscribed = false;
           emit(tracker.reset(Date.now()));
           if (w.stopped || session.isClosed) break;
           this.opts.logger.info({ deviceId, err: (err as Error).message }, 'camera event subscription lost; re-creating');

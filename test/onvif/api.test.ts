@@ -1,3 +1,5 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SimulatedCamera } from '../../src/onvif/simulator/camera.js';
 import { startTestGateway, type TestGateway } from '../support/gateway.js';
@@ -8,6 +10,14 @@ import { startTestGateway, type TestGateway } from '../support/gateway.js';
 let cam: SimulatedCamera;
 let locked: SimulatedCamera;
 let t: TestGateway;
+const hostile: Server[] = [];
+// Cameras are untrusted input: each of these answers every request badly in its own way.
+const HOSTILE: Array<[string, ((res: import('node:http').ServerResponse) => void) | null]> = [
+  ['Huge', (res) => res.end(`<env:Envelope xmlns:env="http://www.w3.org/2003/05/soap-envelope"><env:Body>${'x'.repeat(3 << 20)}</env:Body></env:Envelope>`)],
+  ['Entities', (res) => res.end('<?xml version="1.0"?><!DOCTYPE x [<!ENTITY a "aaaa">]><env:Envelope xmlns:env="http://www.w3.org/2003/05/soap-envelope"><env:Body>&a;&a;</env:Body></env:Envelope>')],
+  ['Garbage', (res) => res.end('\u0000\u0001 not xml at all <<<')],
+  ['Silent', null],
+];
 type Device = { id: string; name: string; status: string; model: string | null };
 
 beforeAll(async () => {
@@ -15,10 +25,21 @@ beforeAll(async () => {
   locked = new SimulatedCamera({ username: 'admin', password: 'other' });
   await cam.start();
   await locked.start();
+  const hostileCameras = [];
+  for (const [name, answer] of HOSTILE) {
+    const server = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => answer?.(res));
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    hostile.push(server);
+    hostileCameras.push({ name, onvif_url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/onvif/device_service`, username: 'admin', password: 'pw' });
+  }
   t = await startTestGateway({
     cameras: [
       { name: 'Front door', onvif_url: cam.deviceServiceUrl, username: 'admin', password: 'pw' },
       { name: 'Locked', onvif_url: locked.deviceServiceUrl, username: 'admin', password: 'wrong' },
+      ...hostileCameras,
     ],
     onvif: { discovery: { enabled: false }, health_interval_s: 1 },
   });
@@ -27,6 +48,10 @@ afterAll(async () => {
   await t.stop();
   await cam.stop();
   await locked.stop();
+  for (const server of hostile) {
+    server.closeAllConnections();
+    await new Promise((r) => server.close(r));
+  }
 });
 
 const devices = async () => ((await t.request('/v1/devices', { headers: await t.auth('devices:read') })).json() as { data: Device[] }).data;
@@ -57,6 +82,14 @@ describe('cameras through the API', () => {
     await expect.poll(async () => (await byName('Front door'))?.status, { timeout: 15_000 }).toBe('online');
     const alerts = (await t.request(`/v1/alerts?device_id=${id}&type=device_offline`, { headers: await t.auth('alerts:read') })).json() as { data: unknown[] };
     expect(alerts.data.length).toBeGreaterThanOrEqual(1);
+  });
+
+  it('lists hostile cameras offline and keeps serving the API', async () => {
+    for (const [name] of HOSTILE) {
+      await expect.poll(async () => (await byName(name))?.status, { timeout: 20_000 }).toBe('offline');
+    }
+    expect((await t.request('/healthz')).status).toBe(200);
+    expect((await byName('Front door'))?.status).toBe('online');
   });
 
   it('answers 409 for a camera it cannot control', async () => {

@@ -122,6 +122,16 @@ describe('CameraManager', () => {
     await expect.poll(() => cameraEvents().map((e) => `${e.kind}:${e.phase}`), { timeout: 10_000 }).toContain('human:start');
   });
 
+  it('unsubscribes from the camera at shutdown', async () => {
+    const cam = await camera();
+    const { m, store } = manager();
+    m.start([{ name: 'Hall', onvif_url: cam.deviceServiceUrl, username: 'admin', password: 'pw' }]);
+    await expect.poll(() => onlyDevice(store)[0]?.status, { timeout: 10_000 }).toBe('online');
+    await expect.poll(() => cam.calls.get('PullMessages') ?? 0, { timeout: 10_000 }).toBeGreaterThan(0);
+    await m.stop();
+    expect(cam.calls.get('Unsubscribe')).toBe(1);
+  });
+
   it('syncs the camera clock, and refuses control of an offline camera', async () => {
     const cam = await camera({ skewMs: -3 * 3600_000 });
     const { m, store } = manager();

@@ -9,6 +9,8 @@ import { SimulatedCamera, type TopicStyle } from './camera.js';
 
 export interface FleetOptions {
   count: number;
+  /** Number of the first camera (endpoint, model, serial): fleets in one process must not overlap. */
+  firstIndex?: number;
   host: string;
   /** First HTTP port; camera i listens on basePort + i (0: any free port). */
   basePort: number;
@@ -40,10 +42,11 @@ export async function startFleet(opts: FleetOptions): Promise<Fleet> {
     await Promise.all(cameras.map((c) => c.stop()));
   };
   try {
-    for (let i = 0; i < opts.count; i++) {
+    for (let n = 0; n < opts.count; n++) {
+      const i = (opts.firstIndex ?? 0) + n;
       const cam = new SimulatedCamera({
         host: opts.host,
-        port: opts.basePort === 0 ? 0 : opts.basePort + i,
+        port: opts.basePort === 0 ? 0 : opts.basePort + n,
         username: opts.username,
         password: opts.password,
         endpoint: simulatedEndpoint(i),

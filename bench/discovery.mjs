@@ -1,0 +1,105 @@
+// Benchmark: 32 simulated cameras on loopback (each on its own 127.0.0.x address with its own
+// WS-Discovery responder), the gateway as its own process probing them by unicast: time from the
+// gateway's start until all are discovered, adopted and online through the API, and the daemon's
+// RSS before and after. Env: BENCH_CAMERAS (default 32).
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { request } from 'node:https';
+import os from 'node:os';
+import path from 'node:path';
+import { pino } from 'pino';
+import { startFleet } from '../dist/onvif/simulator/fleet.js';
+
+const root = path.resolve(import.meta.dirname, '..');
+const cli = path.join(root, 'dist/cli.js');
+const count = Number(process.env.BENCH_CAMERAS ?? 32);
+const logger = pino({ level: 'silent' });
+
+const fleets = [];
+for (let i = 0; i < count; i++) {
+  fleets.push(await startFleet({ count: 1, firstIndex: i, host: `127.0.0.${10 + i}`, basePort: 0, username: 'admin', password: 'admin', discovery: { port: 3702, interfaceAddress: `127.0.0.${10 + i}` }, logger }));
+}
+
+const dir = mkdtempSync(path.join(os.tmpdir(), 'eg-bench-disc-'));
+const configFile = path.join(dir, 'config.yaml');
+const targets = fleets.map((_, i) => `"127.0.0.${10 + i}:3702"`).join(', ');
+writeFileSync(
+  configFile,
+  `gateway:\n  data_dir: ${dir}/data\napi:\n  host: 127.0.0.1\n  port: 0\n` +
+    `onvif:\n  discovery:\n    enabled: true\n    interfaces: [lo]\n    unicast_targets: [${targets}]\n    interval_s: 60\n` +
+    `  credentials:\n    - username: admin\n      password: admin\n  health_interval_s: 30\nlog:\n  level: info\n`,
+);
+
+const rssKiB = (pid) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]);
+const t0 = performance.now();
+const child = spawn(process.execPath, [cli, 'start', '--config', configFile], { stdio: ['ignore', 'pipe', 'inherit'] });
+const apiUrl = await new Promise((resolve, reject) => {
+  let out = '';
+  child.stdout.on('data', (d) => {
+    out += d;
+    const line = out.split('\n').find((l) => l.includes('"edge gateway started"'));
+    if (line) resolve(JSON.parse(line).apiUrl);
+  });
+  child.on('exit', (code) => reject(new Error(`gateway exited ${code}`)));
+});
+const tStarted = performance.now();
+const rssStart = rssKiB(child.pid);
+const token = execFileSync(process.execPath, [cli, 'token', '--config', configFile, '--scope', 'devices:read'], { encoding: 'utf8' }).trim();
+const ca = readFileSync(path.join(dir, 'data/tls/cert.pem'));
+
+const online = () =>
+  new Promise((resolve, reject) => {
+    const req = request(new URL('/v1/devices?limit=200&status=online', apiUrl), { ca, servername: 'localhost', headers: { authorization: `Bearer ${token}` } }, (res) => {
+      let body = '';
+      res.on('data', (c) => (body += c));
+      res.on('end', () => resolve(JSON.parse(body).data.length));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+
+let n = 0;
+let firstOnlineMs = null;
+const deadline = performance.now() + 60_000;
+while (performance.now() < deadline) {
+  n = await online();
+  if (n > 0 && firstOnlineMs === null) firstOnlineMs = performance.now() - tStarted;
+  if (n >= count) break;
+  await new Promise((r) => setTimeout(r, 50));
+}
+const allOnlineMs = performance.now() - tStarted;
+await new Promise((r) => setTimeout(r, 2000)); // let event subscriptions settle
+const rssAfter = rssKiB(child.pid);
+child.kill('SIGTERM');
+await new Promise((r) => child.on('exit', r));
+for (const f of fleets) await f.stop();
+rmSync(dir, { recursive: true, force: true });
+
+const growthPerCameraKiB = Math.round((rssAfter - rssStart) / count);
+console.log(`\nbench discovery: ${count} simulated cameras on loopback (unicast WS-Discovery), node ${process.version}, ${os.cpus().length} cores\n`);
+console.log('| measure                               | value      |');
+console.log('|---------------------------------------|------------|');
+console.log(`| gateway process start → API ready     | ${(tStarted - t0).toFixed(0).padStart(7)} ms |`);
+console.log(`| API ready → first camera online       | ${String(firstOnlineMs?.toFixed(0) ?? '-').padStart(7)} ms |`);
+console.log(`| ${`API ready → all ${count} cameras online`.padEnd(37)} | ${allOnlineMs.toFixed(0).padStart(7)} ms |`);
+console.log(`| cameras online                        | ${String(n).padStart(10)} |`);
+console.log(`| daemon RSS at start                   | ${String(Math.round(rssStart / 1024)).padStart(7)} MiB |`);
+console.log(`| daemon RSS with all online (+2 s)     | ${String(Math.round(rssAfter / 1024)).padStart(7)} MiB |`);
+console.log(`| RSS growth per camera                 | ${String(growthPerCameraKiB).padStart(7)} KiB |`);
+console.log(`\ngoals: all ${count} online within 5 s: ${allOnlineMs <= 5000 && n >= count}; growth <= 1 MiB per camera: ${growthPerCameraKiB <= 1024}\n`);
+console.log(
+  JSON.stringify({
+    bench: 'discovery',
+    cameras: count,
+    online: n,
+    start_to_ready_ms: Math.round(tStarted - t0),
+    first_online_ms: firstOnlineMs === null ? null : Math.round(firstOnlineMs),
+    all_online_ms: Math.round(allOnlineMs),
+    rss_start_kib: rssStart,
+    rss_after_kib: rssAfter,
+    rss_growth_per_camera_kib: growthPerCameraKiB,
+    goal_all_online_5s_met: allOnlineMs <= 5000 && n >= count,
+    goal_rss_met: growthPerCameraKiB <= 1024,
+  }),
+);
+process.exit(0);
