@@ -109,7 +109,8 @@ export function classifyError(err: unknown): Error {
   const cause = (e as { cause?: unknown })?.cause;
   if (cause instanceof CameraFaultError) return cause;
   const message = e instanceof Error ? e.message : String(err);
-  if (/not ?authori[sz]ed|authentication failed|401/i.test(message)) return new CameraUnauthorizedError(message);
+  // Not a bare "401": error messages carry addresses, and ports such as :40123 contain it.
+  if (/not ?authori[sz]ed|authentication failed|authentication headers not found/i.test(message)) return new CameraUnauthorizedError(message);
   if (/ONVIF SOAP Fault|Wrong ONVIF SOAP response|Non-whitespace|Unexpected|Invalid|Unclosed|larger than|DTD/i.test(message)) return new CameraFaultError(message);
   if (['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EPIPE'].includes(e?.code ?? '') || /timeout|socket hang up|aborted/i.test(message)) {
     return new CameraUnreachableError(message);
