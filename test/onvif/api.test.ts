@@ -21,7 +21,7 @@ const HOSTILE: Array<[string, ((res: import('node:http').ServerResponse) => void
 type Device = { id: string; name: string; status: string; model: string | null };
 
 beforeAll(async () => {
-  cam = new SimulatedCamera({ username: 'admin', password: 'pw', skewMs: 7200_000, rebootMs: 4000, identity: { model: 'SIM-8MP', manufacturer: 'SimCam' } });
+  cam = new SimulatedCamera({ username: 'admin', password: 'open-sesame', skewMs: 7200_000, rebootMs: 4000, identity: { model: 'SIM-8MP', manufacturer: 'SimCam' } });
   locked = new SimulatedCamera({ username: 'admin', password: 'other' });
   await cam.start();
   await locked.start();
@@ -37,7 +37,7 @@ beforeAll(async () => {
   }
   t = await startTestGateway({
     cameras: [
-      { name: 'Front door', onvif_url: cam.deviceServiceUrl, username: 'admin', password: 'pw' },
+      { name: 'Front door', onvif_url: cam.deviceServiceUrl, username: 'admin', password: 'open-sesame' },
       { name: 'Locked', onvif_url: locked.deviceServiceUrl, username: 'admin', password: 'wrong' },
       ...hostileCameras,
     ],
@@ -63,7 +63,7 @@ describe('cameras through the API', () => {
     await expect.poll(async () => (await byName('Locked'))?.status, { timeout: 15_000 }).toBe('unauthorized');
     expect(await byName('Front door')).toMatchObject({ type: 'camera', model: 'SIM-8MP', manufacturer: 'SimCam' });
     const body = JSON.stringify(await devices());
-    expect(body).not.toContain('pw'); // no credentials, addresses or stream URIs in the Device resource
+    expect(body).not.toContain('open-sesame'); // no credentials, addresses or stream URIs in the Device resource
     expect(body).not.toContain(cam.baseUrl);
   });
 
