@@ -45,12 +45,13 @@ def main() -> None:
                 fds.extend(ints)
             elif kind == socket.SCM_CREDENTIALS:
                 pid, uid, _gid = struct.unpack("iII", payload[:12])
-        for fd in fds:
-            os.close(fd)
+        # Report first, then release the barrier: the line is in the pipe before systemd-notify returns.
         print(
             json.dumps({"text": data.decode("utf-8", "replace"), "fds": len(fds), "pid": pid, "uid": uid}),
             flush=True,
         )
+        for fd in fds:
+            os.close(fd)
 
 
 if __name__ == "__main__":

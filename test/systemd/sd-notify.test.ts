@@ -193,9 +193,9 @@ describe('createSdNotify with the real systemd-notify', () => {
 
     const ready = r.payloads().find((m) => m.vars.READY === '1');
     expect(ready?.vars).toEqual({ READY: '1', MAINPID: String(process.pid), STATUS: 'listening on 8443' });
-    // systemd-notify only returns once the barrier fd was released, so seeing it
-    // here proves the resolve came after the receiver processed the message.
-    expect(r.messages.some((m) => m.vars.BARRIER === '1' && m.fds === 1)).toBe(true);
+    // The barrier arrives with the pipe's write end; the receiver reports it before releasing it,
+    // so its line is already on the way when ready() resolves (reading it is still asynchronous).
+    await r.waitFor('BARRIER=1', (x) => x.messages.some((m) => m.vars.BARRIER === '1' && m.fds === 1));
     expect(lines.filter((l) => l.level >= WARN)).toEqual([]);
   });
 
