@@ -17,7 +17,7 @@ const logger = pino({ level: 'silent' });
 
 const fleets = [];
 for (let i = 0; i < count; i++) {
-  fleets.push(await startFleet({ count: 1, firstIndex: i, host: `127.0.0.${10 + i}`, basePort: 0, username: 'admin', password: 'admin', discovery: { port: 3702, interfaceAddress: `127.0.0.${10 + i}` }, logger }));
+  fleets.push(await startFleet({ count: 1, firstIndex: i, host: `127.0.0.${10 + i}`, basePort: 0, username: 'admin', password: 'admin', discovery: { port: 3702, interfaceAddress: `127.0.0.${10 + i}` }, rtspPort: null, logger }));
 }
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'eg-bench-disc-'));

@@ -28,7 +28,7 @@ Commands:
                                          print an access token from the gateway's local issuer
                                          scopes: ${SCOPES.join(' ')}
   simulate-camera [--count N] [--host 127.0.0.1] [--port 8081] [--username admin] [--password admin]
-                  [--discovery-port 3702 | --discovery-port 0 for none]
+                  [--discovery-port 3702 | 0 for none] [--rtsp-port 8556 | 0 any | off]
                                          run simulated ONVIF cameras (for the demo and benchmarks);
                                          POST http://HOST:PORT/sim/trigger?kind=human&active=true starts an event
   --help                                 this text
@@ -96,7 +96,7 @@ async function token(argv: string[], env: NodeJS.ProcessEnv, io: Io): Promise<nu
 }
 
 async function simulateCamera(argv: string[]): Promise<number> {
-  const v = parse(argv, ['count', 'host', 'port', 'username', 'password', 'discovery-port']);
+  const v = parse(argv, ['count', 'host', 'port', 'username', 'password', 'discovery-port', 'rtsp-port']);
   const int = (name: string, text: string | undefined, def: number, min: number, max: number) => {
     const n = text === undefined ? def : Number(text);
     if (!Number.isInteger(n) || n < min || n > max) throw new UsageError(`--${name} must be a whole number from ${min} to ${max}`);
@@ -105,6 +105,7 @@ async function simulateCamera(argv: string[]): Promise<number> {
   const count = int('count', v.count, 1, 1, 256);
   const port = int('port', v.port, 8081, 0, 65535);
   const discoveryPort = int('discovery-port', v['discovery-port'], 3702, 0, 65535);
+  const rtspPort = v['rtsp-port'] === 'off' ? null : int('rtsp-port', v['rtsp-port'], 8556, 0, 65535);
   const host = v.host ?? '127.0.0.1';
   const logger = pino({ level: 'info', base: { service: 'edge-gateway-simulator' } });
   const fleet = await startFleet({
@@ -115,9 +116,12 @@ async function simulateCamera(argv: string[]): Promise<number> {
     password: v.password ?? 'admin',
     // The simulator announces itself on the interface of its own address only (loopback by default).
     discovery: discoveryPort === 0 ? null : { port: discoveryPort, interfaceAddress: host },
+    rtspPort,
     logger,
   });
-  for (const cam of fleet.cameras) logger.info({ onvif: cam.deviceServiceUrl, endpoint: cam.endpoint }, 'simulated camera ready');
+  fleet.cameras.forEach((cam, i) =>
+    logger.info({ onvif: cam.deviceServiceUrl, endpoint: cam.endpoint, rtsp: fleet.rtsp?.url(i, 'main') ?? null }, 'simulated camera ready'),
+  );
   await new Promise<void>((resolve) => {
     const done = () => resolve();
     process.once('SIGTERM', done);

@@ -167,7 +167,7 @@ describe('edge-gateway start', () => {
 
 describe('edge-gateway simulate-camera', () => {
   it('runs simulated ONVIF cameras that answer with digest auth and take triggers, until SIGTERM', async () => {
-    const child = spawn(process.execPath, [CLI, 'simulate-camera', '--count', '2', '--port', '0', '--discovery-port', '0', '--password', 's3cret'], {
+    const child = spawn(process.execPath, [CLI, 'simulate-camera', '--count', '2', '--port', '0', '--discovery-port', '0', '--rtsp-port', 'off', '--password', 's3cret'], {
       env: { PATH: process.env.PATH ?? '' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { BaseLogger } from 'pino';
 import { createDiscoveryResponder, type DiscoveryResponder } from '../discovery/responder.js';
 import { SimulatedCamera, type TopicStyle } from './camera.js';
+import { startSimulatedRtsp, type SimulatedRtsp } from './rtsp.js';
 
 // Many simulated cameras in one process (for the demo and the discovery benchmark). Camera i gets
 // a stable endpoint reference (so the gateway keeps its device id across restarts of the simulator),
@@ -18,11 +19,14 @@ export interface FleetOptions {
   password: string;
   /** WS-Discovery: the port to answer on and the interface address to join the group on. null: none. */
   discovery: { port: number; interfaceAddress: string } | null;
+  /** Live video (ffmpeg + gst-rtsp-server) on this port (0: any free one); null: none. */
+  rtspPort: number | null;
   logger: BaseLogger;
 }
 
 export interface Fleet {
   cameras: SimulatedCamera[];
+  rtsp: SimulatedRtsp | null;
   stop(): Promise<void>;
 }
 
@@ -36,12 +40,17 @@ export function simulatedEndpoint(index: number): string {
 export async function startFleet(opts: FleetOptions): Promise<Fleet> {
   const cameras: SimulatedCamera[] = [];
   const responders: DiscoveryResponder[] = [];
+  let rtsp: SimulatedRtsp | null = null;
   const stop = async () => {
     await Promise.all(responders.map((r) => r.bye().catch(() => undefined)));
     await Promise.all(responders.map((r) => r.close()));
     await Promise.all(cameras.map((c) => c.stop()));
+    await rtsp?.stop();
   };
   try {
+    if (opts.rtspPort !== null) {
+      rtsp = await startSimulatedRtsp({ cameras: opts.count, host: opts.host, port: opts.rtspPort, username: opts.username, password: opts.password, logger: opts.logger });
+    }
     for (let n = 0; n < opts.count; n++) {
       const i = (opts.firstIndex ?? 0) + n;
       const cam = new SimulatedCamera({
@@ -52,6 +61,7 @@ export async function startFleet(opts: FleetOptions): Promise<Fleet> {
         endpoint: simulatedEndpoint(i),
         topicStyle: STYLES[i % STYLES.length],
         identity: { model: `SIM-${i + 1}`, serial: `SIM${String(i + 1).padStart(6, '0')}` },
+        ...(rtsp ? { rtspMain: rtsp.url(n, 'main'), rtspSub: rtsp.url(n, 'sub') } : {}),
       });
       await cam.start();
       cameras.push(cam);
@@ -72,5 +82,5 @@ export async function startFleet(opts: FleetOptions): Promise<Fleet> {
     await stop();
     throw err;
   }
-  return { cameras, stop };
+  return { cameras, rtsp, stop };
 }

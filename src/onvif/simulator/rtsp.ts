@@ -1,0 +1,99 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createSocket } from 'node:dgram';
+import { fileURLToPath } from 'node:url';
+import type { BaseLogger } from 'pino';
+
+// Live video for simulated cameras: ffmpeg makes H.264 from its test source (a main and a sub
+// stream per camera) and sends it as RTP to loopback; GStreamer's gst-rtsp-server
+// (rtsp_server.py) serves each as an RTSP mount with Digest authentication, like a camera.
+
+export interface SimulatedRtspOptions {
+  cameras: number;
+  host: string;
+  /** 0: any free port. */
+  port: number;
+  username: string;
+  password: string;
+  ffmpegPath?: string;
+  /** Debian's interpreter: the one with python3-gi (a pyenv or venv python usually lacks it). */
+  pythonPath?: string;
+  logger: BaseLogger;
+}
+
+export interface SimulatedRtsp {
+  readonly port: number;
+  url(camera: number, stream: 'main' | 'sub'): string;
+  stop(): Promise<void>;
+}
+
+const SCRIPT = fileURLToPath(new URL('../../../src/onvif/simulator/rtsp_server.py', import.meta.url));
+
+/** Free UDP ports on loopback (bound then released; ffmpeg sends to them, the RTSP server binds them). */
+async function freeUdpPorts(n: number): Promise<number[]> {
+  const sockets = await Promise.all(
+    Array.from({ length: n }, () => new Promise<ReturnType<typeof createSocket>>((resolve) => {
+      const s = createSocket('udp4');
+      s.bind(0, '127.0.0.1', () => resolve(s));
+    })),
+  );
+  const ports = sockets.map((s) => s.address().port);
+  await Promise.all(sockets.map((s) => new Promise<void>((r) => s.close(() => r()))));
+  return ports;
+}
+
+function ended(child: ChildProcess): Promise<void> {
+  return new Promise((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve() : child.once('exit', () => resolve())));
+}
+
+export async function startSimulatedRtsp(opts: SimulatedRtspOptions): Promise<SimulatedRtsp> {
+  const children: ChildProcess[] = [];
+  const stop = async () => {
+    for (const c of children) c.kill('SIGTERM');
+    await Promise.all(children.map(ended));
+  };
+  try {
+    const udp = await freeUdpPorts(opts.cameras * 2);
+    const mounts = Array.from({ length: opts.cameras }, (_, i) => [`/cam${i}/main=${udp[2 * i]}`, `/cam${i}/sub=${udp[2 * i + 1]}`]).flat();
+    const server = spawn(
+      opts.pythonPath ?? '/usr/bin/python3',
+      [SCRIPT, '--host', opts.host, '--port', String(opts.port), '--user', opts.username, '--password', opts.password, ...mounts.flatMap((m) => ['--mount', m])],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    children.push(server);
+    server.stderr?.on('data', (d: Buffer) => opts.logger.debug({ stderr: d.toString().trim().slice(0, 500) }, 'simulated RTSP server'));
+    const port = await new Promise<number>((resolve, reject) => {
+      let out = '';
+      server.stdout?.on('data', (d: Buffer) => {
+        out += d.toString();
+        const line = out.split('\n').find((l) => l.startsWith('{'));
+        if (!line) return;
+        const msg = JSON.parse(line) as { listening?: number; error?: string };
+        if (msg.listening) resolve(msg.listening);
+        else reject(new Error(msg.error ?? 'RTSP server failed'));
+      });
+      server.once('error', (err) => reject(new Error(`cannot run ${opts.pythonPath ?? '/usr/bin/python3'}: ${err.message} (apt-get install python3-gi gir1.2-gst-rtsp-server-1.0)`)));
+      server.once('exit', (code) => reject(new Error(`simulated RTSP server exited with ${code}; are python3-gi and gir1.2-gst-rtsp-server-1.0 installed?`)));
+    });
+    for (let i = 0; i < opts.cameras; i++) {
+      // One encoder process per camera; -re paces the test source in real time like a sensor.
+      const ffmpeg = spawn(
+        opts.ffmpegPath ?? 'ffmpeg',
+        [
+          '-hide_banner', '-loglevel', 'error', '-nostdin', '-re',
+          '-f', 'lavfi', '-i', 'testsrc2=size=1280x720:rate=15',
+          '-filter_complex', '[0:v]split=2[main][s];[s]scale=320:180[sub]',
+          '-map', '[main]', '-c:v', 'libx264', '-preset', 'ultrafast', '-tune', 'zerolatency', '-g', '15', '-b:v', '1500k', '-f', 'rtp', `rtp://127.0.0.1:${udp[2 * i]}`,
+          '-map', '[sub]', '-c:v', 'libx264', '-preset', 'ultrafast', '-tune', 'zerolatency', '-g', '15', '-b:v', '200k', '-f', 'rtp', `rtp://127.0.0.1:${udp[2 * i + 1]}`,
+        ],
+        { stdio: ['ignore', 'ignore', 'pipe'] },
+      );
+      children.push(ffmpeg);
+      ffmpeg.stderr?.on('data', (d: Buffer) => opts.logger.warn({ camera: i, stderr: d.toString().trim().slice(0, 500) }, 'simulated camera encoder'));
+      ffmpeg.once('error', (err) => opts.logger.error({ err: err.message }, 'cannot run ffmpeg for the simulated camera'));
+    }
+    return { port, url: (camera, stream) => `rtsp://${opts.host}:${port}/cam${camera}/${stream}`, stop };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}

@@ -1,0 +1,47 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { OnvifSession } from '../../../src/onvif/library.js';
+import { startFleet, type Fleet } from '../../../src/onvif/simulator/fleet.js';
+
+// The simulated camera's live video, checked with a real RTSP client (ffprobe): the URI the camera
+// gives over ONVIF serves H.264 at the profile's size, behind Digest authentication.
+
+const run = promisify(execFile);
+let fleet: Fleet;
+
+beforeAll(async () => {
+  fleet = await startFleet({ count: 1, host: '127.0.0.1', basePort: 0, username: 'admin', password: 'pw', discovery: null, rtspPort: 0, logger: pino({ level: 'silent' }) });
+});
+afterAll(() => fleet?.stop());
+
+async function probe(url: string): Promise<{ codec_name: string; width: number; height: number }> {
+  const { stdout } = await run('ffprobe', ['-v', 'error', '-rtsp_transport', 'tcp', '-show_entries', 'stream=codec_name,width,height', '-of', 'json', url], { timeout: 20_000 });
+  const streams = (JSON.parse(stdout) as { streams: Array<{ codec_name: string; width: number; height: number }> }).streams;
+  return streams[0]!;
+}
+const withCredentials = (url: string, user: string, password: string) => url.replace('rtsp://', `rtsp://${user}:${password}@`);
+
+describe('simulated camera RTSP', () => {
+  it('serves H.264 main and sub streams at the URIs GetStreamUri gives', async () => {
+    const cam = fleet.cameras[0]!;
+    const s = await OnvifSession.connect({ url: cam.deviceServiceUrl, username: 'admin', password: 'pw' });
+    try {
+      const main = await s.streamUri('Profile_1');
+      const sub = await s.streamUri('Profile_2');
+      expect(main).toMatch(/^rtsp:\/\/127\.0\.0\.1:\d+\/cam0\/main$/);
+      expect(await probe(withCredentials(main!, 'admin', 'pw'))).toEqual({ codec_name: 'h264', width: 1280, height: 720 });
+      expect(await probe(withCredentials(sub!, 'admin', 'pw'))).toEqual({ codec_name: 'h264', width: 320, height: 180 });
+    } finally {
+      s.close();
+    }
+  });
+
+  it('refuses clients without the right Digest credentials', async () => {
+    const url = fleet.rtsp!.url(0, 'main');
+    for (const u of [url, withCredentials(url, 'admin', 'wrong')]) {
+      await expect(probe(u)).rejects.toThrow(/401 Unauthorized/);
+    }
+  });
+});
