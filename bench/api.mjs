@@ -3,12 +3,12 @@
 // noise hits both alike. The gateway runs as its own process, as in production.
 // Env: BENCH_SECONDS (per slice, default 5), BENCH_ROUNDS (default 3), BENCH_CONNECTIONS (default 50).
 import autocannon from 'autocannon';
-import { spawn, execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { readFileSync } from 'node:fs';
 import { Store } from '../dist/store/store.js';
+import { startGatewayProcess } from './gateway-process.mjs';
 
 // CPU seconds (user + system) the gateway process has used: per-request server cost, which is what
 // a Pi pays when the clients are elsewhere (here autocannon shares the two cores with it).
@@ -17,8 +17,6 @@ function cpuSeconds(pid) {
   return (Number(fields[11]) + Number(fields[12])) / 100; // utime + stime in clock ticks (USER_HZ 100)
 }
 
-const root = path.resolve(import.meta.dirname, '..');
-const cli = path.join(root, 'dist/cli.js');
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);
 const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
@@ -37,17 +35,9 @@ for (let i = 0; i < 50; i++) {
 }
 store.close();
 
-const child = spawn(process.execPath, [cli, 'start', '--config', configFile], { stdio: ['ignore', 'pipe', 'inherit'] });
-const apiUrl = await new Promise((resolve, reject) => {
-  let out = '';
-  child.stdout.on('data', (d) => {
-    out += d;
-    const line = out.split('\n').find((l) => l.includes('"edge gateway started"'));
-    if (line) resolve(JSON.parse(line).apiUrl);
-  });
-  child.on('exit', (code) => reject(new Error(`gateway exited ${code}`)));
-});
-const token = execFileSync(process.execPath, [cli, 'token', '--config', configFile, '--scope', 'devices:read'], { encoding: 'utf8' }).trim();
+const gateway = await startGatewayProcess(configFile);
+const { child, apiUrl } = gateway;
+const token = gateway.token('devices:read');
 
 const targets = {
   healthz: { url: `${apiUrl}/healthz`, headers: {} },
@@ -68,8 +58,7 @@ const results = { healthz: [], devices: [] };
 for (let i = 0; i < rounds; i++) {
   for (const name of i % 2 ? ['devices', 'healthz'] : ['healthz', 'devices']) results[name].push(await slice(name, seconds));
 }
-child.kill('SIGTERM');
-await new Promise((r) => child.on('exit', r));
+await gateway.stop();
 rmSync(dir, { recursive: true, force: true });
 
 const summary = (runs) => {

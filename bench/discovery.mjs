@@ -2,16 +2,14 @@
 // WS-Discovery responder), the gateway as its own process probing them by unicast: time from the
 // gateway's start until all are discovered, adopted and online through the API, and the daemon's
 // RSS before and after. Env: BENCH_CAMERAS (default 32).
-import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:https';
 import os from 'node:os';
 import path from 'node:path';
 import { pino } from 'pino';
 import { startFleet } from '../dist/onvif/simulator/fleet.js';
+import { startGatewayProcess } from './gateway-process.mjs';
 
-const root = path.resolve(import.meta.dirname, '..');
-const cli = path.join(root, 'dist/cli.js');
 const count = Number(process.env.BENCH_CAMERAS ?? 32);
 const logger = pino({ level: 'silent' });
 
@@ -32,19 +30,11 @@ writeFileSync(
 
 const rssKiB = (pid) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]);
 const t0 = performance.now();
-const child = spawn(process.execPath, [cli, 'start', '--config', configFile], { stdio: ['ignore', 'pipe', 'inherit'] });
-const apiUrl = await new Promise((resolve, reject) => {
-  let out = '';
-  child.stdout.on('data', (d) => {
-    out += d;
-    const line = out.split('\n').find((l) => l.includes('"edge gateway started"'));
-    if (line) resolve(JSON.parse(line).apiUrl);
-  });
-  child.on('exit', (code) => reject(new Error(`gateway exited ${code}`)));
-});
+const gateway = await startGatewayProcess(configFile);
+const { child, apiUrl } = gateway;
 const tStarted = performance.now();
 const rssStart = rssKiB(child.pid);
-const token = execFileSync(process.execPath, [cli, 'token', '--config', configFile, '--scope', 'devices:read'], { encoding: 'utf8' }).trim();
+const token = gateway.token('devices:read');
 const ca = readFileSync(path.join(dir, 'data/tls/cert.pem'));
 
 const online = () =>
@@ -70,8 +60,7 @@ while (performance.now() < deadline) {
 const allOnlineMs = performance.now() - tStarted;
 await new Promise((r) => setTimeout(r, 2000)); // let event subscriptions settle
 const rssAfter = rssKiB(child.pid);
-child.kill('SIGTERM');
-await new Promise((r) => child.on('exit', r));
+await gateway.stop();
 for (const f of fleets) await f.stop();
 rmSync(dir, { recursive: true, force: true });
 

@@ -5,7 +5,7 @@ import { pathToFileURL } from 'node:url';
 
 const root = path.resolve(import.meta.dirname, '..');
 const name = process.argv[2];
-const available = readdirSync(path.join(root, 'bench')).filter((f) => f.endsWith('.mjs')).map((f) => f.slice(0, -4));
+const available = readdirSync(path.join(root, 'bench')).filter((f) => f.endsWith('.mjs') && f !== 'gateway-process.mjs').map((f) => f.slice(0, -4));
 if (!name || !available.includes(name)) {
   console.error(`usage: npm run bench -- NAME   (NAME: ${available.join(', ')})`);
   process.exit(2);

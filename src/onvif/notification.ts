@@ -6,6 +6,8 @@
 // everywhere) and the onvif library's simplified shape (its own pullMessages result, where
 // single-element arrays are unwrapped and "true"/numbers/dates are already typed).
 
+import { childOf, firstOf, isXmlObject, type XmlObject } from './soap-xml.js';
+
 export type PropertyOperation = 'Initialized' | 'Changed' | 'Deleted';
 
 export interface Notification {
@@ -18,36 +20,15 @@ export interface Notification {
   data: Record<string, string>;
 }
 
-type Obj = Record<string, unknown>;
-
-function isObj(v: unknown): v is Obj {
-  return typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof Date);
-}
-
 function asArray(v: unknown): unknown[] {
   if (v === undefined || v === null) return [];
   return Array.isArray(v) ? v : [v];
 }
 
-function first(v: unknown): unknown {
-  return Array.isArray(v) ? v[0] : v;
-}
-
-// Element names go through the library's camel-casing, which leaves names like "UTCTime" alone and
-// firmware is not consistent about case anyway, so children and attributes are matched ignoring case.
-function child(obj: Obj, name: string): unknown {
-  if (Object.hasOwn(obj, name)) return obj[name];
-  const lower = name.toLowerCase();
-  for (const key of Object.keys(obj)) {
-    if (key.toLowerCase() === lower) return obj[key];
-  }
-  return undefined;
-}
-
 function attr(node: unknown, name: string): unknown {
-  if (!isObj(node)) return undefined;
+  if (!isXmlObject(node)) return undefined;
   const attrs = node.$;
-  return isObj(attrs) ? child(attrs, name) : undefined;
+  return isXmlObject(attrs) ? childOf(attrs, name) : undefined;
 }
 
 /** The camera's text for a value, whichever shape it arrived in; null when it is not text-like. */
@@ -58,7 +39,7 @@ function text(v: unknown, depth = 0): string | null {
   if (v instanceof Date) return Number.isNaN(v.getTime()) ? null : v.toISOString();
   if (depth > 2) return null;
   if (Array.isArray(v)) return v.length === 1 ? text(v[0], depth + 1) : null;
-  if (isObj(v) && Object.hasOwn(v, '_')) return text(v._, depth + 1);
+  if (isXmlObject(v) && Object.hasOwn(v, '_')) return text(v._, depth + 1);
   return null;
 }
 
@@ -82,9 +63,9 @@ function readTime(v: unknown): number | null {
 function readItems(container: unknown): Record<string, string> {
   // Null prototype: item names come from the camera and must not be able to hit Object.prototype.
   const out = Object.create(null) as Record<string, string>;
-  const node = first(container);
-  if (!isObj(node)) return out;
-  for (const item of asArray(child(node, 'simpleItem'))) {
+  const node = firstOf(container);
+  if (!isXmlObject(node)) return out;
+  for (const item of asArray(childOf(node, 'simpleItem'))) {
     const name = text(attr(item, 'Name'))?.trim();
     const value = text(attr(item, 'Value'));
     // The first occurrence wins so a repeated name cannot override what was already read.
@@ -94,21 +75,21 @@ function readItems(container: unknown): Record<string, string> {
 }
 
 function readNotification(raw: unknown): Notification | null {
-  if (!isObj(raw)) return null;
+  if (!isXmlObject(raw)) return null;
   // text() refuses several Topic elements: which one the camera meant is anyone's guess.
-  const topic = text(child(raw, 'topic'))?.trim();
+  const topic = text(childOf(raw, 'topic'))?.trim();
   if (!topic) return null;
-  const wrapper = first(child(raw, 'message'));
-  if (!isObj(wrapper)) return null;
+  const wrapper = firstOf(childOf(raw, 'message'));
+  if (!isXmlObject(wrapper)) return null;
   // wsnt:Message wraps tt:Message; tolerate firmware that puts the content directly in wsnt:Message.
-  const innerRaw = first(child(wrapper, 'message'));
-  const inner = isObj(innerRaw) ? innerRaw : wrapper;
+  const innerRaw = firstOf(childOf(wrapper, 'message'));
+  const inner = isXmlObject(innerRaw) ? innerRaw : wrapper;
   return {
     topic,
     operation: readOperation(attr(inner, 'PropertyOperation')),
     utcTime: readTime(attr(inner, 'UtcTime')),
-    source: readItems(child(inner, 'source')),
-    data: readItems(child(inner, 'data')),
+    source: readItems(childOf(inner, 'source')),
+    data: readItems(childOf(inner, 'data')),
   };
 }
 
@@ -121,12 +102,12 @@ export function toNotifications(pullMessagesResponse: unknown): Notification[] {
   const out: Notification[] = [];
   for (let response of asArray(pullMessagesResponse)) {
     // Also accept the whole Body, so a caller that passes one level too high still gets its events.
-    if (isObj(response) && child(response, 'notificationMessage') === undefined) {
-      const nested = child(response, 'pullMessagesResponse');
-      if (nested !== undefined) response = first(nested);
+    if (isXmlObject(response) && childOf(response, 'notificationMessage') === undefined) {
+      const nested = childOf(response, 'pullMessagesResponse');
+      if (nested !== undefined) response = firstOf(nested);
     }
-    if (!isObj(response)) continue;
-    for (const raw of asArray(child(response, 'notificationMessage'))) {
+    if (!isXmlObject(response)) continue;
+    for (const raw of asArray(childOf(response, 'notificationMessage'))) {
       const n = readNotification(raw);
       if (n) out.push(n);
     }

@@ -72,3 +72,31 @@ export function parseSoapBody(xml: string): Promise<Record<string, unknown>> {
 export function simplify(node: unknown): unknown {
   return utils.linerase(node);
 }
+
+// Readers for the xml2js shape (arrays everywhere, attributes under `$`, text under `_`).
+
+export type XmlObject = Record<string, unknown>;
+
+/** A plain element object (not an array, and not a Date, which `simplify` makes of timestamps). */
+export function isXmlObject(v: unknown): v is XmlObject {
+  return typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof Date);
+}
+
+/** The first element of an xml2js array (or the value itself when it is not one). */
+export function firstOf(v: unknown): unknown {
+  return Array.isArray(v) ? v[0] : v;
+}
+
+/**
+ * A child by name, ignoring case: the library camel-cases only names whose second letter is lower
+ * case ("XAddrs" and "UTCTime" stay, "MessageID" becomes "messageID"), and firmware is loose about
+ * case anyway.
+ */
+export function childOf(obj: XmlObject, name: string): unknown {
+  if (Object.hasOwn(obj, name)) return obj[name];
+  const lower = name.toLowerCase();
+  for (const key of Object.keys(obj)) {
+    if (key.toLowerCase() === lower) return obj[key];
+  }
+  return undefined;
+}

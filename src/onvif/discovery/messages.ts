@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { parseSoapBody } from '../soap-xml.js';
+import { childOf, firstOf, isXmlObject, parseSoapBody, type XmlObject } from '../soap-xml.js';
 
 // WS-Discovery messages as ONVIF uses them (the 2005/04 draft, WS-Addressing 2004/08, SOAP 1.2).
 // Everything read here comes off the LAN from devices we do not control, so parsing never throws:
@@ -64,40 +64,19 @@ export interface ProbeMessage {
   scopes: string[];
 }
 
-type Obj = Record<string, unknown>;
-
-function isObj(v: unknown): v is Obj {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
-function first(v: unknown): unknown {
-  return Array.isArray(v) ? v[0] : v;
-}
-
-// The library camel-cases only names whose second letter is lower case ("XAddrs" stays, "MessageID"
-// becomes "messageID"), and firmware is loose about case, so names are matched ignoring case.
-function child(obj: Obj, name: string): unknown {
-  if (Object.hasOwn(obj, name)) return obj[name];
-  const lower = name.toLowerCase();
-  for (const key of Object.keys(obj)) {
-    if (key.toLowerCase() === lower) return obj[key];
-  }
-  return undefined;
-}
-
 function text(v: unknown): string | null {
-  const node = first(v);
+  const node = firstOf(v);
   if (typeof node === 'string') return node;
-  if (isObj(node) && Object.hasOwn(node, '_') && typeof node._ === 'string') return node._;
+  if (isXmlObject(node) && Object.hasOwn(node, '_') && typeof node._ === 'string') return node._;
   return null;
 }
 
 function attr(v: unknown, name: string): string | null {
-  const node = first(v);
-  if (!isObj(node)) return null;
+  const node = firstOf(v);
+  if (!isXmlObject(node)) return null;
   const attrs = node.$;
-  if (!isObj(attrs)) return null;
-  const value = child(attrs, name);
+  if (!isXmlObject(attrs)) return null;
+  const value = childOf(attrs, name);
   return typeof value === 'string' ? value : null;
 }
 
@@ -167,7 +146,7 @@ function bodyElement(xml: string): { local: string; ns: string | null } | null {
  * element names are swapped so the shared parser hands back the Header as if it were the Body. This
  * keeps one parser (and one set of refusals) for everything a device sends.
  */
-async function parseSoapHeader(xml: string): Promise<Obj> {
+async function parseSoapHeader(xml: string): Promise<XmlObject> {
   const swapped = xml.replace(new RegExp(`<(/?)(${NAME}:)?(Header|Body)(?=[\\s/>])`, 'g'), (_m, slash: string, prefix: string | undefined, name: string) => `<${slash}${prefix ?? ''}${name === 'Header' ? 'Body' : 'SwappedBody'}`);
   try {
     return await parseSoapBody(swapped);
@@ -184,10 +163,10 @@ async function parseSoapHeader(xml: string): Promise<Obj> {
  */
 const MAX_XMLNS = 128;
 
-async function parseEnvelope(xml: unknown): Promise<{ kind: string; element: unknown; header: Obj } | null> {
+async function parseEnvelope(xml: unknown): Promise<{ kind: string; element: unknown; header: XmlObject } | null> {
   if (typeof xml !== 'string' || Buffer.byteLength(xml, 'utf8') > MAX_DISCOVERY_MESSAGE_BYTES) return null;
   if ((xml.match(/xmlns/g)?.length ?? 0) > MAX_XMLNS) return null;
-  let body: Obj;
+  let body: XmlObject;
   try {
     body = await parseSoapBody(xml);
   } catch {
@@ -195,33 +174,33 @@ async function parseEnvelope(xml: unknown): Promise<{ kind: string; element: unk
   }
   const el = bodyElement(xml);
   if (!el || el.ns !== WSD_NS) return null;
-  const element = child(body, el.local);
+  const element = childOf(body, el.local);
   if (element === undefined) return null;
   const header = await parseSoapHeader(xml);
-  const action = text(child(header, 'action'))?.trim();
+  const action = text(childOf(header, 'action'))?.trim();
   // Action is required by WS-Addressing, but some firmware omits it; when present it must agree.
   if (action !== undefined && action !== `${WSD_NS}/${el.local}`) return null;
   return { kind: el.local, element, header };
 }
 
-function readAppSequence(header: Obj): AppSequence | null {
-  const node = child(header, 'appSequence');
+function readAppSequence(header: XmlObject): AppSequence | null {
+  const node = childOf(header, 'appSequence');
   const instanceId = unsignedInt(attr(node, 'InstanceId'));
   const messageNumber = unsignedInt(attr(node, 'MessageNumber'));
   return instanceId === null || messageNumber === null ? null : { instanceId, messageNumber };
 }
 
-function readEndpoint(node: Obj): string | null {
-  const ref = first(child(node, 'endpointReference'));
-  if (!isObj(ref)) return null;
-  const address = text(child(ref, 'address'))?.trim();
+function readEndpoint(node: XmlObject): string | null {
+  const ref = firstOf(childOf(node, 'endpointReference'));
+  if (!isXmlObject(ref)) return null;
+  const address = text(childOf(ref, 'address'))?.trim();
   if (!address || address.length > MAX_ENDPOINT_CHARS || /[\s\u0000-\u001f\u007f]/.test(address)) return null;
   return address;
 }
 
-function readXAddrs(node: Obj): string[] {
+function readXAddrs(node: XmlObject): string[] {
   const out: string[] = [];
-  for (const t of tokens(child(node, 'XAddrs'))) {
+  for (const t of tokens(childOf(node, 'XAddrs'))) {
     if (out.length >= MAX_XADDRS) break;
     if (!URL.canParse(t)) continue;
     const protocol = new URL(t).protocol;
@@ -230,23 +209,23 @@ function readXAddrs(node: Obj): string[] {
   return out;
 }
 
-function readEntry(kind: DiscoveryKind, raw: unknown, header: Obj): DiscoveryMessage | null {
-  const node = first(raw);
-  if (!isObj(node)) return null;
+function readEntry(kind: DiscoveryKind, raw: unknown, header: XmlObject): DiscoveryMessage | null {
+  const node = firstOf(raw);
+  if (!isXmlObject(node)) return null;
   const endpoint = readEndpoint(node);
   if (endpoint === null) return null;
-  const types = tokens(child(node, 'types'));
+  const types = tokens(childOf(node, 'types'));
   // A Bye need not repeat the Types; anything that does name its types must be a camera.
   if (kind === 'bye' ? types.length > 0 && !isOnvifCamera(types) : !isOnvifCamera(types)) return null;
   return {
     kind,
-    messageId: text(child(header, 'messageID'))?.trim() || null,
-    relatesTo: text(child(header, 'relatesTo'))?.trim() || null,
+    messageId: text(childOf(header, 'messageID'))?.trim() || null,
+    relatesTo: text(childOf(header, 'relatesTo'))?.trim() || null,
     endpoint,
     types,
-    scopes: tokens(child(node, 'scopes')),
+    scopes: tokens(childOf(node, 'scopes')),
     xaddrs: readXAddrs(node),
-    metadataVersion: unsignedInt(text(child(node, 'metadataVersion'))),
+    metadataVersion: unsignedInt(text(childOf(node, 'metadataVersion'))),
     appSequence: readAppSequence(header),
   };
 }
@@ -263,9 +242,9 @@ export async function parseDiscoveryMessages(xml: unknown): Promise<DiscoveryMes
     if (!env) return null;
     const out: DiscoveryMessage[] = [];
     if (env.kind === 'ProbeMatches') {
-      const matches = first(env.element);
-      if (!isObj(matches)) return null;
-      const list = child(matches, 'probeMatch');
+      const matches = firstOf(env.element);
+      if (!isXmlObject(matches)) return null;
+      const list = childOf(matches, 'probeMatch');
       for (const raw of Array.isArray(list) ? list : [list]) {
         const m = readEntry('probeMatch', raw, env.header);
         if (m) out.push(m);
@@ -290,12 +269,12 @@ export async function parseProbe(xml: unknown): Promise<ProbeMessage | null> {
   try {
     const env = await parseEnvelope(xml);
     if (!env || env.kind !== 'Probe') return null;
-    const messageId = text(child(env.header, 'messageID'))?.trim();
+    const messageId = text(childOf(env.header, 'messageID'))?.trim();
     // Without a MessageID an answer could not say what it relates to.
     if (!messageId) return null;
-    const probe = first(env.element);
-    const node = isObj(probe) ? probe : {};
-    return { messageId, types: tokens(child(node, 'types')), scopes: tokens(child(node, 'scopes')) };
+    const probe = firstOf(env.element);
+    const node = isXmlObject(probe) ? probe : {};
+    return { messageId, types: tokens(childOf(node, 'types')), scopes: tokens(childOf(node, 'scopes')) };
   } catch {
     return null;
   }

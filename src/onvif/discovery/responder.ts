@@ -13,6 +13,7 @@ import {
   WSD_PORT,
   type AppSequence,
 } from './messages.js';
+import { bindSocket, closeSocket } from './udp.js';
 
 // The device side of WS-Discovery, for the camera simulator. Many responders (one per simulated
 // camera) share a host: each binds the discovery port with SO_REUSEADDR on the wildcard address,
@@ -46,28 +47,6 @@ export interface DiscoveryResponder {
   close(): Promise<void>;
 }
 
-function bind(socket: dgram.Socket, port: number, address: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const onError = (err: Error): void => reject(err);
-    socket.once('error', onError);
-    socket.bind({ port, address }, () => {
-      socket.off('error', onError);
-      resolve();
-    });
-  });
-}
-
-function close(socket: dgram.Socket): Promise<void> {
-  return new Promise((resolve) => {
-    try {
-      socket.close(() => resolve());
-    } catch {
-      // Already closed: nothing to release.
-      resolve();
-    }
-  });
-}
-
 /** Starts answering Probes; resolves once the sockets are bound and the group is joined. */
 export async function createDiscoveryResponder(opts: DiscoveryResponderOptions): Promise<DiscoveryResponder> {
   const group = opts.multicastAddress ?? WSD_MULTICAST_ADDRESS;
@@ -96,7 +75,7 @@ export async function createDiscoveryResponder(opts: DiscoveryResponderOptions):
     socket.on('message', (buf, rinfo) => {
       void answer(buf, rinfo);
     });
-    await bind(socket, port, address);
+    await bindSocket(socket, port, address);
     if (opts.interfaceAddress !== undefined) socket.setMulticastInterface(opts.interfaceAddress);
     socket.setMulticastTTL(1);
     socket.setMulticastLoopback(true);
@@ -127,7 +106,7 @@ export async function createDiscoveryResponder(opts: DiscoveryResponderOptions):
     }
     sender = opts.address === undefined ? multicastSocket : await open(port, opts.address);
   } catch (err) {
-    await Promise.all(sockets.map(close));
+    await Promise.all(sockets.map(closeSocket));
     throw err;
   }
 
@@ -144,7 +123,7 @@ export async function createDiscoveryResponder(opts: DiscoveryResponderOptions):
     close: async () => {
       if (closed) return;
       closed = true;
-      await Promise.all(sockets.map(close));
+      await Promise.all(sockets.map(closeSocket));
     },
   };
 }

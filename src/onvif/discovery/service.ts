@@ -5,6 +5,7 @@ import { isIPv4 } from 'node:net';
 import os from 'node:os';
 import type { BaseLogger } from 'pino';
 import { buildProbe, isOnvifCamera, MAX_DISCOVERY_MESSAGE_BYTES, parseDiscoveryMessages, stableEndpoint, WSD_MULTICAST_ADDRESS, WSD_PORT } from './messages.js';
+import { bindSocket, closeSocket } from './udp.js';
 
 // The I/O edge of WS-Discovery. Probes leave from one ephemeral socket per interface (bound to the
 // interface's address, so the multicast interface and the reply address are both pinned) and from
@@ -107,28 +108,6 @@ interface Round {
 
 interface InterfaceSocket extends InterfaceAddress {
   socket: dgram.Socket;
-}
-
-function bindSocket(socket: dgram.Socket, port: number, address: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const onError = (err: Error): void => reject(err);
-    socket.once('error', onError);
-    socket.bind({ port, address }, () => {
-      socket.off('error', onError);
-      resolve();
-    });
-  });
-}
-
-function closeSocket(socket: dgram.Socket): Promise<void> {
-  return new Promise((resolve) => {
-    try {
-      socket.close(() => resolve());
-    } catch {
-      // Already closed (or never bound): nothing left to release.
-      resolve();
-    }
-  });
 }
 
 function send(socket: dgram.Socket, message: string, port: number, host: string): Promise<void> {
