@@ -1,0 +1,89 @@
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import path from 'node:path';
+import { createOnce } from '../store/files.js';
+import type { SecretBox } from '../store/secret-box.js';
+
+// Stream tickets: the short, unforgeable token inside a live-stream URL
+// (rtsp://gateway:8554/live/<ticket>). It names the device and profile and carries its expiry; an
+// HMAC-SHA-256 (truncated to 128 bits) under a key kept sealed in data_dir makes it unforgeable.
+// It sits in the path, which every client keeps when it builds SETUP URLs ("…/<ticket>/trackID=0").
+//
+// Layout before base64url: version (1) | key id (2) | expiry, Unix seconds (4, big-endian) |
+// profile (1: 0 main, 1 sub) | device id (UTF-8). Then ".", then the MAC over those bytes.
+
+export type TicketProfile = 'main' | 'sub';
+
+export interface TicketClaims {
+  deviceId: string;
+  profile: TicketProfile;
+  /** ms since the epoch (whole seconds). */
+  expiresAt: number;
+}
+
+export type TicketFailure = 'malformed' | 'unknown key' | 'bad signature' | 'expired';
+
+export class TicketError extends Error {
+  override readonly name = 'TicketError';
+  constructor(readonly reason: TicketFailure) {
+    super(`stream ticket ${reason}`);
+  }
+}
+
+const VERSION = 1;
+const MAC_BYTES = 16;
+const MAX_DEVICE_ID = 128;
+const MAX_TICKET = 256;
+const KEY_LABEL = 'rtsp-ticket-key';
+const TICKET_TEXT = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]{22}$/;
+
+export class TicketSigner {
+  private readonly keyId: Buffer;
+
+  constructor(private readonly key: Buffer) {
+    if (key.length < 32) throw new RangeError('ticket key must be at least 32 bytes');
+    // Names the key inside each ticket, so a ticket from before a key change reads "unknown key".
+    this.keyId = createHash('sha256').update(key).digest().subarray(0, 2);
+  }
+
+  /** The key in data_dir/rtsp-ticket.key, sealed at rest; created on first use. */
+  static openInDir(dataDir: string, secretBox: SecretBox): TicketSigner {
+    const sealed = createOnce(path.join(dataDir, 'rtsp-ticket.key'), () => secretBox.seal(randomBytes(32), KEY_LABEL)).toString('utf8');
+    return new TicketSigner(secretBox.open(sealed, KEY_LABEL));
+  }
+
+  issue(claims: TicketClaims): string {
+    const id = Buffer.from(claims.deviceId, 'utf8');
+    if (id.length === 0 || id.length > MAX_DEVICE_ID) throw new RangeError('device id must be 1–128 bytes');
+    const body = Buffer.alloc(8 + id.length);
+    body[0] = VERSION;
+    this.keyId.copy(body, 1);
+    body.writeUInt32BE(Math.floor(claims.expiresAt / 1000), 3);
+    body[7] = claims.profile === 'sub' ? 1 : 0;
+    id.copy(body, 8);
+    return `${body.toString('base64url')}.${this.mac(body).toString('base64url')}`;
+  }
+
+  /** The claims of a valid, unexpired ticket; throws TicketError otherwise. */
+  verify(ticket: string, nowMs: number): TicketClaims {
+    if (ticket.length > MAX_TICKET || !TICKET_TEXT.test(ticket)) throw new TicketError('malformed');
+    const [bodyText, macText] = ticket.split('.') as [string, string];
+    const body = Buffer.from(bodyText, 'base64url');
+    // Re-encoding must give the same text: refuses non-canonical base64 (one ticket, one spelling).
+    if (body.length < 9 || body.toString('base64url') !== bodyText || body[0] !== VERSION || (body[7] !== 0 && body[7] !== 1)) {
+      throw new TicketError('malformed');
+    }
+    if (!body.subarray(1, 3).equals(this.keyId)) throw new TicketError('unknown key');
+    const mac = Buffer.from(macText, 'base64url');
+    // 22 base64 characters carry 132 bits for 128: the last character has spellings that decode
+    // alike, so the text is checked too (found by the fuzz test).
+    if (mac.length !== MAC_BYTES || mac.toString('base64url') !== macText) throw new TicketError('malformed');
+    if (!timingSafeEqual(mac, this.mac(body))) throw new TicketError('bad signature');
+    const expiresAt = body.readUInt32BE(3) * 1000;
+    if (nowMs >= expiresAt) throw new TicketError('expired');
+    return { deviceId: body.subarray(8).toString('utf8'), profile: body[7] === 1 ? 'sub' : 'main', expiresAt };
+  }
+
+  private mac(body: Buffer): Buffer {
+    return createHmac('sha256', this.key).update(body).digest().subarray(0, MAC_BYTES);
+  }
+}

@@ -1,0 +1,76 @@
+import { randomBytes } from 'node:crypto';
+import { rmSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { TicketError, TicketSigner } from '../../src/media/ticket.js';
+import { SecretBox } from '../../src/store/secret-box.js';
+import { tempDir } from '../support/gateway.js';
+import { makeRng, mutate } from '../support/fuzz.js';
+
+const signer = new TicketSigner(randomBytes(32));
+const now = Date.UTC(2026, 10, 22, 12);
+const claims = { deviceId: 'dev_AbCdEfGhIjKlMnOpQrStUvWx', profile: 'main' as const, expiresAt: now + 300_000 };
+const reason = (f: () => unknown) => {
+  try {
+    f();
+  } catch (err) {
+    if (err instanceof TicketError) return err.reason;
+    throw err;
+  }
+  return 'accepted';
+};
+
+describe('stream tickets', () => {
+  it('round-trips device, profile and expiry, and is short enough for a URL under 200 characters', () => {
+    for (const profile of ['main', 'sub'] as const) {
+      const t = signer.issue({ ...claims, profile });
+      expect(signer.verify(t, now)).toEqual({ ...claims, profile });
+      expect(`rtsp://192.168.100.200:8554/live/${t}/trackID=0`.length).toBeLessThan(200);
+      expect(t).toMatch(/^[A-Za-z0-9_.-]+$/); // URL path safe, no escaping needed
+    }
+  });
+
+  it('refuses expired, tampered, foreign-key and malformed tickets with the reason', () => {
+    const t = signer.issue(claims);
+    expect(reason(() => signer.verify(t, claims.expiresAt))).toBe('expired');
+    expect(reason(() => signer.verify(t, claims.expiresAt - 1))).toBe('accepted');
+    const [body, mac] = t.split('.') as [string, string];
+    // Another device's id or a longer expiry under the same MAC.
+    const forged = Buffer.from(body, 'base64url');
+    forged.writeUInt8(forged.readUInt8(forged.length - 1) ^ 1, forged.length - 1);
+    expect(reason(() => signer.verify(`${forged.toString('base64url')}.${mac}`, now))).toBe('bad signature');
+    const later = Buffer.from(body, 'base64url');
+    later.writeUInt32BE(later.readUInt32BE(3) + 86_400, 3);
+    expect(reason(() => signer.verify(`${later.toString('base64url')}.${mac}`, now))).toBe('bad signature');
+    expect(reason(() => signer.verify(`${body}.${'A'.repeat(22)}`, now))).toBe('bad signature');
+    expect(reason(() => new TicketSigner(randomBytes(32)).verify(t, now))).toBe('unknown key');
+    for (const junk of ['', 'abc', `${body}.`, `${body}.${mac}x`, `${body}${mac}`, 'x'.repeat(300), `${body}.${mac}/trackID=0`]) {
+      expect(reason(() => signer.verify(junk, now)), junk).toBe('malformed');
+    }
+  });
+
+  it('keeps its key sealed in data_dir and reuses it', () => {
+    const dir = tempDir('eg-ticket-');
+    try {
+      const box = SecretBox.openInDir(dir);
+      const a = TicketSigner.openInDir(dir, box);
+      const b = TicketSigner.openInDir(dir, box);
+      expect(b.verify(a.issue(claims), now)).toEqual(claims);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  const rng = makeRng();
+  it(`fuzz (seed ${rng.seed}): mutated tickets are refused with a TicketError, never accepted as something else`, () => {
+    const good = signer.issue(claims);
+    for (let i = 0; i < 20_000; i++) {
+      const t = mutate(rng, good, 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.');
+      try {
+        expect(signer.verify(t, now)).toEqual(claims); // only the untouched ticket can pass
+        expect(t).toBe(good);
+      } catch (err) {
+        expect(err).toBeInstanceOf(TicketError);
+      }
+    }
+  });
+});
