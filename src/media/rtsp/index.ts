@@ -1,0 +1,52 @@
+// The RTSP protocol layer: messages, interleaved framing and the headers the relay reads and
+// writes. Pure functions over bytes and strings; the socket code lives elsewhere.
+
+export { RtspParseError } from './errors.js';
+export {
+  RtspHeaders,
+  RtspStreamReader,
+  formatInterleaved,
+  formatRequest,
+  formatResponse,
+  reasonPhrase,
+  type ReadItem,
+  type RtspHeadersInit,
+  type RtspRequest,
+  type RtspResponse,
+  type RtspStreamReaderOptions,
+} from './message.js';
+export {
+  formatTransport,
+  formatTransportSpec,
+  parseTransport,
+  type LowerTransport,
+  type RtpProfile,
+  type TransportProtocol,
+  type TransportSpec,
+} from './headers/transport.js';
+export { formatSession, parseSession, type SessionHeader } from './headers/session.js';
+export { formatRange, parseRange, type NptRange, type NptTime, type OpaqueRange, type RangeHeader } from './headers/range.js';
+export { formatRtpInfo, parseRtpInfo, type RtpInfoEntry } from './headers/rtp-info.js';
+export {
+  answerChallenge,
+  chooseChallenge,
+  digestResponse,
+  formatAuthorization,
+  formatChallenge,
+  formatNonceCount,
+  parseAuthorization,
+  parseChallenges,
+  verifyDigest,
+  type Authorization,
+  type BasicChallenge,
+  type BasicCredentials,
+  type Challenge,
+  type ChallengeAnswer,
+  type DigestAlgorithm,
+  type DigestChallenge,
+  type DigestCredentials,
+  type DigestFailure,
+  type DigestInput,
+  type DigestVerification,
+  type VerifyDigestOptions,
+} from './headers/auth.js';
