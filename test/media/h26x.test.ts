@@ -19,6 +19,7 @@ import {
 import { readRtpHeader } from '../../src/media/rtp.js';
 import { mediaCodecs, parseSdp } from '../../src/media/sdp.js';
 import { makeRng, type Rng } from '../support/fuzz.js';
+import { captureRtp as captureFfmpegRtp } from '../support/rtp-capture.js';
 
 const S = 0x80; // FU start bit
 const E = 0x40; // FU end bit
@@ -381,49 +382,19 @@ interface Capture {
   sdp: string;
 }
 
-/**
- * Runs ffmpeg's RTP muxer at a UDP socket on loopback: 10 pictures of 320x240, a keyframe every 5.
- * After ffmpeg exits, all it sent is queued on the socket; a datagram sent then lands behind it, so
- * its arrival marks the end without waiting on a clock.
- */
+/** Ten pictures with a keyframe every five, each packet with its RTP fields; fails on a lost packet. */
 async function captureRtp(encoder: string[], muxer: string[] = []): Promise<Capture> {
-  const dir = await mkdtemp(path.join(tmpdir(), 'h26x-'));
-  const rtp = dgram.createSocket({ type: 'udp4', recvBufferSize: 1 << 22 });
-  const rtcp = dgram.createSocket('udp4');
-  try {
-    rtp.bind(0, '127.0.0.1');
-    rtcp.bind(0, '127.0.0.1');
-    await Promise.all([once(rtp, 'listening'), once(rtcp, 'listening')]);
-    const sentinel = Buffer.from('end of capture');
-    const received: Buffer[] = [];
-    const ended = new Promise<void>((resolve) => {
-      rtp.on('message', (msg) => (msg.equals(sentinel) ? resolve() : received.push(msg)));
-    });
-    const sdpFile = path.join(dir, 'stream.sdp');
-    const url = `rtp://127.0.0.1:${rtp.address().port}?rtcpport=${rtcp.address().port}&pkt_size=1000`;
-    const args = ['-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', 'testsrc2=size=320x240:rate=10', '-t', '1', '-g', '5', ...encoder, '-f', 'rtp', '-rtpflags', 'skip_rtcp', ...muxer, '-sdp_file', sdpFile, url];
-    const child = spawn('ffmpeg', args, { stdio: ['ignore', 'ignore', 'pipe'], timeout: 20_000 });
-    let stderr = '';
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const [code] = (await once(child, 'close')) as [number | null];
-    if (code !== 0) throw new Error(`ffmpeg exited ${code}: ${stderr}`);
-    rtcp.send(sentinel, rtp.address().port, '127.0.0.1');
-    await ended;
-    const packets = received.map((buf) => {
-      const h = readRtpHeader(buf);
-      if (!h) throw new Error('ffmpeg sent a packet that is not RTP');
-      return { buf, offset: h.payloadOffset, length: h.payloadLength, timestamp: h.timestamp, marker: h.marker, sequence: h.sequence };
-    });
-    packets.forEach((p, i) => {
-      // Loopback loses nothing here; a gap would mean the test socket dropped packets.
-      if (i > 0 && p.sequence !== ((packets[i - 1]?.sequence ?? 0) + 1) % 65536) throw new Error(`packet lost before ${p.sequence}`);
-    });
-    return { packets, sdp: await readFile(sdpFile, 'utf8') };
-  } finally {
-    rtp.close();
-    rtcp.close();
-    await rm(dir, { recursive: true, force: true });
-  }
+  const { packets: received, sdp } = await captureFfmpegRtp(['-g', '5', ...encoder], muxer);
+  const packets = received.map((buf) => {
+    const h = readRtpHeader(buf);
+    if (!h) throw new Error('ffmpeg sent a packet that is not RTP');
+    return { buf, offset: h.payloadOffset, length: h.payloadLength, timestamp: h.timestamp, marker: h.marker, sequence: h.sequence };
+  });
+  packets.forEach((p, i) => {
+    // Loopback loses nothing here; a gap would mean the test socket dropped packets.
+    if (i > 0 && p.sequence !== ((packets[i - 1]?.sequence ?? 0) + 1) % 65536) throw new Error(`packet lost before ${p.sequence}`);
+  });
+  return { packets, sdp };
 }
 
 /** A NAL unit that starts in a packet, decoded by the test on its own terms. */

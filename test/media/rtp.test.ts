@@ -4,6 +4,7 @@ import { once } from 'node:events';
 import { describe, expect, it } from 'vitest';
 import { createRtpHeader, readRtpHeader, readRtpHeaderInto, seqDelta, seqNewer, timestampDelta, type RtpHeader } from '../../src/media/rtp.js';
 import { makeRng } from '../support/fuzz.js';
+import { captureRtp } from '../support/rtp-capture.js';
 
 interface PacketSpec {
   version?: number;
@@ -197,42 +198,9 @@ describe('readRtpHeader fuzz', () => {
   });
 });
 
-/**
- * Runs ffmpeg's RTP muxer at a UDP socket on loopback and returns the RTP packets in arrival order.
- * After ffmpeg exits, all it sent is queued on the socket; a datagram sent then lands behind it, so
- * its arrival marks the end without waiting on a clock.
- */
-async function captureRtp(encoder: string[], muxer: string[] = []): Promise<Buffer[]> {
-  const rtp = dgram.createSocket({ type: 'udp4', recvBufferSize: 1 << 22 });
-  const rtcp = dgram.createSocket('udp4');
-  try {
-    rtp.bind(0, '127.0.0.1');
-    rtcp.bind(0, '127.0.0.1');
-    await Promise.all([once(rtp, 'listening'), once(rtcp, 'listening')]);
-    const sentinel = Buffer.from('end of capture');
-    const packets: Buffer[] = [];
-    const ended = new Promise<void>((resolve) => {
-      rtp.on('message', (msg) => (msg.equals(sentinel) ? resolve() : packets.push(msg)));
-    });
-    const url = `rtp://127.0.0.1:${rtp.address().port}?rtcpport=${rtcp.address().port}&pkt_size=1000`;
-    const args = ['-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', 'testsrc2=size=320x240:rate=10', '-t', '1', ...encoder, '-f', 'rtp', '-rtpflags', 'skip_rtcp', ...muxer, url];
-    const child = spawn('ffmpeg', args, { stdio: ['ignore', 'ignore', 'pipe'], timeout: 20_000 });
-    let stderr = '';
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const [code] = (await once(child, 'close')) as [number | null];
-    if (code !== 0) throw new Error(`ffmpeg exited ${code}: ${stderr}`);
-    rtcp.send(sentinel, rtp.address().port, '127.0.0.1');
-    await ended;
-    return packets;
-  } finally {
-    rtp.close();
-    rtcp.close();
-  }
-}
-
 describe('readRtpHeader on ffmpeg output', () => {
   it('reads every packet of an H.264 stream, across a sequence wrap', async () => {
-    const packets = await captureRtp(['-c:v', 'libx264', '-g', '5', '-bf', '0'], ['-payload_type', '97', '-ssrc', String(0xdeadbeef | 0), '-seq', '65530']);
+    const { packets } = await captureRtp(['-c:v', 'libx264', '-g', '5', '-bf', '0'], ['-payload_type', '97', '-ssrc', String(0xdeadbeef | 0), '-seq', '65530']);
     expect(packets.length).toBeGreaterThan(6); // enough to wrap from 65530
     const out = createRtpHeader();
     let previous: { sequence: number; timestamp: number; marker: boolean } | null = null;

@@ -17,17 +17,7 @@ import {
   type VerifyDigestOptions,
 } from '../../../src/media/rtsp/index.js';
 import { makeRng, mutate, type Rng } from '../../support/fuzz.js';
-import { FFMPEG_REQUESTS, GSTREAMER_REQUESTS } from './fixtures.js';
-
-function statusOf(fn: () => unknown): number | null {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof RtspParseError) return err.status;
-    throw err;
-  }
-  return null;
-}
+import { FFMPEG_REQUESTS, GSTREAMER_REQUESTS, statusOf } from './fixtures.js';
 
 const ALGORITHMS: DigestAlgorithm[] = ['MD5', 'MD5-sess', 'SHA-256', 'SHA-256-sess'];
 

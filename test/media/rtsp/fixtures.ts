@@ -6,6 +6,8 @@
 // placeholders, not real digests), and the camera 401s follow what Hikvision-style and RFC 7616
 // cameras send.
 
+import { RtspParseError } from '../../../src/media/rtsp/index.js';
+
 export const msg = (...lines: string[]): string => `${lines.join('\r\n')}\r\n\r\n`;
 
 const FF_AUTH = (nonce: string, uri: string, response: string): string =>
@@ -256,4 +258,15 @@ export const RTCP_RR = Buffer.from(
 export function frame(channel: number, payload: Buffer): Buffer {
   const head = Buffer.from([0x24, channel, payload.length >> 8, payload.length & 0xff]);
   return Buffer.concat([head, payload]);
+}
+
+/** The RtspParseError status a parser call fails with, or null when it succeeds. */
+export function statusOf(fn: () => unknown): number | null {
+  try {
+    fn();
+  } catch (err) {
+    if (err instanceof RtspParseError) return err.status;
+    throw err;
+  }
+  return null;
 }

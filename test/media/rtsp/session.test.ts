@@ -1,16 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { RtspParseError, formatSession, parseSession, type SessionHeader } from '../../../src/media/rtsp/index.js';
 import { makeRng, mutate } from '../../support/fuzz.js';
-
-function statusOf(fn: () => unknown): number | null {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof RtspParseError) return err.status;
-    throw err;
-  }
-  return null;
-}
+import { statusOf } from './fixtures.js';
 
 describe('parseSession', () => {
   const cases: Array<[string, SessionHeader]> = [

@@ -1,16 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { RtspParseError, formatTransport, parseTransport, type TransportSpec } from '../../../src/media/rtsp/index.js';
 import { makeRng, mutate, type Rng } from '../../support/fuzz.js';
-
-function statusOf(fn: () => unknown): number | null {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof RtspParseError) return err.status;
-    throw err;
-  }
-  return null;
-}
+import { statusOf } from './fixtures.js';
 
 describe('parseTransport', () => {
   const cases: Array<[string, string, TransportSpec[]]> = [
