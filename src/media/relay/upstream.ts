@@ -1,0 +1,230 @@
+import { connect, type Socket } from 'node:net';
+import type { BaseLogger } from 'pino';
+import {
+  answerChallenge,
+  chooseChallenge,
+  formatRequest,
+  parseChallenges,
+  parseSession,
+  RtspHeaders,
+  RtspStreamReader,
+  type Challenge,
+  type RtspResponse,
+} from '../rtsp/index.js';
+import { mediaCodecs, parseSdp, resolveControl, type MediaCodec, type SdpSession } from '../sdp.js';
+
+// The relay's client side: one RTSP session to a camera, RTP over the RTSP TCP connection
+// (interleaved), Basic or Digest authentication, keep-alive, and a stall watchdog. Packets are
+// handed to onPacket as views into the received chunk: the receiver copies what it keeps.
+
+export class UpstreamError extends Error {
+  override readonly name = 'UpstreamError';
+  constructor(
+    message: string,
+    readonly kind: 'unreachable' | 'unauthorized' | 'refused' | 'protocol' | 'stalled' | 'closed',
+  ) {
+    super(message);
+  }
+}
+
+export interface UpstreamTrack {
+  index: number;
+  codec: MediaCodec;
+  /** Absolute control URL (without credentials). */
+  control: string;
+  /** Interleaved channel of its RTP; RTCP is channel + 1. */
+  channel: number;
+}
+
+export interface UpstreamOptions {
+  /** rtsp://host[:port]/path; credentials in the URL are ignored (give them below). */
+  url: string;
+  username: string | null;
+  password: string | null;
+  logger: BaseLogger;
+  /** Per request, and the longest silence before the session counts as stalled. */
+  timeoutMs?: number;
+  onPacket: (track: number, packet: Buffer) => void;
+  onClose: (err: UpstreamError) => void;
+}
+
+const USER_AGENT = 'edge-gateway-relay';
+
+export class UpstreamSession {
+  private cseq = 0;
+  private readonly pending = new Map<number, { resolve: (r: RtspResponse) => void; reject: (e: Error) => void; timer: NodeJS.Timeout }>();
+  private challenge: Challenge | null = null;
+  private session: string | null = null;
+  private keepAlive: NodeJS.Timeout | null = null;
+  private watchdog: NodeJS.Timeout | null = null;
+  private lastDataAt = Date.now();
+  private closed = false;
+  private readonly channels = new Map<number, number>(); // channel → track index
+  sdp: SdpSession | null = null;
+  tracks: UpstreamTrack[] = [];
+
+  private constructor(
+    private readonly socket: Socket,
+    private readonly opts: UpstreamOptions,
+    private readonly url: URL,
+  ) {}
+
+  /** Connects, DESCRIBEs, SETUPs every track over TCP and PLAYs. */
+  static async open(opts: UpstreamOptions): Promise<UpstreamSession> {
+    const url = new URL(opts.url);
+    url.username = '';
+    url.password = '';
+    const timeoutMs = opts.timeoutMs ?? 10_000;
+    const socket = await new Promise<Socket>((resolve, reject) => {
+      const s = connect({ host: url.hostname, port: Number(url.port || 554), noDelay: true });
+      const timer = setTimeout(() => {
+        s.destroy();
+        reject(new UpstreamError(`no connection to ${url.host} within ${timeoutMs} ms`, 'unreachable'));
+      }, timeoutMs);
+      s.once('connect', () => {
+        clearTimeout(timer);
+        resolve(s);
+      });
+      s.once('error', (err) => {
+        clearTimeout(timer);
+        reject(new UpstreamError(`cannot connect to ${url.host}: ${err.message}`, 'unreachable'));
+      });
+    });
+    const up = new UpstreamSession(socket, opts, url);
+    up.attach();
+    try {
+      await up.handshake();
+    } catch (err) {
+      up.close(err instanceof UpstreamError ? err : new UpstreamError(String(err), 'protocol'));
+      throw err;
+    }
+    return up;
+  }
+
+  private get timeoutMs(): number {
+    return this.opts.timeoutMs ?? 10_000;
+  }
+
+  private attach(): void {
+    const reader = new RtspStreamReader();
+    this.socket.on('data', (chunk: Buffer) => {
+      this.lastDataAt = Date.now();
+      try {
+        reader.push(chunk);
+        for (let item = reader.next(); item; item = reader.next()) {
+          if (item.kind === 'interleaved') {
+            const track = this.channels.get(item.channel);
+            if (track !== undefined) this.opts.onPacket(track, item.payload);
+          } else if (item.kind === 'response') {
+            const cseq = Number(item.msg.headers.get('cseq'));
+            const waiter = this.pending.get(cseq);
+            if (waiter) {
+              this.pending.delete(cseq);
+              clearTimeout(waiter.timer);
+              waiter.resolve(item.msg);
+            }
+          }
+          // Requests from the camera (rare: ANNOUNCE, GET_PARAMETER) need no answer for a live pull.
+        }
+      } catch (err) {
+        this.close(new UpstreamError(`camera sent malformed RTSP: ${(err as Error).message}`, 'protocol'));
+      }
+    });
+    this.socket.on('error', (err) => this.close(new UpstreamError(`camera connection failed: ${err.message}`, 'closed')));
+    this.socket.on('close', () => this.close(new UpstreamError('camera closed the connection', 'closed')));
+  }
+
+  private send(method: string, uri: string, extra: Record<string, string> = {}): Promise<RtspResponse> {
+    if (this.closed) return Promise.reject(new UpstreamError('session closed', 'closed'));
+    const cseq = ++this.cseq;
+    const headers = new RtspHeaders({ CSeq: String(cseq), 'User-Agent': USER_AGENT, ...extra });
+    if (this.session) headers.set('Session', this.session);
+    if (this.challenge && this.opts.username !== null) {
+      headers.set('Authorization', answerChallenge(this.challenge, { username: this.opts.username, password: this.opts.password ?? '', method, uri, nc: cseq }));
+    }
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.pending.delete(cseq);
+        reject(new UpstreamError(`${method} got no answer within ${this.timeoutMs} ms`, 'stalled'));
+      }, this.timeoutMs);
+      this.pending.set(cseq, { resolve, reject, timer });
+      this.socket.write(formatRequest({ method, uri, version: 'RTSP/1.0', headers, body: Buffer.alloc(0) }));
+    });
+  }
+
+  /** Sends a request, answering one authentication challenge when the camera asks for it. */
+  private async request(method: string, uri: string, extra: Record<string, string> = {}): Promise<RtspResponse> {
+    let res = await this.send(method, uri, extra);
+    if (res.status === 401 && this.opts.username !== null) {
+      const challenge = chooseChallenge(parseChallenges(res.headers.getAll('www-authenticate')));
+      if (!challenge) throw new UpstreamError(`${method}: the camera asks for an authentication scheme we do not speak`, 'unauthorized');
+      this.challenge = challenge;
+      res = await this.send(method, uri, extra);
+    }
+    if (res.status === 401) throw new UpstreamError(`${method}: the camera refused the credentials`, 'unauthorized');
+    if (res.status !== 200) throw new UpstreamError(`${method}: the camera answered ${res.status} ${res.reason}`, 'refused');
+    return res;
+  }
+
+  private async handshake(): Promise<void> {
+    const base = this.url.href;
+    await this.request('OPTIONS', base);
+    const described = await this.request('DESCRIBE', base, { Accept: 'application/sdp' });
+    const sdp = parseSdp(described.body);
+    const contentBase = described.headers.get('content-base') ?? described.headers.get('content-location') ?? base;
+    const codecs = mediaCodecs(sdp);
+    this.tracks = sdp.media.map((m, index) => ({
+      index,
+      codec: codecs.find((c) => c.index === index) as MediaCodec,
+      control: resolveControl(contentBase, m.control),
+      channel: index * 2,
+    }));
+    for (const track of this.tracks) {
+      const res = await this.request('SETUP', track.control, { Transport: `RTP/AVP/TCP;unicast;interleaved=${track.channel}-${track.channel + 1}` });
+      const session = res.headers.get('session');
+      if (!session) throw new UpstreamError('SETUP answer without a Session', 'protocol');
+      const parsed = parseSession(session);
+      this.session = parsed.id;
+      this.channels.set(track.channel, track.index);
+      if (track.index === 0) this.startKeepAlive((parsed.timeout ?? 60) * 1000);
+    }
+    this.sdp = sdp;
+    await this.request('PLAY', resolveControl(contentBase, sdp.control), { Range: 'npt=0.000-' });
+    this.lastDataAt = Date.now();
+    this.watchdog = setInterval(() => {
+      if (Date.now() - this.lastDataAt > this.timeoutMs) this.close(new UpstreamError(`no data from the camera for ${this.timeoutMs} ms`, 'stalled'));
+    }, Math.min(1000, this.timeoutMs));
+    this.watchdog.unref();
+  }
+
+  private startKeepAlive(sessionTimeoutMs: number): void {
+    // Half the session timeout, as clients commonly do; OPTIONS is understood by every camera.
+    this.keepAlive = setInterval(() => {
+      this.send('OPTIONS', this.url.href).catch(() => undefined);
+    }, Math.max(1000, sessionTimeoutMs / 2));
+    this.keepAlive.unref();
+  }
+
+  /** Ends the session (TEARDOWN, best effort) and reports why through onClose, once. */
+  close(reason: UpstreamError = new UpstreamError('closed by the relay', 'closed')): void {
+    if (this.closed) return;
+    if (this.session && !this.socket.destroyed) {
+      const headers = new RtspHeaders({ CSeq: String(++this.cseq), 'User-Agent': USER_AGENT, Session: this.session });
+      if (this.challenge && this.opts.username !== null) {
+        headers.set('Authorization', answerChallenge(this.challenge, { username: this.opts.username, password: this.opts.password ?? '', method: 'TEARDOWN', uri: this.url.href, nc: this.cseq }));
+      }
+      this.socket.write(formatRequest({ method: 'TEARDOWN', uri: this.url.href, version: 'RTSP/1.0', headers, body: Buffer.alloc(0) }));
+    }
+    this.closed = true;
+    if (this.keepAlive) clearInterval(this.keepAlive);
+    if (this.watchdog) clearInterval(this.watchdog);
+    for (const p of this.pending.values()) {
+      clearTimeout(p.timer);
+      p.reject(reason);
+    }
+    this.pending.clear();
+    this.socket.end();
+    setTimeout(() => this.socket.destroy(), 1000).unref();
+    this.opts.onClose(reason);
+  }
+}
