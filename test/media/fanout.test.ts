@@ -1,0 +1,113 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import { h264StartsKeyframe } from '../../src/media/h26x.js';
+import { FanOut, type FanOutReader } from '../../src/media/relay/fanout.js';
+import { readRtpHeader } from '../../src/media/rtp.js';
+import { captureRtp } from '../support/rtp-capture.js';
+
+// Fan-out on real encoder output: one second of ffmpeg H.264 RTP (a keyframe every 5 pictures).
+
+let packets: Buffer[] = [];
+const seq = (p: Buffer) => readRtpHeader(p)!.sequence;
+const isKeyframe = (p: Buffer) => {
+  const h = readRtpHeader(p)!;
+  return h264StartsKeyframe(p, h.payloadOffset, h.payloadLength);
+};
+
+class Reader implements FanOutReader {
+  got: Buffer[] = [];
+  pending = 0;
+  evicted: string | null = null;
+  pendingBytes() {
+    return this.pending;
+  }
+  deliver(_track: number, packet: Buffer) {
+    this.got.push(packet);
+  }
+  evict(reason: string) {
+    this.evicted = reason;
+  }
+}
+
+beforeAll(async () => {
+  ({ packets } = await captureRtp(['-c:v', 'libx264', '-g', '5', '-bf', '0']));
+});
+
+const keyframeIndexes = () => packets.map((p, i) => (isKeyframe(p) && (i === 0 || readRtpHeader(p)!.timestamp !== readRtpHeader(packets[i - 1]!)!.timestamp) ? i : -1)).filter((i) => i >= 0);
+
+describe('FanOut', () => {
+  it('starts a late reader on the cached group of pictures, then live, without a gap', () => {
+    const fan = new FanOut({ videoTrack: 0, codec: 'H264' });
+    const early = new Reader();
+    fan.add(early);
+    const [, second] = keyframeIndexes();
+    expect(second).toBeGreaterThan(0);
+    const joinAt = second! + 3; // mid-GOP
+    packets.slice(0, joinAt).forEach((p) => fan.push(0, p));
+    const late = new Reader();
+    fan.add(late);
+    packets.slice(joinAt).forEach((p) => fan.push(0, p));
+
+    expect(isKeyframe(late.got[0]!)).toBe(true);
+    expect(seq(late.got[0]!)).toBe(seq(packets[second!]!)); // from the GOP's first packet
+    const seqs = late.got.map(seq);
+    seqs.forEach((s, i) => i > 0 && expect(s).toBe((seqs[i - 1]! + 1) & 0xffff));
+    expect(seqs.at(-1)).toBe(seq(packets.at(-1)!));
+    expect(early.got).toHaveLength(packets.length); // the stream began with a keyframe
+  });
+
+  it('makes a reader that joins before any keyframe wait for one', () => {
+    const fan = new FanOut({ videoTrack: 0, codec: 'H264' });
+    const [first] = keyframeIndexes();
+    const r = new Reader();
+    fan.add(r);
+    packets.slice(first! + 1).forEach((p) => fan.push(0, p)); // the first keyframe is missed
+    expect(r.got.length).toBeGreaterThan(0);
+    expect(isKeyframe(r.got[0]!)).toBe(true);
+  });
+
+  it('lets a slow reader skip to the next keyframe while the others get everything, and evicts it if it stays behind', () => {
+    let now = 0;
+    const fan = new FanOut({ videoTrack: 0, codec: 'H264', maxPendingBytes: 10_000, maxBehindMs: 500, now: () => now });
+    const fast = new Reader();
+    const slow = new Reader();
+    fan.add(fast);
+    fan.add(slow);
+    const [first, second] = keyframeIndexes();
+    packets.slice(0, first! + 2).forEach((p) => fan.push(0, p));
+    slow.pending = 50_000; // its socket stops draining
+    const before = slow.got.length;
+    packets.slice(first! + 2, first! + 5).forEach((p) => fan.push(0, p));
+    expect(slow.got.length).toBe(before); // skipped, not queued
+    slow.pending = 0; // drained again: resumes at the next keyframe, not mid-picture
+    packets.slice(first! + 5).forEach((p) => fan.push(0, p));
+    const resumed = slow.got.slice(before);
+    expect(seq(resumed[0]!)).toBe(seq(packets[second!]!));
+    expect(isKeyframe(resumed[0]!)).toBe(true);
+    expect(fast.got).toHaveLength(packets.length);
+    expect(fan.stats.dropped).toBeGreaterThan(0);
+
+    slow.pending = 50_000;
+    fan.push(0, packets[0]!);
+    now += 1000;
+    fan.push(0, packets[1]!);
+    expect(slow.evicted).toContain('behind');
+    expect(fan.readerCount).toBe(1);
+  });
+
+  it('does not cache a group larger than its budget, and copies what it keeps', () => {
+    const small = new FanOut({ videoTrack: 0, codec: 'H264', maxGopBytes: 2000 });
+    packets.forEach((p) => small.push(0, p));
+    const r = new Reader();
+    small.add(r);
+    expect(r.got).toHaveLength(0);
+    expect(small.stats.gopBytes).toBeLessThanOrEqual(2000);
+
+    const fan = new FanOut({ videoTrack: 0, codec: 'H264' });
+    const view = Buffer.from(packets[0]!);
+    fan.push(0, view);
+    view.fill(0); // the upstream reuses its chunk
+    const late = new Reader();
+    fan.add(late);
+    expect(late.got[0]!.equals(packets[0]!)).toBe(true);
+  });
+});
