@@ -8,7 +8,12 @@ import { collectDefaultMetrics, Registry } from 'prom-client';
 import { LocalIssuer } from './auth/local-issuer.js';
 import { TokenVerifier } from './auth/verifier.js';
 import type { Config } from './config/schema.js';
-import { streamsNotAvailable } from './api/ports.js';
+import os from 'node:os';
+import type { StreamAddresses } from './api/ports.js';
+import { DeviceUnavailableError } from './domain/errors.js';
+import { startRelayServer } from './media/relay/server.js';
+import { RelayStreams } from './media/relay/streams.js';
+import { TicketSigner } from './media/ticket.js';
 import { EventBus } from './domain/bus.js';
 import { createDiscovery } from './onvif/discovery/service.js';
 import { CameraManager, pickDeviceServiceUrl } from './onvif/manager.js';
@@ -63,6 +68,14 @@ export async function openLocalIssuer(config: Config, secretBox: SecretBox, id: 
     issuer: localIssuerName(config, id),
     audience: config.auth.local.audience,
   });
+}
+
+/** The address LAN viewers most likely reach this box at: its first non-internal IPv4 address. */
+function firstLanAddress(): string | null {
+  for (const list of Object.values(os.networkInterfaces())) {
+    for (const a of list ?? []) if (a.family === 'IPv4' && !a.internal) return a.address;
+  }
+  return null;
 }
 
 /** systemd-timesyncd marks a synchronised clock with this file; other NTP daemons leave it unknown. */
@@ -123,6 +136,35 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
     });
     cleanups.unshift(() => cameras.stop());
 
+    // The RTSP relay: every viewer and the recorder share one session per camera profile.
+    const tickets = TicketSigner.openInDir(dataDir, secretBox);
+    const relayStreams = new RelayStreams({
+      locate: (deviceId, profile) => cameras.streamSource(deviceId, profile),
+      logger: log.child({ part: 'relay' }),
+      idleCloseS: config.rtsp.idle_close_s,
+    });
+    cleanups.unshift(() => relayStreams.close());
+    const relay = await startRelayServer({
+      host: config.rtsp.host,
+      port: config.rtsp.port,
+      tickets,
+      streams: relayStreams,
+      logger: log.child({ part: 'relay' }),
+      maxSessionS: config.rtsp.max_session_s,
+    });
+    cleanups.unshift(() => relay.close());
+    const streams: StreamAddresses = {
+      issue: async (deviceId, profile) => {
+        if (store.getDevice(deviceId)?.status !== 'online') throw new DeviceUnavailableError(`device ${deviceId} is not online`);
+        if (!cameras.streamSource(deviceId, profile)) throw new DeviceUnavailableError(`device ${deviceId} has no ${profile} stream`);
+        // Tickets carry whole seconds.
+        const expiresAt = (Math.floor(Date.now() / 1000) + config.rtsp.ticket_ttl_s) * 1000;
+        const ticket = tickets.issue({ deviceId, profile, expiresAt });
+        const host = config.rtsp.public_host ?? firstLanAddress() ?? '127.0.0.1';
+        return { url: `rtsp://${host}:${relay.port}/live/${ticket}`, expiresAt };
+      },
+    };
+
     const storageDir = config.recording.storage_dir ?? path.join(dataDir, 'recordings');
     mkdirSync(storageDir, { recursive: true, mode: 0o700 });
 
@@ -134,7 +176,7 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
       store,
       storageDir,
       control: cameras,
-      streams: streamsNotAvailable,
+      streams,
       registry,
       version: readVersion(),
       clockSynchronized,

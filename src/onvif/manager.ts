@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { BaseLogger } from 'pino';
 import type { DeviceControl } from '../api/ports.js';
+import { backoffMs } from '../domain/backoff.js';
 import type { EventBus } from '../domain/bus.js';
 import { DeviceCommandError, DeviceUnavailableError } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
@@ -46,10 +47,6 @@ export interface CameraManagerOptions {
 
 const passwordLabel = (deviceId: string) => `camera-password:${deviceId}`;
 
-/** Exponential backoff with full jitter: the n-th retry waits a random time up to min(max, base·2ⁿ). */
-export function backoffMs(attempt: number, maxMs: number, random: () => number, baseMs = 1000): number {
-  return Math.round(random() * Math.min(maxMs, baseMs * 2 ** Math.min(attempt, 20)));
-}
 
 interface Worker {
   target: CameraTarget;
@@ -136,6 +133,15 @@ export class CameraManager implements DeviceControl {
       if (err instanceof CameraFaultError || err instanceof CameraUnauthorizedError) throw new DeviceCommandError(`camera refused ${action}: ${message}`);
       return done;
     }
+  }
+
+  /** Where a device's main or sub stream is and how to log in (for the relay; never for the API). */
+  streamSource(deviceId: string, profile: 'main' | 'sub'): { url: string; username: string | null; password: string | null } | null {
+    const cam = this.opts.store.getCamera(deviceId);
+    const url = profile === 'sub' ? (cam?.subStreamUri ?? cam?.mainStreamUri) : cam?.mainStreamUri;
+    if (!cam || !url) return null;
+    const password = cam.passwordSealed ? this.opts.secretBox.open(cam.passwordSealed, passwordLabel(deviceId)).toString('utf8') : null;
+    return { url, username: cam.username, password };
   }
 
   private endpointAliasOf(deviceId: string): string | null {

@@ -111,7 +111,7 @@ describe('GET /v1/devices/{id}', () => {
 });
 
 describe('POST /v1/devices/{id}/control', () => {
-  it('answers 409 device_unavailable while camera control is not wired in', async () => {
+  it('answers 409 device_unavailable for a device the gateway cannot reach', async () => {
     const res = await t.request('/v1/devices/cam-01/control', { method: 'POST', headers: await t.auth('devices:write'), body: { action: 'reboot' } });
     expect(res.status).toBe(409);
     expect((res.json() as { error: string }).error).toBe('device_unavailable');
@@ -157,7 +157,7 @@ describe('POST /v1/devices/{id}/control', () => {
 });
 
 describe('GET /v1/devices/{id}/stream', () => {
-  it('answers 409 until the relay is wired in, 404 for unknown devices, 400 for bad profiles', async () => {
+  it('answers 409 for a device with no camera stream, 404 for unknown devices, 400 for bad profiles', async () => {
     const headers = await t.auth('devices:read');
     expect((await t.request('/v1/devices/cam-01/stream', { headers })).status).toBe(409);
     expect((await t.request('/v1/devices/cam-01/stream?profile=sub', { headers })).status).toBe(409);

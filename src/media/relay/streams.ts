@@ -1,0 +1,184 @@
+import type { BaseLogger } from 'pino';
+import { backoffMs } from '../../domain/backoff.js';
+import { formatSdp, mediaCodecs, rewriteForRelay } from '../sdp.js';
+import type { TicketProfile } from '../ticket.js';
+import { FanOut, type FanOutReader } from './fanout.js';
+import { UpstreamSession, type UpstreamError } from './upstream.js';
+
+// One shared camera session per device profile, opened when the first reader comes and closed
+// idleCloseS after the last leaves; every reader (viewers, the recorder) shares it through a FanOut.
+// When the camera drops, the session is re-opened with backoff and jitter; readers stay attached and
+// get the stream again from the next keyframe if the codecs did not change (else they are evicted).
+
+export interface CameraSource {
+  url: string;
+  username: string | null;
+  password: string | null;
+}
+
+export interface StreamsOptions {
+  /** Where a device profile's stream is (from the store); null when the device has none. */
+  locate: (deviceId: string, profile: TicketProfile) => CameraSource | null;
+  logger: BaseLogger;
+  idleCloseS?: number;
+  maxBackoffMs?: number;
+  random?: () => number;
+}
+
+export class StreamUnavailableError extends Error {
+  override readonly name = 'StreamUnavailableError';
+}
+
+export interface StreamHandle {
+  /** The SDP for viewers: controls `trackID=N`, no camera address or credentials. */
+  readonly sdp: string;
+  readonly trackCount: number;
+  /** Adds a reader; returns the function that removes it. */
+  attach(reader: FanOutReader): () => void;
+}
+
+class Stream implements StreamHandle {
+  sdp = '';
+  trackCount = 0;
+  fanout: FanOut | null = null;
+  upstream: UpstreamSession | null = null;
+  private codecsKey = '';
+  private idleTimer: NodeJS.Timeout | null = null;
+  private retryTimer: NodeJS.Timeout | null = null;
+  private attempt = 0;
+  private closed = false;
+  ready: Promise<void>;
+
+  constructor(
+    readonly key: string,
+    private readonly source: CameraSource,
+    private readonly opts: StreamsOptions,
+    private readonly onGone: (s: Stream) => void,
+  ) {
+    this.ready = this.connect(true);
+  }
+
+  private async connect(first: boolean): Promise<void> {
+    const up = await UpstreamSession.open({
+      ...this.source,
+      logger: this.opts.logger,
+      onPacket: (track, packet) => this.fanout?.push(track, packet),
+      onClose: (err) => this.lost(up, err),
+    });
+    if (this.closed) {
+      up.close();
+      return;
+    }
+    const sdp = up.sdp;
+    if (!sdp) throw new StreamUnavailableError('camera sent no SDP');
+    const codecs = mediaCodecs(sdp);
+    const key = JSON.stringify(codecs.map((c) => [c.media, c.encoding, c.clockRate, c.channels]));
+    const video = codecs.find((c) => c.media === 'video' && (c.encoding === 'H264' || c.encoding === 'H265'));
+    if (!video) {
+      up.close();
+      throw new StreamUnavailableError('the camera stream has no H.264 or H.265 video');
+    }
+    if (!first && key !== this.codecsKey) {
+      // New codec parameters: viewers' decoders cannot follow; they reconnect and get the new SDP.
+      this.fanout = null;
+    }
+    this.codecsKey = key;
+    this.sdp = formatSdp(rewriteForRelay(sdp, { trackControls: (i) => `trackID=${i}` }));
+    this.trackCount = sdp.media.length;
+    this.fanout ??= new FanOut({ videoTrack: video.index, codec: video.encoding as 'H264' | 'H265' });
+    this.fanout.reset();
+    this.upstream = up;
+    this.attempt = 0;
+    this.opts.logger.info({ stream: this.key, tracks: this.trackCount }, 'camera stream open');
+  }
+
+  private lost(up: UpstreamSession, err: UpstreamError): void {
+    if (this.upstream !== up || this.closed) return;
+    this.upstream = null;
+    this.opts.logger.warn({ stream: this.key, err: err.message }, 'camera stream lost; reconnecting');
+    this.scheduleRetry();
+  }
+
+  private scheduleRetry(): void {
+    const wait = Math.max(250, backoffMs(this.attempt++, this.opts.maxBackoffMs ?? 30_000, this.opts.random ?? Math.random));
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = null;
+      if (this.closed) return;
+      this.connect(false).catch((e: Error) => {
+        this.opts.logger.debug({ stream: this.key, err: e.message }, 'camera stream retry failed');
+        if (!this.closed) this.scheduleRetry();
+      });
+    }, wait);
+    this.retryTimer.unref();
+  }
+
+  attach(reader: FanOutReader): () => void {
+    const fanout = this.fanout;
+    if (!fanout) throw new StreamUnavailableError('stream not ready');
+    if (this.idleTimer) clearTimeout(this.idleTimer);
+    this.idleTimer = null;
+    fanout.add(reader);
+    let attached = true;
+    return () => {
+      if (!attached) return;
+      attached = false;
+      fanout.remove(reader);
+      if (fanout.readerCount === 0) this.armIdleClose();
+    };
+  }
+
+  armIdleClose(): void {
+    if (this.idleTimer) clearTimeout(this.idleTimer);
+    this.idleTimer = setTimeout(() => this.close(), (this.opts.idleCloseS ?? 10) * 1000);
+    this.idleTimer.unref();
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.idleTimer) clearTimeout(this.idleTimer);
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    this.upstream?.close();
+    this.upstream = null;
+    this.opts.logger.info({ stream: this.key }, 'camera stream closed');
+    this.onGone(this);
+  }
+}
+
+export class RelayStreams {
+  private readonly streams = new Map<string, Stream>();
+
+  constructor(private readonly opts: StreamsOptions) {}
+
+  /** The shared stream of a device profile, opening the camera session if needed. */
+  async acquire(deviceId: string, profile: TicketProfile): Promise<StreamHandle> {
+    const key = `${deviceId}/${profile}`;
+    let stream = this.streams.get(key);
+    if (!stream) {
+      const source = this.opts.locate(deviceId, profile);
+      if (!source) throw new StreamUnavailableError(`device ${deviceId} has no ${profile} stream`);
+      stream = new Stream(key, source, this.opts, (s) => {
+        if (this.streams.get(s.key) === s) this.streams.delete(s.key);
+      });
+      this.streams.set(key, stream);
+      stream.ready.catch(() => stream?.close());
+    }
+    try {
+      await stream.ready;
+    } catch (err) {
+      throw err instanceof StreamUnavailableError ? err : new StreamUnavailableError((err as Error).message);
+    }
+    // Nobody may attach after all (the DESCRIBE was the only request): close when idle.
+    if (stream.fanout?.readerCount === 0) stream.armIdleClose();
+    return stream;
+  }
+
+  /** Open camera sessions, for /metrics and tests. */
+  get openCount(): number {
+    return [...this.streams.values()].filter((s) => s.upstream !== null).length;
+  }
+
+  close(): void {
+    for (const s of [...this.streams.values()]) s.close();
+  }
+}

@@ -1,0 +1,105 @@
+import { execFile, spawn } from 'node:child_process';
+import { promisify } from 'node:util';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TicketSigner } from '../../src/media/ticket.js';
+import { startFleet, type Fleet } from '../../src/onvif/simulator/fleet.js';
+import { SecretBox } from '../../src/store/secret-box.js';
+import { startTestGateway, type TestGateway } from '../support/gateway.js';
+
+// The live-stream path end to end: a simulated camera (ffmpeg H.264 served by gst-rtsp-server with
+// Digest auth) adopted by the started gateway; GET /v1/devices/{id}/stream gives a ticketed URL on
+// the gateway's relay; real clients (ffprobe, ffmpeg) play it; the camera sees one session.
+
+const run = promisify(execFile);
+let fleet: Fleet;
+let t: TestGateway;
+let deviceId = '';
+
+beforeAll(async () => {
+  fleet = await startFleet({ count: 1, host: '127.0.0.1', basePort: 0, username: 'admin', password: 'cam-secret-7', discovery: null, rtspPort: 0, logger: pino({ level: 'silent' }) });
+  t = await startTestGateway({
+    cameras: [{ name: 'Porch', onvif_url: fleet.cameras[0]!.deviceServiceUrl, username: 'admin', password: 'cam-secret-7' }],
+    rtsp: { idle_close_s: 1 },
+  });
+  // Wait for the adoption (a few hundred ms) without expect.poll, which belongs inside tests.
+  const headers = await t.auth('devices:read');
+  for (let i = 0; i < 150 && !deviceId; i++) {
+    const [device] = ((await t.request('/v1/devices', { headers })).json() as { data: Array<{ id: string; status: string }> }).data;
+    if (device?.status === 'online') deviceId = device.id;
+    else await new Promise((r) => setTimeout(r, 100));
+  }
+  if (!deviceId) throw new Error('the simulated camera was not adopted');
+});
+afterAll(async () => {
+  await t?.stop();
+  await fleet?.stop();
+});
+
+async function streamUrl(profile = 'main'): Promise<{ stream_url: string; expires_at: string }> {
+  const res = await t.request(`/v1/devices/${deviceId}/stream?profile=${profile}`, { headers: await t.auth('devices:read') });
+  expect(res.status).toBe(200);
+  return res.json() as { stream_url: string; expires_at: string };
+}
+
+async function probe(url: string, transport: 'tcp' | 'udp' | null = 'tcp') {
+  const args = ['-v', 'error', ...(transport ? ['-rtsp_transport', transport] : []), '-show_entries', 'stream=codec_name,width,height', '-of', 'json', url];
+  const { stdout } = await run('ffprobe', args, { timeout: 20_000 });
+  return (JSON.parse(stdout) as { streams: Array<{ codec_name: string; width: number; height: number }> }).streams[0];
+}
+
+/** Established TCP connections to the camera's RTSP port (the camera's own view of its sessions). */
+async function cameraConnections(): Promise<number> {
+  const port = fleet.rtsp!.port;
+  const { stdout } = await run('ss', ['-Htn', 'state', 'established', `( dport = :${port} )`]);
+  return stdout.split('\n').filter((l) => l.trim()).length;
+}
+
+describe('live streams through the relay', () => {
+  it('hands out a short ticketed rtsp URL that expires at the configured TTL', async () => {
+    const { stream_url, expires_at } = await streamUrl();
+    expect(stream_url).toMatch(/^rtsp:\/\/127\.0\.0\.1:\d+\/live\/[\w-]+\.[\w-]{22}$/);
+    expect(stream_url.length).toBeLessThan(200);
+    expect(stream_url).not.toContain('cam-secret-7');
+    const ttl = (Date.parse(expires_at) - Date.now()) / 1000;
+    expect(ttl).toBeGreaterThan(290);
+    expect(ttl).toBeLessThanOrEqual(300);
+  });
+
+  it('plays main and sub through the relay with ffprobe, over TCP and with UDP first (falling back to TCP)', async () => {
+    expect(await probe((await streamUrl('main')).stream_url)).toEqual({ codec_name: 'h264', width: 1280, height: 720 });
+    expect(await probe((await streamUrl('sub')).stream_url)).toEqual({ codec_name: 'h264', width: 320, height: 180 });
+    expect(await probe((await streamUrl('main')).stream_url, null)).toMatchObject({ codec_name: 'h264' });
+  });
+
+  it('refuses tampered, expired and other-key tickets with 401', async () => {
+    const { stream_url } = await streamUrl();
+    const tampered = stream_url.replace(/.(\.[\w-]{22})$/, (m, mac: string) => (m[0] === 'A' ? 'B' : 'A') + mac);
+    const signer = TicketSigner.openInDir(t.dataDir, SecretBox.openInDir(t.dataDir));
+    const old = signer.issue({ deviceId, profile: 'main', expiresAt: Date.now() - 1000 });
+    const foreign = new TicketSigner(Buffer.alloc(32, 7)).issue({ deviceId, profile: 'main', expiresAt: Date.now() + 60_000 });
+    const base = stream_url.slice(0, stream_url.lastIndexOf('/') + 1);
+    for (const url of [tampered, base + old, base + foreign]) {
+      await expect(probe(url), url).rejects.toThrow(/401 Unauthorized/);
+    }
+    await expect(probe(base.replace('/live/', '/nope/') + 'x')).rejects.toThrow(/404/);
+  });
+
+  it('serves several viewers from one camera session', async () => {
+    const { stream_url } = await streamUrl();
+    const viewers = Array.from({ length: 4 }, () =>
+      spawn('ffmpeg', ['-v', 'error', '-rtsp_transport', 'tcp', '-i', stream_url, '-t', '4', '-f', 'null', '-'], { stdio: 'ignore' }),
+    );
+    try {
+      await expect.poll(cameraConnections, { timeout: 10_000 }).toBe(1);
+      await new Promise((r) => setTimeout(r, 1500));
+      expect(await cameraConnections()).toBe(1);
+      const codes = await Promise.all(viewers.map((v) => new Promise<number | null>((r) => v.on('exit', r))));
+      expect(codes).toEqual([0, 0, 0, 0]); // each decoded 4 s of video without error
+    } finally {
+      for (const v of viewers) v.kill();
+    }
+    // idle_close_s: 1 — the camera session ends after the last viewer.
+    await expect.poll(cameraConnections, { timeout: 10_000 }).toBe(0);
+  });
+});
