@@ -17,7 +17,7 @@ let t: TestGateway;
 let deviceId = '';
 
 beforeAll(async () => {
-  fleet = await startFleet({ count: 1, host: '127.0.0.1', basePort: 0, username: 'admin', password: 'cam-secret-7', discovery: null, rtspPort: 0, logger: pino({ level: 'silent' }) });
+  fleet = await startFleet({ count: 1, host: '127.0.0.1', basePort: 0, username: 'admin', password: 'cam-secret-7', discovery: null, rtspPort: 0, logger: pino({ level: process.env.SIM_LOG ?? 'silent' }) });
   t = await startTestGateway({
     cameras: [{ name: 'Porch', onvif_url: fleet.cameras[0]!.deviceServiceUrl, username: 'admin', password: 'cam-secret-7' }],
     rtsp: { idle_close_s: 1 },
@@ -56,6 +56,26 @@ async function cameraConnections(): Promise<number> {
 }
 
 describe('live streams through the relay', () => {
+  it('recovers within seconds when the camera restarts, while a viewer stays connected', async () => {
+    const { stream_url } = await streamUrl();
+    const viewer = spawn('ffmpeg', ['-v', 'error', '-rtsp_transport', 'tcp', '-i', stream_url, '-f', 'null', '-'], { stdio: 'ignore' });
+    try {
+      await expect.poll(cameraConnections, { timeout: 10_000 }).toBe(1);
+      const port = fleet.rtsp!.port;
+      await fleet.rtsp!.stop(); // the camera's RTSP server and encoder go away
+      await expect.poll(cameraConnections, { timeout: 10_000 }).toBe(0);
+      const { startSimulatedRtsp } = await import('../../src/onvif/simulator/rtsp.js');
+      const back = await startSimulatedRtsp({ cameras: 1, host: '127.0.0.1', port, username: 'admin', password: 'cam-secret-7', logger: pino({ level: 'silent' }) });
+      (fleet as { rtsp: typeof back }).rtsp = back;
+      // The relay reconnects on its own (the viewer is still attached) …
+      await expect.poll(cameraConnections, { timeout: 10_000 }).toBe(1);
+      // … and serves new viewers again.
+      expect(await probe((await streamUrl()).stream_url)).toMatchObject({ codec_name: 'h264', width: 1280 });
+    } finally {
+      viewer.kill();
+    }
+  });
+
   it('hands out a short ticketed rtsp URL that expires at the configured TTL', async () => {
     const { stream_url, expires_at } = await streamUrl();
     expect(stream_url).toMatch(/^rtsp:\/\/127\.0\.0\.1:\d+\/live\/[\w-]+\.[\w-]{22}$/);

@@ -21,6 +21,7 @@ export interface StreamsOptions {
   locate: (deviceId: string, profile: TicketProfile) => CameraSource | null;
   logger: BaseLogger;
   idleCloseS?: number;
+  /** Longest wait between reconnection attempts; short, so viewers get the camera back within seconds. */
   maxBackoffMs?: number;
   random?: () => number;
 }
@@ -55,16 +56,38 @@ class Stream implements StreamHandle {
     private readonly opts: StreamsOptions,
     private readonly onGone: (s: Stream) => void,
   ) {
-    this.ready = this.connect(true);
+    this.ready = this.firstConnect();
+  }
+
+  /**
+   * The first session is tried up to three times before the viewer is told 503: cameras (and
+   * gst-rtsp-server, seen in the tests) sometimes drop the connection on the first DESCRIBE while
+   * they prepare the stream. Refused credentials or paths are not retried.
+   */
+  private async firstConnect(): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.connect(true);
+      } catch (err) {
+        const kind = (err as UpstreamError).kind;
+        if (attempt >= 3 || this.closed || kind === 'unauthorized' || kind === 'refused' || err instanceof StreamUnavailableError) throw err;
+        await new Promise((r) => setTimeout(r, 300 * attempt));
+      }
+    }
   }
 
   private async connect(first: boolean): Promise<void> {
+    // onClose can fire during open() (a failed handshake), before `up` is assigned.
+    let opened: UpstreamSession | null = null;
     const up = await UpstreamSession.open({
       ...this.source,
       logger: this.opts.logger,
       onPacket: (track, packet) => this.fanout?.push(track, packet),
-      onClose: (err) => this.lost(up, err),
+      onClose: (err) => {
+        if (opened) this.lost(opened, err);
+      },
     });
+    opened = up;
     if (this.closed) {
       up.close();
       return;
@@ -100,7 +123,7 @@ class Stream implements StreamHandle {
   }
 
   private scheduleRetry(): void {
-    const wait = Math.max(250, backoffMs(this.attempt++, this.opts.maxBackoffMs ?? 30_000, this.opts.random ?? Math.random));
+    const wait = Math.max(250, backoffMs(this.attempt++, this.opts.maxBackoffMs ?? 5000, this.opts.random ?? Math.random));
     this.retryTimer = setTimeout(() => {
       this.retryTimer = null;
       if (this.closed) return;
@@ -161,7 +184,10 @@ export class RelayStreams {
         if (this.streams.get(s.key) === s) this.streams.delete(s.key);
       });
       this.streams.set(key, stream);
-      stream.ready.catch(() => stream?.close());
+      stream.ready.catch((err: Error) => {
+        this.opts.logger.warn({ stream: key, err: err.message }, 'camera stream could not be opened');
+        stream?.close();
+      });
     }
     try {
       await stream.ready;

@@ -117,6 +117,7 @@ export class UpstreamSession {
             if (track !== undefined) this.opts.onPacket(track, item.payload);
           } else if (item.kind === 'response') {
             const cseq = Number(item.msg.headers.get('cseq'));
+            this.opts.logger.debug({ camera: this.url.host, cseq, status: item.msg.status }, 'camera RTSP response');
             const waiter = this.pending.get(cseq);
             if (waiter) {
               this.pending.delete(cseq);
@@ -148,6 +149,7 @@ export class UpstreamSession {
         reject(new UpstreamError(`${method} got no answer within ${this.timeoutMs} ms`, 'stalled'));
       }, this.timeoutMs);
       this.pending.set(cseq, { resolve, reject, timer });
+      this.opts.logger.debug({ camera: this.url.host, method, uri, cseq }, 'camera RTSP request');
       this.socket.write(formatRequest({ method, uri, version: 'RTSP/1.0', headers, body: Buffer.alloc(0) }));
     });
   }

@@ -28,16 +28,23 @@ export interface SimulatedRtsp {
 
 const SCRIPT = fileURLToPath(new URL('../../../src/onvif/simulator/rtsp_server.py', import.meta.url));
 
-/** Free UDP ports on loopback (bound then released; ffmpeg sends to them, the RTSP server binds them). */
+/**
+ * Free even UDP ports on loopback below the kernel's ephemeral range (32768+), where ffmpeg's own
+ * sockets land: a released ephemeral port could be taken by ffmpeg before the RTSP server binds it.
+ * Even, because ffmpeg sends RTCP to port + 1, which must not be another stream's port.
+ */
 async function freeUdpPorts(n: number): Promise<number[]> {
-  const sockets = await Promise.all(
-    Array.from({ length: n }, () => new Promise<ReturnType<typeof createSocket>>((resolve) => {
+  const ports: number[] = [];
+  while (ports.length < n) {
+    const port = 20_000 + 2 * Math.floor(Math.random() * 5000);
+    if (ports.includes(port)) continue;
+    const free = await new Promise<boolean>((resolve) => {
       const s = createSocket('udp4');
-      s.bind(0, '127.0.0.1', () => resolve(s));
-    })),
-  );
-  const ports = sockets.map((s) => s.address().port);
-  await Promise.all(sockets.map((s) => new Promise<void>((r) => s.close(() => r()))));
+      s.once('error', () => resolve(false));
+      s.bind(port, '127.0.0.1', () => s.close(() => resolve(true)));
+    });
+    if (free) ports.push(port);
+  }
   return ports;
 }
 
