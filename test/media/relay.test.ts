@@ -13,6 +13,8 @@ import { startTestGateway, type TestGateway } from '../support/gateway.js';
 
 const run = promisify(execFile);
 let fleet: Fleet;
+/** The camera's RTSP server after the restart test brought it back (the fleet's own one is gone). */
+let restarted: Awaited<ReturnType<typeof import('../../src/onvif/simulator/rtsp.js').startSimulatedRtsp>> | null = null;
 let t: TestGateway;
 let deviceId = '';
 
@@ -34,6 +36,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await t?.stop();
   await fleet?.stop();
+  await restarted?.stop();
 });
 
 async function streamUrl(profile = 'main'): Promise<{ stream_url: string; expires_at: string }> {
@@ -65,8 +68,7 @@ describe('live streams through the relay', () => {
       await fleet.rtsp!.stop(); // the camera's RTSP server and encoder go away
       await expect.poll(cameraConnections, { timeout: 10_000 }).toBe(0);
       const { startSimulatedRtsp } = await import('../../src/onvif/simulator/rtsp.js');
-      const back = await startSimulatedRtsp({ cameras: 1, host: '127.0.0.1', port, username: 'admin', password: 'cam-secret-7', logger: pino({ level: 'silent' }) });
-      (fleet as { rtsp: typeof back }).rtsp = back;
+      restarted = await startSimulatedRtsp({ cameras: 1, host: '127.0.0.1', port, username: 'admin', password: 'cam-secret-7', logger: pino({ level: 'silent' }) });
       // The relay reconnects on its own (the viewer is still attached) …
       await expect.poll(cameraConnections, { timeout: 10_000 }).toBe(1);
       // … and serves new viewers again.

@@ -21,6 +21,7 @@ export interface FleetOptions {
   discovery: { port: number; interfaceAddress: string } | null;
   /** Live video (ffmpeg + gst-rtsp-server) on this port (0: any free one); null: none. */
   rtspPort: number | null;
+  mainBitrateKbps?: number;
   logger: BaseLogger;
 }
 
@@ -49,7 +50,15 @@ export async function startFleet(opts: FleetOptions): Promise<Fleet> {
   };
   try {
     if (opts.rtspPort !== null) {
-      rtsp = await startSimulatedRtsp({ cameras: opts.count, host: opts.host, port: opts.rtspPort, username: opts.username, password: opts.password, logger: opts.logger });
+      rtsp = await startSimulatedRtsp({
+        cameras: opts.count,
+        host: opts.host,
+        port: opts.rtspPort,
+        username: opts.username,
+        password: opts.password,
+        mainBitrateKbps: opts.mainBitrateKbps,
+        logger: opts.logger,
+      });
     }
     for (let n = 0; n < opts.count; n++) {
       const i = (opts.firstIndex ?? 0) + n;

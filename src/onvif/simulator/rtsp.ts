@@ -15,6 +15,8 @@ export interface SimulatedRtspOptions {
   username: string;
   password: string;
   ffmpegPath?: string;
+  /** Main stream bit rate (default 1500 kbit/s). */
+  mainBitrateKbps?: number;
   /** Debian's interpreter: the one with python3-gi (a pyenv or venv python usually lacks it). */
   pythonPath?: string;
   logger: BaseLogger;
@@ -54,8 +56,14 @@ function ended(child: ChildProcess): Promise<void> {
 
 export async function startSimulatedRtsp(opts: SimulatedRtspOptions): Promise<SimulatedRtsp> {
   const children: ChildProcess[] = [];
-  const stop = async () => {
+  // Children must not outlive this process (a test runner exiting early): kill them on exit too.
+  const killAll = () => {
     for (const c of children) c.kill('SIGTERM');
+  };
+  process.once('exit', killAll);
+  const stop = async () => {
+    process.off('exit', killAll);
+    killAll();
     await Promise.all(children.map(ended));
   };
   try {
@@ -89,7 +97,7 @@ export async function startSimulatedRtsp(opts: SimulatedRtspOptions): Promise<Si
           '-hide_banner', '-loglevel', 'error', '-nostdin', '-re',
           '-f', 'lavfi', '-i', 'testsrc2=size=1280x720:rate=15',
           '-filter_complex', '[0:v]split=2[main][s];[s]scale=320:180[sub]',
-          '-map', '[main]', '-c:v', 'libx264', '-preset', 'ultrafast', '-tune', 'zerolatency', '-g', '15', '-b:v', '1500k', '-f', 'rtp', `rtp://127.0.0.1:${udp[2 * i]}`,
+          '-map', '[main]', '-c:v', 'libx264', '-preset', 'ultrafast', '-tune', 'zerolatency', '-g', '15', '-b:v', `${opts.mainBitrateKbps ?? 1500}k`, '-f', 'rtp', `rtp://127.0.0.1:${udp[2 * i]}`,
           '-map', '[sub]', '-c:v', 'libx264', '-preset', 'ultrafast', '-tune', 'zerolatency', '-g', '15', '-b:v', '200k', '-f', 'rtp', `rtp://127.0.0.1:${udp[2 * i + 1]}`,
         ],
         { stdio: ['ignore', 'ignore', 'pipe'] },
