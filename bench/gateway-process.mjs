@@ -8,6 +8,8 @@ const cli = path.resolve(import.meta.dirname, '../dist/cli.js');
 /** Starts `edge-gateway start --config FILE`; resolves once it logged that it started. */
 export async function startGatewayProcess(configFile) {
   const child = spawn(process.execPath, [cli, 'start', '--config', configFile], { stdio: ['ignore', 'pipe', 'inherit'] });
+  // A benchmark that fails half-way must not leave a gateway running.
+  process.once('exit', () => child.kill('SIGTERM'));
   const apiUrl = await new Promise((resolve, reject) => {
     let out = '';
     child.stdout.on('data', (d) => {

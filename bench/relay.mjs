@@ -29,7 +29,7 @@ const dir = mkdtempSync(path.join(os.tmpdir(), 'eg-bench-relay-'));
 const configFile = path.join(dir, 'config.yaml');
 writeFileSync(
   configFile,
-  `gateway:\n  data_dir: ${dir}/data\napi:\n  host: 127.0.0.1\n  port: 0\nrtsp:\n  host: 127.0.0.1\n  port: 0\n  public_host: 127.0.0.1\n  idle_close_s: 30\n` +
+  `gateway:\n  data_dir: ${dir}/data\napi:\n  host: 127.0.0.1\n  port: 0\nrtsp:\n  host: 127.0.0.1\n  port: 0\n  public_host: 127.0.0.1\n  idle_close_s: 30\n  max_connections_per_address: 1000\n` +
     `onvif:\n  discovery:\n    enabled: false\ncameras:\n  - name: Bench\n    onvif_url: ${fleet.cameras[0].deviceServiceUrl}\n    username: admin\n    password: bench\nlog:\n  level: info\n`,
 );
 const gateway = await startGatewayProcess(configFile);

@@ -151,6 +151,7 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
       streams: relayStreams,
       logger: log.child({ part: 'relay' }),
       maxSessionS: config.rtsp.max_session_s,
+      maxConnectionsPerAddress: config.rtsp.max_connections_per_address,
     });
     cleanups.unshift(() => relay.close());
     const streams: StreamAddresses = {

@@ -78,6 +78,7 @@ export const ConfigSchema = Type.Object(
       ticket_ttl_s: Seconds(300, 10, 86_400),
       max_session_s: Seconds(3600, 10, 604_800),
       idle_close_s: Seconds(10, 0, 3600),
+      max_connections_per_address: Type.Integer({ minimum: 1, maximum: 10_000, default: 16 }),
     }),
     cameras: Type.Array(Camera, { default: [] }),
     onvif: Section({

@@ -107,6 +107,30 @@ describe('live streams through the relay', () => {
     await expect(probe(base.replace('/live/', '/nope/') + 'x')).rejects.toThrow(/404/);
   });
 
+  it('refuses connections beyond the per-address limit and answers garbage with an error, keeping others served', async () => {
+    const { connect } = await import('node:net');
+    const port = Number(new URL((await streamUrl()).stream_url.replace('rtsp:', 'http:')).port);
+    const open = () =>
+      new Promise<{ closed: Promise<void>; sock: import('node:net').Socket }>((resolve) => {
+        const sock = connect(port, '127.0.0.1', () => resolve({ sock, closed: new Promise((r) => sock.once('close', () => r())) }));
+      });
+    const conns = await Promise.all(Array.from({ length: 17 }, open)); // the limit is 16
+    const closedNow = await Promise.all(conns.map((c) => Promise.race([c.closed.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), 1000))])));
+    expect(closedNow.filter(Boolean)).toHaveLength(1);
+    for (const c of conns) c.sock.destroy();
+    // Garbage instead of RTSP: an error status, then the connection is closed. (The relay may take a
+    // moment to see the 17 connections above go, so a refused attempt is tried again.)
+    const garbage = () =>
+      new Promise<string>((resolve) => {
+        const sock = connect(port, '127.0.0.1', () => sock.write('\x16\x03\x01 not rtsp at all\r\n\r\n'));
+        let data = '';
+        sock.on('data', (d) => (data += d.toString('latin1')));
+        sock.on('close', () => resolve(data));
+      });
+    await expect.poll(garbage, { timeout: 5000, interval: 100 }).toMatch(/^RTSP\/1\.0 400 /);
+    expect(await probe((await streamUrl()).stream_url)).toMatchObject({ codec_name: 'h264' });
+  });
+
   it('serves several viewers from one camera session', async () => {
     const { stream_url } = await streamUrl();
     const viewers = Array.from({ length: 4 }, () =>
