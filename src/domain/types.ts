@@ -7,6 +7,8 @@ export const EVENT_TYPES = ['motion', 'human', 'vehicle'] as const;
 export const ALERT_TYPES = [...EVENT_TYPES, 'device_offline'] as const;
 export const CONTROL_ACTIONS = ['reboot', 'sync_time'] as const;
 export const CONTROL_STATUSES = ['pending', 'succeeded', 'failed'] as const;
+/** A camera's two streams: main = highest resolution, sub = lowest. */
+export const STREAM_PROFILES = ['main', 'sub'] as const;
 
 export type DeviceType = (typeof DEVICE_TYPES)[number];
 export type DeviceStatus = (typeof DEVICE_STATUSES)[number];
@@ -14,6 +16,7 @@ export type EventType = (typeof EVENT_TYPES)[number];
 export type AlertType = (typeof ALERT_TYPES)[number];
 export type ControlAction = (typeof CONTROL_ACTIONS)[number];
 export type ControlStatus = (typeof CONTROL_STATUSES)[number];
+export type StreamProfile = (typeof STREAM_PROFILES)[number];
 
 export interface Device {
   id: string;

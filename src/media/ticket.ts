@@ -1,6 +1,7 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import path from 'node:path';
 import { createOnce } from '../store/files.js';
+import type { StreamProfile } from '../domain/types.js';
 import type { SecretBox } from '../store/secret-box.js';
 
 // Stream tickets: the short, unforgeable token inside a live-stream URL
@@ -11,11 +12,9 @@ import type { SecretBox } from '../store/secret-box.js';
 // Layout before base64url: version (1) | key id (2) | expiry, Unix seconds (4, big-endian) |
 // profile (1: 0 main, 1 sub) | device id (UTF-8). Then ".", then the MAC over those bytes.
 
-export type TicketProfile = 'main' | 'sub';
-
 export interface TicketClaims {
   deviceId: string;
-  profile: TicketProfile;
+  profile: StreamProfile;
   /** ms since the epoch (whole seconds). */
   expiresAt: number;
 }

@@ -5,7 +5,7 @@ import { backoffMs } from '../domain/backoff.js';
 import type { EventBus } from '../domain/bus.js';
 import { DeviceCommandError, DeviceUnavailableError } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
-import type { ControlAction, ControlRequest, DeviceStatus } from '../domain/types.js';
+import type { ControlAction, ControlRequest, DeviceStatus, StreamProfile } from '../domain/types.js';
 import type { SecretBox } from '../store/secret-box.js';
 import type { Store } from '../store/store.js';
 import { deviceIdFrom, stableEndpoint } from './discovery/messages.js';
@@ -136,7 +136,7 @@ export class CameraManager implements DeviceControl {
   }
 
   /** Where a device's main or sub stream is and how to log in (for the relay; never for the API). */
-  streamSource(deviceId: string, profile: 'main' | 'sub'): { url: string; username: string | null; password: string | null } | null {
+  streamSource(deviceId: string, profile: StreamProfile): { url: string; username: string | null; password: string | null } | null {
     const cam = this.opts.store.getCamera(deviceId);
     const url = profile === 'sub' ? (cam?.subStreamUri ?? cam?.mainStreamUri) : cam?.mainStreamUri;
     if (!cam || !url) return null;

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import Type from 'typebox';
-import { CONTROL_ACTIONS, DEVICE_STATUSES, DEVICE_TYPES } from '../../domain/types.js';
+import { CONTROL_ACTIONS, DEVICE_STATUSES, DEVICE_TYPES, STREAM_PROFILES } from '../../domain/types.js';
 import { NotFoundError } from '../../domain/errors.js';
 import type { Store } from '../../store/store.js';
 import { decodeCursorParam, pageResponder } from '../paging.js';
@@ -102,7 +102,7 @@ export const deviceRoutes: FastifyPluginAsyncTypebox<DeviceRoutesOptions> = asyn
         tags: ['devices'],
         params: DeviceParams,
         querystring: Type.Object(
-          { profile: Type.Enum(['main', 'sub'], { default: 'main' }) },
+          { profile: Type.Enum([...STREAM_PROFILES], { default: 'main' }) },
           { additionalProperties: false },
         ),
         response: { 200: StreamAddressSchema, ...errorResponses, 409: ErrorBody },

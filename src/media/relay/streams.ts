@@ -1,7 +1,7 @@
 import type { BaseLogger } from 'pino';
 import { backoffMs } from '../../domain/backoff.js';
 import { formatSdp, mediaCodecs, rewriteForRelay } from '../sdp.js';
-import type { TicketProfile } from '../ticket.js';
+import type { StreamProfile } from '../../domain/types.js';
 import { FanOut, type FanOutReader } from './fanout.js';
 import { UpstreamSession, type UpstreamError } from './upstream.js';
 
@@ -18,7 +18,7 @@ export interface CameraSource {
 
 export interface StreamsOptions {
   /** Where a device profile's stream is (from the store); null when the device has none. */
-  locate: (deviceId: string, profile: TicketProfile) => CameraSource | null;
+  locate: (deviceId: string, profile: StreamProfile) => CameraSource | null;
   logger: BaseLogger;
   idleCloseS?: number;
   /** Longest wait between reconnection attempts; short, so viewers get the camera back within seconds. */
@@ -174,7 +174,7 @@ export class RelayStreams {
   constructor(private readonly opts: StreamsOptions) {}
 
   /** The shared stream of a device profile, opening the camera session if needed. */
-  async acquire(deviceId: string, profile: TicketProfile): Promise<StreamHandle> {
+  async acquire(deviceId: string, profile: StreamProfile): Promise<StreamHandle> {
     const key = `${deviceId}/${profile}`;
     let stream = this.streams.get(key);
     if (!stream) {
