@@ -24,7 +24,7 @@ const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const dir = mkdtempSync(path.join(os.tmpdir(), 'eg-bench-api-'));
 const dataDir = path.join(dir, 'data');
 const configFile = path.join(dir, 'config.yaml');
-writeFileSync(configFile, `gateway:\n  data_dir: ${dataDir}\napi:\n  host: 127.0.0.1\n  port: 0\nonvif:\n  discovery:\n    enabled: false\nrtsp:\n  host: 127.0.0.1\n  port: 0\nlog:\n  level: info\n`);
+writeFileSync(configFile, `gateway:\n  data_dir: ${dataDir}\napi:\n  host: 127.0.0.1\n  port: 0\nonvif:\n  discovery:\n    enabled: false\nrtsp:\n  host: 127.0.0.1\n  port: 0\n  udp_port: 0\nlog:\n  level: info\n`);
 
 const store = Store.open(dataDir);
 for (let i = 0; i < 50; i++) {

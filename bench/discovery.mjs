@@ -23,7 +23,7 @@ const configFile = path.join(dir, 'config.yaml');
 const targets = fleets.map((_, i) => `"127.0.0.${10 + i}:3702"`).join(', ');
 writeFileSync(
   configFile,
-  `gateway:\n  data_dir: ${dir}/data\napi:\n  host: 127.0.0.1\n  port: 0\nrtsp:\n  host: 127.0.0.1\n  port: 0\n` +
+  `gateway:\n  data_dir: ${dir}/data\napi:\n  host: 127.0.0.1\n  port: 0\nrtsp:\n  host: 127.0.0.1\n  port: 0\n  udp_port: 0\n` +
     `onvif:\n  discovery:\n    enabled: true\n    interfaces: [lo]\n    unicast_targets: [${targets}]\n    interval_s: 60\n` +
     `  credentials:\n    - username: admin\n      password: admin\n  health_interval_s: 30\nlog:\n  level: info\n`,
 );

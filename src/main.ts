@@ -11,6 +11,7 @@ import type { Config } from './config/schema.js';
 import os from 'node:os';
 import type { StreamAddresses } from './api/ports.js';
 import { DeviceUnavailableError } from './domain/errors.js';
+import { registerRelayMetrics } from './media/relay/metrics.js';
 import { startRelayServer } from './media/relay/server.js';
 import { RelayStreams } from './media/relay/streams.js';
 import { TicketSigner } from './media/ticket.js';
@@ -147,6 +148,7 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
     const relay = await startRelayServer({
       host: config.rtsp.host,
       port: config.rtsp.port,
+      udpPort: config.rtsp.udp_port,
       tickets,
       streams: relayStreams,
       logger: log.child({ part: 'relay' }),
@@ -154,6 +156,7 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
       maxConnectionsPerAddress: config.rtsp.max_connections_per_address,
     });
     cleanups.unshift(() => relay.close());
+    registerRelayMetrics(registry, { server: () => relay.stats(), streams: () => relayStreams.stats() });
     const streams: StreamAddresses = {
       issue: async (deviceId, profile) => {
         if (store.getDevice(deviceId)?.status !== 'online') throw new DeviceUnavailableError(`device ${deviceId} is not online`);

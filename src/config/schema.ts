@@ -74,6 +74,7 @@ export const ConfigSchema = Type.Object(
     rtsp: Section({
       host: Type.String({ minLength: 1, default: '0.0.0.0' }),
       port: Port(8554),
+      udp_port: Type.Integer({ minimum: 0, maximum: 65_534, default: 8000 }),
       public_host: NullableString(),
       ticket_ttl_s: Seconds(300, 10, 86_400),
       max_session_s: Seconds(3600, 10, 604_800),

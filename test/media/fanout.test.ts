@@ -20,8 +20,12 @@ class Reader implements FanOutReader {
   pendingBytes() {
     return this.pending;
   }
+  reports: Buffer[] = [];
   deliver(_track: number, packet: Buffer) {
     this.got.push(packet);
+  }
+  deliverRtcp(_track: number, report: Buffer) {
+    this.reports.push(report);
   }
   evict(reason: string) {
     this.evicted = reason;
@@ -34,7 +38,51 @@ beforeAll(async () => {
 
 const keyframeIndexes = () => packets.map((p, i) => (isKeyframe(p) && (i === 0 || readRtpHeader(p)!.timestamp !== readRtpHeader(packets[i - 1]!)!.timestamp) ? i : -1)).filter((i) => i >= 0);
 
+/** A compound RTCP packet: a sender report (no blocks) then an SDES with a CNAME. */
+function compoundReport(rtpTime: number): Buffer {
+  const sr = Buffer.alloc(28);
+  sr[0] = 0x80;
+  sr[1] = 200;
+  sr.writeUInt16BE(6, 2);
+  sr.writeUInt32BE(rtpTime, 16);
+  return Buffer.concat([sr, Buffer.from('\x81\xca\x00\x03\x00\x00\x00\x01\x01\x04cam1\x00\x00', 'latin1')]);
+}
+
 describe('FanOut', () => {
+  it('tells where the next reader starts (for RTP-Info): the cached GOP\'s first packet', () => {
+    const fan = new FanOut({ videoTrack: 0, codec: 'H264' });
+    expect(fan.startOfNextReader()).toEqual([]); // nothing cached yet
+    const [, second] = keyframeIndexes();
+    packets.slice(0, second! + 2).forEach((p) => fan.push(0, p));
+    const h = readRtpHeader(packets[second!]!)!;
+    expect(fan.startOfNextReader()).toEqual([{ track: 0, sequence: h.sequence, rtpTime: h.timestamp }]);
+    const reader = new Reader();
+    fan.add(reader);
+    expect(seq(reader.got[0]!)).toBe(h.sequence);
+  });
+
+  it('forwards only the sender report of the camera\'s RTCP, and gives the latest one to new readers', () => {
+    const fan = new FanOut({ videoTrack: 0, codec: 'H264' });
+    const early = new Reader();
+    fan.add(early);
+    const [first] = keyframeIndexes();
+    packets.slice(0, first! + 2).forEach((p) => fan.push(0, p));
+    fan.pushRtcp(0, compoundReport(1000));
+    fan.pushRtcp(0, Buffer.from('not rtcp at all, long enough to be read...'));
+    fan.pushRtcp(0, compoundReport(2000));
+    expect(early.reports.map((r) => [r.length, r.readUInt32BE(16)])).toEqual([
+      [28, 1000],
+      [28, 2000],
+    ]);
+    const late = new Reader();
+    fan.add(late);
+    expect(late.reports.map((r) => r.readUInt32BE(16))).toEqual([2000]);
+    fan.reset(); // a new camera session: old reports would map the wrong clock
+    const afterReset = new Reader();
+    fan.add(afterReset);
+    expect(afterReset.reports).toEqual([]);
+  });
+
   it('starts a late reader on the cached group of pictures, then live, without a gap', () => {
     const fan = new FanOut({ videoTrack: 0, codec: 'H264' });
     const early = new Reader();

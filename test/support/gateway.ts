@@ -30,7 +30,7 @@ export async function startTestGateway(raw: Record<string, unknown> = {}, opts: 
     ...raw,
     gateway: { data_dir: dataDir, ...section('gateway') },
     api: { host: '127.0.0.1', port: 0, ...section('api') },
-    rtsp: { host: '127.0.0.1', port: 0, public_host: '127.0.0.1', ...section('rtsp') },
+    rtsp: { host: '127.0.0.1', port: 0, udp_port: 0, public_host: '127.0.0.1', ...section('rtsp') },
     // Tests never probe real interfaces: discovery is off unless a test turns it on (over loopback).
     onvif: { ...section('onvif'), discovery: { enabled: false, ...((section('onvif').discovery ?? {}) as object) } },
     log: { level: process.env.TEST_LOG_LEVEL ?? 'silent' },

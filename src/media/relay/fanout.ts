@@ -1,4 +1,5 @@
 import { h264StartsKeyframe, h265StartsKeyframe } from '../h26x.js';
+import { senderReportLength } from '../rtcp.js';
 import { createRtpHeader, readRtpHeaderInto } from '../rtp.js';
 
 // One camera stream, many readers (LAN viewers and the recorder). The camera session feeds packets
@@ -13,6 +14,8 @@ export interface FanOutReader {
   pendingBytes(): number;
   /** Hands a packet over; the Buffer is shared with other readers and must not be modified. */
   deliver(track: number, packet: Buffer): void;
+  /** Hands over a camera's RTCP sender report (shared, must not be modified). */
+  deliverRtcp(track: number, report: Buffer): void;
   /** Called once when the reader stays behind for longer than allowed. */
   evict(reason: string): void;
 }
@@ -39,6 +42,13 @@ export interface FanOutStats {
   evicted: number;
 }
 
+/** Where a new reader's stream of one track starts (for RTP-Info in a PLAY answer). */
+export interface TrackStart {
+  track: number;
+  sequence: number;
+  rtpTime: number;
+}
+
 interface ReaderState {
   reader: FanOutReader;
   /** Waiting for a keyframe: a new reader with no cached GOP, or one that fell behind. */
@@ -53,6 +63,8 @@ export class FanOut {
   private gopTimestamp: number | null = null;
   /** False after an oversized GOP, until the next keyframe. */
   private gopValid = false;
+  /** The camera's latest sender report per track, given to new readers so they can sync at once. */
+  private readonly lastReports: Array<Buffer | undefined> = [];
   private readonly header = createRtpHeader();
   private readonly maxGopBytes: number;
   private readonly maxPendingBytes: number;
@@ -78,7 +90,38 @@ export class FanOut {
     const state: ReaderState = { reader, waiting: !this.gopValid, behindSince: null };
     this.readers.set(reader, state);
     this.stats.readers = this.readers.size;
-    if (this.gopValid) for (const p of this.gop) reader.deliver(p.track, p.packet);
+    if (!this.gopValid) return;
+    for (let track = 0; track < this.lastReports.length; track++) {
+      const report = this.lastReports[track];
+      if (report) reader.deliverRtcp(track, report);
+    }
+    for (const p of this.gop) reader.deliver(p.track, p.packet);
+  }
+
+  /**
+   * The first packet of each track a reader added now would get (from the cached group of
+   * pictures); empty while there is none. Call it just before add(), in the same tick.
+   */
+  startOfNextReader(): TrackStart[] {
+    if (!this.gopValid) return [];
+    const starts: TrackStart[] = [];
+    for (const p of this.gop) {
+      if (starts.some((s) => s.track === p.track)) continue;
+      if (!readRtpHeaderInto(p.packet, this.header)) continue;
+      starts.push({ track: p.track, sequence: this.header.sequence, rtpTime: this.header.timestamp });
+    }
+    return starts;
+  }
+
+  /** Feeds one RTCP packet from the camera (a view); its sender report, if any, goes to readers. */
+  pushRtcp(track: number, view: Buffer): void {
+    const length = senderReportLength(view);
+    if (length === 0) return;
+    const report = Buffer.from(view.subarray(0, length));
+    this.lastReports[track] = report;
+    for (const state of this.readers.values()) {
+      if (!state.waiting) state.reader.deliverRtcp(track, report);
+    }
   }
 
   remove(reader: FanOutReader): void {
@@ -140,12 +183,22 @@ export class FanOut {
     }
   }
 
+  /** Evicts every reader (the stream cannot go on for them). */
+  evictAll(reason: string): void {
+    const readers = [...this.readers.values()];
+    this.readers.clear();
+    this.stats.readers = 0;
+    this.stats.evicted += readers.length;
+    for (const state of readers) state.reader.evict(reason);
+  }
+
   /** Forgets the cached group (the camera session restarted: old packets would confuse decoders). */
   reset(): void {
     this.gop = [];
     this.gopBytes = 0;
     this.gopTimestamp = null;
     this.gopValid = false;
+    this.lastReports.length = 0;
     for (const state of this.readers.values()) state.waiting = true;
   }
 }

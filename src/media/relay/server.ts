@@ -1,49 +1,52 @@
-import { randomBytes } from 'node:crypto';
 import { createServer, type Server, type Socket } from 'node:net';
+import { isIPv6 } from 'node:net';
 import type { BaseLogger } from 'pino';
 import {
   formatResponse,
+  formatRtpInfo,
   parseTransport,
   reasonPhrase,
   RtspHeaders,
   RtspParseError,
   RtspStreamReader,
   type RtspRequest,
+  type TransportSpec,
 } from '../rtsp/index.js';
 import { TicketError, type TicketClaims, type TicketSigner } from '../ticket.js';
-import type { FanOutReader } from './fanout.js';
-import { StreamUnavailableError, type RelayStreams, type StreamHandle } from './streams.js';
+import { RelaySessions, sessionReader, TooManySessionsError, type RelaySession } from './sessions.js';
+import { StreamUnavailableError, type RelayStreams } from './streams.js';
+import { openRelayUdp, udpAddressOf, type RelayUdp } from './udp.js';
 
 // The relay's server side for LAN viewers: rtsp://gateway:8554/live/<ticket>[/trackID=N].
 // The ticket is checked on DESCRIBE, SETUP and PLAY (an expired one starts nothing); a session
-// started before expiry plays until the viewer ends it or maxSessionS passes. RTP goes over the
-// RTSP connection (interleaved). Camera addresses and credentials never reach a viewer.
+// started before expiry plays until the viewer ends it, times out, or maxSessionS passes. RTP goes
+// over the RTSP connection (interleaved) or over UDP to the viewer's address. Camera addresses and
+// credentials never reach a viewer.
 
 export interface RelayServerOptions {
   host: string;
   port: number;
+  /** RTP port for viewers over UDP (RTCP on the next); 0: any free pair. */
+  udpPort?: number;
   tickets: TicketSigner;
   streams: RelayStreams;
   logger: BaseLogger;
   maxConnectionsPerAddress?: number;
-  /** Connection closed after this long without a byte from the viewer. */
-  idleTimeoutS?: number;
+  /**
+   * Session timeout announced to viewers: a UDP session without a request or receiver report for
+   * this long ends, and so does a connection without a byte from its viewer that plays nothing.
+   */
+  sessionTimeoutS?: number;
   maxSessionS?: number;
   now?: () => number;
+  /** How often session timeouts are checked (tests shorten it). */
+  sweepMs?: number;
 }
 
 const PUBLIC = 'OPTIONS, DESCRIBE, SETUP, PLAY, TEARDOWN, GET_PARAMETER, SET_PARAMETER';
 const PATH = /^\/live\/([A-Za-z0-9_-]+\.[A-Za-z0-9_-]{22})(?:\/(.*))?$/;
 
-interface Session {
-  id: string;
-  claims: TicketClaims;
-  handle: StreamHandle;
-  channels: Map<number, number>; // track → RTP channel
-  detach: (() => void) | null;
-}
-
-class HttpishError extends Error {
+class RtspStatusError extends Error {
   constructor(
     readonly status: number,
     message: string,
@@ -52,10 +55,26 @@ class HttpishError extends Error {
   }
 }
 
+export interface RelayServerStats {
+  connections: number;
+  sessions: { tcp: number; udp: number; playing: number };
+}
+
 export interface RelayServer {
   readonly port: number;
-  close(): Promise<void>;
+  readonly udpPorts: [number, number];
   readonly connections: number;
+  stats(): RelayServerStats;
+  close(): Promise<void>;
+}
+
+interface Context {
+  opts: RelayServerOptions;
+  now: () => number;
+  sessions: RelaySessions;
+  udp: RelayUdp;
+  udpIpv6: boolean;
+  timeoutS: number;
 }
 
 export async function startRelayServer(opts: RelayServerOptions): Promise<RelayServer> {
@@ -63,6 +82,11 @@ export async function startRelayServer(opts: RelayServerOptions): Promise<RelayS
   const sockets = new Set<Socket>();
   const now = opts.now ?? Date.now;
   const maxPerAddress = opts.maxConnectionsPerAddress ?? 16;
+  const timeoutS = opts.sessionTimeoutS ?? 60;
+  const sessions = new RelaySessions({ timeoutS, maxSessionS: opts.maxSessionS ?? 3600, maxPerAddress, now, ...(opts.sweepMs ? { sweepMs: opts.sweepMs } : {}) });
+  const udpIpv6 = isIPv6(opts.host);
+  const udp = await openRelayUdp({ host: opts.host, port: opts.udpPort ?? 0, onRtcpFrom: (address) => sessions.touchUdp(address) });
+  const ctx: Context = { opts, now, sessions, udp, udpIpv6, timeoutS };
 
   const server: Server = createServer((socket) => {
     const address = socket.remoteAddress ?? '?';
@@ -81,44 +105,60 @@ export async function startRelayServer(opts: RelayServerOptions): Promise<RelayS
       if (left <= 0) perAddress.delete(address);
       else perAddress.set(address, left);
     });
-    serveConnection(socket, opts, now);
+    serveConnection(socket, ctx);
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(opts.port, opts.host, () => resolve());
-  });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(opts.port, opts.host, () => resolve());
+    });
+  } catch (err) {
+    sessions.close();
+    await udp.close();
+    throw err;
+  }
   const port = (server.address() as { port: number }).port;
   return {
     port,
+    udpPorts: [udp.rtpPort, udp.rtcpPort],
     get connections() {
       return sockets.size;
     },
+    stats: () => ({ connections: sockets.size, sessions: sessions.counts() }),
     close: async () => {
+      sessions.close();
       for (const s of sockets) s.destroy();
       await new Promise<void>((r) => server.close(() => r()));
+      await udp.close();
     },
   };
 }
 
-function serveConnection(socket: Socket, opts: RelayServerOptions, now: () => number): void {
-  const reader = new RtspStreamReader();
-  let session: Session | null = null;
-  let queue = Promise.resolve();
-  socket.setTimeout((opts.idleTimeoutS ?? 60) * 1000, () => socket.destroy());
-  const maxSession = setTimeout(() => socket.destroy(), (opts.maxSessionS ?? 3600) * 1000);
-  maxSession.unref();
+/** The transport a SETUP gets: the viewer's first offer the relay can serve. */
+function chooseTransport(specs: TransportSpec[]): TransportSpec | null {
+  return specs.find((s) => s.delivery !== 'multicast' && (s.lowerTransport === 'TCP' || s.clientPort !== undefined)) ?? null;
+}
 
-  const end = () => {
-    clearTimeout(maxSession);
-    session?.detach?.();
-    session = null;
-  };
-  socket.once('close', end);
+function serveConnection(socket: Socket, ctx: Context): void {
+  const { opts, sessions, udp } = ctx;
+  const address = socket.remoteAddress ?? '?';
+  const reader = new RtspStreamReader();
+  let queue = Promise.resolve();
+  /** Sessions set up on this connection that play RTP over it: they keep it open while silent. */
+  let interleavedPlaying = 0;
+  const idleMs = ctx.timeoutS * 1000;
+  socket.setTimeout(idleMs, () => {
+    // A viewer that receives interleaved RTP need not say anything (some never send RTCP): a dead
+    // one shows as a growing send queue, and the fan-out evicts it.
+    if (interleavedPlaying === 0) socket.destroy();
+  });
+  socket.once('close', () => sessions.connectionClosed(socket));
   socket.on('error', () => socket.destroy());
 
-  const reply = (req: RtspRequest | null, status: number, headers: Record<string, string> = {}, body = Buffer.alloc(0)) => {
+  const reply = (req: RtspRequest | null, status: number, headers: Record<string, string> = {}, body = Buffer.alloc(0), session: RelaySession | null = null) => {
+    if (socket.destroyed) return;
     const h = new RtspHeaders({ CSeq: req?.headers.get('cseq') ?? '0', Server: 'edge-gateway', ...headers });
-    if (session && !h.has('session')) h.set('Session', `${session.id};timeout=${opts.idleTimeoutS ?? 60}`);
+    if (session) h.set('Session', `${session.id};timeout=${ctx.timeoutS}`);
     socket.write(formatResponse({ status, reason: reasonPhrase(status), headers: h, body }));
   };
 
@@ -128,63 +168,117 @@ function serveConnection(socket: Socket, opts: RelayServerOptions, now: () => nu
       try {
         path = new URL(uri).pathname;
       } catch {
-        throw new HttpishError(400, 'bad URL');
+        throw new RtspStatusError(400, 'bad URL');
       }
     }
     const m = PATH.exec(path);
-    if (!m) throw new HttpishError(404, 'no such stream');
+    if (!m) throw new RtspStatusError(404, 'no such stream');
     try {
-      return { claims: opts.tickets.verify(m[1] as string, now()), rest: m[2] };
+      return { claims: opts.tickets.verify(m[1] as string, ctx.now()), rest: m[2] };
     } catch (err) {
-      if (err instanceof TicketError) throw new HttpishError(401, err.message);
+      if (err instanceof TicketError) throw new RtspStatusError(401, err.message);
       throw err;
+    }
+  };
+
+  /** The session a request names; 454 when it names one that is not (or not this viewer's). */
+  const sessionOf = (req: RtspRequest): RelaySession | null => {
+    const header = req.headers.get('session');
+    if (header === undefined) return null;
+    const found = sessions.find(header.split(';')[0]?.trim() ?? '', address);
+    if (!found) throw new RtspStatusError(454, 'session not found');
+    return found;
+  };
+
+  const setup = async (req: RtspRequest): Promise<void> => {
+    const { claims, rest } = verify(req.uri);
+    const track = /^trackID=(\d+)$/.exec(rest ?? '')?.[1];
+    if (track === undefined) throw new RtspStatusError(404, 'no such track');
+    let session = sessionOf(req);
+    if (session && (session.deviceId !== claims.deviceId || session.profile !== claims.profile)) throw new RtspStatusError(459, 'one stream per session');
+    if (session?.detach) throw new RtspStatusError(455, 'already playing');
+    const transport = chooseTransport(parseTransport(req.headers.get('transport') ?? ''));
+    if (!transport) throw new RtspStatusError(461, 'offer RTP/AVP/TCP (interleaved) or RTP/AVP with client_port');
+    const kind = transport.lowerTransport === 'TCP' ? 'tcp' : 'udp';
+    if (session && session.transport !== kind) throw new RtspStatusError(461, 'all tracks of a session use one transport');
+    const handle = session?.handle ?? (await opts.streams.acquire(claims.deviceId, claims.profile));
+    const index = Number(track);
+    if (index >= handle.trackCount) throw new RtspStatusError(404, 'no such track');
+    if (socket.destroyed) return;
+    try {
+      session ??= sessions.create({ deviceId: claims.deviceId, profile: claims.profile, address, transport: kind, handle, connection: socket });
+    } catch (err) {
+      if (err instanceof TooManySessionsError) throw new RtspStatusError(453, err.message);
+      throw err;
+    }
+    if (kind === 'tcp') {
+      const channel = transport.interleaved?.[0] ?? index * 2;
+      session.tracks.set(index, { kind, channel });
+      return reply(req, 200, { Transport: `RTP/AVP/TCP;unicast;interleaved=${channel}-${channel + 1}` }, undefined, session);
+    }
+    const [rtpPort, rtcpPort] = transport.clientPort as [number, number];
+    session.tracks.set(index, { kind, rtpPort, rtcpPort });
+    const client = udpAddressOf(address, ctx.udpIpv6);
+    return reply(
+      req,
+      200,
+      { Transport: `RTP/AVP;unicast;destination=${client};client_port=${rtpPort}-${rtcpPort};server_port=${udp.rtpPort}-${udp.rtcpPort}` },
+      undefined,
+      session,
+    );
+  };
+
+  const play = (req: RtspRequest): void => {
+    verify(req.uri);
+    const session = sessionOf(req);
+    if (!session) throw new RtspStatusError(454, 'SETUP first, then PLAY with its Session');
+    if (session.detach) return reply(req, 200, { Range: 'npt=now-' }, undefined, session);
+    // Where each track starts for this viewer (the cached group of pictures), in the same tick as
+    // the attach below, so RTP-Info matches the first packet sent.
+    const base = req.uri.replace(/\/+$/, '');
+    const rtpInfo = session.handle
+      .startOfNextReader()
+      .filter((s) => session.tracks.has(s.track))
+      .map((s) => ({ url: `${base}/trackID=${s.track}`, seq: s.sequence, rtptime: s.rtpTime }));
+    reply(req, 200, { Range: 'npt=now-', ...(rtpInfo.length ? { 'RTP-Info': formatRtpInfo(rtpInfo) } : {}) }, undefined, session);
+    session.detach = session.handle.attach(sessionReader(session, udp, udpAddressOf(address, ctx.udpIpv6), () => sessions.end(session)));
+    if (session.transport === 'tcp') {
+      interleavedPlaying++;
+      const detach = session.detach;
+      session.detach = () => {
+        interleavedPlaying--;
+        detach();
+      };
     }
   };
 
   const handle = async (req: RtspRequest): Promise<void> => {
     switch (req.method) {
       case 'OPTIONS':
-        return reply(req, 200, { Public: PUBLIC });
       case 'GET_PARAMETER':
-      case 'SET_PARAMETER':
-        return reply(req, 200);
+      case 'SET_PARAMETER': {
+        // Keep-alives: with a Session header they keep that session alive (sessionOf touches it).
+        const session = sessionOf(req);
+        return reply(req, 200, req.method === 'OPTIONS' ? { Public: PUBLIC } : {}, undefined, session);
+      }
       case 'DESCRIBE': {
         const { claims } = verify(req.uri);
         const stream = await opts.streams.acquire(claims.deviceId, claims.profile);
         const base = req.uri.replace(/\/+$/, '');
         return reply(req, 200, { 'Content-Type': 'application/sdp', 'Content-Base': `${base}/` }, Buffer.from(stream.sdp));
       }
-      case 'SETUP': {
-        const { claims, rest } = verify(req.uri);
-        const track = /^trackID=(\d+)$/.exec(rest ?? '')?.[1];
-        if (track === undefined) throw new HttpishError(404, 'no such track');
-        if (session && (session.claims.deviceId !== claims.deviceId || session.claims.profile !== claims.profile)) throw new HttpishError(459, 'one stream per session');
-        const stream = session?.handle ?? (await opts.streams.acquire(claims.deviceId, claims.profile));
-        const index = Number(track);
-        if (index >= stream.trackCount) throw new HttpishError(404, 'no such track');
-        const specs = parseTransport(req.headers.get('transport') ?? '');
-        const tcp = specs.find((s) => s.lowerTransport === 'TCP');
-        if (!tcp) throw new HttpishError(461, 'only RTP over the RTSP connection (TCP interleaved) is offered');
-        const channel = tcp.interleaved?.[0] ?? index * 2;
-        session ??= { id: randomBytes(8).toString('hex'), claims, handle: stream, channels: new Map(), detach: null };
-        session.channels.set(index, channel);
-        return reply(req, 200, { Transport: `RTP/AVP/TCP;unicast;interleaved=${channel}-${channel + 1}` });
-      }
-      case 'PLAY': {
-        verify(req.uri);
-        if (!session) throw new HttpishError(455, 'SETUP first');
-        if (req.headers.get('session')?.split(';')[0] !== session.id) throw new HttpishError(454, 'session not found');
-        reply(req, 200, { Range: 'npt=now-' });
-        if (!session.detach) session.detach = session.handle.attach(viewer(socket, session));
-        return;
-      }
-      case 'TEARDOWN':
+      case 'SETUP':
+        return setup(req);
+      case 'PLAY':
+        return play(req);
+      case 'TEARDOWN': {
+        const session = sessionOf(req);
         reply(req, 200);
-        session?.detach?.();
-        session = null;
+        if (session) sessions.end(session);
         return;
+      }
       default:
-        throw new HttpishError(501, `${req.method} is not implemented`);
+        throw new RtspStatusError(501, `${req.method} is not implemented`);
     }
   };
 
@@ -197,8 +291,9 @@ function serveConnection(socket: Socket, opts: RelayServerOptions, now: () => nu
         // One request at a time, in order, as RTSP requires of answers on one connection.
         queue = queue.then(() =>
           handle(req).catch((err: unknown) => {
-            const status = err instanceof HttpishError ? err.status : err instanceof StreamUnavailableError ? 503 : err instanceof RtspParseError ? err.status : 500;
+            const status = err instanceof RtspStatusError ? err.status : err instanceof StreamUnavailableError ? 503 : err instanceof RtspParseError ? err.status : 500;
             if (status === 500) opts.logger.error({ err }, 'relay: request failed');
+            else opts.logger.debug({ method: req.method, status, reason: (err as Error).message }, 'relay: request refused');
             reply(req, status);
           }),
         );
@@ -210,24 +305,4 @@ function serveConnection(socket: Socket, opts: RelayServerOptions, now: () => nu
       setTimeout(() => socket.destroy(), 200).unref();
     }
   });
-}
-
-/** A viewer as a fan-out reader: RTP framed on the RTSP connection, backpressure from its socket. */
-function viewer(socket: Socket, session: Session): FanOutReader {
-  return {
-    pendingBytes: () => socket.writableLength,
-    deliver: (track, packet) => {
-      const channel = session.channels.get(track);
-      if (channel === undefined || socket.destroyed) return;
-      const header = Buffer.allocUnsafe(4);
-      header[0] = 0x24;
-      header[1] = channel;
-      header.writeUInt16BE(packet.length, 2);
-      socket.cork();
-      socket.write(header);
-      socket.write(packet);
-      socket.uncork();
-    },
-    evict: () => socket.destroy(),
-  };
 }

@@ -2,7 +2,7 @@ import type { BaseLogger } from 'pino';
 import { backoffMs } from '../../domain/backoff.js';
 import { formatSdp, mediaCodecs, rewriteForRelay } from '../sdp.js';
 import type { StreamProfile } from '../../domain/types.js';
-import { FanOut, type FanOutReader } from './fanout.js';
+import { FanOut, type FanOutReader, type TrackStart } from './fanout.js';
 import { UpstreamSession, type UpstreamError } from './upstream.js';
 
 // One shared camera session per device profile, opened when the first reader comes and closed
@@ -24,6 +24,8 @@ export interface StreamsOptions {
   /** Longest wait between reconnection attempts; short, so viewers get the camera back within seconds. */
   maxBackoffMs?: number;
   random?: () => number;
+  /** Per-reader limits of the fan-outs (defaults in fanout.ts); tests make them small. */
+  readerLimits?: { maxPendingBytes?: number; maxBehindMs?: number };
 }
 
 export class StreamUnavailableError extends Error {
@@ -34,6 +36,8 @@ export interface StreamHandle {
   /** The SDP for viewers: controls `trackID=N`, no camera address or credentials. */
   readonly sdp: string;
   readonly trackCount: number;
+  /** Where a reader attached now starts, per track (for RTP-Info); call in the same tick as attach. */
+  startOfNextReader(): TrackStart[];
   /** Adds a reader; returns the function that removes it. */
   attach(reader: FanOutReader): () => void;
 }
@@ -42,6 +46,8 @@ class Stream implements StreamHandle {
   sdp = '';
   trackCount = 0;
   fanout: FanOut | null = null;
+  /** Counts of fan-outs replaced after a codec change. */
+  readonly retired = { delivered: 0, dropped: 0, evicted: 0 };
   upstream: UpstreamSession | null = null;
   private codecsKey = '';
   private idleTimer: NodeJS.Timeout | null = null;
@@ -83,6 +89,7 @@ class Stream implements StreamHandle {
       ...this.source,
       logger: this.opts.logger,
       onPacket: (track, packet) => this.fanout?.push(track, packet),
+      onRtcp: (track, packet) => this.fanout?.pushRtcp(track, packet),
       onClose: (err) => {
         if (opened) this.lost(opened, err);
       },
@@ -101,14 +108,20 @@ class Stream implements StreamHandle {
       up.close();
       throw new StreamUnavailableError('the camera stream has no H.264 or H.265 video');
     }
-    if (!first && key !== this.codecsKey) {
-      // New codec parameters: viewers' decoders cannot follow; they reconnect and get the new SDP.
+    if (!first && key !== this.codecsKey && this.fanout) {
+      // New codec parameters: viewers' decoders cannot follow; they are disconnected, and get the
+      // new SDP when they come back.
+      const old = this.fanout;
+      old.evictAll('the camera changed its codec parameters');
+      this.retired.delivered += old.stats.delivered;
+      this.retired.dropped += old.stats.dropped;
+      this.retired.evicted += old.stats.evicted;
       this.fanout = null;
     }
     this.codecsKey = key;
     this.sdp = formatSdp(rewriteForRelay(sdp, { trackControls: (i) => `trackID=${i}` }));
     this.trackCount = sdp.media.length;
-    this.fanout ??= new FanOut({ videoTrack: video.index, codec: video.encoding as 'H264' | 'H265' });
+    this.fanout ??= new FanOut({ ...this.opts.readerLimits, videoTrack: video.index, codec: video.encoding as 'H264' | 'H265' });
     this.fanout.reset();
     this.upstream = up;
     this.attempt = 0;
@@ -133,6 +146,10 @@ class Stream implements StreamHandle {
       });
     }, wait);
     this.retryTimer.unref();
+  }
+
+  startOfNextReader(): TrackStart[] {
+    return this.fanout?.startOfNextReader() ?? [];
   }
 
   attach(reader: FanOutReader): () => void {
@@ -168,8 +185,26 @@ class Stream implements StreamHandle {
   }
 }
 
+export interface RelayStreamsStats {
+  cameraSessions: number;
+  readers: number;
+  delivered: number;
+  dropped: number;
+  evicted: number;
+}
+
+function addFanOutStats(into: RelayStreamsStats, stream: Stream): void {
+  const live = stream.fanout?.stats;
+  into.readers += live?.readers ?? 0;
+  into.delivered += (live?.delivered ?? 0) + stream.retired.delivered;
+  into.dropped += (live?.dropped ?? 0) + stream.retired.dropped;
+  into.evicted += (live?.evicted ?? 0) + stream.retired.evicted;
+}
+
 export class RelayStreams {
   private readonly streams = new Map<string, Stream>();
+  /** Packet counts of streams already closed, so the totals only grow (Prometheus counters). */
+  private readonly closedTotals = { delivered: 0, dropped: 0, evicted: 0 };
 
   constructor(private readonly opts: StreamsOptions) {}
 
@@ -181,7 +216,13 @@ export class RelayStreams {
       const source = this.opts.locate(deviceId, profile);
       if (!source) throw new StreamUnavailableError(`device ${deviceId} has no ${profile} stream`);
       stream = new Stream(key, source, this.opts, (s) => {
-        if (this.streams.get(s.key) === s) this.streams.delete(s.key);
+        if (this.streams.get(s.key) !== s) return;
+        this.streams.delete(s.key);
+        const gone = { cameraSessions: 0, readers: 0, delivered: 0, dropped: 0, evicted: 0 };
+        addFanOutStats(gone, s);
+        this.closedTotals.delivered += gone.delivered;
+        this.closedTotals.dropped += gone.dropped;
+        this.closedTotals.evicted += gone.evicted;
       });
       this.streams.set(key, stream);
       stream.ready.catch((err: Error) => {
@@ -202,6 +243,13 @@ export class RelayStreams {
   /** Open camera sessions, for /metrics and tests. */
   get openCount(): number {
     return [...this.streams.values()].filter((s) => s.upstream !== null).length;
+  }
+
+  /** Readers and packet counts over all streams, including those closed since the start. */
+  stats(): RelayStreamsStats {
+    const now = { ...this.closedTotals, cameraSessions: this.openCount, readers: 0 };
+    for (const s of this.streams.values()) addFanOutStats(now, s);
+    return now;
   }
 
   close(): void {

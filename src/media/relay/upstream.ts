@@ -6,6 +6,7 @@ import {
   formatRequest,
   parseChallenges,
   parseSession,
+  parseTransport,
   RtspHeaders,
   RtspStreamReader,
   type Challenge,
@@ -45,6 +46,8 @@ export interface UpstreamOptions {
   /** Per request, and the longest silence before the session counts as stalled. */
   timeoutMs?: number;
   onPacket: (track: number, packet: Buffer) => void;
+  /** RTCP from the camera (sender reports, for viewers' A/V sync); a view like onPacket's. */
+  onRtcp?: (track: number, packet: Buffer) => void;
   onClose: (err: UpstreamError) => void;
 }
 
@@ -59,7 +62,8 @@ export class UpstreamSession {
   private watchdog: NodeJS.Timeout | null = null;
   private lastDataAt = Date.now();
   private closed = false;
-  private readonly channels = new Map<number, number>(); // channel → track index
+  private readonly channels = new Map<number, number>(); // RTP channel → track index
+  private readonly rtcpChannels = new Map<number, number>(); // RTCP channel → track index
   sdp: SdpSession | null = null;
   tracks: UpstreamTrack[] = [];
 
@@ -115,6 +119,10 @@ export class UpstreamSession {
           if (item.kind === 'interleaved') {
             const track = this.channels.get(item.channel);
             if (track !== undefined) this.opts.onPacket(track, item.payload);
+            else {
+              const rtcpTrack = this.rtcpChannels.get(item.channel);
+              if (rtcpTrack !== undefined) this.opts.onRtcp?.(rtcpTrack, item.payload);
+            }
           } else if (item.kind === 'response') {
             const cseq = Number(item.msg.headers.get('cseq'));
             this.opts.logger.debug({ camera: this.url.host, cseq, status: item.msg.status }, 'camera RTSP response');
@@ -187,7 +195,11 @@ export class UpstreamSession {
       if (!session) throw new UpstreamError('SETUP answer without a Session', 'protocol');
       const parsed = parseSession(session);
       this.session = parsed.id;
+      // A camera may pick other channels than asked for; its answer is what it will send on.
+      const chosen = parseTransport(res.headers.get('transport') ?? '').find((t) => t.interleaved)?.interleaved;
+      if (chosen) track.channel = chosen[0];
       this.channels.set(track.channel, track.index);
+      this.rtcpChannels.set(chosen?.[1] ?? track.channel + 1, track.index);
       if (track.index === 0) this.startKeepAlive((parsed.timeout ?? 60) * 1000);
     }
     this.sdp = sdp;

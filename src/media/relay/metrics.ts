@@ -1,0 +1,67 @@
+import { Counter, Gauge, type Registry } from 'prom-client';
+import type { RelayServerStats } from './server.js';
+import type { RelayStreamsStats } from './streams.js';
+
+// The relay's figures in /metrics, read when Prometheus scrapes (nothing is counted per packet
+// here: the fan-outs keep plain counters and these read them).
+
+export interface RelayMetricsSource {
+  server: () => RelayServerStats;
+  streams: () => RelayStreamsStats;
+}
+
+/** A counter whose value lives elsewhere and only grows: each scrape adds what it grew by. */
+function mirroredCounter(registry: Registry, name: string, help: string, read: () => number): void {
+  let seen = 0;
+  new Counter({
+    name,
+    help,
+    registers: [registry],
+    collect() {
+      const value = read();
+      if (value > seen) this.inc(value - seen);
+      seen = value;
+    },
+  });
+}
+
+export function registerRelayMetrics(registry: Registry, source: RelayMetricsSource): void {
+  new Gauge({
+    name: 'edge_gateway_relay_connections',
+    help: 'RTSP connections from viewers to the relay',
+    registers: [registry],
+    collect() {
+      this.set(source.server().connections);
+    },
+  });
+  new Gauge({
+    name: 'edge_gateway_relay_sessions',
+    help: 'RTSP sessions of viewers by RTP transport (tcp: interleaved, udp)',
+    labelNames: ['transport'],
+    registers: [registry],
+    collect() {
+      const { sessions } = source.server();
+      this.set({ transport: 'tcp' }, sessions.tcp);
+      this.set({ transport: 'udp' }, sessions.udp);
+    },
+  });
+  new Gauge({
+    name: 'edge_gateway_relay_readers',
+    help: 'Readers (playing viewers and the recorder) attached to camera streams',
+    registers: [registry],
+    collect() {
+      this.set(source.streams().readers);
+    },
+  });
+  new Gauge({
+    name: 'edge_gateway_relay_camera_sessions',
+    help: 'Open RTSP sessions from the relay to cameras (one per camera profile in use)',
+    registers: [registry],
+    collect() {
+      this.set(source.streams().cameraSessions);
+    },
+  });
+  mirroredCounter(registry, 'edge_gateway_relay_packets_delivered_total', 'RTP packets handed to readers', () => source.streams().delivered);
+  mirroredCounter(registry, 'edge_gateway_relay_packets_dropped_total', 'RTP packets a slow or waiting reader skipped', () => source.streams().dropped);
+  mirroredCounter(registry, 'edge_gateway_relay_readers_evicted_total', 'Readers disconnected for staying behind or a codec change', () => source.streams().evicted);
+}
