@@ -10,13 +10,19 @@ import type { SecretBox } from '../store/secret-box.js';
 // It sits in the path, which every client keeps when it builds SETUP URLs ("…/<ticket>/trackID=0").
 //
 // Layout before base64url: version (1) | key id (2) | expiry, Unix seconds (4, big-endian) |
-// profile (1: 0 main, 1 sub) | device id (UTF-8). Then ".", then the MAC over those bytes.
+// flags (1: bit 0 profile, 0 main / 1 sub; bit 1 the recorder's own ticket) | device id (UTF-8).
+// Then ".", then the MAC over those bytes.
 
 export interface TicketClaims {
   deviceId: string;
   profile: StreamProfile;
   /** ms since the epoch (whole seconds). */
   expiresAt: number;
+  /**
+   * The recorder's ticket: honoured from loopback only, and its session is not cut at
+   * rtsp.max_session_s (the recorder reads around the clock). Absent: a viewer's.
+   */
+  recorder?: boolean;
 }
 
 export type TicketFailure = 'malformed' | 'unknown key' | 'bad signature' | 'expired';
@@ -57,7 +63,7 @@ export class TicketSigner {
     body[0] = VERSION;
     this.keyId.copy(body, 1);
     body.writeUInt32BE(Math.floor(claims.expiresAt / 1000), 3);
-    body[7] = claims.profile === 'sub' ? 1 : 0;
+    body[7] = (claims.profile === 'sub' ? 1 : 0) | (claims.recorder ? 2 : 0);
     id.copy(body, 8);
     return `${body.toString('base64url')}.${this.mac(body).toString('base64url')}`;
   }
@@ -68,7 +74,7 @@ export class TicketSigner {
     const [bodyText, macText] = ticket.split('.') as [string, string];
     const body = Buffer.from(bodyText, 'base64url');
     // Re-encoding must give the same text: refuses non-canonical base64 (one ticket, one spelling).
-    if (body.length < 9 || body.toString('base64url') !== bodyText || body[0] !== VERSION || (body[7] !== 0 && body[7] !== 1)) {
+    if (body.length < 9 || body.toString('base64url') !== bodyText || body[0] !== VERSION || (body[7] as number) > 3) {
       throw new TicketError('malformed');
     }
     if (!body.subarray(1, 3).equals(this.keyId)) throw new TicketError('unknown key');
@@ -79,7 +85,8 @@ export class TicketSigner {
     if (!timingSafeEqual(mac, this.mac(body))) throw new TicketError('bad signature');
     const expiresAt = body.readUInt32BE(3) * 1000;
     if (nowMs >= expiresAt) throw new TicketError('expired');
-    return { deviceId: body.subarray(8).toString('utf8'), profile: body[7] === 1 ? 'sub' : 'main', expiresAt };
+    const flags = body[7] as number;
+    return { deviceId: body.subarray(8).toString('utf8'), profile: flags & 1 ? 'sub' : 'main', expiresAt, ...(flags & 2 ? { recorder: true } : {}) };
   }
 
   private mac(body: Buffer): Buffer {

@@ -5,7 +5,7 @@ import { connect } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startRelayServer, type RelayServer } from '../../src/media/relay/server.js';
+import { isLoopbackAddress, startRelayServer, type RelayServer } from '../../src/media/relay/server.js';
 import { RelayStreams } from '../../src/media/relay/streams.js';
 import { parseRtpInfo, parseTransport } from '../../src/media/rtsp/index.js';
 import { readRtpHeader } from '../../src/media/rtp.js';
@@ -219,16 +219,37 @@ describe('relay server', () => {
     }
   });
 
-  it('ends a session at max_session_s by closing its connection', async () => {
+  it("ends a viewer's session at max_session_s by closing its connection, but not the recorder's", async () => {
     const client = await TestRtspClient.open(short.port);
+    const recorder = await TestRtspClient.open(short.port);
+    const recorderUrl = `rtsp://127.0.0.1:${short.port}/live/${tickets.issue({ deviceId: 'dev1', profile: 'sub', expiresAt: Date.now() + 60_000, recorder: true })}`;
     try {
       await client.play(url(short));
+      await recorder.play(recorderUrl);
       await client.waitForFrames(0, 1);
       await client.closed; // maxSessionS: 2
       expect(client.frames.length).toBeGreaterThan(0);
+      // The recorder's session goes on past it.
+      const before = recorder.frames.length;
+      await recorder.waitForFrames(0, before + 20);
+      expect(recorder.socket.destroyed).toBe(false);
     } finally {
       client.close();
+      recorder.close();
     }
+  });
+
+  it.each([
+    ['127.0.0.1', true],
+    ['127.1.2.3', true],
+    ['::1', true],
+    ['::ffff:127.0.0.1', true],
+    ['192.168.1.20', false],
+    ['::ffff:10.0.0.7', false],
+    ['fe80::1', false],
+    ['1127.0.0.1', false],
+  ])('takes %s for loopback: %s (recorder tickets work from loopback only)', (address, loopback) => {
+    expect(isLoopbackAddress(address)).toBe(loopback);
   });
 
   it('survives a fuzzed byte stream on many connections, then serves a real client', async () => {

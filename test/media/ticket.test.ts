@@ -24,6 +24,7 @@ describe('stream tickets', () => {
     for (const profile of ['main', 'sub'] as const) {
       const t = signer.issue({ ...claims, profile });
       expect(signer.verify(t, now)).toEqual({ ...claims, profile });
+      expect(signer.verify(signer.issue({ ...claims, profile, recorder: true }), now)).toEqual({ ...claims, profile, recorder: true });
       expect(`rtsp://192.168.100.200:8554/live/${t}/trackID=0`.length).toBeLessThan(200);
       expect(t).toMatch(/^[A-Za-z0-9_.-]+$/); // URL path safe, no escaping needed
     }

@@ -134,6 +134,11 @@ export async function startRelayServer(opts: RelayServerOptions): Promise<RelayS
   };
 }
 
+/** 127.0.0.0/8 and ::1, also as IPv4-mapped IPv6 (a dual-stack listener reports those). */
+export function isLoopbackAddress(address: string): boolean {
+  return address === '::1' || /^(?:::ffff:)?127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/i.test(address);
+}
+
 /** The transport a SETUP gets: the viewer's first offer the relay can serve. */
 function chooseTransport(specs: TransportSpec[]): TransportSpec | null {
   return specs.find((s) => s.delivery !== 'multicast' && (s.lowerTransport === 'TCP' || s.clientPort !== undefined)) ?? null;
@@ -181,6 +186,14 @@ function serveConnection(socket: Socket, ctx: Context): void {
     }
   };
 
+  /** The recorder's tickets only work from this box (a copied URL is no use elsewhere). */
+  const fromLoopback = isLoopbackAddress(address);
+  const verifyFor = (uri: string): { claims: TicketClaims; rest: string | undefined } => {
+    const verified = verify(uri);
+    if (verified.claims.recorder && !fromLoopback) throw new RtspStatusError(401, 'a recorder ticket from another host');
+    return verified;
+  };
+
   /** The session a request names; 454 when it names one that is not (or not this viewer's). */
   const sessionOf = (req: RtspRequest): RelaySession | null => {
     const header = req.headers.get('session');
@@ -191,7 +204,7 @@ function serveConnection(socket: Socket, ctx: Context): void {
   };
 
   const setup = async (req: RtspRequest): Promise<void> => {
-    const { claims, rest } = verify(req.uri);
+    const { claims, rest } = verifyFor(req.uri);
     const track = /^trackID=(\d+)$/.exec(rest ?? '')?.[1];
     if (track === undefined) throw new RtspStatusError(404, 'no such track');
     let session = sessionOf(req);
@@ -206,7 +219,7 @@ function serveConnection(socket: Socket, ctx: Context): void {
     if (index >= handle.trackCount) throw new RtspStatusError(404, 'no such track');
     if (socket.destroyed) return;
     try {
-      session ??= sessions.create({ deviceId: claims.deviceId, profile: claims.profile, address, transport: kind, handle, connection: socket });
+      session ??= sessions.create({ deviceId: claims.deviceId, profile: claims.profile, address, transport: kind, handle, connection: socket, unlimited: claims.recorder === true });
     } catch (err) {
       if (err instanceof TooManySessionsError) throw new RtspStatusError(453, err.message);
       throw err;
@@ -229,7 +242,7 @@ function serveConnection(socket: Socket, ctx: Context): void {
   };
 
   const play = (req: RtspRequest): void => {
-    verify(req.uri);
+    verifyFor(req.uri);
     const session = sessionOf(req);
     if (!session) throw new RtspStatusError(454, 'SETUP first, then PLAY with its Session');
     if (session.detach) return reply(req, 200, { Range: 'npt=now-' }, undefined, session);
@@ -262,7 +275,7 @@ function serveConnection(socket: Socket, ctx: Context): void {
         return reply(req, 200, req.method === 'OPTIONS' ? { Public: PUBLIC } : {}, undefined, session);
       }
       case 'DESCRIBE': {
-        const { claims } = verify(req.uri);
+        const { claims } = verifyFor(req.uri);
         const stream = await opts.streams.acquire(claims.deviceId, claims.profile);
         const base = req.uri.replace(/\/+$/, '');
         return reply(req, 200, { 'Content-Type': 'application/sdp', 'Content-Base': `${base}/` }, Buffer.from(stream.sdp));

@@ -20,6 +20,8 @@ export interface RelaySession {
   readonly address: string;
   readonly transport: 'tcp' | 'udp';
   readonly handle: StreamHandle;
+  /** The recorder's session: not cut at maxSessionS. */
+  readonly unlimited: boolean;
   readonly tracks: Map<number, TrackOutput>;
   /** The connection that set it up; null once that closed (UDP sessions only). */
   connection: Socket | null;
@@ -116,7 +118,7 @@ export class RelaySessions {
     const now = this.opts.now();
     for (const s of [...this.byId.values()]) {
       const timedOut = s.transport === 'udp' && now - s.lastSeen > this.opts.timeoutS * 1000;
-      const tooLong = now - s.startedAt > this.opts.maxSessionS * 1000;
+      const tooLong = !s.unlimited && now - s.startedAt > this.opts.maxSessionS * 1000;
       if (!timedOut && !tooLong) continue;
       this.end(s);
       // Over max_session_s the viewer is told by its connection closing (interleaved data would
