@@ -90,7 +90,8 @@ export function h265StartsKeyframe(payload: Buffer, offset: number, length: numb
   if (!validRange(payload, offset, length) || length < 2) return false;
   const end = offset + length;
   const type = (payload.readUInt8(offset) >> 1) & 0x3f;
-  if (type < H265_AP) return h265NalStartsKeyframe(payload, offset, end);
+  // A single NAL unit packet carries its DONL between the header and the data (RFC 7798 §4.4.1).
+  if (type < H265_AP) return h265NalStartsKeyframe(payload, offset, end, donl ? 2 : 0);
   if (type === H265_AP) {
     let at = offset + 2 + (donl ? 2 : 0);
     while (at + 2 <= end) {
@@ -115,12 +116,13 @@ export function h265StartsKeyframe(payload: Buffer, offset: number, length: numb
   return false;
 }
 
-/** A whole NAL unit in [start, end), end >= start + 2. */
-function h265NalStartsKeyframe(buf: Buffer, start: number, end: number): boolean {
+/** A whole NAL unit in [start, end), end >= start + 2; `skip` bytes (a DONL) sit after its header. */
+function h265NalStartsKeyframe(buf: Buffer, start: number, end: number, skip = 0): boolean {
   const type = (buf.readUInt8(start) >> 1) & 0x3f;
   if (type === H265_VPS || type === H265_SPS) return true;
   // first_slice_segment_in_pic_flag is the first bit after the two-byte header.
-  return type >= H265_IRAP_FIRST && type <= H265_IRAP_LAST && start + 2 < end && (buf.readUInt8(start + 2) & 0x80) !== 0;
+  const data = start + 2 + skip;
+  return type >= H265_IRAP_FIRST && type <= H265_IRAP_LAST && data < end && (buf.readUInt8(data) & 0x80) !== 0;
 }
 
 // --- Out-of-band parameter sets (SDP fmtp) ---

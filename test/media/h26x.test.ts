@@ -128,6 +128,10 @@ describe('h265StartsKeyframe', () => {
     ['TRAIL_R first segment', n5(1, ...FIRST), false],
     ['RASL', n5(8, ...FIRST), false],
     ['one byte', [19 << 1], false],
+    // With DONL (sprop-max-don-diff > 0) a single NAL unit packet has 2 bytes before its data.
+    ['IDR with DONL, first segment', [...n5(19), 0x00, 0x05, ...FIRST], true, true],
+    ['IDR with DONL, later segment', [...n5(19), 0x80, 0x05, 0x00], false, true],
+    ['IDR with DONL cut short', [...n5(19), 0x80, 0x05], false, true],
     // AP (48)
     ['AP VPS, SPS, PPS', [96, 0x01, ...sized(n5(32, 0x0c), n5(33, 0x01), n5(34, 0xc1))], true],
     ['AP PPS then CRA first segment', [96, 0x01, ...sized(n5(34, 0xc1), n5(21, ...FIRST))], true],

@@ -24,6 +24,8 @@ export interface FanOutOptions {
   /** Index of the video track whose keyframes start groups of pictures. */
   videoTrack: number;
   codec: 'H264' | 'H265';
+  /** H.265 with sprop-max-don-diff > 0: packets carry decoding-order numbers (RFC 7798). */
+  donl?: boolean;
   /** Most bytes of the cached group of pictures; a longer GOP is not cached (readers wait). */
   maxGopBytes?: number;
   /** A reader with more than this pending skips ahead to the next keyframe. */
@@ -78,7 +80,8 @@ export class FanOut {
     this.maxPendingBytes = opts.maxPendingBytes ?? 2 * 1024 * 1024;
     this.maxBehindMs = opts.maxBehindMs ?? 10_000;
     this.now = opts.now ?? Date.now;
-    this.startsKeyframe = opts.codec === 'H265' ? (b, o, l) => h265StartsKeyframe(b, o, l) : h264StartsKeyframe;
+    const donl = opts.donl === true;
+    this.startsKeyframe = opts.codec === 'H265' ? (b, o, l) => h265StartsKeyframe(b, o, l, donl) : h264StartsKeyframe;
   }
 
   get readerCount(): number {

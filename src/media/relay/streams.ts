@@ -121,7 +121,8 @@ class Stream implements StreamHandle {
     this.codecsKey = key;
     this.sdp = formatSdp(rewriteForRelay(sdp, { trackControls: (i) => `trackID=${i}` }));
     this.trackCount = sdp.media.length;
-    this.fanout ??= new FanOut({ ...this.opts.readerLimits, videoTrack: video.index, codec: video.encoding as 'H264' | 'H265' });
+    const donl = video.encoding === 'H265' && Number(video.fmtp.get('sprop-max-don-diff') ?? '0') > 0;
+    this.fanout ??= new FanOut({ ...this.opts.readerLimits, videoTrack: video.index, codec: video.encoding as 'H264' | 'H265', donl });
     this.fanout.reset();
     this.upstream = up;
     this.attempt = 0;

@@ -65,6 +65,8 @@ export class UpstreamSession {
   private readonly channels = new Map<number, number>(); // RTP channel → track index
   private readonly rtcpChannels = new Map<number, number>(); // RTCP channel → track index
   sdp: SdpSession | null = null;
+  /** The session's URL (RFC 2326: PLAY and TEARDOWN of an aggregate go there). */
+  private aggregateUrl = '';
   tracks: UpstreamTrack[] = [];
 
   private constructor(
@@ -99,8 +101,11 @@ export class UpstreamSession {
     try {
       await up.handshake();
     } catch (err) {
-      up.close(err instanceof UpstreamError ? err : new UpstreamError(String(err), 'protocol'));
-      throw err;
+      // One error, with a kind, for both the close report and the caller (a malformed SDP or
+      // header is the camera's protocol fault).
+      const failure = err instanceof UpstreamError ? err : new UpstreamError(err instanceof Error ? err.message : String(err), 'protocol');
+      up.close(failure);
+      throw failure;
     }
     return up;
   }
@@ -203,7 +208,8 @@ export class UpstreamSession {
       if (track.index === 0) this.startKeepAlive((parsed.timeout ?? 60) * 1000);
     }
     this.sdp = sdp;
-    await this.request('PLAY', resolveControl(contentBase, sdp.control), { Range: 'npt=0.000-' });
+    this.aggregateUrl = resolveControl(contentBase, sdp.control);
+    await this.request('PLAY', this.aggregateUrl, { Range: 'npt=0.000-' });
     this.lastDataAt = Date.now();
     this.watchdog = setInterval(() => {
       if (Date.now() - this.lastDataAt > this.timeoutMs) this.close(new UpstreamError(`no data from the camera for ${this.timeoutMs} ms`, 'stalled'));
@@ -214,7 +220,11 @@ export class UpstreamSession {
   private startKeepAlive(sessionTimeoutMs: number): void {
     // Half the session timeout, as clients commonly do; OPTIONS is understood by every camera.
     this.keepAlive = setInterval(() => {
-      this.send('OPTIONS', this.url.href).catch(() => undefined);
+      // request(), not send(): a camera that ended the nonce's life answers 401 stale=TRUE, and
+      // the new challenge must be taken up or every later request is refused.
+      this.request('OPTIONS', this.url.href).catch((err: unknown) => {
+        if (err instanceof UpstreamError && err.kind === 'unauthorized') this.close(err);
+      });
     }, Math.max(1000, sessionTimeoutMs / 2));
     this.keepAlive.unref();
   }
@@ -225,9 +235,9 @@ export class UpstreamSession {
     if (this.session && !this.socket.destroyed) {
       const headers = new RtspHeaders({ CSeq: String(++this.cseq), 'User-Agent': USER_AGENT, Session: this.session });
       if (this.challenge && this.opts.username !== null) {
-        headers.set('Authorization', answerChallenge(this.challenge, { username: this.opts.username, password: this.opts.password ?? '', method: 'TEARDOWN', uri: this.url.href, nc: this.cseq }));
+        headers.set('Authorization', answerChallenge(this.challenge, { username: this.opts.username, password: this.opts.password ?? '', method: 'TEARDOWN', uri: this.aggregateUrl || this.url.href, nc: this.cseq }));
       }
-      this.socket.write(formatRequest({ method: 'TEARDOWN', uri: this.url.href, version: 'RTSP/1.0', headers, body: Buffer.alloc(0) }));
+      this.socket.write(formatRequest({ method: 'TEARDOWN', uri: this.aggregateUrl || this.url.href, version: 'RTSP/1.0', headers, body: Buffer.alloc(0) }));
     }
     this.closed = true;
     if (this.keepAlive) clearInterval(this.keepAlive);
