@@ -11,6 +11,8 @@ import type { Config } from './config/schema.js';
 import os from 'node:os';
 import type { StreamAddresses } from './api/ports.js';
 import { DeviceUnavailableError } from './domain/errors.js';
+import { Recorders } from './media/recorder/recorders.js';
+import { cleanStorage, Retention } from './media/recorder/storage.js';
 import { registerRelayMetrics } from './media/relay/metrics.js';
 import { startRelayServer } from './media/relay/server.js';
 import { RelayStreams } from './media/relay/streams.js';
@@ -145,6 +147,9 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
       idleCloseS: config.rtsp.idle_close_s,
     });
     cleanups.unshift(() => relayStreams.close());
+    // The recorder reads through the relay from this box: loopback when the relay listens on all
+    // addresses, else the address it is bound to.
+    const relayHost = config.rtsp.host === '0.0.0.0' || config.rtsp.host === '::' ? '127.0.0.1' : config.rtsp.host;
     const relay = await startRelayServer({
       host: config.rtsp.host,
       port: config.rtsp.port,
@@ -154,6 +159,9 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
       logger: log.child({ part: 'relay' }),
       maxSessionS: config.rtsp.max_session_s,
       maxConnectionsPerAddress: config.rtsp.max_connections_per_address,
+      // Where the recorder connects from: exactly the address it dials (not all of 127/8, so a
+      // local client on another loopback address still meets the per-address limits).
+      trustedAddress: (address) => address === relayHost || address === `::ffff:${relayHost}` || (relayHost === '127.0.0.1' && address === '::1'),
     });
     cleanups.unshift(() => relay.close());
     registerRelayMetrics(registry, { server: () => relay.stats(), streams: () => relayStreams.stats() });
@@ -171,6 +179,40 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
 
     const storageDir = config.recording.storage_dir ?? path.join(dataDir, 'recordings');
     mkdirSync(storageDir, { recursive: true, mode: 0o700 });
+
+    // Recording: storage made consistent with the database first (a crash may have left a half
+    // clip or a clip without its row), then one recorder per online camera.
+    await cleanStorage(storageDir, store, log.child({ part: 'recorder' }));
+    const retention = new Retention({
+      storageDir,
+      store,
+      logger: log.child({ part: 'retention' }),
+      maxAgeDays: config.recording.retention.max_age_days,
+      maxBytes: config.recording.retention.max_bytes,
+      minFreeBytes: config.recording.retention.min_free_bytes,
+    });
+    cleanups.unshift(() => retention.close());
+    await retention.check(true);
+    const recorders = new Recorders({
+      store,
+      deviceName: (deviceId) => store.getDevice(deviceId)?.name ?? deviceId,
+      hasStream: (deviceId) => cameras.streamSource(deviceId, 'main') !== null,
+      inputUrl: (deviceId) => `rtsp://${relayHost.includes(':') ? `[${relayHost}]` : relayHost}:${relay.port}/live/${tickets.issue({ deviceId, profile: 'main', expiresAt: Date.now() + 60_000, recorder: true })}`,
+      streamReady: async (deviceId) => void (await relayStreams.acquire(deviceId, 'main')),
+      ffmpegPath: config.ffmpeg.path,
+      segmentRoot: config.recording.segment_dir ?? (env.RUNTIME_DIRECTORY ? path.join(env.RUNTIME_DIRECTORY, 'segments') : `/dev/shm/edge-gateway-${id}`),
+      storageDir,
+      preRollMs: config.recording.pre_roll_s * 1000,
+      postRollMs: config.recording.post_roll_s * 1000,
+      maxClipMs: config.recording.max_clip_s * 1000,
+      logger: log.child({ part: 'recorder' }),
+      afterClip: () => void retention.check(),
+    });
+    bus.on('device.status', (e) => recorders.deviceStatus(e.deviceId, e.status === 'online', e.at));
+    bus.on('camera.event', (e) => recorders.event(e.deviceId, e.kind, e.phase, e.at));
+    // Cameras online at the last stop: the manager reports a change only, so these start here.
+    for (const camera of store.listCameras()) if (store.getDevice(camera.deviceId)?.status === 'online') recorders.deviceStatus(camera.deviceId, true, Date.now());
+    cleanups.unshift(() => recorders.stop());
 
     const api = await buildApiServer({
       logger: log,

@@ -94,6 +94,7 @@ export const ConfigSchema = Type.Object(
     }),
     recording: Section({
       storage_dir: NullableString(),
+      segment_dir: NullableString(),
       pre_roll_s: Seconds(5, 0, 60),
       post_roll_s: Seconds(10, 0, 600),
       max_clip_s: Seconds(300, 10, 3600),

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { closeSync, fsyncSync, linkSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 
 function writeTemp(file: string, data: string | Buffer, mode: number): string {
@@ -56,4 +57,26 @@ export function replaceFile(file: string, data: string | Buffer, mode = 0o600): 
     throw err;
   }
   fsyncDir(path.dirname(file));
+}
+
+/**
+ * Makes a finished temporary file permanent under its final name: its data reaches the disk
+ * (fsync), then the rename, then the directory entry (fsync of the directory). A power cut at any
+ * point leaves the final name absent or complete. Async: a clip's fsync can take a while on an SD
+ * card and must not stall the event loop (the relay runs on it).
+ */
+export async function commitFile(tmp: string, file: string): Promise<void> {
+  const handle = await fsp.open(tmp, 'r+');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  await fsp.rename(tmp, file);
+  const dir = await fsp.open(path.dirname(file), 'r');
+  try {
+    await dir.sync();
+  } finally {
+    await dir.close();
+  }
 }

@@ -379,6 +379,29 @@ export class Store {
     return this.getRecording(r.id) as Recording;
   }
 
+  /**
+   * A finished clip: its row, and its alert's link to it (the first clip of an episode), in one
+   * transaction, so a crash leaves both or neither.
+   */
+  saveRecording(r: NewRecording, now = Date.now()): Recording {
+    return this.transaction(() => {
+      const recording = this.insertRecording(r, now);
+      if (r.alertId) this.write('UPDATE alerts SET recording_id = @id WHERE id = @alertId AND recording_id IS NULL', { id: r.id, alertId: r.alertId });
+      return recording;
+    });
+  }
+
+  /** Every clip's file and size, oldest first (retention and the start-up check). */
+  listRecordingFiles(): Array<{ id: string; startedAt: number; sizeBytes: number; fileName: string }> {
+    return (this.sql('SELECT id, started_at, size_bytes, file_name FROM recordings ORDER BY started_at, id').all() as Array<{ id: string; started_at: number; size_bytes: number; file_name: string }>).map(
+      (r) => ({ id: r.id, startedAt: r.started_at, sizeBytes: r.size_bytes, fileName: r.file_name }),
+    );
+  }
+
+  deleteRecording(id: string): void {
+    this.write('DELETE FROM recordings WHERE id = @id', { id });
+  }
+
   getRecording(id: string): Recording | null {
     const row = this.sql('SELECT * FROM recordings WHERE id = ?').get(id) as RecordingRow | undefined;
     return row ? toRecording(row) : null;
@@ -402,6 +425,11 @@ export class Store {
       { ...a, recordingId: a.recordingId ?? null },
     );
     return this.getAlert(a.id) as Alert;
+  }
+
+  /** An episode turned out more specific (motion → human or vehicle): its alert says so. */
+  setAlertType(id: string, type: AlertType, message: string): void {
+    this.write('UPDATE alerts SET type = @type, message = @message WHERE id = @id', { type, message, id });
   }
 
   linkAlertRecording(alertId: string, recordingId: string): void {

@@ -140,7 +140,7 @@ describe('edge-gateway start', () => {
     writeFileSync(path.join(dataDir, 'recordings', 'big.mp4'), big);
     const store = Store.open(dataDir);
     store.upsertDevice({ id: 'cam', name: 'cam', type: 'camera', status: 'online', model: null, manufacturer: null, firmwareVersion: null, lastSeenAt: null });
-    store.insertRecording({ id: 'big', deviceId: 'cam', eventType: 'motion', startedAt: 1, endedAt: 2, sizeBytes: big.length, fileName: 'big.mp4', alertId: null });
+    store.insertRecording({ id: 'big', deviceId: 'cam', eventType: 'motion', startedAt: Date.now() - 60_000, endedAt: Date.now() - 50_000, sizeBytes: big.length, fileName: 'big.mp4', alertId: null });
     store.close();
 
     const d = await startDaemon(cfg, dir);

@@ -37,7 +37,7 @@ beforeAll(async () => {
   camera = await startSimulatedRtsp({ cameras: 1, host: '127.0.0.1', port: 0, username: 'admin', password: 'relay-test', logger });
   const locate = (_id: string, profile: 'main' | 'sub') => ({ url: camera.url(0, profile), username: 'admin', password: 'relay-test' });
   streams = new RelayStreams({ locate, logger, idleCloseS: 30 });
-  relay = await startRelayServer({ host: '127.0.0.1', port: 0, udpPort: 0, tickets, streams, logger, sessionTimeoutS: 1, sweepMs: 100, maxConnectionsPerAddress: 3 });
+  relay = await startRelayServer({ host: '127.0.0.1', port: 0, udpPort: 0, tickets, streams, logger, sessionTimeoutS: 1, sweepMs: 100, maxConnectionsPerAddress: 3, trustedAddress: () => false });
   slowStreams = new RelayStreams({ locate, logger, idleCloseS: 30, readerLimits: { maxPendingBytes: 64 * 1024, maxBehindMs: 300 } });
   strict = await startRelayServer({ host: '127.0.0.1', port: 0, udpPort: 0, tickets, streams: slowStreams, logger });
   short = await startRelayServer({ host: '127.0.0.1', port: 0, udpPort: 0, tickets, streams, logger, maxSessionS: 2, sweepMs: 100 });
@@ -250,6 +250,25 @@ describe('relay server', () => {
     ['1127.0.0.1', false],
   ])('takes %s for loopback: %s (recorder tickets work from loopback only)', (address, loopback) => {
     expect(isLoopbackAddress(address)).toBe(loopback);
+  });
+
+  it('closes the camera session idle_close_s after its last reader leaves, and opens it again for the next', async () => {
+    const locate = (_id: string, profile: 'main' | 'sub') => ({ url: camera.url(0, profile), username: 'admin', password: 'relay-test' });
+    const idle = new RelayStreams({ locate, logger, idleCloseS: 1 });
+    const server = await startRelayServer({ host: '127.0.0.1', port: 0, udpPort: 0, tickets, streams: idle, logger });
+    try {
+      for (let round = 0; round < 2; round++) {
+        const client = await TestRtspClient.open(server.port);
+        await client.play(url(server));
+        await client.waitForFrames(0, 5);
+        expect(idle.openCount).toBe(1);
+        client.close();
+        await expect.poll(() => idle.openCount, { timeout: 5000 }).toBe(0);
+      }
+    } finally {
+      await server.close();
+      idle.close();
+    }
   });
 
   it('survives a fuzzed byte stream on many connections, then serves a real client', async () => {

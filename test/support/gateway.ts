@@ -31,6 +31,7 @@ export async function startTestGateway(raw: Record<string, unknown> = {}, opts: 
     gateway: { data_dir: dataDir, ...section('gateway') },
     api: { host: '127.0.0.1', port: 0, ...section('api') },
     rtsp: { host: '127.0.0.1', port: 0, udp_port: 0, public_host: '127.0.0.1', ...section('rtsp') },
+    recording: { segment_dir: path.join(dataDir, 'segments'), ...section('recording') },
     // Tests never probe real interfaces: discovery is off unless a test turns it on (over loopback).
     onvif: { ...section('onvif'), discovery: { enabled: false, ...((section('onvif').discovery ?? {}) as object) } },
     log: { level: process.env.TEST_LOG_LEVEL ?? 'silent' },
@@ -53,4 +54,19 @@ export async function startTestGateway(raw: Record<string, unknown> = {}, opts: 
       if (!opts.keepDataDir) rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * The id of the first device to come online (adoption takes a few hundred ms), for beforeAll hooks
+ * where expect.poll does not belong. Throws after ~15 s.
+ */
+export async function firstOnlineDevice(t: TestGateway): Promise<string> {
+  const headers = await t.auth('devices:read');
+  for (let i = 0; i < 150; i++) {
+    const { data } = (await t.request('/v1/devices', { headers })).json() as { data: Array<{ id: string; status: string }> };
+    const online = data.find((d) => d.status === 'online');
+    if (online) return online.id;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error('the simulated camera was not adopted');
 }

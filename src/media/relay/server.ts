@@ -39,6 +39,8 @@ export interface RelayServerOptions {
   sessionTimeoutS?: number;
   maxSessionS?: number;
   now?: () => number;
+  /** Addresses of this box, from which recorder tickets are honoured (default: loopback). */
+  trustedAddress?: (address: string) => boolean;
   /** How often session timeouts are checked (tests shorten it). */
   sweepMs?: number;
 }
@@ -82,6 +84,7 @@ export async function startRelayServer(opts: RelayServerOptions): Promise<RelayS
   const sockets = new Set<Socket>();
   const now = opts.now ?? Date.now;
   const maxPerAddress = opts.maxConnectionsPerAddress ?? 16;
+  const trusted = opts.trustedAddress ?? isLoopbackAddress;
   const timeoutS = opts.sessionTimeoutS ?? 60;
   const sessions = new RelaySessions({ timeoutS, maxSessionS: opts.maxSessionS ?? 3600, maxPerAddress, now, ...(opts.sweepMs ? { sweepMs: opts.sweepMs } : {}) });
   const udpIpv6 = isIPv6(opts.host);
@@ -91,7 +94,8 @@ export async function startRelayServer(opts: RelayServerOptions): Promise<RelayS
   const server: Server = createServer((socket) => {
     const address = socket.remoteAddress ?? '?';
     const count = (perAddress.get(address) ?? 0) + 1;
-    if (count > maxPerAddress) {
+    // The box's own addresses are the recorder's (one connection per camera), not a LAN client.
+    if (count > maxPerAddress && !trusted(address)) {
       opts.logger.warn({ address }, 'relay: too many connections from one address');
       socket.destroy();
       return;
@@ -187,10 +191,10 @@ function serveConnection(socket: Socket, ctx: Context): void {
   };
 
   /** The recorder's tickets only work from this box (a copied URL is no use elsewhere). */
-  const fromLoopback = isLoopbackAddress(address);
+  const fromTrusted = (opts.trustedAddress ?? isLoopbackAddress)(address);
   const verifyFor = (uri: string): { claims: TicketClaims; rest: string | undefined } => {
     const verified = verify(uri);
-    if (verified.claims.recorder && !fromLoopback) throw new RtspStatusError(401, 'a recorder ticket from another host');
+    if (verified.claims.recorder && !fromTrusted) throw new RtspStatusError(401, 'a recorder ticket from another host');
     return verified;
   };
 
@@ -219,7 +223,7 @@ function serveConnection(socket: Socket, ctx: Context): void {
     if (index >= handle.trackCount) throw new RtspStatusError(404, 'no such track');
     if (socket.destroyed) return;
     try {
-      session ??= sessions.create({ deviceId: claims.deviceId, profile: claims.profile, address, transport: kind, handle, connection: socket, unlimited: claims.recorder === true });
+      session ??= sessions.create({ deviceId: claims.deviceId, profile: claims.profile, address, transport: kind, handle, connection: socket, unlimited: claims.recorder === true }, !fromTrusted);
     } catch (err) {
       if (err instanceof TooManySessionsError) throw new RtspStatusError(453, err.message);
       throw err;

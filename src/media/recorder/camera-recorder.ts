@@ -1,0 +1,172 @@
+import path from 'node:path';
+import type { BaseLogger } from 'pino';
+import { newId } from '../../domain/ids.js';
+import type { EventType } from '../../domain/types.js';
+import type { NewRecording } from '../../store/store.js';
+import { audioModeOf, removeClip, writeClip } from './clip-writer.js';
+import { EpisodeTracker, type ClipCut } from './episodes.js';
+import { Segmenter } from './segmenter.js';
+
+// One camera's recording: the segmenter keeps the last seconds in RAM; events become episodes
+// (EpisodeTracker); each episode gets one alert at once, and each of its clip parts is assembled
+// from the segments once the footage up to its end is there. Nothing reaches the storage
+// directory without an event.
+
+/** What the recorder writes to the store (a subset of Store, so tests can see it). */
+export interface RecorderStore {
+  insertAlert(a: { id: string; deviceId: string; type: EventType; message: string; createdAt: number }): unknown;
+  setAlertType(id: string, type: EventType, message: string): void;
+  saveRecording(r: NewRecording): unknown;
+}
+
+export interface CameraRecorderOptions {
+  deviceId: string;
+  deviceName: () => string;
+  ffmpegPath: string;
+  /** This camera's RAM directory for segments. */
+  segmentDir: string;
+  storageDir: string;
+  /** A fresh loopback relay URL (recorder ticket) for the main stream. */
+  inputUrl: () => string;
+  /** Resolves once the relay has the camera's main stream open (see Segmenter). */
+  streamReady: () => Promise<void>;
+  store: RecorderStore;
+  logger: BaseLogger;
+  preRollMs: number;
+  postRollMs: number;
+  maxClipMs: number;
+  /** Runs clip assembly one at a time across cameras (an SD card writes one thing well). */
+  serialize: <T>(job: () => Promise<T>) => Promise<T>;
+  /** Longest wait for the footage of a clip's end before writing what there is (a dead camera). */
+  footageWaitMs?: number;
+  now?: () => number;
+}
+
+const LABELS: Record<EventType, string> = { motion: 'Motion', human: 'Person', vehicle: 'Vehicle' };
+const messageOf = (type: EventType, name: string) => `${LABELS[type]} detected by ${name}`;
+
+export class CameraRecorder {
+  private readonly segmenter: Segmenter;
+  private readonly tracker: EpisodeTracker;
+  private readonly alerts = new Map<number, string>();
+  /** Cuts not yet written (queued or being written): their segments must stay. */
+  private readonly pending = new Set<ClipCut>();
+  private queue: Promise<void> = Promise.resolve();
+  private readonly ticker: NodeJS.Timeout;
+  private readonly now: () => number;
+  private stopped = false;
+
+  constructor(private readonly opts: CameraRecorderOptions) {
+    this.now = opts.now ?? Date.now;
+    this.tracker = new EpisodeTracker({ preRollMs: opts.preRollMs, postRollMs: opts.postRollMs, maxClipMs: opts.maxClipMs });
+    this.segmenter = new Segmenter({ deviceId: opts.deviceId, ffmpegPath: opts.ffmpegPath, dir: opts.segmentDir, inputUrl: opts.inputUrl, streamReady: opts.streamReady, logger: opts.logger });
+    this.ticker = setInterval(() => this.tick(), 250);
+    this.ticker.unref();
+  }
+
+  /** Segments held in RAM (tests, metrics). */
+  get segmentCount(): number {
+    return this.segmenter.ring.size;
+  }
+
+  get recording(): boolean {
+    return this.segmenter.healthy;
+  }
+
+  event(kind: EventType, phase: 'start' | 'stop', at: number): void {
+    if (this.stopped) return;
+    this.opts.logger.debug({ device: this.opts.deviceId, kind, phase, at }, 'recorder: event');
+    for (const change of this.tracker.event({ kind, phase, at })) {
+      const name = this.opts.deviceName();
+      if (change.type === 'opened') {
+        const id = newId('alr');
+        this.opts.store.insertAlert({ id, deviceId: this.opts.deviceId, type: change.eventType, message: messageOf(change.eventType, name), createdAt: change.at });
+        this.alerts.set(change.episode, id);
+      } else {
+        const id = this.alerts.get(change.episode);
+        if (id) this.opts.store.setAlertType(id, change.eventType, messageOf(change.eventType, name));
+      }
+    }
+    this.tick();
+  }
+
+  /** The camera went offline: the open episode ends now with what was received. */
+  cameraLost(at: number): void {
+    this.enqueue(this.tracker.abort(at));
+  }
+
+  private tick(): void {
+    if (this.stopped) return;
+    const now = this.now();
+    this.enqueue(this.tracker.tick(now));
+    // Keep the pre-roll plus a margin for one long GOP, and whatever a pending clip needs.
+    let keepFrom = this.tracker.current?.from ?? null;
+    for (const cut of this.pending) keepFrom = keepFrom === null ? cut.from : Math.min(keepFrom, cut.from);
+    this.segmenter.prune(now - this.opts.preRollMs - 10_000, keepFrom);
+  }
+
+  private enqueue(cuts: ClipCut[]): void {
+    for (const cut of cuts) {
+      this.pending.add(cut);
+      this.queue = this.queue.then(() => this.write(cut)).finally(() => this.pending.delete(cut));
+    }
+  }
+
+  private async write(cut: ClipCut): Promise<void> {
+    // A sliver after a part already written (a stop reported late) is no clip worth a file.
+    if (cut.part > 0 && cut.to - cut.from < 1000) return;
+    const where = { device: this.opts.deviceId, episode: cut.episode, part: cut.part };
+    const log = this.opts.logger;
+    // The segment holding the clip's end is listed once the next keyframe arrives.
+    await this.segmenter.waitForSegmentAfter(cut.to, this.opts.footageWaitMs ?? 8000);
+    const selection = this.segmenter.ring.select(cut.from, cut.to);
+    const alertId = this.alerts.get(cut.episode) ?? null;
+    if (cut.final) this.alerts.delete(cut.episode);
+    if (!selection) {
+      log.warn({ ...where, from: cut.from, to: cut.to }, 'no footage for the event (the camera stream was down)');
+      return;
+    }
+    const endAt = Math.min(cut.to, selection.endAt);
+    log.debug({ ...where, from: cut.from, to: cut.to, startAt: selection.startAt, segments: selection.segments.length, endAt }, 'clip footage chosen');
+    const durationS = (endAt - selection.startAt) / 1000;
+    if (durationS <= 0) return;
+    const id = newId('rec');
+    const fileName = `${this.opts.deviceId}/${id}.mp4`;
+    const files = selection.segments.map((s) => this.segmenter.file(s.file));
+    try {
+      const written = await this.opts.serialize(async () =>
+        writeClip({
+          ffmpegPath: this.opts.ffmpegPath,
+          scratchDir: path.dirname(files[0] as string),
+          segments: files,
+          durationS,
+          audio: await audioModeOf(this.opts.ffmpegPath, files[0] as string),
+          storageDir: this.opts.storageDir,
+          fileName,
+          thumbnailAtS: Math.max(0, (cut.triggeredAt - selection.startAt) / 1000),
+        }),
+      );
+      try {
+        this.opts.store.saveRecording({ id, deviceId: this.opts.deviceId, eventType: cut.eventType, startedAt: Math.round(selection.startAt), endedAt: Math.round(endAt), sizeBytes: written.sizeBytes, fileName, alertId });
+      } catch (err) {
+        // No row (a full disk fails SQLite too): the clip must not stay behind unlisted.
+        await removeClip(this.opts.storageDir, fileName);
+        throw err;
+      }
+      log.info({ ...where, recording: id, seconds: Math.round(durationS * 10) / 10, bytes: written.sizeBytes }, 'clip recorded');
+    } catch (err) {
+      log.error({ ...where, err: (err as Error).message }, 'clip could not be written');
+    }
+  }
+
+  /** Ends the open episode now, writes what is pending, stops ffmpeg and frees the RAM. */
+  async stop(): Promise<void> {
+    if (this.stopped) return;
+    this.enqueue(this.tracker.abort(this.now()));
+    this.stopped = true;
+    clearInterval(this.ticker);
+    await this.segmenter.stop();
+    await this.queue;
+    this.segmenter.removeFiles();
+  }
+}

@@ -1,0 +1,96 @@
+import { promises as fsp } from 'node:fs';
+import path from 'node:path';
+import { commitFile } from '../../store/files.js';
+import { assembleArgs, concatList, thumbnailArgs } from './ffmpeg-args.js';
+import { FfmpegError, runToEnd } from './process.js';
+
+// Segments in RAM → one MP4 clip (and a JPEG) in the storage directory, crash-safe: ffmpeg writes a
+// temporary name, which is fsynced and renamed; the caller writes the database row only after
+// that. A crash leaves at worst a `.tmp` (removed at start) or a clip without a row (removed at
+// start as an orphan), never a row without its whole clip.
+
+export type AudioMode = 'copy' | 'aac' | 'none';
+
+/**
+ * What to do with the audio of a segment, read from ffmpeg's description of the input (ffmpeg
+ * without an output lists the streams and exits 1; ffprobe is not always installed beside it).
+ * AAC goes into MP4 as is; G.711 and other audio MP4 cannot hold are encoded to AAC.
+ */
+export async function audioModeOf(ffmpegPath: string, segmentFile: string): Promise<AudioMode> {
+  let text: string;
+  try {
+    text = (await runToEnd(ffmpegPath, ['-hide_banner', '-nostdin', '-i', segmentFile], { timeoutMs: 10_000 })).stderr;
+  } catch (err) {
+    text = err instanceof FfmpegError ? err.stderr : '';
+  }
+  const codec = /Stream #\d+:\d+[^:]*: Audio: (\w+)/.exec(text)?.[1];
+  if (!codec) return 'none';
+  return codec === 'aac' ? 'copy' : 'aac';
+}
+
+export interface ClipJob {
+  ffmpegPath: string;
+  /** Where the concat list goes (the RAM directory of the segments). */
+  scratchDir: string;
+  /** Absolute paths of the segments, in order; the first starts on a keyframe. */
+  segments: readonly string[];
+  durationS: number;
+  audio: AudioMode;
+  storageDir: string;
+  /** Relative to storageDir, e.g. `dev_x/rec_y.mp4`; the thumbnail is the same with `.jpg`. */
+  fileName: string;
+  /** Seconds into the clip of the picture for the thumbnail (the event's moment). */
+  thumbnailAtS: number;
+  timeoutMs?: number;
+}
+
+export interface WrittenClip {
+  sizeBytes: number;
+  thumbnail: boolean;
+}
+
+export function thumbnailNameOf(fileName: string): string {
+  return fileName.replace(/\.mp4$/, '.jpg');
+}
+
+export async function writeClip(job: ClipJob): Promise<WrittenClip> {
+  const final = path.join(job.storageDir, job.fileName);
+  await fsp.mkdir(path.dirname(final), { recursive: true, mode: 0o700 });
+  const base = path.basename(job.fileName, '.mp4');
+  const list = path.join(job.scratchDir, `.${base}.ffconcat`);
+  const tmp = path.join(path.dirname(final), `.${base}.mp4.tmp`);
+  await fsp.writeFile(list, concatList(job.segments));
+  try {
+    await runToEnd(job.ffmpegPath, assembleArgs({ listFile: list, output: tmp, durationS: job.durationS, audio: job.audio }), { timeoutMs: job.timeoutMs ?? 120_000 });
+    await commitFile(tmp, final);
+  } catch (err) {
+    await fsp.rm(tmp, { force: true });
+    throw err;
+  } finally {
+    await fsp.rm(list, { force: true });
+  }
+  const thumbnail = await writeThumbnail(job, final);
+  const { size } = await fsp.stat(final);
+  return { sizeBytes: size, thumbnail };
+}
+
+/** A thumbnail is a nicety: failing to make one never loses the clip. */
+async function writeThumbnail(job: ClipJob, clip: string): Promise<boolean> {
+  const final = path.join(job.storageDir, thumbnailNameOf(job.fileName));
+  const tmp = path.join(path.dirname(final), `.${path.basename(final)}.tmp`);
+  try {
+    const atS = Math.max(0, Math.min(job.thumbnailAtS, job.durationS - 0.5));
+    await runToEnd(job.ffmpegPath, thumbnailArgs({ input: clip, offsetS: atS, output: tmp, width: 640 }), { timeoutMs: 30_000 });
+    await commitFile(tmp, final);
+    return true;
+  } catch {
+    await fsp.rm(tmp, { force: true });
+    return false;
+  }
+}
+
+/** Removes a clip and its thumbnail (retention, or a clip whose row could not be written). */
+export async function removeClip(storageDir: string, fileName: string): Promise<void> {
+  await fsp.rm(path.join(storageDir, fileName), { force: true });
+  await fsp.rm(path.join(storageDir, thumbnailNameOf(fileName)), { force: true });
+}

@@ -1,0 +1,120 @@
+// ffmpeg command lines of the recorder, as pure functions (spawned without a shell elsewhere).
+// Video is only ever copied (-c copy): a Pi cannot re-encode 16 cameras, and copying keeps the
+// camera's own quality. The only decoding is one frame for a thumbnail and the optional motion
+// detector's small grey frames.
+
+const QUIET = ['-hide_banner', '-nostdin', '-loglevel', 'warning'];
+
+export interface SegmenterArgs {
+  /** The relay's loopback URL with an internal ticket (the camera keeps one session). */
+  inputUrl: string;
+  /**
+   * Segment file pattern in the camera's RAM-backed directory, e.g. `/dev/shm/…/r3-%09d.nut`; a new
+   * prefix per run, so a restarted ffmpeg never overwrites segments a pending clip still needs.
+   */
+  pattern: string;
+  /** ffmpeg cuts at the first keyframe past each multiple of this; below the GOP: one segment per GOP. */
+  segmentSeconds: number;
+  /** Seconds without a byte from the relay before ffmpeg gives up (then it is restarted). */
+  readTimeoutS: number;
+}
+
+/**
+ * The always-on segmenter: the main stream copied into NUT segments, and one CSV line on stdout per
+ * finished segment (`name,start,end` in stream seconds), which is how the recorder learns of
+ * segments without polling the directory. NUT, not MPEG-TS: TS cannot carry G.711 audio (common on
+ * cameras) and mangles B-frame timestamps at segment joins; NUT takes any codec at its own time
+ * base and, like TS, needs no index, so a segment cut short still plays.
+ */
+export function segmenterArgs(o: SegmenterArgs): string[] {
+  return [
+    ...QUIET,
+    '-rtsp_transport', 'tcp',
+    '-timeout', String(Math.round(o.readTimeoutS * 1_000_000)),
+    '-i', o.inputUrl,
+    '-map', '0:v:0', '-map', '0:a:0?',
+    '-c', 'copy',
+    '-f', 'segment',
+    '-segment_time', String(o.segmentSeconds),
+    '-segment_format', 'nut',
+    '-segment_list', 'pipe:1',
+    '-segment_list_type', 'csv',
+    o.pattern,
+  ];
+}
+
+export interface AssembleArgs {
+  /** An ffconcat file listing the segments (see concatList). */
+  listFile: string;
+  output: string;
+  /**
+   * From the first segment's start (a keyframe: a clip never starts anywhere else, since output
+   * seeking in a copied stream would begin on pictures that cannot be decoded).
+   */
+  durationS: number;
+  /**
+   * copy: AAC (MP4 takes it as is); aac: G.711 and other audio MP4 cannot hold, encoded (audio
+   * only, a few kbit/s, cheap); none: no audio track.
+   */
+  audio: 'copy' | 'aac' | 'none';
+}
+
+/** Segments → one MP4 with the index at the front (+faststart), so players start before the end. */
+export function assembleArgs(o: AssembleArgs): string[] {
+  const audio = o.audio === 'none' ? ['-an'] : o.audio === 'copy' ? ['-c:a', 'copy'] : ['-c:a', 'aac', '-b:a', '64k'];
+  return [
+    ...QUIET,
+    '-f', 'concat', '-safe', '0',
+    '-i', o.listFile,
+    '-t', o.durationS.toFixed(3),
+    '-map', '0:v:0', '-map', '0:a:0?',
+    '-c:v', 'copy',
+    ...audio,
+    '-movflags', '+faststart',
+    '-f', 'mp4',
+    '-y', o.output,
+  ];
+}
+
+/**
+ * ffconcat listing of segment files. Paths are quoted with ffconcat's rules: inside single
+ * quotes, a quote is written as '\'' (shell style).
+ */
+export function concatList(files: readonly string[]): string {
+  return `ffconcat version 1.0\n${files.map((f) => `file '${f.replaceAll("'", "'\\''")}'\n`).join('')}`;
+}
+
+export interface ThumbnailArgs {
+  input: string;
+  /** Seconds into the input of the picture wanted. */
+  offsetS: number;
+  output: string;
+  width: number;
+}
+
+/** One JPEG from the event's moment (the only video decoding a clip costs). */
+export function thumbnailArgs(o: ThumbnailArgs): string[] {
+  return [...QUIET, '-ss', o.offsetS.toFixed(3), '-i', o.input, '-frames:v', '1', '-vf', `scale=${o.width}:-2`, '-q:v', '5', '-f', 'image2', '-update', '1', '-y', o.output];
+}
+
+export interface MotionArgs {
+  inputUrl: string;
+  fps: number;
+  width: number;
+  height: number;
+  readTimeoutS: number;
+}
+
+/** Small grey frames of the sub stream on stdout, for the software motion detector. */
+export function motionArgs(o: MotionArgs): string[] {
+  return [
+    ...QUIET,
+    '-rtsp_transport', 'tcp',
+    '-timeout', String(Math.round(o.readTimeoutS * 1_000_000)),
+    '-i', o.inputUrl,
+    '-an',
+    '-vf', `fps=${o.fps},scale=${o.width}:${o.height},format=gray`,
+    '-f', 'rawvideo',
+    'pipe:1',
+  ];
+}

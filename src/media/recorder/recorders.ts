@@ -1,0 +1,88 @@
+import path from 'node:path';
+import type { BaseLogger } from 'pino';
+import type { EventType } from '../../domain/types.js';
+import { CameraRecorder, type RecorderStore } from './camera-recorder.js';
+
+// The recorder part: one CameraRecorder per online camera with a main stream, started and
+// stopped as cameras come and go; events routed to them; clip assembly one at a time.
+
+export interface RecordersOptions {
+  store: RecorderStore;
+  deviceName: (deviceId: string) => string;
+  /** Whether the device has a main stream the relay can open. */
+  hasStream: (deviceId: string) => boolean;
+  /** A loopback relay URL with a recorder ticket for the device's main stream. */
+  inputUrl: (deviceId: string) => string;
+  /** Resolves once the relay has the device's main stream open. */
+  streamReady: (deviceId: string) => Promise<void>;
+  ffmpegPath: string;
+  /** RAM directory; each camera gets a folder inside. */
+  segmentRoot: string;
+  storageDir: string;
+  preRollMs: number;
+  postRollMs: number;
+  maxClipMs: number;
+  logger: BaseLogger;
+  /** Called after each clip write attempt (retention checks free space then). */
+  afterClip?: () => void;
+}
+
+export class Recorders {
+  private readonly recorders = new Map<string, CameraRecorder>();
+  private chain: Promise<unknown> = Promise.resolve();
+  private closed = false;
+
+  constructor(private readonly opts: RecordersOptions) {}
+
+  /** Starts or stops a camera's recorder for its new status. */
+  deviceStatus(deviceId: string, online: boolean, at: number): void {
+    if (this.closed) return;
+    const current = this.recorders.get(deviceId);
+    if (online && !current && this.opts.hasStream(deviceId)) {
+      this.recorders.set(deviceId, this.create(deviceId));
+    } else if (!online && current) {
+      // The open episode ends now with what was received; the recorder stops once it is written.
+      current.cameraLost(at);
+      this.recorders.delete(deviceId);
+      void current.stop();
+    }
+  }
+
+  event(deviceId: string, kind: EventType, phase: 'start' | 'stop', at: number): void {
+    this.recorders.get(deviceId)?.event(kind, phase, at);
+  }
+
+  get(deviceId: string): CameraRecorder | undefined {
+    return this.recorders.get(deviceId);
+  }
+
+  private create(deviceId: string): CameraRecorder {
+    return new CameraRecorder({
+      deviceId,
+      deviceName: () => this.opts.deviceName(deviceId),
+      ffmpegPath: this.opts.ffmpegPath,
+      segmentDir: path.join(this.opts.segmentRoot, deviceId),
+      storageDir: this.opts.storageDir,
+      inputUrl: () => this.opts.inputUrl(deviceId),
+      streamReady: () => this.opts.streamReady(deviceId),
+      store: this.opts.store,
+      logger: this.opts.logger,
+      preRollMs: this.opts.preRollMs,
+      postRollMs: this.opts.postRollMs,
+      maxClipMs: this.opts.maxClipMs,
+      serialize: (job) => {
+        const result = this.chain.then(job);
+        this.chain = result.catch(() => undefined).finally(() => this.opts.afterClip?.());
+        return result;
+      },
+    });
+  }
+
+  /** Ends every open episode, writes what is pending and stops all ffmpeg children. */
+  async stop(): Promise<void> {
+    this.closed = true;
+    const all = [...this.recorders.values()];
+    this.recorders.clear();
+    await Promise.all(all.map((r) => r.stop()));
+  }
+}

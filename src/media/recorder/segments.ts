@@ -1,0 +1,127 @@
+// The RAM segment ring of one camera, as data: which segments exist, when (wall clock) each
+// begins and ends, which a clip needs, which may go. No files here; the recorder deletes what
+// prune() names.
+//
+// ffmpeg reports each finished segment as `name,start,end` in stream seconds. Wall-clock times come
+// from when those lines arrive: a segment ends when the next keyframe reaches ffmpeg, which is
+// when its line is written, so arrival − end (in ms) is the offset between stream and wall clock
+// plus a delay that is never negative. The smallest offset seen is the best estimate; a jump of
+// more than `resyncMs` (ffmpeg restarted, or the camera's timestamps jumped after a reconnect)
+// starts a new estimate.
+
+export interface SegmentLine {
+  file: string;
+  startS: number;
+  endS: number;
+}
+
+export interface Segment {
+  file: string;
+  /** Wall-clock ms. */
+  startAt: number;
+  endAt: number;
+}
+
+/** `r1-000000012.nut,24.002,26.001` → its parts; null for anything else (a partial line, noise). */
+export function parseSegmentLine(line: string): SegmentLine | null {
+  const m = /^([\w-]+(?:\.[\w-]+)*\.(?:nut|ts)),(-?\d+(?:\.\d+)?),(-?\d+(?:\.\d+)?)$/.exec(line.trim());
+  if (!m) return null;
+  const startS = Number(m[2]);
+  const endS = Number(m[3]);
+  if (!Number.isFinite(startS) || !Number.isFinite(endS) || endS < startS) return null;
+  return { file: m[1] as string, startS, endS };
+}
+
+export interface Selection {
+  segments: Segment[];
+  /** Wall-clock start of the first segment (a keyframe at or before the `from` asked for). */
+  startAt: number;
+  /** Wall-clock end of the last segment. */
+  endAt: number;
+}
+
+export class SegmentRing {
+  private segments: Segment[] = [];
+  private offsetMs: number | null = null;
+
+  constructor(private readonly resyncMs = 2000) {}
+
+  get size(): number {
+    return this.segments.length;
+  }
+
+  /** Wall-clock end of the newest finished segment, or null. */
+  get latestEndAt(): number | null {
+    return this.segments.at(-1)?.endAt ?? null;
+  }
+
+  /** Adds a finished segment reported at `arrivedAt` (wall ms); returns it with wall-clock times. */
+  add(line: SegmentLine, arrivedAt: number): Segment {
+    const offset = arrivedAt - line.endS * 1000;
+    if (this.offsetMs === null || Math.abs(offset - this.offsetMs) > this.resyncMs) this.offsetMs = offset;
+    else this.offsetMs = Math.min(this.offsetMs, offset);
+    let startAt = this.offsetMs + line.startS * 1000;
+    const endAt = this.offsetMs + line.endS * 1000;
+    // Segments follow each other; a start before the previous end is the same instant, rounded.
+    const previous = this.segments.at(-1);
+    if (previous && startAt < previous.endAt && startAt > previous.startAt) startAt = previous.endAt;
+    const segment = { file: line.file, startAt, endAt: Math.max(endAt, startAt) };
+    this.segments.push(segment);
+    return segment;
+  }
+
+  /**
+   * The segments a clip [from, to) needs: from the last one that starts at or before `from` (so
+   * the clip opens on a keyframe and the pre-roll is never short) through the first that reaches
+   * `to`. Null when no segment covers `from` at all and none begins before `to`.
+   */
+  select(from: number, to: number): Selection | null {
+    let first = -1;
+    for (let i = 0; i < this.segments.length; i++) {
+      if ((this.segments[i] as Segment).startAt <= from) first = i;
+      else break;
+    }
+    // The ring no longer (or never) held `from`: start with the oldest segment that overlaps.
+    if (first < 0) first = this.segments.findIndex((s) => s.endAt > from);
+    if (first < 0 || (this.segments[first] as Segment).startAt >= to) return null;
+    const chosen: Segment[] = [];
+    for (let i = first; i < this.segments.length; i++) {
+      const s = this.segments[i] as Segment;
+      if (s.startAt >= to) break;
+      chosen.push(s);
+    }
+    const endAt = (chosen.at(-1) as Segment).endAt;
+    // Only footage from before the clip (the camera went silent at its start): nothing to write.
+    if (endAt <= from) return null;
+    return { segments: chosen, startAt: (chosen[0] as Segment).startAt, endAt };
+  }
+
+  /**
+   * Forgets segments that ended before `before`, except those a pending clip still needs
+   * (`keepFrom`: the earliest `from` of any clip not yet assembled, or null). Returns their files.
+   */
+  prune(before: number, keepFrom: number | null): string[] {
+    let limit = before;
+    if (keepFrom !== null) {
+      // Keep the segment that starts at or before keepFrom as well: it is the clip's first.
+      const opening = this.select(keepFrom, Number.POSITIVE_INFINITY)?.startAt;
+      limit = Math.min(limit, opening ?? keepFrom);
+    }
+    const gone: string[] = [];
+    while (this.segments.length > 1 && (this.segments[0] as Segment).endAt <= limit) gone.push((this.segments.shift() as Segment).file);
+    return gone;
+  }
+
+  /**
+   * A new ffmpeg run: its stream times start over, so the clock offset is estimated afresh. The
+   * segments of the old run stay (a pending clip may need them; their files have other names).
+   */
+  newRun(): void {
+    this.offsetMs = null;
+  }
+
+  /** Every file still held (the recorder deletes them when it stops). */
+  files(): string[] {
+    return this.segments.map((s) => s.file);
+  }
+}
