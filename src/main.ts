@@ -11,6 +11,7 @@ import type { Config } from './config/schema.js';
 import os from 'node:os';
 import type { StreamAddresses } from './api/ports.js';
 import { DeviceUnavailableError } from './domain/errors.js';
+import type { StreamProfile } from './domain/types.js';
 import { Recorders } from './media/recorder/recorders.js';
 import { cleanStorage, Retention } from './media/recorder/storage.js';
 import { registerRelayMetrics } from './media/relay/metrics.js';
@@ -193,11 +194,14 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
     });
     cleanups.unshift(() => retention.close());
     await retention.check(true);
+    // A loopback relay URL with a recorder ticket: short-lived (it only has to start a session).
+    const recorderUrl = (deviceId: string, profile: StreamProfile) =>
+      `rtsp://${relayHost.includes(':') ? `[${relayHost}]` : relayHost}:${relay.port}/live/${tickets.issue({ deviceId, profile, expiresAt: Date.now() + 60_000, recorder: true })}`;
     const recorders = new Recorders({
       store,
       deviceName: (deviceId) => store.getDevice(deviceId)?.name ?? deviceId,
       hasStream: (deviceId) => cameras.streamSource(deviceId, 'main') !== null,
-      inputUrl: (deviceId) => `rtsp://${relayHost.includes(':') ? `[${relayHost}]` : relayHost}:${relay.port}/live/${tickets.issue({ deviceId, profile: 'main', expiresAt: Date.now() + 60_000, recorder: true })}`,
+      inputUrl: (deviceId) => recorderUrl(deviceId, 'main'),
       streamReady: async (deviceId) => void (await relayStreams.acquire(deviceId, 'main')),
       ffmpegPath: config.ffmpeg.path,
       segmentRoot: config.recording.segment_dir ?? (env.RUNTIME_DIRECTORY ? path.join(env.RUNTIME_DIRECTORY, 'segments') : `/dev/shm/edge-gateway-${id}`),
@@ -207,6 +211,11 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
       maxClipMs: config.recording.max_clip_s * 1000,
       logger: log.child({ part: 'recorder' }),
       afterClip: () => void retention.check(),
+      motion: {
+        ...config.recording.motion,
+        hasOwnEvents: (deviceId) => cameras.hasEventSubscription(deviceId),
+        inputUrl: (deviceId) => recorderUrl(deviceId, cameras.streamSource(deviceId, 'sub') ? 'sub' : 'main'),
+      },
     });
     bus.on('device.status', (e) => recorders.deviceStatus(e.deviceId, e.status === 'online', e.at));
     bus.on('camera.event', (e) => recorders.event(e.deviceId, e.kind, e.phase, e.at));

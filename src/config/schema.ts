@@ -103,6 +103,11 @@ export const ConfigSchema = Type.Object(
         max_bytes: Type.Union([Type.Null(), Type.Integer({ minimum: 1 })], { default: null }),
         min_free_bytes: Type.Integer({ minimum: 0, default: 1_073_741_824 }),
       }),
+      motion: Section({
+        mode: Type.Union([Type.Literal('auto'), Type.Literal('on'), Type.Literal('off')], { default: 'auto' }),
+        threshold: Type.Number({ exclusiveMinimum: 0, maximum: 1, default: 0.02 }),
+        fps: Type.Number({ minimum: 0.2, maximum: 2, default: 2 }),
+      }),
     }),
     sync: Section({
       mqtt: Section({

@@ -136,6 +136,12 @@ export class CameraManager implements DeviceControl {
   }
 
   /** Where a device's main or sub stream is and how to log in (for the relay; never for the API). */
+  /** Whether the camera's own event subscription (PullPoint) is open now. */
+  hasEventSubscription(deviceId: string): boolean {
+    for (const w of this.workers.values()) if (w.deviceId === deviceId && w.subscribed) return true;
+    return false;
+  }
+
   streamSource(deviceId: string, profile: StreamProfile): { url: string; username: string | null; password: string | null } | null {
     const cam = this.opts.store.getCamera(deviceId);
     const url = profile === 'sub' ? (cam?.subStreamUri ?? cam?.mainStreamUri) : cam?.mainStreamUri;

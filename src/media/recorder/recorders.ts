@@ -2,6 +2,7 @@ import path from 'node:path';
 import type { BaseLogger } from 'pino';
 import type { EventType } from '../../domain/types.js';
 import { CameraRecorder, type RecorderStore } from './camera-recorder.js';
+import { MotionWatcher } from './motion-watcher.js';
 
 // The recorder part: one CameraRecorder per online camera with a main stream, started and
 // stopped as cameras come and go; events routed to them; clip assembly one at a time.
@@ -25,14 +26,57 @@ export interface RecordersOptions {
   logger: BaseLogger;
   /** Called after each clip write attempt (retention checks free space then). */
   afterClip?: () => void;
+  motion: {
+    mode: 'auto' | 'on' | 'off';
+    threshold: number;
+    fps: number;
+    /** Whether the camera's own event subscription is open (auto mode watches those without). */
+    hasOwnEvents: (deviceId: string) => boolean;
+    /** A relay URL (recorder ticket) of the stream to watch: the sub stream where there is one. */
+    inputUrl: (deviceId: string) => string;
+    /** How often auto mode looks again (a camera's subscription comes up within seconds of adoption). */
+    checkMs?: number;
+  };
 }
 
 export class Recorders {
   private readonly recorders = new Map<string, CameraRecorder>();
+  private readonly watchers = new Map<string, MotionWatcher>();
   private chain: Promise<unknown> = Promise.resolve();
   private closed = false;
+  private readonly motionCheck: NodeJS.Timeout | null;
 
-  constructor(private readonly opts: RecordersOptions) {}
+  constructor(private readonly opts: RecordersOptions) {
+    this.motionCheck = opts.motion.mode === 'off' ? null : setInterval(() => this.checkMotionWatchers(), opts.motion.checkMs ?? 15_000);
+    this.motionCheck?.unref();
+  }
+
+  /** Software motion detection runs where it is wanted: every camera (on) or those without events (auto). */
+  private checkMotionWatchers(): void {
+    for (const deviceId of this.recorders.keys()) {
+      const wanted = this.opts.motion.mode === 'on' || (this.opts.motion.mode === 'auto' && !this.opts.motion.hasOwnEvents(deviceId));
+      const watcher = this.watchers.get(deviceId);
+      if (wanted && !watcher) {
+        this.opts.logger.info({ device: deviceId, mode: this.opts.motion.mode }, 'software motion detection on');
+        this.watchers.set(
+          deviceId,
+          new MotionWatcher({
+            deviceId,
+            ffmpegPath: this.opts.ffmpegPath,
+            inputUrl: () => this.opts.motion.inputUrl(deviceId),
+            onMotion: (phase, at) => this.event(deviceId, 'motion', phase, at),
+            logger: this.opts.logger,
+            threshold: this.opts.motion.threshold,
+            fps: this.opts.motion.fps,
+          }),
+        );
+      } else if (!wanted && watcher) {
+        this.opts.logger.info({ device: deviceId }, 'software motion detection off (the camera sends events)');
+        watcher.stop();
+        this.watchers.delete(deviceId);
+      }
+    }
+  }
 
   /** Starts or stops a camera's recorder for its new status. */
   deviceStatus(deviceId: string, online: boolean, at: number): void {
@@ -40,7 +84,10 @@ export class Recorders {
     const current = this.recorders.get(deviceId);
     if (online && !current && this.opts.hasStream(deviceId)) {
       this.recorders.set(deviceId, this.create(deviceId));
+      if (this.opts.motion.mode === 'on') this.checkMotionWatchers();
     } else if (!online && current) {
+      this.watchers.get(deviceId)?.stop();
+      this.watchers.delete(deviceId);
       // The open episode ends now with what was received; the recorder stops once it is written.
       current.cameraLost(at);
       this.recorders.delete(deviceId);
@@ -81,6 +128,9 @@ export class Recorders {
   /** Ends every open episode, writes what is pending and stops all ffmpeg children. */
   async stop(): Promise<void> {
     this.closed = true;
+    if (this.motionCheck) clearInterval(this.motionCheck);
+    for (const w of this.watchers.values()) w.stop();
+    this.watchers.clear();
     const all = [...this.recorders.values()];
     this.recorders.clear();
     await Promise.all(all.map((r) => r.stop()));
