@@ -17,13 +17,14 @@ let fleet: Fleet;
 let restarted: Awaited<ReturnType<typeof import('../../src/onvif/simulator/rtsp.js').startSimulatedRtsp>> | null = null;
 let t: TestGateway;
 let deviceId = '';
+const logLines: string[] = [];
 
 beforeAll(async () => {
   fleet = await startFleet({ count: 1, host: '127.0.0.1', basePort: 0, username: 'admin', password: 'cam-secret-7', discovery: null, rtspPort: 0, logger: pino({ level: process.env.SIM_LOG ?? 'silent' }) });
   t = await startTestGateway({
     cameras: [{ name: 'Porch', onvif_url: fleet.cameras[0]!.deviceServiceUrl, username: 'admin', password: 'cam-secret-7' }],
     rtsp: { idle_close_s: 1 },
-  });
+  }, { logLines });
   deviceId = await firstOnlineDevice(t);
 });
 afterAll(async () => {
@@ -58,6 +59,7 @@ async function metric(name: string): Promise<number> {
 }
 
 describe('live streams through the relay', () => {
+
   it('recovers within seconds when the camera restarts, while a viewer stays connected', async () => {
     const { stream_url } = await streamUrl();
     const viewer = spawn('ffmpeg', ['-v', 'error', '-rtsp_transport', 'tcp', '-i', stream_url, '-f', 'null', '-'], { stdio: 'ignore' });
@@ -180,5 +182,12 @@ describe('live streams through the relay', () => {
     // The viewers are gone; the recorder still reads through the relay, on that same one session.
     await expect.poll(() => metric('edge_gateway_relay_readers'), { timeout: 10_000 }).toBe(1);
     expect(await cameraConnections()).toBe(1);
+  });
+
+  // Runs last: every test above added log lines.
+  it('never puts camera credentials in a log line (debug level included)', () => {
+    expect(logLines.some((l) => l.includes('camera RTSP request'))).toBe(true);
+    expect(logLines.some((l) => l.includes('"part":"recorder"'))).toBe(true);
+    expect(logLines.filter((l) => l.includes('cam-secret-7'))).toEqual([]);
   });
 });

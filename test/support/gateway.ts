@@ -23,7 +23,10 @@ export function tempDir(prefix = 'eg-test-'): string {
 }
 
 /** Starts the real gateway (HTTPS on a free loopback port, SQLite in a temp dir). */
-export async function startTestGateway(raw: Record<string, unknown> = {}, opts: { dataDir?: string; keepDataDir?: boolean } = {}): Promise<TestGateway> {
+export async function startTestGateway(
+  raw: Record<string, unknown> = {},
+  opts: { dataDir?: string; keepDataDir?: boolean; /** Every log line at debug level and above is pushed here. */ logLines?: string[] } = {},
+): Promise<TestGateway> {
   const dataDir = opts.dataDir ?? tempDir();
   const section = (name: string) => (raw[name] ?? {}) as Record<string, unknown>;
   const config = validateConfig({
@@ -36,7 +39,9 @@ export async function startTestGateway(raw: Record<string, unknown> = {}, opts: 
     onvif: { ...section('onvif'), discovery: { enabled: false, ...((section('onvif').discovery ?? {}) as object) } },
     log: { level: process.env.TEST_LOG_LEVEL ?? 'silent' },
   });
-  const gw = await startGateway(config, { logger: pino({ level: config.log.level }), env: {} });
+  const lines = opts.logLines;
+  const logger = lines ? pino({ level: 'debug' }, { write: (line: string) => void lines.push(line) }) : pino({ level: config.log.level });
+  const gw = await startGateway(config, { logger, env: {} });
   const request = makeClient(gw.apiUrl, readFileSync(gw.certFile));
   const token = async (scope: string) => {
     if (!gw.localIssuer) throw new Error('local issuer disabled');
