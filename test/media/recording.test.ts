@@ -5,6 +5,7 @@ import { promisify } from 'node:util';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFleet, type Fleet } from '../../src/onvif/simulator/fleet.js';
+import { startSimulatedRtsp, type SimulatedRtsp } from '../../src/onvif/simulator/rtsp.js';
 import { firstOnlineDevice, startTestGateway, type TestGateway } from '../support/gateway.js';
 
 // Recording end to end: a simulated camera (ONVIF events + H.264 over gst-rtsp-server) adopted by
@@ -17,6 +18,8 @@ const POST_S = 2;
 let fleet: Fleet;
 let t: TestGateway;
 let deviceId = '';
+/** The camera's RTSP server after the restart test brought it back. */
+let restarted: SimulatedRtsp | null = null;
 
 beforeAll(async () => {
   fleet = await startFleet({ count: 1, host: '127.0.0.1', basePort: 0, username: 'admin', password: 'rec-secret', discovery: null, rtspPort: 0, logger: pino({ level: 'silent' }) });
@@ -29,6 +32,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await t?.stop();
   await fleet?.stop();
+  await restarted?.stop();
 });
 
 const storageDir = () => path.join(t.dataDir, 'recordings');
@@ -112,5 +116,25 @@ describe('recording', () => {
     const ranged = await t.request(`/v1/recordings/${rec!.id}/download`, { headers: { ...(await t.auth('recordings:write')), range: 'bytes=100-1099' } });
     expect(ranged.status).toBe(206);
     expect(Buffer.compare(ranged.body, bytes.subarray(100, 1100))).toBe(0);
+  });
+
+  it('records again after the camera stream goes away and comes back', async () => {
+    const newest = () => filesUnder(segmentDir()).sort().at(-1);
+    await expect.poll(newest, { timeout: 10_000 }).toBeDefined();
+    const port = fleet.rtsp!.port;
+    await fleet.rtsp!.stop(); // the camera's RTSP server and encoder go away
+    const lastBefore = newest();
+    restarted = await startSimulatedRtsp({ cameras: 1, host: '127.0.0.1', port, username: 'admin', password: 'rec-secret', logger: pino({ level: 'silent' }) });
+    // A new ffmpeg run (its own file prefix) produces segments again; bench/recording times it.
+    await expect.poll(newest, { timeout: 30_000, interval: 250 }).not.toBe(lastBefore);
+    const runs = new Set(filesUnder(segmentDir()).map((f) => path.basename(f).split('-')[0]));
+    expect(runs.size).toBeGreaterThanOrEqual(1);
+    // And an event is recorded from the new stream.
+    const before = (await recordings()).length;
+    fleet.cameras[0]!.trigger('vehicle', true);
+    await new Promise((r) => setTimeout(r, 1000));
+    fleet.cameras[0]!.trigger('vehicle', false);
+    await expect.poll(async () => (await recordings()).length, { timeout: 20_000 }).toBe(before + 1);
+    expect((await recordings())[0]).toMatchObject({ event_type: 'vehicle' });
   });
 });

@@ -132,15 +132,17 @@ export class CameraRecorder {
     if (durationS <= 0) return;
     const id = newId('rec');
     const fileName = `${this.opts.deviceId}/${id}.mp4`;
-    const files = selection.segments.map((s) => this.segmenter.file(s.file));
+    const files = selection.segments.map((s) => ({ path: this.segmenter.file(s.file), durationS: s.durationS }));
+    const first = files[0];
+    if (!first) return;
     try {
       const written = await this.opts.serialize(async () =>
         writeClip({
           ffmpegPath: this.opts.ffmpegPath,
-          scratchDir: path.dirname(files[0] as string),
+          scratchDir: path.dirname(first.path),
           segments: files,
           durationS,
-          audio: await audioModeOf(this.opts.ffmpegPath, files[0] as string),
+          audio: await audioModeOf(this.opts.ffmpegPath, first.path),
           storageDir: this.opts.storageDir,
           fileName,
           thumbnailAtS: Math.max(0, (cut.triggeredAt - selection.startAt) / 1000),

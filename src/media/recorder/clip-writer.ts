@@ -1,7 +1,7 @@
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 import { commitFile } from '../../store/files.js';
-import { assembleArgs, concatList, thumbnailArgs } from './ffmpeg-args.js';
+import { assembleArgs, concatList, thumbnailArgs, type ConcatEntry } from './ffmpeg-args.js';
 import { FfmpegError, runToEnd } from './process.js';
 
 // Segments in RAM → one MP4 clip (and a JPEG) in the storage directory, crash-safe: ffmpeg writes a
@@ -32,8 +32,8 @@ export interface ClipJob {
   ffmpegPath: string;
   /** Where the concat list goes (the RAM directory of the segments). */
   scratchDir: string;
-  /** Absolute paths of the segments, in order; the first starts on a keyframe. */
-  segments: readonly string[];
+  /** The segments (absolute paths), in order; the first starts on a keyframe. */
+  segments: readonly ConcatEntry[];
   durationS: number;
   audio: AudioMode;
   storageDir: string;

@@ -76,12 +76,21 @@ export function assembleArgs(o: AssembleArgs): string[] {
   ];
 }
 
+export interface ConcatEntry {
+  path: string;
+  /** The segment's length from ffmpeg's segment list. */
+  durationS: number;
+}
+
 /**
- * ffconcat listing of segment files. Paths are quoted with ffconcat's rules: inside single
- * quotes, a quote is written as '\'' (shell style).
+ * ffconcat listing of segment files, each with its duration: without it the concat demuxer offsets
+ * each file by its probed duration, which for an index-less NUT segment is an estimate (often far
+ * off), leaving gaps that -t then counts as footage. Paths are quoted with ffconcat's rules: inside
+ * single quotes, a quote is written as '\'' (shell style).
  */
-export function concatList(files: readonly string[]): string {
-  return `ffconcat version 1.0\n${files.map((f) => `file '${f.replaceAll("'", "'\\''")}'\n`).join('')}`;
+export function concatList(entries: readonly ConcatEntry[]): string {
+  const lines = entries.map((e) => `file '${e.path.replaceAll("'", "'\\''")}'\nduration ${e.durationS.toFixed(6)}\n`);
+  return `ffconcat version 1.0\n${lines.join('')}`;
 }
 
 export interface ThumbnailArgs {

@@ -20,6 +20,8 @@ export interface Segment {
   /** Wall-clock ms. */
   startAt: number;
   endAt: number;
+  /** Length in stream time, as ffmpeg listed it (for the concat list). */
+  durationS: number;
 }
 
 /** `r1-000000012.nut,24.002,26.001` → its parts; null for anything else (a partial line, noise). */
@@ -65,7 +67,7 @@ export class SegmentRing {
     // Segments follow each other; a start before the previous end is the same instant, rounded.
     const previous = this.segments.at(-1);
     if (previous && startAt < previous.endAt && startAt > previous.startAt) startAt = previous.endAt;
-    const segment = { file: line.file, startAt, endAt: Math.max(endAt, startAt) };
+    const segment = { file: line.file, startAt, endAt: Math.max(endAt, startAt), durationS: line.endS - line.startS };
     this.segments.push(segment);
     return segment;
   }

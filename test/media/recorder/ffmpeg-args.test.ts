@@ -6,6 +6,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { audioModeOf, writeClip } from '../../../src/media/recorder/clip-writer.js';
 import { assembleArgs, concatList, motionArgs, segmenterArgs, thumbnailArgs } from '../../../src/media/recorder/ffmpeg-args.js';
+import { parseSegmentLine } from '../../../src/media/recorder/segments.js';
 
 const run = promisify(execFile);
 
@@ -36,8 +37,10 @@ describe('ffmpeg argument lists', () => {
     expect(args).not.toContain('-ss'); // a copied stream may only start where the first segment does
   });
 
-  it('quotes segment paths the ffconcat way', () => {
-    expect(concatList(['/a/b.ts', "/a/it's here.ts"])).toBe("ffconcat version 1.0\nfile '/a/b.ts'\nfile '/a/it'\\''s here.ts'\n");
+  it('quotes segment paths the ffconcat way and gives each its listed duration', () => {
+    expect(concatList([{ path: '/a/b.nut', durationS: 1 }, { path: "/a/it's here.nut", durationS: 0.9333 }])).toBe(
+      "ffconcat version 1.0\nfile '/a/b.nut'\nduration 1.000000\nfile '/a/it'\\''s here.nut'\nduration 0.933300\n",
+    );
   });
 
   it('thumbnail and motion frames', () => {
@@ -49,15 +52,18 @@ describe('ffmpeg argument lists', () => {
 // The same argument lists run by real ffmpeg: segments like the recorder's, then a clip from them.
 describe('clip assembly with real ffmpeg', () => {
   let dir: string;
+  /** The segments as ffmpeg listed them (the recorder reads the same list from ffmpeg's stdout). */
   const segmentsOf = (sub: string) =>
-    readdirSync(path.join(dir, sub))
-      .filter((f) => f.endsWith('.nut'))
-      .sort()
-      .map((f) => path.join(dir, sub, f));
+    readFileSync(path.join(dir, sub, 'list.csv'), 'utf8')
+      .split('\n')
+      .flatMap((line) => {
+        const s = parseSegmentLine(line);
+        return s ? [{ path: path.join(dir, sub, s.file), durationS: s.endS - s.startS }] : [];
+      });
 
   beforeAll(async () => {
     dir = mkdtempSync(path.join(os.tmpdir(), "eg-clip-it's "));
-    // 4 s of 10 fps H.264 with a keyframe each second, one with AAC and one with G.711 µ-law audio,
+    // 4 s of 10 fps H.264 with a keyframe each second and no B-frames (as cameras send), one with AAC and one with G.711 µ-law audio,
     // cut like the recorder cuts (segment muxer, copy).
     for (const [sub, audio] of [
       ['aac', ['-c:a', 'aac']],
@@ -67,16 +73,16 @@ describe('clip assembly with real ffmpeg', () => {
       await run('mkdir', ['-p', out]);
       await run('ffmpeg', [
         '-v', 'error', '-f', 'lavfi', '-i', 'testsrc2=size=320x180:rate=10', '-f', 'lavfi', '-i', 'sine=frequency=440:sample_rate=16000',
-        '-t', '4', '-c:v', 'libx264', '-preset', 'ultrafast', '-bf', '2', '-g', '10', '-pix_fmt', 'yuv420p', ...audio, '-ac', '1',
-        '-f', 'segment', '-segment_time', '0.5', '-segment_format', 'nut', path.join(out, 'r1-%09d.nut'),
+        '-t', '4', '-c:v', 'libx264', '-preset', 'ultrafast', '-bf', '0', '-g', '10', '-pix_fmt', 'yuv420p', ...audio, '-ac', '1',
+        '-f', 'segment', '-segment_time', '0.5', '-segment_format', 'nut', '-segment_list', path.join(out, 'list.csv'), '-segment_list_type', 'csv', path.join(out, 'r1-%09d.nut'),
       ]);
     }
   });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   it('tells AAC (copied) from G.711 (encoded: MP4 cannot hold it)', async () => {
-    expect(await audioModeOf('ffmpeg', segmentsOf('aac')[0]!)).toBe('copy');
-    expect(await audioModeOf('ffmpeg', segmentsOf('pcmu')[0]!)).toBe('aac');
+    expect(await audioModeOf('ffmpeg', segmentsOf('aac')[0]!.path)).toBe('copy');
+    expect(await audioModeOf('ffmpeg', segmentsOf('pcmu')[0]!.path)).toBe('aac');
   });
 
   it.each(['aac', 'pcmu'])('writes a playable MP4 (with %s audio) of the asked length, index first, plus a thumbnail', async (sub) => {
@@ -88,7 +94,7 @@ describe('clip assembly with real ffmpeg', () => {
       scratchDir: path.join(dir, sub),
       segments: segments.slice(1), // from the keyframe at 1 s
       durationS: 2.5,
-      audio: await audioModeOf('ffmpeg', segments[0]!),
+      audio: await audioModeOf('ffmpeg', segments[0]!.path),
       storageDir: storage,
       fileName: 'dev_1/rec_1.mp4',
       thumbnailAtS: 1,
@@ -112,7 +118,7 @@ describe('clip assembly with real ffmpeg', () => {
   it('fails cleanly, leaving nothing behind, when a segment is missing', async () => {
     const storage = path.join(dir, 'storage-missing');
     await expect(
-      writeClip({ ffmpegPath: 'ffmpeg', scratchDir: path.join(dir, 'aac'), segments: [path.join(dir, 'aac', 'nope.nut')], durationS: 1, audio: 'none', storageDir: storage, fileName: 'dev_1/rec_2.mp4', thumbnailAtS: 0 }),
+      writeClip({ ffmpegPath: 'ffmpeg', scratchDir: path.join(dir, 'aac'), segments: [{ path: path.join(dir, 'aac', 'nope.nut'), durationS: 1 }], durationS: 1, audio: 'none', storageDir: storage, fileName: 'dev_1/rec_2.mp4', thumbnailAtS: 0 }),
     ).rejects.toThrow(/ffmpeg exited with/);
     expect(readdirSync(path.join(storage, 'dev_1'))).toEqual([]);
     expect(readdirSync(path.join(dir, 'aac')).filter((f) => f.endsWith('.ffconcat'))).toEqual([]);

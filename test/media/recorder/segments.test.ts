@@ -41,7 +41,7 @@ describe('SegmentRing', () => {
     const ring = new SegmentRing();
     // Arrivals late by 40, 5, 70, 5 ms: the offset settles on the smallest delay.
     const segs = feed(ring, 1_000_000, 10, [1, 1, 1, 1], (i) => [40, 5, 70, 5][i]!);
-    expect(segs[3]).toEqual({ file: 'r1-3.ts', startAt: 1_003_005, endAt: 1_004_005 });
+    expect(segs[3]).toEqual({ file: 'r1-3.ts', startAt: 1_003_005, endAt: 1_004_005, durationS: 1 });
     expect(ring.latestEndAt).toBe(1_004_005);
   });
 
@@ -50,9 +50,9 @@ describe('SegmentRing', () => {
     feed(ring, 1_000_000, 0, [1, 1]);
     ring.newRun();
     const after = ring.add({ file: 'r2-0.ts', startS: 0, endS: 1 }, 1_010_000);
-    expect(after).toEqual({ file: 'r2-0.ts', startAt: 1_009_000, endAt: 1_010_000 });
+    expect(after).toEqual({ file: 'r2-0.ts', startAt: 1_009_000, endAt: 1_010_000, durationS: 1 });
     const jumped = ring.add({ file: 'r2-1.ts', startS: 500, endS: 501 }, 1_011_000);
-    expect(jumped).toEqual({ file: 'r2-1.ts', startAt: 1_010_000, endAt: 1_011_000 });
+    expect(jumped).toEqual({ file: 'r2-1.ts', startAt: 1_010_000, endAt: 1_011_000, durationS: 1 });
   });
 
   it('selects from the keyframe at or before `from` through the segment that reaches `to`', () => {
@@ -60,9 +60,9 @@ describe('SegmentRing', () => {
     feed(ring, 0, 0, [1, 1, 1, 1, 1, 1]); // [0,1000), [1000,2000), …
     expect(ring.select(2500, 4200)).toEqual({
       segments: [
-        { file: 'r1-2.ts', startAt: 2000, endAt: 3000 },
-        { file: 'r1-3.ts', startAt: 3000, endAt: 4000 },
-        { file: 'r1-4.ts', startAt: 4000, endAt: 5000 },
+        { file: 'r1-2.ts', startAt: 2000, endAt: 3000, durationS: 1 },
+        { file: 'r1-3.ts', startAt: 3000, endAt: 4000, durationS: 1 },
+        { file: 'r1-4.ts', startAt: 4000, endAt: 5000, durationS: 1 },
       ],
       startAt: 2000,
       endAt: 5000,
