@@ -71,7 +71,7 @@ export class Recorders {
           }),
         );
       } else if (!wanted && watcher) {
-        this.opts.logger.info({ device: deviceId }, 'software motion detection off (the camera sends events)');
+        this.opts.logger.info({ device: deviceId, reason: 'the camera sends events' }, 'software motion detection off');
         watcher.stop();
         this.watchers.delete(deviceId);
       }
