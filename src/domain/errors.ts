@@ -4,7 +4,7 @@
 export class NotFoundError extends Error {
   override readonly name = 'NotFoundError';
   constructor(
-    readonly resource: 'device' | 'recording' | 'alert',
+    readonly resource: 'device' | 'recording' | 'alert' | 'thumbnail',
     readonly id: string,
   ) {
     super(`${resource} ${id} not found`);

@@ -192,3 +192,18 @@ describe('GET /v1/recordings/{id}/download', () => {
     expect((await t.request('/v1/recordings/rec-gone/download', { headers })).status).toBe(404);
   });
 });
+
+describe('GET /v1/recordings/{id}/thumbnail', () => {
+  it('serves the JPEG beside the clip with recordings:read; 404 when there is none', async () => {
+    const headers = await t.auth('recordings:read');
+    expect((await t.request('/v1/recordings/rec-1/thumbnail', { headers })).status).toBe(404);
+    const jpeg = Buffer.from([0xff, 0xd8, 0xff, 0xe0, 1, 2, 3, 0xff, 0xd9]);
+    writeFileSync(path.join(t.dataDir, 'recordings', 'cam-a', 'rec-1.jpg'), jpeg);
+    const res = await t.request('/v1/recordings/rec-1/thumbnail', { headers });
+    expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toBe('image/jpeg');
+    expect(res.body).toEqual(jpeg);
+    expect((await t.request('/v1/recordings/rec-404/thumbnail', { headers })).status).toBe(404);
+    expect((await t.request('/v1/recordings/rec-1/thumbnail', { headers: await t.auth('alerts:read') })).status).toBe(403);
+  });
+});

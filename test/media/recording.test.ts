@@ -105,6 +105,10 @@ describe('recording', () => {
     const decoded = await run('ffmpeg', ['-v', 'error', '-i', file, '-f', 'null', '-']);
     expect(decoded.stderr).toBe('');
     expect(filesUnder(storageDir()).filter((f) => f.endsWith('.jpg'))).toHaveLength(1);
+    const thumbnail = await t.request(`/v1/recordings/${rec!.id}/thumbnail`, { headers: await t.auth('recordings:read') });
+    expect(thumbnail.status).toBe(200);
+    expect(thumbnail.headers['content-type']).toBe('image/jpeg');
+    expect(thumbnail.body.subarray(0, 3)).toEqual(Buffer.from([0xff, 0xd8, 0xff])); // a JPEG
 
     // The alert: one, of the most specific type, linked to the clip.
     const alerts = (await t.request('/v1/alerts', { headers: await t.auth('alerts:read') })).json() as { data: Array<{ type: string; recording_id: string | null; device_id: string }> };

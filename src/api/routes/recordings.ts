@@ -155,4 +155,30 @@ export const recordingRoutes: FastifyPluginAsyncTypebox<RecordingRoutesOptions> 
       return reply.send(createReadStream(file, { start, end, highWaterMark: 256 * 1024 }));
     },
   });
+
+  app.route({
+    method: 'GET',
+    url: '/v1/recordings/:recording_id/thumbnail',
+    config: { scope: 'recordings:read' },
+    schema: {
+      summary: "A recording's thumbnail (JPEG)",
+      description: 'One picture from the moment the event started, 640 pixels wide. 404 when the clip has none.',
+      tags: ['recordings'],
+      params: Type.Object({ recording_id: Id }),
+      response: {
+        200: { description: 'The JPEG (image/jpeg)' },
+        ...errorResponses,
+      },
+    },
+    handler: async (req, reply) => {
+      const rec = requireRecording(req.params.recording_id);
+      // Beside the clip, same name (see src/media/recorder/clip-writer.ts).
+      const file = path.resolve(root, rec.fileName.replace(/\.mp4$/, '.jpg'));
+      if (!file.startsWith(root + path.sep) || !file.endsWith('.jpg')) throw new NotFoundError('thumbnail', rec.id);
+      const info = await stat(file).catch(() => null);
+      if (!info?.isFile()) throw new NotFoundError('thumbnail', rec.id);
+      reply.headers({ 'content-type': 'image/jpeg', 'content-length': String(info.size), 'cache-control': 'private, max-age=86400, immutable' });
+      return reply.send(createReadStream(file));
+    },
+  });
 };
