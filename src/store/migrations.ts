@@ -81,4 +81,16 @@ export const MIGRATIONS: readonly string[] = [
   ) STRICT;
   CREATE INDEX device_aliases_device ON device_aliases (device_id);
   `,
+  /* 3: the outbox of messages for the cloud, written in the same transaction as each change */ `
+  CREATE TABLE outbox (
+    seq        INTEGER PRIMARY KEY AUTOINCREMENT,
+    message_id TEXT NOT NULL UNIQUE,
+    kind       TEXT NOT NULL CHECK (kind IN ('device', 'alert', 'recording', 'control_result')),
+    subject_id TEXT NOT NULL,
+    body       TEXT NOT NULL,
+    created_at INTEGER NOT NULL
+  ) STRICT;
+  CREATE INDEX outbox_kind ON outbox (kind, seq);
+  CREATE INDEX outbox_subject ON outbox (kind, subject_id);
+  `,
 ];

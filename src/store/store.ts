@@ -15,6 +15,7 @@ import type {
   PageKey,
   Recording,
 } from '../domain/types.js';
+import { newId } from '../domain/ids.js';
 import { MIGRATIONS } from './migrations.js';
 
 export const DATABASE_FILE = 'gateway.db';
@@ -194,6 +195,25 @@ export type DeviceUpsert = Omit<Device, 'createdAt'> & { createdAt?: number };
 export type NewRecording = Omit<Recording, 'createdAt'> & { createdAt?: number };
 export type NewAlert = Omit<Alert, 'readAt' | 'recordingId'> & { recordingId?: string | null };
 
+export type OutboxKind = 'device' | 'alert' | 'recording' | 'control_result';
+
+/** A message for the cloud, as written with its change (body: the record's JSON at that moment). */
+export interface OutboxMessage {
+  seq: number;
+  messageId: string;
+  kind: OutboxKind;
+  subjectId: string;
+  body: string;
+  createdAt: number;
+}
+
+/**
+ * Kinds in the order they are given up when the outbox is full: a device message only repeats a
+ * state a later one supersedes; a recording's video stays on the gateway anyway; alerts and control
+ * results are what a user is waiting for.
+ */
+const OUTBOX_EVICTION_ORDER: readonly OutboxKind[] = ['device', 'recording', 'alert', 'control_result'];
+
 /**
  * The gateway's one SQLite database. This module is the only place with SQL; everything else calls
  * these typed functions. Values reach SQL only as bound parameters.
@@ -206,6 +226,11 @@ export class Store {
   // until the next write: ours clear the memo directly, other connections' show in data_version.
   private readonly pages = new Map<string, Page<unknown>>();
   private pagesDataVersion = -1;
+  /** Off until sync is configured: without a cloud there is nobody to keep messages for. */
+  private outboxMaxRows = 0;
+  private outboxRows = 0;
+  /** Messages given up because the outbox was full (for /metrics), by kind. */
+  readonly outboxEvicted: Record<OutboxKind, number> = { device: 0, alert: 0, recording: 0, control_result: 0 };
 
   private constructor(
     private readonly db: Database.Database,
@@ -273,15 +298,91 @@ export class Store {
   transaction<T>(fn: () => T): T {
     try {
       return this.db.transaction(fn)();
+    } catch (err) {
+      // The rolled-back messages were counted as they were written.
+      if (this.outboxMaxRows > 0 && !this.db.inTransaction) this.outboxRows = this.sql('SELECT COUNT(*) FROM outbox').pluck().get() as number;
+      throw err;
     } finally {
       // A page read inside a transaction that rolled back would show rows that never existed.
       this.pages.clear();
     }
   }
 
+  // --- outbox (messages for the cloud)
+
+  /** Starts keeping messages for the cloud, at most maxRows of them. */
+  enableOutbox(maxRows: number): void {
+    this.outboxMaxRows = maxRows;
+    this.outboxRows = this.sql('SELECT COUNT(*) FROM outbox').pluck().get() as number;
+  }
+
+  get outboxSize(): number {
+    return this.outboxRows;
+  }
+
+  /** Called inside the transaction of the change the message tells of. */
+  private enqueue(kind: OutboxKind, subjectId: string, record: object, now: number): void {
+    if (this.outboxMaxRows === 0) return;
+    if (kind === 'device') {
+      // Only the latest state of a device matters (it is published retained): unsent older ones go.
+      this.outboxRows -= this.write("DELETE FROM outbox WHERE kind = 'device' AND subject_id = @subjectId", { subjectId }).changes;
+    }
+    this.write('INSERT INTO outbox (message_id, kind, subject_id, body, created_at) VALUES (@messageId, @kind, @subjectId, @body, @now)', {
+      messageId: newId('msg'),
+      kind,
+      subjectId,
+      body: JSON.stringify(record),
+      now,
+    });
+    this.outboxRows++;
+    if (this.outboxRows > this.outboxMaxRows) this.evictOutbox();
+  }
+
+  /** The outbox is full: the oldest messages of the least important kind present go first. */
+  private evictOutbox(): void {
+    // A little below the limit, so a full outbox is not trimmed on every single change.
+    let excess = this.outboxRows - Math.floor(this.outboxMaxRows * 0.99);
+    for (const kind of OUTBOX_EVICTION_ORDER) {
+      if (excess <= 0) break;
+      const removed = this.write('DELETE FROM outbox WHERE seq IN (SELECT seq FROM outbox WHERE kind = @kind ORDER BY seq LIMIT @excess)', { kind, excess }).changes;
+      this.outboxEvicted[kind] += removed;
+      this.outboxRows -= removed;
+      excess -= removed;
+    }
+  }
+
+  /** The oldest messages after `afterSeq`, in order. */
+  outboxBatch(afterSeq: number, limit: number): OutboxMessage[] {
+    return (
+      this.sql('SELECT seq, message_id, kind, subject_id, body, created_at FROM outbox WHERE seq > ? ORDER BY seq LIMIT ?').all(afterSeq, limit) as Array<{
+        seq: number;
+        message_id: string;
+        kind: OutboxKind;
+        subject_id: string;
+        body: string;
+        created_at: number;
+      }>
+    ).map((r) => ({ seq: r.seq, messageId: r.message_id, kind: r.kind, subjectId: r.subject_id, body: r.body, createdAt: r.created_at }));
+  }
+
+  /** A message the broker acknowledged. */
+  deleteOutboxMessage(seq: number): void {
+    this.outboxRows -= this.write('DELETE FROM outbox WHERE seq = @seq', { seq }).changes;
+  }
+
   // --- devices
 
   upsertDevice(d: DeviceUpsert, now = Date.now()): Device {
+    return this.transaction(() => {
+      const before = this.getDevice(d.id);
+      const device = this.writeDevice(d, now);
+      // last_seen_at alone changes on every contact; the cloud hears of real changes only.
+      if (!before || !sameDeviceApartFromLastSeen(before, device)) this.enqueue('device', device.id, device, now);
+      return device;
+    });
+  }
+
+  private writeDevice(d: DeviceUpsert, now: number): Device {
     this.write(
       `INSERT INTO devices (id, name, type, status, model, manufacturer, firmware_version, last_seen_at, created_at, updated_at)
          VALUES (@id, @name, @type, @status, @model, @manufacturer, @firmwareVersion, @lastSeenAt, @createdAt, @now)
@@ -321,7 +422,9 @@ export class Store {
         { id, status, now },
       );
       if (changed && alertOnChange) this.insertAlert(alertOnChange);
-      return { device: this.getDevice(id) as Device, changed };
+      const device = this.getDevice(id) as Device;
+      if (changed) this.enqueue('device', id, device, now);
+      return { device, changed };
     });
   }
 
@@ -371,12 +474,16 @@ export class Store {
   // --- recordings
 
   insertRecording(r: NewRecording, now = Date.now()): Recording {
-    this.write(
-      `INSERT INTO recordings (id, device_id, event_type, started_at, ended_at, size_bytes, file_name, alert_id, created_at)
-         VALUES (@id, @deviceId, @eventType, @startedAt, @endedAt, @sizeBytes, @fileName, @alertId, @createdAt)`,
-      { ...r, createdAt: r.createdAt ?? now },
-    );
-    return this.getRecording(r.id) as Recording;
+    return this.transaction(() => {
+      this.write(
+        `INSERT INTO recordings (id, device_id, event_type, started_at, ended_at, size_bytes, file_name, alert_id, created_at)
+           VALUES (@id, @deviceId, @eventType, @startedAt, @endedAt, @sizeBytes, @fileName, @alertId, @createdAt)`,
+        { ...r, createdAt: r.createdAt ?? now },
+      );
+      const recording = this.getRecording(r.id) as Recording;
+      this.enqueue('recording', recording.id, recording, now);
+      return recording;
+    });
   }
 
   /**
@@ -386,7 +493,9 @@ export class Store {
   saveRecording(r: NewRecording, now = Date.now()): Recording {
     return this.transaction(() => {
       const recording = this.insertRecording(r, now);
-      if (r.alertId) this.write('UPDATE alerts SET recording_id = @id WHERE id = @alertId AND recording_id IS NULL', { id: r.id, alertId: r.alertId });
+      if (r.alertId && this.write('UPDATE alerts SET recording_id = @id WHERE id = @alertId AND recording_id IS NULL', { id: r.id, alertId: r.alertId }).changes > 0) {
+        this.enqueue('alert', r.alertId, this.getAlert(r.alertId) as Alert, now);
+      }
       return recording;
     });
   }
@@ -419,21 +528,34 @@ export class Store {
   // --- alerts
 
   insertAlert(a: NewAlert): Alert {
-    this.write(
-      `INSERT INTO alerts (id, device_id, type, message, created_at, read_at, recording_id)
-         VALUES (@id, @deviceId, @type, @message, @createdAt, NULL, @recordingId)`,
-      { ...a, recordingId: a.recordingId ?? null },
-    );
-    return this.getAlert(a.id) as Alert;
+    return this.transaction(() => {
+      this.write(
+        `INSERT INTO alerts (id, device_id, type, message, created_at, read_at, recording_id)
+           VALUES (@id, @deviceId, @type, @message, @createdAt, NULL, @recordingId)`,
+        { ...a, recordingId: a.recordingId ?? null },
+      );
+      return this.alertChanged(a.id, a.createdAt);
+    });
+  }
+
+  /** The alert as it is now, with its message for the cloud (inside the change's transaction). */
+  private alertChanged(id: string, now: number): Alert {
+    const alert = this.getAlert(id) as Alert;
+    this.enqueue('alert', id, alert, now);
+    return alert;
   }
 
   /** An episode turned out more specific (motion → human or vehicle): its alert says so. */
-  setAlertType(id: string, type: AlertType, message: string): void {
-    this.write('UPDATE alerts SET type = @type, message = @message WHERE id = @id', { type, message, id });
+  setAlertType(id: string, type: AlertType, message: string, now = Date.now()): void {
+    this.transaction(() => {
+      if (this.write('UPDATE alerts SET type = @type, message = @message WHERE id = @id', { type, message, id }).changes > 0) this.alertChanged(id, now);
+    });
   }
 
-  linkAlertRecording(alertId: string, recordingId: string): void {
-    this.write('UPDATE alerts SET recording_id = @recordingId WHERE id = @alertId', { recordingId, alertId });
+  linkAlertRecording(alertId: string, recordingId: string, now = Date.now()): void {
+    this.transaction(() => {
+      if (this.write('UPDATE alerts SET recording_id = @recordingId WHERE id = @alertId', { recordingId, alertId }).changes > 0) this.alertChanged(alertId, now);
+    });
   }
 
   getAlert(id: string): Alert | null {
@@ -453,8 +575,10 @@ export class Store {
 
   /** Marks an alert read once; later calls keep the first read_at. Null when there is no such alert. */
   markAlertRead(id: string, now = Date.now()): Alert | null {
-    this.write('UPDATE alerts SET read_at = @now WHERE id = @id AND read_at IS NULL', { now, id });
-    return this.getAlert(id);
+    return this.transaction(() => {
+      if (this.write('UPDATE alerts SET read_at = @now WHERE id = @id AND read_at IS NULL', { now, id }).changes > 0) return this.alertChanged(id, now);
+      return this.getAlert(id);
+    });
   }
 
   // --- control requests
@@ -469,14 +593,30 @@ export class Store {
   }
 
   completeControlRequest(id: string, outcome: { status: 'succeeded' | 'failed'; error: string | null }, now = Date.now()): ControlRequest {
-    this.write('UPDATE control_requests SET status = @status, error = @error, completed_at = @now WHERE id = @id', { ...outcome, now, id });
-    return this.getControlRequest(id) as ControlRequest;
+    return this.transaction(() => {
+      this.write('UPDATE control_requests SET status = @status, error = @error, completed_at = @now WHERE id = @id', { ...outcome, now, id });
+      const request = this.getControlRequest(id) as ControlRequest;
+      this.enqueue('control_result', id, request, now);
+      return request;
+    });
   }
 
   getControlRequest(id: string): ControlRequest | null {
     const row = this.sql('SELECT * FROM control_requests WHERE id = ?').get(id) as ControlRow | undefined;
     return row ? toControl(row) : null;
   }
+}
+
+function sameDeviceApartFromLastSeen(a: Device, b: Device): boolean {
+  return (
+    a.name === b.name &&
+    a.type === b.type &&
+    a.status === b.status &&
+    a.model === b.model &&
+    a.manufacturer === b.manufacturer &&
+    a.firmwareVersion === b.firmwareVersion &&
+    a.createdAt === b.createdAt
+  );
 }
 
 function migrate(db: Database.Database): void {
