@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
@@ -27,7 +27,11 @@ import { createSdNotify, type SdNotify } from './daemon/sd-notify.js';
 import { createOnce } from './store/files.js';
 import { SecretBox } from './store/secret-box.js';
 import { Store } from './store/store.js';
+import { ConfigError } from './config/errors.js';
 import { readVersion } from './version.js';
+import { CloudSync } from './sync/cloud-sync.js';
+import { registerSyncMetrics } from './sync/metrics.js';
+import { validateTopicBase } from './sync/topics.js';
 
 // The one place that builds the parts and wires them together. Nothing else constructs a part.
 
@@ -65,6 +69,39 @@ export function localIssuerName(config: Config, id: string): string {
 }
 
 /** Opens the local issuer's key (shared by the daemon and the `token` command). */
+/** The cloud link from the sync.mqtt config (TLS files read now: a wrong path stops the start). */
+function createCloudSync(config: Config, url: string, deps: { id: string; store: Store; cameras: CameraManager; logger: Logger }): CloudSync {
+  const m = config.sync.mqtt;
+  const read = (key: 'ca_file' | 'cert_file' | 'key_file') => {
+    const file = m[key];
+    if (!file) return undefined;
+    try {
+      return readFileSync(file);
+    } catch (err) {
+      throw new ConfigError(`sync.mqtt.${key}`, `cannot read ${file}: ${(err as Error).message}`);
+    }
+  };
+  try {
+    validateTopicBase(m.topic_prefix, deps.id);
+  } catch (err) {
+    throw new ConfigError('sync.mqtt.topic_prefix', (err as Error).message);
+  }
+  const tls = { ca: read('ca_file'), cert: read('cert_file'), key: read('key_file') };
+  return new CloudSync({
+    url,
+    prefix: m.topic_prefix,
+    gatewayId: deps.id,
+    store: deps.store,
+    control: deps.cameras,
+    logger: deps.logger,
+    tls: Object.fromEntries(Object.entries(tls).filter(([, v]) => v !== undefined)),
+    username: m.username,
+    password: m.password,
+    homeAssistant: m.home_assistant ? { discoveryPrefix: m.home_assistant_prefix } : null,
+    version: readVersion(),
+  });
+}
+
 export async function openLocalIssuer(config: Config, secretBox: SecretBox, id: string): Promise<LocalIssuer> {
   return LocalIssuer.open({
     dataDir: config.gateway.data_dir,
@@ -139,6 +176,20 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
       healthIntervalS: config.onvif.health_interval_s,
     });
     cleanups.unshift(() => cameras.stop());
+
+    // Cloud sync: from here on every change also writes its message to the outbox (same
+    // transaction); the MQTT link drains it whenever the broker is reachable.
+    const sync = config.sync.mqtt.url ? createCloudSync(config, config.sync.mqtt.url, { id, store, cameras, logger: log.child({ part: 'sync' }) }) : null;
+    if (sync) {
+      store.enableOutbox(config.sync.outbox.max_rows, () => sync.kick());
+      bus.on('camera.event', (e) => sync.cameraEvent(e.deviceId, e.kind, e.phase === 'start'));
+      bus.on('device.status', (e) => {
+        const device = store.getDevice(e.deviceId);
+        if (device) sync.deviceChanged(device);
+      });
+      registerSyncMetrics(registry, sync, store);
+      cleanups.unshift(() => sync.stop());
+    }
 
     // The RTSP relay: every viewer and the recorder share one session per camera profile.
     const tickets = TicketSigner.openInDir(dataDir, secretBox);
@@ -262,6 +313,7 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
     }
     log.info({ gatewayId: id, apiUrl, dataDir, localIssuer: localIssuer?.issuer ?? null }, 'edge gateway started');
     if (clockSynchronized() === false) log.warn('the system clock is not synchronised yet: timestamps may be wrong');
+    sync?.start();
     await notify.ready(`serving on ${apiUrl}`);
     notify.startWatchdog();
 

@@ -6,8 +6,9 @@ export interface DeviceControl {
   /**
    * Carries out the action on the camera and returns the finished, stored request. Throws
    * DeviceUnavailableError (409) when the camera cannot take it, DeviceCommandError (502) when it refused.
+   * `requestId` names the stored request (the cloud's command id over MQTT; a fresh id otherwise).
    */
-  run(deviceId: string, action: ControlAction): Promise<ControlRequest>;
+  run(deviceId: string, action: ControlAction, requestId?: string): Promise<ControlRequest>;
 }
 
 export interface StreamAddresses {

@@ -7,8 +7,8 @@ import Type, { type Static } from 'typebox';
 const Section = <T extends Parameters<typeof Type.Object>[0]>(properties: T) =>
   Type.Object(properties, { additionalProperties: false, default: {} });
 
-const NullableString = (opts: { default?: string | null; minLength?: number } = {}) =>
-  Type.Union([Type.Null(), Type.String({ minLength: opts.minLength ?? 1 })], { default: opts.default ?? null });
+const NullableString = (opts: { default?: string | null; minLength?: number; pattern?: string } = {}) =>
+  Type.Union([Type.Null(), Type.String({ minLength: opts.minLength ?? 1, ...(opts.pattern ? { pattern: opts.pattern } : {}) })], { default: opts.default ?? null });
 
 const Seconds = (def: number, min = 1, max = 31_536_000) => Type.Integer({ minimum: min, maximum: max, default: def });
 
@@ -111,8 +111,18 @@ export const ConfigSchema = Type.Object(
     }),
     sync: Section({
       mqtt: Section({
-        url: NullableString(),
+        url: NullableString({ pattern: '^mqtts?://' }),
         topic_prefix: Type.String({ minLength: 1, pattern: '^[^#+]+$', default: 'edge-gateway' }),
+        username: NullableString(),
+        password: NullableString({ minLength: 0 }),
+        ca_file: NullableString(),
+        cert_file: NullableString(),
+        key_file: NullableString(),
+        home_assistant: Type.Boolean({ default: false }),
+        home_assistant_prefix: Type.String({ minLength: 1, pattern: '^[^#+]+$', default: 'homeassistant' }),
+      }),
+      outbox: Section({
+        max_rows: Type.Integer({ minimum: 100, maximum: 10_000_000, default: 100_000 }),
       }),
     }),
     ffmpeg: Section({

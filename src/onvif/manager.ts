@@ -115,12 +115,12 @@ export class CameraManager implements DeviceControl {
   }
 
   /** DeviceControl: carries out an action on an online camera (the API's POST …/control). */
-  async run(deviceId: string, action: ControlAction): Promise<ControlRequest> {
+  async run(deviceId: string, action: ControlAction, requestId: string = newId('ctl')): Promise<ControlRequest> {
     const worker = [...this.workers.values()].find((w) => w.deviceId === deviceId);
     const device = this.opts.store.getDevice(deviceId);
     const session = worker?.session;
     if (!session || device?.status !== 'online') throw new DeviceUnavailableError(`device ${deviceId} is ${device?.status ?? 'unknown'}`);
-    const request = this.opts.store.insertControlRequest({ id: newId('ctl'), deviceId, action, requestedAt: Date.now() });
+    const request = this.opts.store.insertControlRequest({ id: requestId, deviceId, action, requestedAt: Date.now() });
     try {
       if (action === 'reboot') await session.reboot();
       else await session.setClock(new Date());
@@ -135,12 +135,13 @@ export class CameraManager implements DeviceControl {
     }
   }
 
-  /** Where a device's main or sub stream is and how to log in (for the relay; never for the API). */
   /** Whether the camera's own event subscription (PullPoint) is open now. */
   hasEventSubscription(deviceId: string): boolean {
     for (const w of this.workers.values()) if (w.deviceId === deviceId && w.subscribed) return true;
     return false;
   }
+
+  /** Where a device's main or sub stream is and how to log in (for the relay; never for the API). */
 
   streamSource(deviceId: string, profile: StreamProfile): { url: string; username: string | null; password: string | null } | null {
     const cam = this.opts.store.getCamera(deviceId);

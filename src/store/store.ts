@@ -310,8 +310,14 @@ export class Store {
 
   // --- outbox (messages for the cloud)
 
-  /** Starts keeping messages for the cloud, at most maxRows of them. */
-  enableOutbox(maxRows: number): void {
+  private outboxListener: (() => void) | null = null;
+
+  /**
+   * Starts keeping messages for the cloud, at most maxRows of them; `onMessage` is told of each new
+   * one (synchronously, maybe inside its transaction: look at the outbox later, not from the call).
+   */
+  enableOutbox(maxRows: number, onMessage: (() => void) | null = null): void {
+    this.outboxListener = onMessage;
     this.outboxMaxRows = maxRows;
     this.outboxRows = this.sql('SELECT COUNT(*) FROM outbox').pluck().get() as number;
   }
@@ -336,6 +342,7 @@ export class Store {
     });
     this.outboxRows++;
     if (this.outboxRows > this.outboxMaxRows) this.evictOutbox();
+    this.outboxListener?.();
   }
 
   /** The outbox is full: the oldest messages of the least important kind present go first. */
@@ -368,6 +375,26 @@ export class Store {
   /** A message the broker acknowledged. */
   deleteOutboxMessage(seq: number): void {
     this.outboxRows -= this.write('DELETE FROM outbox WHERE seq = @seq', { seq }).changes;
+  }
+
+  /** Messages the broker acknowledged, in one transaction (one fsync for many acknowledgements). */
+  deleteOutboxMessages(seqs: readonly number[]): void {
+    this.transaction(() => {
+      for (const seq of seqs) this.deleteOutboxMessage(seq);
+    });
+  }
+
+  /** A control result asked for again (a command id the cloud repeated): queued once more. */
+  requeueControlResult(id: string, now = Date.now()): void {
+    this.transaction(() => {
+      const request = this.getControlRequest(id);
+      if (request) this.enqueue('control_result', id, request, now);
+    });
+  }
+
+  /** Every camera's device record (Home Assistant discovery). */
+  listCameraDevices(): Device[] {
+    return (this.sql('SELECT d.* FROM devices d JOIN cameras c ON c.device_id = d.id ORDER BY d.id').all() as DeviceRow[]).map(toDevice);
   }
 
   // --- devices

@@ -1,0 +1,57 @@
+import { Counter, Gauge, type Registry } from 'prom-client';
+import type { OutboxKind } from '../store/store.js';
+import type { CloudSync } from './cloud-sync.js';
+
+// The cloud link in /metrics, read at scrape time.
+
+export interface OutboxFigures {
+  readonly outboxSize: number;
+  readonly outboxEvicted: Readonly<Record<OutboxKind, number>>;
+}
+
+export function registerSyncMetrics(registry: Registry, sync: CloudSync, outbox: OutboxFigures): void {
+  new Gauge({
+    name: 'edge_gateway_sync_connected',
+    help: '1 while the MQTT link to the cloud broker is up',
+    registers: [registry],
+    collect() {
+      this.set(sync.connected ? 1 : 0);
+    },
+  });
+  new Gauge({
+    name: 'edge_gateway_sync_outbox_messages',
+    help: 'Messages waiting in the outbox for the cloud',
+    registers: [registry],
+    collect() {
+      this.set(outbox.outboxSize);
+    },
+  });
+  const seen: Record<string, number> = {};
+  new Counter({
+    name: 'edge_gateway_sync_outbox_evicted_total',
+    help: 'Messages given up because the outbox was full, by kind',
+    labelNames: ['kind'],
+    registers: [registry],
+    collect() {
+      for (const [kind, value] of Object.entries(outbox.outboxEvicted)) {
+        const grew = value - (seen[kind] ?? 0);
+        if (grew > 0) this.inc({ kind }, grew);
+        seen[kind] = value;
+      }
+    },
+  });
+  const published: Record<string, number> = {};
+  new Counter({
+    name: 'edge_gateway_sync_messages_total',
+    help: 'Cloud messages by outcome: published (handed to the broker), acknowledged, commands received, commands refused',
+    labelNames: ['outcome'],
+    registers: [registry],
+    collect() {
+      for (const [outcome, value] of Object.entries({ published: sync.stats.published, acknowledged: sync.stats.acknowledged, commands: sync.stats.commands, refused: sync.stats.refusedCommands })) {
+        const grew = value - (published[outcome] ?? 0);
+        if (grew > 0) this.inc({ outcome }, grew);
+        published[outcome] = value;
+      }
+    },
+  });
+}
