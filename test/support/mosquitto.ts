@@ -308,3 +308,51 @@ export async function makeTestPki(opts: TestPkiOptions = {}): Promise<TestPki> {
     remove: () => rmSync(dir, { recursive: true, force: true }),
   };
 }
+
+/**
+ * A broker front that speaks only MQTT 3.1.1, like older brokers: a CONNECT for protocol level 5 is
+ * answered with CONNACK "unacceptable protocol version" (return code 1) and the connection closed;
+ * any other connection is passed through to `target`. For the client's fallback to 3.1.1.
+ */
+export async function startMqtt311Front(target: { host: string; port: number }): Promise<{ url: string; refused: () => number; close: () => Promise<void> }> {
+  const { connect: tcpConnect } = await import('node:net');
+  let refused = 0;
+  const sockets = new Set<import('node:net').Socket>();
+  const server = createServer((client) => {
+    sockets.add(client);
+    client.on('close', () => sockets.delete(client));
+    client.on('error', () => client.destroy());
+    client.once('data', (first: Buffer) => {
+      // Fixed header (1 byte + 1–4 bytes of remaining length), then "\0\4MQTT" and the level byte.
+      let at = 1;
+      while (at < 5 && ((first[at] ?? 0) & 0x80) !== 0) at++;
+      const level = first[at + 1 + 6];
+      if (first[0] === 0x10 && level === 5) {
+        refused++;
+        client.end(Buffer.from([0x20, 0x02, 0x00, 0x01]));
+        return;
+      }
+      const upstream = tcpConnect(target.port, target.host);
+      sockets.add(upstream);
+      upstream.on('close', () => {
+        sockets.delete(upstream);
+        client.destroy();
+      });
+      upstream.on('error', () => upstream.destroy());
+      client.on('close', () => upstream.destroy());
+      upstream.write(first);
+      client.pipe(upstream);
+      upstream.pipe(client);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, HOST, () => resolve()));
+  const port = (server.address() as { port: number }).port;
+  return {
+    url: `mqtt://${HOST}:${port}`,
+    refused: () => refused,
+    close: async () => {
+      for (const s of sockets) s.destroy();
+      await new Promise<void>((r) => server.close(() => r()));
+    },
+  };
+}

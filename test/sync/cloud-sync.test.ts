@@ -3,7 +3,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFleet, type Fleet } from '../../src/onvif/simulator/fleet.js';
 import { firstOnlineDevice, startTestGateway, tempDir, type TestGateway } from '../support/gateway.js';
-import { makeTestPki, startMosquitto, type Mosquitto, type TestPki } from '../support/mosquitto.js';
+import { makeTestPki, startMosquitto, startMqtt311Front, type Mosquitto, type TestPki } from '../support/mosquitto.js';
 
 // The cloud link against a real Mosquitto: what arrives on each topic, commands in and results out,
 // an outage with a backlog, a restart of the gateway during it, and TLS with a client certificate.
@@ -170,6 +170,39 @@ describe('cloud sync over MQTT', () => {
     } finally {
       await g.stop();
       await client.endAsync();
+    }
+  });
+});
+
+describe('cloud sync with an MQTT 3.1.1 broker, and Home Assistant discovery', () => {
+  it('falls back to MQTT 3.1.1 when the broker refuses 5, and publishes discovery configs and states', async () => {
+    const front = await startMqtt311Front({ host: broker.host, port: broker.port });
+    const { client, got } = await subscriber(broker.url, 'cloud-311');
+    await client.subscribeAsync('homeassistant/#', { qos: 1 });
+    const g = await startTestGateway({
+      ...gatewayConfig(front.url, { home_assistant: true }),
+      cameras: [{ name: 'Yard', onvif_url: fleet.cameras[0]!.deviceServiceUrl, username: 'admin', password: 'sync-pw' }],
+    });
+    try {
+      await expect.poll(() => got.find((m) => m.topic === `${PREFIX}/${g.gw.id}/status`)?.body, { timeout: 15_000 }).toBe('online');
+      expect(front.refused()).toBeGreaterThanOrEqual(1); // it tried 5 first
+      const camera = await firstOnlineDevice(g);
+      // The camera's sensors: motion, human, vehicle and connectivity, each a retained config …
+      const configs = () => got.filter((m) => m.topic.startsWith('homeassistant/binary_sensor/') && m.topic.endsWith('/config')).map((m) => m.body as Record<string, unknown>);
+      const cameraConfigs = () => configs().filter((c) => String(c.state_topic).includes(`/devices/${camera}/`));
+      await expect.poll(() => new Set(cameraConfigs().map((c) => c.unique_id)).size, { timeout: 10_000 }).toBe(4);
+      for (const c of cameraConfigs()) expect(c).toMatchObject({ unique_id: expect.any(String), state_topic: expect.stringContaining(`${PREFIX}/${g.gw.id}/devices/${camera}/state/`), device: expect.objectContaining({ name: 'Yard' }) });
+      // … and the states follow the camera: online, and a person seen.
+      const state = (kind: string) => got.filter((m) => m.topic === `${PREFIX}/${g.gw.id}/devices/${camera}/state/${kind}`).at(-1)?.body;
+      await expect.poll(() => state('connectivity'), { timeout: 10_000 }).toBe('ON');
+      fleet.cameras[0]!.trigger('human', true);
+      await expect.poll(() => state('human'), { timeout: 10_000 }).toBe('ON');
+      fleet.cameras[0]!.trigger('human', false);
+      await expect.poll(() => state('human'), { timeout: 10_000 }).toBe('OFF');
+    } finally {
+      await g.stop();
+      await client.endAsync();
+      await front.close();
     }
   });
 });
