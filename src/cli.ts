@@ -6,7 +6,7 @@ import type { Config } from './config/schema.js';
 import { createLogger, gatewayId, openLocalIssuer, startGateway } from './main.js';
 import { startFleet } from './onvif/simulator/fleet.js';
 import { pino } from 'pino';
-import { SecretBox } from './store/secret-box.js';
+import { SecretBox, sealConfigSecret } from './store/secret-box.js';
 import { readVersion } from './version.js';
 
 const SCOPES = [
@@ -27,6 +27,8 @@ Commands:
   token  [--config FILE] --scope "S ..." [--ttl SECONDS] [--subject NAME]
                                          print an access token from the gateway's local issuer
                                          scopes: ${SCOPES.join(' ')}
+  seal   [--config FILE]                 read a secret on stdin, print it sealed with this gateway's key
+                                         (for sync.mqtt.password: "sealed:…"; only this data_dir opens it)
   simulate-camera [--count N] [--host 127.0.0.1] [--port 8081] [--username admin] [--password admin]
                   [--discovery-port 3702 | 0 for none] [--rtsp-port 8556 | 0 any | off]
                                          run simulated ONVIF cameras (for the demo and benchmarks);
@@ -40,7 +42,13 @@ The config file may also be given by EDGE_GATEWAY_CONFIG; without one the defaul
 
 class UsageError extends Error {}
 
-type Io = { out: (s: string) => void; err: (s: string) => void };
+type Io = { out: (s: string) => void; err: (s: string) => void; stdin?: () => Promise<string> };
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
 
 /** Parses --name value flags (all strings); unknown flags and stray words are usage errors. */
 function parse(argv: string[], names: string[]): Record<string, string | undefined> {
@@ -95,6 +103,16 @@ async function token(argv: string[], env: NodeJS.ProcessEnv, io: Io): Promise<nu
   return 0;
 }
 
+async function seal(argv: string[], env: NodeJS.ProcessEnv, io: Io, stdin: () => Promise<string>): Promise<number> {
+  const values = parse(argv, ['config']);
+  const cfg = config(values.config, env);
+  // One trailing newline (echo, a here-string) is not part of the secret.
+  const secret = (await stdin()).replace(/\r?\n$/, '');
+  if (secret.length === 0) throw new UsageError('seal reads the secret on stdin, e.g.: printf %s "$PASSWORD" | edge-gateway seal');
+  io.out(`${sealConfigSecret(SecretBox.openInDir(cfg.gateway.data_dir), secret)}\n`);
+  return 0;
+}
+
 async function simulateCamera(argv: string[]): Promise<number> {
   const v = parse(argv, ['count', 'host', 'port', 'username', 'password', 'discovery-port', 'rtsp-port']);
   const int = (name: string, text: string | undefined, def: number, min: number, max: number) => {
@@ -139,6 +157,8 @@ export async function runCli(argv: string[], env: NodeJS.ProcessEnv, io: Io): Pr
         return await start(rest, env);
       case 'token':
         return await token(rest, env, io);
+      case 'seal':
+        return await seal(rest, env, io, io.stdin ?? readStdin);
       case 'simulate-camera':
         return await simulateCamera(rest);
       case '--help':

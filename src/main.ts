@@ -25,7 +25,7 @@ import { buildApiServer } from './api/server.js';
 import { loadTlsCredentials } from './api/tls.js';
 import { createSdNotify, type SdNotify } from './daemon/sd-notify.js';
 import { createOnce } from './store/files.js';
-import { SecretBox } from './store/secret-box.js';
+import { openConfigSecret, SecretBox } from './store/secret-box.js';
 import { Store } from './store/store.js';
 import { ConfigError } from './config/errors.js';
 import { readVersion } from './version.js';
@@ -70,7 +70,7 @@ export function localIssuerName(config: Config, id: string): string {
 
 /** Opens the local issuer's key (shared by the daemon and the `token` command). */
 /** The cloud link from the sync.mqtt config (TLS files read now: a wrong path stops the start). */
-function createCloudSync(config: Config, url: string, deps: { id: string; store: Store; cameras: CameraManager; logger: Logger }): CloudSync {
+function createCloudSync(config: Config, url: string, deps: { id: string; store: Store; cameras: CameraManager; logger: Logger; secretBox: SecretBox }): CloudSync {
   const m = config.sync.mqtt;
   const read = (key: 'ca_file' | 'cert_file' | 'key_file') => {
     const file = m[key];
@@ -87,6 +87,13 @@ function createCloudSync(config: Config, url: string, deps: { id: string; store:
     throw new ConfigError('sync.mqtt.topic_prefix', (err as Error).message);
   }
   const tls = { ca: read('ca_file'), cert: read('cert_file'), key: read('key_file') };
+  const openSecret = (box: SecretBox, value: string) => {
+    try {
+      return openConfigSecret(box, value);
+    } catch (err) {
+      throw new ConfigError('sync.mqtt.password', `${(err as Error).message} (seal it again with: edge-gateway seal)`);
+    }
+  };
   return new CloudSync({
     url,
     prefix: m.topic_prefix,
@@ -96,7 +103,7 @@ function createCloudSync(config: Config, url: string, deps: { id: string; store:
     logger: deps.logger,
     tls: Object.fromEntries(Object.entries(tls).filter(([, v]) => v !== undefined)),
     username: m.username,
-    password: m.password,
+    password: m.password === null ? null : openSecret(deps.secretBox, m.password),
     homeAssistant: m.home_assistant ? { discoveryPrefix: m.home_assistant_prefix } : null,
     version: readVersion(),
   });
@@ -179,7 +186,7 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
 
     // Cloud sync: from here on every change also writes its message to the outbox (same
     // transaction); the MQTT link drains it whenever the broker is reachable.
-    const sync = config.sync.mqtt.url ? createCloudSync(config, config.sync.mqtt.url, { id, store, cameras, logger: log.child({ part: 'sync' }) }) : null;
+    const sync = config.sync.mqtt.url ? createCloudSync(config, config.sync.mqtt.url, { id, store, cameras, logger: log.child({ part: 'sync' }), secretBox }) : null;
     if (sync) {
       store.enableOutbox(config.sync.outbox.max_rows, () => sync.kick());
       bus.on('camera.event', (e) => sync.cameraEvent(e.deviceId, e.kind, e.phase === 'start'));

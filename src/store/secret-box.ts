@@ -60,3 +60,16 @@ function readOrCreateKey(file: string): Buffer {
   if (key.length !== KEY_BYTES) throw new SecretBoxError(`${file} is not a ${KEY_BYTES}-byte key; move it away to start over`);
   return key;
 }
+
+const CONFIG_SECRET_PREFIX = 'sealed:';
+const CONFIG_SECRET_LABEL = 'config-secret';
+
+/** A secret for the config file (`edge-gateway seal`): only this data_dir's key opens it. */
+export function sealConfigSecret(box: SecretBox, secret: string): string {
+  return `${CONFIG_SECRET_PREFIX}${box.seal(secret, CONFIG_SECRET_LABEL)}`;
+}
+
+/** A secret from the config: written as is, or `sealed:…` (opened here; SecretBoxError if it does not). */
+export function openConfigSecret(box: SecretBox, value: string): string {
+  return value.startsWith(CONFIG_SECRET_PREFIX) ? box.open(value.slice(CONFIG_SECRET_PREFIX.length), CONFIG_SECRET_LABEL).toString('utf8') : value;
+}

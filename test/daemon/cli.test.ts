@@ -202,3 +202,20 @@ describe('edge-gateway simulate-camera', () => {
     expect(cli(['simulate-camera', '--port', 'x']).code).toBe(2);
   });
 });
+
+describe('edge-gateway seal', () => {
+  it('prints the secret from stdin sealed with the data_dir key, which the gateway opens', async () => {
+    const dir = workDir();
+    const cfg = writeConfig(dir, `gateway:\n  data_dir: ${dir}/data\n`);
+    const r = spawnSync(process.execPath, [CLI, 'seal', '--config', cfg], { input: 'broker-pw\n', encoding: 'utf8', timeout: 30_000, env: { PATH: process.env.PATH ?? '' } });
+    expect(r.status).toBe(0);
+    const sealed = r.stdout.trim();
+    expect(sealed).toMatch(/^sealed:v\d+\./);
+    expect(sealed).not.toContain('broker-pw');
+    const { SecretBox, openConfigSecret } = await import('../../src/store/secret-box.js');
+    expect(openConfigSecret(SecretBox.openInDir(path.join(dir, 'data')), sealed)).toBe('broker-pw'); // the newline is not part of it
+    const empty = spawnSync(process.execPath, [CLI, 'seal', '--config', cfg], { input: '', encoding: 'utf8', timeout: 30_000, env: { PATH: process.env.PATH ?? '' } });
+    expect(empty.status).toBe(2);
+    expect(empty.stderr).toMatch(/seal reads the secret on stdin/);
+  });
+});

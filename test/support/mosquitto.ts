@@ -34,6 +34,8 @@ export interface MosquittoOptions {
    * gateway losing them in the outage tests.
    */
   maxQueuedMessages?: number;
+  /** Accounts (user → password); when given, anonymous clients are refused. */
+  users?: Record<string, string>;
 }
 
 export interface Mosquitto {
@@ -74,7 +76,8 @@ function configText(opts: MosquittoOptions, port: number, dir: string): string {
     `user ${userInfo().username}`,
     `listener ${port} ${HOST}`,
     // Mosquitto 2 refuses anonymous clients on explicit listeners; these brokers are test-only on loopback.
-    'allow_anonymous true',
+    `allow_anonymous ${opts.users ? 'false' : 'true'}`,
+    ...(opts.users ? [`password_file ${path.join(dir, 'passwords')}`] : []),
     `max_queued_messages ${opts.maxQueuedMessages ?? 0}`,
     'set_tcp_nodelay true',
     'log_dest stderr',
@@ -167,6 +170,11 @@ export async function startMosquitto(opts: MosquittoOptions = {}): Promise<Mosqu
     for (let attempt = 0; ; attempt++) {
       if (firstStart) port = await freeTcpPort();
       writeFileSync(configFile, configText(opts, port, dir));
+      if (opts.users) {
+        const file = path.join(dir, 'passwords');
+        writeFileSync(file, '', { mode: 0o600 });
+        for (const [user, password] of Object.entries(opts.users)) await promisify(execFile)('mosquitto_passwd', ['-b', file, user, password]);
+      }
       try {
         const proc = await launch();
         child = proc;

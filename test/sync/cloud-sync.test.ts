@@ -207,6 +207,37 @@ describe('cloud sync with an MQTT 3.1.1 broker, and Home Assistant discovery', (
   });
 });
 
+describe('cloud sync with a broker account', () => {
+  it('logs in with a password sealed by this data_dir (edge-gateway seal), never with a wrong one', async () => {
+    const secured = await startMosquitto({ users: { gw: 'mqtt-s3cret' } });
+    const { client, got } = await subscriber(secured.url, 'cloud-account', { username: 'gw', password: 'mqtt-s3cret' });
+    const dataDir = tempDir('eg-sync-seal-');
+    const { SecretBox, sealConfigSecret } = await import('../../src/store/secret-box.js');
+    const sealed = sealConfigSecret(SecretBox.openInDir(dataDir), 'mqtt-s3cret');
+    expect(sealed).toMatch(/^sealed:/);
+    expect(sealed).not.toContain('mqtt-s3cret');
+    const g = await startTestGateway(gatewayConfig(secured.url, { username: 'gw', password: sealed }), { dataDir });
+    try {
+      await expect.poll(() => got.find((m) => m.topic === `${PREFIX}/${g.gw.id}/status`)?.body, { timeout: 10_000 }).toBe('online');
+    } finally {
+      await g.stop();
+      await client.endAsync();
+    }
+    // Sealed with another data_dir's key: the start stops with one config line.
+    await expect(startTestGateway(gatewayConfig(secured.url, { username: 'gw', password: sealed }))).rejects.toThrow(/^config: sync\.mqtt\.password: .*edge-gateway seal/);
+    // A wrong password: the gateway runs (sync never holds it up) but is never connected.
+    const wrong = await startTestGateway(gatewayConfig(secured.url, { username: 'gw', password: 'nope' }));
+    try {
+      await new Promise((r) => setTimeout(r, 1500));
+      expect((await wrong.request('/healthz')).status).toBe(200);
+      expect((await wrong.request('/metrics')).text).toMatch(/^edge_gateway_sync_connected\{[^}]*\} 0$/m);
+    } finally {
+      await wrong.stop();
+      await secured.close();
+    }
+  });
+});
+
 describe('cloud sync over TLS with a client certificate', () => {
   let pki: TestPki;
   let tlsBroker: Mosquitto;

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { BaseLogger } from 'pino';
 import { createDiscoveryResponder, type DiscoveryResponder } from '../discovery/responder.js';
 import { SimulatedCamera, type TopicStyle } from './camera.js';
-import { startSimulatedRtsp, type SimulatedRtsp } from './rtsp.js';
+import { startSimulatedRtsp, type LoopedSource, type SimulatedRtsp } from './rtsp.js';
 
 // Many simulated cameras in one process (for the demo and the discovery benchmark). Camera i gets
 // a stable endpoint reference (so the gateway keeps its device id across restarts of the simulator),
@@ -22,6 +22,8 @@ export interface FleetOptions {
   /** Live video (ffmpeg + gst-rtsp-server) on this port (0: any free one); null: none. */
   rtspPort: number | null;
   mainBitrateKbps?: number;
+  /** Main and sub looped from a clip encoded once instead of encoded live (see SimulatedRtspOptions.looped); off by default. */
+  looped?: LoopedSource;
   logger: BaseLogger;
 }
 
@@ -57,6 +59,7 @@ export async function startFleet(opts: FleetOptions): Promise<Fleet> {
         username: opts.username,
         password: opts.password,
         mainBitrateKbps: opts.mainBitrateKbps,
+        looped: opts.looped,
         logger: opts.logger,
       });
     }

@@ -1,5 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { createSocket } from 'node:dgram';
+import { existsSync, renameSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { BaseLogger } from 'pino';
 
@@ -7,6 +11,8 @@ import type { BaseLogger } from 'pino';
 // stream per camera) and sends it as RTP to loopback; GStreamer's gst-rtsp-server
 // (rtsp_server.py) serves each as an RTSP mount with Digest authentication, like a camera.
 // Optional extra mounts carry other codecs, with audio, for the tests of the relay's codec handling.
+// With `looped`, main and sub are not encoded live: a clip encoded once (and cached) is sent in a
+// loop without re-encoding, so many cameras at a camera's resolution and bit rate cost little CPU.
 
 /**
  * Mounts besides main and sub, each video plus audio as cameras send them: `h265aac` is H.265 with
@@ -26,11 +32,30 @@ export interface SimulatedRtspOptions {
   ffmpegPath?: string;
   /** Main stream bit rate (default 1500 kbit/s). */
   mainBitrateKbps?: number;
+  /**
+   * Main and sub from a pre-encoded clip sent in a loop (`-stream_loop -1 -re … -c copy`) instead
+   * of a live encoder per camera; off (undefined) by default. The sub stream is a 320x180 clip.
+   */
+  looped?: LoopedSource;
   /** Served at /camN/<name> besides main and sub; none by default (each costs encoder time). */
   extraMounts?: readonly ExtraMount[];
   /** Debian's interpreter: the one with python3-gi (a pyenv or venv python usually lacks it). */
   pythonPath?: string;
   logger: BaseLogger;
+}
+
+/** The looped main stream: H.264 without B-frames, a keyframe every `gopS` seconds. */
+export interface LoopedSource {
+  /** Default 1920. */
+  width?: number;
+  /** Default 1080. */
+  height?: number;
+  /** Frames per second, default 15. */
+  fps?: number;
+  /** Seconds between keyframes, default 1. */
+  gopS?: number;
+  /** Length of the clip, default 10 s (a whole number of GOPs, so the loop point is a keyframe). */
+  seconds?: number;
 }
 
 export interface SimulatedRtsp {
@@ -92,6 +117,93 @@ function extraOutputs(mount: ExtraMount, videoPort: number, audioPort: number): 
   return ['-map', '0:v', '-pix_fmt', 'yuv420p', ...spec.videoCodec, '-b:v', '300k', '-f', 'rtp', `rtp://127.0.0.1:${videoPort}`, '-map', '1:a', ...spec.audio(audioPort)];
 }
 
+interface LoopedClips {
+  main: string;
+  sub: string;
+  /** ms between keyframes (to spread the cameras' keyframes over one GOP). */
+  gopMs: number;
+}
+
+/** Bumped when the encoding below changes, so a cached clip made the old way is not reused. */
+const CLIP_RECIPE = 1;
+
+function runFfmpeg(ffmpeg: string, args: string[]): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(ffmpeg, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr?.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-2000)));
+    child.once('error', (err) => reject(new Error(`cannot run ${ffmpeg}: ${err.message}`)));
+    child.once('close', (code) => (code === 0 ? resolve() : reject(new Error(`${ffmpeg} exited with ${code} making the looped clip: ${stderr.trim()}`))));
+  });
+}
+
+/**
+ * The clips of `looped` in os.tmpdir(), encoded on first use and then reused (by name: a hash of
+ * everything that shapes them), so a benchmark pays the encoder once, not once per camera or run.
+ */
+async function loopedClips(ffmpeg: string, source: LoopedSource, mainKbps: number): Promise<LoopedClips> {
+  const width = source.width ?? 1920;
+  const height = source.height ?? 1080;
+  const fps = source.fps ?? 15;
+  const gopS = source.gopS ?? 1;
+  const gop = Math.max(1, Math.round(fps * gopS));
+  // Whole GOPs: the loop then restarts on a keyframe, as a camera's stream would continue.
+  const frames = Math.max(1, Math.round(((source.seconds ?? 10) * fps) / gop)) * gop;
+  const key = createHash('sha256').update(JSON.stringify({ CLIP_RECIPE, width, height, fps, gop, frames, mainKbps })).digest('hex').slice(0, 16);
+  const base = path.join(tmpdir(), `edge-gateway-sim-clip-${key}`);
+  const clips = { main: `${base}-main.mp4`, sub: `${base}-sub.mp4`, gopMs: (gop / fps) * 1000 };
+  if (existsSync(clips.main) && existsSync(clips.sub)) return clips;
+  // Written under names of this process and renamed when whole: another process making the same
+  // clips at the same time, or one killed half-way, never leaves a partial file under the final name.
+  const tmp = { main: `${base}-main.${process.pid}.tmp.mp4`, sub: `${base}-sub.${process.pid}.tmp.mp4` };
+  // -bf 0: no B-frames, as most cameras. repeat-headers: SPS and PPS before every keyframe (MP4
+  // would otherwise keep them only in its header); rtsp_server.py reads them from the stream and a
+  // looped copy cannot add them (ffmpeg 5's h264_mp4toannexb filter is flushed at the first loop
+  // point and then drops every packet). Rate-capped like a camera's encoder (maxrate/bufsize).
+  const x264 = (g: number) => ['-c:v', 'libx264', '-preset', 'veryfast', '-bf', '0', '-g', String(g), '-keyint_min', String(g), '-sc_threshold', '0', '-x264-params', 'repeat-headers=1', '-pix_fmt', 'yuv420p'];
+  const rate = (kbps: number) => ['-b:v', `${kbps}k`, '-maxrate', `${Math.round(kbps * 1.1)}k`, '-bufsize', `${kbps}k`];
+  try {
+    await runFfmpeg(ffmpeg, [
+      '-hide_banner', '-loglevel', 'error', '-nostdin', '-y',
+      '-f', 'lavfi', '-i', `testsrc2=size=${width}x${height}:rate=${fps}`,
+      '-filter_complex', '[0:v]split=2[main][s];[s]scale=320:180[sub]',
+      '-map', '[main]', '-frames:v', String(frames), ...x264(gop), ...rate(mainKbps), '-an', '-f', 'mp4', tmp.main,
+      '-map', '[sub]', '-frames:v', String(frames), ...x264(gop), ...rate(200), '-an', '-f', 'mp4', tmp.sub,
+    ]);
+    renameSync(tmp.sub, clips.sub);
+    renameSync(tmp.main, clips.main);
+  } finally {
+    rmSync(tmp.main, { force: true });
+    rmSync(tmp.sub, { force: true });
+  }
+  return clips;
+}
+
+/**
+ * One camera's main and sub from the looped clips. -stream_loop offsets each pass by the clip's
+ * length, so RTP timestamps keep rising across the loop point; -re paces each input in real time.
+ */
+function loopedArgs(clips: LoopedClips, mainPort: number, subPort: number): string[] {
+  return [
+    '-hide_banner', '-loglevel', 'error', '-nostdin',
+    '-stream_loop', '-1', '-re', '-i', clips.main,
+    '-stream_loop', '-1', '-re', '-i', clips.sub,
+    '-map', '0:v', '-c', 'copy', '-f', 'rtp', `rtp://127.0.0.1:${mainPort}`,
+    '-map', '1:v', '-c', 'copy', '-f', 'rtp', `rtp://127.0.0.1:${subPort}`,
+  ];
+}
+
+/** The live encoder of one camera: main and sub from ffmpeg's test source. */
+function liveArgs(mainKbps: number, mainPort: number, subPort: number): string[] {
+  return [
+    '-hide_banner', '-loglevel', 'error', '-nostdin', '-re',
+    '-f', 'lavfi', '-i', 'testsrc2=size=1280x720:rate=15',
+    '-filter_complex', '[0:v]split=2[main][s];[s]scale=320:180[sub]',
+    '-map', '[main]', '-c:v', 'libx264', '-preset', 'ultrafast', '-tune', 'zerolatency', '-g', '15', '-b:v', `${mainKbps}k`, '-f', 'rtp', `rtp://127.0.0.1:${mainPort}`,
+    '-map', '[sub]', '-c:v', 'libx264', '-preset', 'ultrafast', '-tune', 'zerolatency', '-g', '15', '-b:v', '200k', '-f', 'rtp', `rtp://127.0.0.1:${subPort}`,
+  ];
+}
+
 function ended(child: ChildProcess): Promise<void> {
   return new Promise((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve() : child.once('exit', () => resolve())));
 }
@@ -109,6 +221,10 @@ export async function startSimulatedRtsp(opts: SimulatedRtspOptions): Promise<Si
     await Promise.all(children.map(ended));
   };
   try {
+    const ffmpegPath = opts.ffmpegPath ?? 'ffmpeg';
+    const mainKbps = opts.mainBitrateKbps ?? 1500;
+    // Before any server or port: encoding a new clip takes seconds, and the ports could be taken meanwhile.
+    const clips = opts.looped ? await loopedClips(ffmpegPath, opts.looped, mainKbps) : null;
     const extras = [...new Set(opts.extraMounts ?? [])];
     const udp = await freeUdpPorts(opts.cameras * (2 + 2 * extras.length));
     // Main and sub keep the first ports, as without extra mounts; each extra mount adds a video and an audio port.
@@ -146,16 +262,15 @@ export async function startSimulatedRtsp(opts: SimulatedRtspOptions): Promise<Si
       server.once('exit', (code) => reject(new Error(`simulated RTSP server exited with ${code}; are python3-gi and gir1.2-gst-rtsp-server-1.0 installed?`)));
     });
     for (let i = 0; i < opts.cameras; i++) {
-      // One encoder process per camera; -re paces the test source in real time like a sensor.
+      if (clips && i > 0) {
+        // Cameras are not in step: starting camera i at i/N of a GOP spreads the keyframes (the
+        // large packets) over the GOP instead of sending all of them in the same instant.
+        await new Promise((r) => setTimeout(r, clips.gopMs / opts.cameras));
+      }
+      // One process per camera; -re paces it in real time like a sensor.
       const ffmpeg = spawn(
-        opts.ffmpegPath ?? 'ffmpeg',
-        [
-          '-hide_banner', '-loglevel', 'error', '-nostdin', '-re',
-          '-f', 'lavfi', '-i', 'testsrc2=size=1280x720:rate=15',
-          '-filter_complex', '[0:v]split=2[main][s];[s]scale=320:180[sub]',
-          '-map', '[main]', '-c:v', 'libx264', '-preset', 'ultrafast', '-tune', 'zerolatency', '-g', '15', '-b:v', `${opts.mainBitrateKbps ?? 1500}k`, '-f', 'rtp', `rtp://127.0.0.1:${udp[2 * i]}`,
-          '-map', '[sub]', '-c:v', 'libx264', '-preset', 'ultrafast', '-tune', 'zerolatency', '-g', '15', '-b:v', '200k', '-f', 'rtp', `rtp://127.0.0.1:${udp[2 * i + 1]}`,
-        ],
+        ffmpegPath,
+        clips ? loopedArgs(clips, udp[2 * i] as number, udp[2 * i + 1] as number) : liveArgs(mainKbps, udp[2 * i] as number, udp[2 * i + 1] as number),
         { stdio: ['ignore', 'ignore', 'pipe'] },
       );
       children.push(ffmpeg);
@@ -164,7 +279,7 @@ export async function startSimulatedRtsp(opts: SimulatedRtspOptions): Promise<Si
       if (extras.length === 0) continue;
       // A separate process, so that main and sub are made exactly as without extra mounts.
       const extra = spawn(
-        opts.ffmpegPath ?? 'ffmpeg',
+        ffmpegPath,
         [
           '-hide_banner', '-loglevel', 'error', '-nostdin',
           '-re', '-f', 'lavfi', '-i', 'testsrc2=size=640x360:rate=10',

@@ -3,8 +3,8 @@
 gir1.2-gst-rtsp-server-1.0, gstreamer1.0-plugins-good/-base) with Digest authentication.
 
 Each mount re-serves what ffmpeg sends to loopback UDP ports (ffmpeg makes the video and audio
-from its test sources; see rtsp.ts). Mounts are shared: every client of one path watches the same
-stream, as with a camera.
+from its test sources, or loops a clip encoded once; see rtsp.ts). Mounts are shared: every client
+of one path watches the same stream, as with a camera.
 
 Usage: rtsp_server.py --port P --user U --password W --mount /cam0/main=5000 [--mount ...]
 A mount is PATH=UDP_PORT (H.264) or PATH=KIND:UDP_PORT,KIND:UDP_PORT,... with KIND one of h264,

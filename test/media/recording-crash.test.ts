@@ -1,0 +1,536 @@
+import { existsSync, mkdirSync, rmSync, statfsSync, statSync, unlinkSync, watch, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { pino } from 'pino';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { SimulatedCamera } from '../../src/onvif/simulator/camera.js';
+import { startFleet, type Fleet } from '../../src/onvif/simulator/fleet.js';
+import { startSimulatedRtsp, type SimulatedRtsp } from '../../src/onvif/simulator/rtsp.js';
+import { cliToken, eventAlerts, ffmpegProcessesUsing, filesUnder, frameHashes, probeClip, recordingRows, sleep, startDaemon, type Daemon } from '../support/daemon.js';
+import { firstOnlineDevice, startTestGateway, tempDir, type TestGateway } from '../support/gateway.js';
+import { mountTmpfs, tmpfsUnavailable, unmountTmpfs } from '../support/tmpfs.js';
+
+// What the recorder leaves behind when things go wrong, with real processes: the daemon killed with
+// SIGKILL while it assembles a clip, a storage file system that fills up, a camera that dies in the
+// middle of an event. Real ffmpeg, a simulated camera (ONVIF events + gst-rtsp-server), real SQLite
+// files and the HTTPS API. The daemon tests need dist/ (the global setup builds it).
+
+const USER = 'admin';
+const PASS = 'crash-secret';
+const PRE_S = 1;
+const POST_S = 1;
+const MiB = 1024 * 1024;
+
+const dirs: string[] = [];
+const daemons: Daemon[] = [];
+const mounts: string[] = [];
+
+afterEach(async () => {
+  // A test that failed half-way: its daemons go (SIGTERM, then SIGKILL), mounts and directories too.
+  await Promise.all(
+    daemons.splice(0).map(async (d) => {
+      if (d.child.exitCode !== null || d.child.signalCode !== null) return;
+      const timer = setTimeout(() => d.child.kill('SIGKILL'), 10_000);
+      d.child.kill('SIGTERM');
+      await d.exited;
+      clearTimeout(timer);
+    }),
+  );
+  for (const m of mounts.splice(0)) unmountTmpfs(m);
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+interface Setup {
+  dir: string;
+  dataDir: string;
+  storageDir: string;
+  segmentRoot: string;
+  configFile: string;
+}
+
+function setup(opts: { onvifUrl: string; storageDir?: string; minFreeBytes: number }): Setup {
+  const dir = tempDir('eg-rec-crash-');
+  dirs.push(dir);
+  const dataDir = path.join(dir, 'data');
+  const s: Setup = { dir, dataDir, storageDir: opts.storageDir ?? path.join(dataDir, 'recordings'), segmentRoot: path.join(dataDir, 'segments'), configFile: path.join(dir, 'config.yaml') };
+  writeConfig(s, opts.onvifUrl, opts.minFreeBytes);
+  return s;
+}
+
+/** The daemon's config (JSON is YAML): the camera, short pre- and post-roll, the free-space floor. */
+function writeConfig(s: Setup, onvifUrl: string, minFreeBytes: number): void {
+  const config = {
+    gateway: { data_dir: s.dataDir },
+    api: { host: '127.0.0.1', port: 0 },
+    rtsp: { host: '127.0.0.1', port: 0, udp_port: 0, public_host: '127.0.0.1' },
+    onvif: { discovery: { enabled: false } },
+    cameras: [{ name: 'Yard', onvif_url: onvifUrl, username: USER, password: PASS }],
+    recording: {
+      storage_dir: s.storageDir,
+      segment_dir: s.segmentRoot,
+      pre_roll_s: PRE_S,
+      post_roll_s: POST_S,
+      retention: { min_free_bytes: minFreeBytes },
+      motion: { mode: 'off' },
+    },
+    log: { level: 'info' },
+  };
+  writeFileSync(s.configFile, JSON.stringify(config, null, 2));
+}
+
+async function start(s: Setup): Promise<Daemon> {
+  const d = await startDaemon(s.configFile, { cwd: s.dir, certFile: () => path.join(s.dataDir, 'tls', 'cert.pem') });
+  daemons.push(d);
+  return d;
+}
+
+async function stop(d: Daemon): Promise<void> {
+  d.child.kill('SIGTERM');
+  expect(await d.exited).toEqual({ code: 0, signal: null });
+}
+
+const headersOf = (s: Setup) => ({ authorization: `Bearer ${cliToken(s.configFile, s.dir, 'devices:read recordings:read alerts:read')}` });
+
+async function onlineDevice(d: Daemon, headers: Record<string, string>): Promise<string> {
+  let id = '';
+  await expect
+    .poll(
+      async () => {
+        const { data } = (await d.request('/v1/devices', { headers })).json() as { data: Array<{ id: string; status: string }> };
+        id = data.find((x) => x.status === 'online')?.id ?? '';
+        return id;
+      },
+      { timeout: 20_000, interval: 200 },
+    )
+    .not.toBe('');
+  return id;
+}
+
+/**
+ * The daemon records once its ring holds more than the pre-roll and it has its own event
+ * subscription on the camera (a trigger before that would reach only an older daemon's).
+ */
+async function readyToRecord(s: Setup, deviceId: string, camera: SimulatedCamera, subscriptionsBefore: number): Promise<void> {
+  await expect.poll(() => camera.calls.get('CreatePullPointSubscription') ?? 0, { timeout: 20_000, interval: 100 }).toBeGreaterThan(subscriptionsBefore);
+  await expect.poll(() => filesUnder(path.join(s.segmentRoot, deviceId)).length, { timeout: 20_000, interval: 100 }).toBeGreaterThan(PRE_S + 2);
+}
+
+interface ApiRecording {
+  id: string;
+  started_at: string;
+  ended_at: string;
+  size_bytes: number;
+}
+
+async function apiRecordings(d: Daemon, headers: Record<string, string>, deviceId: string): Promise<ApiRecording[]> {
+  const res = await d.request(`/v1/devices/${deviceId}/recordings?limit=100`, { headers });
+  expect(res.status).toBe(200);
+  return (res.json() as { data: ApiRecording[] }).data;
+}
+
+async function event(camera: SimulatedCamera, kind: 'motion' | 'human' | 'vehicle', ms: number): Promise<void> {
+  camera.trigger(kind, true);
+  await sleep(ms);
+  camera.trigger(kind, false);
+}
+
+const relative = (storageDir: string, files: string[]) => files.map((f) => path.relative(storageDir, f).split(path.sep).join('/'));
+const thumbnailOf = (fileName: string) => fileName.replace(/\.mp4$/, '.jpg');
+const isClipFile = (f: string) => /\.(mp4|jpg|tmp)$/.test(f);
+
+/** Clip files (and temporaries) in storage that no row names. */
+function unlistedFiles(s: Setup): string[] {
+  const listed = new Set(recordingRows(s.dataDir).flatMap((r) => [r.file_name, thumbnailOf(r.file_name)]));
+  return relative(s.storageDir, filesUnder(s.storageDir)).filter((f) => isClipFile(f) && !listed.has(f));
+}
+
+/**
+ * Storage and database agree: no temporary file, every clip file has a row and every row its file
+ * (of the recorded size), every thumbnail belongs to a clip, and every clip reads and decodes.
+ */
+async function expectConsistent(s: Setup): Promise<Array<{ id: string; file_name: string; durationS: number }>> {
+  const rows = recordingRows(s.dataDir);
+  const files = relative(s.storageDir, filesUnder(s.storageDir)).filter(isClipFile);
+  expect(files.filter((f) => f.endsWith('.tmp')), 'temporary files left in storage').toEqual([]);
+  const clips = files.filter((f) => f.endsWith('.mp4'));
+  expect(clips, 'clip files vs recordings rows').toEqual(rows.map((r) => r.file_name).sort());
+  for (const jpg of files.filter((f) => f.endsWith('.jpg'))) expect(clips, `the clip of thumbnail ${jpg}`).toContain(jpg.replace(/\.jpg$/, '.mp4'));
+  const probed = [];
+  for (const r of rows) {
+    const file = path.join(s.storageDir, r.file_name);
+    expect(statSync(file).size, `size of ${r.file_name}`).toBe(r.size_bytes);
+    const p = await probeClip(file);
+    expect(p.codec, r.file_name).toBe('h264');
+    expect(p.durationS, r.file_name).toBeGreaterThan(0);
+    expect(p.decodeErrors, `decoding ${r.file_name}`).toBe('');
+    probed.push({ id: r.id, file_name: r.file_name, durationS: p.durationS });
+  }
+  return probed;
+}
+
+/** SIGKILLs the daemon the moment a file whose name matches appears in `dir` (inotify, no polling). */
+function killWhenFileAppears(d: Daemon, dir: string, match: (name: string) => boolean, timeoutMs: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      watcher.close();
+      reject(new Error(`no file matching in ${dir} within ${timeoutMs} ms: ${d.logs().slice(-3000)}`));
+    }, timeoutMs);
+    const watcher = watch(dir, (_type, name) => {
+      if (!name || !match(name) || !existsSync(path.join(dir, name))) return;
+      d.child.kill('SIGKILL');
+      watcher.close();
+      clearTimeout(timer);
+      resolve(name);
+    });
+  });
+}
+
+function freeBytes(dir: string): number {
+  const s = statfsSync(dir);
+  return s.bavail * s.bsize;
+}
+
+describe('recorder crash safety, with the daemon as a process', () => {
+  let fleet: Fleet;
+  let camera: SimulatedCamera;
+
+  beforeAll(async () => {
+    // 3 Mbit/s: clips of a few seconds are megabytes, so assembling one takes a moment to catch.
+    fleet = await startFleet({ count: 1, host: '127.0.0.1', basePort: 0, username: USER, password: PASS, discovery: null, rtspPort: 0, mainBitrateKbps: 3000, logger: pino({ level: 'silent' }) });
+    camera = fleet.cameras[0]!;
+  });
+  afterAll(async () => {
+    await fleet?.stop();
+  });
+
+  it('SIGKILL mid-assembly or before the row: after a restart no half clip, no clip without its row, no row without its clip; ffmpeg children end by themselves', { timeout: 150_000 }, async () => {
+    const s = setup({ onvifUrl: camera.deviceServiceUrl, minFreeBytes: 0 });
+    const subscriptions = () => camera.calls.get('CreatePullPointSubscription') ?? 0;
+    let subs = subscriptions();
+    let d = await start(s);
+    const headers = headersOf(s);
+    const deviceId = await onlineDevice(d, headers);
+    await readyToRecord(s, deviceId, camera, subs);
+    const clipDir = path.join(s.storageDir, deviceId);
+
+    // A clip written completely before any crash: it must survive every crash and clean-up.
+    await event(camera, 'motion', 2000);
+    await expect.poll(() => recordingRows(s.dataDir).length, { timeout: 20_000, interval: 100 }).toBe(1);
+    const [good] = recordingRows(s.dataDir);
+
+    /** Kills the daemon when `match` sees its file appear during an event; returns what was left behind. */
+    const crash = async (kind: 'human' | 'vehicle', match: (name: string) => boolean) => {
+      const killed = killWhenFileAppears(d, clipDir, match, 30_000);
+      // A long event: a clip of ~7 s at 3 Mbit/s (a few MB).
+      await event(camera, kind, 5000);
+      const name = await killed;
+      // Whatever runs at the moment of the kill: at least the segmenter, and the assembly or thumbnail ffmpeg.
+      const atKill = ffmpegProcessesUsing(s.dataDir);
+      expect(await d.exited).toEqual({ code: null, signal: 'SIGKILL' });
+      expect(atKill.length, 'ffmpeg children of the daemon when it was killed').toBeGreaterThan(0);
+      // They read from the daemon's relay (gone) or write a file no one will rename: they end on their own.
+      await expect
+        .poll(() => ffmpegProcessesUsing(s.dataDir).map((p) => p.args.join(' ')), { timeout: 15_000, interval: 200, message: 'ffmpeg children still running 15 s after the daemon was killed' })
+        .toEqual([]);
+      return { name, left: unlistedFiles(s) };
+    };
+
+    // 1. Killed while ffmpeg writes the clip's temporary file: a (complete or half) `.tmp` stays behind.
+    const first = await crash('human', (name) => name.endsWith('.mp4.tmp'));
+    expect(first.left, `left behind after the kill at ${first.name}`).toContain(`${deviceId}/${first.name}`);
+    expect(recordingRows(s.dataDir).map((r) => r.id)).toEqual([good!.id]);
+
+    subs = subscriptions();
+    d = await start(s);
+    const cleaned = d.logged('storage: cleaned what an interrupted run left');
+    expect(cleaned).toEqual([
+      expect.objectContaining({
+        temporaryFiles: first.left.filter((f) => f.endsWith('.tmp')).length,
+        orphanFiles: first.left.filter((f) => !f.endsWith('.tmp')).length,
+        missingClips: 0,
+      }),
+    ]);
+    expect((await apiRecordings(d, headers, deviceId)).map((r) => r.id)).toEqual([good!.id]);
+    await expectConsistent(s);
+
+    // 2. Killed once the clip is renamed into place, while its thumbnail is made, before its row:
+    // a complete clip without a row, which the next start removes (no alert may point at it).
+    await readyToRecord(s, deviceId, camera, subs);
+    const second = await crash('vehicle', (name) => /^rec_[\w-]+\.mp4$/.test(name) && `${deviceId}/${name}` !== good!.file_name);
+    expect(second.left, `left behind after the kill at ${second.name}`).toContain(`${deviceId}/${second.name}`);
+    expect(recordingRows(s.dataDir).map((r) => r.id)).toEqual([good!.id]);
+
+    subs = subscriptions();
+    d = await start(s);
+    expect(d.logged('storage: cleaned what an interrupted run left')).toEqual([
+      expect.objectContaining({
+        temporaryFiles: second.left.filter((f) => f.endsWith('.tmp')).length,
+        orphanFiles: second.left.filter((f) => !f.endsWith('.tmp')).length,
+        missingClips: 0,
+      }),
+    ]);
+    await expectConsistent(s);
+    expect(existsSync(path.join(s.storageDir, `${deviceId}/${second.name}`))).toBe(false);
+
+    // 3. The restarted daemon records as before.
+    await readyToRecord(s, deviceId, camera, subs);
+    await event(camera, 'motion', 2000);
+    await expect.poll(async () => (await apiRecordings(d, headers, deviceId)).length, { timeout: 20_000, interval: 200 }).toBe(2);
+    await stop(d);
+
+    // After a clean stop, from the SQLite file: the two whole clips, each linked from its alert;
+    // the alerts of the two interrupted events link nothing.
+    const probed = await expectConsistent(s);
+    expect(probed).toHaveLength(2);
+    const rows = recordingRows(s.dataDir);
+    expect(rows[0]!.id).toBe(good!.id);
+    const alerts = eventAlerts(s.dataDir);
+    expect(alerts.map((a) => [a.type, a.recording_id])).toEqual([
+      ['motion', good!.id],
+      ['human', null],
+      ['vehicle', null],
+      ['motion', rows[1]!.id],
+    ]);
+    expect(rows.map((r) => r.alert_id)).toEqual([alerts[0]!.id, alerts[3]!.id]);
+  });
+
+  const noTmpfs = tmpfsUnavailable();
+  if (noTmpfs) console.warn(`recording-crash: skipping the full-disk test: ${noTmpfs}`);
+
+  it.skipIf(noTmpfs !== null)('storage nearly full (tmpfs): retention removes the oldest clips, rows and files together; a clip that does not fit fails cleanly and the daemon goes on', { timeout: 150_000 }, async () => {
+    const parent = tempDir('eg-rec-tmpfs-');
+    dirs.push(parent);
+    const storageDir = path.join(parent, 'storage');
+    mkdirSync(storageDir);
+    mountTmpfs(storageDir, 24 * MiB);
+    mounts.push(storageDir);
+    const FLOOR = 8 * MiB;
+    const s = setup({ onvifUrl: camera.deviceServiceUrl, storageDir, minFreeBytes: FLOOR });
+    let subs = camera.calls.get('CreatePullPointSubscription') ?? 0;
+    let d = await start(s);
+    const headers = headersOf(s);
+    const deviceId = await onlineDevice(d, headers);
+    await readyToRecord(s, deviceId, camera, subs);
+
+    // One clip with room to spare tells how big a clip is.
+    await event(camera, 'motion', 2000);
+    await expect.poll(() => recordingRows(s.dataDir).length, { timeout: 20_000, interval: 100 }).toBe(1);
+    const [first] = recordingRows(s.dataDir);
+    const clipBytes = first!.size_bytes;
+    expect(clipBytes).toBeGreaterThan(256 * 1024);
+
+    // Something else fills the disk up to 1.5 clips above the floor: the next two clips cross it.
+    writeFileSync(path.join(storageDir, 'filler.bin'), Buffer.alloc(freeBytes(storageDir) - FLOOR - Math.round(1.5 * clipBytes)));
+    await event(camera, 'vehicle', 2000);
+    await expect.poll(() => d.logged('clip recorded').length, { timeout: 20_000, interval: 100 }).toBe(2);
+    await event(camera, 'human', 2000);
+    await expect.poll(() => d.logged('clip recorded').length, { timeout: 20_000, interval: 100 }).toBe(3);
+    const recorded = d.logged('clip recorded').map((l) => l.recording as string);
+    expect(recorded[0]).toBe(first!.id);
+    // Retention runs after each clip: back above the floor, by removing the oldest clips first.
+    await expect.poll(() => freeBytes(storageDir), { timeout: 10_000, interval: 100 }).toBeGreaterThanOrEqual(FLOOR);
+    const removed = d.logged('retention: clip removed');
+    expect(removed.length).toBeGreaterThan(0);
+    expect(removed.map((l) => l.recording)).toEqual(recorded.slice(0, removed.length));
+    expect(removed.every((l) => l.reason === 'free')).toBe(true);
+    expect(removed.map((l) => l.recording)).not.toContain(recorded[2]);
+    const kept = recorded.slice(removed.length);
+    expect((await apiRecordings(d, headers, deviceId)).map((r) => r.id).sort()).toEqual([...kept].sort());
+    for (const id of removed.map((l) => l.recording as string)) {
+      expect(existsSync(path.join(storageDir, `${deviceId}/${id}.mp4`)), `${id}.mp4 after retention`).toBe(false);
+      expect(existsSync(path.join(storageDir, `${deviceId}/${id}.jpg`)), `${id}.jpg after retention`).toBe(false);
+    }
+    expect((await expectConsistent(s)).map((r) => r.id).sort()).toEqual([...kept].sort());
+    expect((await d.request('/healthz')).status).toBe(200);
+    await stop(d);
+
+    // The disk fills up completely while a clip is assembled. Without a free-space floor (0),
+    // retention leaves the clips alone: the write itself meets ENOSPC.
+    writeConfig(s, camera.deviceServiceUrl, 0);
+    subs = camera.calls.get('CreatePullPointSubscription') ?? 0;
+    d = await start(s);
+    expect(d.logged('storage: cleaned what an interrupted run left')).toEqual([]);
+    await readyToRecord(s, deviceId, camera, subs);
+    const before = recordingRows(s.dataDir).map((r) => r.id);
+    writeFileSync(path.join(storageDir, 'filler-2.bin'), Buffer.alloc(Math.max(0, freeBytes(storageDir) - 64 * 1024)));
+    await event(camera, 'vehicle', 2000);
+    await expect.poll(() => d.logged('clip could not be written').length, { timeout: 20_000, interval: 100 }).toBe(1);
+    expect(String(d.logged('clip could not be written')[0]!.err)).toMatch(/No space left on device|ENOSPC/);
+    expect(d.child.exitCode).toBeNull();
+    expect((await d.request('/healthz')).status).toBe(200);
+    expect(recordingRows(s.dataDir).map((r) => r.id)).toEqual(before);
+    expect(eventAlerts(s.dataDir).at(-1)).toMatchObject({ type: 'vehicle', recording_id: null });
+    await expectConsistent(s);
+
+    // Space again: the next event is recorded.
+    unlinkSync(path.join(storageDir, 'filler-2.bin'));
+    await event(camera, 'human', 2000);
+    await expect.poll(() => recordingRows(s.dataDir).length, { timeout: 20_000, interval: 100 }).toBe(before.length + 1);
+    expect(eventAlerts(s.dataDir).at(-1)).toMatchObject({ type: 'human', recording_id: recordingRows(s.dataDir).at(-1)!.id });
+    await expectConsistent(s);
+    expect((await d.request('/healthz')).status).toBe(200);
+    await stop(d);
+  });
+});
+
+describe('camera killed in the middle of a clip (gateway in-process)', () => {
+  let fleet: Fleet;
+  let t: TestGateway;
+  let deviceId = '';
+  let restarted: SimulatedRtsp | null = null;
+
+  beforeAll(async () => {
+    fleet = await startFleet({ count: 1, firstIndex: 7, host: '127.0.0.1', basePort: 0, username: USER, password: PASS, discovery: null, rtspPort: 0, logger: pino({ level: 'silent' }) });
+    t = await startTestGateway({
+      cameras: [{ name: 'Gate', onvif_url: fleet.cameras[0]!.deviceServiceUrl, username: USER, password: PASS }],
+      // Health checks each second: a camera that stops answering goes offline at once.
+      onvif: { health_interval_s: 1 },
+      recording: { pre_roll_s: PRE_S, post_roll_s: POST_S, motion: { mode: 'off' } },
+    });
+    deviceId = await firstOnlineDevice(t);
+  });
+  afterAll(async () => {
+    await t?.stop();
+    await fleet?.stop();
+    await restarted?.stop();
+  });
+
+  const segmentDir = () => path.join(t.dataDir, 'segments', deviceId);
+
+  async function recordings(): Promise<ApiRecording[]> {
+    const res = await t.request(`/v1/devices/${deviceId}/recordings`, { headers: await t.auth('recordings:read') });
+    return (res.json() as { data: ApiRecording[] }).data;
+  }
+
+  async function alerts(): Promise<Array<{ type: string; recording_id: string | null }>> {
+    const res = await t.request(`/v1/alerts`, { headers: await t.auth('alerts:read') });
+    return (res.json() as { data: Array<{ type: string; recording_id: string | null; device_id: string }> }).data.filter((a) => a.type !== 'device_offline');
+  }
+
+  /** Resolves with the name of the next segment file ffmpeg starts in `dir`: a keyframe just arrived. */
+  function nextSegment(dir: string): Promise<string> {
+    const known = new Set(filesUnder(dir).map((f) => path.basename(f)));
+    return new Promise((resolve) => {
+      const watcher = watch(dir, (_type, name) => {
+        if (!name || !name.endsWith('.nut') || known.has(name) || !existsSync(path.join(dir, name))) return;
+        watcher.close();
+        resolve(name);
+      });
+    });
+  }
+
+  /**
+   * A viewer of the camera's main stream through the relay (the recorder's session, fanned out),
+   * saved as NUT: every frame the gateway received, to compare the clip with.
+   */
+  async function startWitness(): Promise<{ stop: () => Promise<string> }> {
+    const res = await t.request(`/v1/devices/${deviceId}/stream`, { headers: await t.auth('devices:read') });
+    expect(res.status).toBe(200);
+    const url = (res.json() as { stream_url: string }).stream_url;
+    const dir = tempDir('eg-rec-witness-');
+    dirs.push(dir);
+    const file = path.join(dir, 'witness.nut');
+    const child = spawn('ffmpeg', ['-hide_banner', '-nostdin', '-loglevel', 'error', '-rtsp_transport', 'tcp', '-i', url, '-map', '0:v:0', '-c', 'copy', '-flush_packets', '1', '-f', 'nut', '-y', file], { stdio: 'ignore' });
+    const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));
+    await expect.poll(() => (existsSync(file) ? statSync(file).size : 0), { timeout: 15_000, interval: 100 }).toBeGreaterThan(100_000);
+    return {
+      stop: async () => {
+        const kill = setTimeout(() => child.kill('SIGKILL'), 5000);
+        child.kill('SIGTERM');
+        await closed;
+        clearTimeout(kill);
+        return file;
+      },
+    };
+  }
+
+  /** Kills the camera (`kill`) 600 ms into a GOP: more than half a GOP after the last keyframe. */
+  async function loseCameraMidGop(kill: () => Promise<void>): Promise<number> {
+    await nextSegment(segmentDir());
+    await sleep(600);
+    const lostAt = Date.now();
+    await kill();
+    return lostAt;
+  }
+
+  /**
+   * The newest recording's clip reads and decodes cleanly, and holds every frame the witness got
+   * from its first frame on: nothing received before the loss is missing at its end.
+   */
+  async function expectClipOfWhatWasReceived(witnessFile: string): Promise<{ rec: ApiRecording; durationS: number }> {
+    const rec = (await recordings())[0]!;
+    const file = path.join(t.dataDir, 'recordings', deviceId, `${rec.id}.mp4`);
+    expect(statSync(file).size).toBe(rec.size_bytes);
+    const probed = await probeClip(file);
+    expect(probed.codec).toBe('h264');
+    expect(probed.decodeErrors).toBe('');
+    const witness = await frameHashes(witnessFile);
+    const clip = await frameHashes(file);
+    const first = witness.indexOf(clip[0]!);
+    expect(first, "the clip's first frame among those received").toBeGreaterThanOrEqual(0);
+    const inClip = new Set(clip);
+    // The very last frame may still sit in a depacketizer when the stream ends: one frame of slack.
+    const missing = witness.slice(first, -1).filter((h) => !inClip.has(h));
+    expect(missing.length, `frames received before the loss but missing from the clip (clip: ${clip.length} frames, received from its start: ${witness.length - first})`).toBe(0);
+    return { rec, durationS: probed.durationS };
+  }
+
+  it("camera stream dies mid-event (ONVIF still answers): the clip holds all footage received, up to the loss, and the event's alert links it", { timeout: 60_000 }, async () => {
+    const camera = fleet.cameras[0]!;
+    await expect.poll(() => camera.calls.get('CreatePullPointSubscription') ?? 0, { timeout: 20_000 }).toBeGreaterThan(0);
+    await expect.poll(() => filesUnder(segmentDir()).length, { timeout: 20_000, interval: 100 }).toBeGreaterThan(PRE_S + 2);
+    const witness = await startWitness();
+    const triggeredAt = Date.now();
+    camera.trigger('human', true);
+    await sleep(2500);
+    // Encoder and RTSP server gone; the camera's ONVIF side still answers, so it stays online.
+    const lostAt = await loseCameraMidGop(() => fleet.rtsp!.stop());
+    await sleep(1000);
+    const witnessFile = await witness.stop();
+    camera.trigger('human', false);
+    const stoppedAt = Date.now();
+    // The footage of the clip's end never comes: it is written once the recorder gives up waiting.
+    await expect.poll(async () => (await recordings()).length, { timeout: 30_000, interval: 250 }).toBe(1);
+    const { rec, durationS } = await expectClipOfWhatWasReceived(witnessFile);
+    // From the pre-roll (the keyframe before it: ≤ 1 s earlier) up to the loss.
+    const received = (lostAt - triggeredAt) / 1000 + PRE_S;
+    expect(durationS).toBeGreaterThan(received - 1);
+    expect(durationS).toBeLessThan(received + 1.5);
+    // The row says where the footage ends, not where the event (+ post-roll) ends.
+    expect(Date.parse(rec.ended_at)).toBeLessThan(stoppedAt);
+    expect(await alerts()).toEqual([expect.objectContaining({ type: 'human', recording_id: rec.id })]);
+  });
+
+  it('camera gone altogether mid-event (goes offline): the clip is closed at once, without waiting out the footage wait, with all footage received', { timeout: 60_000 }, async () => {
+    const camera = fleet.cameras[0]!;
+    // The camera's stream comes back (same port): recording resumes with a new ffmpeg run.
+    restarted = await startSimulatedRtsp({ cameras: 1, host: '127.0.0.1', port: fleet.rtsp!.port, username: USER, password: PASS, logger: pino({ level: 'silent' }) });
+    const before = new Set(filesUnder(segmentDir()));
+    await expect.poll(() => filesUnder(segmentDir()).filter((f) => !before.has(f)).length, { timeout: 30_000, interval: 200 }).toBeGreaterThan(PRE_S + 2);
+    const witness = await startWitness();
+    const triggeredAt = Date.now();
+    camera.trigger('vehicle', true);
+    await sleep(2500);
+    const lostAt = await loseCameraMidGop(async () => {
+      await Promise.all([camera.stop(), restarted!.stop()]);
+    });
+    await sleep(1000);
+    const witnessFile = await witness.stop();
+    const device = async () => ((await t.request(`/v1/devices/${deviceId}`, { headers: await t.auth('devices:read') })).json() as { status: string }).status;
+    await expect.poll(device, { timeout: 15_000, interval: 100 }).toBe('offline');
+    const offlineSeenAt = Date.now();
+    await expect.poll(async () => (await recordings()).length, { timeout: 30_000, interval: 100 }).toBe(2);
+    const writtenAfterMs = Date.now() - offlineSeenAt;
+    const { durationS, rec } = await expectClipOfWhatWasReceived(witnessFile);
+    const received = (lostAt - triggeredAt) / 1000 + PRE_S;
+    expect(durationS).toBeGreaterThan(received - 1);
+    expect(durationS).toBeLessThan(received + 1.5);
+    expect((await alerts())[0]).toMatchObject({ type: 'vehicle', recording_id: rec.id });
+    // The recorder stopped with the camera: its RAM segments are gone, no ffmpeg of it remains.
+    await expect.poll(() => filesUnder(segmentDir()), { timeout: 15_000 }).toEqual([]);
+    await expect.poll(() => ffmpegProcessesUsing(segmentDir()).length, { timeout: 10_000 }).toBe(0);
+    // No footage can come from a camera that is gone: the clip is written at once (in well under a
+    // second here), not after the recorder's 8 s wait for the footage of the clip's end.
+    expect(writtenAfterMs, 'ms from the camera going offline to its clip').toBeLessThan(6000);
+  });
+});
