@@ -195,6 +195,9 @@ export type DeviceUpsert = Omit<Device, 'createdAt'> & { createdAt?: number };
 export type NewRecording = Omit<Recording, 'createdAt'> & { createdAt?: number };
 export type NewAlert = Omit<Alert, 'readAt' | 'recordingId'> & { recordingId?: string | null };
 
+/** How stale a device's last_seen_at may get while it stays online (a write per camera at most this often). */
+export const LAST_SEEN_WRITE_MS = 10 * 60_000;
+
 export type OutboxKind = 'device' | 'alert' | 'recording' | 'control_result';
 
 /** A message for the cloud, as written with its change (body: the record's JSON at that moment). */
@@ -443,6 +446,10 @@ export class Store {
       const before = this.getDevice(id);
       if (!before) return null;
       const changed = before.status !== status;
+      // Health checks confirm "online" every few seconds per camera; writing each one would cost the
+      // SD card tens of MB a day in WAL for a timestamp. last_seen_at is kept to LAST_SEEN_WRITE_MS.
+      const fresh = before.lastSeenAt !== null && now - before.lastSeenAt < LAST_SEEN_WRITE_MS;
+      if (!changed && (status !== 'online' || fresh)) return { device: before, changed };
       this.write(
         `UPDATE devices SET status = @status, updated_at = @now,
            last_seen_at = CASE WHEN @status = 'online' THEN @now ELSE last_seen_at END WHERE id = @id`,

@@ -104,7 +104,8 @@ describe('recording', () => {
     // Decodes from its first frame on (it starts on a keyframe).
     const decoded = await run('ffmpeg', ['-v', 'error', '-i', file, '-f', 'null', '-']);
     expect(decoded.stderr).toBe('');
-    expect(filesUnder(storageDir()).filter((f) => f.endsWith('.jpg'))).toHaveLength(1);
+    // The thumbnail follows the row (a listed clip does not wait for it).
+    await expect.poll(() => filesUnder(storageDir()).filter((f) => f.endsWith('.jpg')).length, { timeout: 10_000 }).toBe(1);
     const thumbnail = await t.request(`/v1/recordings/${rec!.id}/thumbnail`, { headers: await t.auth('recordings:read') });
     expect(thumbnail.status).toBe(200);
     expect(thumbnail.headers['content-type']).toBe('image/jpeg');

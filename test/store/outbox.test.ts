@@ -121,3 +121,18 @@ describe('outbox', () => {
     expect(store.outboxSize).toBe(store.outboxBatch(0, 1e6).length);
   });
 });
+
+describe('last_seen_at', () => {
+  it('is written at most every LAST_SEEN_WRITE_MS while a device stays online (health checks must not wear the card)', async () => {
+    const { LAST_SEEN_WRITE_MS } = await import('../../src/store/store.js');
+    const { store } = open();
+    store.upsertDevice(device('cam1', 'online', 1_000));
+    const before = store.outboxSize;
+    expect(store.setDeviceStatus('cam1', 'online', 2_000)?.device.lastSeenAt).toBe(1_000); // too soon: not written
+    expect(store.getDevice('cam1')?.lastSeenAt).toBe(1_000);
+    expect(store.setDeviceStatus('cam1', 'online', 1_000 + LAST_SEEN_WRITE_MS)?.device.lastSeenAt).toBe(1_000 + LAST_SEEN_WRITE_MS);
+    expect(store.setDeviceStatus('cam1', 'offline', 1_000 + LAST_SEEN_WRITE_MS + 1)).toMatchObject({ changed: true, device: { status: 'offline' } });
+    expect(store.setDeviceStatus('cam1', 'online', 1_000 + LAST_SEEN_WRITE_MS + 2)).toMatchObject({ changed: true, device: { status: 'online', lastSeenAt: 1_000 + LAST_SEEN_WRITE_MS + 2 } });
+    expect(store.outboxSize).toBe(before); // the device's one pending message is replaced, not added to
+  });
+});

@@ -3,7 +3,7 @@ import type { BaseLogger } from 'pino';
 import { newId } from '../../domain/ids.js';
 import type { EventType } from '../../domain/types.js';
 import type { NewRecording } from '../../store/store.js';
-import { audioModeOf, removeClip, writeClip } from './clip-writer.js';
+import { audioModeOf, removeClip, writeClip, writeThumbnail, type AudioMode } from './clip-writer.js';
 import { EpisodeTracker, type ClipCut } from './episodes.js';
 import { Segmenter } from './segmenter.js';
 
@@ -55,6 +55,8 @@ export class CameraRecorder {
   private readonly ticker: NodeJS.Timeout;
   private readonly now: () => number;
   private stopped = false;
+  /** Per ffmpeg run (segment file prefix): its audio does not change within a run. */
+  private readonly audioModes = new Map<string, AudioMode>();
 
   constructor(private readonly opts: CameraRecorderOptions) {
     this.now = opts.now ?? Date.now;
@@ -136,17 +138,9 @@ export class CameraRecorder {
     const first = files[0];
     if (!first) return;
     try {
-      const written = await this.opts.serialize(async () =>
-        writeClip({
-          ffmpegPath: this.opts.ffmpegPath,
-          scratchDir: path.dirname(first.path),
-          segments: files,
-          durationS,
-          audio: await audioModeOf(this.opts.ffmpegPath, first.path),
-          storageDir: this.opts.storageDir,
-          fileName,
-          thumbnailAtS: Math.max(0, (cut.triggeredAt - selection.startAt) / 1000),
-        }),
+      const audio = await this.audioModeOf(first.path);
+      const written = await this.opts.serialize(() =>
+        writeClip({ ffmpegPath: this.opts.ffmpegPath, scratchDir: path.dirname(first.path), segments: files, durationS, audio, storageDir: this.opts.storageDir, fileName }),
       );
       try {
         this.opts.store.saveRecording({ id, deviceId: this.opts.deviceId, eventType: cut.eventType, startedAt: Math.round(selection.startAt), endedAt: Math.round(endAt), sizeBytes: written.sizeBytes, fileName, alertId });
@@ -156,9 +150,23 @@ export class CameraRecorder {
         throw err;
       }
       log.info({ ...where, recording: id, seconds: Math.round(durationS * 10) / 10, bytes: written.sizeBytes }, 'clip recorded');
+      const atS = (cut.triggeredAt - selection.startAt) / 1000;
+      await writeThumbnail({ ffmpegPath: this.opts.ffmpegPath, storageDir: this.opts.storageDir, fileName, atS, durationS });
     } catch (err) {
       log.error({ ...where, err: (err as Error).message }, 'clip could not be written');
     }
+  }
+
+  /** What the clip does with audio, asked of ffmpeg once per segmenter run (it costs an ffmpeg start). */
+  private async audioModeOf(segment: string): Promise<AudioMode> {
+    const run = path.basename(segment).split('-')[0] ?? '';
+    let mode = this.audioModes.get(run);
+    if (!mode) {
+      mode = await audioModeOf(this.opts.ffmpegPath, segment);
+      if (this.audioModes.size > 16) this.audioModes.clear();
+      this.audioModes.set(run, mode);
+    }
+    return mode;
   }
 
   /** Ends the open episode now, writes what is pending, stops ffmpeg and frees the RAM. */

@@ -39,14 +39,11 @@ export interface ClipJob {
   storageDir: string;
   /** Relative to storageDir, e.g. `dev_x/rec_y.mp4`; the thumbnail is the same with `.jpg`. */
   fileName: string;
-  /** Seconds into the clip of the picture for the thumbnail (the event's moment). */
-  thumbnailAtS: number;
   timeoutMs?: number;
 }
 
 export interface WrittenClip {
   sizeBytes: number;
-  thumbnail: boolean;
 }
 
 export function thumbnailNameOf(fileName: string): string {
@@ -69,17 +66,20 @@ export async function writeClip(job: ClipJob): Promise<WrittenClip> {
   } finally {
     await fsp.rm(list, { force: true });
   }
-  const thumbnail = await writeThumbnail(job, final);
   const { size } = await fsp.stat(final);
-  return { sizeBytes: size, thumbnail };
+  return { sizeBytes: size };
 }
 
-/** A thumbnail is a nicety: failing to make one never loses the clip. */
-async function writeThumbnail(job: ClipJob, clip: string): Promise<boolean> {
+/**
+ * The clip's JPEG beside it, from `atS` seconds in (the event's moment). Written after the clip's
+ * row, so a listed clip does not wait for it; a nicety: failing to make one never loses the clip.
+ */
+export async function writeThumbnail(job: { ffmpegPath: string; storageDir: string; fileName: string; atS: number; durationS: number }): Promise<boolean> {
+  const clip = path.join(job.storageDir, job.fileName);
   const final = path.join(job.storageDir, thumbnailNameOf(job.fileName));
   const tmp = path.join(path.dirname(final), `.${path.basename(final)}.tmp`);
   try {
-    const atS = Math.max(0, Math.min(job.thumbnailAtS, job.durationS - 0.5));
+    const atS = Math.max(0, Math.min(job.atS, job.durationS - 0.5));
     await runToEnd(job.ffmpegPath, thumbnailArgs({ input: clip, offsetS: atS, output: tmp, width: 640 }), { timeoutMs: 30_000 });
     await commitFile(tmp, final);
     return true;

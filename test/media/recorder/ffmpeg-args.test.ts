@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { audioModeOf, writeClip } from '../../../src/media/recorder/clip-writer.js';
+import { audioModeOf, writeClip, writeThumbnail } from '../../../src/media/recorder/clip-writer.js';
 import { assembleArgs, concatList, motionArgs, segmenterArgs, thumbnailArgs } from '../../../src/media/recorder/ffmpeg-args.js';
 import { parseSegmentLine } from '../../../src/media/recorder/segments.js';
 
@@ -97,10 +97,9 @@ describe('clip assembly with real ffmpeg', () => {
       audio: await audioModeOf('ffmpeg', segments[0]!.path),
       storageDir: storage,
       fileName: 'dev_1/rec_1.mp4',
-      thumbnailAtS: 1,
     });
     const file = path.join(storage, 'dev_1/rec_1.mp4');
-    expect(written.thumbnail).toBe(true);
+    expect(await writeThumbnail({ ffmpegPath: 'ffmpeg', storageDir: storage, fileName: 'dev_1/rec_1.mp4', atS: 1, durationS: 2.5 })).toBe(true);
     expect(readdirSync(path.join(storage, 'dev_1')).sort()).toEqual(['rec_1.jpg', 'rec_1.mp4']); // no temporaries left
     const { stdout } = await run('ffprobe', ['-v', 'error', '-show_entries', 'stream=codec_name,duration', '-of', 'json', file]);
     const probed = JSON.parse(stdout) as { streams: Array<{ codec_name: string; duration: string }> };
@@ -118,7 +117,7 @@ describe('clip assembly with real ffmpeg', () => {
   it('fails cleanly, leaving nothing behind, when a segment is missing', async () => {
     const storage = path.join(dir, 'storage-missing');
     await expect(
-      writeClip({ ffmpegPath: 'ffmpeg', scratchDir: path.join(dir, 'aac'), segments: [{ path: path.join(dir, 'aac', 'nope.nut'), durationS: 1 }], durationS: 1, audio: 'none', storageDir: storage, fileName: 'dev_1/rec_2.mp4', thumbnailAtS: 0 }),
+      writeClip({ ffmpegPath: 'ffmpeg', scratchDir: path.join(dir, 'aac'), segments: [{ path: path.join(dir, 'aac', 'nope.nut'), durationS: 1 }], durationS: 1, audio: 'none', storageDir: storage, fileName: 'dev_1/rec_2.mp4' }),
     ).rejects.toThrow(/ffmpeg exited with/);
     expect(readdirSync(path.join(storage, 'dev_1'))).toEqual([]);
     expect(readdirSync(path.join(dir, 'aac')).filter((f) => f.endsWith('.ffconcat'))).toEqual([]);
