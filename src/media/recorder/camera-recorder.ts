@@ -121,6 +121,9 @@ export class CameraRecorder {
     const log = this.opts.logger;
     // The segment holding the clip's end is listed once the next keyframe arrives.
     await this.segmenter.waitForSegmentAfter(cut.to, this.opts.footageWaitMs ?? 8000);
+    // The footage of the end did not come (the stream stalled): end the ffmpeg run, so that the
+    // unfinished segment (received but only in ffmpeg's buffers) is listed, then choose.
+    if ((this.segmenter.ring.latestEndAt ?? Number.NEGATIVE_INFINITY) < cut.to) await this.segmenter.endRun();
     const selection = this.segmenter.ring.select(cut.from, cut.to);
     const alertId = this.alerts.get(cut.episode) ?? null;
     if (cut.final) this.alerts.delete(cut.episode);

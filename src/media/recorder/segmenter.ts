@@ -45,6 +45,10 @@ export class Segmenter {
   private attempt = 0;
   private lastSegmentAt = 0;
   private stopped = false;
+  /** stop() is done: nothing more will be listed, so nobody waits for footage. */
+  private finished = false;
+  /** The run being ended, so a second endRun() waits for it instead of signalling again. */
+  private ending: { child: ChildProcess; done: Promise<void> } | null = null;
   private retryTimer: NodeJS.Timeout | null = null;
   private readonly watchdog: NodeJS.Timeout;
   private readonly now: () => number;
@@ -95,6 +99,7 @@ export class Segmenter {
   /** Resolves once a segment ending at or after `at` is known, or after `timeoutMs`. */
   waitForSegmentAfter(at: number, timeoutMs: number): Promise<void> {
     if ((this.ring.latestEndAt ?? Number.NEGATIVE_INFINITY) >= at) return Promise.resolve();
+    if (this.finished) return Promise.resolve();
     return new Promise((resolve) => {
       const waiter = { at, resolve };
       this.waiters.push(waiter);
@@ -159,7 +164,7 @@ export class Segmenter {
   private checkStall(): void {
     if (!this.child || this.now() - this.lastSegmentAt <= (this.opts.stallMs ?? 10_000)) return;
     this.opts.logger.warn({ device: this.opts.deviceId }, 'recorder ffmpeg stalled; restarting');
-    this.child.kill('SIGKILL');
+    void this.endRun();
   }
 
   /** Stops ffmpeg (SIGTERM lets it finish and list its last segment); the files stay for pending clips. */
@@ -167,19 +172,32 @@ export class Segmenter {
     this.stopped = true;
     clearInterval(this.watchdog);
     if (this.retryTimer) clearTimeout(this.retryTimer);
+    await this.endRun();
+    this.finished = true;
     for (const w of this.waiters) w.resolve();
     this.waiters = [];
+  }
+
+  /**
+   * Ends the current ffmpeg run gracefully, so that it lists its unfinished segment (ffmpeg blocked
+   * on a silent input only acts on SIGTERM when its read times out); SIGKILL only as a last resort.
+   */
+  endRun(): Promise<void> {
     const child = this.child;
-    if (child && child.exitCode === null && child.signalCode === null) {
-      await new Promise<void>((resolve) => {
-        const kill = setTimeout(() => child.kill('SIGKILL'), 3000);
-        child.once('close', () => {
-          clearTimeout(kill);
-          resolve();
-        });
-        child.kill('SIGTERM');
+    if (!child) return Promise.resolve();
+    // One SIGTERM only: a second signal makes ffmpeg abandon its trailer (and the last segment).
+    if (this.ending?.child === child) return this.ending.done;
+    const done = new Promise<void>((resolve) => {
+      const kill = setTimeout(() => child.kill('SIGKILL'), 15_000);
+      // 'close', not 'exit': the lines of its last segment are read by then.
+      child.once('close', () => {
+        clearTimeout(kill);
+        resolve();
       });
-    }
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+    });
+    this.ending = { child, done };
+    return done;
   }
 
   /** Removes the directory and every segment (after stop and the last clips). */

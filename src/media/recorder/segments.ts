@@ -45,6 +45,7 @@ export interface Selection {
 export class SegmentRing {
   private segments: Segment[] = [];
   private offsetMs: number | null = null;
+  private lastEndS: number | null = null;
 
   constructor(private readonly resyncMs = 2000) {}
 
@@ -60,7 +61,11 @@ export class SegmentRing {
   /** Adds a finished segment reported at `arrivedAt` (wall ms); returns it with wall-clock times. */
   add(line: SegmentLine, arrivedAt: number): Segment {
     const offset = arrivedAt - line.endS * 1000;
-    if (this.offsetMs === null || Math.abs(offset - this.offsetMs) > this.resyncMs) this.offsetMs = offset;
+    // A segment that follows the previous one in stream time and merely arrives late (the last one of
+    // a run, listed when ffmpeg exits) is no clock jump.
+    const lateContinuation = this.lastEndS !== null && Math.abs(line.startS - this.lastEndS) < 0.001 && this.offsetMs !== null && offset > this.offsetMs;
+    this.lastEndS = line.endS;
+    if (this.offsetMs === null || (Math.abs(offset - this.offsetMs) > this.resyncMs && !lateContinuation)) this.offsetMs = offset;
     else this.offsetMs = Math.min(this.offsetMs, offset);
     let startAt = this.offsetMs + line.startS * 1000;
     const endAt = this.offsetMs + line.endS * 1000;
@@ -120,6 +125,7 @@ export class SegmentRing {
    */
   newRun(): void {
     this.offsetMs = null;
+    this.lastEndS = null;
   }
 
   /** Every file still held (the recorder deletes them when it stops). */
