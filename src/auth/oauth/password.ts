@@ -1,0 +1,318 @@
+// Local user passwords: scrypt hashes in a self-describing string, and a login rate limiter.
+// Both are pure: no files, no timers; the caller stores the strings and passes the clock in.
+
+import { isIPv4, isIPv6 } from 'node:net';
+import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
+
+export interface ScryptParams {
+  /** CPU/memory cost, a power of two. */
+  N: number;
+  /** Block size. */
+  r: number;
+  /** Parallelisation. */
+  p: number;
+}
+
+/**
+ * 2^15 × 8 × 128 bytes = 32 MiB and some tens of milliseconds per hash: the usual interactive
+ * scrypt setting, chosen over OWASP's 2^17 (128 MiB) because the gateway runs on small boxes
+ * next to recorders and a burst of logins must not starve them. Raising it later is cheap:
+ * needsRehash() flags older hashes and the login path rehashes them.
+ */
+export const DEFAULT_SCRYPT_PARAMS: Readonly<ScryptParams> = Object.freeze({ N: 2 ** 15, r: 8, p: 1 });
+
+export const MAX_PASSWORD_LENGTH = 1024;
+
+const SALT_BYTES = 16;
+const KEY_BYTES = 32;
+const PREFIX = 'scrypt';
+
+// Limits on what a stored hash may ask of us, so a tampered or corrupt users file cannot make one
+// login attempt allocate gigabytes or spin for minutes.
+const MAX_N = 2 ** 20;
+const MAX_R = 32;
+const MAX_P = 16;
+const MAX_MEMORY_BYTES = 256 * 1024 * 1024;
+const MIN_STORED_BYTES = 16;
+const MAX_STORED_BYTES = 64;
+
+const DECIMAL = /^[1-9][0-9]{0,9}$/;
+const BASE64URL = /^[A-Za-z0-9_-]+$/;
+
+export class PasswordPolicyError extends Error {
+  override readonly name = 'PasswordPolicyError';
+
+  constructor(readonly reason: 'empty' | 'too long') {
+    super(reason === 'empty' ? 'the password is empty' : `the password is longer than ${MAX_PASSWORD_LENGTH} characters`);
+  }
+}
+
+interface StoredHash {
+  params: ScryptParams;
+  salt: Buffer;
+  hash: Buffer;
+}
+
+/**
+ * `scrypt$N$r$p$salt$hash`, salt and hash base64url without padding. The parameters travel with
+ * the hash so they can be raised without invalidating existing users.
+ */
+export async function hashPassword(password: string, params: ScryptParams = DEFAULT_SCRYPT_PARAMS): Promise<string> {
+  checkParams(params);
+  if (password === '') throw new PasswordPolicyError('empty');
+  if (password.length > MAX_PASSWORD_LENGTH) throw new PasswordPolicyError('too long');
+  const salt = randomBytes(SALT_BYTES);
+  const hash = await derive(password, salt, params, KEY_BYTES);
+  return [PREFIX, params.N, params.r, params.p, salt.toString('base64url'), hash.toString('base64url')].join('$');
+}
+
+/**
+ * Whether `password` is the one `stored` was made from. False for a stored string in any other
+ * format. Pass `stored` null for an unknown user: the same scrypt work is done with `params` and
+ * the answer is false, so response time does not tell which usernames exist.
+ */
+export async function verifyPassword(password: string, stored: string | null, params: ScryptParams = DEFAULT_SCRYPT_PARAMS): Promise<boolean> {
+  if (typeof password !== 'string' || password === '' || password.length > MAX_PASSWORD_LENGTH) return false;
+  if (stored === null) {
+    checkParams(params);
+    await derive(password, randomBytes(SALT_BYTES), params, KEY_BYTES);
+    return false;
+  }
+  const parsed = parseStored(stored);
+  if (parsed === null) return false;
+  const candidate = await derive(password, parsed.salt, parsed.params, parsed.hash.length);
+  return timingSafeEqual(candidate, parsed.hash);
+}
+
+/**
+ * Whether a stored hash should be replaced by one made with `params` after the next successful
+ * login: weaker parameters, another salt or hash size, or a format we no longer read.
+ */
+export function needsRehash(stored: string, params: ScryptParams = DEFAULT_SCRYPT_PARAMS): boolean {
+  const parsed = parseStored(stored);
+  if (parsed === null) return true;
+  const p = parsed.params;
+  return p.N < params.N || p.r < params.r || p.p < params.p || parsed.salt.length !== SALT_BYTES || parsed.hash.length !== KEY_BYTES;
+}
+
+function parseStored(stored: string): StoredHash | null {
+  if (typeof stored !== 'string') return null;
+  const parts = stored.split('$');
+  if (parts.length !== 6 || parts[0] !== PREFIX) return null;
+  const [, nText, rText, pText, saltText, hashText] = parts as [string, string, string, string, string, string];
+  if (!DECIMAL.test(nText) || !DECIMAL.test(rText) || !DECIMAL.test(pText)) return null;
+  const params = { N: Number(nText), r: Number(rText), p: Number(pText) };
+  if (!paramsWithinLimits(params)) return null;
+  const salt = decodeBase64url(saltText);
+  const hash = decodeBase64url(hashText);
+  if (salt === null || hash === null) return null;
+  return { params, salt, hash };
+}
+
+function decodeBase64url(text: string): Buffer | null {
+  if (!BASE64URL.test(text)) return null;
+  const bytes = Buffer.from(text, 'base64url');
+  // Node's decoder skips what it cannot read; a round trip catches truncated or padded input.
+  if (bytes.toString('base64url') !== text) return null;
+  if (bytes.length < MIN_STORED_BYTES || bytes.length > MAX_STORED_BYTES) return null;
+  return bytes;
+}
+
+function paramsWithinLimits({ N, r, p }: ScryptParams): boolean {
+  return (
+    Number.isSafeInteger(N) &&
+    Number.isSafeInteger(r) &&
+    Number.isSafeInteger(p) &&
+    N >= 2 &&
+    N <= MAX_N &&
+    (N & (N - 1)) === 0 &&
+    r >= 1 &&
+    r <= MAX_R &&
+    p >= 1 &&
+    p <= MAX_P &&
+    memoryOf({ N, r, p }) <= MAX_MEMORY_BYTES
+  );
+}
+
+function checkParams(params: ScryptParams): void {
+  if (!paramsWithinLimits(params)) throw new RangeError('scrypt parameters out of range (N a power of two 2..2^20, r 1..32, p 1..16, at most 256 MiB)');
+}
+
+/** OpenSSL's accounting: 128·r·(N+2) for V plus 128·r·p for B. */
+function memoryOf({ N, r, p }: ScryptParams): number {
+  return 128 * r * (N + 2) + 128 * r * p;
+}
+
+function derive(password: string, salt: Buffer, params: ScryptParams, keyBytes: number): Promise<Buffer> {
+  // NFC: the same password typed on two keyboards may arrive composed or decomposed
+  // (RFC 8265's OpaqueString profile normalises the same way).
+  const secret = Buffer.from(password.normalize('NFC'), 'utf8');
+  const options: ScryptOptions = { N: params.N, r: params.r, p: params.p, maxmem: memoryOf(params) + 1024 * 1024 };
+  return new Promise((resolve, reject) => {
+    scrypt(secret, salt, keyBytes, options, (err, key) => (err === null ? resolve(key) : reject(err)));
+  });
+}
+
+export interface LoginRateLimiterOptions {
+  /** Failures allowed before the first lock. */
+  freeFailures: number;
+  /** Length of the first lock; each further failure doubles it. */
+  baseLockMs: number;
+  maxLockMs: number;
+  /** A key whose last failure is this old starts over. */
+  forgetAfterMs: number;
+  /** Keys held at most; the one whose last failure is oldest goes first. */
+  maxKeys: number;
+}
+
+export const DEFAULT_LOGIN_RATE_LIMIT: Readonly<LoginRateLimiterOptions> = Object.freeze({
+  freeFailures: 5,
+  baseLockMs: 1_000,
+  maxLockMs: 15 * 60_000,
+  forgetAfterMs: 24 * 60 * 60_000,
+  maxKeys: 10_000,
+});
+
+export type RateLimitDecision = { allowed: true } | { allowed: false; retryAfterMs: number };
+
+interface Entry {
+  failures: number;
+  lastFailureAt: number;
+  lockedUntil: number;
+}
+
+/**
+ * Failed-login throttling per key (use one instance keyed by username and one keyed by
+ * rateLimitKeyForIp(ip)). After `freeFailures` failures every further failure locks the key for
+ * a doubling time up to `maxLockMs`, so guessing slows to a few attempts an hour without a user
+ * who mistypes a few times ever noticing. Memory is bounded: at most `maxKeys` entries.
+ */
+export class LoginRateLimiter {
+  private readonly opts: LoginRateLimiterOptions;
+  // Kept in order of last failure (re-inserted on each), so the first entry is the oldest.
+  private readonly entries = new Map<string, Entry>();
+
+  constructor(options: Partial<LoginRateLimiterOptions> = {}) {
+    const opts = { ...DEFAULT_LOGIN_RATE_LIMIT, ...options };
+    for (const [name, value] of Object.entries(opts)) {
+      if (!Number.isSafeInteger(value) || value < 0) throw new RangeError(`${name} must be a non-negative integer`);
+    }
+    if (opts.maxKeys < 1) throw new RangeError('maxKeys must be at least 1');
+    if (opts.baseLockMs < 1 || opts.maxLockMs < opts.baseLockMs) throw new RangeError('need 1 <= baseLockMs <= maxLockMs');
+    this.opts = opts;
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  /** Whether an attempt for `key` may go ahead at `now` (ms). Asking never adds a key. */
+  check(key: string, now: number): RateLimitDecision {
+    const entry = this.entries.get(key);
+    if (entry === undefined) return { allowed: true };
+    if (this.isForgotten(entry, now)) {
+      this.entries.delete(key);
+      return { allowed: true };
+    }
+    return this.decide(entry, now);
+  }
+
+  /** Records a failed attempt; returns the decision for the next one. */
+  fail(key: string, now: number): RateLimitDecision {
+    let entry = this.entries.get(key);
+    if (entry !== undefined && this.isForgotten(entry, now)) entry = undefined;
+    this.entries.delete(key);
+    if (entry === undefined) {
+      this.makeRoom(now);
+      entry = { failures: 0, lastFailureAt: now, lockedUntil: 0 };
+    }
+    entry.failures += 1;
+    // A clock that stepped back must not move the last failure into the past and shorten the memory.
+    entry.lastFailureAt = Math.max(entry.lastFailureAt, now);
+    const over = entry.failures - this.opts.freeFailures;
+    if (over > 0) {
+      const lock = Math.min(this.opts.maxLockMs, this.opts.baseLockMs * 2 ** Math.min(over - 1, 40));
+      entry.lockedUntil = Math.max(entry.lockedUntil, now + lock);
+    }
+    this.entries.set(key, entry);
+    return this.decide(entry, now);
+  }
+
+  /**
+   * Forgets the key's failures. Call it for the username after a successful login; not for the
+   * address, or an attacker holding one account could reset their address's count at will.
+   */
+  succeed(key: string): void {
+    this.entries.delete(key);
+  }
+
+  private decide(entry: Entry, now: number): RateLimitDecision {
+    if (now >= entry.lockedUntil) return { allowed: true };
+    // Capped in case the clock stepped back after the lock was set.
+    return { allowed: false, retryAfterMs: Math.min(entry.lockedUntil - now, this.opts.maxLockMs) };
+  }
+
+  private isForgotten(entry: Entry, now: number): boolean {
+    return now >= entry.lockedUntil && now - entry.lastFailureAt >= this.opts.forgetAfterMs;
+  }
+
+  private makeRoom(now: number): void {
+    // The map is ordered by last failure, so forgotten entries sit at the front: dropping them
+    // here keeps memory down when things are quiet, at amortised O(1) per failure.
+    for (const [key, entry] of this.entries) {
+      if (!this.isForgotten(entry, now)) break;
+      this.entries.delete(key);
+    }
+    // Then the oldest even if still locked: the bound on memory wins over remembering one more
+    // attacker. Pushing out a victim's lock takes maxKeys fresh failures, each a login attempt.
+    while (this.entries.size >= this.opts.maxKeys) {
+      const oldest = this.entries.keys().next();
+      if (oldest.done === true) return;
+      this.entries.delete(oldest.value);
+    }
+  }
+}
+
+/**
+ * The rate-limit key of a client address: the IPv4 address (also when it arrives IPv4-mapped),
+ * or the /64 of an IPv6 address, since one host on a SLAAC network can use any address in its
+ * /64 and would otherwise get a fresh budget per address. Anything else is keyed as given.
+ */
+export function rateLimitKeyForIp(ip: string): string {
+  if (isIPv4(ip)) return `ip:${ip}`;
+  const bare = ip.replace(/%.*$/, '');
+  if (!isIPv6(bare)) return `ip:${ip}`;
+  const groups = expandIPv6(bare);
+  if (groups === null) return `ip:${ip}`;
+  if (groups.slice(0, 5).every((g) => g === 0) && groups[5] === 0xffff) {
+    const hi = groups[6] ?? 0;
+    const lo = groups[7] ?? 0;
+    return `ip:${hi >> 8}.${hi & 0xff}.${lo >> 8}.${lo & 0xff}`;
+  }
+  return `ip6:${groups
+    .slice(0, 4)
+    .map((g) => g.toString(16).padStart(4, '0'))
+    .join(':')}::/64`;
+}
+
+/** Eight 16-bit groups of a textual IPv6 address already accepted by isIPv6. */
+function expandIPv6(address: string): number[] | null {
+  let text = address.toLowerCase();
+  const lastColon = text.lastIndexOf(':');
+  const last = text.slice(lastColon + 1);
+  if (last.includes('.')) {
+    // A trailing dotted quad ("::ffff:1.2.3.4") is the last two groups written another way.
+    if (!isIPv4(last)) return null;
+    const [a, b, c, d] = last.split('.').map(Number) as [number, number, number, number];
+    text = `${text.slice(0, lastColon + 1)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+  }
+  const halves = text.split('::');
+  if (halves.length > 2) return null;
+  const parse = (part: string | undefined): number[] => (part === undefined || part === '' ? [] : part.split(':').map((g) => parseInt(g, 16)));
+  const head = parse(halves[0]);
+  const tail = parse(halves[1]);
+  const missing = 8 - head.length - tail.length;
+  if (halves.length === 1 ? missing !== 0 : missing < 0) return null;
+  const groups = [...head, ...new Array<number>(missing).fill(0), ...tail];
+  return groups.every((g) => Number.isInteger(g) && g >= 0 && g <= 0xffff) ? groups : null;
+}
