@@ -31,6 +31,8 @@ export interface SyncStore {
   getDevice(id: string): Device | null;
   requeueControlResult(id: string): void;
   listCameraDevices(): Device[];
+  /** Messages given up because the outbox was full, by kind (logged as they grow). */
+  readonly outboxEvicted: Readonly<Record<string, number>>;
 }
 
 export interface CloudSyncOptions {
@@ -206,7 +208,18 @@ export class CloudSync {
     });
   }
 
+  private evictedSeen = 0;
+
+  /** The outbox overflowed since the last look: say so once per drain (also in /metrics). */
+  private reportEvictions(): void {
+    const evicted = this.opts.store.outboxEvicted;
+    const total = Object.values(evicted).reduce((a, b) => a + b, 0);
+    if (total > this.evictedSeen) this.opts.logger.warn({ evicted, since: total - this.evictedSeen }, 'cloud outbox full: oldest messages of the least important kinds given up');
+    this.evictedSeen = total;
+  }
+
   private async drain(): Promise<void> {
+    this.reportEvictions();
     if (this.draining) return;
     this.draining = true;
     try {

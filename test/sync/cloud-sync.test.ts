@@ -238,6 +238,26 @@ describe('cloud sync with a broker account', () => {
   });
 });
 
+describe('a full outbox', () => {
+  it('gives up the least important messages, logs it and counts it in /metrics', async () => {
+    const logLines: string[] = [];
+    // No broker at all: everything stays in the outbox.
+    const g = await startTestGateway({ sync: { mqtt: { url: 'mqtt://127.0.0.1:9', topic_prefix: PREFIX }, outbox: { max_rows: 100 } } }, { logLines });
+    try {
+      g.gw.store.upsertDevice({ id: 'dev_full', name: 'F', type: 'camera', status: 'online', model: null, manufacturer: null, firmwareVersion: null, lastSeenAt: Date.now() });
+      for (let i = 0; i < 150; i++) g.gw.store.insertAlert({ id: `alr_f${i}`, deviceId: 'dev_full', type: 'motion', message: 'm', createdAt: Date.now() });
+      expect(g.gw.store.outboxSize).toBeLessThanOrEqual(100);
+      await expect.poll(() => logLines.some((l) => l.includes('cloud outbox full')), { timeout: 5000 }).toBe(true);
+      const metrics = (await g.request('/metrics')).text;
+      expect(metrics).toMatch(/^edge_gateway_sync_outbox_evicted_total\{[^}]*kind="device"[^}]*\} 1$/m);
+      expect(metrics).toMatch(/^edge_gateway_sync_outbox_evicted_total\{[^}]*kind="alert"[^}]*\} [1-9]\d*$/m);
+      expect(metrics).toMatch(/^edge_gateway_sync_outbox_messages\{[^}]*\} (\d+)$/m);
+    } finally {
+      await g.stop();
+    }
+  });
+});
+
 describe('cloud sync over TLS with a client certificate', () => {
   let pki: TestPki;
   let tlsBroker: Mosquitto;

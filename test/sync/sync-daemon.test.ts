@@ -70,6 +70,15 @@ describe('outbox across a SIGKILL', () => {
     const idsPerAlert = new Map<string, Set<string>>();
     for (const g of got) idsPerAlert.set(g.id, (idsPerAlert.get(g.id) ?? new Set()).add(g.messageId));
     expect([...idsPerAlert.values()].every((s) => s.size === 1)).toBe(true);
+
+    // Killed while connected: the broker publishes the last will, `offline`, retained.
+    const statuses: string[] = [];
+    cloud.on('message', (topic, payload) => {
+      if (topic.endsWith('/status')) statuses.push(payload.toString());
+    });
+    await expect.poll(() => daemon!.logged('cloud sync connected').length, { timeout: 10_000 }).toBeGreaterThan(0);
+    daemon.child.kill('SIGKILL');
+    await expect.poll(() => statuses.at(-1), { timeout: 10_000 }).toBe('offline');
     await cloud.endAsync();
   });
 });
