@@ -149,9 +149,11 @@ function unlistedFiles(s: Setup): string[] {
  * (of the recorded size), every thumbnail belongs to a clip, and every clip reads and decodes.
  */
 async function expectConsistent(s: Setup): Promise<Array<{ id: string; file_name: string; durationS: number }>> {
+  // A thumbnail is written just after its clip's row: its temporary may exist for a moment while
+  // the daemon runs. Left over, it would stay.
+  await expect.poll(() => relative(s.storageDir, filesUnder(s.storageDir)).filter((f) => f.endsWith('.tmp')), { timeout: 10_000, message: 'temporary files left in storage' }).toEqual([]);
   const rows = recordingRows(s.dataDir);
   const files = relative(s.storageDir, filesUnder(s.storageDir)).filter(isClipFile);
-  expect(files.filter((f) => f.endsWith('.tmp')), 'temporary files left in storage').toEqual([]);
   const clips = files.filter((f) => f.endsWith('.mp4'));
   expect(clips, 'clip files vs recordings rows').toEqual(rows.map((r) => r.file_name).sort());
   for (const jpg of files.filter((f) => f.endsWith('.jpg'))) expect(clips, `the clip of thumbnail ${jpg}`).toContain(jpg.replace(/\.jpg$/, '.mp4'));

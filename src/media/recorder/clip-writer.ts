@@ -82,6 +82,11 @@ export async function writeThumbnail(job: { ffmpegPath: string; storageDir: stri
     const atS = Math.max(0, Math.min(job.atS, job.durationS - 0.5));
     await runToEnd(job.ffmpegPath, thumbnailArgs({ input: clip, offsetS: atS, output: tmp, width: 640 }), { timeoutMs: 30_000 });
     await commitFile(tmp, final);
+    // Retention may have removed the clip meanwhile (a disk it cannot free otherwise).
+    if (!(await fsp.stat(clip).catch(() => null))) {
+      await fsp.rm(final, { force: true });
+      return false;
+    }
     return true;
   } catch {
     await fsp.rm(tmp, { force: true });
