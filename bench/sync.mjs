@@ -28,7 +28,13 @@ const freePort = () =>
 // The broker: Mosquitto from Debian, loopback only, no queue limit for the subscriber.
 const brokerPort = await freePort();
 const brokerConf = path.join(dir, 'mosquitto.conf');
-writeFileSync(brokerConf, `user ${os.userInfo().username}\nlistener ${brokerPort} 127.0.0.1\nallow_anonymous true\nmax_queued_messages 0\nmax_inflight_messages 0\npersistence false\n`);
+// Persistence: the cloud subscriber's session (made before the outage) survives the broker's
+// restart, so what the gateway sends the moment the broker is back is queued for it.
+writeFileSync(
+  brokerConf,
+  `user ${os.userInfo().username}\nlistener ${brokerPort} 127.0.0.1\nallow_anonymous true\nmax_queued_messages 0\nmax_inflight_messages 0\n` +
+    `persistence true\npersistence_location ${dir}/\nautosave_interval 3600\n`,
+);
 let broker = null;
 const startBroker = async () => {
   broker = spawn('/usr/sbin/mosquitto', ['-c', brokerConf], { stdio: 'ignore' });
@@ -44,6 +50,31 @@ const startBroker = async () => {
   }
   throw new Error('mosquitto did not start');
 };
+
+const stopBroker = async () => {
+  broker.kill('SIGTERM'); // a clean stop saves the sessions
+  await new Promise((r) => (broker.exitCode !== null ? r() : broker.once('exit', r)));
+};
+
+// The cloud side subscribes first, with a persistent session, then the outage begins.
+await startBroker();
+const seen = new Set();
+let received = 0;
+let outOfOrder = 0;
+let lastIndex = -1;
+const sub = connect(`mqtt://127.0.0.1:${brokerPort}`, { clientId: 'bench-cloud', protocolVersion: 5, clean: false, properties: { sessionExpiryInterval: 3600 }, reconnectPeriod: 100 });
+await new Promise((r) => sub.once('connect', r));
+sub.on('message', (topic, payload) => {
+  if (!topic.endsWith('/alerts')) return;
+  const body = JSON.parse(payload.toString());
+  received++;
+  seen.add(body.message_id);
+  const index = Number(body.id.slice(5));
+  if (index < lastIndex) outOfOrder++;
+  lastIndex = Math.max(lastIndex, index);
+});
+await sub.subscribeAsync('bench/#', { qos: 1 });
+await stopBroker();
 
 const configFile = path.join(dir, 'config.yaml');
 writeFileSync(
@@ -77,30 +108,15 @@ store.close();
 await sleep(2000);
 const rssOutage = rssMiB(gateway.child.pid);
 
-// The broker comes back; a cloud-side subscriber counts.
+// The broker comes back; the subscriber's session was kept.
 await startBroker();
-const seen = new Set();
-let received = 0;
-let outOfOrder = 0;
-let lastIndex = -1;
-const sub = connect(`mqtt://127.0.0.1:${brokerPort}`, { clientId: 'bench-cloud', protocolVersion: 5 });
-await new Promise((r) => sub.once('connect', r));
-sub.on('message', (topic, payload) => {
-  if (!topic.endsWith('/alerts')) return;
-  const body = JSON.parse(payload.toString());
-  received++;
-  seen.add(body.message_id);
-  const index = Number(body.id.slice(5));
-  if (index < lastIndex) outOfOrder++;
-  lastIndex = Math.max(lastIndex, index);
-});
-await sub.subscribeAsync('bench/#', { qos: 1 });
 const drainStart = performance.now();
 let rssDrainMax = 0;
 let firstAt = null;
 while (seen.size < events) {
   await sleep(100);
   if (seen.size > 0 && firstAt === null) firstAt = performance.now() - 50; // within the last poll
+  if (process.env.BENCH_PROGRESS) console.error(Math.round(performance.now() - drainStart), seen.size);
   rssDrainMax = Math.max(rssDrainMax, rssMiB(gateway.child.pid));
   if (performance.now() - drainStart > 300_000) break;
 }
@@ -110,8 +126,10 @@ const drainS = (endAt - drainStart) / 1000;
 // reconnect backoff (with jitter, up to 30 s), reported on its own.
 const reconnectS = ((firstAt ?? endAt) - drainStart) / 1000;
 const rate = Math.round(seen.size / Math.max(0.001, (endAt - (firstAt ?? drainStart)) / 1000));
-// Everything acknowledged is deleted from the outbox (read the file again).
-await sleep(500);
+// Everything acknowledged is deleted from the outbox (read the file again); and does the RSS stay
+// up after the drain (retained memory) or was it the garbage of the drain?
+await sleep(5000);
+const rssAfter = rssMiB(gateway.child.pid);
 const after = Store.open(path.join(dir, 'data'));
 after.enableOutbox(events * 2);
 const left = after.outboxSize;
@@ -128,7 +146,7 @@ console.log('| phase | figure |');
 console.log('|-------|--------|');
 console.log(`| writing the alerts (outbox rows in the same transactions) | ${Math.round(events / writeS)} alerts/s |`);
 console.log(`| outbox rows waiting | ${backlog} |`);
-console.log(`| daemon RSS idle / during the outage / max while draining | ${rssIdle.toFixed(0)} / ${rssOutage.toFixed(0)} / ${rssDrainMax.toFixed(0)} MiB |`);
+console.log(`| daemon RSS idle / during the outage / max while draining / 5 s after | ${rssIdle.toFixed(0)} / ${rssOutage.toFixed(0)} / ${rssDrainMax.toFixed(0)} / ${rssAfter.toFixed(0)} MiB |`);
 console.log(`| broker start to first message (the gateway's reconnect backoff) | ${reconnectS.toFixed(1)} s |`);
 console.log(`| drain, first to last message | ${(drainS - reconnectS).toFixed(1)} s, ${rate} events/s |`);
 console.log(`| received / unique / lost / out of order / left in outbox | ${received} / ${seen.size} / ${lost} / ${outOfOrder} / ${left} |`);
@@ -144,6 +162,7 @@ console.log(
     rss_idle_mib: Math.round(rssIdle),
     rss_outage_mib: Math.round(rssOutage),
     rss_drain_max_mib: Math.round(rssDrainMax),
+    rss_after_drain_mib: Math.round(rssAfter),
     received,
     unique: seen.size,
     lost,
