@@ -7,6 +7,12 @@ import { createLogger, gatewayId, openLocalIssuer, startGateway } from './main.j
 import { startFleet } from './onvif/simulator/fleet.js';
 import { pino } from 'pino';
 import { SecretBox, sealConfigSecret } from './store/secret-box.js';
+import { Store } from './store/store.js';
+import { createHash, randomBytes } from 'node:crypto';
+import { GRANT_TYPES } from './auth/oauth/params.js';
+import { hashPassword, PasswordPolicyError } from './auth/oauth/password.js';
+import { validateRegisteredRedirectUri } from './auth/oauth/redirect-uri.js';
+import { newId } from './domain/ids.js';
 import { readVersion } from './version.js';
 
 const SCOPES = [
@@ -27,6 +33,13 @@ Commands:
   token  [--config FILE] --scope "S ..." [--ttl SECONDS] [--subject NAME]
                                          print an access token from the gateway's local issuer
                                          scopes: ${SCOPES.join(' ')}
+  clients add --name N --redirect-uri U [--redirect-uri U2 ...] [--public]
+              [--grant authorization_code|refresh_token|client_credentials ...] [--json] [--config FILE]
+                                         register a client of the local authorization server; prints its
+                                         client_id (and client_secret, shown once, stored hashed)
+  clients list [--json] | clients remove --client-id ID   [--config FILE]
+  users add --username U --password-stdin | users list | users remove --username U   [--config FILE]
+                                         local accounts for the gateway's own login page
   seal   [--config FILE]                 read a secret on stdin, print it sealed with this gateway's key
                                          (for sync.mqtt.password: "sealed:…"; only this data_dir opens it)
   simulate-camera [--count N] [--host 127.0.0.1] [--port 8081] [--username admin] [--password admin]
@@ -113,6 +126,146 @@ async function seal(argv: string[], env: NodeJS.ProcessEnv, io: Io, stdin: () =>
   return 0;
 }
 
+/** The store of the configured data_dir, for the management commands (the daemon may be running). */
+function openStore(configFlag: string | undefined, env: NodeJS.ProcessEnv): Store {
+  return Store.open(config(configFlag, env).gateway.data_dir);
+}
+
+async function clients(argv: string[], env: NodeJS.ProcessEnv, io: Io): Promise<number> {
+  const [sub, ...rest] = argv;
+  if (sub === 'add') {
+    const { values } = parseArgsStrict(rest, {
+      config: { type: 'string' },
+      name: { type: 'string' },
+      'redirect-uri': { type: 'string', multiple: true },
+      grant: { type: 'string', multiple: true },
+      public: { type: 'boolean' },
+      json: { type: 'boolean' },
+    });
+    const name = values.name?.trim();
+    if (!name) throw new UsageError('clients add needs --name');
+    const redirectUris = values['redirect-uri'] ?? [];
+    const grants = values.grant ?? ['authorization_code', 'refresh_token'];
+    for (const g of grants) if (!(GRANT_TYPES as readonly string[]).includes(g)) throw new UsageError(`--grant must be one of ${GRANT_TYPES.join(', ')}, not ${g}`);
+    if (values.public && grants.includes('client_credentials')) throw new UsageError('a public client cannot use client_credentials (it has no secret)');
+    if (grants.includes('authorization_code') && redirectUris.length === 0) throw new UsageError('the authorization_code grant needs at least one --redirect-uri');
+    for (const uri of redirectUris) {
+      const check = validateRegisteredRedirectUri(uri);
+      if (!check.ok) throw new UsageError(`--redirect-uri ${uri}: ${check.message}`);
+    }
+    const clientId = newId('cli');
+    const secret = values.public ? null : randomBytes(32).toString('base64url');
+    const store = openStore(values.config, env);
+    try {
+      store.insertOAuthClient({
+        id: clientId,
+        name,
+        secretHash: secret === null ? null : createHash('sha256').update(secret).digest('hex'),
+        redirectUris,
+        grantTypes: [...new Set(grants)],
+        createdAt: Date.now(),
+      });
+    } finally {
+      store.close();
+    }
+    if (values.json) io.out(`${JSON.stringify({ client_id: clientId, client_secret: secret })}\n`);
+    else io.out(`client_id: ${clientId}\n${secret === null ? 'public client: no secret\n' : `client_secret: ${secret}\n(shown once; only its hash is kept)\n`}`);
+    return 0;
+  }
+  if (sub === 'list') {
+    const { values } = parseArgsStrict(rest, { config: { type: 'string' }, json: { type: 'boolean' } });
+    const store = openStore(values.config, env);
+    try {
+      const list = store.listOAuthClients().map((c) => ({ client_id: c.id, name: c.name, public: c.secretHash === null, redirect_uris: c.redirectUris, grant_types: c.grantTypes }));
+      io.out(values.json ? `${JSON.stringify(list)}\n` : list.map((c) => `${c.client_id}  ${c.name}  ${c.public ? 'public' : 'confidential'}  ${c.grant_types.join(',')}  ${c.redirect_uris.join(' ')}\n`).join(''));
+    } finally {
+      store.close();
+    }
+    return 0;
+  }
+  if (sub === 'remove') {
+    const { values } = parseArgsStrict(rest, { config: { type: 'string' }, 'client-id': { type: 'string' } });
+    if (!values['client-id']) throw new UsageError('clients remove needs --client-id');
+    const store = openStore(values.config, env);
+    try {
+      if (!store.deleteOAuthClient(values['client-id'])) {
+        io.err(`edge-gateway clients remove: no client ${values['client-id']}\n`);
+        return 1;
+      }
+    } finally {
+      store.close();
+    }
+    return 0;
+  }
+  throw new UsageError('clients needs add, list or remove');
+}
+
+async function users(argv: string[], env: NodeJS.ProcessEnv, io: Io, stdin: () => Promise<string>): Promise<number> {
+  const [sub, ...rest] = argv;
+  if (sub === 'add') {
+    const { values } = parseArgsStrict(rest, { config: { type: 'string' }, username: { type: 'string' }, 'password-stdin': { type: 'boolean' } });
+    const username = values.username?.trim();
+    if (!username || !/^[A-Za-z0-9._@-]{1,64}$/.test(username)) throw new UsageError('users add needs --username (1–64 of A-Z a-z 0-9 . _ @ -)');
+    if (!values['password-stdin']) throw new UsageError('users add reads the password from stdin: --password-stdin (never on the command line, where ps shows it)');
+    const password = (await stdin()).replace(/\r?\n$/, '');
+    let passwordHash: string;
+    try {
+      passwordHash = await hashPassword(password);
+    } catch (err) {
+      if (err instanceof PasswordPolicyError) throw new UsageError(`the password is ${err.reason}`);
+      throw err;
+    }
+    const store = openStore(values.config, env);
+    try {
+      if (store.getLocalUser(username)) {
+        io.err(`edge-gateway users add: ${username} exists (users remove first to set a new password)\n`);
+        return 1;
+      }
+      store.insertLocalUser({ username, passwordHash, createdAt: Date.now() });
+    } finally {
+      store.close();
+    }
+    io.out(`user ${username} added\n`);
+    return 0;
+  }
+  if (sub === 'list') {
+    const { values } = parseArgsStrict(rest, { config: { type: 'string' } });
+    const store = openStore(values.config, env);
+    try {
+      io.out(store.listLocalUsers().map((u) => `${u.username}\n`).join(''));
+    } finally {
+      store.close();
+    }
+    return 0;
+  }
+  if (sub === 'remove') {
+    const { values } = parseArgsStrict(rest, { config: { type: 'string' }, username: { type: 'string' } });
+    if (!values.username) throw new UsageError('users remove needs --username');
+    const store = openStore(values.config, env);
+    try {
+      if (!store.deleteLocalUser(values.username)) {
+        io.err(`edge-gateway users remove: no user ${values.username}\n`);
+        return 1;
+      }
+    } finally {
+      store.close();
+    }
+    return 0;
+  }
+  throw new UsageError('users needs add, list or remove');
+}
+
+type OptionSpec = Record<string, { type: 'string' | 'boolean'; multiple?: boolean }>;
+
+/** util.parseArgs, strict, with its complaints as usage errors. */
+function parseArgsStrict<T extends OptionSpec>(argv: string[], options: T) {
+  try {
+    return parseArgs({ args: argv, options, strict: true, allowPositionals: false });
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+}
+
 async function simulateCamera(argv: string[]): Promise<number> {
   const v = parse(argv, ['count', 'host', 'port', 'username', 'password', 'discovery-port', 'rtsp-port']);
   const int = (name: string, text: string | undefined, def: number, min: number, max: number) => {
@@ -157,6 +310,10 @@ export async function runCli(argv: string[], env: NodeJS.ProcessEnv, io: Io): Pr
         return await start(rest, env);
       case 'token':
         return await token(rest, env, io);
+      case 'clients':
+        return await clients(rest, env, io);
+      case 'users':
+        return await users(rest, env, io, io.stdin ?? readStdin);
       case 'seal':
         return await seal(rest, env, io, io.stdin ?? readStdin);
       case 'simulate-camera':

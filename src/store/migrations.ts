@@ -93,4 +93,21 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX outbox_kind ON outbox (kind, seq);
   CREATE INDEX outbox_subject ON outbox (kind, subject_id);
   `,
+  /* 4: the local authorization server's clients and users (managed with the CLI) */ `
+  CREATE TABLE oauth_clients (
+    id            TEXT PRIMARY KEY,
+    name          TEXT NOT NULL,
+    -- SHA-256 of the secret (a random 256-bit value, so no slow hash is needed); NULL: public client.
+    secret_hash   TEXT,
+    redirect_uris TEXT NOT NULL,
+    grant_types   TEXT NOT NULL,
+    created_at    INTEGER NOT NULL
+  ) STRICT;
+
+  CREATE TABLE local_users (
+    username      TEXT PRIMARY KEY,
+    password_hash TEXT NOT NULL,
+    created_at    INTEGER NOT NULL
+  ) STRICT;
+  `,
 ];

@@ -198,6 +198,35 @@ export type NewAlert = Omit<Alert, 'readAt' | 'recordingId'> & { recordingId?: s
 /** How stale a device's last_seen_at may get while it stays online (a write per camera at most this often). */
 export const LAST_SEEN_WRITE_MS = 10 * 60_000;
 
+/** A client of the local authorization server (`edge-gateway clients add`). */
+export interface OAuthClientRecord {
+  id: string;
+  name: string;
+  /** SHA-256 (hex) of the client secret; null for a public client. */
+  secretHash: string | null;
+  redirectUris: string[];
+  grantTypes: string[];
+  createdAt: number;
+}
+
+interface OAuthClientRow {
+  id: string;
+  name: string;
+  secret_hash: string | null;
+  redirect_uris: string;
+  grant_types: string;
+  created_at: number;
+}
+
+const toOAuthClient = (r: OAuthClientRow): OAuthClientRecord => ({
+  id: r.id,
+  name: r.name,
+  secretHash: r.secret_hash,
+  redirectUris: JSON.parse(r.redirect_uris) as string[],
+  grantTypes: JSON.parse(r.grant_types) as string[],
+  createdAt: r.created_at,
+});
+
 export type OutboxKind = 'device' | 'alert' | 'recording' | 'control_result';
 
 /** A message for the cloud, as written with its change (body: the record's JSON at that moment). */
@@ -613,6 +642,49 @@ export class Store {
       if (this.write('UPDATE alerts SET read_at = @now WHERE id = @id AND read_at IS NULL', { now, id }).changes > 0) return this.alertChanged(id, now);
       return this.getAlert(id);
     });
+  }
+
+  // --- the local authorization server's clients and users
+
+  insertOAuthClient(c: OAuthClientRecord): void {
+    this.write(
+      'INSERT INTO oauth_clients (id, name, secret_hash, redirect_uris, grant_types, created_at) VALUES (@id, @name, @secretHash, @redirectUris, @grantTypes, @createdAt)',
+      { ...c, redirectUris: JSON.stringify(c.redirectUris), grantTypes: JSON.stringify(c.grantTypes) },
+    );
+  }
+
+  getOAuthClient(id: string): OAuthClientRecord | null {
+    const row = this.sql('SELECT * FROM oauth_clients WHERE id = ?').get(id) as OAuthClientRow | undefined;
+    return row ? toOAuthClient(row) : null;
+  }
+
+  listOAuthClients(): OAuthClientRecord[] {
+    return (this.sql('SELECT * FROM oauth_clients ORDER BY created_at, id').all() as OAuthClientRow[]).map(toOAuthClient);
+  }
+
+  /** False when there was no such client. */
+  deleteOAuthClient(id: string): boolean {
+    return this.write('DELETE FROM oauth_clients WHERE id = @id', { id }).changes > 0;
+  }
+
+  insertLocalUser(u: { username: string; passwordHash: string; createdAt: number }): void {
+    this.write('INSERT INTO local_users (username, password_hash, created_at) VALUES (@username, @passwordHash, @createdAt)', u);
+  }
+
+  getLocalUser(username: string): { username: string; passwordHash: string; createdAt: number } | null {
+    const row = this.sql('SELECT * FROM local_users WHERE username = ?').get(username) as { username: string; password_hash: string; created_at: number } | undefined;
+    return row ? { username: row.username, passwordHash: row.password_hash, createdAt: row.created_at } : null;
+  }
+
+  listLocalUsers(): Array<{ username: string; createdAt: number }> {
+    return (this.sql('SELECT username, created_at FROM local_users ORDER BY username').all() as Array<{ username: string; created_at: number }>).map((r) => ({
+      username: r.username,
+      createdAt: r.created_at,
+    }));
+  }
+
+  deleteLocalUser(username: string): boolean {
+    return this.write('DELETE FROM local_users WHERE username = @username', { username }).changes > 0;
   }
 
   // --- control requests

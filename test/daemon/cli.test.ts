@@ -219,3 +219,72 @@ describe('edge-gateway seal', () => {
     expect(empty.stderr).toMatch(/seal reads the secret on stdin/);
   });
 });
+
+describe('edge-gateway clients and users (the local authorization server stand-ins for the developer portal)', () => {
+  const run = (args: string[], input = '') => spawnSync(process.execPath, [CLI, ...args], { input, encoding: 'utf8', timeout: 30_000, env: { PATH: process.env.PATH ?? '' } });
+
+  it('registers, lists and removes clients; the secret is shown once and stored hashed', () => {
+    const dir = workDir();
+    const cfg = writeConfig(dir, `gateway:\n  data_dir: ${dir}/data\n`);
+    const added = run(['clients', 'add', '--config', cfg, '--name', 'Phone app', '--redirect-uri', 'https://app.example/cb', '--redirect-uri', 'http://127.0.0.1/cb', '--json']);
+    expect(added.status).toBe(0);
+    const { client_id, client_secret } = JSON.parse(added.stdout) as { client_id: string; client_secret: string };
+    expect(client_id).toMatch(/^cli_/);
+    expect(client_secret).toMatch(/^[\w-]{43}$/);
+    const pub = JSON.parse(run(['clients', 'add', '--config', cfg, '--name', 'SPA', '--public', '--redirect-uri', 'https://spa.example/cb', '--json']).stdout) as { client_secret: string | null };
+    expect(pub.client_secret).toBeNull();
+    const svc = run(['clients', 'add', '--config', cfg, '--name', 'NVR sync', '--grant', 'client_credentials', '--json']);
+    expect(svc.status).toBe(0);
+    const list = JSON.parse(run(['clients', 'list', '--config', cfg, '--json']).stdout) as Array<{ client_id: string; public: boolean; grant_types: string[] }>;
+    expect(list.map((c) => [c.public, c.grant_types])).toEqual([
+      [false, ['authorization_code', 'refresh_token']],
+      [true, ['authorization_code', 'refresh_token']],
+      [false, ['client_credentials']],
+    ]);
+    const db = readFileSync(path.join(dir, 'data', 'gateway.db'));
+    expect(db.includes(Buffer.from(client_secret))).toBe(false);
+    expect(run(['clients', 'remove', '--config', cfg, '--client-id', client_id]).status).toBe(0);
+    expect(run(['clients', 'remove', '--config', cfg, '--client-id', client_id]).status).toBe(1);
+    expect((JSON.parse(run(['clients', 'list', '--config', cfg, '--json']).stdout) as unknown[]).length).toBe(2);
+  });
+
+  it.each([
+    [['--name', 'x', '--redirect-uri', 'https://app.example/cb#frag'], /--redirect-uri https:\/\/app\.example\/cb#frag: /],
+    [['--name', 'x', '--redirect-uri', 'http://app.example/cb'], /--redirect-uri http:\/\/app\.example\/cb: /],
+    [['--name', 'x', '--public', '--grant', 'client_credentials'], /public client cannot use client_credentials/],
+    [['--name', 'x', '--grant', 'password'], /--grant must be one of/],
+    [['--name', 'x'], /needs at least one --redirect-uri/],
+    [['--redirect-uri', 'https://app.example/cb'], /needs --name/],
+  ])('refuses clients add %j with a usage error', (args, message) => {
+    const dir = workDir();
+    const cfg = writeConfig(dir, `gateway:\n  data_dir: ${dir}/data\n`);
+    const r = run(['clients', 'add', '--config', cfg, ...args]);
+    expect(r.status).toBe(2);
+    expect(r.stderr).toMatch(message);
+  });
+
+  it('adds users with the password from stdin (scrypt-hashed), lists and removes them', async () => {
+    const dir = workDir();
+    const cfg = writeConfig(dir, `gateway:\n  data_dir: ${dir}/data\n`);
+    expect(run(['users', 'add', '--config', cfg, '--username', 'owner', '--password-stdin'], 'correct horse battery\n').status).toBe(0);
+    expect(run(['users', 'add', '--config', cfg, '--username', 'owner', '--password-stdin'], 'again\n').status).toBe(1);
+    expect(run(['users', 'add', '--config', cfg, '--username', 'x', '--password-stdin'], '').stderr).toMatch(/password is empty/);
+    expect(run(['users', 'add', '--config', cfg, '--username', 'bad name', '--password-stdin'], 'pw').status).toBe(2);
+    expect(run(['users', 'add', '--config', cfg, '--username', 'owner2']).stderr).toMatch(/--password-stdin/);
+    expect(run(['users', 'list', '--config', cfg]).stdout).toBe('owner\n');
+    const { Store } = await import('../../src/store/store.js');
+    const { verifyPassword } = await import('../../src/auth/oauth/password.js');
+    const store = Store.open(path.join(dir, 'data'));
+    try {
+      const user = store.getLocalUser('owner')!;
+      expect(user.passwordHash).toMatch(/^scrypt\$/);
+      expect(await verifyPassword('correct horse battery', user.passwordHash)).toBe(true);
+      expect(await verifyPassword('correct horse battery\n', user.passwordHash)).toBe(false);
+    } finally {
+      store.close();
+    }
+    expect(run(['users', 'remove', '--config', cfg, '--username', 'owner']).status).toBe(0);
+    expect(run(['users', 'list', '--config', cfg]).stdout).toBe('');
+  });
+});
+
