@@ -1,3 +1,4 @@
+import { rmdirSync } from 'node:fs';
 import path from 'node:path';
 import type { BaseLogger } from 'pino';
 import type { EventType } from '../../domain/types.js';
@@ -42,6 +43,8 @@ export interface RecordersOptions {
 export class Recorders {
   private readonly recorders = new Map<string, CameraRecorder>();
   private readonly watchers = new Map<string, MotionWatcher>();
+  /** Recorders of cameras that went offline, still writing their last clip. */
+  private readonly stopping = new Set<Promise<void>>();
   private chain: Promise<unknown> = Promise.resolve();
   private closed = false;
   private readonly motionCheck: NodeJS.Timeout | null;
@@ -91,7 +94,8 @@ export class Recorders {
       // The open episode ends now with what was received; the recorder stops once it is written.
       current.cameraLost(at);
       this.recorders.delete(deviceId);
-      void current.stop();
+      const stopping = current.stop().finally(() => this.stopping.delete(stopping));
+      this.stopping.add(stopping);
     }
   }
 
@@ -133,6 +137,12 @@ export class Recorders {
     this.watchers.clear();
     const all = [...this.recorders.values()];
     this.recorders.clear();
-    await Promise.all(all.map((r) => r.stop()));
+    await Promise.all([...all.map((r) => r.stop()), ...this.stopping]);
+    // The RAM directory itself, when nothing else is in it (each camera's folder is gone by now).
+    try {
+      rmdirSync(this.opts.segmentRoot);
+    } catch {
+      // not empty, or never made
+    }
   }
 }

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { pino } from 'pino';
@@ -38,18 +38,22 @@ function make(mode: 'auto' | 'on' | 'off', hasOwnEvents: (id: string) => boolean
   const recorders = new Recorders(opts);
   stops.push(() => recorders.stop());
   const said = (msg: string) => lines.filter((l) => l.includes(`"msg":"${msg}"`)).map((l) => (JSON.parse(l) as { device: string }).device);
-  return { recorders, said };
+  return { recorders, said, segmentRoot: opts.segmentRoot };
 }
 
 describe('Recorders', () => {
   it('records online cameras that have a main stream, and stops when they go offline', async () => {
-    const { recorders } = make('off', () => true);
+    const { recorders, segmentRoot } = make('off', () => true);
     recorders.deviceStatus('dev_a', true, Date.now());
+    recorders.deviceStatus('dev_b', true, Date.now());
     recorders.deviceStatus('dev_nostream', true, Date.now());
     expect(recorders.get('dev_a')).toBeDefined();
     expect(recorders.get('dev_nostream')).toBeUndefined();
     recorders.deviceStatus('dev_a', false, Date.now());
     expect(recorders.get('dev_a')).toBeUndefined();
+    expect(existsSync(path.join(segmentRoot, 'dev_b'))).toBe(true);
+    await recorders.stop();
+    expect(existsSync(segmentRoot)).toBe(false); // no RAM left behind (/dev/shm outlives the daemon)
   });
 
   it('auto: runs software motion detection only while a camera has no event subscription of its own', async () => {
