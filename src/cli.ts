@@ -63,14 +63,20 @@ async function readStdin(): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-/** Parses --name value flags (all strings); unknown flags and stray words are usage errors. */
-function parse(argv: string[], names: string[]): Record<string, string | undefined> {
-  const options = Object.fromEntries(names.map((n) => [n, { type: 'string' as const }]));
+type OptionSpec = Record<string, { type: 'string' | 'boolean'; multiple?: boolean }>;
+
+/** util.parseArgs, strict (unknown flags and stray words are usage errors). */
+function parseArgsStrict<T extends OptionSpec>(argv: string[], options: T) {
   try {
-    return parseArgs({ args: argv, options, strict: true, allowPositionals: false }).values as Record<string, string | undefined>;
+    return parseArgs({ args: argv, options, strict: true, allowPositionals: false });
   } catch (err) {
     throw new UsageError((err as Error).message);
   }
+}
+
+/** Parses --name value flags that are all plain strings. */
+function parse(argv: string[], names: string[]): Record<string, string | undefined> {
+  return parseArgsStrict(argv, Object.fromEntries(names.map((n) => [n, { type: 'string' as const }]))).values as Record<string, string | undefined>;
 }
 
 function config(flag: string | undefined, env: NodeJS.ProcessEnv): Config {
@@ -253,17 +259,6 @@ async function users(argv: string[], env: NodeJS.ProcessEnv, io: Io, stdin: () =
     return 0;
   }
   throw new UsageError('users needs add, list or remove');
-}
-
-type OptionSpec = Record<string, { type: 'string' | 'boolean'; multiple?: boolean }>;
-
-/** util.parseArgs, strict, with its complaints as usage errors. */
-function parseArgsStrict<T extends OptionSpec>(argv: string[], options: T) {
-  try {
-    return parseArgs({ args: argv, options, strict: true, allowPositionals: false });
-  } catch (err) {
-    throw new UsageError((err as Error).message);
-  }
 }
 
 async function simulateCamera(argv: string[]): Promise<number> {

@@ -1,4 +1,5 @@
-import { Counter, Gauge, type Registry } from 'prom-client';
+import { Gauge, type Registry } from 'prom-client';
+import { mirroredCounter } from '../daemon/mirrored-counter.js';
 import type { OutboxKind } from '../store/store.js';
 import type { CloudSync } from './cloud-sync.js';
 
@@ -26,32 +27,12 @@ export function registerSyncMetrics(registry: Registry, sync: CloudSync, outbox:
       this.set(outbox.outboxSize);
     },
   });
-  const seen: Record<string, number> = {};
-  new Counter({
-    name: 'edge_gateway_sync_outbox_evicted_total',
-    help: 'Messages given up because the outbox was full, by kind',
-    labelNames: ['kind'],
-    registers: [registry],
-    collect() {
-      for (const [kind, value] of Object.entries(outbox.outboxEvicted)) {
-        const grew = value - (seen[kind] ?? 0);
-        if (grew > 0) this.inc({ kind }, grew);
-        seen[kind] = value;
-      }
-    },
-  });
-  const published: Record<string, number> = {};
-  new Counter({
-    name: 'edge_gateway_sync_messages_total',
-    help: 'Cloud messages by outcome: published (handed to the broker), acknowledged, commands received, commands refused',
-    labelNames: ['outcome'],
-    registers: [registry],
-    collect() {
-      for (const [outcome, value] of Object.entries({ published: sync.stats.published, acknowledged: sync.stats.acknowledged, commands: sync.stats.commands, refused: sync.stats.refusedCommands })) {
-        const grew = value - (published[outcome] ?? 0);
-        if (grew > 0) this.inc({ outcome }, grew);
-        published[outcome] = value;
-      }
-    },
-  });
+  mirroredCounter(registry, 'edge_gateway_sync_outbox_evicted_total', 'Messages given up because the outbox was full, by kind', () => outbox.outboxEvicted, 'kind');
+  mirroredCounter(
+    registry,
+    'edge_gateway_sync_messages_total',
+    'Cloud messages by outcome: published (handed to the broker), acknowledged, commands received, commands refused',
+    () => ({ published: sync.stats.published, acknowledged: sync.stats.acknowledged, commands: sync.stats.commands, refused: sync.stats.refusedCommands }),
+    'outcome',
+  );
 }

@@ -5,6 +5,11 @@
 
 const QUIET = ['-hide_banner', '-nostdin', '-loglevel', 'warning'];
 
+/** The relay's stream as input: interleaved TCP, and a read timeout (µs) so a silent relay ends ffmpeg. */
+function relayInput(url: string, readTimeoutS: number): string[] {
+  return ['-rtsp_transport', 'tcp', '-timeout', String(Math.round(readTimeoutS * 1_000_000)), '-i', url];
+}
+
 export interface SegmenterArgs {
   /** The relay's loopback URL with an internal ticket (the camera keeps one session). */
   inputUrl: string;
@@ -29,9 +34,7 @@ export interface SegmenterArgs {
 export function segmenterArgs(o: SegmenterArgs): string[] {
   return [
     ...QUIET,
-    '-rtsp_transport', 'tcp',
-    '-timeout', String(Math.round(o.readTimeoutS * 1_000_000)),
-    '-i', o.inputUrl,
+    ...relayInput(o.inputUrl, o.readTimeoutS),
     '-map', '0:v:0', '-map', '0:a:0?',
     '-c', 'copy',
     '-f', 'segment',
@@ -118,9 +121,7 @@ export interface MotionArgs {
 export function motionArgs(o: MotionArgs): string[] {
   return [
     ...QUIET,
-    '-rtsp_transport', 'tcp',
-    '-timeout', String(Math.round(o.readTimeoutS * 1_000_000)),
-    '-i', o.inputUrl,
+    ...relayInput(o.inputUrl, o.readTimeoutS),
     '-an',
     '-vf', `fps=${o.fps},scale=${o.width}:${o.height},format=gray`,
     '-f', 'rawvideo',

@@ -1,4 +1,5 @@
-import { Counter, Gauge, type Registry } from 'prom-client';
+import { Gauge, type Registry } from 'prom-client';
+import { mirroredCounter } from '../../daemon/mirrored-counter.js';
 import type { RelayServerStats } from './server.js';
 import type { RelayStreamsStats } from './streams.js';
 
@@ -8,21 +9,6 @@ import type { RelayStreamsStats } from './streams.js';
 export interface RelayMetricsSource {
   server: () => RelayServerStats;
   streams: () => RelayStreamsStats;
-}
-
-/** A counter whose value lives elsewhere and only grows: each scrape adds what it grew by. */
-function mirroredCounter(registry: Registry, name: string, help: string, read: () => number): void {
-  let seen = 0;
-  new Counter({
-    name,
-    help,
-    registers: [registry],
-    collect() {
-      const value = read();
-      if (value > seen) this.inc(value - seen);
-      seen = value;
-    },
-  });
 }
 
 export function registerRelayMetrics(registry: Registry, source: RelayMetricsSource): void {
@@ -61,7 +47,7 @@ export function registerRelayMetrics(registry: Registry, source: RelayMetricsSou
       this.set(source.streams().cameraSessions);
     },
   });
-  mirroredCounter(registry, 'edge_gateway_relay_packets_delivered_total', 'RTP packets handed to readers', () => source.streams().delivered);
-  mirroredCounter(registry, 'edge_gateway_relay_packets_dropped_total', 'RTP packets a slow or waiting reader skipped', () => source.streams().dropped);
-  mirroredCounter(registry, 'edge_gateway_relay_readers_evicted_total', 'Readers disconnected for staying behind or a codec change', () => source.streams().evicted);
+  mirroredCounter(registry, 'edge_gateway_relay_packets_delivered_total', 'RTP packets handed to readers', () => ({ total: source.streams().delivered }));
+  mirroredCounter(registry, 'edge_gateway_relay_packets_dropped_total', 'RTP packets a slow or waiting reader skipped', () => ({ total: source.streams().dropped }));
+  mirroredCounter(registry, 'edge_gateway_relay_readers_evicted_total', 'Readers disconnected for staying behind or a codec change', () => ({ total: source.streams().evicted }));
 }
