@@ -66,15 +66,6 @@ export class CameraRecorder {
     this.ticker.unref();
   }
 
-  /** Segments held in RAM (tests, metrics). */
-  get segmentCount(): number {
-    return this.segmenter.ring.size;
-  }
-
-  get recording(): boolean {
-    return this.segmenter.healthy;
-  }
-
   event(kind: EventType, phase: 'start' | 'stop', at: number): void {
     if (this.stopped) return;
     this.opts.logger.debug({ device: this.opts.deviceId, kind, phase, at }, 'recorder: event');

@@ -87,11 +87,6 @@ export class Segmenter {
     return wait;
   }
 
-  /** True while ffmpeg runs and delivered a segment within stallMs. */
-  get healthy(): boolean {
-    return this.child !== null && this.now() - this.lastSegmentAt <= (this.opts.stallMs ?? 10_000);
-  }
-
   file(name: string): string {
     return path.join(this.opts.dir, name);
   }
@@ -203,11 +198,5 @@ export class Segmenter {
   /** Removes the directory and every segment (after stop and the last clips). */
   removeFiles(): void {
     rmSync(this.opts.dir, { recursive: true, force: true });
-  }
-
-  /** Files in the directory that the ring does not hold (left by a run that ended); for tests. */
-  strayFiles(): string[] {
-    const held = new Set(this.ring.files());
-    return readdirSync(this.opts.dir).filter((f) => !held.has(f));
   }
 }
