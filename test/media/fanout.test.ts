@@ -159,3 +159,105 @@ describe('FanOut', () => {
     expect(late.got[0]!.equals(packets[0]!)).toBe(true);
   });
 });
+
+describe('FanOut: RTP-Info names one instant for every track', () => {
+  const AUDIO_RATE = 8000;
+  /** A PCMU packet of 20 ms (160 ticks) with the given sequence number and timestamp. */
+  function audioPacket(sequence: number, timestamp: number): Buffer {
+    const p = Buffer.alloc(12 + 160, 0xff);
+    p[0] = 0x80;
+    p[1] = 0;
+    p.writeUInt16BE(sequence, 2);
+    p.writeUInt32BE(timestamp >>> 0, 4);
+    p.writeUInt32BE(0x1234, 8);
+    return p;
+  }
+  function senderReport(seconds: number, rtpTime: number): Buffer {
+    const sr = Buffer.alloc(28);
+    sr[0] = 0x80;
+    sr[1] = 200;
+    sr.writeUInt16BE(6, 2);
+    sr.writeUInt32BE(Math.floor(seconds), 8);
+    sr.writeUInt32BE(Math.round((seconds % 1) * 2 ** 32), 12);
+    sr.writeUInt32BE(rtpTime >>> 0, 16);
+    return sr;
+  }
+  // The camera's audio clock starts near the 32-bit wrap, so the arithmetic must wrap too.
+  const AUDIO_AT_PLAY = 0xffffff00;
+  const videoAtPlay = () => readRtpHeader(packets[0]!)!.timestamp;
+  /** Feeds the video with one audio packet per video packet, audio 0.3 s behind the video's instant (as an encoder's latency makes it). */
+  function feed(fan: FanOut, upTo: number): void {
+    packets.slice(0, upTo).forEach((p, i) => {
+      fan.push(0, p);
+      const videoSeconds = ((readRtpHeader(p)!.timestamp - videoAtPlay()) | 0) / 90000;
+      fan.push(1, audioPacket(i, AUDIO_AT_PLAY + Math.round((videoSeconds + 0.3) * AUDIO_RATE)));
+    });
+  }
+
+  it('from the camera\'s PLAY answer: the audio rtptime is the audio clock at the cached keyframe\'s instant', () => {
+    const fan = new FanOut({ videoTrack: 0, codec: 'H264', clockRates: [90000, AUDIO_RATE] });
+    fan.setPlayClocks([videoAtPlay(), AUDIO_AT_PLAY]);
+    const [, second] = keyframeIndexes();
+    feed(fan, second! + 3);
+    const keyframe = readRtpHeader(packets[second!]!)!;
+    const keyframeSeconds = ((keyframe.timestamp - videoAtPlay()) | 0) / 90000;
+    const start = fan.startOfNextReader();
+    expect(start).toEqual([
+      { track: 0, sequence: keyframe.sequence, rtpTime: keyframe.timestamp },
+      // The first cached audio packet came after the keyframe, but the rtptime is the keyframe's instant.
+      { track: 1, sequence: second, rtpTime: (AUDIO_AT_PLAY + Math.round(keyframeSeconds * AUDIO_RATE)) >>> 0 },
+    ]);
+    const firstCachedAudio = audioPacket(second!, AUDIO_AT_PLAY + Math.round((keyframeSeconds + 0.3) * AUDIO_RATE));
+    expect(start[1]!.rtpTime).not.toBe(readRtpHeader(firstCachedAudio)!.timestamp);
+  });
+
+  it('from sender reports once every track has one (they win over the PLAY answer)', () => {
+    const fan = new FanOut({ videoTrack: 0, codec: 'H264', clockRates: [90000, AUDIO_RATE] });
+    fan.setPlayClocks([videoAtPlay(), AUDIO_AT_PLAY]);
+    const [, second] = keyframeIndexes();
+    feed(fan, second! + 3);
+    const keyframe = readRtpHeader(packets[second!]!)!;
+    // Video SR: the video clock at wall time 1000 s. Audio SR: wall time 1002 s, at an audio time
+    // that puts the audio 0.1 s (not 0 s, as the PLAY answer said) after the video.
+    fan.pushRtcp(0, senderReport(1000, videoAtPlay()));
+    const onlyVideo = fan.startOfNextReader();
+    expect(onlyVideo[1]!.rtpTime).toBe((AUDIO_AT_PLAY + Math.round((((keyframe.timestamp - videoAtPlay()) | 0) / 90000) * AUDIO_RATE)) >>> 0);
+    fan.pushRtcp(1, senderReport(1002, AUDIO_AT_PLAY + Math.round(1.9 * AUDIO_RATE)));
+    const keyframeWall = 1000 + ((keyframe.timestamp - videoAtPlay()) | 0) / 90000;
+    const audioAtKeyframe = AUDIO_AT_PLAY + Math.round(1.9 * AUDIO_RATE) + Math.round((keyframeWall - 1002) * AUDIO_RATE);
+    expect(fan.startOfNextReader()).toEqual([
+      { track: 0, sequence: keyframe.sequence, rtpTime: keyframe.timestamp },
+      { track: 1, sequence: second, rtpTime: audioAtKeyframe >>> 0 },
+    ]);
+  });
+
+  it('with nothing cached, names the latest picture\'s instant and no sequence numbers', () => {
+    const fan = new FanOut({ videoTrack: 0, codec: 'H264', clockRates: [90000, AUDIO_RATE] });
+    fan.setPlayClocks([videoAtPlay(), AUDIO_AT_PLAY]);
+    // A picture that is not a keyframe, as if the camera session had begun mid-group: nothing to cache.
+    const nonKey = packets.find((p) => !isKeyframe(p))!;
+    fan.push(0, nonKey);
+    fan.push(1, audioPacket(1, AUDIO_AT_PLAY + 777));
+    const at = readRtpHeader(nonKey)!.timestamp;
+    expect(fan.startOfNextReader()).toEqual([
+      { track: 0, rtpTime: at },
+      { track: 1, rtpTime: (AUDIO_AT_PLAY + Math.round((((at - videoAtPlay()) | 0) / 90000) * AUDIO_RATE)) >>> 0 },
+    ]);
+  });
+
+  it('without the camera\'s clocks, or after a reset, each track starts at its first cached packet', () => {
+    const fan = new FanOut({ videoTrack: 0, codec: 'H264', clockRates: [90000, AUDIO_RATE] });
+    fan.setPlayClocks([videoAtPlay(), undefined]); // a camera that names only one track
+    const [, second] = keyframeIndexes();
+    feed(fan, second! + 3);
+    const keyframe = readRtpHeader(packets[second!]!)!;
+    const firstAudio = (AUDIO_AT_PLAY + Math.round((((keyframe.timestamp - videoAtPlay()) | 0) / 90000 + 0.3) * AUDIO_RATE)) >>> 0;
+    expect(fan.startOfNextReader()).toEqual([
+      { track: 0, sequence: keyframe.sequence, rtpTime: keyframe.timestamp },
+      { track: 1, sequence: second, rtpTime: firstAudio },
+    ]);
+    fan.setPlayClocks([videoAtPlay(), AUDIO_AT_PLAY]);
+    fan.reset();
+    expect(fan.startOfNextReader()).toEqual([]);
+  });
+});

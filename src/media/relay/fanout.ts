@@ -1,5 +1,6 @@
 import { h264StartsKeyframe, h265StartsKeyframe } from '../h26x.js';
 import { senderReportLength } from '../rtcp.js';
+import { roll, rtpTimeAt, secondsAt, senderReportAnchor, type ClockAnchor } from '../rtp-clock.js';
 import { createRtpHeader, readRtpHeaderInto } from '../rtp.js';
 
 // One camera stream, many readers (LAN viewers and the recorder). The camera session feeds packets
@@ -32,6 +33,8 @@ export interface FanOutOptions {
   maxPendingBytes?: number;
   /** A reader still over budget after this long is evicted. */
   maxBehindMs?: number;
+  /** RTP clock rate of each track (from the SDP; null when unknown), for RTP-Info across tracks. */
+  clockRates?: ReadonlyArray<number | null>;
   now?: () => number;
 }
 
@@ -44,10 +47,15 @@ export interface FanOutStats {
   evicted: number;
 }
 
-/** Where a new reader's stream of one track starts (for RTP-Info in a PLAY answer). */
+/**
+ * Where a new reader's stream of one track starts (for RTP-Info in a PLAY answer): the sequence
+ * number of its first packet (unknown while nothing is cached), and the track's RTP time at the
+ * instant the reader's stream starts, the same instant for every track where the camera's clocks
+ * are known (see rtp-clock.ts).
+ */
 export interface TrackStart {
   track: number;
-  sequence: number;
+  sequence?: number;
   rtpTime: number;
 }
 
@@ -67,6 +75,11 @@ export class FanOut {
   private gopValid = false;
   /** The camera's latest sender report per track, given to new readers so they can sync at once. */
   private readonly lastReports: Array<Buffer | undefined> = [];
+  /** Each track's clock from its latest sender report (NTP timeline). */
+  private srClocks: Array<ClockAnchor | undefined> = [];
+  /** Each track's clock from the RTP-Info of the camera's PLAY answer (all at one instant). */
+  private playClocks: ClockAnchor[] | null = null;
+  private lastVideoRtpTime: number | null = null;
   private readonly header = createRtpHeader();
   private readonly maxGopBytes: number;
   private readonly maxPendingBytes: number;
@@ -102,18 +115,62 @@ export class FanOut {
   }
 
   /**
-   * The first packet of each track a reader added now would get (from the cached group of
-   * pictures); empty while there is none. Call it just before add(), in the same tick.
+   * Where each track of a reader added now starts (see TrackStart). Call it just before add(), in
+   * the same tick. Without known camera clocks, each track's RTP time is that of its first cached
+   * packet (tracks then start at different instants, as before the clocks are known).
    */
   startOfNextReader(): TrackStart[] {
-    if (!this.gopValid) return [];
+    const firsts: TrackStart[] = [];
+    if (this.gopValid) {
+      for (const p of this.gop) {
+        if (firsts.some((s) => s.track === p.track)) continue;
+        if (!readRtpHeaderInto(p.packet, this.header)) continue;
+        firsts.push({ track: p.track, sequence: this.header.sequence, rtpTime: this.header.timestamp });
+      }
+    }
+    const clocks = this.knownClocks();
+    const videoClock = clocks?.[this.opts.videoTrack];
+    if (!clocks || !videoClock) return firsts;
+    // The reader's stream starts at the cached keyframe, or (nothing cached) at the latest picture,
+    // or (none yet) at the clocks' own instant.
+    const instant = secondsAt(videoClock, (this.gopValid ? this.gopTimestamp : this.lastVideoRtpTime) ?? videoClock.rtpTime);
     const starts: TrackStart[] = [];
-    for (const p of this.gop) {
-      if (starts.some((s) => s.track === p.track)) continue;
-      if (!readRtpHeaderInto(p.packet, this.header)) continue;
-      starts.push({ track: p.track, sequence: this.header.sequence, rtpTime: this.header.timestamp });
+    for (let track = 0; track < clocks.length; track++) {
+      const first = firsts.find((s) => s.track === track);
+      const clock = clocks[track];
+      if (!clock) {
+        if (first) starts.push(first);
+        continue;
+      }
+      starts.push({ track, ...(first ? { sequence: first.sequence } : {}), rtpTime: rtpTimeAt(clock, instant) });
     }
     return starts;
+  }
+
+  /**
+   * The camera's RTP-Info from its PLAY answer: each track's RTP time at one instant (undefined
+   * where it gave none). Used for RTP-Info until sender reports for every track have come.
+   */
+  setPlayClocks(rtpTimes: ReadonlyArray<number | undefined>): void {
+    const rates = this.opts.clockRates ?? [];
+    if (rates.length === 0 || rtpTimes.length !== rates.length) return;
+    const clocks: ClockAnchor[] = [];
+    for (const [track, rate] of rates.entries()) {
+      const rtpTime = rtpTimes[track];
+      if (!rate || rtpTime === undefined) return;
+      clocks.push({ rtpTime, seconds: 0, rate });
+    }
+    this.playClocks = clocks;
+  }
+
+  /** Sender-report clocks once every track has one, else those of the PLAY answer, else null. */
+  private knownClocks(): ReadonlyArray<ClockAnchor | undefined> | null {
+    const rates = this.opts.clockRates ?? [];
+    if (rates.length > 0 && rates.every((rate, track) => !rate || this.srClocks[track] !== undefined)) {
+      const clocks = rates.map((_, track) => this.srClocks[track]);
+      if (clocks[this.opts.videoTrack]) return clocks;
+    }
+    return this.playClocks;
   }
 
   /** Feeds one RTCP packet from the camera (a view); its sender report, if any, goes to readers. */
@@ -122,6 +179,8 @@ export class FanOut {
     if (length === 0) return;
     const report = Buffer.from(view.subarray(0, length));
     this.lastReports[track] = report;
+    const rate = this.opts.clockRates?.[track];
+    if (rate) this.srClocks[track] = senderReportAnchor(report, rate);
     for (const state of this.readers.values()) {
       if (!state.waiting) state.reader.deliverRtcp(track, report);
     }
@@ -135,6 +194,12 @@ export class FanOut {
   /** Feeds one RTP packet from the camera (a view: it is copied here, once). */
   push(track: number, view: Buffer): void {
     if (!readRtpHeaderInto(view, this.header)) return;
+    const rtpTime = this.header.timestamp;
+    if (track === this.opts.videoTrack) this.lastVideoRtpTime = rtpTime;
+    const playClock = this.playClocks?.[track];
+    if (playClock) roll(playClock, rtpTime);
+    const srClock = this.srClocks[track];
+    if (srClock) roll(srClock, rtpTime);
     const keyframe =
       track === this.opts.videoTrack &&
       this.startsKeyframe(view, this.header.payloadOffset, this.header.payloadLength) &&
@@ -202,6 +267,9 @@ export class FanOut {
     this.gopTimestamp = null;
     this.gopValid = false;
     this.lastReports.length = 0;
+    this.srClocks = [];
+    this.playClocks = null;
+    this.lastVideoRtpTime = null;
     for (const state of this.readers.values()) state.waiting = true;
   }
 }

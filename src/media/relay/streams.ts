@@ -122,8 +122,10 @@ class Stream implements StreamHandle {
     this.sdp = formatSdp(rewriteForRelay(sdp, { trackControls: (i) => `trackID=${i}` }));
     this.trackCount = sdp.media.length;
     const donl = video.encoding === 'H265' && Number(video.fmtp.get('sprop-max-don-diff') ?? '0') > 0;
-    this.fanout ??= new FanOut({ ...this.opts.readerLimits, videoTrack: video.index, codec: video.encoding as 'H264' | 'H265', donl });
+    const clockRates = sdp.media.map((_, index) => codecs.find((c) => c.index === index)?.clockRate ?? null);
+    this.fanout ??= new FanOut({ ...this.opts.readerLimits, videoTrack: video.index, codec: video.encoding as 'H264' | 'H265', donl, clockRates });
     this.fanout.reset();
+    this.fanout.setPlayClocks(up.playRtpTimes);
     this.upstream = up;
     this.attempt = 0;
     this.opts.logger.info({ stream: this.key, tracks: this.trackCount }, 'camera stream open');

@@ -5,6 +5,7 @@ import {
   chooseChallenge,
   formatRequest,
   parseChallenges,
+  parseRtpInfo,
   parseSession,
   parseTransport,
   RtspHeaders,
@@ -68,6 +69,8 @@ export class UpstreamSession {
   /** The session's URL (RFC 2326: PLAY and TEARDOWN of an aggregate go there). */
   private aggregateUrl = '';
   tracks: UpstreamTrack[] = [];
+  /** Each track's RTP time at the start of play, from the RTP-Info of the PLAY answer (see rtp-clock.ts). */
+  playRtpTimes: Array<number | undefined> = [];
 
   private constructor(
     private readonly socket: Socket,
@@ -209,7 +212,8 @@ export class UpstreamSession {
     }
     this.sdp = sdp;
     this.aggregateUrl = resolveControl(contentBase, sdp.control);
-    await this.request('PLAY', this.aggregateUrl, { Range: 'npt=0.000-' });
+    const played = await this.request('PLAY', this.aggregateUrl, { Range: 'npt=0.000-' });
+    this.playRtpTimes = playRtpTimes(played.headers.get('rtp-info'), this.tracks);
     this.lastDataAt = Date.now();
     this.watchdog = setInterval(() => {
       if (Date.now() - this.lastDataAt > this.timeoutMs) this.close(new UpstreamError(`no data from the camera for ${this.timeoutMs} ms`, 'stalled'));
@@ -251,4 +255,30 @@ export class UpstreamSession {
     setTimeout(() => this.socket.destroy(), 1000).unref();
     this.opts.onClose(reason);
   }
+}
+
+/** A URL's path and query, without a trailing slash: cameras name their tracks in RTP-Info with another host or port than the one dialled. */
+function pathOf(url: string): string {
+  return url.replace(/^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/?#]*/, '').replace(/\/+$/, '');
+}
+
+/**
+ * Each track's rtptime from the RTP-Info of a camera's PLAY answer (undefined where it names none).
+ * A malformed header gives none at all: the relay then works without it, as if it were missing.
+ */
+export function playRtpTimes(header: string | undefined, tracks: ReadonlyArray<{ control: string }>): Array<number | undefined> {
+  const times: Array<number | undefined> = tracks.map(() => undefined);
+  if (header === undefined) return times;
+  let entries;
+  try {
+    entries = parseRtpInfo(header);
+  } catch {
+    return times;
+  }
+  for (const entry of entries) {
+    if (entry.rtptime === undefined) continue;
+    const at = tracks.findIndex((t) => pathOf(t.control) === pathOf(entry.url) || t.control === entry.url);
+    if (at >= 0) times[at] = entry.rtptime;
+  }
+  return times;
 }
