@@ -1,9 +1,10 @@
 #!/usr/bin/env node
+import { SCOPES, isScope } from './auth/scopes.js';
 import { parseArgs } from 'node:util';
 import { ConfigError } from './config/errors.js';
 import { configPathFrom, loadConfig } from './config/load.js';
 import type { Config } from './config/schema.js';
-import { createLogger, gatewayId, openLocalIssuer, startGateway } from './main.js';
+import { createLogger, openLocalIssuer, startGateway } from './main.js';
 import { startFleet } from './onvif/simulator/fleet.js';
 import { pino } from 'pino';
 import { SecretBox, sealConfigSecret } from './store/secret-box.js';
@@ -14,17 +15,6 @@ import { hashPassword, PasswordPolicyError } from './auth/oauth/password.js';
 import { validateRegisteredRedirectUri } from './auth/oauth/redirect-uri.js';
 import { newId } from './domain/ids.js';
 import { readVersion } from './version.js';
-
-const SCOPES = [
-  'devices:read',
-  'devices:write',
-  'alerts:read',
-  'alerts:write',
-  'recordings:read',
-  'recordings:write',
-  'users:read',
-  'users:write',
-];
 
 const USAGE = `Usage: edge-gateway <command> [options]
 
@@ -106,7 +96,7 @@ async function token(argv: string[], env: NodeJS.ProcessEnv, io: Io): Promise<nu
   const values = parse(argv, ['config', 'scope', 'ttl', 'subject']);
   if (typeof values.scope !== 'string') throw new UsageError('token needs --scope, e.g. --scope "devices:read alerts:read"');
   const scopes = values.scope.split(' ').filter(Boolean);
-  const unknown = scopes.filter((s) => !SCOPES.includes(s));
+  const unknown = scopes.filter((s) => !isScope(s));
   if (scopes.length === 0 || unknown.length) throw new UsageError(`unknown scope ${unknown.join(', ') || '(none given)'}; known: ${SCOPES.join(' ')}`);
   const ttlText = values.ttl;
   const cfg = config(values.config, env);
@@ -116,7 +106,7 @@ async function token(argv: string[], env: NodeJS.ProcessEnv, io: Io): Promise<nu
     io.err('edge-gateway token: the local issuer is off (auth.local.enabled: false)\n');
     return 1;
   }
-  const issuer = await openLocalIssuer(cfg, SecretBox.openInDir(cfg.gateway.data_dir), gatewayId(cfg));
+  const issuer = await openLocalIssuer(cfg, SecretBox.openInDir(cfg.gateway.data_dir));
   const subject = values.subject || 'local-admin';
   io.out(`${await issuer.issue({ subject, scope: scopes.join(' '), ttlS: ttl })}\n`);
   return 0;

@@ -1,11 +1,15 @@
 import type { FastifyInstance } from 'fastify';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
-import type { AddressInfo } from 'node:net';
+import { createServer, type AddressInfo } from 'node:net';
 import path from 'node:path';
 import { pino, type Logger } from 'pino';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { LocalIssuer } from './auth/local-issuer.js';
+import { AuthorizationServer, openTokenKey } from './auth/oauth/authorization-server.js';
+import { LoginSessions } from './auth/oauth/login-sessions.js';
+import { LoginRateLimiter } from './auth/oauth/password.js';
+import { withRevocation } from './auth/revocation.js';
 import { TokenVerifier } from './auth/verifier.js';
 import type { Config } from './config/schema.js';
 import os from 'node:os';
@@ -50,6 +54,8 @@ export interface Gateway {
 export interface StartOptions {
   logger?: Logger;
   env?: NodeJS.ProcessEnv;
+  /** ms; the local authorization server's clock (code and session expiry, login throttling), for tests. */
+  oauthClock?: () => number;
 }
 
 export function createLogger(config: Config): Logger {
@@ -64,8 +70,27 @@ export function gatewayId(config: Config): string {
     .trim();
 }
 
-export function localIssuerName(config: Config, id: string): string {
-  return config.auth.local.issuer ?? `urn:edge-gateway:${id}`;
+/**
+ * The local issuer identifier (RFC 8414: the https URL apps reach the authorization server at):
+ * auth.local.issuer, else https://{api.public_host}:{port}, where no public_host means the API's
+ * own address, or this box's first LAN address when it listens on every interface.
+ */
+export function localIssuerName(config: Config, port = config.api.port): string {
+  if (config.auth.local.issuer !== null) return config.auth.local.issuer;
+  const listen = config.api.host;
+  const wildcard = listen === '0.0.0.0' || listen === '::';
+  const host = config.api.public_host ?? (wildcard ? (firstLanAddress() ?? '127.0.0.1') : listen);
+  return `https://${host.includes(':') && !host.startsWith('[') ? `[${host}]` : host}:${port}`;
+}
+
+/** Port 0 (tests) is settled before the start, so the issuer URL can name the port. */
+async function choosePort(host: string, port: number): Promise<number> {
+  if (port !== 0) return port;
+  const probe = createServer();
+  await new Promise<void>((resolve, reject) => probe.once('error', reject).listen(0, host, resolve));
+  const chosen = (probe.address() as AddressInfo).port;
+  await new Promise((resolve) => probe.close(resolve));
+  return chosen;
 }
 
 /** Opens the local issuer's key (shared by the daemon and the `token` command). */
@@ -109,12 +134,14 @@ function createCloudSync(config: Config, url: string, deps: { id: string; store:
   });
 }
 
-export async function openLocalIssuer(config: Config, secretBox: SecretBox, id: string): Promise<LocalIssuer> {
+export async function openLocalIssuer(config: Config, secretBox: SecretBox, port = config.api.port): Promise<LocalIssuer> {
   return LocalIssuer.open({
     dataDir: config.gateway.data_dir,
     secretBox,
-    issuer: localIssuerName(config, id),
+    issuer: localIssuerName(config, port),
     audience: config.auth.local.audience,
+    // `edge-gateway token --ttl` may issue for up to a day, longer than access_ttl_s.
+    retiredKeyLifetimeS: Math.max(config.auth.local.access_ttl_s, 86_400) + config.auth.clock_tolerance_s,
   });
 }
 
@@ -149,7 +176,22 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
     registry.setDefaultLabels({ gateway_id: id });
     collectDefaultMetrics({ register: registry, prefix: 'edge_gateway_' });
 
-    const localIssuer = config.auth.local.enabled ? await openLocalIssuer(config, secretBox, id) : null;
+    const apiPort = await choosePort(config.api.host, config.api.port);
+    const localIssuer = config.auth.local.enabled ? await openLocalIssuer(config, secretBox, apiPort) : null;
+    if (localIssuer) {
+      // The signing key is replaced when it is older than key_rotation_days; the old one stays in
+      // the JWKS until its tokens have expired (docs/oauth.md).
+      const maxAgeS = config.auth.local.key_rotation_days * 86_400;
+      const rotate = () =>
+        localIssuer
+          .rotateIfOlderThan(maxAgeS)
+          .then((rotated) => rotated && log.info({ kid: localIssuer.currentKid }, 'local issuer signing key rotated'))
+          .catch((err: unknown) => log.error({ err }, 'local issuer key rotation failed; the current key keeps signing'));
+      await rotate();
+      const rotation = setInterval(() => void rotate(), 3600_000);
+      rotation.unref();
+      cleanups.unshift(() => clearInterval(rotation));
+    }
     const verifier = new TokenVerifier({
       issuers: config.auth.issuers,
       localIssuer,
@@ -285,7 +327,8 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
       logger: log,
       tls,
       bodyLimit: config.api.body_limit_bytes,
-      verifier,
+      // Tokens of the local authorization server whose grant was revoked are refused until they expire.
+      verifier: localIssuer ? withRevocation(verifier, localIssuer.issuer, (jti) => store.isAccessTokenRevoked(jti)) : verifier,
       store,
       storageDir,
       control: cameras,
@@ -294,10 +337,29 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
       version: readVersion(),
       clockSynchronized,
       localJwks: localIssuer ? () => localIssuer.publicJwks() : null,
+      oauth: localIssuer
+        ? {
+            server: new AuthorizationServer({
+              store,
+              issuer: localIssuer,
+              tokenKey: openTokenKey(dataDir, secretBox),
+              accessTtlS: config.auth.local.access_ttl_s,
+              refreshTtlS: config.auth.local.refresh_ttl_s,
+              logger: log.child({ part: 'oauth' }),
+              ...(opts.oauthClock ? { now: opts.oauthClock } : {}),
+            }),
+            issuer: localIssuer.issuer,
+            users: store,
+            sessions: new LoginSessions(),
+            limits: { byUser: new LoginRateLimiter(), byAddress: new LoginRateLimiter() },
+            logger: log.child({ part: 'oauth' }),
+            ...(opts.oauthClock ? { now: opts.oauthClock } : {}),
+          }
+        : null,
       uptimeS: () => (performance.now() - startedAt) / 1000,
     });
     cleanups.unshift(() => api.close());
-    await api.listen({ host: config.api.host, port: config.api.port });
+    await api.listen({ host: config.api.host, port: apiPort });
     const addr = api.server.address() as AddressInfo;
     const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
     const apiUrl = `https://${host}:${addr.port}`;

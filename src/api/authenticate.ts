@@ -2,18 +2,11 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { parseBearer } from '../auth/bearer.js';
 import { hasScope } from '../auth/scope.js';
+import type { Scope } from '../auth/scopes.js';
 import type { VerifiedToken } from '../auth/verifier.js';
 import { authErrors } from './errors.js';
 
-export type Scope =
-  | 'devices:read'
-  | 'devices:write'
-  | 'alerts:read'
-  | 'alerts:write'
-  | 'recordings:read'
-  | 'recordings:write'
-  | 'users:read'
-  | 'users:write';
+export type { Scope } from '../auth/scopes.js';
 
 export interface TokenCheck {
   verify(token: string): Promise<VerifiedToken>;

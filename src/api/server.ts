@@ -12,6 +12,7 @@ import { toApiError } from './errors.js';
 import type { DeviceControl, StreamAddresses } from './ports.js';
 import { alertRoutes } from './routes/alerts.js';
 import { deviceRoutes } from './routes/devices.js';
+import { oauthRoutes, type OAuthRoutesOptions } from './routes/oauth.js';
 import { recordingRoutes } from './routes/recordings.js';
 import { systemRoutes } from './routes/system.js';
 
@@ -28,6 +29,8 @@ export interface ApiServerOptions {
   version: string;
   clockSynchronized: () => boolean | null;
   localJwks: (() => { keys: object[] }) | null;
+  /** The local authorization server's endpoints; null when auth.local is off. */
+  oauth: OAuthRoutesOptions | null;
   uptimeS: () => number;
 }
 
@@ -125,6 +128,7 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<FastifyIns
   await app.register(deviceRoutes, { store: opts.store, control: opts.control, streams: opts.streams });
   await app.register(recordingRoutes, { store: opts.store, storageDir: opts.storageDir });
   await app.register(alertRoutes, { store: opts.store });
+  if (opts.oauth) await app.register(oauthRoutes, opts.oauth);
   await app.ready();
   return app;
 }

@@ -120,8 +120,16 @@ export class TokenVerifier {
     }
     const local = opts.localIssuer;
     if (local !== null) {
-      const keys = createLocalJWKSet(local.publicJwks());
+      // Rebuilt when the issuer rotates or a retired key's lifetime ends, so tokens signed by a
+      // dropped key stop verifying here at the same moment it leaves the published JWKS.
+      let keys: ReturnType<typeof createLocalJWKSet> | null = null;
+      let keysVersion = -1;
       const getKey: KeyLookup = async (header, token) => {
+        const version = local.keysVersion;
+        if (keys === null || version !== keysVersion) {
+          keys = createLocalJWKSet(local.publicJwks());
+          keysVersion = version;
+        }
         try {
           return await keys(header, token);
         } catch (err) {

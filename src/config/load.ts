@@ -152,6 +152,22 @@ function checkCrossKeyRules(config: Config): void {
       throw new ConfigError(`cameras[${i}].onvif_url`, 'must be an http(s) URL such as http://192.168.1.20/onvif/device_service');
     }
   });
+  const issuer = config.auth.local.issuer;
+  if (issuer !== null) {
+    // RFC 8414 §2: an https URL with no query or fragment; clients compare it byte for byte.
+    let url: URL | null = null;
+    try {
+      url = new URL(issuer);
+    } catch {
+      /* refused below */
+    }
+    if (!url || url.protocol !== 'https:' || url.search !== '' || url.hash !== '' || issuer.includes('?') || issuer.includes('#') || url.username !== '' || url.password !== '') {
+      throw new ConfigError('auth.local.issuer', `must be null or an https URL without query or fragment, such as https://192.168.1.20:8443 (got ${JSON.stringify(issuer)})`);
+    }
+  }
+  if (config.api.public_host !== null && !/^(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])$/.test(config.api.public_host)) {
+    throw new ConfigError('api.public_host', `must be null or a host name or address, without scheme or port (got ${JSON.stringify(config.api.public_host)})`);
+  }
   if (config.sync.mqtt.url !== null && !/^mqtts?:\/\/[^\s]+$/.test(config.sync.mqtt.url)) {
     throw new ConfigError('sync.mqtt.url', 'must be null or an mqtt:// or mqtts:// URL');
   }

@@ -50,6 +50,7 @@ export const ConfigSchema = Type.Object(
     api: Section({
       host: Type.String({ minLength: 1, default: '0.0.0.0' }),
       port: Port(8443),
+      public_host: NullableString(),
       body_limit_bytes: Type.Integer({ minimum: 1024, maximum: 10_485_760, default: 65_536 }),
       tls: Section({
         cert_file: NullableString(),
@@ -69,6 +70,7 @@ export const ConfigSchema = Type.Object(
         audience: Type.String({ minLength: 1, default: 'edge-gateway' }),
         access_ttl_s: Seconds(3600, 60, 86_400),
         refresh_ttl_s: Seconds(2_592_000, 60),
+        key_rotation_days: Type.Integer({ minimum: 1, maximum: 3650, default: 90 }),
       }),
     }),
     rtsp: Section({

@@ -110,4 +110,50 @@ export const MIGRATIONS: readonly string[] = [
     created_at    INTEGER NOT NULL
   ) STRICT;
   `,
+  /* 5: what the local authorization server issued (codes, grants, refresh and access tokens) */ `
+  -- One authorization: a user's consent to a client (user set), or a confidential client acting for
+  -- itself (user NULL). Revoking it ends every refresh and access token issued under it.
+  CREATE TABLE oauth_grants (
+    id         TEXT PRIMARY KEY,
+    client_id  TEXT NOT NULL REFERENCES oauth_clients (id) ON DELETE CASCADE,
+    user       TEXT,
+    scope      TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    revoked_at INTEGER
+  ) STRICT;
+  CREATE INDEX oauth_grants_user ON oauth_grants (user);
+
+  -- Codes and refresh tokens are kept as keyed hashes (HMAC-SHA-256 under a key sealed in
+  -- data_dir), never as themselves. A code stays after its use, until it expires, so that a
+  -- replay is recognised (and revokes what it gave).
+  CREATE TABLE oauth_codes (
+    code_hash      TEXT PRIMARY KEY,
+    client_id      TEXT NOT NULL REFERENCES oauth_clients (id) ON DELETE CASCADE,
+    redirect_uri   TEXT NOT NULL,
+    user           TEXT NOT NULL,
+    scope          TEXT NOT NULL,
+    code_challenge TEXT,
+    expires_at     INTEGER NOT NULL,
+    grant_id       TEXT REFERENCES oauth_grants (id) ON DELETE CASCADE
+  ) STRICT;
+
+  CREATE TABLE oauth_refresh_tokens (
+    token_hash TEXT PRIMARY KEY,
+    grant_id   TEXT NOT NULL REFERENCES oauth_grants (id) ON DELETE CASCADE,
+    scope      TEXT NOT NULL,
+    expires_at INTEGER NOT NULL,
+    used_at    INTEGER
+  ) STRICT;
+  CREATE INDEX oauth_refresh_tokens_grant ON oauth_refresh_tokens (grant_id);
+
+  -- Access tokens issued under a grant, until they expire: the API refuses one whose grant is
+  -- revoked or gone. No foreign key on purpose: a deleted client's grants vanish, and its tokens
+  -- must then read as revoked, not as unknown.
+  CREATE TABLE oauth_access_tokens (
+    jti        TEXT PRIMARY KEY,
+    grant_id   TEXT NOT NULL,
+    expires_at INTEGER NOT NULL
+  ) STRICT;
+  CREATE INDEX oauth_access_tokens_grant ON oauth_access_tokens (grant_id);
+  `,
 ];

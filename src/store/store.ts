@@ -209,6 +209,74 @@ export interface OAuthClientRecord {
   createdAt: number;
 }
 
+export interface OAuthCodeRecord {
+  codeHash: string;
+  clientId: string;
+  redirectUri: string;
+  user: string;
+  /** Space-separated, as formatScope writes it. */
+  scope: string;
+  codeChallenge: string | null;
+  /** ms */
+  expiresAt: number;
+}
+
+interface OAuthCodeRow {
+  code_hash: string;
+  client_id: string;
+  redirect_uri: string;
+  user: string;
+  scope: string;
+  code_challenge: string | null;
+  expires_at: number;
+  grant_id: string | null;
+}
+
+export interface OAuthGrantRecord {
+  id: string;
+  clientId: string;
+  /** Null for client_credentials (the client acts for itself). */
+  user: string | null;
+  scope: string;
+  createdAt: number;
+  revokedAt: number | null;
+}
+
+interface OAuthGrantRow {
+  id: string;
+  client_id: string;
+  user: string | null;
+  scope: string;
+  created_at: number;
+  revoked_at: number | null;
+}
+
+export interface OAuthRefreshTokenRecord {
+  tokenHash: string;
+  grantId: string;
+  scope: string;
+  expiresAt: number;
+  usedAt: number | null;
+}
+
+interface OAuthRefreshTokenRow {
+  token_hash: string;
+  grant_id: string;
+  scope: string;
+  expires_at: number;
+  used_at: number | null;
+}
+
+/** What one token response gave: its access token (by jti) and, maybe, a refresh token. */
+export interface OAuthIssue {
+  accessJti: string;
+  accessExpiresAt: number;
+  refresh: { tokenHash: string; scope: string; expiresAt: number } | null;
+}
+
+/** Thrown inside a transaction to roll it back when a code or refresh token was used meanwhile. */
+class AlreadyUsed extends Error {}
+
 interface OAuthClientRow {
   id: string;
   name: string;
@@ -683,8 +751,143 @@ export class Store {
     }));
   }
 
-  deleteLocalUser(username: string): boolean {
-    return this.write('DELETE FROM local_users WHERE username = @username', { username }).changes > 0;
+  /** Removes the user and revokes every grant they gave, in one transaction. */
+  deleteLocalUser(username: string, now = Date.now()): boolean {
+    return this.transaction(() => {
+      this.write('UPDATE oauth_grants SET revoked_at = @now WHERE user = @username AND revoked_at IS NULL', { username, now });
+      return this.write('DELETE FROM local_users WHERE username = @username', { username }).changes > 0;
+    });
+  }
+
+  /** A stronger hash of the same password (after a login with an outdated one). */
+  updateLocalUserPassword(username: string, passwordHash: string): void {
+    this.write('UPDATE local_users SET password_hash = @passwordHash WHERE username = @username', { username, passwordHash });
+  }
+
+  // --- what the local authorization server issued
+
+  insertOAuthCode(c: OAuthCodeRecord): void {
+    this.write(
+      `INSERT INTO oauth_codes (code_hash, client_id, redirect_uri, user, scope, code_challenge, expires_at)
+         VALUES (@codeHash, @clientId, @redirectUri, @user, @scope, @codeChallenge, @expiresAt)`,
+      c,
+    );
+  }
+
+  getOAuthCode(codeHash: string): (OAuthCodeRecord & { grantId: string | null }) | null {
+    const row = this.sql('SELECT * FROM oauth_codes WHERE code_hash = ?').get(codeHash) as OAuthCodeRow | undefined;
+    if (!row) return null;
+    return {
+      codeHash: row.code_hash,
+      clientId: row.client_id,
+      redirectUri: row.redirect_uri,
+      user: row.user,
+      scope: row.scope,
+      codeChallenge: row.code_challenge,
+      expiresAt: row.expires_at,
+      grantId: row.grant_id,
+    };
+  }
+
+  /**
+   * Redeems a code: one transaction that marks it used, creates its grant, and records what was
+   * issued. False (and nothing written) when the code was used meanwhile.
+   */
+  redeemOAuthCode(codeHash: string, grant: OAuthGrantRecord, issued: OAuthIssue): boolean {
+    return this.unlessAlreadyUsed(() => {
+      this.insertGrant(grant);
+      if (this.write('UPDATE oauth_codes SET grant_id = @grantId WHERE code_hash = @codeHash AND grant_id IS NULL', { codeHash, grantId: grant.id }).changes !== 1) {
+        throw new AlreadyUsed();
+      }
+      this.recordIssue(grant.id, issued);
+    });
+  }
+
+  /** A grant without a code (client_credentials) and its access token. */
+  insertOAuthGrant(grant: OAuthGrantRecord, issued: OAuthIssue): void {
+    this.transaction(() => {
+      this.insertGrant(grant);
+      this.recordIssue(grant.id, issued);
+    });
+  }
+
+  getOAuthGrant(id: string): OAuthGrantRecord | null {
+    const row = this.sql('SELECT * FROM oauth_grants WHERE id = ?').get(id) as OAuthGrantRow | undefined;
+    return row ? { id: row.id, clientId: row.client_id, user: row.user, scope: row.scope, createdAt: row.created_at, revokedAt: row.revoked_at } : null;
+  }
+
+  getOAuthRefreshToken(tokenHash: string): OAuthRefreshTokenRecord | null {
+    const row = this.sql('SELECT * FROM oauth_refresh_tokens WHERE token_hash = ?').get(tokenHash) as OAuthRefreshTokenRow | undefined;
+    return row ? { tokenHash: row.token_hash, grantId: row.grant_id, scope: row.scope, expiresAt: row.expires_at, usedAt: row.used_at } : null;
+  }
+
+  /**
+   * Rotates a refresh token: marks it used and records what replaces it, in one transaction.
+   * False (nothing written) when it was used meanwhile.
+   */
+  rotateOAuthRefreshToken(tokenHash: string, grantId: string, issued: OAuthIssue, now: number): boolean {
+    return this.unlessAlreadyUsed(() => {
+      if (this.write('UPDATE oauth_refresh_tokens SET used_at = @now WHERE token_hash = @tokenHash AND used_at IS NULL', { tokenHash, now }).changes !== 1) {
+        throw new AlreadyUsed();
+      }
+      this.recordIssue(grantId, issued);
+    });
+  }
+
+  /** Revokes a grant: its refresh tokens stop working, and so do its access tokens (see isAccessTokenRevoked). */
+  revokeOAuthGrant(id: string, now = Date.now()): void {
+    this.write('UPDATE oauth_grants SET revoked_at = @now WHERE id = @id AND revoked_at IS NULL', { id, now });
+  }
+
+  /**
+   * True for an access token of the local authorization server whose grant was revoked or no
+   * longer exists (its client or user was removed). Tokens it does not know (from the token
+   * command, or from other issuers) are not its business: false.
+   */
+  isAccessTokenRevoked(jti: string): boolean {
+    const row = this.sql(
+      `SELECT g.revoked_at AS revoked_at, g.id AS grant_id FROM oauth_access_tokens a
+         LEFT JOIN oauth_grants g ON g.id = a.grant_id WHERE a.jti = ?`,
+    ).get(jti) as { revoked_at: number | null; grant_id: string | null } | undefined;
+    if (!row) return false;
+    return row.grant_id === null || row.revoked_at !== null;
+  }
+
+  /** Forgets what has expired: codes, refresh and access tokens, and grants with nothing left. */
+  pruneOAuth(now = Date.now()): void {
+    this.transaction(() => {
+      this.write('DELETE FROM oauth_codes WHERE expires_at < @now', { now });
+      this.write('DELETE FROM oauth_refresh_tokens WHERE expires_at < @now', { now });
+      this.write('DELETE FROM oauth_access_tokens WHERE expires_at < @now', { now });
+      this.write(
+        `DELETE FROM oauth_grants WHERE NOT EXISTS (SELECT 1 FROM oauth_refresh_tokens r WHERE r.grant_id = oauth_grants.id)
+           AND NOT EXISTS (SELECT 1 FROM oauth_access_tokens a WHERE a.grant_id = oauth_grants.id)
+           AND NOT EXISTS (SELECT 1 FROM oauth_codes c WHERE c.grant_id = oauth_grants.id)`,
+        {},
+      );
+    });
+  }
+
+  /** Runs fn in a transaction; false when it threw AlreadyUsed (and so wrote nothing). */
+  private unlessAlreadyUsed(fn: () => void): boolean {
+    try {
+      this.transaction(fn);
+      return true;
+    } catch (err) {
+      if (err instanceof AlreadyUsed) return false;
+      throw err;
+    }
+  }
+
+  private insertGrant(g: OAuthGrantRecord): void {
+    this.write('INSERT INTO oauth_grants (id, client_id, user, scope, created_at, revoked_at) VALUES (@id, @clientId, @user, @scope, @createdAt, @revokedAt)', g);
+  }
+
+  private recordIssue(grantId: string, issued: OAuthIssue): void {
+    this.write('INSERT INTO oauth_access_tokens (jti, grant_id, expires_at) VALUES (@jti, @grantId, @expiresAt)', { jti: issued.accessJti, grantId, expiresAt: issued.accessExpiresAt });
+    if (issued.refresh) {
+      this.write('INSERT INTO oauth_refresh_tokens (token_hash, grant_id, scope, expires_at) VALUES (@tokenHash, @grantId, @scope, @expiresAt)', { ...issued.refresh, grantId });
+    }
   }
 
   // --- control requests

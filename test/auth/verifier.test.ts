@@ -554,7 +554,7 @@ describe('TokenVerifier: verified-token cache', () => {
 
 describe('LocalIssuer', () => {
   async function openIssuer(dataDir: string, issuer = 'https://gateway.local/'): Promise<LocalIssuer> {
-    return LocalIssuer.open({ dataDir, secretBox: SecretBox.openInDir(dataDir), issuer, audience: AUDIENCE });
+    return LocalIssuer.open({ dataDir, secretBox: SecretBox.openInDir(dataDir), issuer, audience: AUDIENCE, retiredKeyLifetimeS: 3600 });
   }
 
   it('issues tokens a TokenVerifier with it accepts', async () => {
@@ -602,8 +602,9 @@ describe('LocalIssuer', () => {
     const file = path.join(dataDir, 'local-issuer.key.json');
     expect(statSync(file).mode & 0o777).toBe(0o600);
     const text = readFileSync(file, 'utf8');
-    const stored = JSON.parse(text) as { sealed_private_jwk: string };
-    const privateJwk = JSON.parse(SecretBox.openInDir(dataDir).open(stored.sealed_private_jwk, 'local-issuer-key').toString('utf8')) as { d: string };
+    const stored = JSON.parse(text) as { keys: Array<{ sealed_private_jwk: string }> };
+    const sealed = stored.keys[0]?.sealed_private_jwk ?? '';
+    const privateJwk = JSON.parse(SecretBox.openInDir(dataDir).open(sealed, 'local-issuer-key').toString('utf8')) as { d: string };
     expect(privateJwk.d.length).toBeGreaterThan(20);
     expect(text).not.toContain(privateJwk.d);
     expect(text).not.toMatch(/"d"\s*:/);

@@ -62,6 +62,14 @@ describe('config', () => {
     [{ auth: { issuers: [{ issuer: 'a', jwks_uri: 'https://a/j', audience: 'x' }, { issuer: 'a', jwks_uri: 'https://a/j', audience: 'x' }] } }, 'auth.issuers[1].issuer'],
     [{ auth: { issuers: [{ issuer: 'a', jwks_uri: 'not a url', audience: 'x' }] } }, 'auth.issuers[0].jwks_uri'],
     [{ sync: { mqtt: { url: 'http://broker' } } }, 'sync.mqtt.url'],
+    [{ auth: { local: { issuer: 'urn:edge-gateway:x' } } }, 'auth.local.issuer'],
+    [{ auth: { local: { issuer: 'http://192.168.1.20:8443' } } }, 'auth.local.issuer'],
+    [{ auth: { local: { issuer: 'https://192.168.1.20:8443/?x=1' } } }, 'auth.local.issuer'],
+    [{ auth: { local: { issuer: 'https://192.168.1.20:8443#f' } } }, 'auth.local.issuer'],
+    [{ auth: { local: { issuer: 'https://u:p@192.168.1.20' } } }, 'auth.local.issuer'],
+    [{ auth: { local: { key_rotation_days: 0 } } }, 'auth.local.key_rotation_days'],
+    [{ api: { public_host: 'https://nvr.lan' } }, 'api.public_host'],
+    [{ api: { public_host: 'nvr.lan:8443' } }, 'api.public_host'],
     [{ sync: { mqtt: { topic_prefix: 'a/#' } } }, 'sync.mqtt.topic_prefix'],
     [{ recording: { retention: { max_bytes: 0 } } }, 'recording.retention.max_bytes'],
     [{ onvif: { discovery: { interfaces: 'eth0' } } }, 'onvif.discovery.interfaces'],
@@ -88,6 +96,7 @@ describe('config', () => {
     expect(isLoopbackHost('127.0.0.1.evil.com')).toBe(false);
     const issuer = (jwks_uri: string) => ({ auth: { issuers: [{ issuer: 'i', jwks_uri, audience: 'a' }] } });
     expect(() => validateConfig(issuer('http://127.0.0.1:9000/jwks'))).not.toThrow();
+    expect(validateConfig({ auth: { local: { issuer: 'https://nvr.lan:8443' } }, api: { public_host: '[fd00::5]' } }).auth.local.issuer).toBe('https://nvr.lan:8443');
     expect(() => validateConfig(issuer('http://[::1]:9000/jwks'))).not.toThrow();
     expect(() => validateConfig(issuer('http://10.0.0.1/jwks'))).toThrow(ConfigError);
   });

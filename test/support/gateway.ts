@@ -25,7 +25,14 @@ export function tempDir(prefix = 'eg-test-'): string {
 /** Starts the real gateway (HTTPS on a free loopback port, SQLite in a temp dir). */
 export async function startTestGateway(
   raw: Record<string, unknown> = {},
-  opts: { dataDir?: string; keepDataDir?: boolean; /** Every log line at debug level and above is pushed here. */ logLines?: string[] } = {},
+  opts: {
+    dataDir?: string;
+    keepDataDir?: boolean;
+    /** Every log line at debug level and above is pushed here. */
+    logLines?: string[];
+    /** The local authorization server's clock (ms). */
+    oauthClock?: () => number;
+  } = {},
 ): Promise<TestGateway> {
   const dataDir = opts.dataDir ?? tempDir();
   const section = (name: string) => (raw[name] ?? {}) as Record<string, unknown>;
@@ -41,7 +48,7 @@ export async function startTestGateway(
   });
   const lines = opts.logLines;
   const logger = lines ? pino({ level: 'debug' }, { write: (line: string) => void lines.push(line) }) : pino({ level: config.log.level });
-  const gw = await startGateway(config, { logger, env: {} });
+  const gw = await startGateway(config, { logger, env: {}, ...(opts.oauthClock ? { oauthClock: opts.oauthClock } : {}) });
   const request = makeClient(gw.apiUrl, readFileSync(gw.certFile));
   const token = async (scope: string) => {
     if (!gw.localIssuer) throw new Error('local issuer disabled');

@@ -1,0 +1,294 @@
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { BaseLogger } from 'pino';
+import Type from 'typebox';
+import { AuthorizationServer, clientGrants, DEFAULT_SCOPES } from '../../auth/oauth/authorization-server.js';
+import { errorRedirect, OAuthError, oauthErrorBody, oauthErrorStatus, tokenErrorHeaders, type AuthorizeErrorCode } from '../../auth/oauth/errors.js';
+import type { LoginSessions } from '../../auth/oauth/login-sessions.js';
+import { GRANT_TYPES, parseAuthorizeRequest, parseTokenRequest, type AuthorizeRequest } from '../../auth/oauth/params.js';
+import { hashPassword, needsRehash, rateLimitKeyForIp, verifyPassword, type LoginRateLimiter } from '../../auth/oauth/password.js';
+import { checkAuthorizationPkce } from '../../auth/oauth/pkce.js';
+import { codeRedirect, matchRedirectUri } from '../../auth/oauth/redirect-uri.js';
+import { SCOPE_MEANINGS, SCOPES, isScope } from '../../auth/scopes.js';
+import type { Store } from '../../store/store.js';
+import { cookieValue, hostCookie, parseFormBody } from '../forms.js';
+import { consentPage, errorPage, loginPage, PAGE_HEADERS } from '../oauth-pages.js';
+
+// The local authorization server's HTTP side (docs/oauth.md): /oauth/authorize (login and consent
+// pages), /oauth/token, and the RFC 8414 metadata. Rules live in src/auth/oauth/; this file reads
+// requests, keeps the browser's state in two cookies and writes the answers.
+
+export interface OAuthRoutesOptions {
+  server: AuthorizationServer;
+  /** The issuer identifier (an https URL): metadata, and RFC 9207's iss in every redirect. */
+  issuer: string;
+  users: Pick<Store, 'getLocalUser' | 'updateLocalUserPassword'>;
+  sessions: LoginSessions;
+  /** Failed logins, by username and by client address. */
+  limits: { byUser: LoginRateLimiter; byAddress: LoginRateLimiter };
+  logger: BaseLogger;
+  now?: () => number;
+}
+
+const CSRF_COOKIE = '__Host-eg-oauth-csrf';
+const SESSION_COOKIE = '__Host-eg-oauth-session';
+const CSRF_MAX_AGE_S = 3600;
+const SESSION_MAX_AGE_S = 600;
+/** The authorization request's own parameters, carried through the forms unchanged. */
+const REQUEST_FIELDS = ['client_id', 'redirect_uri', 'response_type', 'scope', 'state', 'code_challenge', 'code_challenge_method'];
+
+const TokenResponseSchema = Type.Object({
+  access_token: Type.String(),
+  token_type: Type.Literal('Bearer'),
+  expires_in: Type.Integer(),
+  refresh_token: Type.Optional(Type.String()),
+  scope: Type.String(),
+});
+const OAuthErrorSchema = Type.Object({ error: Type.String(), error_description: Type.String() });
+const MetadataSchema = Type.Object({
+  issuer: Type.String(),
+  authorization_endpoint: Type.String(),
+  token_endpoint: Type.String(),
+  jwks_uri: Type.String(),
+  scopes_supported: Type.Array(Type.String()),
+  response_types_supported: Type.Array(Type.String()),
+  response_modes_supported: Type.Array(Type.String()),
+  grant_types_supported: Type.Array(Type.String()),
+  token_endpoint_auth_methods_supported: Type.Array(Type.String()),
+  code_challenge_methods_supported: Type.Array(Type.String()),
+  authorization_response_iss_parameter_supported: Type.Boolean(),
+});
+
+/** The outcome of checking an authorization request (from the query, or a form repeating it). */
+type Checked =
+  | { kind: 'page'; status: number; error: OAuthError }
+  | { kind: 'redirect'; location: string }
+  | {
+      kind: 'ok';
+      request: AuthorizeRequest;
+      clientName: string;
+      scopes: ReadonlySet<string>;
+      codeChallenge: string | null;
+      /** The request's parameters as received, for the forms' hidden fields. */
+      fields: Record<string, string>;
+    };
+
+export async function oauthRoutes(app: FastifyInstance, opts: OAuthRoutesOptions): Promise<void> {
+  const now = opts.now ?? Date.now;
+  const base = opts.issuer.replace(/\/+$/, '');
+
+  // Forms only here: the /v1 API keeps to JSON.
+  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) => done(null, parseFormBody(body as string)));
+
+  // Body and content-type failures (bad JSON, a content type we do not read, too large) are the
+  // client's malformed request: RFC 6749's invalid_request, as a JSON error at the token endpoint
+  // and as a page at the authorization endpoint.
+  app.setErrorHandler(async (err: Error & { statusCode?: number }, request, reply) => {
+    const clientFault = typeof err.statusCode === 'number' && err.statusCode >= 400 && err.statusCode < 500;
+    if (!clientFault) request.log.error({ err, url: request.url }, 'oauth request failed');
+    const oauth = clientFault ? new OAuthError('invalid_request', 'the request body could not be read') : new OAuthError('server_error', 'the gateway failed to answer; see its log');
+    if (request.url.startsWith('/oauth/token')) return sendTokenError(reply, oauth, request.headers.authorization);
+    return sendPage(reply, oauthErrorStatus(oauth.code), errorPage({ title: 'Request refused', error: oauth.code, description: oauth.description }));
+  });
+
+  app.get(
+    '/.well-known/oauth-authorization-server',
+    { config: { public: true }, schema: { summary: 'Authorization server metadata (RFC 8414)', tags: ['oauth'], response: { 200: MetadataSchema } } },
+    async () => ({
+      issuer: opts.issuer,
+      authorization_endpoint: `${base}/oauth/authorize`,
+      token_endpoint: `${base}/oauth/token`,
+      jwks_uri: `${base}/.well-known/jwks.json`,
+      scopes_supported: [...SCOPES],
+      response_types_supported: ['code'],
+      response_modes_supported: ['query'],
+      grant_types_supported: [...GRANT_TYPES],
+      token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
+      code_challenge_methods_supported: ['S256'],
+      authorization_response_iss_parameter_supported: true,
+    }),
+  );
+
+  app.post(
+    '/oauth/token',
+    {
+      config: { public: true },
+      schema: {
+        summary: 'Token exchange, refresh and client credentials (RFC 6749 §4.1.3, §6, §4.4; JSON or form body)',
+        tags: ['oauth'],
+        response: { 200: TokenResponseSchema, '4xx': OAuthErrorSchema, '5xx': OAuthErrorSchema },
+      },
+    },
+    async (request, reply) => {
+      const authorization = request.headers.authorization;
+      const parsed = parseTokenRequest(request.body, { knownScopes: SCOPES, authorization });
+      if (!parsed.ok) return sendTokenError(reply, parsed.error, authorization);
+      try {
+        const response = await opts.server.token(parsed.request);
+        return reply.code(200).headers({ 'cache-control': 'no-store', pragma: 'no-cache' }).send(response);
+      } catch (err) {
+        if (err instanceof OAuthError) return sendTokenError(reply, err, authorization);
+        throw err;
+      }
+    },
+  );
+
+  /** Checks an authorization request the same way for the GET and for each form POST. */
+  const check = (params: unknown): Checked => {
+    const parsed = parseAuthorizeRequest(params, SCOPES);
+    if (parsed.kind === 'page_error') return { kind: 'page', status: 400, error: parsed.error };
+    const clientId = parsed.kind === 'ok' ? parsed.request.clientId : parsed.clientId;
+    const redirectUri = parsed.kind === 'ok' ? parsed.request.redirectUri : parsed.redirectUri;
+    const state = parsed.kind === 'ok' ? parsed.request.state : parsed.state;
+    const client = opts.server.findClient(clientId);
+    // RFC 6749 §4.1.2.1: without a known client and one of its redirect URIs there is nobody
+    // safe to send an answer to, so the user sees the problem instead.
+    if (!client) return { kind: 'page', status: 400, error: new OAuthError('invalid_client', 'unknown client_id') };
+    if (!matchRedirectUri(redirectUri, client.redirectUris)) {
+      return { kind: 'page', status: 400, error: new OAuthError('invalid_request', 'redirect_uri is not one registered for this client') };
+    }
+    const redirect = (error: OAuthError<AuthorizeErrorCode>): Checked => ({ kind: 'redirect', location: errorRedirect(redirectUri, error, state, opts.issuer) });
+    if (parsed.kind === 'redirect_error') return redirect(parsed.error);
+    const req = parsed.request;
+    if (!clientGrants(client).grantTypes.includes('authorization_code')) {
+      return redirect(new OAuthError('unauthorized_client', 'the client is not registered for authorization_code'));
+    }
+    const pkce = checkAuthorizationPkce({ codeChallenge: req.codeChallenge, codeChallengeMethod: req.codeChallengeMethod, publicClient: client.secretHash === null });
+    if (!pkce.ok) return redirect(pkce.error);
+    const fields: Record<string, string> = {};
+    const source = params as Record<string, unknown>;
+    for (const name of REQUEST_FIELDS) {
+      const value = source[name];
+      if (typeof value === 'string' && value !== '') fields[name] = value;
+    }
+    return { kind: 'ok', request: req, clientName: client.name, scopes: req.scope ?? new Set(DEFAULT_SCOPES), codeChallenge: pkce.codeChallenge, fields };
+  };
+
+  /** The browser's CSRF token: the cookie's value, or a new one (set on this answer). */
+  const csrfOf = (request: FastifyRequest, reply: FastifyReply): string => {
+    const existing = cookieValue(request.headers.cookie, CSRF_COOKIE);
+    if (existing && /^[A-Za-z0-9_-]{43}$/.test(existing)) return existing;
+    const fresh = randomBytes(32).toString('base64url');
+    reply.header('set-cookie', hostCookie(CSRF_COOKIE, fresh, CSRF_MAX_AGE_S));
+    return fresh;
+  };
+
+  const consent = (reply: FastifyReply, ok: Extract<Checked, { kind: 'ok' }>, username: string, csrf: string) => {
+    const scopes = [...ok.scopes].sort().map((name) => ({ name, meaning: isScope(name) ? SCOPE_MEANINGS[name] : name }));
+    return sendPage(reply, 200, consentPage({ clientName: ok.clientName, username, destination: destinationOf(ok.request.redirectUri), scopes, request: ok.fields, csrf }));
+  };
+
+  app.get('/oauth/authorize', { config: { public: true }, schema: { summary: 'Authorization request: login and consent pages (RFC 6749 §4.1.1)', tags: ['oauth'] } }, async (request, reply) => {
+    const checked = check(request.query);
+    if (checked.kind === 'page') return sendCheckPage(reply, checked);
+    if (checked.kind === 'redirect') return reply.code(303).header('location', checked.location).header('cache-control', 'no-store').send();
+    const csrf = csrfOf(request, reply);
+    const username = opts.sessions.get(cookieValue(request.headers.cookie, SESSION_COOKIE), now());
+    if (username !== null && opts.users.getLocalUser(username)) return consent(reply, checked, username, csrf);
+    return sendPage(reply, 200, loginPage({ clientName: checked.clientName, request: checked.fields, csrf }));
+  });
+
+  app.post('/oauth/authorize', { config: { public: true }, schema: { summary: 'Login and consent form answers', tags: ['oauth'] } }, async (request, reply) => {
+    const form = request.body;
+    if (typeof form !== 'object' || form === null) return sendCheckPage(reply, { status: 400, error: new OAuthError('invalid_request', 'the form is empty') });
+    const fields = form as Record<string, unknown>;
+    // CSRF: the form must carry the value of our own SameSite=Strict cookie, and a browser that
+    // names the page's origin must name ours. Checked before anything else is looked at.
+    const cookie = cookieValue(request.headers.cookie, CSRF_COOKIE);
+    const sent = typeof fields.csrf === 'string' ? fields.csrf : '';
+    const origin = request.headers.origin;
+    if (!cookie || !sameSecret(cookie, sent) || (origin !== undefined && origin !== `https://${request.headers.host ?? ''}`)) {
+      return sendPage(reply, 403, errorPage({ title: 'Form refused', error: 'invalid_request', description: 'the form expired or was not sent from this page; go back to the app and start again' }));
+    }
+    const checked = check(fields);
+    if (checked.kind === 'page') return sendCheckPage(reply, checked);
+    if (checked.kind === 'redirect') return reply.code(303).header('location', checked.location).header('cache-control', 'no-store').send();
+    const action = fields.action;
+    const sessionId = cookieValue(request.headers.cookie, SESSION_COOKIE);
+
+    if (action === 'login') {
+      const username = typeof fields.username === 'string' ? fields.username : '';
+      const password = typeof fields.password === 'string' ? fields.password : '';
+      const t = now();
+      const userKey = `user:${username.normalize('NFC').toLowerCase()}`;
+      const addressKey = rateLimitKeyForIp(request.ip);
+      for (const [limiter, key] of [
+        [opts.limits.byUser, userKey],
+        [opts.limits.byAddress, addressKey],
+      ] as const) {
+        const decision = limiter.check(key, t);
+        if (!decision.allowed) {
+          const waitS = Math.ceil(decision.retryAfterMs / 1000);
+          reply.header('retry-after', String(waitS));
+          return sendPage(reply, 429, loginPage({ clientName: checked.clientName, request: checked.fields, csrf: cookie, username, error: `Too many failed sign-ins. Try again in ${waitS} s.` }));
+        }
+      }
+      const user = username === '' ? null : opts.users.getLocalUser(username);
+      const good = await verifyPassword(password.slice(0, 1024), user?.passwordHash ?? null).catch(() => false);
+      if (!user || !good) {
+        opts.limits.byUser.fail(userKey, t);
+        opts.limits.byAddress.fail(addressKey, t);
+        opts.logger.info({ username, address: request.ip }, 'local sign-in failed');
+        return sendPage(reply, 401, loginPage({ clientName: checked.clientName, request: checked.fields, csrf: cookie, username, error: 'Wrong username or password.' }));
+      }
+      opts.limits.byUser.succeed(userKey);
+      if (needsRehash(user.passwordHash)) opts.users.updateLocalUserPassword(user.username, await hashPassword(password));
+      if (sessionId) opts.sessions.end(sessionId);
+      const id = opts.sessions.create(user.username, t);
+      // 303 to the same request as a GET: reloading the consent page never posts the password again.
+      const query = new URLSearchParams(checked.fields).toString();
+      return reply.code(303).header('set-cookie', hostCookie(SESSION_COOKIE, id, SESSION_MAX_AGE_S)).header('location', `/oauth/authorize?${query}`).header('cache-control', 'no-store').send();
+    }
+
+    if (action !== 'allow' && action !== 'deny') {
+      return sendCheckPage(reply, { status: 400, error: new OAuthError('invalid_request', 'the form has no known action') });
+    }
+    const username = opts.sessions.get(sessionId, now());
+    if (username === null || !opts.users.getLocalUser(username)) {
+      return sendPage(reply, 401, loginPage({ clientName: checked.clientName, request: checked.fields, csrf: cookie, error: 'Your sign-in expired. Sign in again.' }));
+    }
+    // One answer per sign-in: the session ends here, whatever the answer.
+    if (sessionId) opts.sessions.end(sessionId);
+    const expire = hostCookie(SESSION_COOKIE, '', 0);
+    const { request: req } = checked;
+    if (action === 'deny') {
+      const location = errorRedirect(req.redirectUri, new OAuthError('access_denied', 'the user denied access'), req.state, opts.issuer);
+      return reply.code(303).header('set-cookie', expire).header('location', location).header('cache-control', 'no-store').send();
+    }
+    const client = opts.server.findClient(req.clientId);
+    if (!client) return sendCheckPage(reply, { status: 400, error: new OAuthError('invalid_client', 'unknown client_id') });
+    const code = opts.server.createCode({ client, redirectUri: req.redirectUri, user: username, scopes: checked.scopes, codeChallenge: checked.codeChallenge });
+    opts.logger.info({ username, clientId: client.id, scope: [...checked.scopes].sort().join(' ') }, 'local authorization granted');
+    const location = codeRedirect(req.redirectUri, code, req.state, opts.issuer);
+    return reply.code(303).header('set-cookie', expire).header('location', location).header('cache-control', 'no-store').send();
+  });
+}
+
+function sendTokenError(reply: FastifyReply, err: OAuthError, authorization: string | undefined): FastifyReply {
+  return reply.code(oauthErrorStatus(err.code)).headers(tokenErrorHeaders(err, authorization)).send(oauthErrorBody(err));
+}
+
+function sendPage(reply: FastifyReply, status: number, html: string): FastifyReply {
+  return reply.code(status).headers(PAGE_HEADERS).send(html);
+}
+
+function sendCheckPage(reply: FastifyReply, checked: { status: number; error: OAuthError }): FastifyReply {
+  return sendPage(reply, checked.status, errorPage({ title: 'This sign-in link does not work', error: checked.error.code, description: checked.error.description }));
+}
+
+/** Constant-time comparison of two CSRF values. */
+function sameSecret(a: string, b: string): boolean {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+}
+
+/** What the consent page shows as the answer's destination: scheme and host of the redirect URI. */
+function destinationOf(redirectUri: string): string {
+  try {
+    const url = new URL(redirectUri);
+    return url.host === '' ? `${url.protocol}${url.pathname}` : `${url.protocol}//${url.host}`;
+  } catch {
+    return redirectUri;
+  }
+}

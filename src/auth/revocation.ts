@@ -1,0 +1,21 @@
+import { InvalidTokenError } from './errors.js';
+import type { VerifiedToken } from './verifier.js';
+
+// The resource server's check of the local authorization server's revocations: a token whose grant
+// was revoked (a replayed code or refresh token, a removed client or user) is refused until it
+// expires. Signature and claims are the verifier's business; this runs after it, on every request,
+// cached tokens included.
+
+export interface TokenVerify {
+  verify(token: string): Promise<VerifiedToken>;
+}
+
+export function withRevocation(verifier: TokenVerify, localIssuer: string, isRevoked: (jti: string) => boolean): TokenVerify {
+  return {
+    async verify(token: string): Promise<VerifiedToken> {
+      const verified = await verifier.verify(token);
+      if (verified.issuer === localIssuer && verified.tokenId !== null && isRevoked(verified.tokenId)) throw new InvalidTokenError('token revoked');
+      return verified;
+    },
+  };
+}

@@ -1,0 +1,113 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { hashPassword } from '../../src/auth/oauth/password.js';
+import { newId } from '../../src/domain/ids.js';
+import type { Store } from '../../src/store/store.js';
+import type { Client, Response } from './https.js';
+
+// Helpers for tests of the local authorization server: clients and users straight into the store
+// (as `edge-gateway clients add` / `users add` write them; the CLI has its own tests), a cookie-keeping
+// form client for the login and consent pages, and PKCE pairs.
+
+export interface RegisteredClient {
+  clientId: string;
+  clientSecret: string | null;
+}
+
+export function registerClient(store: Store, opts: { public?: boolean; redirectUris: string[]; grants?: string[]; name?: string }): RegisteredClient {
+  const clientId = newId('cli');
+  const secret = opts.public ? null : randomBytes(32).toString('base64url');
+  store.insertOAuthClient({
+    id: clientId,
+    name: opts.name ?? 'Test app',
+    secretHash: secret === null ? null : createHash('sha256').update(secret).digest('hex'),
+    redirectUris: opts.redirectUris,
+    grantTypes: opts.grants ?? ['authorization_code', 'refresh_token'],
+    createdAt: Date.now(),
+  });
+  return { clientId, clientSecret: secret };
+}
+
+export async function addUser(store: Store, username: string, password: string): Promise<void> {
+  store.insertLocalUser({ username, passwordHash: await hashPassword(password), createdAt: Date.now() });
+}
+
+export function pkcePair(): { verifier: string; challenge: string } {
+  const verifier = randomBytes(32).toString('base64url');
+  return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url') };
+}
+
+/** The hidden and named inputs of the page's form, as the browser would send them. */
+export function formFields(html: string): Record<string, string> {
+  const fields: Record<string, string> = {};
+  for (const m of html.matchAll(/<input type="hidden" name="([^"]*)" value="([^"]*)">/g)) fields[unescape(m[1] as string)] = unescape(m[2] as string);
+  return fields;
+}
+
+function unescape(text: string): string {
+  return text.replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
+}
+
+/** A browser without script: keeps cookies, follows no redirects (tests look at each one). */
+export class FormBrowser {
+  private readonly cookies = new Map<string, string>();
+
+  constructor(private readonly request: Client) {}
+
+  async get(path: string): Promise<Response> {
+    return this.keep(await this.request(path, { headers: this.cookieHeader() }));
+  }
+
+  async post(path: string, fields: Record<string, string | string[]>, headers: Record<string, string> = {}): Promise<Response> {
+    const body = new URLSearchParams();
+    for (const [k, v] of Object.entries(fields)) for (const one of Array.isArray(v) ? v : [v]) body.append(k, one);
+    return this.keep(
+      await this.request(path, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', ...this.cookieHeader(), ...headers }, body: body.toString() }),
+    );
+  }
+
+  cookie(name: string): string | undefined {
+    return this.cookies.get(name);
+  }
+
+  private cookieHeader(): Record<string, string> {
+    return this.cookies.size ? { cookie: [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ') } : {};
+  }
+
+  private keep(res: Response): Response {
+    const set = res.headers['set-cookie'] ?? [];
+    for (const line of set) {
+      const [pair] = line.split(';');
+      const eq = (pair ?? '').indexOf('=');
+      const name = (pair ?? '').slice(0, eq);
+      const value = (pair ?? '').slice(eq + 1);
+      if (/Max-Age=0/i.test(line)) this.cookies.delete(name);
+      else this.cookies.set(name, value);
+    }
+    return res;
+  }
+}
+
+export interface AuthorizeOutcome {
+  /** The final redirect to the client (Location), or null when the server answered with a page. */
+  location: URL | null;
+  last: Response;
+}
+
+/** Runs the whole page flow: authorization request, login, consent (allow or deny). */
+export async function authorizeInBrowser(
+  browser: FormBrowser,
+  query: Record<string, string>,
+  user: { username: string; password: string },
+  answer: 'allow' | 'deny' = 'allow',
+): Promise<AuthorizeOutcome> {
+  const path = `/oauth/authorize?${new URLSearchParams(query).toString()}`;
+  const login = await browser.get(path);
+  if (login.status !== 200) return { location: login.status === 303 ? new URL(login.headers.location as string) : null, last: login };
+  const afterLogin = await browser.post('/oauth/authorize', { ...formFields(login.text), action: 'login', username: user.username, password: user.password });
+  if (afterLogin.status !== 303) return { location: null, last: afterLogin };
+  const consent = await browser.get(afterLogin.headers.location as string);
+  if (consent.status !== 200) return { location: null, last: consent };
+  const decided = await browser.post('/oauth/authorize', { ...formFields(consent.text), action: answer });
+  if (decided.status !== 303) return { location: null, last: decided };
+  return { location: new URL(decided.headers.location as string), last: decided };
+}
