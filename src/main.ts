@@ -28,7 +28,7 @@ import { CameraManager, pickDeviceServiceUrl } from './onvif/manager.js';
 import { buildApiServer } from './api/server.js';
 import { loadTlsCredentials } from './api/tls.js';
 import { createSdNotify, type SdNotify } from './daemon/sd-notify.js';
-import { createOnce } from './store/files.js';
+import { createOnce, replaceFile } from './store/files.js';
 import { openConfigSecret, SecretBox } from './store/secret-box.js';
 import { Store } from './store/store.js';
 import { ConfigError } from './config/errors.js';
@@ -134,15 +134,41 @@ function createCloudSync(config: Config, url: string, deps: { id: string; store:
   });
 }
 
-export async function openLocalIssuer(config: Config, secretBox: SecretBox, port = config.api.port): Promise<LocalIssuer> {
+const ISSUER_FILE = 'local-issuer.url';
+
+/**
+ * Opens the local issuer's keys. The daemon (`port` given: the one it listens on) settles the
+ * issuer URL and records it in data_dir; the `token` command (no port) signs with the recorded
+ * one, so its tokens carry the `iss` the running daemon checks even when the port was chosen at
+ * start or the LAN address changed since.
+ */
+export async function openLocalIssuer(config: Config, secretBox: SecretBox, port?: number): Promise<LocalIssuer> {
+  const file = path.join(config.gateway.data_dir, ISSUER_FILE);
+  let issuer: string;
+  if (port === undefined) {
+    issuer = config.auth.local.issuer ?? readRecordedIssuer(file) ?? localIssuerName(config);
+  } else {
+    issuer = localIssuerName(config, port);
+    mkdirSync(config.gateway.data_dir, { recursive: true, mode: 0o700 });
+    replaceFile(file, `${issuer}\n`, 0o644);
+  }
   return LocalIssuer.open({
     dataDir: config.gateway.data_dir,
     secretBox,
-    issuer: localIssuerName(config, port),
+    issuer,
     audience: config.auth.local.audience,
     // `edge-gateway token --ttl` may issue for up to a day, longer than access_ttl_s.
     retiredKeyLifetimeS: Math.max(config.auth.local.access_ttl_s, 86_400) + config.auth.clock_tolerance_s,
   });
+}
+
+function readRecordedIssuer(file: string): string | null {
+  try {
+    const text = readFileSync(file, 'utf8').trim();
+    return /^https:\/\/\S+$/.test(text) ? text : null;
+  } catch {
+    return null;
+  }
 }
 
 /** The address LAN viewers most likely reach this box at: its first non-internal IPv4 address. */

@@ -110,7 +110,9 @@ describe('edge-gateway CLI', () => {
 describe('edge-gateway start', () => {
   it('serves the API with a token from the CLI, keeps its identity across restarts, and stops cleanly on SIGTERM', async () => {
     const dir = workDir();
-    const cfg = writeConfig(dir, `gateway:\n  data_dir: ${dir}/data\napi:\n  host: 127.0.0.1\n  port: 0\n${NO_DISCOVERY}`);
+    // api.port 0 gives each start another port, and so by default another issuer URL: it is named
+    // here, so that the old token can show the key survived the restart.
+    const cfg = writeConfig(dir, `gateway:\n  data_dir: ${dir}/data\napi:\n  host: 127.0.0.1\n  port: 0\nauth:\n  local:\n    issuer: https://127.0.0.1:8443\n${NO_DISCOVERY}`);
     const first = await startDaemon(cfg, dir);
     const cert = readFileSync(path.join(dir, 'data/tls/cert.pem'));
     const token = cli(['token', '--config', cfg, '--scope', 'devices:read'], {}, dir).stdout.trim();
