@@ -11,8 +11,9 @@ export function escapeHtml(text: string): string {
 /**
  * Headers of every page. Framing is refused twice (old and new browsers: clickjacking a consent
  * button is the attack). No form-action directive on purpose: browsers apply it to the redirect
- * that follows a form POST, and ours goes to the client's redirect URI. No referrer: the page's
- * URL carries state and the PKCE challenge.
+ * that follows a form POST, and ours goes to the client's redirect URI. Referrer only to this
+ * origin: the page's URL carries state and the PKCE challenge; and not "no-referrer", which makes
+ * browsers send `Origin: null` with the form, which the CSRF check then refuses.
  */
 export const PAGE_HEADERS: Readonly<Record<string, string>> = {
   'content-type': 'text/html; charset=utf-8',
@@ -20,7 +21,7 @@ export const PAGE_HEADERS: Readonly<Record<string, string>> = {
   pragma: 'no-cache',
   'x-frame-options': 'DENY',
   'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'",
-  'referrer-policy': 'no-referrer',
+  'referrer-policy': 'same-origin',
   'x-content-type-options': 'nosniff',
 };
 

@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { request as httpsRequest } from 'node:https';
 import { hashPassword } from '../../src/auth/oauth/password.js';
 import { newId } from '../../src/domain/ids.js';
 import type { Store } from '../../src/store/store.js';
@@ -110,4 +111,27 @@ export async function authorizeInBrowser(
   const decided = await browser.post('/oauth/authorize', { ...formFields(consent.text), action: answer });
   if (decided.status !== 303) return { location: null, last: decided };
   return { location: new URL(decided.headers.location as string), last: decided };
+}
+
+/**
+ * A fetch (for oauth4webapi's customFetch) over node:https that trusts only `ca`: Node's global
+ * fetch cannot be given a CA without undici's Agent, and the gateway's certificate is self-signed.
+ */
+export function fetchTrusting(ca: Buffer) {
+  return (url: string, init: { method?: string; headers?: Record<string, string>; body?: unknown }): Promise<globalThis.Response> =>
+    new Promise((resolve, reject) => {
+      const req = httpsRequest(url, { method: init.method ?? 'GET', headers: init.headers, ca, servername: 'localhost' }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const headers = new Headers();
+          for (const [k, v] of Object.entries(res.headers)) for (const one of Array.isArray(v) ? v : v === undefined ? [] : [v]) headers.append(k, one);
+          resolve(new globalThis.Response(Buffer.concat(chunks), { status: res.statusCode ?? 0, headers }));
+        });
+        res.on('error', reject);
+      });
+      req.on('error', reject);
+      const body = init.body;
+      req.end(typeof body === 'string' || body instanceof Uint8Array ? body : body instanceof URLSearchParams ? body.toString() : undefined);
+    });
 }

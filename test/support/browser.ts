@@ -1,0 +1,24 @@
+import { chromium, type Browser, type BrowserContext } from 'playwright-core';
+
+// A real headless browser for the OAuth login page: Debian's chromium package (`./run test`
+// installs it), driven by playwright-core, which never downloads a browser of its own.
+
+export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+
+export function launchChromium(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: CHROMIUM_PATH,
+    headless: true,
+    args: [
+      '--no-sandbox', // CI and containers run the tests as root, where Chromium's sandbox refuses to start
+      '--disable-dev-shm-usage', // containers often have a small /dev/shm: keep shared memory in /tmp
+      '--disable-gpu', // headless on a machine without a GPU: no GPU process to fail
+    ],
+  });
+}
+
+/** A fresh profile (cookies, storage). The gateway's certificate is self-signed: tests pass
+ *  `ignoreHTTPSErrors: true` (the default here) unless they test certificate handling. */
+export function newContext(browser: Browser, opts: { ignoreHTTPSErrors?: boolean } = {}): Promise<BrowserContext> {
+  return browser.newContext({ ignoreHTTPSErrors: opts.ignoreHTTPSErrors ?? true });
+}
