@@ -454,4 +454,13 @@ describe('with the authorization server\'s clock in hand', () => {
     clock += Number(locked.headers['retry-after']) * 1000;
     expect((await browser.post('/oauth/authorize', { ...fields, action: 'login', ...USER })).status).toBe(303);
   });
+
+  it('answers server_error (500, JSON, no-store) when the gateway itself fails, and says nothing more', async () => {
+    // Last in this block: the database goes away under the running server.
+    g.gw.store.close();
+    const res = await g.request('/oauth/token', { method: 'POST', body: { grant_type: 'client_credentials', client_id: client.clientId, client_secret: client.clientSecret } });
+    expect(res.status).toBe(500);
+    expect(res.json()).toEqual({ error: 'server_error', error_description: 'the gateway failed to answer; see its log' });
+    expect(res.headers['cache-control']).toBe('no-store');
+  });
 });

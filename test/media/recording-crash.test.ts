@@ -62,6 +62,9 @@ function writeConfig(s: Setup, onvifUrl: string, minFreeBytes: number): void {
   const config = {
     gateway: { data_dir: s.dataDir },
     api: { host: '127.0.0.1', port: 0 },
+    // Port 0 gives each start another port, and by default another issuer URL: named here so the
+    // token made once stays good across the restarts.
+    auth: { local: { issuer: 'https://127.0.0.1:8443' } },
     rtsp: { host: '127.0.0.1', port: 0, udp_port: 0, public_host: '127.0.0.1' },
     onvif: { discovery: { enabled: false } },
     cameras: [{ name: 'Yard', onvif_url: onvifUrl, username: USER, password: PASS }],
