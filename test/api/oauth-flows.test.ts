@@ -423,7 +423,7 @@ describe('with the authorization server\'s clock in hand', () => {
   let g: TestGateway;
   let client: RegisteredClient;
   beforeAll(async () => {
-    g = await startTestGateway({}, { oauthClock: () => clock });
+    g = await startTestGateway({ auth: { local: { refresh_ttl_s: 600 } } }, { oauthClock: () => clock });
     client = registerClient(g.gw.store, { redirectUris: [APP_REDIRECT] });
     await addUser(g.gw.store, USER.username, USER.password);
   });
@@ -439,6 +439,22 @@ describe('with the authorization server\'s clock in hand', () => {
     const res = await g.request('/oauth/token', { method: 'POST', body: exchange });
     expect(res.status).toBe(400);
     expect((res.json() as { error: string }).error).toBe('invalid_grant');
+  });
+
+  it('refuses a refresh token after auth.local.refresh_ttl_s, counted from its own issue', async () => {
+    const out = await authorizeInBrowser(new FormBrowser(g.request), { client_id: client.clientId, redirect_uri: APP_REDIRECT, response_type: 'code' }, USER);
+    const first = await g.request('/oauth/token', { method: 'POST', body: { grant_type: 'authorization_code', client_id: client.clientId, client_secret: client.clientSecret, code: out.location?.searchParams.get('code'), redirect_uri: APP_REDIRECT } });
+    const refresh = (rt: string) => g.request('/oauth/token', { method: 'POST', body: { grant_type: 'refresh_token', client_id: client.clientId, client_secret: client.clientSecret, refresh_token: rt } });
+    clock += 599_000;
+    const second = await refresh((first.json() as { refresh_token: string }).refresh_token);
+    expect(second.status).toBe(200); // 599 s old: still good, and rotated into a new one
+    clock += 599_000;
+    const third = await refresh((second.json() as { refresh_token: string }).refresh_token);
+    expect(third.status).toBe(200); // the new one counts from its own issue
+    clock += 600_001;
+    const late = await refresh((third.json() as { refresh_token: string }).refresh_token);
+    expect(late.status).toBe(400);
+    expect((late.json() as { error: string }).error).toBe('invalid_grant');
   });
 
   it('locks sign-ins after five failures, with Retry-After, even for the right password, until the lock ends', async () => {
