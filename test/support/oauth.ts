@@ -1,9 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { request as httpsRequest } from 'node:https';
 import { hashPassword } from '../../src/auth/oauth/password.js';
 import { newId } from '../../src/domain/ids.js';
 import type { Store } from '../../src/store/store.js';
-import type { Client, Response } from './https.js';
+import { makeClient, type Client, type Response } from './https.js';
 
 // Helpers for tests of the local authorization server: clients and users straight into the store
 // (as `edge-gateway clients add` / `users add` write them; the CLI has its own tests), a cookie-keeping
@@ -114,24 +113,16 @@ export async function authorizeInBrowser(
 }
 
 /**
- * A fetch (for oauth4webapi's customFetch) over node:https that trusts only `ca`: Node's global
- * fetch cannot be given a CA without undici's Agent, and the gateway's certificate is self-signed.
+ * A fetch (for oauth4webapi's customFetch) that trusts only `ca`: Node's global fetch cannot be
+ * given a CA without undici's Agent, and the gateway's certificate is self-signed. The request
+ * goes through the tests' own HTTPS client; its answer is handed back as a fetch Response.
  */
 export function fetchTrusting(ca: Buffer) {
-  return (url: string, init: { method?: string; headers?: Record<string, string>; body?: unknown }): Promise<globalThis.Response> =>
-    new Promise((resolve, reject) => {
-      const req = httpsRequest(url, { method: init.method ?? 'GET', headers: init.headers, ca, servername: 'localhost' }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => {
-          const headers = new Headers();
-          for (const [k, v] of Object.entries(res.headers)) for (const one of Array.isArray(v) ? v : v === undefined ? [] : [v]) headers.append(k, one);
-          resolve(new globalThis.Response(Buffer.concat(chunks), { status: res.statusCode ?? 0, headers }));
-        });
-        res.on('error', reject);
-      });
-      req.on('error', reject);
-      const body = init.body;
-      req.end(typeof body === 'string' || body instanceof Uint8Array ? body : body instanceof URLSearchParams ? body.toString() : undefined);
-    });
+  return async (url: string, init: { method?: string; headers?: Record<string, string>; body?: unknown }): Promise<globalThis.Response> => {
+    const body = init.body instanceof URLSearchParams ? init.body.toString() : typeof init.body === 'string' || Buffer.isBuffer(init.body) ? init.body : undefined;
+    const res = await makeClient(new URL(url).origin, ca)(url, { method: init.method ?? 'GET', headers: init.headers ?? {}, ...(body === undefined ? {} : { body }) });
+    const headers = new Headers();
+    for (const [k, v] of Object.entries(res.headers)) for (const one of Array.isArray(v) ? v : v === undefined ? [] : [v]) headers.append(k, one);
+    return new globalThis.Response(res.body, { status: res.status, headers });
+  };
 }
