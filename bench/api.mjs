@@ -2,20 +2,11 @@
 // /healthz, both driven by autocannon over HTTPS on loopback, interleaved in one run so machine
 // noise hits both alike. The gateway runs as its own process, as in production.
 // Env: BENCH_SECONDS (per slice, default 5), BENCH_ROUNDS (default 3), BENCH_CONNECTIONS (default 50).
-import autocannon from 'autocannon';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { readFileSync } from 'node:fs';
 import { Store } from '../dist/store/store.js';
-import { startGatewayProcess } from './gateway-process.mjs';
-
-// CPU seconds (user + system) the gateway process has used: per-request server cost, which is what
-// a Pi pays when the clients are elsewhere (here autocannon shares the two cores with it).
-function cpuSeconds(pid) {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100; // utime + stime in clock ticks (USER_HZ 100)
-}
+import { measure, startGatewayProcess, summarize } from './gateway-process.mjs';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);
 const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -44,13 +35,7 @@ const targets = {
   devices: { url: `${apiUrl}/v1/devices?limit=50`, headers: { authorization: `Bearer ${token}` } },
 };
 
-async function slice(name, duration) {
-  const cpuBefore = cpuSeconds(child.pid);
-  const r = await autocannon({ ...targets[name], connections, duration, pipelining: 1 });
-  if (r.non2xx > 0 || r.errors > 0) throw new Error(`${name}: ${r.non2xx} non-2xx, ${r.errors} errors`);
-  r.serverCpuS = cpuSeconds(child.pid) - cpuBefore;
-  return r;
-}
+const slice = (name, duration) => measure(child.pid, name, targets[name], { connections, duration });
 
 await slice('healthz', 2); // warm-up: JIT, TLS session setup, token cache
 await slice('devices', 2);
@@ -61,21 +46,8 @@ for (let i = 0; i < rounds; i++) {
 await gateway.stop();
 rmSync(dir, { recursive: true, force: true });
 
-const summary = (runs) => {
-  const total = runs.reduce((a, r) => a + r.requests.total, 0);
-  const secs = runs.reduce((a, r) => a + r.duration, 0);
-  const median = (xs) => xs.sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-  const cpu = runs.reduce((a, r) => a + r.serverCpuS, 0);
-  return {
-    rps: Math.round(total / secs),
-    p50_ms: median(runs.map((r) => r.latency.p50)),
-    p99_ms: median(runs.map((r) => r.latency.p99)),
-    server_cpu_us_per_req: Math.round((cpu / total) * 1e6),
-    bytes_per_req: Math.round(runs.reduce((a, r) => a + r.throughput.total, 0) / total),
-  };
-};
-const h = summary(results.healthz);
-const d = summary(results.devices);
+const h = summarize(results.healthz);
+const d = summarize(results.devices);
 const ratio = Number((d.rps / h.rps).toFixed(3));
 
 console.log(`\nbench api: ${connections} connections, ${rounds} rounds × ${seconds}s per endpoint, HTTPS on loopback, node ${process.version}, ${os.cpus().length} cores\n`);

@@ -1,6 +1,9 @@
 // Shared by the benchmarks: the gateway as its own process (as in production), started from the
-// built CLI with a config file, plus a token from its local issuer.
+// built CLI with a config file, plus a token from its local issuer; and what the HTTP benchmarks
+// measure of it.
 import { execFileSync, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import autocannon from 'autocannon';
 import path from 'node:path';
 
 const cli = path.resolve(import.meta.dirname, '../dist/cli.js');
@@ -25,4 +28,36 @@ export async function startGatewayProcess(configFile) {
     await new Promise((r) => (child.exitCode !== null ? r() : child.on('exit', r)));
   };
   return { child, apiUrl, token, stop };
+}
+
+/**
+ * CPU seconds (user + system) a process has used: per-request server cost, which is what a Pi pays
+ * when the clients are elsewhere (here autocannon shares the cores with it).
+ */
+export function cpuSeconds(pid) {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100; // utime + stime in clock ticks (USER_HZ 100)
+}
+
+/** One autocannon run against `target` (url, method, headers, body), with the server's CPU seconds; any non-2xx fails it. */
+export async function measure(pid, name, target, opts) {
+  const cpuBefore = cpuSeconds(pid);
+  const r = await autocannon({ ...target, ...opts, pipelining: 1 });
+  if (r.non2xx > 0 || r.errors > 0) throw new Error(`${name}: ${r.non2xx} non-2xx, ${r.errors} errors`);
+  r.serverCpuS = cpuSeconds(pid) - cpuBefore;
+  return r;
+}
+
+/** Autocannon runs (each with serverCpuS added) summed up: req/s, median p50/p99, server CPU and bytes per request. */
+export function summarize(runs) {
+  const total = runs.reduce((a, r) => a + r.requests.total, 0);
+  const secs = runs.reduce((a, r) => a + r.duration, 0);
+  const median = (xs) => xs.sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+  return {
+    rps: Math.round(total / secs),
+    p50_ms: median(runs.map((r) => r.latency.p50)),
+    p99_ms: median(runs.map((r) => r.latency.p99)),
+    server_cpu_us_per_req: Math.round((runs.reduce((a, r) => a + r.serverCpuS, 0) / total) * 1e6),
+    bytes_per_req: Math.round(runs.reduce((a, r) => a + r.throughput.total, 0) / total),
+  };
 }

@@ -6,19 +6,13 @@
 //    (ES256 signature, two SQLite inserts in one transaction).
 // The gateway runs as its own process; autocannon over HTTPS on loopback.
 // Env: BENCH_SECONDS (per slice, default 5), BENCH_ROUNDS (default 3), BENCH_CONNECTIONS (default 20).
-import autocannon from 'autocannon';
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request as httpsRequest } from 'node:https';
 import os from 'node:os';
 import path from 'node:path';
 import { Store } from '../dist/store/store.js';
-import { startGatewayProcess } from './gateway-process.mjs';
-
-function cpuSeconds(pid) {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100;
-}
+import { measure, startGatewayProcess, summarize } from './gateway-process.mjs';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);
 const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -63,13 +57,7 @@ const targets = {
   tokenEndpoint: { url: `${apiUrl}/oauth/token`, method: 'POST', headers: form, body: tokenBody },
 };
 
-async function slice(name, duration) {
-  const cpuBefore = cpuSeconds(child.pid);
-  const r = await autocannon({ ...targets[name], connections, duration, pipelining: 1 });
-  if (r.non2xx > 0 || r.errors > 0) throw new Error(`${name}: ${r.non2xx} non-2xx, ${r.errors} errors`);
-  r.serverCpuS = cpuSeconds(child.pid) - cpuBefore;
-  return r;
-}
+const slice = (name, duration) => measure(child.pid, name, targets[name], { connections, duration });
 
 for (const name of Object.keys(targets)) await slice(name, 2); // warm-up
 const results = { cliToken: [], oauthToken: [], tokenEndpoint: [] };
@@ -80,20 +68,9 @@ for (let i = 0; i < rounds; i++) {
 await gateway.stop();
 rmSync(dir, { recursive: true, force: true });
 
-const summary = (runs) => {
-  const total = runs.reduce((a, r) => a + r.requests.total, 0);
-  const secs = runs.reduce((a, r) => a + r.duration, 0);
-  const median = (xs) => xs.sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-  return {
-    rps: Math.round(total / secs),
-    p50_ms: median(runs.map((r) => r.latency.p50)),
-    p99_ms: median(runs.map((r) => r.latency.p99)),
-    server_cpu_us_per_req: Math.round((runs.reduce((a, r) => a + r.serverCpuS, 0) / total) * 1e6),
-  };
-};
-const c = summary(results.cliToken);
-const o = summary(results.oauthToken);
-const t = summary(results.tokenEndpoint);
+const c = summarize(results.cliToken);
+const o = summarize(results.oauthToken);
+const t = summarize(results.tokenEndpoint);
 const ratio = Number((o.rps / c.rps).toFixed(3));
 const cpuRatio = Number((o.server_cpu_us_per_req / c.server_cpu_us_per_req).toFixed(3));
 
