@@ -13,6 +13,11 @@ export function launchChromium(): Promise<Browser> {
       '--no-sandbox', // CI and containers run the tests as root, where Chromium's sandbox refuses to start
       '--disable-dev-shm-usage', // containers often have a small /dev/shm: keep shared memory in /tmp
       '--disable-gpu', // headless on a machine without a GPU: no GPU process to fail
+      // No calls home: CI machines have no internet, and refused background connections only add noise.
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--no-first-run',
     ],
   });
 }
