@@ -37,3 +37,35 @@ export function cookieValue(header: string | undefined, name: string): string | 
 export function hostCookie(name: string, value: string, maxAgeS: number): string {
   return `${name}=${value}; Path=/; Secure; HttpOnly; SameSite=Strict; Max-Age=${maxAgeS}`;
 }
+
+/**
+ * The first name that appears twice among the top-level members of a JSON object text (already
+ * known to be valid JSON), or null. JSON.parse keeps the last of repeated names silently; the
+ * OAuth endpoints refuse a repeated parameter instead (RFC 6749 §3.1), in JSON bodies as in forms.
+ */
+export function repeatedJsonName(text: string): string | null {
+  const seen = new Set<string>();
+  let depth = 0;
+  let expectName = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (c === '"') {
+      const start = i;
+      for (i++; i < text.length && text[i] !== '"'; i++) if (text[i] === '\\') i++;
+      if (depth === 1 && expectName) {
+        const name = JSON.parse(text.slice(start, i + 1)) as string;
+        if (seen.has(name)) return name;
+        seen.add(name);
+        expectName = false;
+      }
+    } else if (c === '{' || c === '[') {
+      depth++;
+      expectName = depth === 1 && c === '{';
+    } else if (c === '}' || c === ']') {
+      depth--;
+    } else if (c === ',' && depth === 1) {
+      expectName = true;
+    }
+  }
+  return null;
+}

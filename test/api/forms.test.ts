@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { cookieValue, hostCookie, parseFormBody } from '../../src/api/forms.js';
+import { cookieValue, hostCookie, parseFormBody, repeatedJsonName } from '../../src/api/forms.js';
 import { consentPage, errorPage, escapeHtml, loginPage } from '../../src/api/oauth-pages.js';
 import { makeRng } from '../support/fuzz.js';
 
@@ -27,6 +27,34 @@ describe('parseFormBody', () => {
         if (Array.isArray(v)) expect(v.length).toBeGreaterThan(1);
         else expect(typeof v).toBe('string');
       }
+    }
+  });
+});
+
+describe('repeatedJsonName', () => {
+  it.each([
+    ['no repeat', '{"a":1,"b":"x"}', null],
+    ['a repeat', '{"code":"a","code":"b"}', 'code'],
+    ['the first repeated one', '{"a":1,"b":2,"b":3,"a":4}', 'b'],
+    ['names inside nested objects do not count', '{"a":{"x":1,"x":2},"b":[{"a":1}]}', null],
+    ['a nested object then a repeat', '{"a":{"b":1},"a":2}', 'a'],
+    ['braces, commas and quotes inside strings', '{"a":"},{\\"a\\":","b":"[,]"}', null],
+    ['escaped quotes and unicode escapes in names', '{"c\\u006fde":1,"code":2}', 'code'],
+    ['whitespace everywhere', ' { "a" : 1 ,\n "a" : 2 } ', 'a'],
+    ['not an object', '[1,2,2]', null],
+    ['empty object', '{}', null],
+  ])('%s', (_name, text, want) => {
+    JSON.parse(text); // the cases are valid JSON, as the function expects
+    expect(repeatedJsonName(text)).toBe(want);
+  });
+
+  const rng = makeRng();
+  it(`fuzz (seed ${rng.seed}): agrees with counting the names of objects built from random entries`, () => {
+    for (let i = 0; i < 500; i++) {
+      const names = Array.from({ length: rng.int(6) }, () => rng.string(3, 'ab"\\{},:[] '));
+      const text = `{${names.map((n, k) => `${JSON.stringify(n)}:${k % 2 ? JSON.stringify({ [n]: [n, { x: n }] }) : JSON.stringify(n)}`).join(',')}}`;
+      const firstRepeat = names.find((n, k) => names.indexOf(n) !== k) ?? null;
+      expect(repeatedJsonName(text), text).toBe(firstRepeat);
     }
   });
 });

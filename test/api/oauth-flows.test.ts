@@ -295,6 +295,12 @@ describe('malformed token requests', () => {
     expectOAuthError(await token(form), 400, error);
   });
 
+  it('refuses a JSON body that names a parameter twice, as it refuses a repeated form field', async () => {
+    const res = await t.request('/oauth/token', { method: 'POST', headers: { 'content-type': 'application/json' }, body: `{"grant_type":"client_credentials","client_id":"${service.clientId}","client_secret":"${service.clientSecret}","scope":"devices:read","scope":"devices:write"}` });
+    expectOAuthError(res, 400, 'invalid_request');
+    expect((res.json() as { error_description: string }).error_description).toBe('scope is given more than once');
+  });
+
   it('answers unreadable JSON and a body type it does not read with invalid_request', async () => {
     expectOAuthError(await t.request('/oauth/token', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"grant_type":' }), 400, 'invalid_request');
     expectOAuthError(await t.request('/oauth/token', { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'grant_type=client_credentials' }), 400, 'invalid_request');
