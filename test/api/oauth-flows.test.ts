@@ -411,16 +411,20 @@ describe('the authorization pages', () => {
 });
 
 describe('removing a user', () => {
-  it('revokes what they granted: their tokens stop working at once', async () => {
+  it('revokes what they granted: their tokens stop working at once, and a code they approved buys nothing', async () => {
     await addUser(t.gw.store, 'bob', 'bob password 1');
     const { verifier, challenge } = pkcePair();
     const out = await authorizeInBrowser(new FormBrowser(t.request), { client_id: pub.clientId, redirect_uri: PUBLIC_REDIRECT, response_type: 'code', code_challenge: challenge, code_challenge_method: 'S256' }, { username: 'bob', password: 'bob password 1' });
     const res = await token({ grant_type: 'authorization_code', client_id: pub.clientId, code: out.location?.searchParams.get('code'), redirect_uri: PUBLIC_REDIRECT, code_verifier: verifier });
     const issued = res.json() as { access_token: string; refresh_token: string };
     expect((await api(issued.access_token)).status).toBe(200);
+    // A code bob approved but the app has not redeemed yet.
+    const pending = pkcePair();
+    const approved = await authorizeInBrowser(new FormBrowser(t.request), { client_id: pub.clientId, redirect_uri: PUBLIC_REDIRECT, response_type: 'code', code_challenge: pending.challenge, code_challenge_method: 'S256' }, { username: 'bob', password: 'bob password 1' });
     expect(t.gw.store.deleteLocalUser('bob')).toBe(true);
     expect((await api(issued.access_token)).status).toBe(401);
     expectOAuthError(await token({ grant_type: 'refresh_token', client_id: pub.clientId, refresh_token: issued.refresh_token }), 400, 'invalid_grant');
+    expectOAuthError(await token({ grant_type: 'authorization_code', client_id: pub.clientId, code: approved.location?.searchParams.get('code'), redirect_uri: PUBLIC_REDIRECT, code_verifier: pending.verifier }), 400, 'invalid_grant');
   });
 });
 

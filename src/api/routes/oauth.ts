@@ -249,7 +249,7 @@ export async function oauthRoutes(app: FastifyInstance, opts: OAuthRoutesOptions
         }
       }
       const user = username === '' ? null : opts.users.getLocalUser(username);
-      const good = await verifyPassword(password.slice(0, 1024), user?.passwordHash ?? null).catch(() => false);
+      const good = await verifyPassword(password, user?.passwordHash ?? null).catch(() => false);
       if (!user || !good) {
         opts.limits.byUser.fail(userKey, t);
         opts.limits.byAddress.fail(addressKey, t);

@@ -36,6 +36,7 @@ export interface AccessTokenIssuer {
 export type OAuthStore = Pick<
   Store,
   | 'getOAuthClient'
+  | 'getLocalUser'
   | 'insertOAuthCode'
   | 'getOAuthCode'
   | 'redeemOAuthCode'
@@ -159,6 +160,8 @@ export class AuthorizationServer {
     }
     if (stored.clientId !== client.id) throw invalidGrant('the authorization code was issued to another client');
     if (stored.redirectUri !== redirectUri) throw invalidGrant('redirect_uri differs from the authorization request');
+    // Removing a user revokes their grants; a code they approved just before must not make a new one.
+    if (!this.opts.store.getLocalUser(stored.user)) throw invalidGrant('the user who approved the code no longer exists');
     const pkce = checkTokenPkce({ codeChallenge: stored.codeChallenge, codeVerifier, publicClient: client.secretHash === null });
     if (!pkce.ok) throw pkce.error;
 
