@@ -3,6 +3,7 @@ import { h264StartsKeyframe } from '../../src/media/h26x.js';
 import { FanOut, type FanOutReader } from '../../src/media/relay/fanout.js';
 import { readRtpHeader } from '../../src/media/rtp.js';
 import { captureRtp } from '../support/rtp-capture.js';
+import { senderReport } from '../support/rtcp.js';
 
 // Fan-out on real encoder output: one second of ffmpeg H.264 RTP (a keyframe every 5 pictures).
 
@@ -40,12 +41,7 @@ const keyframeIndexes = () => packets.map((p, i) => (isKeyframe(p) && (i === 0 |
 
 /** A compound RTCP packet: a sender report (no blocks) then an SDES with a CNAME. */
 function compoundReport(rtpTime: number): Buffer {
-  const sr = Buffer.alloc(28);
-  sr[0] = 0x80;
-  sr[1] = 200;
-  sr.writeUInt16BE(6, 2);
-  sr.writeUInt32BE(rtpTime, 16);
-  return Buffer.concat([sr, Buffer.from('\x81\xca\x00\x03\x00\x00\x00\x01\x01\x04cam1\x00\x00', 'latin1')]);
+  return Buffer.concat([senderReport({ rtpTime }), Buffer.from('\x81\xca\x00\x03\x00\x00\x00\x01\x01\x04cam1\x00\x00', 'latin1')]);
 }
 
 describe('FanOut', () => {
@@ -172,16 +168,6 @@ describe('FanOut: RTP-Info names one instant for every track', () => {
     p.writeUInt32BE(0x1234, 8);
     return p;
   }
-  function senderReport(seconds: number, rtpTime: number): Buffer {
-    const sr = Buffer.alloc(28);
-    sr[0] = 0x80;
-    sr[1] = 200;
-    sr.writeUInt16BE(6, 2);
-    sr.writeUInt32BE(Math.floor(seconds), 8);
-    sr.writeUInt32BE(Math.round((seconds % 1) * 2 ** 32), 12);
-    sr.writeUInt32BE(rtpTime >>> 0, 16);
-    return sr;
-  }
   // The camera's audio clock starts near the 32-bit wrap, so the arithmetic must wrap too.
   const AUDIO_AT_PLAY = 0xffffff00;
   const videoAtPlay = () => readRtpHeader(packets[0]!)!.timestamp;
@@ -219,10 +205,10 @@ describe('FanOut: RTP-Info names one instant for every track', () => {
     const keyframe = readRtpHeader(packets[second!]!)!;
     // Video SR: the video clock at wall time 1000 s. Audio SR: wall time 1002 s, at an audio time
     // that puts the audio 0.1 s (not 0 s, as the PLAY answer said) after the video.
-    fan.pushRtcp(0, senderReport(1000, videoAtPlay()));
+    fan.pushRtcp(0, senderReport({ ntpSeconds: 1000, rtpTime: videoAtPlay() }));
     const onlyVideo = fan.startOfNextReader();
     expect(onlyVideo[1]!.rtpTime).toBe((AUDIO_AT_PLAY + Math.round((((keyframe.timestamp - videoAtPlay()) | 0) / 90000) * AUDIO_RATE)) >>> 0);
-    fan.pushRtcp(1, senderReport(1002, AUDIO_AT_PLAY + Math.round(1.9 * AUDIO_RATE)));
+    fan.pushRtcp(1, senderReport({ ntpSeconds: 1002, rtpTime: AUDIO_AT_PLAY + Math.round(1.9 * AUDIO_RATE) }));
     const keyframeWall = 1000 + ((keyframe.timestamp - videoAtPlay()) | 0) / 90000;
     const audioAtKeyframe = AUDIO_AT_PLAY + Math.round(1.9 * AUDIO_RATE) + Math.round((keyframeWall - 1002) * AUDIO_RATE);
     expect(fan.startOfNextReader()).toEqual([

@@ -1,17 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { playRtpTimes } from '../../src/media/relay/upstream.js';
+import { senderReport } from '../support/rtcp.js';
 import { roll, rtpTimeAt, secondsAt, senderReportAnchor, senderReportSeconds, type ClockAnchor } from '../../src/media/rtp-clock.js';
-
-function senderReport(ntpSeconds: number, ntpFraction: number, rtpTime: number): Buffer {
-  const sr = Buffer.alloc(28);
-  sr[0] = 0x80;
-  sr[1] = 200;
-  sr.writeUInt16BE(6, 2);
-  sr.writeUInt32BE(ntpSeconds, 8);
-  sr.writeUInt32BE(ntpFraction, 12);
-  sr.writeUInt32BE(rtpTime, 16);
-  return sr;
-}
 
 describe('rtp-clock', () => {
   it.each([
@@ -54,7 +44,7 @@ describe('rtp-clock', () => {
   });
 
   it('reads a sender report\'s NTP time and RTP time', () => {
-    const sr = senderReport(3_900_000_000, 2 ** 31, 123456);
+    const sr = senderReport({ ntpSeconds: 3_900_000_000.5, rtpTime: 123456 });
     expect(senderReportSeconds(sr)).toBe(3_900_000_000.5);
     expect(senderReportAnchor(sr, 8000)).toEqual({ rtpTime: 123456, seconds: 3_900_000_000.5, rate: 8000 });
   });

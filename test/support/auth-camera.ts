@@ -22,6 +22,7 @@ import {
   type RtspRequest,
 } from '../../src/media/rtsp/index.js';
 import { readRtpHeader } from '../../src/media/rtp.js';
+import { senderReport } from './rtcp.js';
 
 // A camera for the relay's client to log in to: real RTSP over a real TCP socket, built from the
 // project's own protocol functions, with the authentication schemes cameras use (Basic, Digest
@@ -109,17 +110,6 @@ function parameterSets(packets: readonly Buffer[]): string | null {
     if (found.sps !== undefined && found.pps !== undefined) return `${found.sps.toString('base64')},${found.pps.toString('base64')}`;
   }
   return null;
-}
-
-/** A sender report without report blocks, so the client's RTCP channel carries something real. */
-function senderReport(ssrc: number, rtpTime: number): Buffer {
-  const sr = Buffer.alloc(28);
-  sr[0] = 0x80;
-  sr[1] = 200;
-  sr.writeUInt16BE(6, 2);
-  sr.writeUInt32BE(ssrc, 4);
-  sr.writeUInt32BE(rtpTime >>> 0, 16);
-  return sr;
 }
 
 export class AuthCamera {
@@ -386,7 +376,7 @@ export class AuthCamera {
       const packet = Buffer.from(packets[i] as Buffer);
       // Sequence numbers keep counting across loops, so the stream looks like one long one.
       packet.writeUInt16BE((firstSeq + n) & 0xffff, 2);
-      if (i === 0) conn.socket.write(formatInterleaved(rtcp, senderReport(this.#ssrc, packet.readUInt32BE(4))));
+      if (i === 0) conn.socket.write(formatInterleaved(rtcp, senderReport({ ssrc: this.#ssrc, rtpTime: packet.readUInt32BE(4) })));
       conn.socket.write(formatInterleaved(rtp, packet));
       this.packetsSent++;
       n++;
