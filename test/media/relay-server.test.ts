@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createSocket, type Socket as UdpSocket } from 'node:dgram';
-import { connect } from 'node:net';
+import { connect, createServer, type Socket as TcpSocket } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -315,6 +315,34 @@ describe('relay server', () => {
       await client.waitForFrames(0, 10);
     } finally {
       client.close();
+    }
+  });
+  it('keeps a connection whose DESCRIBE waits on a slow camera open past the idle timeout, and answers it', async () => {
+    // The camera takes 2.5 s to answer (404), more than the 1 s idle timeout of this relay: the
+    // viewer must get an answer, not a connection closed while the relay itself was still busy.
+    const held: TcpSocket[] = [];
+    const slowCamera = createServer((s) => {
+      held.push(s);
+      s.once('data', (d: Buffer) => {
+        const cseq = /CSeq:\s*(\d+)/i.exec(d.toString('latin1'))?.[1] ?? '1';
+        setTimeout(() => s.end(`RTSP/1.0 404 Not Found\r\nCSeq: ${cseq}\r\n\r\n`), 2500);
+      });
+    });
+    await new Promise<void>((r) => slowCamera.listen(0, '127.0.0.1', r));
+    const address = slowCamera.address();
+    const cameraPort = typeof address === 'object' && address ? address.port : 0;
+    const slowStreams = new RelayStreams({ locate: () => ({ url: `rtsp://127.0.0.1:${cameraPort}/slow`, username: null, password: null }), logger, idleCloseS: 30 });
+    const server = await startRelayServer({ host: '127.0.0.1', port: 0, udpPort: 0, tickets, streams: slowStreams, logger, sessionTimeoutS: 1, sweepMs: 100, trustedAddress: () => false });
+    const client = await TestRtspClient.open(server.port);
+    try {
+      const answer = await client.request('DESCRIBE', url(server), { Accept: 'application/sdp' });
+      expect(answer.status).toBe(503);
+    } finally {
+      client.close();
+      await server.close();
+      slowStreams.close();
+      for (const s of held) s.destroy();
+      slowCamera.close();
     }
   });
 });

@@ -155,11 +155,15 @@ function serveConnection(socket: Socket, ctx: Context): void {
   let queue = Promise.resolve();
   /** Sessions set up on this connection that play RTP over it: they keep it open while silent. */
   let interleavedPlaying = 0;
+  /** Requests read but not yet answered: a DESCRIBE waits for the camera session to open. */
+  let unanswered = 0;
   const idleMs = ctx.timeoutS * 1000;
   socket.setTimeout(idleMs, () => {
     // A viewer that receives interleaved RTP need not say anything (some never send RTCP): a dead
-    // one shows as a growing send queue, and the fan-out evicts it.
-    if (interleavedPlaying === 0) socket.destroy();
+    // one shows as a growing send queue, and the fan-out evicts it. A connection waiting for our
+    // answer is not idle either: the socket is silent only because the camera is slow to open.
+    if (interleavedPlaying === 0 && unanswered === 0) socket.destroy();
+    else if (unanswered > 0) socket.setTimeout(idleMs);
   });
   socket.once('close', () => sessions.connectionClosed(socket));
   socket.on('error', () => socket.destroy());
@@ -306,13 +310,16 @@ function serveConnection(socket: Socket, ctx: Context): void {
         if (item.kind !== 'request') continue; // RTCP receiver reports and stray responses
         const req = item.msg;
         // One request at a time, in order, as RTSP requires of answers on one connection.
+        unanswered++;
         queue = queue.then(() =>
-          handle(req).catch((err: unknown) => {
-            const status = err instanceof RtspStatusError ? err.status : err instanceof StreamUnavailableError ? 503 : err instanceof RtspParseError ? err.status : 500;
-            if (status === 500) opts.logger.error({ err }, 'relay: request failed');
-            else opts.logger.debug({ method: req.method, status, reason: (err as Error).message }, 'relay: request refused');
-            reply(req, status);
-          }),
+          handle(req)
+            .catch((err: unknown) => {
+              const status = err instanceof RtspStatusError ? err.status : err instanceof StreamUnavailableError ? 503 : err instanceof RtspParseError ? err.status : 500;
+              if (status === 500) opts.logger.error({ err }, 'relay: request failed');
+              else opts.logger.debug({ method: req.method, status, reason: (err as Error).message }, 'relay: request refused');
+              reply(req, status);
+            })
+            .finally(() => unanswered--),
         );
       }
     } catch (err) {
