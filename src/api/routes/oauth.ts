@@ -11,7 +11,8 @@ import { checkAuthorizationPkce } from '../../auth/oauth/pkce.js';
 import { codeRedirect, matchRedirectUri } from '../../auth/oauth/redirect-uri.js';
 import { SCOPE_MEANINGS, SCOPES, isScope } from '../../auth/scopes.js';
 import type { Store } from '../../store/store.js';
-import { cookieValue, hostCookie, parseFormBody, repeatedJsonName } from '../forms.js';
+import { cookieValue, hostCookie, parseFormBody } from '../forms.js';
+import { RepeatedJsonNameError, useStrictJsonParser } from '../json-body.js';
 import { consentPage, errorPage, loginPage, PAGE_HEADERS } from '../oauth-pages.js';
 
 // The local authorization server's HTTP side (docs/oauth.md): /oauth/authorize (login and consent
@@ -59,15 +60,6 @@ const MetadataSchema = Type.Object({
   authorization_response_iss_parameter_supported: Type.Boolean(),
 });
 
-/** A JSON body naming a parameter twice (a 400: the client's malformed request). */
-class RepeatedParameterError extends Error {
-  readonly statusCode = 400;
-  constructor(name: string) {
-    // Only names of at most 64 plain characters are echoed: the description is not an echo chamber.
-    super(/^[\w:-]{1,64}$/.test(name) ? `${name} is given more than once` : 'a parameter is given more than once');
-  }
-}
-
 /** The outcome of checking an authorization request (from the query, or a form repeating it). */
 type Checked =
   | { kind: 'page'; status: number; error: OAuthError }
@@ -88,17 +80,8 @@ export async function oauthRoutes(app: FastifyInstance, opts: OAuthRoutesOptions
 
   // Forms only here: the /v1 API keeps to JSON.
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) => done(null, parseFormBody(body as string)));
-  // JSON as everywhere (Fastify's safe parser), but a repeated name is refused as in forms.
-  const json = app.getDefaultJsonParser('error', 'error');
-  app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
-    json(req, body as string, (err, parsed) => {
-      if (err) return done(err, undefined);
-      const repeated = typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? repeatedJsonName(body as string) : null;
-      if (repeated !== null) return done(new RepeatedParameterError(repeated), undefined);
-      done(null, parsed);
-    });
-  });
+  // JSON as everywhere, a repeated name refused as in forms; an empty body is an error here.
+  useStrictJsonParser(app, { emptyBody: 'error' });
 
   // Body and content-type failures (bad JSON, a content type we do not read, too large) are the
   // client's malformed request: RFC 6749's invalid_request, as a JSON error at the token endpoint
@@ -107,7 +90,7 @@ export async function oauthRoutes(app: FastifyInstance, opts: OAuthRoutesOptions
     const clientFault = typeof err.statusCode === 'number' && err.statusCode >= 400 && err.statusCode < 500;
     if (!clientFault) request.log.error({ err, url: request.url }, 'oauth request failed');
     const oauth =
-      err instanceof RepeatedParameterError
+      err instanceof RepeatedJsonNameError
         ? new OAuthError('invalid_request', err.message)
         : clientFault
           ? new OAuthError('invalid_request', 'the request body could not be read')
