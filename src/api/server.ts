@@ -5,6 +5,7 @@ import { Counter, Histogram, type Registry } from 'prom-client';
 import type { TSchema } from 'typebox';
 import { Compile } from 'typebox/compile';
 import Value from 'typebox/value';
+import { makeClientErrorHandler } from './client-error.js';
 import { coerceParams } from './coerce.js';
 import type { Store } from '../store/store.js';
 import { authenticate, type TokenCheck } from './authenticate.js';
@@ -61,6 +62,8 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<FastifyIns
     return503OnClosing: true,
     forceCloseConnections: 'idle',
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 200 },
+    // Oversized headers and the like are answered in the API's error shape (src/api/client-error.ts).
+    clientErrorHandler: makeClientErrorHandler(opts.logger),
   }).withTypeProvider<TypeBoxTypeProvider>();
   app.setValidatorCompiler(validatorCompiler);
 
