@@ -17,6 +17,7 @@ import { deviceRoutes } from './routes/devices.js';
 import { oauthRoutes, type OAuthRoutesOptions } from './routes/oauth.js';
 import { recordingRoutes } from './routes/recordings.js';
 import { systemRoutes } from './routes/system.js';
+import { strictQuery } from './strict-query.js';
 
 export interface ApiServerOptions {
   logger: FastifyBaseLogger;
@@ -104,6 +105,7 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<FastifyIns
   );
 
   await app.register(authenticate, { verifier: opts.verifier });
+  await app.register(strictQuery);
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
