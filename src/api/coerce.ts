@@ -20,7 +20,9 @@ function coerceOne(schema: unknown, text: string): unknown {
 export function coerceParams(schema: TSchema, value: unknown): unknown {
   if (typeof value !== 'object' || value === null) return value;
   const properties = (schema as { properties?: Record<string, unknown> }).properties ?? {};
-  const out: Record<string, unknown> = {};
+  // Null prototype: on a plain object, out['__proto__'] = 'x' would be swallowed by the prototype
+  // setter and the parameter would pass validation unseen; here it stays a key and is refused.
+  const out = Object.create(null) as Record<string, unknown>;
   for (const [key, v] of Object.entries(value)) {
     // A repeated parameter (?limit=1&limit=2) stays an array and fails validation as ambiguous.
     out[key] = typeof v === 'string' ? coerceOne(properties[key], v) : v;

@@ -1,6 +1,7 @@
 import type { FastifyError } from 'fastify';
 import { InvalidTokenError, KeysUnavailableError } from '../auth/errors.js';
 import { DeviceCommandError, DeviceUnavailableError, NotFoundError } from '../domain/errors.js';
+import { RepeatedJsonNameError } from './json-body.js';
 
 /** An error with its HTTP form. Everything thrown in the API is turned into one of these in toApiError. */
 export class ApiError extends Error {
@@ -97,6 +98,7 @@ export function toApiError(err: unknown): ApiError | null {
   if (err instanceof NotFoundError) return new ApiError(404, 'not_found', err.message);
   if (err instanceof DeviceUnavailableError) return new ApiError(409, 'device_unavailable', err.message);
   if (err instanceof DeviceCommandError) return new ApiError(502, 'device_error', err.message);
+  if (err instanceof RepeatedJsonNameError) return badRequest(err.member === null ? 'a body field is given more than once' : `body field ${err.member} is given more than once`);
   if (err instanceof SyntaxError && (err as { statusCode?: number }).statusCode === 400) return badRequest('the body is not valid JSON');
   if (isFastifyError(err)) {
     if (err.validation) return badRequest(describeValidation(err.validation as AjvError[], err.validationContext));

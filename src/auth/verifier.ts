@@ -63,6 +63,8 @@ interface TrustedIssuer {
 
 interface CacheEntry {
   token: VerifiedToken;
+  /** The token's iat, ms: checked again on every hit in case the clock stepped back. */
+  issuedAt: number;
 }
 
 export class TokenVerifier {
@@ -214,6 +216,11 @@ export class TokenVerifier {
 
     if (typeof payload.sub !== 'string' || payload.sub === '') throw new InvalidTokenError('invalid claim sub');
     if (typeof payload.exp !== 'number') throw new InvalidTokenError('invalid claim exp');
+    // jose checks iat only against a maximum age; a token minted ahead of our clock (beyond the
+    // tolerance) is refused like one not yet valid (RFC 8725 §3.10, RFC 9068 §4).
+    if (typeof payload.iat !== 'number') throw new InvalidTokenError('invalid claim iat');
+    const issuedAt = payload.iat * 1000;
+    this.checkIssuedAt(issuedAt);
     const verified: VerifiedToken = {
       issuer: trusted.issuer,
       subject: payload.sub,
@@ -222,8 +229,12 @@ export class TokenVerifier {
       clientId: typeof payload.client_id === 'string' ? payload.client_id : null,
       tokenId: typeof payload.jti === 'string' ? payload.jti : null,
     };
-    this.remember(cacheKey, verified);
+    this.remember(cacheKey, verified, issuedAt);
     return verified;
+  }
+
+  private checkIssuedAt(issuedAt: number): void {
+    if (issuedAt > this.now() + this.opts.clockToleranceS * 1000) throw new InvalidTokenError('token issued in the future');
   }
 
   private checkTyp(typ: unknown): void {
@@ -251,18 +262,19 @@ export class TokenVerifier {
       this.cacheEntries.set(this.cache.size);
       return null;
     }
+    this.checkIssuedAt(entry.issuedAt);
     this.cacheHits.inc();
     return entry.token;
   }
 
-  private remember(key: string, token: VerifiedToken): void {
+  private remember(key: string, token: VerifiedToken, issuedAt: number): void {
     // Accepted only through the clock tolerance: nothing left to cache.
     if (token.expiresAt <= this.now()) return;
     if (this.cache.size >= MAX_CACHE_ENTRIES) {
       const oldest = this.cache.keys().next();
       if (oldest.done !== true) this.cache.delete(oldest.value);
     }
-    this.cache.set(key, { token });
+    this.cache.set(key, { token, issuedAt });
     this.cacheEntries.set(this.cache.size);
   }
 

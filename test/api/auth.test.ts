@@ -77,6 +77,14 @@ describe('tokens from a configured issuer', () => {
     expect((await get(await issuer.sign({ claims: { iat: now - 600, exp: now - 10 } }))).status).toBe(200);
   });
 
+  it('rejects a token issued in the future beyond the clock tolerance (30 s), and takes one within it', async () => {
+    const now = Math.floor(Date.now() / 1000);
+    const res = await expectInvalid(await issuer.sign({ claims: { iat: now + 600, exp: now + 1200 } }));
+    expect(res.headers['www-authenticate']).toContain('error_description="token issued in the future"');
+    await expectInvalid(await issuer.sign({ claims: { iat: now + 10 * 365 * 86_400, exp: now + 10 * 365 * 86_400 + 600 } }));
+    expect((await get(await issuer.sign({ claims: { iat: now + 5, exp: now + 600 } }))).status).toBe(200);
+  });
+
   it('rejects a wrong issuer, a foreign audience and typ JWT', async () => {
     await expectInvalid(await issuer.sign({ claims: { iss: 'https://evil.example/' } }));
     await expectInvalid(await issuer.sign({ claims: { iss: issuer.issuer.replace(/\/$/, '') } }));

@@ -132,6 +132,10 @@ describe('POST /v1/devices/{id}/control', () => {
     ['no body', '', 'application/json', 'action is required'],
     ['form encoded', 'action=reboot', 'application/x-www-form-urlencoded', 'application/json'],
     ['oversized', JSON.stringify({ action: 'reboot', pad: 'x'.repeat(70_000) }), 'application/json', 'too large'],
+    // JSON.parse keeps the last of repeated names; the gateway refuses before anything runs.
+    ['action named twice', '{"action":"sync_time","action":"reboot"}', 'application/json', 'body field action is given more than once'],
+    ['action named twice with one value', '{ "action" : "reboot",\n "action":"reboot"}', 'application/json', 'body field action is given more than once'],
+    ['a long name named twice, not echoed', `{"${'n'.repeat(100)}":1,"${'n'.repeat(100)}":2}`, 'application/json', 'a body field is given more than once'],
   ])('rejects %s with 400', async (_name, body, contentType, mention) => {
     const res = await t.request('/v1/devices/cam-01/control', {
       method: 'POST',

@@ -23,7 +23,19 @@ describe('parseRange', () => {
     ['items=0-1', { kind: 'none' }],
     ['bytes=a-b', { kind: 'none' }],
     ['bytes=1e3-', { kind: 'none' }],
-    ['bytes=99999999999999999999-', { kind: 'none' }],
+    // Numbers past 2^53 are still numbers: a start past any file, an end clamped to it.
+    ['bytes=99999999999999999999-', { kind: 'unsatisfiable' }],
+    ['bytes=9007199254740993-', { kind: 'unsatisfiable' }],
+    ['bytes=0-99999999999999999999999', { kind: 'range', start: 0, end: 999 }],
+    ['bytes=10-9007199254740993', { kind: 'range', start: 10, end: 999 }],
+    [`bytes=0-${'9'.repeat(400)}`, { kind: 'range', start: 0, end: 999 }],
+    ['bytes=-99999999999999999999', { kind: 'range', start: 0, end: 999 }],
+    ['bytes=99999999999999999999-99999999999999999999', { kind: 'unsatisfiable' }],
+    // End before start, told apart exactly even where doubles cannot (2^53 + 1 vs 2^53).
+    ['bytes=9007199254740993-9007199254740992', { kind: 'none' }],
+    ['bytes=99999999999999999999-9', { kind: 'none' }],
+    ['bytes=000000000000000000000000005-00000000000000000000000007', { kind: 'range', start: 5, end: 7 }],
+    ['bytes=-000000000000000000000000000', { kind: 'unsatisfiable' }],
     ['', { kind: 'none' }],
   ])('%j', (header, expected) => {
     expect(parseRange(header, size)).toEqual(expected);

@@ -305,6 +305,36 @@ describe('TokenVerifier: claims and header', () => {
     await expectInvalid(verifier.verify(await sign(ec, { claims: { nbf: nowS + 300 } })), 'token not yet valid');
   });
 
+  // iat against the verifier's clock (T0), with its 30 s tolerance: RFC 8725 §3.10 / RFC 9068 §4.
+  it.each([
+    [-3600, 'ok'],
+    [0, 'ok'],
+    [29, 'ok'],
+    [30, 'ok'],
+    [31, 'token issued in the future'],
+    [300, 'token issued in the future'],
+    [10 * 365 * 86_400, 'token issued in the future'],
+  ] as const)('iat %i s from now → %s', async (offsetS, outcome) => {
+    const { verifier } = await readyVerifier();
+    const nowS = Math.floor(T0 / 1000);
+    const token = await sign(ec, { claims: { iat: nowS + offsetS, exp: nowS + Math.max(offsetS, 0) + 600 } });
+    if (outcome === 'ok') await expect(verifier.verify(token)).resolves.toMatchObject({ subject: 'user-1' });
+    else await expectInvalid(verifier.verify(token), outcome);
+  });
+
+  it.each(['soon', '1700000000', null, true, [1]])('rejects an iat that is not a number of seconds (%j)', async (iat) => {
+    const { verifier } = await readyVerifier();
+    await expectInvalid(verifier.verify(await sign(ec, { claims: { iat } })), 'invalid claim iat');
+  });
+
+  it('rejects a cached token whose iat is still ahead of a clock that stepped back', async () => {
+    const { verifier, clock } = await readyVerifier();
+    const token = await sign(ec);
+    await expect(verifier.verify(token)).resolves.toMatchObject({ subject: 'user-1' });
+    clock.ms = T0 - 60_000;
+    await expectInvalid(verifier.verify(token), 'token issued in the future');
+  });
+
   it('rejects an issuer it does not know, even a near match', async () => {
     const { verifier } = await readyVerifier();
     await expectInvalid(verifier.verify(await sign(ec, { claims: { iss: 'https://evil.example.test/' } })), 'issuer not accepted');

@@ -1,4 +1,4 @@
-import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { BaseLogger } from 'pino';
 import Type from 'typebox';
@@ -6,12 +6,13 @@ import { AuthorizationServer, clientGrants, DEFAULT_SCOPES } from '../../auth/oa
 import { errorRedirect, OAuthError, oauthErrorBody, oauthErrorStatus, tokenErrorHeaders, type AuthorizeErrorCode } from '../../auth/oauth/errors.js';
 import type { LoginSessions } from '../../auth/oauth/login-sessions.js';
 import { GRANT_TYPES, parseAuthorizeRequest, parseTokenRequest, type AuthorizeRequest } from '../../auth/oauth/params.js';
-import { hashPassword, needsRehash, rateLimitKeyForIp, verifyPassword, type LoginRateLimiter } from '../../auth/oauth/password.js';
+import { hashPassword, needsRehash, rateLimitKeyForIp, verifyPassword, type LoginRateLimiter, type RateLimitDecision } from '../../auth/oauth/password.js';
 import { checkAuthorizationPkce } from '../../auth/oauth/pkce.js';
 import { codeRedirect, matchRedirectUri } from '../../auth/oauth/redirect-uri.js';
 import { SCOPE_MEANINGS, SCOPES, isScope } from '../../auth/scopes.js';
 import type { Store } from '../../store/store.js';
-import { cookieValue, hostCookie, parseFormBody, repeatedJsonName } from '../forms.js';
+import { cookieValue, hostCookie, parseFormBody } from '../forms.js';
+import { RepeatedJsonNameError, useStrictJsonParser } from '../json-body.js';
 import { consentPage, errorPage, loginPage, PAGE_HEADERS } from '../oauth-pages.js';
 
 // The local authorization server's HTTP side (docs/oauth.md): /oauth/authorize (login and consent
@@ -59,15 +60,6 @@ const MetadataSchema = Type.Object({
   authorization_response_iss_parameter_supported: Type.Boolean(),
 });
 
-/** A JSON body naming a parameter twice (a 400: the client's malformed request). */
-class RepeatedParameterError extends Error {
-  readonly statusCode = 400;
-  constructor(name: string) {
-    // Only names of at most 64 plain characters are echoed: the description is not an echo chamber.
-    super(/^[\w:-]{1,64}$/.test(name) ? `${name} is given more than once` : 'a parameter is given more than once');
-  }
-}
-
 /** The outcome of checking an authorization request (from the query, or a form repeating it). */
 type Checked =
   | { kind: 'page'; status: number; error: OAuthError }
@@ -88,17 +80,8 @@ export async function oauthRoutes(app: FastifyInstance, opts: OAuthRoutesOptions
 
   // Forms only here: the /v1 API keeps to JSON.
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) => done(null, parseFormBody(body as string)));
-  // JSON as everywhere (Fastify's safe parser), but a repeated name is refused as in forms.
-  const json = app.getDefaultJsonParser('error', 'error');
-  app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
-    json(req, body as string, (err, parsed) => {
-      if (err) return done(err, undefined);
-      const repeated = typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? repeatedJsonName(body as string) : null;
-      if (repeated !== null) return done(new RepeatedParameterError(repeated), undefined);
-      done(null, parsed);
-    });
-  });
+  // JSON as everywhere, a repeated name refused as in forms; an empty body is an error here.
+  useStrictJsonParser(app, { emptyBody: 'error' });
 
   // Body and content-type failures (bad JSON, a content type we do not read, too large) are the
   // client's malformed request: RFC 6749's invalid_request, as a JSON error at the token endpoint
@@ -107,7 +90,7 @@ export async function oauthRoutes(app: FastifyInstance, opts: OAuthRoutesOptions
     const clientFault = typeof err.statusCode === 'number' && err.statusCode >= 400 && err.statusCode < 500;
     if (!clientFault) request.log.error({ err, url: request.url }, 'oauth request failed');
     const oauth =
-      err instanceof RepeatedParameterError
+      err instanceof RepeatedJsonNameError
         ? new OAuthError('invalid_request', err.message)
         : clientFault
           ? new OAuthError('invalid_request', 'the request body could not be read')
@@ -237,25 +220,22 @@ export async function oauthRoutes(app: FastifyInstance, opts: OAuthRoutesOptions
       const t = now();
       const userKey = `user:${username.normalize('NFC').toLowerCase()}`;
       const addressKey = rateLimitKeyForIp(request.ip);
-      for (const [limiter, key] of [
-        [opts.limits.byUser, userKey],
-        [opts.limits.byAddress, addressKey],
-      ] as const) {
-        const decision = limiter.check(key, t);
-        if (!decision.allowed) {
-          const waitS = Math.ceil(decision.retryAfterMs / 1000);
-          reply.header('retry-after', String(waitS));
-          return sendPage(reply, 429, loginPage({ clientName: checked.clientName, request: checked.fields, csrf: cookie, username, error: `Too many failed sign-ins. Try again in ${waitS} s.` }));
-        }
+      // Counted as failed before the slow password check, and given back if it is right: a
+      // parallel burst then gets no more attempts than a sequence would (docs/oauth.md).
+      const refusal = reserveAttempt(opts.limits, userKey, addressKey, t);
+      if (refusal !== null) {
+        const waitS = Math.ceil(refusal.retryAfterMs / 1000);
+        reply.header('retry-after', String(waitS));
+        return sendPage(reply, 429, loginPage({ clientName: checked.clientName, request: checked.fields, csrf: cookie, username, error: `Too many failed sign-ins. Try again in ${waitS} s.` }));
       }
       const user = username === '' ? null : opts.users.getLocalUser(username);
       const good = await verifyPassword(password, user?.passwordHash ?? null).catch(() => false);
       if (!user || !good) {
-        opts.limits.byUser.fail(userKey, t);
-        opts.limits.byAddress.fail(addressKey, t);
-        opts.logger.info({ username, address: request.ip }, 'local sign-in failed');
+        // Not the name itself: people type their password into the username field.
+        opts.logger.info({ usernameHash: logHash(username), address: request.ip }, 'local sign-in failed');
         return sendPage(reply, 401, loginPage({ clientName: checked.clientName, request: checked.fields, csrf: cookie, username, error: 'Wrong username or password.' }));
       }
+      opts.limits.byAddress.release(addressKey);
       opts.limits.byUser.succeed(userKey);
       if (needsRehash(user.passwordHash)) opts.users.updateLocalUserPassword(user.username, await hashPassword(password));
       if (sessionId) opts.sessions.end(sessionId);
@@ -299,6 +279,28 @@ function sendPage(reply: FastifyReply, status: number, html: string): FastifyRep
 
 function sendCheckPage(reply: FastifyReply, checked: { status: number; error: OAuthError }): FastifyReply {
   return sendPage(reply, checked.status, errorPage({ title: 'This sign-in link does not work', error: checked.error.code, description: checked.error.description }));
+}
+
+/**
+ * Reserves one attempt for the username and one for the address; null when both are granted,
+ * else the refusal (and nothing stays reserved).
+ */
+function reserveAttempt(limits: OAuthRoutesOptions['limits'], userKey: string, addressKey: string, now: number): Extract<RateLimitDecision, { allowed: false }> | null {
+  const byUser = limits.byUser.reserve(userKey, now);
+  if (!byUser.allowed) return byUser;
+  const byAddress = limits.byAddress.reserve(addressKey, now);
+  if (byAddress.allowed) return null;
+  limits.byUser.release(userKey);
+  return byAddress;
+}
+
+// Keyed with a secret that lives only as long as the process, so the short hashes in the log
+// tell repeated attempts apart within a run but cannot be reversed by guessing what was typed.
+const LOG_HASH_KEY = randomBytes(32);
+
+/** 48 bits of HMAC-SHA-256: enough to tell names apart in a log, too few to identify a secret. */
+function logHash(text: string): string {
+  return createHmac('sha256', LOG_HASH_KEY).update(text, 'utf8').digest('hex').slice(0, 12);
 }
 
 /** Constant-time comparison of two CSRF values. */

@@ -176,9 +176,9 @@ export const DEFAULT_LOGIN_RATE_LIMIT: Readonly<LoginRateLimiterOptions> = Objec
 export type RateLimitDecision = { allowed: true } | { allowed: false; retryAfterMs: number };
 
 interface Entry {
+  /** Failed attempts, and attempts reserved and not (yet) released. */
   failures: number;
   lastFailureAt: number;
-  lockedUntil: number;
 }
 
 /**
@@ -186,6 +186,10 @@ interface Entry {
  * rateLimitKeyForIp(ip)). After `freeFailures` failures every further failure locks the key for
  * a doubling time up to `maxLockMs`, so guessing slows to a few attempts an hour without a user
  * who mistypes a few times ever noticing. Memory is bounded: at most `maxKeys` entries.
+ *
+ * A login counts its attempt with `reserve` as it arrives, before the slow password check, and
+ * gives it back with `release` (or `succeed`) when the password was right: counting afterwards
+ * would let every request of a parallel burst pass the check before the first failure is counted.
  */
 export class LoginRateLimiter {
   private readonly opts: LoginRateLimiterOptions;
@@ -217,6 +221,24 @@ export class LoginRateLimiter {
     return this.decide(entry, now);
   }
 
+  /**
+   * Whether an attempt for `key` may go ahead at `now`; if so it is counted as failed at once
+   * (the caller releases it when it succeeds). A refused attempt is not counted.
+   */
+  reserve(key: string, now: number): RateLimitDecision {
+    const decision = this.check(key, now);
+    if (decision.allowed) this.fail(key, now);
+    return decision;
+  }
+
+  /** Gives back one reserved attempt that turned out good. */
+  release(key: string): void {
+    const entry = this.entries.get(key);
+    if (entry === undefined) return;
+    entry.failures -= 1;
+    if (entry.failures <= 0) this.entries.delete(key);
+  }
+
   /** Records a failed attempt; returns the decision for the next one. */
   fail(key: string, now: number): RateLimitDecision {
     let entry = this.entries.get(key);
@@ -224,36 +246,43 @@ export class LoginRateLimiter {
     this.entries.delete(key);
     if (entry === undefined) {
       this.makeRoom(now);
-      entry = { failures: 0, lastFailureAt: now, lockedUntil: 0 };
+      entry = { failures: 0, lastFailureAt: now };
     }
     entry.failures += 1;
     // A clock that stepped back must not move the last failure into the past and shorten the memory.
     entry.lastFailureAt = Math.max(entry.lastFailureAt, now);
-    const over = entry.failures - this.opts.freeFailures;
-    if (over > 0) {
-      const lock = Math.min(this.opts.maxLockMs, this.opts.baseLockMs * 2 ** Math.min(over - 1, 40));
-      entry.lockedUntil = Math.max(entry.lockedUntil, now + lock);
-    }
     this.entries.set(key, entry);
     return this.decide(entry, now);
   }
 
   /**
-   * Forgets the key's failures. Call it for the username after a successful login; not for the
-   * address, or an attacker holding one account could reset their address's count at will.
+   * Forgets the key's failures. Call it for the username after a successful login; for the
+   * address release the login's own attempt instead, or an attacker holding one account could
+   * reset their address's count at will.
    */
   succeed(key: string): void {
     this.entries.delete(key);
   }
 
+  /**
+   * The end of the key's lock (0: none). Derived from the count rather than stored, so a released
+   * attempt also takes back the lock it set.
+   */
+  private lockedUntil(entry: Entry): number {
+    const over = entry.failures - this.opts.freeFailures;
+    if (over <= 0) return 0;
+    return entry.lastFailureAt + Math.min(this.opts.maxLockMs, this.opts.baseLockMs * 2 ** Math.min(over - 1, 40));
+  }
+
   private decide(entry: Entry, now: number): RateLimitDecision {
-    if (now >= entry.lockedUntil) return { allowed: true };
+    const lockedUntil = this.lockedUntil(entry);
+    if (now >= lockedUntil) return { allowed: true };
     // Capped in case the clock stepped back after the lock was set.
-    return { allowed: false, retryAfterMs: Math.min(entry.lockedUntil - now, this.opts.maxLockMs) };
+    return { allowed: false, retryAfterMs: Math.min(lockedUntil - now, this.opts.maxLockMs) };
   }
 
   private isForgotten(entry: Entry, now: number): boolean {
-    return now >= entry.lockedUntil && now - entry.lastFailureAt >= this.opts.forgetAfterMs;
+    return now >= this.lockedUntil(entry) && now - entry.lastFailureAt >= this.opts.forgetAfterMs;
   }
 
   private makeRoom(now: number): void {

@@ -226,6 +226,35 @@ describe('LoginRateLimiter', () => {
     expect(limiter.fail('alice', t)).toEqual({ allowed: false, retryAfterMs: 8000 });
   });
 
+  it('reserve counts an attempt as it arrives: a burst gets the free failures and the locking one, no more', () => {
+    const limiter = new LoginRateLimiter(opts);
+    // Nothing is released or failed in between: all attempts are in flight at once.
+    const decisions = Array.from({ length: 200 }, () => limiter.reserve('alice', 0));
+    expect(decisions.filter((d) => d.allowed)).toHaveLength(opts.freeFailures + 1);
+    expect(decisions.slice(opts.freeFailures + 1).every((d) => !d.allowed && d.retryAfterMs === 1000)).toBe(true);
+    // Refused attempts are not counted: the lock is still the first one.
+    expect(limiter.check('alice', 999)).toEqual({ allowed: false, retryAfterMs: 1 });
+    expect(limiter.reserve('alice', 1000)).toEqual({ allowed: true });
+    expect(limiter.check('alice', 1000)).toEqual({ allowed: false, retryAfterMs: 2000 });
+  });
+
+  it('release gives one reserved attempt back, and the lock it set', () => {
+    const limiter = new LoginRateLimiter(opts);
+    for (let i = 0; i < opts.freeFailures; i++) limiter.reserve('addr', 0);
+    expect(limiter.reserve('addr', 0)).toEqual({ allowed: true });
+    expect(limiter.check('addr', 0).allowed).toBe(false);
+    limiter.release('addr'); // that one was a good login
+    expect(limiter.check('addr', 0)).toEqual({ allowed: true });
+    // The earlier failures stay counted: the next failure locks again.
+    expect(limiter.fail('addr', 0)).toEqual({ allowed: false, retryAfterMs: 1000 });
+    for (let i = 0; i < opts.freeFailures + 1; i++) limiter.release('addr');
+    expect(limiter.size).toBe(0);
+    limiter.release('addr'); // nothing to give back: no harm
+    limiter.release('never-seen');
+    expect(limiter.size).toBe(0);
+    expect(limiter.reserve('addr', 0)).toEqual({ allowed: true });
+  });
+
   it('check never adds a key', () => {
     const limiter = new LoginRateLimiter(opts);
     for (let i = 0; i < 1000; i++) limiter.check(`user${i}`, i);
