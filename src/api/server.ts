@@ -27,11 +27,9 @@ export interface ApiServerOptions {
   streams: StreamAddresses;
   registry: Registry;
   version: string;
-  clockSynchronized: () => boolean | null;
   localJwks: (() => { keys: object[] }) | null;
   /** The local authorization server's endpoints; null when auth.local is off. */
   oauth: OAuthRoutesOptions | null;
-  uptimeS: () => number;
 }
 
 /**
@@ -117,14 +115,7 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<FastifyIns
     },
   });
 
-  await app.register(systemRoutes, {
-    version: opts.version,
-    registry: opts.registry,
-    clockSynchronized: opts.clockSynchronized,
-    localJwks: opts.localJwks,
-    openapi: () => app.swagger(),
-    uptimeS: opts.uptimeS,
-  });
+  await app.register(systemRoutes, { localJwks: opts.localJwks, openapi: () => app.swagger() });
   await app.register(deviceRoutes, { store: opts.store, control: opts.control, streams: opts.streams });
   await app.register(recordingRoutes, { store: opts.store, storageDir: opts.storageDir });
   await app.register(alertRoutes, { store: opts.store });

@@ -186,7 +186,7 @@ describe('JWKS availability', () => {
         expect(own.fetches, `${mode}: a refetch was made`).toBeGreaterThan(before);
         expect((await call(await own.sign({ key }))).status, `${mode}: old key still trusted`).toBe(200);
       }
-      const metrics = (await g.request('/metrics')).text;
+      const metrics = await g.metrics();
       expect(metrics).toMatch(/edge_gateway_jwks_refresh_total\{[^}]*result="error"[^}]*\} [1-9]/);
     } finally {
       await g.stop();
