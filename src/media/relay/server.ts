@@ -12,6 +12,7 @@ import {
   type RtspRequest,
   type TransportSpec,
 } from '../rtsp/index.js';
+import { throttledLog } from '../../daemon/throttled-log.js';
 import { TicketError, type TicketClaims, type TicketSigner } from '../ticket.js';
 import { RelaySessions, sessionReader, TooManySessionsError, type RelaySession } from './sessions.js';
 import { StreamUnavailableError, type RelayStreams } from './streams.js';
@@ -43,6 +44,8 @@ export interface RelayServerOptions {
   trustedAddress?: (address: string) => boolean;
   /** How often session timeouts are checked (tests shorten it). */
   sweepMs?: number;
+  /** At most one log line of refused connections per this many ms (a summary counts the rest). */
+  refusedLogIntervalMs?: number;
 }
 
 const PUBLIC = 'OPTIONS, DESCRIBE, SETUP, PLAY, TEARDOWN, GET_PARAMETER, SET_PARAMETER';
@@ -60,6 +63,8 @@ class RtspStatusError extends Error {
 export interface RelayServerStats {
   connections: number;
   sessions: { tcp: number; udp: number; playing: number };
+  /** Connections refused since the start, by reason. */
+  refused: { per_address_limit: number };
 }
 
 export interface RelayServer {
@@ -90,13 +95,15 @@ export async function startRelayServer(opts: RelayServerOptions): Promise<RelayS
   const udpIpv6 = isIPv6(opts.host);
   const udp = await openRelayUdp({ host: opts.host, port: opts.udpPort ?? 0, onRtcpFrom: (address) => sessions.touchUdp(address) });
   const ctx: Context = { opts, now, sessions, udp, udpIpv6, timeoutS };
+  // Anyone on the LAN can open connections at will: a flood must not become a flood of log writes.
+  const tooMany = throttledLog({ logger: opts.logger, level: 'warn', msg: 'relay: too many connections from one address', intervalMs: opts.refusedLogIntervalMs ?? 60_000 });
 
   const server: Server = createServer((socket) => {
     const address = socket.remoteAddress ?? '?';
     const count = (perAddress.get(address) ?? 0) + 1;
     // The box's own addresses are the recorder's (one connection per camera), not a LAN client.
     if (count > maxPerAddress && !trusted(address)) {
-      opts.logger.warn({ address }, 'relay: too many connections from one address');
+      tooMany.hit({ address }, address);
       socket.destroy();
       return;
     }
@@ -118,6 +125,7 @@ export async function startRelayServer(opts: RelayServerOptions): Promise<RelayS
     });
   } catch (err) {
     sessions.close();
+    tooMany.close();
     await udp.close();
     throw err;
   }
@@ -128,9 +136,10 @@ export async function startRelayServer(opts: RelayServerOptions): Promise<RelayS
     get connections() {
       return sockets.size;
     },
-    stats: () => ({ connections: sockets.size, sessions: sessions.counts() }),
+    stats: () => ({ connections: sockets.size, sessions: sessions.counts(), refused: { per_address_limit: tooMany.total } }),
     close: async () => {
       sessions.close();
+      tooMany.close();
       for (const s of sockets) s.destroy();
       await new Promise<void>((r) => server.close(() => r()));
       await udp.close();
