@@ -6,7 +6,7 @@ import type { TSchema } from 'typebox';
 import { Compile } from 'typebox/compile';
 import Value from 'typebox/value';
 import { coerceParams } from './coerce.js';
-import { throttledLog } from '../daemon/throttled-log.js';
+import { REPEAT_LOG_INTERVAL_MS, throttledLog } from '../daemon/throttled-log.js';
 import type { Store } from '../store/store.js';
 import { authenticate, type TokenCheck } from './authenticate.js';
 import { toApiError } from './errors.js';
@@ -93,8 +93,8 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<FastifyIns
   // Anyone who can reach the port decides how often these happen (a forged token naming an issuer
   // whose keys are out of reach answers 503): the first of a burst is written, the rest summed up
   // once a minute. Every answer is counted in edge_gateway_http_requests_total by status anyway.
-  const failed = throttledLog({ logger: opts.logger, level: 'error', msg: 'request failed', intervalMs: 60_000 });
-  const serverSide = throttledLog({ logger: opts.logger, level: 'warn', msg: 'request answered with a server-side error', intervalMs: 60_000 });
+  const failed = throttledLog({ logger: opts.logger, level: 'error', msg: 'request failed', intervalMs: REPEAT_LOG_INTERVAL_MS });
+  const serverSide = throttledLog({ logger: opts.logger, level: 'warn', msg: 'request answered with a server-side error', intervalMs: REPEAT_LOG_INTERVAL_MS });
   app.addHook('onClose', async () => {
     failed.close();
     serverSide.close();

@@ -5,6 +5,9 @@
 
 export type LogLevel = 'info' | 'warn' | 'error';
 
+/** The interval the daemon's throttled lines use: a flood costs at most a line a minute each. */
+export const REPEAT_LOG_INTERVAL_MS = 60_000;
+
 /** What of a pino (or Fastify) logger this uses. */
 export type LevelLogger = Record<LogLevel, (fields: object, msg: string) => void>;
 

@@ -230,6 +230,23 @@ describe('relay server', () => {
     }
   });
 
+  it('a request failing unexpectedly, repeated at will, is logged once (the rest in a summary)', async () => {
+    const lines: Array<{ msg: string; method?: string; suppressed?: number }> = [];
+    const logged = pino({ level: 'info' }, { write: (l: string) => void lines.push(JSON.parse(l) as (typeof lines)[number]) });
+    const broken = new RelayStreams({ locate: () => { throw new Error('the camera table is unreadable'); }, logger, idleCloseS: 30 });
+    const server = await startRelayServer({ host: '127.0.0.1', port: 0, udpPort: 0, tickets, streams: broken, logger: logged });
+    const client = await TestRtspClient.open(server.port);
+    try {
+      for (let i = 0; i < 30; i++) expect((await client.request('DESCRIBE', url(server))).status).toBe(500);
+      expect(lines.filter((l) => l.msg.startsWith('relay: request failed'))).toEqual([expect.objectContaining({ msg: 'relay: request failed', method: 'DESCRIBE' })]);
+    } finally {
+      client.close();
+      await server.close();
+      broken.close();
+    }
+    expect(lines.filter((l) => l.msg.startsWith('relay: request failed'))[1]).toMatchObject({ suppressed: 29 });
+  });
+
   it('closes a connection that sends half a request and then nothing', async () => {
     const sock = connect(relay.port, '127.0.0.1');
     sock.on('error', () => undefined);

@@ -12,7 +12,7 @@ import {
   type RtspRequest,
   type TransportSpec,
 } from '../rtsp/index.js';
-import { throttledLog } from '../../daemon/throttled-log.js';
+import { REPEAT_LOG_INTERVAL_MS, throttledLog, type ThrottledLog } from '../../daemon/throttled-log.js';
 import { TicketError, type TicketClaims, type TicketSigner } from '../ticket.js';
 import { RelaySessions, sessionReader, TooManySessionsError, type RelaySession } from './sessions.js';
 import { StreamUnavailableError, type RelayStreams } from './streams.js';
@@ -44,8 +44,6 @@ export interface RelayServerOptions {
   trustedAddress?: (address: string) => boolean;
   /** How often session timeouts are checked (tests shorten it). */
   sweepMs?: number;
-  /** At most one log line of refused connections per this many ms (a summary counts the rest). */
-  refusedLogIntervalMs?: number;
 }
 
 const PUBLIC = 'OPTIONS, DESCRIBE, SETUP, PLAY, TEARDOWN, GET_PARAMETER, SET_PARAMETER';
@@ -77,6 +75,8 @@ export interface RelayServer {
 
 interface Context {
   opts: RelayServerOptions;
+  /** Requests that failed unexpectedly (500): any viewer can repeat one at will. */
+  failed: ThrottledLog;
   now: () => number;
   sessions: RelaySessions;
   udp: RelayUdp;
@@ -94,9 +94,11 @@ export async function startRelayServer(opts: RelayServerOptions): Promise<RelayS
   const sessions = new RelaySessions({ timeoutS, maxSessionS: opts.maxSessionS ?? 3600, maxPerAddress, now, ...(opts.sweepMs ? { sweepMs: opts.sweepMs } : {}) });
   const udpIpv6 = isIPv6(opts.host);
   const udp = await openRelayUdp({ host: opts.host, port: opts.udpPort ?? 0, onRtcpFrom: (address) => sessions.touchUdp(address) });
-  const ctx: Context = { opts, now, sessions, udp, udpIpv6, timeoutS };
-  // Anyone on the LAN can open connections at will: a flood must not become a flood of log writes.
-  const tooMany = throttledLog({ logger: opts.logger, level: 'warn', msg: 'relay: too many connections from one address', intervalMs: opts.refusedLogIntervalMs ?? 60_000 });
+  // Anyone on the LAN can open connections and send requests at will: a flood must not become a
+  // flood of log writes.
+  const tooMany = throttledLog({ logger: opts.logger, level: 'warn', msg: 'relay: too many connections from one address', intervalMs: REPEAT_LOG_INTERVAL_MS });
+  const failed = throttledLog({ logger: opts.logger, level: 'error', msg: 'relay: request failed', intervalMs: REPEAT_LOG_INTERVAL_MS });
+  const ctx: Context = { opts, failed, now, sessions, udp, udpIpv6, timeoutS };
 
   const server: Server = createServer((socket) => {
     const address = socket.remoteAddress ?? '?';
@@ -126,6 +128,7 @@ export async function startRelayServer(opts: RelayServerOptions): Promise<RelayS
   } catch (err) {
     sessions.close();
     tooMany.close();
+    failed.close();
     await udp.close();
     throw err;
   }
@@ -140,6 +143,7 @@ export async function startRelayServer(opts: RelayServerOptions): Promise<RelayS
     close: async () => {
       sessions.close();
       tooMany.close();
+      failed.close();
       for (const s of sockets) s.destroy();
       await new Promise<void>((r) => server.close(() => r()));
       await udp.close();
@@ -318,7 +322,7 @@ function serveConnection(socket: Socket, ctx: Context): void {
         queue = queue.then(() =>
           handle(req).catch((err: unknown) => {
             const status = err instanceof RtspStatusError ? err.status : err instanceof StreamUnavailableError ? 503 : err instanceof RtspParseError ? err.status : 500;
-            if (status === 500) opts.logger.error({ err }, 'relay: request failed');
+            if (status === 500) ctx.failed.hit({ err, method: req.method }, req.method);
             else opts.logger.debug({ method: req.method, status, reason: (err as Error).message }, 'relay: request refused');
             reply(req, status);
           }),
