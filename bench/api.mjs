@@ -5,8 +5,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Store } from '../dist/store/store.js';
-import { measure, startGatewayProcess, summarize } from './gateway-process.mjs';
+import { measure, seedDevices, startGatewayProcess, summarize } from './gateway-process.mjs';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);
 const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -17,14 +16,7 @@ const dataDir = path.join(dir, 'data');
 const configFile = path.join(dir, 'config.yaml');
 writeFileSync(configFile, `gateway:\n  data_dir: ${dataDir}\napi:\n  host: 127.0.0.1\n  port: 0\nonvif:\n  discovery:\n    enabled: false\nrtsp:\n  host: 127.0.0.1\n  port: 0\n  udp_port: 0\nlog:\n  level: info\n`);
 
-const store = Store.open(dataDir);
-for (let i = 0; i < 50; i++) {
-  store.upsertDevice({
-    id: `cam-${i}`, name: `Camera ${i}`, type: 'camera', status: i % 5 ? 'online' : 'offline',
-    model: 'IPC-HDW2431T', manufacturer: 'Dahua', firmwareVersion: '2.800.0000000.38.R', lastSeenAt: Date.now(), createdAt: Date.now() + i,
-  });
-}
-store.close();
+seedDevices(dataDir, 50);
 
 const gateway = await startGatewayProcess(configFile);
 const { child, apiUrl } = gateway;

@@ -5,20 +5,21 @@ import { execFileSync, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
 import path from 'node:path';
+import { Store } from '../dist/store/store.js';
 
 const cli = path.resolve(import.meta.dirname, '../dist/cli.js');
 
-/** Starts `edge-gateway start --config FILE`; resolves once it logged that it started. */
+/** Starts `edge-gateway start --config FILE`; resolves once it logged that it started (with its API and metrics URLs). */
 export async function startGatewayProcess(configFile) {
   const child = spawn(process.execPath, [cli, 'start', '--config', configFile], { stdio: ['ignore', 'pipe', 'inherit'] });
   // A benchmark that fails half-way must not leave a gateway running.
   process.once('exit', () => child.kill('SIGTERM'));
-  const apiUrl = await new Promise((resolve, reject) => {
+  const { apiUrl, metricsUrl } = await new Promise((resolve, reject) => {
     let out = '';
     child.stdout.on('data', (d) => {
       out += d;
       const line = out.split('\n').find((l) => l.includes('"edge gateway started"'));
-      if (line) resolve(JSON.parse(line).apiUrl);
+      if (line) resolve(JSON.parse(line));
     });
     child.on('exit', (code) => reject(new Error(`gateway exited ${code}`)));
   });
@@ -27,7 +28,19 @@ export async function startGatewayProcess(configFile) {
     child.kill('SIGTERM');
     await new Promise((r) => (child.exitCode !== null ? r() : child.on('exit', r)));
   };
-  return { child, apiUrl, token, stop };
+  return { child, apiUrl, metricsUrl, token, stop };
+}
+
+/** `count` cameras in the store of `dataDir` (every fifth offline), as the list benchmarks read them. */
+export function seedDevices(dataDir, count) {
+  const store = Store.open(dataDir);
+  for (let i = 0; i < count; i++) {
+    store.upsertDevice({
+      id: `cam-${i}`, name: `Camera ${i}`, type: 'camera', status: i % 5 ? 'online' : 'offline',
+      model: 'IPC-HDW2431T', manufacturer: 'Dahua', firmwareVersion: '2.800.0000000.38.R', lastSeenAt: Date.now(), createdAt: Date.now() + i,
+    });
+  }
+  store.close();
 }
 
 /**

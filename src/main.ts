@@ -27,7 +27,11 @@ import { createDiscovery } from './onvif/discovery/service.js';
 import { CameraManager, pickDeviceServiceUrl } from './onvif/manager.js';
 import { buildApiServer } from './api/server.js';
 import { loadTlsCredentials } from './api/tls.js';
+import { registerGatewayMetrics } from './daemon/gateway-metrics.js';
+import { startMetricsServer, type MetricsServer } from './daemon/metrics-server.js';
 import { createSdNotify, type SdNotify } from './daemon/sd-notify.js';
+import { isLoopbackHost } from './config/load.js';
+import { parseListenAddress, type ListenAddress } from './config/listen.js';
 import { createOnce, replaceFile } from './store/files.js';
 import { openConfigSecret, SecretBox } from './store/secret-box.js';
 import { Store } from './store/store.js';
@@ -44,6 +48,8 @@ export interface Gateway {
   readonly api: FastifyInstance;
   /** https://host:port the API listens on. */
   readonly apiUrl: string;
+  /** http://host:port/metrics of the metrics listener; null when there is none (metrics.listen null, or its port was taken). */
+  readonly metricsUrl: string | null;
   readonly certFile: string;
   readonly localIssuer: LocalIssuer | null;
   readonly store: Store;
@@ -185,12 +191,24 @@ function clockSynchronized(): boolean | null {
   return existsSync('/run/systemd/timesync') ? false : null;
 }
 
+/**
+ * The metrics listener. A port already taken (another exporter on the box) does not stop the
+ * gateway: cameras and recording matter more than their figures, and the error line names the key.
+ */
+async function openMetricsListener(listen: ListenAddress, registry: Registry, log: Logger): Promise<MetricsServer | null> {
+  try {
+    return await startMetricsServer(listen, registry);
+  } catch (err) {
+    log.error({ err: (err as Error).message, listen: `${listen.host}:${listen.port}` }, 'metrics listener not started (metrics.listen): /metrics is unavailable');
+    return null;
+  }
+}
+
 export async function startGateway(config: Config, opts: StartOptions = {}): Promise<Gateway> {
   const log = opts.logger ?? createLogger(config);
   const env = opts.env ?? process.env;
   const dataDir = config.gateway.data_dir;
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-  const startedAt = performance.now();
   const id = gatewayId(config);
   const secretBox = SecretBox.openInDir(dataDir);
   const store = Store.open(dataDir);
@@ -199,8 +217,14 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
 
   try {
     const registry = new Registry();
-    registry.setDefaultLabels({ gateway_id: id });
     collectDefaultMetrics({ register: registry, prefix: 'edge_gateway_' });
+    const metricsListen = config.metrics.listen === null ? null : parseListenAddress(config.metrics.listen);
+    registerGatewayMetrics(registry, {
+      version: readVersion(),
+      // The id names this gateway's MQTT topics: it is shown only where this box alone can look.
+      gatewayId: metricsListen && isLoopbackHost(metricsListen.host) ? id : null,
+      clockSynchronized,
+    });
 
     const apiPort = await choosePort(config.api.host, config.api.port);
     const localIssuer = config.auth.local.enabled ? await openLocalIssuer(config, secretBox, apiPort) : null;
@@ -361,7 +385,6 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
       streams,
       registry,
       version: readVersion(),
-      clockSynchronized,
       localJwks: localIssuer ? () => localIssuer.publicJwks() : null,
       oauth: localIssuer
         ? {
@@ -382,13 +405,14 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
             ...(opts.oauthClock ? { now: opts.oauthClock } : {}),
           }
         : null,
-      uptimeS: () => (performance.now() - startedAt) / 1000,
     });
     cleanups.unshift(() => api.close());
     await api.listen({ host: config.api.host, port: apiPort });
     const addr = api.server.address() as AddressInfo;
     const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
     const apiUrl = `https://${host}:${addr.port}`;
+    const metrics = metricsListen ? await openMetricsListener(metricsListen, registry, log) : null;
+    if (metrics) cleanups.unshift(() => metrics.close());
 
     // Cameras start after the API is up: adoption takes seconds per camera and must not delay readiness.
     cameras.start(config.cameras);
@@ -406,7 +430,7 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
       cleanups.unshift(() => discovery.stop());
       await discovery.start();
     }
-    log.info({ gatewayId: id, apiUrl, dataDir, localIssuer: localIssuer?.issuer ?? null }, 'edge gateway started');
+    log.info({ gatewayId: id, apiUrl, metricsUrl: metrics?.url ?? null, dataDir, localIssuer: localIssuer?.issuer ?? null }, 'edge gateway started');
     if (clockSynchronized() === false) log.warn('the system clock is not synchronised yet: timestamps may be wrong');
     sync?.start();
     await notify.ready(`serving on ${apiUrl}`);
@@ -417,6 +441,7 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
       id,
       api,
       apiUrl,
+      metricsUrl: metrics?.url ?? null,
       certFile: tls.certFile,
       localIssuer,
       store,

@@ -7,6 +7,7 @@ import { Compile } from 'typebox/compile';
 import Value from 'typebox/value';
 import { makeClientErrorHandler } from './client-error.js';
 import { coerceParams } from './coerce.js';
+import { REPEAT_LOG_INTERVAL_MS, throttledLog } from '../daemon/throttled-log.js';
 import type { Store } from '../store/store.js';
 import { authenticate, type TokenCheck } from './authenticate.js';
 import { toApiError } from './errors.js';
@@ -30,11 +31,9 @@ export interface ApiServerOptions {
   streams: StreamAddresses;
   registry: Registry;
   version: string;
-  clockSynchronized: () => boolean | null;
   localJwks: (() => { keys: object[] }) | null;
   /** The local authorization server's endpoints; null when auth.local is off. */
   oauth: OAuthRoutesOptions | null;
-  uptimeS: () => number;
 }
 
 /**
@@ -91,13 +90,23 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<FastifyIns
     duration.observe({ route }, reply.elapsedTime / 1000);
   });
 
+  // Anyone who can reach the port decides how often these happen (a forged token naming an issuer
+  // whose keys are out of reach answers 503): the first of a burst is written, the rest summed up
+  // once a minute. Every answer is counted in edge_gateway_http_requests_total by status anyway.
+  const failed = throttledLog({ logger: opts.logger, level: 'error', msg: 'request failed', intervalMs: REPEAT_LOG_INTERVAL_MS });
+  const serverSide = throttledLog({ logger: opts.logger, level: 'warn', msg: 'request answered with a server-side error', intervalMs: REPEAT_LOG_INTERVAL_MS });
+  app.addHook('onClose', async () => {
+    failed.close();
+    serverSide.close();
+  });
   app.setErrorHandler(async (err, request, reply) => {
     const api = toApiError(err);
+    const route = request.routeOptions.url ?? 'unmatched';
     if (!api) {
-      request.log.error({ err, url: request.url }, 'request failed');
+      failed.hit({ err, url: request.url }, route);
       return reply.code(500).send({ error: 'server_error', error_description: 'the gateway failed to answer; see its log' });
     }
-    if (api.statusCode >= 500) request.log.warn({ url: request.url, error: api.code }, api.description);
+    if (api.statusCode >= 500) serverSide.hit({ url: request.url, status: api.statusCode, error: api.code, description: api.description }, `${api.statusCode} ${route}`);
     return reply.code(api.statusCode).headers(api.headers).send({ error: api.code, error_description: api.description });
   });
   app.setNotFoundHandler(async (request, reply) =>
@@ -118,14 +127,7 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<FastifyIns
     },
   });
 
-  await app.register(systemRoutes, {
-    version: opts.version,
-    registry: opts.registry,
-    clockSynchronized: opts.clockSynchronized,
-    localJwks: opts.localJwks,
-    openapi: () => app.swagger(),
-    uptimeS: opts.uptimeS,
-  });
+  await app.register(systemRoutes, { localJwks: opts.localJwks, openapi: () => app.swagger() });
   await app.register(deviceRoutes, { store: opts.store, control: opts.control, streams: opts.streams });
   await app.register(recordingRoutes, { store: opts.store, storageDir: opts.storageDir });
   await app.register(alertRoutes, { store: opts.store });

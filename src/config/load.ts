@@ -4,6 +4,7 @@ import path from 'node:path';
 import Value from 'typebox/value';
 import { parseDocument } from 'yaml';
 import { ConfigError } from './errors.js';
+import { parseListenAddress } from './listen.js';
 import { ConfigSchema, type Config } from './schema.js';
 
 export const CONFIG_ENV = 'EDGE_GATEWAY_CONFIG';
@@ -170,5 +171,12 @@ function checkCrossKeyRules(config: Config): void {
   }
   if (config.sync.mqtt.url !== null && !/^mqtts?:\/\/[^\s]+$/.test(config.sync.mqtt.url)) {
     throw new ConfigError('sync.mqtt.url', 'must be null or an mqtt:// or mqtts:// URL');
+  }
+  if (config.metrics.listen !== null) {
+    try {
+      parseListenAddress(config.metrics.listen);
+    } catch (err) {
+      throw new ConfigError('metrics.listen', `${(err as Error).message}; or null for no metrics listener`);
+    }
   }
 }

@@ -130,6 +130,10 @@ export const ConfigSchema = Type.Object(
     ffmpeg: Section({
       path: Type.String({ minLength: 1, default: 'ffmpeg' }),
     }),
+    metrics: Section({
+      // host:port of the plain-HTTP Prometheus listener (src/config/listen.ts); null: none.
+      listen: NullableString({ default: '127.0.0.1:9464' }),
+    }),
     log: Section({
       level: Type.Enum([...LOG_LEVELS], { default: 'info' }),
     }),

@@ -194,7 +194,7 @@ describe('JWKS availability', () => {
         expect(own.fetches, `${mode}: a refetch was made`).toBeGreaterThan(before);
         expect((await call(await own.sign({ key }))).status, `${mode}: old key still trusted`).toBe(200);
       }
-      const metrics = (await g.request('/metrics')).text;
+      const metrics = await g.metrics();
       expect(metrics).toMatch(/edge_gateway_jwks_refresh_total\{[^}]*result="error"[^}]*\} [1-9]/);
     } finally {
       await g.stop();
@@ -208,13 +208,21 @@ describe('JWKS availability', () => {
     await dead.listen();
     const uri = dead.jwksUri;
     await dead.close();
-    const g = await startTestGateway({ auth: { issuers: [{ issuer: dead.issuer, jwks_uri: uri, audience: dead.audience }] } });
+    const logLines: string[] = [];
+    const g = await startTestGateway({ auth: { issuers: [{ issuer: dead.issuer, jwks_uri: uri, audience: dead.audience }] } }, { logLines });
     try {
       const res = await g.request('/v1/devices', { headers: { authorization: `Bearer ${await dead.sign({ key })}` } });
       expect(res.status).toBe(503);
       expect((res.json() as { error: string }).error).toBe('temporarily_unavailable');
       // the local issuer is unaffected
       expect((await g.request('/v1/devices', { headers: await g.auth('devices:read') })).status).toBe(200);
+      // Anyone can send such tokens at will: the log gets the first, /metrics counts them all.
+      const FLOOD = 40;
+      const forged = await dead.sign({ key });
+      for (let i = 0; i < FLOOD; i++) expect((await g.request('/v1/devices', { headers: { authorization: `Bearer ${forged}` } })).status).toBe(503);
+      const lines = logLines.map((l) => JSON.parse(l) as { msg: string; status?: number }).filter((l) => l.msg.startsWith('request answered with a server-side error'));
+      expect(lines).toEqual([expect.objectContaining({ msg: 'request answered with a server-side error', status: 503 })]);
+      expect(await g.metrics()).toMatch(new RegExp(`^edge_gateway_http_requests_total\\{method="GET",route="/v1/devices",status="503"\\} ${FLOOD + 1}$`, 'm'));
     } finally {
       await g.stop();
     }

@@ -1,5 +1,6 @@
-import { connect } from 'node:net';
+import { connect, createServer, type AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readVersion } from '../../src/version.js';
 import { startTestGateway, type TestGateway } from '../support/gateway.js';
 
 let t: TestGateway;
@@ -9,26 +10,19 @@ beforeAll(async () => {
 afterAll(() => t.stop());
 
 describe('public endpoints', () => {
-  it('GET /healthz answers without a token', async () => {
+  it('GET /healthz says up, and nothing more', async () => {
     const res = await t.request('/healthz');
     expect(res.status).toBe(200);
-    const body = res.json() as Record<string, unknown>;
-    expect(body.status).toBe('ok');
-    expect(body.version).toMatch(/^\d+\.\d+\.\d+/);
-    expect(typeof body.uptime_s).toBe('number');
-    expect([true, false, null]).toContain(body.clock_synchronized);
+    expect(res.json()).toEqual({ status: 'ok' });
   });
 
-  it('GET /metrics is Prometheus text with request and token counters', async () => {
+  it('GET /metrics is not served on the API port: no viewers, logins, routes or versions to a stranger', async () => {
     await t.request('/v1/devices', { headers: await t.auth('devices:read') });
     const res = await t.request('/metrics');
-    expect(res.status).toBe(200);
-    expect(res.headers['content-type']).toMatch(/^text\/plain/);
-    expect(res.text).toMatch(/^edge_gateway_http_requests_total\{.*route="\/v1\/devices".*status="200".*\} [1-9]/m);
-    expect(res.text).toMatch(/^edge_gateway_token_verifications_total\{.*result="ok".*\} [1-9]/m);
-    expect(res.text).toContain('edge_gateway_process_resident_memory_bytes');
+    expect(res.status).toBe(404);
+    expect((res.json() as { error: string }).error).toBe('not_found');
+    expect(res.text).not.toContain('edge_gateway_');
   });
-
   it('GET /.well-known/jwks.json publishes only public keys', async () => {
     const res = await t.request('/.well-known/jwks.json');
     expect(res.status).toBe(200);
@@ -62,6 +56,65 @@ describe('public endpoints', () => {
     const listParams = doc.paths['/v1/devices/{device_id}/recordings']?.get?.parameters?.map((p) => p.name);
     expect(listParams).toEqual(expect.arrayContaining(['start_date', 'end_date', 'event_type', 'limit', 'cursor', 'device_id']));
     expect(doc.paths['/healthz']?.get?.security).toBeUndefined();
+    expect(doc.paths['/metrics']).toBeUndefined();
+  });
+});
+
+describe('the metrics listener (metrics.listen, plain HTTP on loopback)', () => {
+  it('serves Prometheus text with request and token counters, and no gateway id label on the series', async () => {
+    await t.request('/v1/devices', { headers: await t.auth('devices:read') });
+    expect(t.gw.metricsUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/metrics$/);
+    const res = await fetch(t.gw.metricsUrl ?? '');
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^text\/plain/);
+    const text = await res.text();
+    expect(text).toMatch(/^edge_gateway_http_requests_total\{.*route="\/v1\/devices".*status="200".*\} [1-9]/m);
+    expect(text).toMatch(/^edge_gateway_token_verifications_total\{.*result="ok".*\} [1-9]/m);
+    expect(text).toContain('edge_gateway_process_resident_memory_bytes');
+    // The id once, in the info series (on loopback only); Prometheus adds its target labels itself.
+    const series = text.split('\n').filter((l) => l && !l.startsWith('#'));
+    expect(series.filter((l) => l.includes('gateway_id='))).toEqual([`edge_gateway_info{version="${readVersion()}",gateway_id="${t.gw.id}"} 1`]);
+    expect(text).toContain('# TYPE edge_gateway_clock_synchronized gauge');
+  });
+
+  it('serves nothing else', async () => {
+    const base = new URL(t.gw.metricsUrl ?? '');
+    expect((await fetch(new URL('/healthz', base))).status).toBe(404);
+    expect((await fetch(new URL('/v1/devices', base))).status).toBe(404);
+    const post = await fetch(base, { method: 'POST', body: 'x' });
+    expect(post.status).toBe(405);
+    expect(post.headers.get('allow')).toBe('GET, HEAD');
+    const head = await fetch(base, { method: 'HEAD' });
+    expect(head.status).toBe(200);
+    expect(await head.text()).toBe('');
+  });
+
+  it('is off with metrics.listen null', async () => {
+    const g = await startTestGateway({ metrics: { listen: null } });
+    try {
+      expect(g.gw.metricsUrl).toBeNull();
+      expect((await g.request('/healthz')).status).toBe(200);
+    } finally {
+      await g.stop();
+    }
+  });
+
+  it('a port already taken leaves the gateway running without metrics, and says so once', async () => {
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const port = (taken.address() as AddressInfo).port;
+    const logLines: string[] = [];
+    const g = await startTestGateway({ metrics: { listen: `127.0.0.1:${port}` } }, { logLines });
+    try {
+      expect(g.gw.metricsUrl).toBeNull();
+      expect((await g.request('/healthz')).status).toBe(200);
+      const errors = logLines.map((l) => JSON.parse(l) as { msg: string; listen?: string }).filter((l) => l.msg.startsWith('metrics listener not started'));
+      expect(errors).toHaveLength(1);
+      expect(errors[0]?.listen).toBe(`127.0.0.1:${port}`);
+    } finally {
+      await g.stop();
+      await new Promise((r) => taken.close(r));
+    }
   });
 });
 

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/config/errors.js';
+import { parseListenAddress } from '../../src/config/listen.js';
 import { isLoopbackHost, loadConfig, validateConfig } from '../../src/config/load.js';
 
 const DEFAULT_YAML = path.resolve(import.meta.dirname, '../../config/default.yaml');
@@ -74,6 +75,13 @@ describe('config', () => {
     [{ recording: { retention: { max_bytes: 0 } } }, 'recording.retention.max_bytes'],
     [{ onvif: { discovery: { interfaces: 'eth0' } } }, 'onvif.discovery.interfaces'],
     [{ gateway: 5 }, 'gateway'],
+    [{ metrics: { listen: '9464' } }, 'metrics.listen'],
+    [{ metrics: { listen: 'prometheus.lan:9464' } }, 'metrics.listen'],
+    [{ metrics: { listen: '::1:9464' } }, 'metrics.listen'],
+    [{ metrics: { listen: '[127.0.0.1]:9464' } }, 'metrics.listen'],
+    [{ metrics: { listen: '127.0.0.1:65536' } }, 'metrics.listen'],
+    [{ metrics: { listen: 'http://127.0.0.1:9464' } }, 'metrics.listen'],
+    [{ metrics: { listen: false } }, 'metrics.listen'],
     [[], ''],
     ['text', ''],
   ])('names the key in %j', (raw, key) => {
@@ -99,5 +107,14 @@ describe('config', () => {
     expect(validateConfig({ auth: { local: { issuer: 'https://nvr.lan:8443' } }, api: { public_host: '[fd00::5]' } }).auth.local.issuer).toBe('https://nvr.lan:8443');
     expect(() => validateConfig(issuer('http://[::1]:9000/jwks'))).not.toThrow();
     expect(() => validateConfig(issuer('http://10.0.0.1/jwks'))).toThrow(ConfigError);
+  });
+
+  it('metrics.listen: loopback by default, host:port the owner sets (any address, [IPv6]), or null for none', () => {
+    expect(validateConfig({}).metrics.listen).toBe('127.0.0.1:9464');
+    for (const listen of ['[::1]:9464', 'localhost:0', '0.0.0.0:9100', '192.168.1.20:9464', null]) {
+      expect(validateConfig({ metrics: { listen } }).metrics.listen).toBe(listen);
+    }
+    expect(parseListenAddress('[::1]:9464')).toEqual({ host: '::1', port: 9464 });
+    expect(parseListenAddress('127.0.0.1:0')).toEqual({ host: '127.0.0.1', port: 0 });
   });
 });

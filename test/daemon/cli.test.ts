@@ -9,7 +9,7 @@ import { makeClient } from '../support/https.js';
 
 const CLI = path.resolve(import.meta.dirname, '../../dist/cli.js');
 // Daemons started by tests never probe the machine's real interfaces.
-const NO_DISCOVERY = 'onvif:\n  discovery:\n    enabled: false\nrtsp:\n  host: 127.0.0.1\n  port: 0\n  udp_port: 0\n';
+const NO_DISCOVERY = 'onvif:\n  discovery:\n    enabled: false\nrtsp:\n  host: 127.0.0.1\n  port: 0\n  udp_port: 0\nmetrics:\n  listen: 127.0.0.1:0\n';
 const dirs: string[] = [];
 const children: ChildProcess[] = [];
 afterEach(() => {

@@ -67,6 +67,7 @@ function writeConfig(s: Setup, onvifUrl: string, minFreeBytes: number): void {
     auth: { local: { issuer: 'https://127.0.0.1:8443' } },
     rtsp: { host: '127.0.0.1', port: 0, udp_port: 0, public_host: '127.0.0.1' },
     onvif: { discovery: { enabled: false } },
+    metrics: { listen: '127.0.0.1:0' },
     cameras: [{ name: 'Yard', onvif_url: onvifUrl, username: USER, password: PASS }],
     recording: {
       storage_dir: s.storageDir,

@@ -1,10 +1,12 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createSocket, type Socket as UdpSocket } from 'node:dgram';
-import { connect, createServer, type Socket as TcpSocket } from 'node:net';
+import { connect, createServer, type Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
+import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { registerRelayMetrics } from '../../src/media/relay/metrics.js';
 import { isLoopbackAddress, startRelayServer, type RelayServer } from '../../src/media/relay/server.js';
 import { RelayStreams } from '../../src/media/relay/streams.js';
 import { parseRtpInfo, parseTransport } from '../../src/media/rtsp/index.js';
@@ -191,6 +193,60 @@ describe('relay server', () => {
     await expect.poll(() => relay.stats().sessions.tcp, { timeout: 5000 }).toBe(0);
   });
 
+  it('a flood of refused connections writes a bounded number of log lines, and /metrics counts every one', async () => {
+    const lines: Array<{ msg: string; address?: string; suppressed?: number; total?: number }> = [];
+    const logged = pino({ level: 'info' }, { write: (l: string) => void lines.push(JSON.parse(l) as (typeof lines)[number]) });
+    const server = await startRelayServer({ host: '127.0.0.1', port: 0, udpPort: 0, tickets, streams, logger: logged, maxConnectionsPerAddress: 2, trustedAddress: () => false });
+    const registry = new Registry();
+    registerRelayMetrics(registry, { server: () => server.stats(), streams: () => streams.stats() });
+    const FLOOD = 300;
+    const held: Socket[] = [];
+    let open = true;
+    try {
+      // Two are accepted and kept open; every one after them is refused.
+      let closed = 0;
+      for (let i = 0; i < FLOOD + 2; i++) {
+        const sock = connect(server.port, '127.0.0.1');
+        sock.on('error', () => undefined);
+        sock.once('close', () => closed++);
+        held.push(sock);
+      }
+      await expect.poll(() => closed, { timeout: 20_000 }).toBe(FLOOD);
+      expect(server.stats().refused.per_address_limit).toBe(FLOOD);
+      expect(server.stats().connections).toBe(2);
+      const refusedLines = () => lines.filter((l) => l.msg.startsWith('relay: too many connections from one address'));
+      // The first refusal is written with its address; the rest wait for the summary.
+      expect(refusedLines()).toEqual([expect.objectContaining({ msg: 'relay: too many connections from one address', address: '127.0.0.1' })]);
+      const text = await registry.metrics();
+      expect(text).toMatch(new RegExp(`^edge_gateway_relay_connections_refused_total\\{reason="per_address_limit"\\} ${FLOOD}$`, 'm'));
+      await server.close();
+      open = false;
+      // At close the summary accounts for the rest: two lines for the whole flood.
+      expect(refusedLines()).toHaveLength(2);
+      expect(refusedLines()[1]).toMatchObject({ suppressed: FLOOD - 1, total: FLOOD });
+    } finally {
+      for (const s of held) s.destroy();
+      if (open) await server.close();
+    }
+  });
+
+  it('a request failing unexpectedly, repeated at will, is logged once (the rest in a summary)', async () => {
+    const lines: Array<{ msg: string; method?: string; suppressed?: number }> = [];
+    const logged = pino({ level: 'info' }, { write: (l: string) => void lines.push(JSON.parse(l) as (typeof lines)[number]) });
+    const broken = new RelayStreams({ locate: () => { throw new Error('the camera table is unreadable'); }, logger, idleCloseS: 30 });
+    const server = await startRelayServer({ host: '127.0.0.1', port: 0, udpPort: 0, tickets, streams: broken, logger: logged });
+    const client = await TestRtspClient.open(server.port);
+    try {
+      for (let i = 0; i < 30; i++) expect((await client.request('DESCRIBE', url(server))).status).toBe(500);
+      expect(lines.filter((l) => l.msg.startsWith('relay: request failed'))).toEqual([expect.objectContaining({ msg: 'relay: request failed', method: 'DESCRIBE' })]);
+    } finally {
+      client.close();
+      await server.close();
+      broken.close();
+    }
+    expect(lines.filter((l) => l.msg.startsWith('relay: request failed'))[1]).toMatchObject({ suppressed: 29 });
+  });
+
   it('closes a connection that sends half a request and then nothing', async () => {
     const sock = connect(relay.port, '127.0.0.1');
     sock.on('error', () => undefined);
@@ -320,7 +376,7 @@ describe('relay server', () => {
   it('keeps a connection whose DESCRIBE waits on a slow camera open past the idle timeout, and answers it', async () => {
     // The camera takes 2.5 s to answer (404), more than the 1 s idle timeout of this relay: the
     // viewer must get an answer, not a connection closed while the relay itself was still busy.
-    const held: TcpSocket[] = [];
+    const held: Socket[] = [];
     const slowCamera = createServer((s) => {
       held.push(s);
       s.once('data', (d: Buffer) => {

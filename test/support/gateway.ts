@@ -12,6 +12,8 @@ export interface TestGateway {
   config: Config;
   dataDir: string;
   request: Client;
+  /** The text of GET /metrics from the metrics listener (plain HTTP on loopback). */
+  metrics(): Promise<string>;
   /** A token from the gateway's own local issuer. */
   token(scope: string): Promise<string>;
   auth(scope: string): Promise<{ authorization: string }>;
@@ -41,6 +43,8 @@ export async function startTestGateway(
     gateway: { data_dir: dataDir, ...section('gateway') },
     api: { host: '127.0.0.1', port: 0, ...section('api') },
     rtsp: { host: '127.0.0.1', port: 0, udp_port: 0, public_host: '127.0.0.1', ...section('rtsp') },
+    // A free port per gateway: tests start many at once.
+    metrics: { listen: '127.0.0.1:0', ...section('metrics') },
     recording: { segment_dir: path.join(dataDir, 'segments'), ...section('recording') },
     // Tests never probe real interfaces: discovery is off unless a test turns it on (over loopback).
     onvif: { ...section('onvif'), discovery: { enabled: false, ...((section('onvif').discovery ?? {}) as object) } },
@@ -59,6 +63,12 @@ export async function startTestGateway(
     config,
     dataDir,
     request,
+    metrics: async () => {
+      if (!gw.metricsUrl) throw new Error('the gateway has no metrics listener');
+      const res = await fetch(gw.metricsUrl);
+      if (res.status !== 200) throw new Error(`GET ${gw.metricsUrl}: ${res.status}`);
+      return res.text();
+    },
     token,
     auth: async (scope) => ({ authorization: `Bearer ${await token(scope)}` }),
     stop: async () => {

@@ -21,7 +21,7 @@ beforeAll(async () => {
   broker = await startMosquitto({ persistence: true });
   writeFileSync(
     configFile,
-    `gateway:\n  data_dir: ${dir}/data\napi:\n  host: 127.0.0.1\n  port: 0\nrtsp:\n  host: 127.0.0.1\n  port: 0\n  udp_port: 0\n` +
+    `gateway:\n  data_dir: ${dir}/data\napi:\n  host: 127.0.0.1\n  port: 0\nmetrics:\n  listen: 127.0.0.1:0\nrtsp:\n  host: 127.0.0.1\n  port: 0\n  udp_port: 0\n` +
       `onvif:\n  discovery:\n    enabled: false\nrecording:\n  segment_dir: ${dir}/segments\n` +
       `sync:\n  mqtt:\n    url: ${broker.url}\n    topic_prefix: crash\nlog:\n  level: info\n`,
   );

@@ -1,49 +1,28 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { Registry } from 'prom-client';
 import Type from 'typebox';
 
 export interface SystemRoutesOptions {
-  version: string;
-  registry: Registry;
-  /** Whether the system clock is synchronised (a Pi has no RTC); null when it cannot be told. */
-  clockSynchronized: () => boolean | null;
   /** The local issuer's public keys, when it is enabled. */
   localJwks: (() => { keys: object[] }) | null;
   /** The OpenAPI document, built from the routes' schemas. */
   openapi: () => unknown;
-  uptimeS: () => number;
 }
 
 export const systemRoutes: FastifyPluginAsyncTypebox<SystemRoutesOptions> = async (app, opts) => {
+  // Up or not, nothing more: the API faces the LAN, and a version or uptime tells a stranger what to
+  // try. The API listens only once the gateway has started, and answers 503 while it stops
+  // (return503OnClosing). Versions, uptime, clock state and the rest are on the metrics listener.
   app.get(
     '/healthz',
     {
       config: { public: true },
       schema: {
-        summary: 'Liveness and basic state (no authentication)',
+        summary: 'Whether the gateway is up (no authentication)',
         tags: ['system'],
-        response: {
-          200: Type.Object({
-            status: Type.Literal('ok'),
-            version: Type.String(),
-            uptime_s: Type.Number(),
-            clock_synchronized: Type.Union([Type.Boolean(), Type.Null()], {
-              description: 'false until the system clock has been set over the network; timestamps may be wrong until then',
-            }),
-          }),
-        },
+        response: { 200: Type.Object({ status: Type.Literal('ok') }, { additionalProperties: false }) },
       },
     },
-    async () => ({ status: 'ok' as const, version: opts.version, uptime_s: Math.round(opts.uptimeS()), clock_synchronized: opts.clockSynchronized() }),
-  );
-
-  app.get(
-    '/metrics',
-    { config: { public: true }, schema: { summary: 'Prometheus metrics (no authentication)', tags: ['system'] } },
-    async (_req, reply) => {
-      reply.header('content-type', opts.registry.contentType);
-      return opts.registry.metrics();
-    },
+    async () => ({ status: 'ok' as const }),
   );
 
   app.get(

@@ -47,6 +47,7 @@ export function registerRelayMetrics(registry: Registry, source: RelayMetricsSou
       this.set(source.streams().cameraSessions);
     },
   });
+  mirroredCounter(registry, 'edge_gateway_relay_connections_refused_total', 'RTSP connections refused, by reason (per_address_limit: rtsp.max_connections_per_address)', () => source.server().refused, 'reason');
   mirroredCounter(registry, 'edge_gateway_relay_packets_delivered_total', 'RTP packets handed to readers', () => ({ total: source.streams().delivered }));
   mirroredCounter(registry, 'edge_gateway_relay_packets_dropped_total', 'RTP packets a slow or waiting reader skipped', () => ({ total: source.streams().dropped }));
   mirroredCounter(registry, 'edge_gateway_relay_readers_evicted_total', 'Readers disconnected for staying behind or a codec change', () => ({ total: source.streams().evicted }));

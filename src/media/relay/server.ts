@@ -12,6 +12,7 @@ import {
   type RtspRequest,
   type TransportSpec,
 } from '../rtsp/index.js';
+import { REPEAT_LOG_INTERVAL_MS, throttledLog, type ThrottledLog } from '../../daemon/throttled-log.js';
 import { TicketError, type TicketClaims, type TicketSigner } from '../ticket.js';
 import { RelaySessions, sessionReader, TooManySessionsError, type RelaySession } from './sessions.js';
 import { StreamUnavailableError, type RelayStreams } from './streams.js';
@@ -60,6 +61,8 @@ class RtspStatusError extends Error {
 export interface RelayServerStats {
   connections: number;
   sessions: { tcp: number; udp: number; playing: number };
+  /** Connections refused since the start, by reason. */
+  refused: { per_address_limit: number };
 }
 
 export interface RelayServer {
@@ -72,6 +75,8 @@ export interface RelayServer {
 
 interface Context {
   opts: RelayServerOptions;
+  /** Requests that failed unexpectedly (500): any viewer can repeat one at will. */
+  failed: ThrottledLog;
   now: () => number;
   sessions: RelaySessions;
   udp: RelayUdp;
@@ -89,14 +94,18 @@ export async function startRelayServer(opts: RelayServerOptions): Promise<RelayS
   const sessions = new RelaySessions({ timeoutS, maxSessionS: opts.maxSessionS ?? 3600, maxPerAddress, now, ...(opts.sweepMs ? { sweepMs: opts.sweepMs } : {}) });
   const udpIpv6 = isIPv6(opts.host);
   const udp = await openRelayUdp({ host: opts.host, port: opts.udpPort ?? 0, onRtcpFrom: (address) => sessions.touchUdp(address) });
-  const ctx: Context = { opts, now, sessions, udp, udpIpv6, timeoutS };
+  // Anyone on the LAN can open connections and send requests at will: a flood must not become a
+  // flood of log writes.
+  const tooMany = throttledLog({ logger: opts.logger, level: 'warn', msg: 'relay: too many connections from one address', intervalMs: REPEAT_LOG_INTERVAL_MS });
+  const failed = throttledLog({ logger: opts.logger, level: 'error', msg: 'relay: request failed', intervalMs: REPEAT_LOG_INTERVAL_MS });
+  const ctx: Context = { opts, failed, now, sessions, udp, udpIpv6, timeoutS };
 
   const server: Server = createServer((socket) => {
     const address = socket.remoteAddress ?? '?';
     const count = (perAddress.get(address) ?? 0) + 1;
     // The box's own addresses are the recorder's (one connection per camera), not a LAN client.
     if (count > maxPerAddress && !trusted(address)) {
-      opts.logger.warn({ address }, 'relay: too many connections from one address');
+      tooMany.hit({ address }, address);
       socket.destroy();
       return;
     }
@@ -118,6 +127,8 @@ export async function startRelayServer(opts: RelayServerOptions): Promise<RelayS
     });
   } catch (err) {
     sessions.close();
+    tooMany.close();
+    failed.close();
     await udp.close();
     throw err;
   }
@@ -128,9 +139,11 @@ export async function startRelayServer(opts: RelayServerOptions): Promise<RelayS
     get connections() {
       return sockets.size;
     },
-    stats: () => ({ connections: sockets.size, sessions: sessions.counts() }),
+    stats: () => ({ connections: sockets.size, sessions: sessions.counts(), refused: { per_address_limit: tooMany.total } }),
     close: async () => {
       sessions.close();
+      tooMany.close();
+      failed.close();
       for (const s of sockets) s.destroy();
       await new Promise<void>((r) => server.close(() => r()));
       await udp.close();
@@ -315,7 +328,7 @@ function serveConnection(socket: Socket, ctx: Context): void {
           handle(req)
             .catch((err: unknown) => {
               const status = err instanceof RtspStatusError ? err.status : err instanceof StreamUnavailableError ? 503 : err instanceof RtspParseError ? err.status : 500;
-              if (status === 500) opts.logger.error({ err }, 'relay: request failed');
+              if (status === 500) ctx.failed.hit({ err, method: req.method }, req.method);
               else opts.logger.debug({ method: req.method, status, reason: (err as Error).message }, 'relay: request refused');
               reply(req, status);
             })
