@@ -44,9 +44,11 @@ const dir = mkdtempSync(path.join(os.tmpdir(), 'eg-bench-abuse-'));
 const dataDir = path.join(dir, 'data');
 const configFile = path.join(dir, 'config.yaml');
 const rtspPort = await freePort();
+// The API's request and idle timeouts (30 s, 60 s) would end the slowloris and idle TLS connections
+// while the figures are taken; at their maximums every one is held, the worst case for the gateway.
 writeFileSync(
   configFile,
-  `gateway:\n  data_dir: ${dataDir}\napi:\n  host: 127.0.0.1\n  port: 0\nonvif:\n  discovery:\n    enabled: false\n` +
+  `gateway:\n  data_dir: ${dataDir}\napi:\n  host: 127.0.0.1\n  port: 0\n  request_timeout_s: 300\n  idle_timeout_s: 3600\nonvif:\n  discovery:\n    enabled: false\n` +
     `rtsp:\n  host: 127.0.0.1\n  port: ${rtspPort}\n  udp_port: 0\n  max_connections_per_address: ${PER_ADDRESS}\n` +
     `metrics:\n  listen: 127.0.0.1:0\nlog:\n  level: info\n`,
 );

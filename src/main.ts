@@ -377,6 +377,7 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
       logger: log,
       tls,
       bodyLimit: config.api.body_limit_bytes,
+      connections: { maxPerAddress: config.api.max_connections_per_address, requestTimeoutMs: config.api.request_timeout_s * 1000, idleTimeoutMs: config.api.idle_timeout_s * 1000 },
       // Tokens of the local authorization server whose grant was revoked are refused until they expire.
       verifier: localIssuer ? withRevocation(verifier, localIssuer.issuer, (jti) => store.isAccessTokenRevoked(jti)) : verifier,
       store,

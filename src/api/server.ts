@@ -19,11 +19,14 @@ import { oauthRoutes, type OAuthRoutesOptions } from './routes/oauth.js';
 import { recordingRoutes } from './routes/recordings.js';
 import { systemRoutes } from './routes/system.js';
 import { strictQuery } from './strict-query.js';
+import { guardConnections } from './connection-guard.js';
 
 export interface ApiServerOptions {
   logger: FastifyBaseLogger;
   tls: { cert: string | Buffer; key: string | Buffer };
   bodyLimit: number;
+  /** Bounds on what one client can hold open (config api.*): see src/api/connection-guard.ts. */
+  connections: { maxPerAddress: number; requestTimeoutMs: number; idleTimeoutMs: number };
   verifier: TokenCheck;
   store: Store;
   storageDir: string;
@@ -55,8 +58,15 @@ const validatorCompiler: FastifySchemaCompiler<TSchema> = ({ schema, httpPart })
 export async function buildApiServer(opts: ApiServerOptions): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: opts.logger,
-    https: { cert: opts.tls.cert, key: opts.tls.key, minVersion: 'TLSv1.2' },
+    // Node checks request timeouts on a timer (30 s by default): every second keeps a slow request
+    // from outliving requestTimeout by much; the check only walks the open connections.
+    https: { cert: opts.tls.cert, key: opts.tls.key, minVersion: 'TLSv1.2', connectionsCheckingInterval: 1000 },
     bodyLimit: opts.bodyLimit,
+    // A request must arrive whole within requestTimeout (slowloris), and a connection silent for
+    // idleTimeout is closed (idle TLS connections, keep-alive sockets nobody uses). Fastify's
+    // defaults leave both off. A download or event stream in progress is not silent.
+    requestTimeout: opts.connections.requestTimeoutMs,
+    connectionTimeout: opts.connections.idleTimeoutMs,
     // Per-request info lines would dominate the journal (and SD card) of a busy gateway; errors are logged below.
     logController: new LogController({ disableRequestLogging: true }),
     return503OnClosing: true,
@@ -66,6 +76,8 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<FastifyIns
     clientErrorHandler: makeClientErrorHandler(opts.logger),
   }).withTypeProvider<TypeBoxTypeProvider>();
   app.setValidatorCompiler(validatorCompiler);
+  const guard = guardConnections(app.server, { maxPerAddress: opts.connections.maxPerAddress, registry: opts.registry, logger: opts.logger });
+  app.addHook('onClose', async () => guard.close());
 
   // An empty body with Content-Type: application/json is what many clients send for "no body"
   // (POST /v1/alerts/{id}/read); a member named twice is refused (src/api/json-body.ts).

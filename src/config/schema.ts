@@ -52,6 +52,9 @@ export const ConfigSchema = Type.Object(
       port: Port(8443),
       public_host: NullableString(),
       body_limit_bytes: Type.Integer({ minimum: 1024, maximum: 10_485_760, default: 65_536 }),
+      request_timeout_s: Type.Integer({ minimum: 1, maximum: 300, default: 30 }),
+      idle_timeout_s: Type.Integer({ minimum: 1, maximum: 3600, default: 60 }),
+      max_connections_per_address: Type.Integer({ minimum: 1, maximum: 10_000, default: 64 }),
       tls: Section({
         cert_file: NullableString(),
         key_file: NullableString(),
