@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { CameraFaultError, CameraUnauthorizedError, CameraUnreachableError, classifyError, OnvifSession, pickMainAndSub } from '../../src/onvif/library.js';
+import { CameraFaultError, CameraUnauthorizedError, CameraUnreachableError, OnvifSession, pickMainAndSub } from '../../src/onvif/library.js';
 import { SimulatedCamera } from '../../src/onvif/simulator/camera.js';
 import { systemDateAndTime } from '../../src/onvif/simulator/responses.js';
 
@@ -97,18 +97,6 @@ describe('OnvifSession against the simulated camera', () => {
     } finally {
       await bare.stop();
     }
-  });
-});
-
-describe('classifyError', () => {
-  it.each<[string, Error, new (...a: never[]) => Error]>([
-    ['a refused connection on a port containing 401', Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:40123'), { code: 'ECONNREFUSED' }), CameraUnreachableError],
-    ['a digest refusal', new Error('Digest authentication failed 401'), CameraUnauthorizedError],
-    ['a WS-Security refusal', new Error('ONVIF SOAP Fault: Sender not Authorized'), CameraUnauthorizedError],
-    ['another SOAP fault', new Error('ONVIF SOAP Fault: Action Not Implemented'), CameraFaultError],
-    ['a timeout', new Error('Network timeout'), CameraUnreachableError],
-  ])('%s', (_name, err, cls) => {
-    expect(classifyError(err)).toBeInstanceOf(cls);
   });
 });
 
