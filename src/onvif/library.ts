@@ -83,6 +83,8 @@ export class OnvifSession {
     private readonly agent: GuardedAgent,
     private readonly callTimeoutMs: number,
     maxResponseBytes: number,
+    /** How long the camera may hold a PullMessages (ONVIF cameras must allow a minute). */
+    private readonly pullWaitS: number,
   ) {
     this.client = new SoapClient(account, agent, callTimeoutMs, maxResponseBytes, () => this.closed);
   }
@@ -94,7 +96,7 @@ export class OnvifSession {
    * address for everything. The connect fails only when the camera is unreachable or
    * GetDeviceInformation fails (a refused account, a fault, an unreadable answer).
    */
-  static async connect(endpoint: CameraEndpoint, opts: { callTimeoutMs?: number; maxResponseBytes?: number } = {}): Promise<OnvifSession> {
+  static async connect(endpoint: CameraEndpoint, opts: { callTimeoutMs?: number; maxResponseBytes?: number; pullWaitS?: number } = {}): Promise<OnvifSession> {
     const callTimeoutMs = Math.min(opts.callTimeoutMs ?? 10_000, 10_000);
     let url: URL;
     try {
@@ -104,7 +106,7 @@ export class OnvifSession {
     }
     const maxBytes = opts.maxResponseBytes ?? MAX_SOAP_BYTES;
     const account = endpoint.username !== null ? { username: endpoint.username, password: endpoint.password ?? '' } : null;
-    const session = new OnvifSession(url, account, new GuardedAgent({ keepAlive: false }, maxBytes), callTimeoutMs, maxBytes);
+    const session = new OnvifSession(url, account, new GuardedAgent({ keepAlive: false }, maxBytes), callTimeoutMs, maxBytes, opts.pullWaitS ?? PULL_WAIT_S);
     try {
       await session.learnClock(account !== null);
       session.info = await session.deviceInformation();
@@ -232,7 +234,7 @@ export class OnvifSession {
 
   /** One PullMessages long-poll (the camera may hold it up to a minute); returns the PullMessagesResponse. */
   pullMessages(messageLimit = 32): Promise<unknown> {
-    return this.onSubscription(pullMessages(messageLimit), ACTIONS.pull, readPullMessages, PULL_WAIT_S * 1000 + this.callTimeoutMs);
+    return this.onSubscription(pullMessages(messageLimit, this.pullWaitS), ACTIONS.pull, readPullMessages, this.pullWaitS * 1000 + this.callTimeoutMs);
   }
 
   async renew(): Promise<void> {

@@ -23,8 +23,8 @@ export function readSubscription(body: XmlObject): Subscription {
 /** The camera may hold a pull for this long; the call's own timeout must be longer. */
 export const PULL_WAIT_S = 60;
 
-export const pullMessages = (messageLimit: number): string =>
-  `<PullMessages xmlns="${EVENTS_NS}"><Timeout>PT${PULL_WAIT_S}S</Timeout><MessageLimit>${Math.max(1, Math.min(1024, Math.floor(messageLimit)))}</MessageLimit></PullMessages>`;
+export const pullMessages = (messageLimit: number, waitS: number): string =>
+  `<PullMessages xmlns="${EVENTS_NS}"><Timeout>PT${Math.max(1, Math.floor(waitS))}S</Timeout><MessageLimit>${Math.max(1, Math.min(1024, Math.floor(messageLimit)))}</MessageLimit></PullMessages>`;
 export const RENEW = '<Renew xmlns="http://docs.oasis-open.org/wsn/b-2"><TerminationTime>PT2M</TerminationTime></Renew>';
 export const UNSUBSCRIBE = '<Unsubscribe xmlns="http://docs.oasis-open.org/wsn/b-2"/>';
 
