@@ -29,6 +29,8 @@ export class HostileCamera {
   /** Operations to break, and how. */
   readonly breaks = new Map<string, FailureMode>();
   readonly calls = new Map<string, number>();
+  /** Each camera its own serial number: the gateway takes two cameras with one serial for one device. */
+  readonly serial = `H-${randomUUID().slice(0, 8)}`;
 
   get baseUrl(): string {
     return `http://127.0.0.1:${this.port}`;
@@ -58,7 +60,7 @@ export class HostileCamera {
       case 'GetSystemDateAndTime':
         return R.systemDateAndTime(now);
       case 'GetDeviceInformation':
-        return R.deviceInformation({ manufacturer: 'Hostile', model: 'H-1', firmware: '6.6.6', serial: 'H0001', hardwareId: 'h' });
+        return R.deviceInformation({ manufacturer: 'Hostile', model: 'H-1', firmware: '6.6.6', serial: this.serial, hardwareId: 'h' });
       case 'GetServices':
         return R.services(this.baseUrl);
       case 'GetCapabilities':
