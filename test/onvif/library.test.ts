@@ -141,3 +141,38 @@ describe('OnvifSession against hostile or broken cameras', () => {
     await expect(open('http://127.0.0.1:9/onvif/device_service', 'a', 'b', 500)).rejects.toBeInstanceOf(CameraUnreachableError);
   });
 });
+
+describe('OnvifSession against a camera that wants HTTP Digest', () => {
+  it('answers the challenge and goes on; a wrong password is unauthorized', async () => {
+    const { digestAuthorization } = await import('../../src/onvif/soap/http-digest.js');
+    const { parseSoapRequest } = await import('../../src/onvif/simulator/request.js');
+    const R = await import('../../src/onvif/simulator/responses.js');
+    const challenge = { realm: 'IPC', nonce: 'n0nce', qop: 'auth', opaque: null, algorithm: null };
+    const server = createServer((req, res) => {
+      let body = '';
+      req.on('data', (c: Buffer) => (body += c.toString()));
+      req.on('end', () => {
+        const auth = req.headers.authorization ?? '';
+        const cnonce = /cnonce="([^"]+)"/.exec(auth)?.[1] ?? '';
+        if (auth !== digestAuthorization(challenge, { username: 'admin', password: 'pw' }, 'POST', req.url ?? '', cnonce)) {
+          res.writeHead(401, { 'www-authenticate': 'Digest realm="IPC", nonce="n0nce", qop="auth"' }).end();
+          return;
+        }
+        void parseSoapRequest(body).then((r) => {
+          const op = r?.operation;
+          const xml = op === 'GetSystemDateAndTime' ? R.systemDateAndTime(Date.now()) : op === 'GetDeviceInformation' ? R.deviceInformation({ manufacturer: 'D', model: 'Digest-1', firmware: '1', serial: 's', hardwareId: 'h' }) : R.fault('env:Receiver', 'ter:ActionNotSupported', 'no');
+          res.writeHead(xml.includes('env:Fault') ? 500 : 200, { 'content-type': 'application/soap+xml' }).end(xml);
+        });
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    try {
+      const digestUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/onvif/device_service`;
+      expect((await (await open(digestUrl)).describe()).model).toBe('Digest-1');
+      await expect(open(digestUrl, 'admin', 'nope')).rejects.toBeInstanceOf(CameraUnauthorizedError);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+    }
+  });
+});
