@@ -14,6 +14,7 @@ export const FAILURE_MODES = [
   'reset', // the connection is dropped as soon as the request arrives
   'cut', // the answer starts, then the connection is dropped mid-body
   'not-soap', // 200 text/plain
+  'no-content', // 200 with an empty body
   'empty-body', // a SOAP envelope whose Body is empty
   'fault', // SOAP Fault ActionNotSupported
   'wrong-namespace', // an "envelope" in a namespace that is not SOAP's
@@ -115,6 +116,8 @@ export class HostileCamera {
       }
       case 'not-soap':
         return void res.writeHead(200, { 'content-type': 'text/plain' }).end('OK');
+      case 'no-content':
+        return void res.writeHead(200, { 'content-type': 'application/soap+xml', 'content-length': 0 }).end();
       case 'empty-body':
         return soap(200, R.envelope(''));
       case 'fault':
