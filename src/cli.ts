@@ -4,7 +4,7 @@ import { parseArgs } from 'node:util';
 import { ConfigError } from './config/errors.js';
 import { configPathFrom, loadConfig } from './config/load.js';
 import type { Config } from './config/schema.js';
-import { createLogger, openLocalIssuer, startGateway } from './main.js';
+import { createLogger, installFatalHandlers, openLocalIssuer, startGateway } from './main.js';
 import { startFleet } from './onvif/simulator/fleet.js';
 import { pino } from 'pino';
 import { SecretBox, sealConfigSecret } from './store/secret-box.js';
@@ -77,6 +77,7 @@ async function start(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
   const values = parse(argv, ['config']);
   const cfg = config(values.config, env);
   const logger = createLogger(cfg);
+  installFatalHandlers(logger);
   const gateway = await startGateway(cfg, { logger, env });
   await new Promise<void>((resolve) => {
     const onSignal = (signal: NodeJS.Signals) => {

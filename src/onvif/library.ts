@@ -1,24 +1,33 @@
-import { Agent, type AgentOptions } from 'node:http';
-import type { Duplex } from 'node:stream';
-import onvif from 'onvif';
-import { countXmlns, MAX_SOAP_BYTES, MAX_XMLNS } from './soap-xml.js';
+import { CameraFaultError, CameraUnauthorizedError, CameraUnreachableError } from './errors.js';
+import { MAX_SOAP_BYTES } from './soap-xml.js';
+import { SoapClient } from './soap/client.js';
+import {
+  GET_CAPABILITIES,
+  GET_DEVICE_INFORMATION,
+  GET_SERVICES,
+  GET_SYSTEM_DATE_AND_TIME,
+  NO_DEVICE_INFORMATION,
+  readCapabilities,
+  readDeviceInformation,
+  readServices,
+  readSystemDateAndTime,
+  setSystemDateAndTime,
+  SYSTEM_REBOOT,
+  type DeviceInformation,
+  type ServiceAddresses,
+} from './soap/device-ops.js';
+import { ACTIONS, addressing, CREATE_PULL_POINT, PULL_WAIT_S, pullMessages, readPullMessages, readSubscription, RENEW, UNSUBSCRIBE, type Subscription } from './soap/event-ops.js';
+import { GuardedAgent } from './soap/guarded-agent.js';
+import { getProfiles, getSnapshotUri, getStreamUri, readMediaUri, readProfiles, type CameraProfile, type MediaVersion } from './soap/media-ops.js';
+import type { Account } from './soap/security.js';
 
-// The only file that sees the `onvif` library (agsh/onvif 0.8.x). Everything else talks to cameras
-// through OnvifSession, so a move to the library's v1 changes this file alone. We drive its calls
-// one by one (never its built-in event loop, which crashes with "You should create pull-point
-// subscription first!", agsh/onvif#243) and guard its HTTP with our own agent: responses are capped
-// in size, documents with a DTD are refused, and close() aborts anything in flight.
+// Everything else talks to cameras through OnvifSession. Each ONVIF operation the gateway uses is
+// sent by our own SOAP client (src/onvif/soap/): every answer, silence or broken connection ends as
+// a result or a typed error of that one call, never as an exception outside its promise (the onvif
+// npm package threw from its response handlers and took the daemon down, issue 12).
 
-export class CameraUnreachableError extends Error {
-  override readonly name = 'CameraUnreachableError';
-}
-export class CameraUnauthorizedError extends Error {
-  override readonly name = 'CameraUnauthorizedError';
-}
-/** The camera answered, but with a SOAP Fault or a document we refuse. */
-export class CameraFaultError extends Error {
-  override readonly name = 'CameraFaultError';
-}
+export { CameraFaultError, CameraUnauthorizedError, CameraUnreachableError };
+export type { CameraProfile };
 
 export interface CameraEndpoint {
   /** The device service, e.g. http://192.168.1.20/onvif/device_service */
@@ -27,113 +36,67 @@ export interface CameraEndpoint {
   password: string | null;
 }
 
-export interface CameraProfile {
-  token: string;
-  name: string | null;
-  width: number | null;
-  height: number | null;
-  encoding: string | null;
-}
-
-export interface CameraDescription {
-  manufacturer: string | null;
-  model: string | null;
-  firmwareVersion: string | null;
-  serialNumber: string | null;
-  hardwareId: string | null;
-  /** Camera clock minus gateway clock, ms. */
+export interface CameraDescription extends DeviceInformation {
+  /** Camera clock minus gateway clock, ms (0 when the camera would not tell its clock). */
   clockOffsetMs: number;
   media2: boolean;
   profiles: CameraProfile[];
 }
 
-/** One camera's HTTP guard: counts and inspects what the camera sends on every socket. */
-class GuardedAgent extends Agent {
-  constructor(
-    opts: AgentOptions,
-    private readonly maxBytes: number,
-  ) {
-    super(opts);
-  }
+/** How the camera told us its clock at connect; health checks ask the same way. */
+type ClockSource = 'open' | 'authenticated' | 'none';
 
-  override createConnection(...args: Parameters<Agent['createConnection']>): Duplex {
-    const socket = super.createConnection(...args) as Duplex;
-    let total = 0;
-    let namespaces = 0;
-    let tail = '';
-    socket.on('data', (chunk: Buffer) => {
-      total += chunk.length;
-      // Keep a little of the previous chunk so a marker split across two chunks is still seen once.
-      const text = tail + chunk.toString('latin1');
-      namespaces += countXmlns(text) - countXmlns(tail);
-      tail = text.slice(-16);
-      if (total > this.maxBytes) socket.destroy(new CameraFaultError(`camera response larger than ${this.maxBytes} bytes`));
-      else if (/<!DOCTYPE|<!ENTITY/i.test(text)) socket.destroy(new CameraFaultError('camera response with a DTD refused'));
-      else if (namespaces > MAX_XMLNS) socket.destroy(new CameraFaultError('camera response with a namespace flood refused'));
-    });
-    return socket;
+const isTransport = (err: unknown) => err instanceof CameraUnreachableError;
+/** An optional step's failure: the camera is there and answered, just not this. */
+const isRefusal = (err: unknown) => err instanceof CameraFaultError || err instanceof CameraUnauthorizedError;
+
+/**
+ * Service addresses from a camera often name another interface or a NAT address: keep the path the
+ * camera gave, on the host and port we reached it at.
+ */
+export function rebase(xaddr: string, device: URL): string {
+  try {
+    const u = new URL(xaddr);
+    if (u.protocol !== 'http:' && u.protocol !== 'https:') return device.href;
+    u.protocol = device.protocol;
+    u.hostname = device.hostname;
+    u.port = device.port;
+    return u.href;
+  } catch {
+    return device.href;
   }
 }
 
-type Callback<T> = (err: Error | null, result?: T) => void;
-interface LibCam {
-  timeShift?: number;
-  events?: { subscription?: { subscriptionReference?: { address?: unknown } } };
-  media2Support?: boolean;
-  profiles?: unknown[];
-  connect(cb: Callback<unknown>): void;
-  getSystemDateAndTime(cb: Callback<Date>): void;
-  getDeviceInformation(cb: Callback<Record<string, unknown>>): void;
-  getProfiles(cb: Callback<unknown[]>): void;
-  getStreamUri(opts: { protocol: string; profileToken: string }, cb: Callback<{ uri?: unknown }>): void;
-  getSnapshotUri(opts: { profileToken: string }, cb: Callback<{ uri?: unknown }>): void;
-  _envelopeHeader(): string;
-  _envelopeFooter(): string;
-  _request(opts: { service: string; body: string }, cb: Callback<unknown>): void;
-  setSystemDateAndTime(opts: { dateTime: Date; dateTimeType: 'Manual'; daylightSavings: boolean; timezone: string }, cb: Callback<unknown>): void;
-  createPullPointSubscription(cb: Callback<unknown>): void;
-  pullMessages(opts: { messageLimit: number }, cb: Callback<unknown>): void;
-  renew(opts: object, cb: Callback<unknown>): void;
-  unsubscribe(cb: Callback<unknown>): void;
-}
-type LibCamConstructor = new (opts: Record<string, unknown>) => LibCam;
-
-const str = (v: unknown): string | null => (typeof v === 'string' && v !== '' ? v : typeof v === 'number' ? String(v) : null);
-const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : typeof v === 'string' && /^\d+$/.test(v) ? Number(v) : null);
-const obj = (v: unknown): Record<string, unknown> => (typeof v === 'object' && v !== null ? (v as Record<string, unknown>) : {});
-
-/** Maps the library's errors (plain Error messages) to ours. */
-export function classifyError(err: unknown): Error {
-  if (err instanceof CameraFaultError || err instanceof CameraUnauthorizedError || err instanceof CameraUnreachableError) return err;
-  const e = err as NodeJS.ErrnoException;
-  const cause = (e as { cause?: unknown })?.cause;
-  if (cause instanceof CameraFaultError) return cause;
-  const message = e instanceof Error ? e.message : String(err);
-  // Not a bare "401": error messages carry addresses, and ports such as :40123 contain it.
-  if (/not ?authori[sz]ed|authentication failed|authentication headers not found/i.test(message)) return new CameraUnauthorizedError(message);
-  if (/ONVIF SOAP Fault|Wrong ONVIF SOAP response|Non-whitespace|Unexpected|Invalid|Unclosed|larger than|DTD/i.test(message)) return new CameraFaultError(message);
-  if (['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EPIPE'].includes(e?.code ?? '') || /timeout|socket hang up|aborted/i.test(message)) {
-    return new CameraUnreachableError(message);
-  }
-  return new CameraFaultError(message);
-}
-
-/** A connection to one camera through the library; every call is bounded by callTimeoutMs. */
+/** A connection to one camera; every call is bounded by callTimeoutMs (PullMessages by its own wait). */
 export class OnvifSession {
   private closed = false;
+  private clockSource: ClockSource = 'none';
+  private info: DeviceInformation = NO_DEVICE_INFORMATION;
+  private services: ServiceAddresses = { media1: null, media2: null, events: null };
+  private media: MediaVersion = 'media1';
+  private subscription: Subscription | null = null;
+  private readonly client: SoapClient;
 
   private constructor(
-    private readonly cam: LibCam,
+    private readonly device: URL,
+    account: Account | null,
     private readonly agent: GuardedAgent,
     private readonly callTimeoutMs: number,
-  ) {}
+    maxResponseBytes: number,
+    /** How long the camera may hold a PullMessages (ONVIF cameras must allow a minute). */
+    private readonly pullWaitS: number,
+  ) {
+    this.client = new SoapClient(account, agent, callTimeoutMs, maxResponseBytes, () => this.closed);
+  }
 
   /**
-   * Connects: GetSystemDateAndTime (unauthenticated, else authenticated; its clock offset goes into
-   * every later WS-UsernameToken digest), GetServices or GetCapabilities, profiles via Media2 where
-   * offered, else Media1.
+   * Connects: the camera clock (GetSystemDateAndTime unauthenticated, else authenticated, else the
+   * gateway's own clock), GetDeviceInformation under the UsernameToken (which proves the account),
+   * then the service addresses from GetServices, else GetCapabilities, else the device service
+   * address for everything. The connect fails only when the camera is unreachable or
+   * GetDeviceInformation fails (a refused account, a fault, an unreadable answer).
    */
-  static async connect(endpoint: CameraEndpoint, opts: { callTimeoutMs?: number; maxResponseBytes?: number } = {}): Promise<OnvifSession> {
+  static async connect(endpoint: CameraEndpoint, opts: { callTimeoutMs?: number; maxResponseBytes?: number; pullWaitS?: number } = {}): Promise<OnvifSession> {
     const callTimeoutMs = Math.min(opts.callTimeoutMs ?? 10_000, 10_000);
     let url: URL;
     try {
@@ -141,31 +104,13 @@ export class OnvifSession {
     } catch {
       throw new CameraUnreachableError(`not a URL: ${endpoint.url}`);
     }
-    const agent = new GuardedAgent({ keepAlive: false }, opts.maxResponseBytes ?? MAX_SOAP_BYTES);
-    const Cam = (onvif as unknown as { Cam: LibCamConstructor }).Cam;
-    const cam = new Cam({
-      hostname: url.hostname.replace(/^\[|\]$/g, ''),
-      port: Number(url.port || 80),
-      path: url.pathname || '/onvif/device_service',
-      username: endpoint.username ?? undefined,
-      password: endpoint.password ?? undefined,
-      timeout: callTimeoutMs,
-      agent,
-      autoconnect: false,
-      // Service addresses from the camera often name another interface or a NAT address; use the one we reached.
-      preserveAddress: true,
-    });
-    const session = new OnvifSession(cam, agent, callTimeoutMs);
+    const maxBytes = opts.maxResponseBytes ?? MAX_SOAP_BYTES;
+    const account = endpoint.username !== null ? { username: endpoint.username, password: endpoint.password ?? '' } : null;
+    const session = new OnvifSession(url, account, new GuardedAgent({ keepAlive: false }, maxBytes), callTimeoutMs, maxBytes, opts.pullWaitS ?? PULL_WAIT_S);
     try {
-      // The library digests passwords with its idea of the camera clock, which it only learns from
-      // GetSystemDateAndTime; a camera that answers that call only when authenticated would get a
-      // token dated 1970. So start from our own clock, ask the camera's, and keep that.
-      const uptimeMs = () => process.uptime() * 1000;
-      cam.timeShift = Date.now() - uptimeMs();
-      const cameraTime = await session.call<Date>((cb) => cam.getSystemDateAndTime(cb));
-      if (cameraTime instanceof Date && !Number.isNaN(cameraTime.getTime())) cam.timeShift = cameraTime.getTime() - uptimeMs();
-      // connect() makes several calls in sequence; allow each its timeout.
-      await session.call<unknown>((cb) => cam.connect(cb), callTimeoutMs * 6);
+      await session.learnClock(account !== null);
+      session.info = await session.deviceInformation();
+      session.services = await session.findServices();
     } catch (err) {
       session.close();
       throw err;
@@ -173,105 +118,132 @@ export class OnvifSession {
     return session;
   }
 
-  private call<T>(start: (cb: Callback<T>) => void, timeoutMs = this.callTimeoutMs): Promise<T> {
-    if (this.closed) return Promise.reject(new CameraUnreachableError('session closed'));
-    return new Promise<T>((resolve, reject) => {
-      let done = false;
-      const timer = setTimeout(() => {
-        if (done) return;
-        done = true;
-        reject(new CameraUnreachableError(`camera did not answer within ${timeoutMs} ms`));
-      }, timeoutMs);
+  private get deviceUrl(): string {
+    return this.device.href;
+  }
+
+  private readClock(authenticated: boolean): Promise<number | null> {
+    return this.client.call({ url: this.deviceUrl, body: GET_SYSTEM_DATE_AND_TIME, read: readSystemDateAndTime, authenticated });
+  }
+
+  private async learnClock(hasAccount: boolean): Promise<void> {
+    const attempts: Array<Exclude<ClockSource, 'none'>> = hasAccount ? ['open', 'authenticated'] : ['open'];
+    for (const source of attempts) {
       try {
-        start((err, result) => {
-          if (done) return;
-          done = true;
-          clearTimeout(timer);
-          if (err) reject(classifyError(err));
-          else resolve(result as T);
-        });
+        const cameraMs = await this.readClock(source === 'authenticated');
+        this.clockSource = source;
+        // A camera that answers without a UTC time (local time only) is taken to run on ours.
+        this.client.clockOffsetMs = cameraMs === null ? 0 : cameraMs - Date.now();
+        return;
       } catch (err) {
-        done = true;
-        clearTimeout(timer);
-        reject(classifyError(err));
+        if (isTransport(err)) throw err;
       }
-    });
+    }
+    // Refused both ways (ActionNotSupported on some firmware): date the tokens by our own clock.
+    this.clockSource = 'none';
+    this.client.clockOffsetMs = 0;
+  }
+
+  /** Required: the call that proves the account, and the identity; a camera that refuses it is not adopted. */
+  private deviceInformation(): Promise<DeviceInformation> {
+    return this.client.call({ url: this.deviceUrl, body: GET_DEVICE_INFORMATION, read: readDeviceInformation });
+  }
+
+  private async findServices(): Promise<ServiceAddresses> {
+    for (const [body, read] of [
+      [GET_SERVICES, readServices],
+      [GET_CAPABILITIES, readCapabilities],
+    ] as const) {
+      try {
+        const found = await this.client.call({ url: this.deviceUrl, body, read });
+        const at = (x: string | null) => (x ? rebase(x, this.device) : null);
+        return { media1: at(found.media1), media2: at(found.media2), events: at(found.events) };
+      } catch (err) {
+        if (!isRefusal(err)) throw err;
+      }
+    }
+    // Many cameras serve every service at the device address; worth a try.
+    return { media1: this.deviceUrl, media2: null, events: this.deviceUrl };
   }
 
   get clockOffsetMs(): number {
-    // The library keeps the camera clock as timeShift relative to process.uptime().
-    return (this.cam.timeShift ?? 0) + process.uptime() * 1000 - Date.now();
+    return this.client.clockOffsetMs;
   }
 
+  /**
+   * What was learnt at connect plus the profiles: Media2 where offered, else (or when Media2 refuses)
+   * Media1; a camera that refuses both is described with no profiles.
+   */
   async describe(): Promise<CameraDescription> {
-    const info = obj(await this.call<Record<string, unknown>>((cb) => this.cam.getDeviceInformation(cb)));
-    // connect() drops the profiles when GetVideoSources fails, which some firmware does not
-    // implement although GetProfiles works: ask for the profiles on their own then.
-    if (!this.cam.profiles?.length) {
-      const profiles = await this.call<unknown[]>((cb) => this.cam.getProfiles(cb)).catch(() => []);
-      if (Array.isArray(profiles)) this.cam.profiles = profiles;
+    const tries: Array<[MediaVersion, string]> = [];
+    if (this.services.media2) tries.push(['media2', this.services.media2]);
+    tries.push(['media1', this.services.media1 ?? this.deviceUrl]);
+    let profiles: CameraProfile[] = [];
+    for (const [media, url] of tries) {
+      try {
+        profiles = await this.client.call({ url, body: getProfiles(media), read: (b) => readProfiles(b, media) });
+        this.media = media;
+        break;
+      } catch (err) {
+        if (!isRefusal(err)) throw err;
+      }
     }
-    return {
-      manufacturer: str(info.manufacturer),
-      model: str(info.model),
-      firmwareVersion: str(info.firmwareVersion),
-      serialNumber: str(info.serialNumber),
-      hardwareId: str(info.hardwareId),
-      clockOffsetMs: Math.round(this.clockOffsetMs),
-      media2: this.cam.media2Support === true,
-      profiles: (this.cam.profiles ?? []).map(toProfile).filter((p): p is CameraProfile => p !== null),
-    };
+    return { ...this.info, clockOffsetMs: Math.round(this.clockOffsetMs), media2: this.media === 'media2' && profiles.length > 0, profiles };
   }
 
-  /** A cheap liveness check: GetSystemDateAndTime (which also refreshes nothing else). */
+  private get mediaUrl(): string {
+    return (this.media === 'media2' ? this.services.media2 : this.services.media1) ?? this.deviceUrl;
+  }
+
+  /** A cheap liveness check: the clock call that worked at connect (GetDeviceInformation when none did). */
   async ping(): Promise<void> {
-    await this.call<Date>((cb) => this.cam.getSystemDateAndTime(cb));
+    if (this.clockSource === 'none') await this.client.call({ url: this.deviceUrl, body: GET_DEVICE_INFORMATION, read: readDeviceInformation });
+    else await this.readClock(this.clockSource === 'authenticated');
   }
 
-  async streamUri(profileToken: string): Promise<string | null> {
-    const r = await this.call<{ uri?: unknown }>((cb) => this.cam.getStreamUri({ protocol: 'RTSP', profileToken }, cb));
-    return str(obj(r).uri);
+  streamUri(profileToken: string): Promise<string | null> {
+    return this.client.call({ url: this.mediaUrl, body: getStreamUri(this.media, profileToken), read: (b) => readMediaUri(b, 'GetStreamUri') });
   }
 
-  async snapshotUri(profileToken: string): Promise<string | null> {
-    const r = await this.call<{ uri?: unknown }>((cb) => this.cam.getSnapshotUri({ profileToken }, cb));
-    return str(obj(r).uri);
+  snapshotUri(profileToken: string): Promise<string | null> {
+    return this.client.call({ url: this.mediaUrl, body: getSnapshotUri(this.media, profileToken), read: (b) => readMediaUri(b, 'GetSnapshotUri') });
   }
 
+  /** SystemReboot, to the device management service (not DeviceIO, where some libraries send it). */
   async reboot(): Promise<void> {
-    // The library's systemReboot posts to the DeviceIO service (path "deviceIO" when the camera has
-    // none, which no HTTP server accepts); SystemReboot belongs to the device management service.
-    const body = `${this.cam._envelopeHeader()}<SystemReboot xmlns="http://www.onvif.org/ver10/device/wsdl"/>${this.cam._envelopeFooter()}`;
-    await this.call((cb) => this.cam._request({ service: 'device', body }, cb));
+    await this.client.call({ url: this.deviceUrl, body: SYSTEM_REBOOT, read: () => undefined });
   }
 
   async setClock(now: Date): Promise<void> {
-    await this.call((cb) => this.cam.setSystemDateAndTime({ dateTime: now, dateTimeType: 'Manual', daylightSavings: false, timezone: 'UTC0' }, cb));
-    // The library keeps the offset it learnt at connect; from now on the camera runs on our clock,
-    // and digests dated by the old offset would be refused as replays.
-    this.cam.timeShift = Date.now() - process.uptime() * 1000;
+    await this.client.call({ url: this.deviceUrl, body: setSystemDateAndTime(now), read: () => undefined });
+    // From now on the camera runs on our clock; tokens dated by the old offset would be refused.
+    this.client.clockOffsetMs = 0;
   }
 
   async createPullPoint(): Promise<void> {
-    await this.call((cb) => this.cam.createPullPointSubscription(cb));
-    // The library sends PullMessages/Renew/Unsubscribe to the subscription address with that parsed
-    // URL object as the request options, bypassing the agent given to the camera: put ours on it, so
-    // those answers are guarded too and close() aborts a long-poll in flight.
-    const address = this.cam.events?.subscription?.subscriptionReference?.address;
-    if (address && typeof address === 'object') (address as { agent?: Agent }).agent = this.agent;
+    this.subscription = null;
+    const sub = await this.client.call({ url: this.services.events ?? this.deviceUrl, body: CREATE_PULL_POINT, read: readSubscription });
+    this.subscription = { ...sub, address: rebase(sub.address, this.device) };
   }
 
-  /** One PullMessages long-poll (the library asks for up to a minute); returns the simplified response. */
+  private onSubscription<T>(body: string, action: string, read: (b: Record<string, unknown>) => T, timeoutMs?: number): Promise<T> {
+    const sub = this.subscription;
+    if (!sub) return Promise.reject(new CameraFaultError('no PullPoint subscription'));
+    return this.client.call({ url: sub.address, body, read, addressing: addressing(sub, sub.address, action), timeoutMs });
+  }
+
+  /** One PullMessages long-poll (the camera may hold it up to a minute); returns the PullMessagesResponse. */
   pullMessages(messageLimit = 32): Promise<unknown> {
-    return this.call<unknown>((cb) => this.cam.pullMessages({ messageLimit }, cb), 80_000);
+    return this.onSubscription(pullMessages(messageLimit, this.pullWaitS), ACTIONS.pull, readPullMessages, this.pullWaitS * 1000 + this.callTimeoutMs);
   }
 
   async renew(): Promise<void> {
-    await this.call((cb) => this.cam.renew({}, cb));
+    await this.onSubscription(RENEW, ACTIONS.renew, () => undefined);
   }
 
   async unsubscribe(): Promise<void> {
-    await this.call((cb) => this.cam.unsubscribe(cb));
+    await this.onSubscription(UNSUBSCRIBE, ACTIONS.unsubscribe, () => undefined);
+    this.subscription = null;
   }
 
   get isClosed(): boolean {
@@ -283,15 +255,6 @@ export class OnvifSession {
     this.closed = true;
     this.agent.destroy();
   }
-}
-
-function toProfile(raw: unknown): CameraProfile | null {
-  const p = obj(raw);
-  const token = str(obj(p.$).token) ?? str(p.token);
-  if (!token) return null;
-  const enc = obj(p.videoEncoderConfiguration ?? obj(p.configurations).videoEncoder);
-  const res = obj(enc.resolution);
-  return { token, name: str(p.name), width: num(res.width), height: num(res.height), encoding: str(enc.encoding) };
 }
 
 /** Main = highest resolution, sub = lowest (they may be the same profile on a single-stream camera). */

@@ -10,7 +10,7 @@ import type { SecretBox } from '../store/secret-box.js';
 import type { Store } from '../store/store.js';
 import { deviceIdFrom, stableEndpoint } from './discovery/messages.js';
 import { EventTracker } from './event-tracker.js';
-import { CameraFaultError, CameraUnauthorizedError, OnvifSession, pickMainAndSub } from './library.js';
+import { CameraFaultError, CameraUnauthorizedError, OnvifSession, pickMainAndSub, type CameraDescription } from './library.js';
 import { toNotifications } from './notification.js';
 import { classify } from './topics.js';
 
@@ -225,11 +225,15 @@ export class CameraManager implements DeviceControl {
     const endpoint = t.endpoint ? stableEndpoint(t.endpoint) : null;
     const addressAlias = t.source === 'config' ? `url:${t.url}` : null;
     let connected: Awaited<ReturnType<CameraManager['connect']>>;
+    let d: CameraDescription;
     try {
       connected = await this.connect(w);
+      w.session = connected.session;
+      d = await connected.session.describe();
     } catch (err) {
       // Even a camera we cannot log into, or that answers nonsense, gets a device, so the owner
-      // sees it (unauthorized or offline) instead of nothing.
+      // sees it (unauthorized or offline) instead of nothing. Real firmware answers the clock and
+      // capabilities to anyone and refuses only later calls: every step of the connect is in here.
       if (!w.deviceId) {
         const aliases = [endpoint && `epr:${endpoint}`, addressAlias].filter((a): a is string => !!a);
         const id = this.opts.store.findDeviceByAlias(aliases) ?? (endpoint ? deviceIdFrom(endpoint) : idFromText(t.url));
@@ -243,8 +247,6 @@ export class CameraManager implements DeviceControl {
       throw err;
     }
     const { session } = connected;
-    w.session = session;
-    const d = await session.describe();
     const serialAlias = d.serialNumber ? `serial:${d.manufacturer ?? ''}:${d.serialNumber}` : null;
     const aliases = [endpoint && `epr:${endpoint}`, serialAlias, addressAlias].filter((a): a is string => !!a);
     const deviceId =

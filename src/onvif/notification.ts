@@ -3,7 +3,7 @@
 // never thrown on, and the rest of the batch still gets through.
 //
 // Both shapes the codebase can hand us are accepted: the raw xml2js shape from parseSoapBody (arrays
-// everywhere) and the onvif library's simplified shape (its own pullMessages result, where
+// everywhere, what OnvifSession.pullMessages returns) and the simplified shape (`simplify`, where
 // single-element arrays are unwrapped and "true"/numbers/dates are already typed).
 
 import { childOf, firstOf, isXmlObject, type XmlObject } from './soap-xml.js';
@@ -94,8 +94,8 @@ function readNotification(raw: unknown): Notification | null {
 }
 
 /**
- * Maps a parsed PullMessagesResponse (`body.pullMessagesResponse` from parseSoapBody, or the onvif
- * library's simplified result) to notifications. Never throws on camera input; unreadable messages
+ * Maps a parsed PullMessagesResponse (`body.pullMessagesResponse` from parseSoapBody, or its
+ * `simplify`d form) to notifications. Never throws on camera input; unreadable messages
  * are skipped.
  */
 export function toNotifications(pullMessagesResponse: unknown): Notification[] {

@@ -1,10 +1,11 @@
-import { createRequire } from 'node:module';
+import { Parser } from 'xml2js';
+import { CameraFaultError } from './errors.js';
 
 // Cameras are untrusted input. Every SOAP document we read goes through here: size-capped, DTDs
-// and entity declarations refused before any parser sees them, then parsed with the same parser
-// and conventions the `onvif` library uses for its own calls (namespace prefixes stripped, element
-// names lower-camel-cased, arrays everywhere, attributes under `$`, text under `_`), so code that
-// reads library results and code that reads raw documents see one shape.
+// and entity declarations refused before any parser sees them, then parsed with xml2js under fixed
+// conventions (namespace declarations and prefixes stripped, element names lower-camel-cased the
+// way the onvif library did, arrays everywhere, attributes under `$`, text under `_`), so every
+// reader in src/onvif sees one shape. Namespaces that matter are checked on the raw text.
 
 export const MAX_SOAP_BYTES = 1024 * 1024;
 
@@ -12,24 +13,24 @@ export class SoapXmlError extends Error {
   override readonly name = 'SoapXmlError';
 }
 
-/** A SOAP Fault from the device: it answered, but refused. */
-export class SoapFaultError extends Error {
-  override readonly name = 'SoapFaultError';
-}
+/** A SOAP Fault from the device: it answered, but refused (codes: its Code/Subcode values, local names, outermost first). */
+export class SoapFaultError extends CameraFaultError {}
 
-type ParseCallback = (err: Error | null, body: unknown) => void;
-interface OnvifUtils {
-  parseSOAPString(xml: string, callback: ParseCallback, statusCode?: number): void;
-  linerase(xml: unknown): unknown;
-}
+const SOAP_ENVELOPE_NAMESPACES = new Set(['http://www.w3.org/2003/05/soap-envelope', 'http://schemas.xmlsoap.org/soap/envelope/']);
 
-// The library's parser is not part of its typed public surface; it is loaded once here so the
-// rest of the code never touches library internals (see src/onvif/library.ts for the calls).
-const utils = createRequire(import.meta.url)('onvif/lib/utils.js') as OnvifUtils;
+/** "ter:NotAuthorized" → "NotAuthorized"; names in camera answers keep their case otherwise. */
+const localName = (name: string): string => name.slice(name.lastIndexOf(':') + 1);
+
+/** xml2js tag names: prefix dropped, then lower-camel-cased unless the second letter is upper case ("UTCTime" stays). */
+function tagName(name: string): string {
+  const local = localName(name);
+  const second = local.charAt(1);
+  return second && second.toUpperCase() !== second ? local.charAt(0).toLowerCase() + local.slice(1) : local;
+}
 
 /**
- * The library strips namespace declarations in time quadratic in their number (320 KB of them
- * blocked the event loop for 3 s); real answers carry a few dozen.
+ * Real answers carry a few dozen namespace declarations; thousands only slow the parser down
+ * (the onvif library's stripping was quadratic in their number: 320 KB of them blocked 3 s).
  */
 export const MAX_XMLNS = 256;
 
@@ -47,30 +48,95 @@ export function countXmlns(text: string): number {
 }
 
 /**
- * Parses a SOAP envelope and returns its Body (an array with one element, xml2js style).
- * Throws SoapXmlError for malformed or refused documents and SoapFaultError for a SOAP Fault.
+ * The root must be an Envelope in a SOAP namespace, declared on the Envelope itself (every camera
+ * capture does so): prefix stripping would otherwise accept any document shaped like one.
  */
-export function parseSoapBody(xml: string): Promise<Record<string, unknown>> {
-  checkSoapText(xml);
-  return new Promise((resolve, reject) => {
-    utils.parseSOAPString(xml, (err, body) => {
-      if (err) {
-        reject(err.message.startsWith('ONVIF SOAP Fault') ? new SoapFaultError(err.message.replace(/^ONVIF SOAP Fault: /, '')) : new SoapXmlError(err.message));
-        return;
-      }
-      const first = Array.isArray(body) ? (body[0] as unknown) : undefined;
-      if (typeof first !== 'object' || first === null) {
-        reject(new SoapXmlError('SOAP Body is empty'));
-        return;
-      }
-      resolve(first as Record<string, unknown>);
-    });
-  });
+function checkEnvelopeNamespace(xml: string): void {
+  const root = /<([\w.-]+:)?Envelope\b([^>]*)>/.exec(xml);
+  if (!root) throw new SoapXmlError('not a SOAP envelope');
+  const prefix = root[1] ? root[1].slice(0, -1) : null;
+  const decl = new RegExp(`\\sxmlns${prefix ? `:${prefix.replace(/[.-]/g, '\\$&')}` : ''}\\s*=\\s*(?:"([^"]*)"|'([^']*)')`).exec(root[2] ?? '');
+  const ns = decl ? (decl[1] ?? decl[2]) : undefined;
+  if (!ns || !SOAP_ENVELOPE_NAMESPACES.has(ns)) throw new SoapXmlError(`SOAP envelope in namespace ${ns ?? '(none)'} refused`);
 }
 
-/** The library's simplification of xml2js output (single-element arrays unwrapped, "true"/numbers typed). */
-export function simplify(node: unknown): unknown {
-  return utils.linerase(node);
+/** Namespace declarations go before parsing (one linear pass), so `$` holds only real attributes. */
+const XMLNS_ATTR = /\sxmlns(?::[\w.-]+)?\s*=\s*(?:"[^"]*"|'[^']*')/g;
+
+function parser(): Parser {
+  return new Parser({ tagNameProcessors: [tagName] });
+}
+
+/** Code/Subcode values of a parsed Fault, local names, outermost first. */
+function faultCodes(fault: XmlObject): string[] {
+  const codes: string[] = [];
+  let level: unknown = firstOf(childOf(fault, 'code'));
+  for (let depth = 0; depth < 4 && isXmlObject(level); depth++) {
+    const value = firstOf(childOf(level, 'value'));
+    const text = typeof value === 'string' ? value : isXmlObject(value) && typeof value._ === 'string' ? value._ : null;
+    if (text) codes.push(localName(text.trim()));
+    level = firstOf(childOf(level, 'subcode'));
+  }
+  // SOAP 1.1 faults have a faultcode text instead.
+  const code11 = firstOf(childOf(fault, 'faultcode'));
+  if (codes.length === 0 && typeof code11 === 'string') codes.push(localName(code11.trim()));
+  return codes;
+}
+
+function faultReason(fault: XmlObject): string {
+  const reason = firstOf(childOf(fault, 'reason'));
+  const text = isXmlObject(reason) ? firstOf(childOf(reason, 'text')) : firstOf(childOf(fault, 'faultstring'));
+  const s = typeof text === 'string' ? text : isXmlObject(text) && typeof text._ === 'string' ? text._ : '';
+  return s.trim().slice(0, 300);
+}
+
+/**
+ * Parses a SOAP envelope and returns its Body's content (element name → xml2js array).
+ * Rejects with SoapXmlError for malformed, refused or empty documents and SoapFaultError for a
+ * SOAP Fault; never throws synchronously.
+ */
+export async function parseSoapBody(xml: string): Promise<Record<string, unknown>> {
+  checkSoapText(xml);
+  checkEnvelopeNamespace(xml);
+  let doc: unknown;
+  try {
+    doc = await parser().parseStringPromise(xml.replace(XMLNS_ATTR, ''));
+  } catch (err) {
+    throw new SoapXmlError(`malformed SOAP document: ${(err instanceof Error ? err.message : String(err)).split('\n')[0]}`);
+  }
+  const envelope = isXmlObject(doc) ? childOf(doc, 'envelope') : undefined;
+  const body = isXmlObject(envelope) ? firstOf(childOf(envelope, 'body')) : undefined;
+  if (!isXmlObject(body) || Object.keys(body).every((k) => k === '$')) throw new SoapXmlError('SOAP Body is empty');
+  const fault = firstOf(childOf(body, 'fault'));
+  if (isXmlObject(fault)) {
+    const codes = faultCodes(fault);
+    throw new SoapFaultError(`${faultReason(fault) || 'SOAP Fault'}${codes.length ? ` (${codes.join('/')})` : ''}`, codes);
+  }
+  return body;
+}
+
+const NUMBER = /^-?([1-9]\d*|0)(\.\d*)?$/;
+const DATE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(.\d+)?Z$/;
+
+/** Simplified xml2js output, as the onvif library made it: single-element arrays unwrapped, "true"/numbers/dates typed. */
+export function simplify(node: unknown, depth = 0): unknown {
+  if (depth > 64) return null;
+  let v = node;
+  if (Array.isArray(v)) {
+    if (v.length > 1) return v.map((x) => simplify(x, depth + 1));
+    v = v[0];
+  }
+  if (typeof v === 'object' && v !== null) {
+    const out: Record<string, unknown> = {};
+    for (const key of Object.keys(v)) out[key] = simplify((v as Record<string, unknown>)[key], depth + 1);
+    return out;
+  }
+  if (typeof v !== 'string') return v;
+  if (v === 'true') return true;
+  if (v === 'false') return false;
+  if (NUMBER.test(v)) return parseFloat(v);
+  if (DATE.test(v)) return new Date(v);
+  return v;
 }
 
 // Readers for the xml2js shape (arrays everywhere, attributes under `$`, text under `_`).
@@ -88,7 +154,7 @@ export function firstOf(v: unknown): unknown {
 }
 
 /**
- * A child by name, ignoring case: the library camel-cases only names whose second letter is lower
+ * A child by name, ignoring case: names are camel-cased only when their second letter is lower
  * case ("XAddrs" and "UTCTime" stay, "MessageID" becomes "messageID"), and firmware is loose about
  * case anyway.
  */

@@ -21,8 +21,7 @@ async function camera(opts: Partial<ConstructorParameters<typeof SimulatedCamera
   return cam;
 }
 
-function manager(overrides: Partial<CameraManagerOptions> = {}) {
-  const dir = tempDir('eg-mgr-');
+function manager(overrides: Partial<CameraManagerOptions> = {}, dir = tempDir('eg-mgr-')) {
   const store = Store.open(dir);
   const events: Array<{ name: keyof GatewayEvents; event: unknown }> = [];
   const bus = new EventBus((err) => {
@@ -48,7 +47,7 @@ function manager(overrides: Partial<CameraManagerOptions> = {}) {
     rmSync(dir, { recursive: true, force: true });
   });
   cleanups.push(() => m.stop());
-  return { m, store, events };
+  return { m, store, events, dir };
 }
 
 const onlyDevice = (store: Store) => store.listDevices({ limit: 10, after: null }).items;
@@ -80,6 +79,55 @@ describe('CameraManager', () => {
     const callsAfterRefusal = locked.calls.get('GetSystemDateAndTime') ?? 0;
     await new Promise((r) => setTimeout(r, 1500));
     expect(locked.calls.get('GetSystemDateAndTime') ?? 0).toBe(callsAfterRefusal); // waits unauthorizedRetryMs, no loop
+  });
+
+  // Real firmware answers the clock, GetCapabilities and GetServices to anyone and refuses only
+  // GetDeviceInformation and later calls: the case that used to leave no device at all.
+  const realFirmware = { password: 'right', openOperations: ['GetCapabilities', 'GetServices'] };
+
+  it('lists a configured camera with a wrong password as unauthorized (config name, no identity), without a retry loop, and online once the config is corrected (restart)', async () => {
+    const cam = await camera(realFirmware);
+    const first = manager();
+    first.m.start([{ name: 'Front door', onvif_url: cam.deviceServiceUrl, username: 'admin', password: 'typo' }]);
+    await expect.poll(() => onlyDevice(first.store)[0]?.status, { timeout: 10_000 }).toBe('unauthorized');
+    const [device] = onlyDevice(first.store);
+    expect(device).toMatchObject({ name: 'Front door', type: 'camera', model: null, manufacturer: null, firmwareVersion: null });
+    const refused = cam.calls.get('GetDeviceInformation') ?? 0;
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(cam.calls.get('GetDeviceInformation') ?? 0).toBe(refused); // waits unauthorizedRetryMs
+    await first.m.stop();
+    first.store.close();
+
+    const second = manager({}, first.dir);
+    second.m.start([{ name: 'Front door', onvif_url: cam.deviceServiceUrl, username: 'admin', password: 'right' }]);
+    await expect.poll(() => second.store.getDevice(device!.id)?.status, { timeout: 10_000 }).toBe('online');
+    expect(onlyDevice(second.store)).toEqual([expect.objectContaining({ id: device!.id, name: 'Front door', model: 'SIM-4MP' })]);
+  });
+
+  it('turns an unauthorized camera online at the next retry once its own password is set to the configured one', async () => {
+    const cam = await camera(realFirmware);
+    const { m, store } = manager({ unauthorizedRetryMs: 500 });
+    m.start([{ name: 'Side gate', onvif_url: cam.deviceServiceUrl, username: 'admin', password: 'new-pw' }]);
+    await expect.poll(() => onlyDevice(store)[0]?.status, { timeout: 10_000 }).toBe('unauthorized');
+    const id = onlyDevice(store)[0]!.id;
+    cam.setPassword('new-pw');
+    await expect.poll(() => store.getDevice(id)?.status, { timeout: 10_000 }).toBe('online');
+    expect(onlyDevice(store)).toHaveLength(1);
+  });
+
+  it('adopts a camera that refuses GetSystemDateAndTime, GetCapabilities, GetServices and the profiles: a partial device on the gateway clock', async () => {
+    const cam = await camera({ skewMs: 90_000, refuse: ['GetSystemDateAndTime', 'GetCapabilities', 'GetServices', 'GetProfiles'] });
+    const { m, store } = manager();
+    m.start([{ name: 'Old NVR', onvif_url: cam.deviceServiceUrl, username: 'admin', password: 'pw' }]);
+    await expect.poll(() => onlyDevice(store)[0]?.status, { timeout: 10_000 }).toBe('online');
+    const [device] = onlyDevice(store);
+    expect(device).toMatchObject({ name: 'Old NVR', model: 'SIM-4MP', manufacturer: 'SimCam' });
+    expect(store.getCamera(device!.id)).toMatchObject({ clockOffsetMs: 0, mainProfile: null, mainStreamUri: null, subStreamUri: null });
+    expect(cam.calls.get('GetSystemDateAndTime')).toBeGreaterThanOrEqual(2); // asked without, then with credentials
+    // Health checks go on (GetDeviceInformation, since the clock is refused) and keep it online.
+    const infoCalls = cam.calls.get('GetDeviceInformation') ?? 0;
+    await expect.poll(() => cam.calls.get('GetDeviceInformation') ?? 0, { timeout: 10_000 }).toBeGreaterThan(infoCalls);
+    expect(store.getDevice(device!.id)?.status).toBe('online');
   });
 
   it('goes offline with a device_offline alert when the camera disappears, and back online with the same id', async () => {

@@ -26,6 +26,10 @@ export interface SimulatedCameraOptions {
   topicStyle?: TopicStyle;
   /** Refuse unauthenticated GetSystemDateAndTime, as some firmware does. */
   strictTimeAuth?: boolean;
+  /** Operations answered to anyone, token or not (real firmware: GetCapabilities, GetServices). */
+  openOperations?: readonly string[];
+  /** Operations refused with an ActionNotSupported fault, with or without credentials. */
+  refuse?: readonly string[];
   rebootMs?: number;
 }
 
@@ -74,11 +78,13 @@ export class SimulatedCamera {
   /** Counts of operations served, for tests. */
   readonly calls = new Map<string, number>();
   rebooting = false;
+  private password: string;
 
   constructor(private readonly opts: SimulatedCameraOptions) {
     this.host = opts.host ?? '127.0.0.1';
     this.port = opts.port ?? 0;
     this.skewMs = opts.skewMs ?? 0;
+    this.password = opts.password;
     this.endpoint = opts.endpoint ?? `urn:uuid:${randomUUID()}`;
     this.identity = { manufacturer: 'SimCam', model: 'SIM-4MP', firmware: '1.0.0', serial: this.endpoint.slice(-12), hardwareId: 'sim', ...opts.identity };
   }
@@ -94,6 +100,10 @@ export class SimulatedCamera {
   }
   setSkew(ms: number): void {
     this.skewMs = ms;
+  }
+  /** The owner changes the camera's password (e.g. to the one the gateway was configured with). */
+  setPassword(password: string): void {
+    this.password = password;
   }
 
   async start(): Promise<void> {
@@ -189,9 +199,10 @@ export class SimulatedCamera {
     const request = await parseSoapRequest(Buffer.concat(chunks).toString('utf8'));
     if (!request) return reply(400, R.fault('env:Sender', 'ter:WellFormed', 'Malformed SOAP request'));
     this.count(request.operation);
-    const open = request.operation === 'GetSystemDateAndTime' && !this.opts.strictTimeAuth;
+    if (this.opts.refuse?.includes(request.operation)) return reply(500, R.fault('env:Receiver', 'ter:ActionNotSupported', 'Optional Action Not Implemented'));
+    const open = (request.operation === 'GetSystemDateAndTime' && !this.opts.strictTimeAuth) || (this.opts.openOperations?.includes(request.operation) ?? false);
     if (!open) {
-      const check = checkUsernameToken(request.token, this.opts, this.nowMs());
+      const check = checkUsernameToken(request.token, { username: this.opts.username, password: this.password }, this.nowMs());
       if (!check.ok) return reply(400, R.fault('env:Sender', 'ter:NotAuthorized', `Sender not Authorized (${check.reason})`));
     }
     const out = await this.answer(request, req.url ?? '');

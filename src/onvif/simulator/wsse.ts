@@ -1,4 +1,5 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
+import { passwordDigest } from '../soap/security.js';
 
 // WS-Security UsernameToken with PasswordDigest (ONVIF Core §5.12): the camera side of the check,
 // for the simulator. Digest = Base64(SHA-1(nonce bytes + Created + password)).
@@ -12,11 +13,7 @@ export interface UsernameToken {
 
 export type TokenCheck = { ok: true } | { ok: false; reason: 'missing' | 'unknown user' | 'bad digest' | 'clock skew' | 'malformed' };
 
-export function passwordDigest(nonceB64: string, created: string, password: string): string {
-  return createHash('sha1')
-    .update(Buffer.concat([Buffer.from(nonceB64, 'base64'), Buffer.from(created + password, 'utf8')]))
-    .digest('base64');
-}
+export { passwordDigest };
 
 /** Checks a token against the camera's account and clock (cameraNowMs), allowing maxSkewMs either way. */
 export function checkUsernameToken(
