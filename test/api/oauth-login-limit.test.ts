@@ -19,7 +19,9 @@ let client: RegisteredClient;
 const logLines: string[] = [];
 
 beforeAll(async () => {
-  t = await startTestGateway({}, { oauthClock: () => clock, logLines });
+  // 200 connections from one address at once: above the API's per-address cap (64), which would
+  // refuse most of them before the sign-in limiter this file is about could see them.
+  t = await startTestGateway({ api: { max_connections_per_address: 1000 } }, { oauthClock: () => clock, logLines });
   client = registerClient(t.gw.store, { redirectUris: [REDIRECT] });
   await addUser(t.gw.store, USER.username, USER.password);
   await addUser(t.gw.store, 'bob', 'bob password 1');
