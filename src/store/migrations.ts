@@ -167,7 +167,7 @@ export const MIGRATIONS: readonly string[] = [
 
   -- One row per episode being recorded (its alert), so a restart after a crash knows what was in
   -- flight: written with the alert, once when a part's assembly begins, and removed with the last
-  -- part's row. Not per segment: the segments' times live in RAM beside them (segments.csv).
+  -- part's row. Not per segment: the segments' times live in RAM beside them (index.csv).
   CREATE TABLE open_episodes (
     alert_id        TEXT PRIMARY KEY REFERENCES alerts (id) ON DELETE CASCADE,
     device_id       TEXT NOT NULL REFERENCES devices (id) ON DELETE CASCADE,

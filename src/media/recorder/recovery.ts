@@ -45,7 +45,10 @@ export interface Recovered {
   lost: number;
 }
 
-/** When the machine booted, in ms (sysinfo(2) through os.uptime(): /proc/sys is hidden by the unit). */
+/**
+ * When the machine booted, in ms: now − os.uptime() (libuv reads /proc/uptime, or CLOCK_BOOTTIME
+ * where the unit's ProcSubset=pid hides it; the kernel's boot_id in /proc/sys is hidden too).
+ */
 export function bootTime(): number {
   return Math.round(Date.now() - os.uptime() * 1000);
 }
@@ -120,33 +123,36 @@ export function windowsToWrite(ep: { fromAt: number; clip: OpenEpisode['clip'] }
   return windows;
 }
 
+/** Never throws: a recording that cannot be recovered must not keep the gateway from starting. */
 export async function recoverEpisodes(o: RecoveryOptions): Promise<Recovered> {
   const result: Recovered = { episodes: 0, kept: 0, assembled: 0, lost: 0 };
-  const episodes = o.store.listOpenEpisodes();
   const dirs = new Set<string>();
-  for (const ep of episodes) {
+  for (const ep of attempt(o, 'reading the journal', () => o.store.listOpenEpisodes()) ?? []) {
     result.episodes++;
     dirs.add(ep.segmentDir);
     try {
       await recoverEpisode(ep, o, result);
     } catch (err) {
       o.logger.error({ alert: ep.alertId, err: (err as Error).message }, 'recovery: an interrupted recording could not be recovered');
-      o.store.settleEpisodePart(ep.alertId, { final: true, nextFrom: ep.fromAt, note: `recovery after a crash failed: ${(err as Error).message}`.slice(0, 300) });
+      attempt(o, 'settling an alert', () => o.store.settleEpisodePart(ep.alertId, { final: true, nextFrom: ep.fromAt, note: `recovery after a crash failed: ${(err as Error).message}`.slice(0, 300) }));
       result.lost++;
     }
   }
   // What a crashed run left in RAM is of no further use (no recorder runs yet).
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
-  for (const name of safeReaddir(o.segmentRoot)) rmSync(path.join(o.segmentRoot, name), { recursive: true, force: true });
+  attempt(o, 'removing the RAM of the crashed run', () => {
+    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+    if (existsSync(o.segmentRoot)) for (const name of readdirSync(o.segmentRoot)) rmSync(path.join(o.segmentRoot, name), { recursive: true, force: true });
+  });
   if (result.episodes > 0) o.logger.warn(result, 'recovery: recordings a crash interrupted');
   return result;
 }
 
-function safeReaddir(dir: string): string[] {
+function attempt<T>(o: RecoveryOptions, what: string, fn: () => T): T | null {
   try {
-    return readdirSync(dir);
-  } catch {
-    return [];
+    return fn();
+  } catch (err) {
+    o.logger.error({ err: (err as Error).message }, `recovery: failed ${what}`);
+    return null;
   }
 }
 

@@ -55,7 +55,7 @@ export class Segmenter {
   private retryTimer: NodeJS.Timeout | null = null;
   private readonly watchdog: NodeJS.Timeout;
   private readonly now: () => number;
-  /** Lines in the RAM index (segments.csv): rewritten from the ring when far longer than it. */
+  /** Lines in the RAM index (index.csv): rewritten from the ring when far longer than it. */
   private indexLines = 0;
   /** Resolves the waiters of `waitForSegmentAfter`. */
   private waiters: Array<{ at: number; resolve: () => void }> = [];

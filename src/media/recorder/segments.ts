@@ -144,11 +144,12 @@ export function selectSegments(segments: readonly Segment[], from: number, to: n
   return { segments: chosen, startAt: (chosen[0] as Segment).startAt, endAt };
 }
 
-// The RAM index (segments.csv beside the segments): each finished segment with its wall-clock
+// The RAM index (index.csv beside the segments): each finished segment with its wall-clock
 // times, appended as it is listed, so that a daemon restarted after a crash knows the times of the
 // segments it finds (in RAM, so no SD-card write). One line: `file,startAt,endAt,durationS`.
 
-export const SEGMENT_INDEX = 'segments.csv';
+/** Sorts before the segments (`r<run>-…`), so "the newest file" is still a segment. */
+export const SEGMENT_INDEX = 'index.csv';
 
 export function indexLine(s: Segment): string {
   return `${s.file},${Math.round(s.startAt)},${Math.round(s.endAt)},${s.durationS.toFixed(6)}\n`;
