@@ -249,97 +249,116 @@ describe('recorder crash safety, with the daemon as a process', () => {
       .toEqual([]);
   }
 
-  it('SIGKILL during assembly, or after the rename before the row: after a restart the clip is kept (whole .tmp, renamed file) or assembled again from RAM (broken .tmp), and linked', { timeout: 200_000 }, async () => {
+  /** A daemon recording the camera, to be killed at the moment a file appears in its clip directory and restarted. */
+  async function assemblyRig() {
     const s = setup({ onvifUrl: camera.deviceServiceUrl, minFreeBytes: 0 });
     const subscriptions = () => camera.calls.get('CreatePullPointSubscription') ?? 0;
     let subs = subscriptions();
-    let d = await start(s);
-    const headers = headersOf(s);
-    const deviceId = await onlineDevice(d, headers);
-    await readyToRecord(s, deviceId, camera, subs);
-    const clipDir = path.join(s.storageDir, deviceId);
-
-    // A clip written completely before any crash: it must survive every crash and recovery.
-    await event(camera, 'motion', 2000);
-    await expect.poll(() => recordingRows(s.dataDir).length, { timeout: 20_000, interval: 100 }).toBe(1);
-    const [good] = recordingRows(s.dataDir);
-
-    /** Kills the daemon when `match` sees its file appear during an event; returns the file's name. */
-    const crash = async (kind: 'human' | 'vehicle', match: (name: string) => boolean) => {
-      const rowsBefore = recordingRows(s.dataDir).map((r) => r.id);
-      const killed = killWhenFileAppears(d, clipDir, match, 30_000);
-      // A long event: a clip of ~6 s at 3 Mbit/s (a few MB).
-      await event(camera, kind, 4000);
-      const name = await killed;
-      const atKill = ffmpegProcessesUsing(s.dataDir);
-      expect(await d.exited).toEqual({ code: null, signal: 'SIGKILL' });
-      expect(atKill.length, 'ffmpeg children of the daemon when it was killed').toBeGreaterThan(0);
-      await childrenEnded(s);
-      // The kill came before the row: the alert waits for its clip, the journal says which.
-      expect(recordingRows(s.dataDir).map((r) => r.id)).toEqual(rowsBefore);
-      expect(alertStates(s.dataDir).at(-1)).toMatchObject({ type: kind, recording_id: null, recording_status: 'pending' });
-      return name;
+    const rig = { s, d: await start(s), deviceId: '', clipDir: '' };
+    rig.deviceId = await onlineDevice(rig.d, headersOf(s));
+    rig.clipDir = path.join(s.storageDir, rig.deviceId);
+    // Watched before the first clip makes it.
+    mkdirSync(rig.clipDir, { recursive: true, mode: 0o700 });
+    await readyToRecord(s, rig.deviceId, camera, subs);
+    return {
+      ...rig,
+      get d() {
+        return rig.d;
+      },
+      ready: () => readyToRecord(s, rig.deviceId, camera, subs),
+      /** Kills the daemon when `match` sees its file appear during an event; returns the file's name. */
+      crash: async (kind: 'human' | 'vehicle', match: (name: string) => boolean) => {
+        const rowsBefore = recordingRows(s.dataDir).map((r) => r.id);
+        const killed = killWhenFileAppears(rig.d, rig.clipDir, match, 30_000);
+        // A long event: a clip of ~6 s at 3 Mbit/s (a few MB).
+        await event(camera, kind, 4000);
+        const name = await killed;
+        const atKill = ffmpegProcessesUsing(s.dataDir);
+        expect(await rig.d.exited).toEqual({ code: null, signal: 'SIGKILL' });
+        expect(atKill.length, 'ffmpeg children of the daemon when it was killed').toBeGreaterThan(0);
+        await childrenEnded(s);
+        // The kill came before the row: the alert waits for its clip, the journal says which.
+        expect(recordingRows(s.dataDir).map((r) => r.id)).toEqual(rowsBefore);
+        expect(alertStates(s.dataDir).at(-1)).toMatchObject({ type: kind, recording_id: null, recording_status: 'pending' });
+        expect(openEpisodeCount(s.dataDir)).toBe(1);
+        return name;
+      },
+      restart: async () => {
+        subs = subscriptions();
+        rig.d = await start(s);
+        // Recovery left nothing for the clean-up.
+        expect(rig.d.logged('storage: cleaned what an interrupted run left')).toEqual([]);
+        expect(openEpisodeCount(s.dataDir)).toBe(0);
+        return expectConsistent(s);
+      },
     };
-    const restart = async () => {
-      subs = subscriptions();
-      d = await start(s);
-      // Recovery left nothing for the clean-up.
-      expect(d.logged('storage: cleaned what an interrupted run left')).toEqual([]);
-      await expectConsistent(s);
-    };
-    const idOf = (name: string) => /(rec_[\w-]+)\.mp4/.exec(name)![1]!;
+  }
+  const idOf = (name: string) => /(rec_[\w-]+)\.mp4/.exec(name)![1]!;
+
+  it('SIGKILL during assembly: a whole .tmp (the orphaned ffmpeg finished it) is kept as the clip; a cut-short one is assembled again from the segments in RAM; both linked', { timeout: 200_000 }, async () => {
+    const r = await assemblyRig();
+    const { s, deviceId, clipDir } = r;
 
     // 1. Killed while ffmpeg writes the clip's temporary file; the orphaned ffmpeg finishes it.
-    const tmp1 = await crash('human', (name) => name.endsWith('.mp4.tmp'));
+    const tmp1 = await r.crash('human', (name) => name.endsWith('.mp4.tmp'));
     expect(unlistedFiles(s)).toContain(`${deviceId}/${tmp1}`);
-    await restart();
-    expect(d.logged('recovery: interrupted clip kept')).toEqual([expect.objectContaining({ recording: idOf(tmp1), from: 'tmp' })]);
+    await r.restart();
+    expect(r.d.logged('recovery: interrupted clip kept')).toEqual([expect.objectContaining({ recording: idOf(tmp1), from: 'tmp' })]);
     expect(alertStates(s.dataDir).at(-1)).toMatchObject({ type: 'human', recording_id: idOf(tmp1), recording_status: 'recorded', recording_status_reason: null });
 
     // 2. The same, but the temporary file is cut short (the service's other processes killed with
     // it): it fails the check and the clip is assembled again from the segments still in RAM.
-    await readyToRecord(s, deviceId, camera, subs);
-    const tmp2 = await crash('vehicle', (name) => name.endsWith('.mp4.tmp'));
+    await r.ready();
+    const tmp2 = await r.crash('vehicle', (name) => name.endsWith('.mp4.tmp'));
     const tmp2Path = path.join(clipDir, tmp2);
     truncateSync(tmp2Path, Math.floor(statSync(tmp2Path).size / 2));
-    await restart();
-    expect(d.logged('recovery: an interrupted clip is not whole; removed')).toEqual([expect.objectContaining({ file: tmp2 })]);
-    const reassembled = d.logged('recovery: clip assembled from the footage left in RAM');
+    const probed = await r.restart();
+    expect(r.d.logged('recovery: an interrupted clip is not whole; removed')).toEqual([expect.objectContaining({ file: tmp2 })]);
+    const reassembled = r.d.logged('recovery: clip assembled from the footage left in RAM');
     expect(reassembled).toHaveLength(1);
     const vehicle = alertStates(s.dataDir).at(-1)!;
     expect(vehicle).toMatchObject({ type: 'vehicle', recording_id: reassembled[0]!.recording, recording_status: 'recorded' });
     expect(vehicle.recording_id).not.toBe(idOf(tmp2));
     // The event's whole clip: pre-roll + 4 s + post-roll, from the keyframe before.
-    const vehicleClip = (await expectConsistent(s)).find((r) => r.id === vehicle.recording_id)!;
-    expect(vehicleClip.durationS).toBeGreaterThan(PRE_S + 4 + POST_S - 1);
+    expect(probed.find((p) => p.id === vehicle.recording_id)!.durationS).toBeGreaterThan(PRE_S + 4 + POST_S - 1);
+    await stop(r.d);
+    expect(alertStates(s.dataDir).map((a) => [a.type, a.recording_status])).toEqual([
+      ['human', 'recorded'],
+      ['vehicle', 'recorded'],
+    ]);
+  });
 
-    // 3. Killed once the clip is renamed into place (its thumbnail is being made), before its row.
-    await readyToRecord(s, deviceId, camera, subs);
-    const renamed = await crash('human', (name) => /^rec_[\w-]+\.mp4$/.test(name) && `${deviceId}/${name}` !== good!.file_name && !recordingRows(s.dataDir).some((r) => r.file_name === `${deviceId}/${name}`));
+  it('SIGKILL after the rename, before the row: the restart writes the row for the clip and links it; clips written before stay; recording goes on', { timeout: 200_000 }, async () => {
+    const r = await assemblyRig();
+    const { s, deviceId } = r;
+    // A clip written completely before the crash: it must survive the crash and the recovery.
+    await event(camera, 'motion', 2000);
+    await expect.poll(() => recordingRows(s.dataDir).length, { timeout: 20_000, interval: 100 }).toBe(1);
+    const [good] = recordingRows(s.dataDir);
+
+    // Killed once the clip is renamed into place (its thumbnail is being made), before its row.
+    const renamed = await r.crash('human', (name) => /^rec_[\w-]+\.mp4$/.test(name) && `${deviceId}/${name}` !== good!.file_name);
     expect(unlistedFiles(s)).toContain(`${deviceId}/${renamed}`);
-    await restart();
-    expect(d.logged('recovery: interrupted clip kept')).toEqual([expect.objectContaining({ recording: idOf(renamed), from: 'renamed' })]);
+    await r.restart();
+    expect(r.d.logged('recovery: interrupted clip kept')).toEqual([expect.objectContaining({ recording: idOf(renamed), from: 'renamed' })]);
     expect(alertStates(s.dataDir).at(-1)).toMatchObject({ type: 'human', recording_id: idOf(renamed), recording_status: 'recorded' });
 
-    // 4. The restarted daemon records as before.
-    await readyToRecord(s, deviceId, camera, subs);
+    // The restarted daemon records as before.
+    await r.ready();
     await event(camera, 'motion', 2000);
     await expect.poll(() => alertStates(s.dataDir).at(-1)?.recording_status, { timeout: 20_000, interval: 200 }).toBe('recorded');
-    await stop(d);
+    await stop(r.d);
 
-    // From the SQLite file: every alert has its clip; every clip its alert; the journal is empty.
-    const probed = await expectConsistent(s);
-    expect(probed).toHaveLength(5);
+    // From the SQLite file: every alert has its clip, every clip its alert.
+    expect(await expectConsistent(s)).toHaveLength(3);
     const alerts = alertStates(s.dataDir);
     expect(alerts.map((a) => [a.type, a.recording_status])).toEqual([
       ['motion', 'recorded'],
       ['human', 'recorded'],
-      ['vehicle', 'recorded'],
-      ['human', 'recorded'],
       ['motion', 'recorded'],
     ]);
-    expect(recordingRows(s.dataDir).map((r) => r.alert_id).sort()).toEqual(alerts.map((a) => a.id).sort());
-    expect(openEpisodeCount(s.dataDir)).toBe(0);
+    expect(alerts[0]!.recording_id).toBe(good!.id);
+    expect(recordingRows(s.dataDir).map((x) => x.alert_id).sort()).toEqual(alerts.map((a) => a.id).sort());
   });
 
   it('SIGKILL during the event (footage only in RAM): the restart assembles the clip up to the kill, the alert is partial; RAM gone too (power cut): the alert is lost with its reason, and the cloud is told', { timeout: 150_000 }, async () => {
@@ -621,7 +640,8 @@ describe('camera killed in the middle of a clip (gateway in-process)', () => {
     expect(durationS).toBeLessThan(received + 1.5);
     // The row says where the footage ends, not where the event (+ post-roll) ends.
     expect(Date.parse(rec.ended_at)).toBeLessThan(stoppedAt);
-    expect(await alerts()).toEqual([expect.objectContaining({ type: 'human', recording_id: rec.id })]);
+    // The alert says the clip is short of the event, and why.
+    expect(await alerts()).toEqual([expect.objectContaining({ type: 'human', recording_id: rec.id, recording_status: 'partial', recording_status_reason: expect.stringMatching(/camera stream ended/) })]);
   });
 
   it('camera gone altogether mid-event (goes offline): the clip is closed with all footage received, and the alert links it', { timeout: 90_000 }, async () => {

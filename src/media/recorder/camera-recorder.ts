@@ -52,6 +52,7 @@ export interface CameraRecorderOptions {
 }
 
 const NO_FOOTAGE = 'no footage of the event: the camera stream was down';
+const STREAM_ENDED = 'the camera stream ended before the event did: the clip ends there';
 
 const LABELS: Record<EventType, string> = { motion: 'Motion', human: 'Person', vehicle: 'Vehicle' };
 const messageOf = (type: EventType, name: string) => `${LABELS[type]} detected by ${name}`;
@@ -172,7 +173,11 @@ export class CameraRecorder {
         writeClip({ ffmpegPath: this.opts.ffmpegPath, scratchDir: path.dirname(first.path), segments: files, durationS, audio, storageDir: this.opts.storageDir, fileName }),
       );
       try {
-        this.opts.store.saveRecording({ id, deviceId: this.opts.deviceId, eventType: cut.eventType, startedAt: Math.round(selection.startAt), endedAt: Math.round(endAt), sizeBytes: written.sizeBytes, fileName, alertId }, undefined, part);
+        this.opts.store.saveRecording({ id, deviceId: this.opts.deviceId, eventType: cut.eventType, startedAt: Math.round(selection.startAt), endedAt: Math.round(endAt), sizeBytes: written.sizeBytes, fileName, alertId }, undefined, {
+          ...part,
+          // The footage stopped short of the part's end (the stream died and did not come back in time).
+          note: endAt < cut.to - 1000 ? STREAM_ENDED : null,
+        });
       } catch (err) {
         // No row (a full disk fails SQLite too): the clip must not stay behind unlisted.
         await removeClip(this.opts.storageDir, fileName);
