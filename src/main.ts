@@ -17,6 +17,7 @@ import type { StreamAddresses } from './api/ports.js';
 import { DeviceUnavailableError } from './domain/errors.js';
 import type { StreamProfile } from './domain/types.js';
 import { Recorders } from './media/recorder/recorders.js';
+import { recoverEpisodes } from './media/recorder/recovery.js';
 import { cleanStorage, Retention } from './media/recorder/storage.js';
 import { registerRelayMetrics } from './media/relay/metrics.js';
 import { startRelayServer } from './media/relay/server.js';
@@ -346,8 +347,12 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
     const storageDir = config.recording.storage_dir ?? path.join(dataDir, 'recordings');
     mkdirSync(storageDir, { recursive: true, mode: 0o700 });
 
-    // Recording: storage made consistent with the database first (a crash may have left a half
-    // clip or a clip without its row), then one recorder per online camera.
+    // Recording: the episodes a crash interrupted get what clip can still be had (a whole clip
+    // file, or the footage left in RAM) and their alerts say what is missing; then storage is made
+    // consistent with the database (a half clip, a clip without its row); then one recorder per
+    // online camera.
+    const segmentRoot = config.recording.segment_dir ?? (env.RUNTIME_DIRECTORY ? path.join(env.RUNTIME_DIRECTORY, 'segments') : `/dev/shm/edge-gateway-${id}`);
+    await recoverEpisodes({ store, storageDir, segmentRoot, ffmpegPath: config.ffmpeg.path, maxClipMs: config.recording.max_clip_s * 1000, logger: log.child({ part: 'recorder' }) });
     await cleanStorage(storageDir, store, log.child({ part: 'recorder' }));
     const retention = new Retention({
       storageDir,
@@ -369,7 +374,7 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
       inputUrl: (deviceId) => recorderUrl(deviceId, 'main'),
       streamReady: async (deviceId) => void (await relayStreams.acquire(deviceId, 'main')),
       ffmpegPath: config.ffmpeg.path,
-      segmentRoot: config.recording.segment_dir ?? (env.RUNTIME_DIRECTORY ? path.join(env.RUNTIME_DIRECTORY, 'segments') : `/dev/shm/edge-gateway-${id}`),
+      segmentRoot,
       storageDir,
       preRollMs: config.recording.pre_roll_s * 1000,
       postRollMs: config.recording.post_roll_s * 1000,

@@ -38,6 +38,8 @@ export const presentAlert = (a: Alert) => ({
   read: a.readAt !== null,
   read_at: isoOrNull(a.readAt),
   recording_id: a.recordingId,
+  recording_status: a.recordingStatus,
+  recording_status_reason: a.recordingStatusReason,
 });
 
 export const presentControl = (c: ControlRequest) => ({

@@ -1,5 +1,5 @@
 import Type, { type Static, type TSchema } from 'typebox';
-import { ALERT_TYPES, DEVICE_STATUSES, DEVICE_TYPES, EVENT_TYPES, CONTROL_ACTIONS } from '../domain/types.js';
+import { ALERT_TYPES, DEVICE_STATUSES, DEVICE_TYPES, EVENT_TYPES, CONTROL_ACTIONS, RECORDING_STATUSES } from '../domain/types.js';
 import { ID_PATTERN } from '../domain/ids.js';
 
 // Shared schemas: the one source of the API's request/response types, validation, serialisation
@@ -77,6 +77,11 @@ export const AlertSchema = Type.Object(
     read: Type.Boolean(),
     read_at: NullableTimestamp,
     recording_id: NullableId,
+    recording_status: Type.Enum([...RECORDING_STATUSES], {
+      description:
+        'What became of the clip: none (device_offline), pending (being recorded), recorded, partial (footage of the event is missing), lost (no clip)',
+    }),
+    recording_status_reason: Nullable(Type.String({ description: 'Why footage is missing (partial, lost), else null' })),
   },
 
 );

@@ -5,6 +5,11 @@ export const DEVICE_TYPES = ['camera'] as const;
 export const DEVICE_STATUSES = ['online', 'offline', 'unauthorized'] as const;
 export const EVENT_TYPES = ['motion', 'human', 'vehicle'] as const;
 export const ALERT_TYPES = [...EVENT_TYPES, 'device_offline'] as const;
+/**
+ * What became of an alert's clip: none (device_offline: no clip ever), pending (being recorded),
+ * recorded, partial (some footage of the event is missing: see the reason), lost (no clip at all).
+ */
+export const RECORDING_STATUSES = ['none', 'pending', 'recorded', 'partial', 'lost'] as const;
 export const CONTROL_ACTIONS = ['reboot', 'sync_time'] as const;
 export const CONTROL_STATUSES = ['pending', 'succeeded', 'failed'] as const;
 /** A camera's two streams: main = highest resolution, sub = lowest. */
@@ -14,6 +19,7 @@ export type DeviceType = (typeof DEVICE_TYPES)[number];
 export type DeviceStatus = (typeof DEVICE_STATUSES)[number];
 export type EventType = (typeof EVENT_TYPES)[number];
 export type AlertType = (typeof ALERT_TYPES)[number];
+export type RecordingStatus = (typeof RECORDING_STATUSES)[number];
 export type ControlAction = (typeof CONTROL_ACTIONS)[number];
 export type ControlStatus = (typeof CONTROL_STATUSES)[number];
 export type StreamProfile = (typeof STREAM_PROFILES)[number];
@@ -51,6 +57,9 @@ export interface Alert {
   createdAt: number;
   readAt: number | null;
   recordingId: string | null;
+  recordingStatus: RecordingStatus;
+  /** Why footage is missing (partial, lost), else null. */
+  recordingStatusReason: string | null;
 }
 
 export interface ControlRequest {

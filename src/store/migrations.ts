@@ -156,4 +156,35 @@ export const MIGRATIONS: readonly string[] = [
   ) STRICT;
   CREATE INDEX oauth_access_tokens_grant ON oauth_access_tokens (grant_id);
   `,
+  /* 6: what became of each alert's clip, and the episodes being recorded (crash recovery) */ `
+  ALTER TABLE alerts ADD COLUMN recording_status TEXT NOT NULL DEFAULT 'none'
+    CHECK (recording_status IN ('none', 'pending', 'recorded', 'partial', 'lost'));
+  ALTER TABLE alerts ADD COLUMN recording_status_reason TEXT;
+  UPDATE alerts SET
+    recording_status = CASE WHEN recording_id IS NOT NULL THEN 'recorded' WHEN type = 'device_offline' THEN 'none' ELSE 'lost' END,
+    recording_status_reason = CASE WHEN recording_id IS NULL AND type != 'device_offline'
+      THEN 'no clip linked when the gateway began to keep a recording status (lost, or removed by retention)' END;
+
+  -- One row per episode being recorded (its alert), so a restart after a crash knows what was in
+  -- flight: written with the alert, once when a part's assembly begins, and removed with the last
+  -- part's row. Not per segment: the segments' times live in RAM beside them (index.csv).
+  CREATE TABLE open_episodes (
+    alert_id        TEXT PRIMARY KEY REFERENCES alerts (id) ON DELETE CASCADE,
+    device_id       TEXT NOT NULL REFERENCES devices (id) ON DELETE CASCADE,
+    -- the camera's RAM segment directory of the run that recorded it
+    segment_dir     TEXT NOT NULL,
+    -- when the machine booted (ms, from the kernel's uptime): another boot means RAM was lost
+    boot_at         INTEGER NOT NULL,
+    -- start of the footage not yet in a recording
+    from_at         INTEGER NOT NULL,
+    -- the part being assembled (NULL until its footage is chosen)
+    clip_id         TEXT,
+    clip_started_at INTEGER,
+    clip_ended_at   INTEGER,
+    clip_to         INTEGER,
+    clip_event_type TEXT CHECK (clip_event_type IN ('motion', 'human', 'vehicle')),
+    clip_final      INTEGER,
+    updated_at      INTEGER NOT NULL
+  ) STRICT;
+  `,
 ];

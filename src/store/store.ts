@@ -14,6 +14,7 @@ import type {
   Page,
   PageKey,
   Recording,
+  RecordingStatus,
 } from '../domain/types.js';
 import { newId } from '../domain/ids.js';
 import { MIGRATIONS } from './migrations.js';
@@ -55,6 +56,21 @@ interface AlertRow {
   created_at: number;
   read_at: number | null;
   recording_id: string | null;
+  recording_status: string;
+  recording_status_reason: string | null;
+}
+interface OpenEpisodeRow {
+  alert_id: string;
+  device_id: string;
+  segment_dir: string;
+  boot_at: number;
+  from_at: number;
+  clip_id: string | null;
+  clip_started_at: number | null;
+  clip_ended_at: number | null;
+  clip_to: number | null;
+  clip_event_type: string | null;
+  clip_final: number | null;
 }
 interface CameraRow {
   device_id: string;
@@ -111,6 +127,19 @@ const toAlert = (r: AlertRow): Alert => ({
   createdAt: r.created_at,
   readAt: r.read_at,
   recordingId: r.recording_id,
+  recordingStatus: r.recording_status as RecordingStatus,
+  recordingStatusReason: r.recording_status_reason,
+});
+const toOpenEpisode = (r: OpenEpisodeRow): OpenEpisode => ({
+  alertId: r.alert_id,
+  deviceId: r.device_id,
+  segmentDir: r.segment_dir,
+  bootAt: r.boot_at,
+  fromAt: r.from_at,
+  clip:
+    r.clip_id === null || r.clip_started_at === null || r.clip_ended_at === null || r.clip_to === null
+      ? null
+      : { id: r.clip_id, startedAt: r.clip_started_at, endedAt: r.clip_ended_at, to: r.clip_to, eventType: (r.clip_event_type ?? 'motion') as EventType, final: r.clip_final === 1 },
 });
 const toCamera = (r: CameraRow): CameraRecord => ({
   deviceId: r.device_id,
@@ -193,7 +222,39 @@ export interface AlertFilter extends ListOptions {
 
 export type DeviceUpsert = Omit<Device, 'createdAt'> & { createdAt?: number };
 export type NewRecording = Omit<Recording, 'createdAt'> & { createdAt?: number };
-export type NewAlert = Omit<Alert, 'readAt' | 'recordingId'> & { recordingId?: string | null };
+export type NewAlert = Omit<Alert, 'readAt' | 'recordingId' | 'recordingStatus' | 'recordingStatusReason'> & { recordingId?: string | null };
+
+/** An episode being recorded when the daemon last ran (see open_episodes in migrations.ts). */
+export interface OpenEpisode {
+  alertId: string;
+  deviceId: string;
+  segmentDir: string;
+  bootAt: number;
+  /** Start of the footage not yet in a recording. */
+  fromAt: number;
+  /** The part whose assembly had begun: its recording id, footage and the cut's end. */
+  clip: InFlightClip | null;
+}
+export interface InFlightClip {
+  id: string;
+  startedAt: number;
+  endedAt: number;
+  /** The end of the part as cut (the next part starts there). */
+  to: number;
+  eventType: EventType;
+  final: boolean;
+}
+
+/**
+ * How a part of an episode ended. `final`: the episode's last part (its alert's recording status is
+ * settled); `nextFrom`: where the next part's footage starts; `note`: why footage is missing (a
+ * recorded part with a note makes the alert partial; a part without a clip needs one).
+ */
+export interface PartOutcome {
+  final: boolean;
+  nextFrom: number;
+  note?: string | null;
+}
 
 /** How stale a device's last_seen_at may get while it stays online (a write per camera at most this often). */
 export const LAST_SEEN_WRITE_MS = 10 * 60_000;
@@ -621,14 +682,81 @@ export class Store {
    * A finished clip: its row, and its alert's link to it (the first clip of an episode), in one
    * transaction, so a crash leaves both or neither.
    */
-  saveRecording(r: NewRecording, now = Date.now()): Recording {
+  saveRecording(r: NewRecording, now = Date.now(), part: PartOutcome = { final: true, nextFrom: r.endedAt }): Recording {
     return this.transaction(() => {
       const recording = this.insertRecording(r, now);
-      if (r.alertId && this.write('UPDATE alerts SET recording_id = @id WHERE id = @alertId AND recording_id IS NULL', { id: r.id, alertId: r.alertId }).changes > 0) {
-        this.enqueue('alert', r.alertId, this.getAlert(r.alertId) as Alert, now);
+      if (r.alertId) {
+        const linked = this.write('UPDATE alerts SET recording_id = @id WHERE id = @alertId AND recording_id IS NULL', { id: r.id, alertId: r.alertId }).changes > 0;
+        const settled = this.settlePart(r.alertId, part);
+        if (linked || settled) this.alertChanged(r.alertId, now);
       }
       return recording;
     });
+  }
+
+  /** A part of an episode that gave no clip (no footage, a failed write, a sliver not kept). */
+  settleEpisodePart(alertId: string, part: PartOutcome, now = Date.now()): void {
+    this.transaction(() => {
+      if (this.settlePart(alertId, part)) this.alertChanged(alertId, now);
+    });
+  }
+
+  /**
+   * Moves the episode on past a part: the last part removes it and settles its alert's recording
+   * status (inside the caller's transaction). True when the alert changed.
+   */
+  private settlePart(alertId: string, part: PartOutcome): boolean {
+    if (part.final) this.write('DELETE FROM open_episodes WHERE alert_id = @alertId', { alertId });
+    else
+      this.write(
+        `UPDATE open_episodes SET from_at = @nextFrom, clip_id = NULL, clip_started_at = NULL, clip_ended_at = NULL, clip_to = NULL,
+           clip_event_type = NULL, clip_final = NULL WHERE alert_id = @alertId`,
+        { alertId, nextFrom: part.nextFrom },
+      );
+    const note = part.note ?? null;
+    if (!part.final && note === null) return false;
+    // Only alerts still pending change: the first reason given is the one kept.
+    return (
+      this.write(
+        `UPDATE alerts SET
+           recording_status_reason = COALESCE(recording_status_reason, @note),
+           recording_status = CASE
+             WHEN @final = 0 THEN recording_status
+             WHEN recording_id IS NULL THEN 'lost'
+             WHEN COALESCE(recording_status_reason, @note) IS NULL THEN 'recorded'
+             ELSE 'partial' END
+         WHERE id = @alertId AND recording_status = 'pending'`,
+        { alertId, note, final: part.final ? 1 : 0 },
+      ).changes > 0
+    );
+  }
+
+  // --- episodes being recorded (what a restart after a crash recovers)
+
+  /** The episode's alert (recording pending) and its open_episodes row, in one transaction. */
+  openEpisode(a: NewAlert, e: { segmentDir: string; bootAt: number; fromAt: number }, now = Date.now()): Alert {
+    return this.transaction(() => {
+      const alert = this.insertAlert({ ...a, recordingStatus: 'pending' });
+      this.write(
+        `INSERT INTO open_episodes (alert_id, device_id, segment_dir, boot_at, from_at, updated_at)
+           VALUES (@alertId, @deviceId, @segmentDir, @bootAt, @fromAt, @now)`,
+        { alertId: a.id, deviceId: a.deviceId, ...e, now },
+      );
+      return alert;
+    });
+  }
+
+  /** A part's footage is chosen and its assembly begins (one small write per part). */
+  beginClip(alertId: string, clip: InFlightClip, now = Date.now()): void {
+    this.write(
+      `UPDATE open_episodes SET clip_id = @id, clip_started_at = @startedAt, clip_ended_at = @endedAt, clip_to = @to,
+         clip_event_type = @eventType, clip_final = @final, updated_at = @now WHERE alert_id = @alertId`,
+      { alertId, ...clip, final: clip.final ? 1 : 0, now },
+    );
+  }
+
+  listOpenEpisodes(): OpenEpisode[] {
+    return (this.sql('SELECT * FROM open_episodes ORDER BY from_at, alert_id').all() as OpenEpisodeRow[]).map(toOpenEpisode);
   }
 
   /** Every clip's file and size, oldest first (retention and the start-up check). */
@@ -658,12 +786,16 @@ export class Store {
 
   // --- alerts
 
-  insertAlert(a: NewAlert): Alert {
+  /**
+   * An alert; its recording status is `none` for device_offline, else `pending` unless given (the
+   * recorder opens its episodes with openEpisode).
+   */
+  insertAlert(a: NewAlert & { recordingStatus?: RecordingStatus }): Alert {
     return this.transaction(() => {
       this.write(
-        `INSERT INTO alerts (id, device_id, type, message, created_at, read_at, recording_id)
-           VALUES (@id, @deviceId, @type, @message, @createdAt, NULL, @recordingId)`,
-        { ...a, recordingId: a.recordingId ?? null },
+        `INSERT INTO alerts (id, device_id, type, message, created_at, read_at, recording_id, recording_status)
+           VALUES (@id, @deviceId, @type, @message, @createdAt, NULL, @recordingId, @recordingStatus)`,
+        { ...a, recordingId: a.recordingId ?? null, recordingStatus: a.recordingStatus ?? (a.type === 'device_offline' ? 'none' : 'pending') },
       );
       return this.alertChanged(a.id, a.createdAt);
     });

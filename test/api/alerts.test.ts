@@ -34,6 +34,8 @@ describe('alerts', () => {
       read: false,
       read_at: null,
       recording_id: null,
+      recording_status: 'pending',
+      recording_status_reason: null,
     });
   });
 

@@ -1,8 +1,10 @@
-import { existsSync, mkdirSync, rmSync, statfsSync, statSync, unlinkSync, watch, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync, statfsSync, statSync, truncateSync, unlinkSync, watch, writeFileSync } from 'node:fs';
 import { spawn } from 'node:child_process';
 import path from 'node:path';
+import Database from 'better-sqlite3';
 import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { STOPPED_DURING_EVENT } from '../../src/media/recorder/recovery.js';
 import type { SimulatedCamera } from '../../src/onvif/simulator/camera.js';
 import { startFleet, type Fleet } from '../../src/onvif/simulator/fleet.js';
 import { startSimulatedRtsp, type SimulatedRtsp } from '../../src/onvif/simulator/rtsp.js';
@@ -46,13 +48,15 @@ interface Setup {
   storageDir: string;
   segmentRoot: string;
   configFile: string;
+  /** Cloud sync configured (to a closed loopback port): the outbox keeps what the cloud would get. */
+  outbox: boolean;
 }
 
-function setup(opts: { onvifUrl: string; storageDir?: string; minFreeBytes: number }): Setup {
+function setup(opts: { onvifUrl: string; storageDir?: string; minFreeBytes: number; outbox?: boolean }): Setup {
   const dir = tempDir('eg-rec-crash-');
   dirs.push(dir);
   const dataDir = path.join(dir, 'data');
-  const s: Setup = { dir, dataDir, storageDir: opts.storageDir ?? path.join(dataDir, 'recordings'), segmentRoot: path.join(dataDir, 'segments'), configFile: path.join(dir, 'config.yaml') };
+  const s: Setup = { dir, dataDir, storageDir: opts.storageDir ?? path.join(dataDir, 'recordings'), segmentRoot: path.join(dataDir, 'segments'), configFile: path.join(dir, 'config.yaml'), outbox: opts.outbox ?? false };
   writeConfig(s, opts.onvifUrl, opts.minFreeBytes);
   return s;
 }
@@ -78,6 +82,7 @@ function writeConfig(s: Setup, onvifUrl: string, minFreeBytes: number): void {
       motion: { mode: 'off' },
     },
     log: { level: 'info' },
+    ...(s.outbox ? { sync: { mqtt: { url: 'mqtt://127.0.0.1:9' } } } : {}),
   };
   writeFileSync(s.configFile, JSON.stringify(config, null, 2));
 }
@@ -174,6 +179,35 @@ async function expectConsistent(s: Setup): Promise<Array<{ id: string; file_name
   return probed;
 }
 
+interface AlertState {
+  id: string;
+  type: string;
+  recording_id: string | null;
+  recording_status: string;
+  recording_status_reason: string | null;
+}
+
+function readDb<T>(dataDir: string, read: (db: Database.Database) => T): T {
+  const db = new Database(path.join(dataDir, 'gateway.db'), { readonly: true, fileMustExist: true });
+  try {
+    return read(db);
+  } finally {
+    db.close();
+  }
+}
+
+/** The recorder's alerts with their recording status, oldest first, from the SQLite file (the daemon may be dead). */
+const alertStates = (dataDir: string) =>
+  readDb(dataDir, (db) => db.prepare("SELECT id, type, recording_id, recording_status, recording_status_reason FROM alerts WHERE type != 'device_offline' ORDER BY created_at, id").all() as AlertState[]);
+
+/** The recording status in each of an alert's messages in the outbox, in order: what the cloud gets. */
+const outboxAlertStatuses = (dataDir: string, alertId: string) =>
+  readDb(dataDir, (db) =>
+    (db.prepare("SELECT body FROM outbox WHERE kind = 'alert' AND subject_id = ? ORDER BY seq").pluck().all(alertId) as string[]).map((b) => (JSON.parse(b) as { recordingStatus: string }).recordingStatus),
+  );
+
+const openEpisodeCount = (dataDir: string) => readDb(dataDir, (db) => db.prepare('SELECT COUNT(*) FROM open_episodes').pluck().get() as number);
+
 /** SIGKILLs the daemon the moment a file whose name matches appears in `dir` (inotify, no polling). */
 function killWhenFileAppears(d: Daemon, dir: string, match: (name: string) => boolean, timeoutMs: number): Promise<string> {
   return new Promise((resolve, reject) => {
@@ -209,95 +243,190 @@ describe('recorder crash safety, with the daemon as a process', () => {
     await fleet?.stop();
   });
 
-  it('SIGKILL mid-assembly or before the row: after a restart no half clip, no clip without its row, no row without its clip; ffmpeg children end by themselves', { timeout: 150_000 }, async () => {
+  /** Waits until no ffmpeg of the killed daemon runs: they read from its relay (gone) or finish a file no one renames. */
+  async function childrenEnded(s: Setup): Promise<void> {
+    await expect
+      .poll(() => ffmpegProcessesUsing(s.dataDir).map((p) => p.args.join(' ')), { timeout: 15_000, interval: 200, message: 'ffmpeg children still running 15 s after the daemon was killed' })
+      .toEqual([]);
+  }
+
+  /** A daemon recording the camera, to be killed at the moment a file appears in its clip directory and restarted. */
+  async function assemblyRig() {
     const s = setup({ onvifUrl: camera.deviceServiceUrl, minFreeBytes: 0 });
+    const subscriptions = () => camera.calls.get('CreatePullPointSubscription') ?? 0;
+    let subs = subscriptions();
+    const rig = { s, d: await start(s), deviceId: '', clipDir: '' };
+    rig.deviceId = await onlineDevice(rig.d, headersOf(s));
+    rig.clipDir = path.join(s.storageDir, rig.deviceId);
+    // Watched before the first clip makes it.
+    mkdirSync(rig.clipDir, { recursive: true, mode: 0o700 });
+    await readyToRecord(s, rig.deviceId, camera, subs);
+    return {
+      ...rig,
+      get d() {
+        return rig.d;
+      },
+      ready: () => readyToRecord(s, rig.deviceId, camera, subs),
+      /** Kills the daemon when `match` sees its file appear during an event; returns the file's name. */
+      crash: async (kind: 'human' | 'vehicle', match: (name: string) => boolean) => {
+        const rowsBefore = recordingRows(s.dataDir).map((r) => r.id);
+        const killed = killWhenFileAppears(rig.d, rig.clipDir, match, 30_000);
+        // A long event: a clip of ~6 s at 3 Mbit/s (a few MB).
+        await event(camera, kind, 4000);
+        const name = await killed;
+        const atKill = ffmpegProcessesUsing(s.dataDir);
+        expect(await rig.d.exited).toEqual({ code: null, signal: 'SIGKILL' });
+        expect(atKill.length, 'ffmpeg children of the daemon when it was killed').toBeGreaterThan(0);
+        await childrenEnded(s);
+        // The kill came before the row: the alert waits for its clip, the journal says which.
+        expect(recordingRows(s.dataDir).map((r) => r.id)).toEqual(rowsBefore);
+        expect(alertStates(s.dataDir).at(-1)).toMatchObject({ type: kind, recording_id: null, recording_status: 'pending' });
+        expect(openEpisodeCount(s.dataDir)).toBe(1);
+        return name;
+      },
+      restart: async () => {
+        subs = subscriptions();
+        rig.d = await start(s);
+        // Recovery left nothing for the clean-up.
+        expect(rig.d.logged('storage: cleaned what an interrupted run left')).toEqual([]);
+        expect(openEpisodeCount(s.dataDir)).toBe(0);
+        return expectConsistent(s);
+      },
+    };
+  }
+  const idOf = (name: string) => /(rec_[\w-]+)\.mp4/.exec(name)![1]!;
+
+  it('SIGKILL during assembly: a whole .tmp (the orphaned ffmpeg finished it) is kept as the clip; a cut-short one is assembled again from the segments in RAM; both linked', { timeout: 200_000 }, async () => {
+    const r = await assemblyRig();
+    const { s, deviceId, clipDir } = r;
+
+    // 1. Killed while ffmpeg writes the clip's temporary file; the orphaned ffmpeg finishes it.
+    const tmp1 = await r.crash('human', (name) => name.endsWith('.mp4.tmp'));
+    expect(unlistedFiles(s)).toContain(`${deviceId}/${tmp1}`);
+    await r.restart();
+    expect(r.d.logged('recovery: interrupted clip kept')).toEqual([expect.objectContaining({ recording: idOf(tmp1), from: 'tmp' })]);
+    expect(alertStates(s.dataDir).at(-1)).toMatchObject({ type: 'human', recording_id: idOf(tmp1), recording_status: 'recorded', recording_status_reason: null });
+
+    // 2. The same, but the temporary file is cut short (the service's other processes killed with
+    // it): it fails the check and the clip is assembled again from the segments still in RAM.
+    await r.ready();
+    const tmp2 = await r.crash('vehicle', (name) => name.endsWith('.mp4.tmp'));
+    const tmp2Path = path.join(clipDir, tmp2);
+    truncateSync(tmp2Path, Math.floor(statSync(tmp2Path).size / 2));
+    const probed = await r.restart();
+    expect(r.d.logged('recovery: an interrupted clip is not whole; removed')).toEqual([expect.objectContaining({ file: tmp2 })]);
+    const reassembled = r.d.logged('recovery: clip assembled from the footage left in RAM');
+    expect(reassembled).toHaveLength(1);
+    const vehicle = alertStates(s.dataDir).at(-1)!;
+    expect(vehicle).toMatchObject({ type: 'vehicle', recording_id: reassembled[0]!.recording, recording_status: 'recorded' });
+    expect(vehicle.recording_id).not.toBe(idOf(tmp2));
+    // The event's whole clip: pre-roll + 4 s + post-roll, from the keyframe before.
+    expect(probed.find((p) => p.id === vehicle.recording_id)!.durationS).toBeGreaterThan(PRE_S + 4 + POST_S - 1);
+    await stop(r.d);
+    expect(alertStates(s.dataDir).map((a) => [a.type, a.recording_status])).toEqual([
+      ['human', 'recorded'],
+      ['vehicle', 'recorded'],
+    ]);
+  });
+
+  it('SIGKILL after the rename, before the row: the restart writes the row for the clip and links it; clips written before stay; recording goes on', { timeout: 200_000 }, async () => {
+    const r = await assemblyRig();
+    const { s, deviceId } = r;
+    // A clip written completely before the crash: it must survive the crash and the recovery.
+    await event(camera, 'motion', 2000);
+    await expect.poll(() => recordingRows(s.dataDir).length, { timeout: 20_000, interval: 100 }).toBe(1);
+    const [good] = recordingRows(s.dataDir);
+
+    // Killed once the clip is renamed into place (its thumbnail is being made), before its row.
+    const renamed = await r.crash('human', (name) => /^rec_[\w-]+\.mp4$/.test(name) && `${deviceId}/${name}` !== good!.file_name);
+    expect(unlistedFiles(s)).toContain(`${deviceId}/${renamed}`);
+    await r.restart();
+    expect(r.d.logged('recovery: interrupted clip kept')).toEqual([expect.objectContaining({ recording: idOf(renamed), from: 'renamed' })]);
+    expect(alertStates(s.dataDir).at(-1)).toMatchObject({ type: 'human', recording_id: idOf(renamed), recording_status: 'recorded' });
+
+    // The restarted daemon records as before.
+    await r.ready();
+    await event(camera, 'motion', 2000);
+    await expect.poll(() => alertStates(s.dataDir).at(-1)?.recording_status, { timeout: 20_000, interval: 200 }).toBe('recorded');
+    await stop(r.d);
+
+    // From the SQLite file: every alert has its clip, every clip its alert.
+    expect(await expectConsistent(s)).toHaveLength(3);
+    const alerts = alertStates(s.dataDir);
+    expect(alerts.map((a) => [a.type, a.recording_status])).toEqual([
+      ['motion', 'recorded'],
+      ['human', 'recorded'],
+      ['motion', 'recorded'],
+    ]);
+    expect(alerts[0]!.recording_id).toBe(good!.id);
+    expect(recordingRows(s.dataDir).map((x) => x.alert_id).sort()).toEqual(alerts.map((a) => a.id).sort());
+  });
+
+  it('SIGKILL during the event (footage only in RAM): the restart assembles the clip up to the kill, the alert is partial; RAM gone too (power cut): the alert is lost with its reason, and the cloud is told', { timeout: 150_000 }, async () => {
+    const s = setup({ onvifUrl: camera.deviceServiceUrl, minFreeBytes: 0, outbox: true });
     const subscriptions = () => camera.calls.get('CreatePullPointSubscription') ?? 0;
     let subs = subscriptions();
     let d = await start(s);
     const headers = headersOf(s);
     const deviceId = await onlineDevice(d, headers);
     await readyToRecord(s, deviceId, camera, subs);
-    const clipDir = path.join(s.storageDir, deviceId);
+    const ramDir = path.join(s.segmentRoot, deviceId);
 
-    // A clip written completely before any crash: it must survive every crash and clean-up.
-    await event(camera, 'motion', 2000);
-    await expect.poll(() => recordingRows(s.dataDir).length, { timeout: 20_000, interval: 100 }).toBe(1);
-    const [good] = recordingRows(s.dataDir);
-
-    /** Kills the daemon when `match` sees its file appear during an event; returns what was left behind. */
-    const crash = async (kind: 'human' | 'vehicle', match: (name: string) => boolean) => {
-      const killed = killWhenFileAppears(d, clipDir, match, 30_000);
-      // A long event: a clip of ~6 s at 3 Mbit/s (a few MB).
-      await event(camera, kind, 4000);
-      const name = await killed;
-      // Whatever runs at the moment of the kill: at least the segmenter, and the assembly or thumbnail ffmpeg.
-      const atKill = ffmpegProcessesUsing(s.dataDir);
+    /** The daemon is killed 2.5 s into an event that is still going on. */
+    const killMidEvent = async (kind: 'human' | 'vehicle') => {
+      camera.trigger(kind, true);
+      const triggeredAt = Date.now();
+      await expect.poll(() => alertStates(s.dataDir).filter((a) => a.type === kind && a.recording_status === 'pending').length, { timeout: 10_000, interval: 100 }).toBe(1);
+      await sleep(2500);
+      d.child.kill('SIGKILL');
+      const killedAt = Date.now();
       expect(await d.exited).toEqual({ code: null, signal: 'SIGKILL' });
-      expect(atKill.length, 'ffmpeg children of the daemon when it was killed').toBeGreaterThan(0);
-      // They read from the daemon's relay (gone) or write a file no one will rename: they end on their own.
-      await expect
-        .poll(() => ffmpegProcessesUsing(s.dataDir).map((p) => p.args.join(' ')), { timeout: 15_000, interval: 200, message: 'ffmpeg children still running 15 s after the daemon was killed' })
-        .toEqual([]);
-      return { name, left: unlistedFiles(s) };
+      // The event ends while no daemon listens: the next one must not see it as going on.
+      camera.trigger(kind, false);
+      await childrenEnded(s);
+      // Nothing reached storage: the footage is only in RAM.
+      expect(unlistedFiles(s)).toEqual([]);
+      expect(filesUnder(ramDir).filter((f) => f.endsWith('.nut')).length).toBeGreaterThan(PRE_S + 2);
+      return { triggeredAt, killedAt };
     };
 
-    // 1. Killed while ffmpeg writes the clip's temporary file: a (complete or half) `.tmp` stays behind.
-    const first = await crash('human', (name) => name.endsWith('.mp4.tmp'));
-    expect(first.left, `left behind after the kill at ${first.name}`).toContain(`${deviceId}/${first.name}`);
-    expect(recordingRows(s.dataDir).map((r) => r.id)).toEqual([good!.id]);
-
+    // 1. Process crash: the RAM segments survive and become the clip.
+    const human = await killMidEvent('human');
     subs = subscriptions();
     d = await start(s);
-    const cleaned = d.logged('storage: cleaned what an interrupted run left');
-    expect(cleaned).toEqual([
-      expect.objectContaining({
-        temporaryFiles: first.left.filter((f) => f.endsWith('.tmp')).length,
-        orphanFiles: first.left.filter((f) => !f.endsWith('.tmp')).length,
-        missingClips: 0,
-      }),
-    ]);
-    expect((await apiRecordings(d, headers, deviceId)).map((r) => r.id)).toEqual([good!.id]);
-    await expectConsistent(s);
+    const assembled = d.logged('recovery: clip assembled from the footage left in RAM');
+    expect(assembled).toHaveLength(1);
+    const alert = alertStates(s.dataDir).at(-1)!;
+    expect(alert).toMatchObject({ type: 'human', recording_id: assembled[0]!.recording, recording_status: 'partial', recording_status_reason: STOPPED_DURING_EVENT });
+    const clip = (await expectConsistent(s)).find((r) => r.id === alert.recording_id)!;
+    // From the pre-roll (the keyframe before it: ≤ 1 s earlier) up to the kill.
+    const received = (human.killedAt - human.triggeredAt) / 1000 + PRE_S;
+    expect(clip.durationS).toBeGreaterThan(received - 1.5);
+    expect(clip.durationS).toBeLessThan(received + 1.5);
+    const api = (await (await d.request(`/v1/alerts/${alert.id}`, { headers })).json()) as Record<string, unknown>;
+    expect(api).toMatchObject({ recording_id: alert.recording_id, recording_status: 'partial', recording_status_reason: STOPPED_DURING_EVENT });
+    expect(outboxAlertStatuses(s.dataDir, alert.id).at(-1)).toBe('partial');
+    // The crashed run's RAM directory went with the recovery; the new run has its own.
+    expect(d.logged('recovery: recordings a crash interrupted')).toEqual([expect.objectContaining({ episodes: 1, assembled: 1, lost: 0 })]);
 
-    // 2. Killed once the clip is renamed into place, while its thumbnail is made, before its row:
-    // a complete clip without a row, which the next start removes (no alert may point at it).
+    // 2. Power cut: the RAM is gone with the process.
     await readyToRecord(s, deviceId, camera, subs);
-    const second = await crash('vehicle', (name) => /^rec_[\w-]+\.mp4$/.test(name) && `${deviceId}/${name}` !== good!.file_name);
-    expect(second.left, `left behind after the kill at ${second.name}`).toContain(`${deviceId}/${second.name}`);
-    expect(recordingRows(s.dataDir).map((r) => r.id)).toEqual([good!.id]);
-
+    await killMidEvent('vehicle');
+    rmSync(s.segmentRoot, { recursive: true, force: true });
     subs = subscriptions();
     d = await start(s);
-    expect(d.logged('storage: cleaned what an interrupted run left')).toEqual([
-      expect.objectContaining({
-        temporaryFiles: second.left.filter((f) => f.endsWith('.tmp')).length,
-        orphanFiles: second.left.filter((f) => !f.endsWith('.tmp')).length,
-        missingClips: 0,
-      }),
-    ]);
+    const lost = alertStates(s.dataDir).at(-1)!;
+    expect(lost).toMatchObject({ type: 'vehicle', recording_id: null, recording_status: 'lost' });
+    expect(lost.recording_status_reason).toMatch(/footage held in RAM is gone/);
+    // The cloud learns it: the alert's last message in the outbox says lost, with the reason.
+    expect(outboxAlertStatuses(s.dataDir, lost.id)).toEqual(['pending', 'lost']);
     await expectConsistent(s);
-    expect(existsSync(path.join(s.storageDir, `${deviceId}/${second.name}`))).toBe(false);
 
-    // 3. The restarted daemon records as before.
+    // A normal stop still leaves no RAM behind.
     await readyToRecord(s, deviceId, camera, subs);
-    await event(camera, 'motion', 2000);
-    await expect.poll(async () => (await apiRecordings(d, headers, deviceId)).length, { timeout: 20_000, interval: 200 }).toBe(2);
     await stop(d);
-
-    // After a clean stop, from the SQLite file: the two whole clips, each linked from its alert;
-    // the alerts of the two interrupted events link nothing.
-    const probed = await expectConsistent(s);
-    expect(probed).toHaveLength(2);
-    const rows = recordingRows(s.dataDir);
-    expect(rows[0]!.id).toBe(good!.id);
-    const alerts = eventAlerts(s.dataDir);
-    expect(alerts.map((a) => [a.type, a.recording_id])).toEqual([
-      ['motion', good!.id],
-      ['human', null],
-      ['vehicle', null],
-      ['motion', rows[1]!.id],
-    ]);
-    expect(rows.map((r) => r.alert_id)).toEqual([alerts[0]!.id, alerts[3]!.id]);
+    expect(existsSync(s.segmentRoot)).toBe(false);
+    expect(openEpisodeCount(s.dataDir)).toBe(0);
   });
 
   const noTmpfs = tmpfsUnavailable();
@@ -366,6 +495,7 @@ describe('recorder crash safety, with the daemon as a process', () => {
     expect((await d.request('/healthz')).status).toBe(200);
     expect(recordingRows(s.dataDir).map((r) => r.id)).toEqual(before);
     expect(eventAlerts(s.dataDir).at(-1)).toMatchObject({ type: 'vehicle', recording_id: null });
+    expect(alertStates(s.dataDir).at(-1)).toMatchObject({ recording_status: 'lost', recording_status_reason: expect.stringMatching(/No space left on device|ENOSPC/) });
     await expectConsistent(s);
 
     // Space again: the next event is recorded.
@@ -511,7 +641,8 @@ describe('camera killed in the middle of a clip (gateway in-process)', () => {
     expect(durationS).toBeLessThan(received + 1.5);
     // The row says where the footage ends, not where the event (+ post-roll) ends.
     expect(Date.parse(rec.ended_at)).toBeLessThan(stoppedAt);
-    expect(await alerts()).toEqual([expect.objectContaining({ type: 'human', recording_id: rec.id })]);
+    // The alert says the clip is short of the event, and why.
+    expect(await alerts()).toEqual([expect.objectContaining({ type: 'human', recording_id: rec.id, recording_status: 'partial', recording_status_reason: expect.stringMatching(/camera stream ended/) })]);
   });
 
   it('camera gone altogether mid-event (goes offline): the clip is closed with all footage received, and the alert links it', { timeout: 90_000 }, async () => {

@@ -2,9 +2,10 @@ import path from 'node:path';
 import type { BaseLogger } from 'pino';
 import { newId } from '../../domain/ids.js';
 import type { EventType } from '../../domain/types.js';
-import type { NewRecording } from '../../store/store.js';
+import type { InFlightClip, NewRecording, PartOutcome } from '../../store/store.js';
 import { audioModeOf, removeClip, writeClip, writeThumbnail, type AudioMode } from './clip-writer.js';
 import { EpisodeTracker, type ClipCut } from './episodes.js';
+import { bootTime } from './recovery.js';
 import { Segmenter } from './segmenter.js';
 
 // One camera's recording: the segmenter keeps the last seconds in RAM; events become episodes
@@ -12,11 +13,17 @@ import { Segmenter } from './segmenter.js';
 // from the segments once the footage up to its end is there. Nothing reaches the storage
 // directory without an event.
 
-/** What the recorder writes to the store (a subset of Store, so tests can see it). */
+/**
+ * What the recorder writes to the store (a subset of Store, so tests can see it). Each episode is
+ * journalled (open_episodes) so a restart after a crash knows what was being recorded: a row with
+ * the alert, one update when a part's assembly begins, and its removal with the last part's row.
+ */
 export interface RecorderStore {
-  insertAlert(a: { id: string; deviceId: string; type: EventType; message: string; createdAt: number }): unknown;
+  openEpisode(a: { id: string; deviceId: string; type: EventType; message: string; createdAt: number }, e: { segmentDir: string; bootAt: number; fromAt: number }): unknown;
   setAlertType(id: string, type: EventType, message: string): void;
-  saveRecording(r: NewRecording): unknown;
+  beginClip(alertId: string, clip: InFlightClip): void;
+  saveRecording(r: NewRecording, now?: number, part?: PartOutcome): unknown;
+  settleEpisodePart(alertId: string, part: PartOutcome): void;
 }
 
 export interface CameraRecorderOptions {
@@ -40,7 +47,12 @@ export interface CameraRecorderOptions {
   /** Longest wait for the footage of a clip's end before writing what there is (a dead camera). */
   footageWaitMs?: number;
   now?: () => number;
+  /** When the machine booted (ms): a restart on another boot knows its RAM segments are gone. */
+  bootAt?: number;
 }
+
+const NO_FOOTAGE = 'no footage of the event: the camera stream was down';
+const STREAM_ENDED = 'the camera stream ended before the event did: the clip ends there';
 
 const LABELS: Record<EventType, string> = { motion: 'Motion', human: 'Person', vehicle: 'Vehicle' };
 const messageOf = (type: EventType, name: string) => `${LABELS[type]} detected by ${name}`;
@@ -73,8 +85,17 @@ export class CameraRecorder {
       const name = this.opts.deviceName();
       if (change.type === 'opened') {
         const id = newId('alr');
-        this.opts.store.insertAlert({ id, deviceId: this.opts.deviceId, type: change.eventType, message: messageOf(change.eventType, name), createdAt: change.at });
-        this.alerts.set(change.episode, id);
+        const fromAt = this.tracker.current?.from ?? change.at;
+        try {
+          this.opts.store.openEpisode(
+            { id, deviceId: this.opts.deviceId, type: change.eventType, message: messageOf(change.eventType, name), createdAt: change.at },
+            { segmentDir: this.opts.segmentDir, bootAt: this.opts.bootAt ?? bootTime(), fromAt },
+          );
+          this.alerts.set(change.episode, id);
+        } catch (err) {
+          // The clip is still recorded (a full disk may have room by then), only without its alert.
+          this.opts.logger.error({ device: this.opts.deviceId, err: (err as Error).message }, 'the alert of an event could not be written');
+        }
       } else {
         const id = this.alerts.get(change.episode);
         if (id) this.opts.store.setAlertType(id, change.eventType, messageOf(change.eventType, name));
@@ -106,8 +127,20 @@ export class CameraRecorder {
   }
 
   private async write(cut: ClipCut): Promise<void> {
+    const alertId = this.alerts.get(cut.episode) ?? null;
+    if (cut.final) this.alerts.delete(cut.episode);
+    const part = { final: cut.final, nextFrom: cut.to };
+    /** The part ends without a clip: the alert learns why (and the episode moves on). */
+    const settle = (note: string | null) => {
+      if (!alertId) return;
+      try {
+        this.opts.store.settleEpisodePart(alertId, { ...part, note });
+      } catch (err) {
+        this.opts.logger.error({ device: this.opts.deviceId, alert: alertId, err: (err as Error).message }, 'the recording status of an alert could not be written');
+      }
+    };
     // A sliver after a part already written (a stop reported late) is no clip worth a file.
-    if (cut.part > 0 && cut.to - cut.from < 1000) return;
+    if (cut.part > 0 && cut.to - cut.from < 1000) return settle(null);
     const where = { device: this.opts.deviceId, episode: cut.episode, part: cut.part };
     const log = this.opts.logger;
     // The segment holding the clip's end is listed once the next keyframe arrives.
@@ -116,28 +149,35 @@ export class CameraRecorder {
     // unfinished segment (received but only in ffmpeg's buffers) is listed, then choose.
     if ((this.segmenter.ring.latestEndAt ?? Number.NEGATIVE_INFINITY) < cut.to) await this.segmenter.endRun();
     const selection = this.segmenter.ring.select(cut.from, cut.to);
-    const alertId = this.alerts.get(cut.episode) ?? null;
-    if (cut.final) this.alerts.delete(cut.episode);
     if (!selection) {
       log.warn({ ...where, from: cut.from, to: cut.to }, 'no footage for the event (the camera stream was down)');
-      return;
+      return settle(NO_FOOTAGE);
     }
     const endAt = Math.min(cut.to, selection.endAt);
     log.debug({ ...where, from: cut.from, to: cut.to, startAt: selection.startAt, segments: selection.segments.length, endAt }, 'clip footage chosen');
     const durationS = (endAt - selection.startAt) / 1000;
-    if (durationS <= 0) return;
     const id = newId('rec');
     const fileName = `${this.opts.deviceId}/${id}.mp4`;
     const files = selection.segments.map((s) => ({ path: this.segmenter.file(s.file), durationS: s.durationS }));
     const first = files[0];
-    if (!first) return;
+    if (durationS <= 0 || !first) return settle(NO_FOOTAGE);
+    try {
+      if (alertId) this.opts.store.beginClip(alertId, { id, startedAt: Math.round(selection.startAt), endedAt: Math.round(endAt), to: cut.to, eventType: cut.eventType, final: cut.final });
+    } catch (err) {
+      // Only the crash journal is behind; the clip is still written.
+      log.error({ ...where, err: (err as Error).message }, 'the start of a clip could not be journalled');
+    }
     try {
       const audio = await this.audioModeOf(first.path);
       const written = await this.opts.serialize(() =>
         writeClip({ ffmpegPath: this.opts.ffmpegPath, scratchDir: path.dirname(first.path), segments: files, durationS, audio, storageDir: this.opts.storageDir, fileName }),
       );
       try {
-        this.opts.store.saveRecording({ id, deviceId: this.opts.deviceId, eventType: cut.eventType, startedAt: Math.round(selection.startAt), endedAt: Math.round(endAt), sizeBytes: written.sizeBytes, fileName, alertId });
+        this.opts.store.saveRecording({ id, deviceId: this.opts.deviceId, eventType: cut.eventType, startedAt: Math.round(selection.startAt), endedAt: Math.round(endAt), sizeBytes: written.sizeBytes, fileName, alertId }, undefined, {
+          ...part,
+          // The footage stopped short of the part's end (the stream died and did not come back in time).
+          note: endAt < cut.to - 1000 ? STREAM_ENDED : null,
+        });
       } catch (err) {
         // No row (a full disk fails SQLite too): the clip must not stay behind unlisted.
         await removeClip(this.opts.storageDir, fileName);
@@ -148,6 +188,7 @@ export class CameraRecorder {
       await writeThumbnail({ ffmpegPath: this.opts.ffmpegPath, storageDir: this.opts.storageDir, fileName, atS, durationS });
     } catch (err) {
       log.error({ ...where, err: (err as Error).message }, 'clip could not be written');
+      settle(`the clip could not be written: ${(err as Error).message}`.slice(0, 300));
     }
   }
 

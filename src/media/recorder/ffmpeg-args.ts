@@ -128,3 +128,18 @@ export function motionArgs(o: MotionArgs): string[] {
     'pipe:1',
   ];
 }
+
+/**
+ * Decodes a clip's video to nowhere, stopping at the first error (-xerror), with progress lines on
+ * stdout whose last `out_time_us` is how far it decoded: the start-up check of a clip a crash left.
+ */
+export function checkArgs(input: string): string[] {
+  return [...QUIET.slice(0, 2), '-loglevel', 'error', '-xerror', '-progress', 'pipe:1', '-nostats', '-i', input, '-map', '0:v:0', '-f', 'null', '-'];
+}
+
+/** The decoded length (seconds) in `-progress` output: its last `out_time_us`, or null. */
+export function decodedSeconds(progress: string): number | null {
+  const all = [...progress.matchAll(/^out_time_us=(\d+)$/gm)];
+  const last = all.at(-1)?.[1];
+  return last === undefined ? null : Number(last) / 1_000_000;
+}

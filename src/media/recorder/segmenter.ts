@@ -1,11 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, readdirSync, rmSync, unlinkSync } from 'node:fs';
+import { appendFileSync, mkdirSync, readdirSync, renameSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { BaseLogger } from 'pino';
 import { backoffMs } from '../../domain/backoff.js';
 import { segmenterArgs } from './ffmpeg-args.js';
 import { RateLimitedLines } from './process.js';
-import { parseSegmentLine, SegmentRing } from './segments.js';
+import { indexLine, parseSegmentLine, SEGMENT_INDEX, SegmentRing, type Segment } from './segments.js';
 
 // One supervised ffmpeg per camera copying the main stream (through the relay) into short NUT
 // segments in RAM. Restarted with backoff and jitter when it exits or stalls (no new segment for
@@ -14,7 +14,10 @@ import { parseSegmentLine, SegmentRing } from './segments.js';
 export interface SegmenterOptions {
   deviceId: string;
   ffmpegPath: string;
-  /** This camera's RAM directory (emptied at start: segments do not survive a restart). */
+  /**
+   * This camera's RAM directory, emptied at start: whatever a crashed run left there was
+   * recovered before (recovery.ts).
+   */
   dir: string;
   /** A fresh relay URL for each run (tickets are short-lived). */
   inputUrl: () => string;
@@ -52,6 +55,8 @@ export class Segmenter {
   private retryTimer: NodeJS.Timeout | null = null;
   private readonly watchdog: NodeJS.Timeout;
   private readonly now: () => number;
+  /** Lines in the RAM index (index.csv): rewritten from the ring when far longer than it. */
+  private indexLines = 0;
   /** Resolves the waiters of `waitForSegmentAfter`. */
   private waiters: Array<{ at: number; resolve: () => void }> = [];
 
@@ -108,6 +113,28 @@ export class Segmenter {
   /** Deletes segments the ring no longer holds. */
   prune(before: number, keepFrom: number | null): void {
     for (const name of this.ring.prune(before, keepFrom)) this.remove(name);
+    if (this.indexLines > 2 * this.ring.size + 64) this.rewriteIndex();
+  }
+
+  private appendIndex(segment: Segment): void {
+    try {
+      appendFileSync(this.file(SEGMENT_INDEX), indexLine(segment));
+      this.indexLines++;
+    } catch (err) {
+      this.opts.logger.warn({ device: this.opts.deviceId, err: (err as Error).message }, 'recorder: cannot write the RAM segment index');
+    }
+  }
+
+  /** The index holds what the ring holds (written aside and renamed: a crash never sees half of it). */
+  private rewriteIndex(): void {
+    const tmp = this.file(`.${SEGMENT_INDEX}.tmp`);
+    try {
+      writeFileSync(tmp, this.ring.list().map(indexLine).join(''));
+      renameSync(tmp, this.file(SEGMENT_INDEX));
+      this.indexLines = this.ring.size;
+    } catch (err) {
+      this.opts.logger.warn({ device: this.opts.deviceId, err: (err as Error).message }, 'recorder: cannot write the RAM segment index');
+    }
   }
 
   private remove(name: string): void {
@@ -122,7 +149,7 @@ export class Segmenter {
     const run = ++this.run;
     this.ring.newRun();
     // A run that died mid-segment leaves a file no line ever named: nothing will ask for it.
-    const held = new Set(this.ring.files());
+    const held = new Set([...this.ring.files(), SEGMENT_INDEX]);
     for (const f of readdirSync(this.opts.dir)) if (!held.has(f)) this.remove(f);
     const args = segmenterArgs({ inputUrl: this.opts.inputUrl(), pattern: path.join(this.opts.dir, `r${run}-%09d.nut`), segmentSeconds: this.opts.segmentSeconds ?? 0.5, readTimeoutS: 5 });
     const child = spawn(this.opts.ffmpegPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
@@ -137,7 +164,7 @@ export class Segmenter {
       for (const line of lines) {
         const parsed = parseSegmentLine(line);
         if (!parsed) continue;
-        this.ring.add(parsed, this.now());
+        this.appendIndex(this.ring.add(parsed, this.now()));
         this.lastSegmentAt = this.now();
         this.attempt = 0;
         const end = this.ring.latestEndAt ?? 0;

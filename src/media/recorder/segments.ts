@@ -77,30 +77,9 @@ export class SegmentRing {
     return segment;
   }
 
-  /**
-   * The segments a clip [from, to) needs: from the last one that starts at or before `from` (so
-   * the clip opens on a keyframe and the pre-roll is never short) through the first that reaches
-   * `to`. Null when no segment covers `from` at all and none begins before `to`.
-   */
+  /** The segments a clip [from, to) needs (see selectSegments). */
   select(from: number, to: number): Selection | null {
-    let first = -1;
-    for (let i = 0; i < this.segments.length; i++) {
-      if ((this.segments[i] as Segment).startAt <= from) first = i;
-      else break;
-    }
-    // The ring no longer (or never) held `from`: start with the oldest segment that overlaps.
-    if (first < 0) first = this.segments.findIndex((s) => s.endAt > from);
-    if (first < 0 || (this.segments[first] as Segment).startAt >= to) return null;
-    const chosen: Segment[] = [];
-    for (let i = first; i < this.segments.length; i++) {
-      const s = this.segments[i] as Segment;
-      if (s.startAt >= to) break;
-      chosen.push(s);
-    }
-    const endAt = (chosen.at(-1) as Segment).endAt;
-    // Only footage from before the clip (the camera went silent at its start): nothing to write.
-    if (endAt <= from) return null;
-    return { segments: chosen, startAt: (chosen[0] as Segment).startAt, endAt };
+    return selectSegments(this.segments, from, to);
   }
 
   /**
@@ -132,4 +111,61 @@ export class SegmentRing {
   files(): string[] {
     return this.segments.map((s) => s.file);
   }
+
+  /** Every segment still held, oldest first. */
+  list(): readonly Segment[] {
+    return this.segments;
+  }
 }
+
+/**
+ * The segments a clip [from, to) needs, of `segments` in order: from the last one that starts at
+ * or before `from` (so the clip opens on a keyframe and the pre-roll is never short) through the
+ * first that reaches `to`. Null when no segment covers `from` at all and none begins before `to`.
+ */
+export function selectSegments(segments: readonly Segment[], from: number, to: number): Selection | null {
+  let first = -1;
+  for (let i = 0; i < segments.length; i++) {
+    if ((segments[i] as Segment).startAt <= from) first = i;
+    else break;
+  }
+  // The ring no longer (or never) held `from`: start with the oldest segment that overlaps.
+  if (first < 0) first = segments.findIndex((s) => s.endAt > from);
+  if (first < 0 || (segments[first] as Segment).startAt >= to) return null;
+  const chosen: Segment[] = [];
+  for (let i = first; i < segments.length; i++) {
+    const s = segments[i] as Segment;
+    if (s.startAt >= to) break;
+    chosen.push(s);
+  }
+  const endAt = (chosen.at(-1) as Segment).endAt;
+  // Only footage from before the clip (the camera went silent at its start): nothing to write.
+  if (endAt <= from) return null;
+  return { segments: chosen, startAt: (chosen[0] as Segment).startAt, endAt };
+}
+
+// The RAM index (index.csv beside the segments): each finished segment with its wall-clock
+// times, appended as it is listed, so that a daemon restarted after a crash knows the times of the
+// segments it finds (in RAM, so no SD-card write). One line: `file,startAt,endAt,durationS`.
+
+/** Sorts before the segments (`r<run>-…`), so "the newest file" is still a segment. */
+export const SEGMENT_INDEX = 'index.csv';
+
+export function indexLine(s: Segment): string {
+  return `${s.file},${Math.round(s.startAt)},${Math.round(s.endAt)},${s.durationS.toFixed(6)}\n`;
+}
+
+/** The index's segments in order (a later line for the same file wins); malformed lines are skipped. */
+export function parseIndex(text: string): Segment[] {
+  const byFile = new Map<string, Segment>();
+  for (const line of text.split('\n')) {
+    const m = /^([\w-]+(?:\.[\w-]+)*\.nut),(-?\d+),(-?\d+),(\d+(?:\.\d+)?)$/.exec(line.trim());
+    if (!m) continue;
+    const segment = { file: m[1] as string, startAt: Number(m[2]), endAt: Number(m[3]), durationS: Number(m[4]) };
+    if (segment.endAt < segment.startAt) continue;
+    byFile.delete(segment.file);
+    byFile.set(segment.file, segment);
+  }
+  return [...byFile.values()];
+}
+

@@ -21,7 +21,7 @@ function make(mode: 'auto' | 'on' | 'off', hasOwnEvents: (id: string) => boolean
   dirs.push(dir);
   const lines: string[] = [];
   const opts: RecordersOptions = {
-    store: { insertAlert: () => undefined, setAlertType: () => undefined, saveRecording: () => undefined },
+    store: { openEpisode: () => undefined, setAlertType: () => undefined, beginClip: () => undefined, saveRecording: () => undefined, settleEpisodePart: () => undefined },
     deviceName: (id) => id,
     hasStream: (id) => id !== 'dev_nostream',
     inputUrl: () => 'rtsp://127.0.0.1:9/nothing',
