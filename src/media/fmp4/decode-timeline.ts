@@ -18,7 +18,10 @@ import { timestampDelta } from '../rtp.js';
 //
 // Times are in the RTP clock's units, unwrapped from 32 bits and counted from `zeroRtpTime` (the
 // RTP time at the start of the shared timeline, from rtp-clock.ts, so tracks start together);
-// units before zero are dropped.
+// units before zero are dropped. A jump of more than `maxJump` between consecutive timestamps (a
+// camera whose clock restarted, a corrupt packet that passed) is not a picture that long: the
+// timeline continues one spacing after the previous unit and counts a discontinuity, so no sample
+// gets an hour-long duration or a composition offset beyond 32 bits.
 
 export interface TimedUnit<T> {
   unit: T;
@@ -35,6 +38,8 @@ export interface DecodeTimelineOptions {
   zeroRtpTime?: number;
   initialReorderDepth?: number;
   maxReorderDepth?: number;
+  /** Largest believable step between consecutive RTP timestamps, in clock units (default 10 s at 90 kHz). */
+  maxJump?: number;
 }
 
 interface Pending<T> {
@@ -45,6 +50,10 @@ interface Pending<T> {
 export class DecodeTimeline<T> {
   /** Units dropped: their PTS is before the timeline's zero. */
   dropped = 0;
+  /** Timestamp jumps over maxJump, smoothed over. */
+  discontinuities = 0;
+  private readonly maxJump: number;
+  private spacing = 1;
   private zero: number | null;
   private lastRtp = 0;
   private extended = 0;
@@ -67,6 +76,7 @@ export class DecodeTimeline<T> {
     this.zero = options.zeroRtpTime ?? null;
     this.maxDepth = options.maxReorderDepth ?? 4;
     this.depth = Math.min(options.initialReorderDepth ?? 0, this.maxDepth);
+    this.maxJump = options.maxJump ?? 900_000;
   }
 
   push(unit: T, rtpTime: number): void {
@@ -75,7 +85,14 @@ export class DecodeTimeline<T> {
       this.zero ??= rtpTime;
       this.extended = timestampDelta(rtpTime, this.zero);
     } else {
-      this.extended += timestampDelta(rtpTime, this.lastRtp);
+      const step = timestampDelta(rtpTime, this.lastRtp);
+      if (Math.abs(step) > this.maxJump) {
+        this.discontinuities++;
+        this.extended += this.spacing;
+      } else {
+        this.extended += step;
+        if (step > 0) this.spacing = step;
+      }
     }
     this.lastRtp = rtpTime;
     const pts = this.extended;
