@@ -1,0 +1,87 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { VideoAccessUnit } from '../../../src/media/access-unit.js';
+import { DecodeTimeline } from '../../../src/media/fmp4/decode-timeline.js';
+import { buildInitSegment } from '../../../src/media/fmp4/init-segment.js';
+import { h264Track, reorderDepthHint } from '../../../src/media/fmp4/track.js';
+import { LiveWindow } from '../../../src/media/hls/live-window.js';
+import { PartAssembler } from '../../../src/media/hls/part-assembler.js';
+import { parseMediaPlaylist } from '../../../src/media/hls/playlist-parse.js';
+import { writeMediaPlaylist } from '../../../src/media/hls/playlist.js';
+import { h264ParameterSetsIn } from '../../../src/media/parameter-sets.js';
+import { captureRtp } from '../../support/rtp-capture.js';
+import { decode, depacketizeVideo } from '../fmp4/mux-capture.js';
+
+// One second of ffmpeg's H.264 RTP (10 fps, a keyframe every 3 pictures, B-frames) through the
+// whole pure path: depacketiser, decode timeline, part assembler, live window, playlist. The
+// window's files are written to a directory; ffmpeg plays the playlist (closed with an ENDLIST for
+// the test, as a live one would be reloaded) and the parts joined behind the init segment.
+
+let dir = '';
+let window: LiveWindow;
+let units: VideoAccessUnit[];
+let init: Buffer;
+
+beforeAll(async () => {
+  const { packets } = await captureRtp(['-c:v', 'libx264', '-g', '3', '-bf', '1', '-sc_threshold', '0']);
+  units = depacketizeVideo(packets, 'H264');
+  const track = h264Track(1, h264ParameterSetsIn(units[0]!.nalus));
+  init = buildInitSegment([track]);
+  window = new LiveWindow({ partTarget: 0.2, targetDuration: 1, maxSegments: 10, maxBytes: 1 << 24 });
+  let clock = Date.UTC(2026, 10, 25, 10);
+  const assembler = new PartAssembler(window, { video: track, audio: null }, { partTarget: 0.2, targetDuration: 1 }, () => (clock += 100));
+  const timeline = new DecodeTimeline<VideoAccessUnit>((t) => assembler.pushVideo(t), { initialReorderDepth: reorderDepthHint(track) });
+  for (const u of units) timeline.push(u, u.rtpTime);
+  timeline.flush();
+  assembler.flush();
+  dir = await mkdtemp(path.join(tmpdir(), 'llhls-'));
+});
+
+afterAll(async () => {
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+describe('LL-HLS from RTP', () => {
+  it('cuts a segment at every keyframe, parts of at most PART-TARGET, the first part of each segment independent', () => {
+    expect(units.filter((u) => u.keyframe)).toHaveLength(4); // pictures 0, 3, 6, 9
+    const playlist = parseMediaPlaylist(writeMediaPlaylist(window.playlist()));
+    expect(playlist.segments).toHaveLength(3); // the fourth GOP is still open
+    expect(playlist.segments.map((s) => s.duration)).toEqual([0.3, 0.3, 0.3]);
+    for (const s of playlist.segments) {
+      expect(s.parts.map((p) => p.independent)).toEqual([true, false]);
+      expect(s.parts.reduce((sum, p) => sum + p.duration, 0)).toBeCloseTo(s.duration, 6);
+      for (const p of s.parts) expect(p.duration).toBeLessThanOrEqual(0.2);
+    }
+    expect(playlist.openParts.map((p) => p.independent)).toEqual([true]);
+  });
+
+  it('ffmpeg plays the playlist of complete segments without a decode error, and the parts decode to every picture', async () => {
+    const names: string[] = [];
+    await writeFile(path.join(dir, 'init.mp4'), init);
+    for (let msn = 0; msn < 3; msn++) {
+      const parts = window.segment(msn)!;
+      await writeFile(path.join(dir, `seg${msn}.mp4`), Buffer.concat(parts.map((p) => p.bytes)));
+      names.push(`seg${msn}.mp4`);
+    }
+    const text = writeMediaPlaylist(window.playlist()) + '#EXT-X-ENDLIST\n';
+    await writeFile(path.join(dir, 'index.m3u8'), text);
+    const played = await decode(path.join(dir, 'index.m3u8'), ['-allowed_extensions', 'ALL']);
+    expect(played.errors).toBe('');
+    expect(played.hashes).toHaveLength(9);
+
+    const allParts: Buffer[] = [init];
+    for (let id = 0; ; id++) {
+      const part = window.part(id);
+      if (part === 'wait' || part === undefined) break;
+      allParts.push(part.bytes);
+    }
+    const whole = path.join(dir, 'parts.mp4');
+    await writeFile(whole, Buffer.concat(allParts));
+    const decoded = await decode(whole);
+    expect(decoded.errors).toBe('');
+    expect(decoded.hashes).toHaveLength(10);
+    expect(decoded.hashes.slice(0, 9)).toEqual(played.hashes);
+  });
+});
