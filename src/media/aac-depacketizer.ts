@@ -64,7 +64,8 @@ export class AacDepacketizer {
     }
     this.lastSequence = header.sequence;
     if (!this.read(packet, header.payloadOffset, header.payloadLength, header.timestamp, header.marker)) {
-      this.stats.dropped++;
+      // A broken fragment counts once, as the frame it was part of.
+      if (this.fragments.length === 0) this.stats.dropped++;
       this.lossSinceEmit = true;
       this.dropFragment();
     }

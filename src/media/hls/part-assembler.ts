@@ -11,11 +11,12 @@ import { cutBefore } from './part-cutter.js';
 // frames that start before the part's video ends, and goes into the live window. Both tracks' decode
 // times count from the same instant (decode-timeline.ts with a zero from rtp-clock.ts), so comparing
 // them in seconds lines the audio up with the video. Nothing is output before the first keyframe.
+// Audio that arrives before the first keyframe waits for it, and what starts earlier is dropped.
 // The caller chooses a PART-TARGET at least one frame interval long (a part holds one sample at least).
 
 export interface PartAssemblerStats {
   parts: number;
-  /** Video samples before the first keyframe, and audio frames before the first part. */
+  /** Video samples before the first keyframe, and audio frames that start before it. */
   droppedBeforeKeyframe: number;
   /** Audio frames dropped because no video came to close a part for them. */
   droppedAudio: number;
@@ -54,6 +55,13 @@ export class PartAssembler {
         return;
       }
       this.started = true;
+      // Audio waiting from before the first picture has nothing to play with.
+      const startSeconds = timed.dts / this.tracks.video.timescale;
+      const audioTrack = this.tracks.audio;
+      const before = audioTrack ? this.audio.findIndex((a) => a.dts / audioTrack.timescale >= startSeconds) : 0;
+      const drop = before < 0 ? this.audio.length : before;
+      this.audio.splice(0, drop);
+      this.stats.droppedBeforeKeyframe += drop;
     }
     const cut = cutBefore({ partElapsed: this.partElapsed, segmentElapsed: this.segmentElapsed }, { keyframe: timed.unit.keyframe, duration: timed.duration }, { partTarget: this.partTarget, targetDuration: this.targetDuration });
     if (cut !== 'none') this.closePart(cut === 'segment');
@@ -64,10 +72,6 @@ export class PartAssembler {
   }
 
   pushAudio(timed: TimedUnit<AudioFrame>): void {
-    if (!this.started) {
-      this.stats.droppedBeforeKeyframe++;
-      return;
-    }
     this.audio.push({ dts: timed.dts, sample: audioSample(timed) });
     if (this.audio.length > MAX_PENDING_AUDIO) {
       this.audio.shift();

@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { codecsString } from '../../../src/media/fmp4/codecs.js';
 import { captureRtp } from '../../support/rtp-capture.js';
-import { annexB, decode, ffprobe, muxAac, muxVideo, withFile, type Muxed } from './mux-capture.js';
+import { annexB, decode, ffprobe, muxAac, muxVideo, withFile } from './mux-capture.js';
 
 // ffmpeg encodes one second of its 320x240 10 fps test picture, sends it as RTP on loopback; the
 // capture goes through our depacketiser, decode timeline and muxer, and ffprobe/ffmpeg read the file.
@@ -27,7 +27,7 @@ const VIDEO_CASES: VideoCase[] = [
 ];
 
 describe.each(VIDEO_CASES)('fMP4 from RTP: $name', (c) => {
-  let muxed: Muxed & { units: Array<{ rtpTime: number; keyframe: boolean; nalus: Buffer[] }> };
+  let muxed: ReturnType<typeof muxVideo>;
   let file: Buffer;
   beforeAll(async () => {
     const { packets } = await captureRtp(c.encoder);
@@ -67,7 +67,7 @@ describe.each(VIDEO_CASES)('fMP4 from RTP: $name', (c) => {
 
   it('decodes without an error to the pixels of the elementary stream ffmpeg sent', async () => {
     const ours = await withFile(file, 'out.mp4', (f) => decode(f));
-    const reference = await withFile(annexB(muxed.units as never), c.codec === 'H264' ? 'ref.h264' : 'ref.hevc', (f) => decode(f));
+    const reference = await withFile(annexB(muxed.units), c.codec === 'H264' ? 'ref.h264' : 'ref.hevc', (f) => decode(f));
     expect(ours.errors).toBe('');
     expect(reference.errors).toBe('');
     expect(ours.hashes).toHaveLength(10);
