@@ -2,7 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { VideoAccessUnit } from '../../../src/media/access-unit.js';
+import type { AudioFrame, VideoAccessUnit } from '../../../src/media/access-unit.js';
 import { DecodeTimeline } from '../../../src/media/fmp4/decode-timeline.js';
 import { buildInitSegment } from '../../../src/media/fmp4/init-segment.js';
 import { h264Track, reorderDepthHint } from '../../../src/media/fmp4/track.js';
@@ -12,7 +12,7 @@ import { parseMediaPlaylist } from '../../../src/media/hls/playlist-parse.js';
 import { writeMediaPlaylist } from '../../../src/media/hls/playlist.js';
 import { h264ParameterSetsIn } from '../../../src/media/parameter-sets.js';
 import { captureRtp } from '../../support/rtp-capture.js';
-import { decode, depacketizeVideo } from '../fmp4/mux-capture.js';
+import { decode, depacketizeVideo, ffprobe, muxAac } from '../fmp4/mux-capture.js';
 
 // One second of ffmpeg's H.264 RTP (10 fps, a keyframe every 3 pictures, B-frames) through the
 // whole pure path: depacketiser, decode timeline, part assembler, live window, playlist. The
@@ -83,5 +83,51 @@ describe('LL-HLS from RTP', () => {
     expect(decoded.errors).toBe('');
     expect(decoded.hashes).toHaveLength(10);
     expect(decoded.hashes.slice(0, 9)).toEqual(played.hashes);
+  });
+});
+
+describe('LL-HLS parts with H.264 and AAC', () => {
+  it('carries both tracks in each part; ffprobe reads both and ffmpeg decodes them without an error', async () => {
+    const { packets: videoPackets } = await captureRtp(['-c:v', 'libx264', '-g', '5', '-bf', '0']);
+    // captureRtp's `-t 1` lands before these options, so it bounds the sine input that is sent.
+    const { packets: audioPackets, sdp } = await captureRtp(['-f', 'lavfi', '-i', 'sine=frequency=440:sample_rate=48000', '-map', '1:a', '-c:a', 'aac', '-ac', '1']);
+    const videoUnits = depacketizeVideo(videoPackets, 'H264');
+    const audioMux = muxAac(audioPackets, sdp);
+    const track = h264Track(1, h264ParameterSetsIn(videoUnits[0]!.nalus));
+    const audioTrack = { ...audioMux.track, id: 2 };
+    const av = new LiveWindow({ partTarget: 0.3, targetDuration: 1, maxSegments: 10, maxBytes: 1 << 24 });
+    const assembler = new PartAssembler(av, { video: track, audio: audioTrack }, { partTarget: 0.3, targetDuration: 1 }, () => 0);
+    // Two separate ffmpeg runs have unrelated RTP clocks: each track starts at its first unit here.
+    const audioTimeline = new DecodeTimeline<AudioFrame>((t) => assembler.pushAudio(t));
+    const videoTimeline = new DecodeTimeline<VideoAccessUnit>((t) => assembler.pushVideo(t));
+    let a = 0;
+    for (const u of videoUnits) {
+      // Interleave as a camera does: the audio up to this picture's time first.
+      while (a < audioMux.frames.length && ((audioMux.frames[a]!.rtpTime - audioMux.frames[0]!.rtpTime) >>> 0) / 48_000 <= ((u.rtpTime - videoUnits[0]!.rtpTime) >>> 0) / 90_000) {
+        audioTimeline.push(audioMux.frames[a]!, audioMux.frames[a]!.rtpTime);
+        a++;
+      }
+      videoTimeline.push(u, u.rtpTime);
+    }
+    while (a < audioMux.frames.length) audioTimeline.push(audioMux.frames[a]!, audioMux.frames[a++]!.rtpTime);
+    videoTimeline.flush();
+    audioTimeline.flush(1024);
+    assembler.flush();
+
+    const parts: Buffer[] = [buildInitSegment([track, audioTrack])];
+    for (let id = 0; ; id++) {
+      const part = av.part(id);
+      if (part === 'wait' || part === undefined) break;
+      parts.push(part.bytes);
+    }
+    const file = path.join(dir, 'av.mp4');
+    await writeFile(file, Buffer.concat(parts));
+    const probe = await ffprobe(file);
+    expect(probe.streams.map((s) => s.codec_name).sort()).toEqual(['aac', 'h264']);
+    const audioInParts = audioMux.frames.filter((f) => ((f.rtpTime - audioMux.frames[0]!.rtpTime) >>> 0) / 48_000 < 1).length;
+    expect(probe.frames.filter((f) => f.media_type === 'video')).toHaveLength(10);
+    expect(probe.frames.filter((f) => f.media_type === 'audio')).toHaveLength(audioInParts);
+    const decoded = await decode(file);
+    expect(decoded.errors).toBe('');
   });
 });
