@@ -24,6 +24,16 @@ let window: LiveWindow;
 let units: VideoAccessUnit[];
 let init: Buffer;
 
+/** Every part still in the window, in order. */
+function partBytes(w: LiveWindow): Buffer[] {
+  const out: Buffer[] = [];
+  for (let id = 0; ; id++) {
+    const part = w.part(id);
+    if (part === 'wait') return out;
+    if (part !== undefined) out.push(part.bytes);
+  }
+}
+
 beforeAll(async () => {
   const { packets } = await captureRtp(['-c:v', 'libx264', '-g', '3', '-bf', '1', '-sc_threshold', '0']);
   units = depacketizeVideo(packets, 'H264');
@@ -71,14 +81,8 @@ describe('LL-HLS from RTP', () => {
     expect(played.errors).toBe('');
     expect(played.hashes).toHaveLength(9);
 
-    const allParts: Buffer[] = [init];
-    for (let id = 0; ; id++) {
-      const part = window.part(id);
-      if (part === 'wait' || part === undefined) break;
-      allParts.push(part.bytes);
-    }
     const whole = path.join(dir, 'parts.mp4');
-    await writeFile(whole, Buffer.concat(allParts));
+    await writeFile(whole, Buffer.concat([init, ...partBytes(window)]));
     const decoded = await decode(whole);
     expect(decoded.errors).toBe('');
     expect(decoded.hashes).toHaveLength(10);
@@ -114,14 +118,8 @@ describe('LL-HLS parts with H.264 and AAC', () => {
     audioTimeline.flush(1024);
     assembler.flush();
 
-    const parts: Buffer[] = [buildInitSegment([track, audioTrack])];
-    for (let id = 0; ; id++) {
-      const part = av.part(id);
-      if (part === 'wait' || part === undefined) break;
-      parts.push(part.bytes);
-    }
     const file = path.join(dir, 'av.mp4');
-    await writeFile(file, Buffer.concat(parts));
+    await writeFile(file, Buffer.concat([buildInitSegment([track, audioTrack]), ...partBytes(av)]));
     const probe = await ffprobe(file);
     expect(probe.streams.map((s) => s.codec_name).sort()).toEqual(['aac', 'h264']);
     const audioInParts = audioMux.frames.filter((f) => ((f.rtpTime - audioMux.frames[0]!.rtpTime) >>> 0) / 48_000 < 1).length;
