@@ -94,10 +94,10 @@ export class LiveWindow {
       open = { msn: last ? last.msn + 1 : 0, parts: [], duration: 0, programDateTime: part.wallClock, complete: false };
       this.segments.push(open);
     }
+    if (open.duration + part.duration > this.options.targetDuration + 1e-6) throw new RangeError(`segment ${open.msn} would pass the target duration`);
     const stored: LivePart = { id: this.nextPartId++, msn: open.msn, index: open.parts.length, duration: part.duration, independent: part.independent, bytes: part.bytes };
     open.parts.push(stored);
     open.duration += part.duration;
-    if (open.duration > this.options.targetDuration + 1e-6) throw new RangeError(`segment ${open.msn} longer than the target duration`);
     this.partsById.set(stored.id, stored);
     this.bytes += part.bytes.length;
     this.evict();

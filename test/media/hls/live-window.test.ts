@@ -110,6 +110,13 @@ describe('LiveWindow', () => {
     expect(w.playlist().preloadHintUri).toBe('part0.mp4');
   });
 
+  it('leaves the window as it was when it refuses a part', () => {
+    const w = filled(1);
+    const before = { stats: w.stats, playlist: w.playlist() };
+    expect(() => w.addPart({ bytes: Buffer.alloc(5), duration: 0.5, independent: false, startsSegment: false, wallClock: 0 })).toThrow(RangeError);
+    expect({ stats: w.stats, playlist: w.playlist() }).toEqual(before);
+  });
+
   it.each<[string, () => unknown]>([
     ['a part longer than PART-TARGET', () => new LiveWindow(OPTIONS).addPart({ bytes: Buffer.alloc(1), duration: 0.6, independent: true, startsSegment: true, wallClock: 0 })],
     ['a segment longer than the target duration', () => filled(1, 5)],
