@@ -1,3 +1,5 @@
+import { BitReader, BitstreamEnd, unescapeRbsp } from './bitstream.js';
+
 // H.264 (RFC 6184) and H.265 (RFC 7798) RTP payloads: where a new viewer can start, and what the
 // camera's parameter sets say. The keyframe tests run per packet, so they read bytes in place and
 // never allocate; every read stays inside [offset, offset + length).
@@ -187,58 +189,6 @@ export interface H264Sps {
 // Level 6.2 allows 139 264 macroblocks a frame and sqrt(8 × that) = 1055 across (A.3.1 (f)).
 const H264_MAX_DIMENSION_MBS = 1055;
 
-class SpsEnd extends Error {}
-
-class BitReader {
-  private bit = 0;
-  constructor(private readonly bytes: Buffer) {}
-
-  u1(): number {
-    const byte = this.bytes[this.bit >> 3];
-    if (byte === undefined) throw new SpsEnd();
-    const v = (byte >> (7 - (this.bit & 7))) & 1;
-    this.bit++;
-    return v;
-  }
-
-  u(n: number): number {
-    let v = 0;
-    for (let i = 0; i < n; i++) v = v * 2 + this.u1();
-    return v;
-  }
-
-  ue(): number {
-    let zeros = 0;
-    while (this.u1() === 0) {
-      // 32 leading zeros would code a value beyond 2^32 - 2, which no SPS field may take.
-      if (++zeros > 31) throw new SpsEnd();
-    }
-    return 2 ** zeros - 1 + this.u(zeros);
-  }
-
-  se(): number {
-    const k = this.ue();
-    return k % 2 === 1 ? (k + 1) / 2 : -(k / 2);
-  }
-}
-
-/** The RBSP of a NAL unit: its payload without emulation-prevention bytes (00 00 03 → 00 00). */
-function rbsp(nal: Buffer, from: number): Buffer {
-  const out = Buffer.alloc(nal.length);
-  let n = 0;
-  let zeros = 0;
-  for (let i = from; i < nal.length; i++) {
-    const byte = nal.readUInt8(i);
-    if (zeros >= 2 && byte === 3) {
-      zeros = 0;
-      continue;
-    }
-    zeros = byte === 0 ? zeros + 1 : 0;
-    out[n++] = byte;
-  }
-  return out.subarray(0, n);
-}
-
 const HIGH_PROFILES: readonly number[] = [100, 110, 122, 244, 44, 83, 86, 118, 128, 138, 139, 134, 135];
 
 /**
@@ -248,9 +198,9 @@ const HIGH_PROFILES: readonly number[] = [100, 110, 122, 244, 44, 83, 86, 118, 1
 export function parseH264Sps(nal: Buffer): H264Sps | null {
   if (h264NalType(nal, 0, nal.length) !== H264_SPS) return null;
   try {
-    return readSps(new BitReader(rbsp(nal, 1)));
+    return readSps(new BitReader(unescapeRbsp(nal, 1)));
   } catch (err) {
-    if (err instanceof SpsEnd) return null;
+    if (err instanceof BitstreamEnd) return null;
     throw err;
   }
 }
