@@ -84,4 +84,10 @@ describe('boxes', () => {
     );
     expect(kept.map((d) => [d.label, d.score])).toEqual([['car', 0.6], ['person', 0.5], ['car', 0.4]]);
   });
+  it('suppressOverlaps drops a part cut at a region edge that lies inside the whole', () => {
+    const whole = { label: 'car', score: 0.58, box: { x: 0.61, y: 0.15, w: 0.27, h: 0.14 } };
+    const part = { label: 'car', score: 0.52, box: { x: 0.61, y: 0.13, w: 0.14, h: 0.15 } };
+    expect(iou(whole.box, part.box)).toBeLessThan(0.5);
+    expect(suppressOverlaps([part, whole], (d) => d.label)).toEqual([whole]);
+  });
 });
