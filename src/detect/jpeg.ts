@@ -33,7 +33,7 @@ export function decodeJpeg(jpeg: Uint8Array, opts: DecodeOptions): Promise<Frame
       failure ??= new FrameError(message);
       child.kill('SIGKILL');
     };
-    const timer = setTimeout(() => fail(`ffmpeg took longer than ${opts.timeoutMs ?? 5000} ms to decode the frame`), opts.timeoutMs ?? 5000);
+    const timer = setTimeout(() => fail(`ffmpeg took longer than ${opts.timeoutMs ?? 10_000} ms to decode the frame`), opts.timeoutMs ?? 10_000);
     child.stdout.on('data', (chunk: Buffer) => {
       outBytes += chunk.length;
       if (outBytes > maxPixels * 3 + 64) return fail(`decoded picture larger than ${maxPixels} pixels`);

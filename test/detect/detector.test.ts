@@ -15,7 +15,8 @@ import type { Box, Detector, Frame, RawDetection } from '../../src/detect/types.
 import { photo } from './photos.js';
 
 const config = validateConfig({}).detection;
-const ffmpeg = { ffmpegPath: 'ffmpeg' };
+// A generous kill timeout: on this shared machine ffmpeg can wait seconds for a core.
+const ffmpeg = { ffmpegPath: 'ffmpeg', timeoutMs: 60_000 };
 const rules = { labels: config.labels, minScore: config.min_score, threshold: config.threshold, zones: {}, requiredZones: [] };
 let detector: Detector;
 
@@ -117,6 +118,16 @@ describe('decoding frames with ffmpeg', () => {
   });
   it('a missing ffmpeg is a FrameError', async () => {
     await expect(decodeJpeg(photo('dog.jpg'), { ffmpegPath: '/nonexistent/ffmpeg' })).rejects.toThrow(/cannot run/);
+  });
+  it('a decoder that hangs is killed and is a FrameError', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'eg-hang-'));
+    const hanging = path.join(dir, 'ffmpeg');
+    writeFileSync(hanging, '#!/bin/sh\nexec sleep 60\n', { mode: 0o755 });
+    try {
+      await expect(decodeJpeg(photo('dog.jpg'), { ffmpegPath: hanging, timeoutMs: 200 })).rejects.toThrow(/took longer than 200 ms/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
   it('a picture larger than allowed is refused', async () => {
     await expect(decodeJpeg(photo('kite.jpg'), { ...ffmpeg, maxPixels: 1000 })).rejects.toThrow(/larger than 1000 pixels/);

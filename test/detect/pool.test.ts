@@ -26,7 +26,7 @@ describe('DetectorPool', { timeout: 180_000 }, () => {
   afterAll(() => pool?.close());
 
   it('checks the frames of a motion start in a worker thread', async () => {
-    const frame = await decodeJpeg(photo('person.jpg'), { ffmpegPath: 'ffmpeg' });
+    const frame = await decodeJpeg(photo('person.jpg'), { ffmpegPath: 'ffmpeg', timeoutMs: 60_000 });
     const frames = await pool.check({ camera: 'front', frames: [frame, frame], motion: { x: 0.3, y: 0.3, w: 0.15, h: 0.5 } });
     expect(frames).toHaveLength(2);
     for (const found of frames) expect(found.some((d) => d.label === 'person' && d.score >= 0.5), JSON.stringify(found)).toBe(true);
