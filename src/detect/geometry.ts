@@ -96,3 +96,18 @@ export function polygonProblem(polygon: readonly (readonly number[])[]): string 
   }
   return null;
 }
+
+/**
+ * The moving area of a cols × rows motion grid (row by row, true = changed) as a 0–1 box around the
+ * changed cells that are not masked, or null when none is left: what planRegions() crops around.
+ */
+export function movingArea(cols: number, rows: number, changed: readonly boolean[], masked: readonly boolean[] = []): Box | null {
+  let [c1, r1, c2, r2] = [cols, rows, -1, -1];
+  for (let i = 0; i < cols * rows; i++) {
+    if (!changed[i] || masked[i]) continue;
+    const [c, r] = [i % cols, Math.floor(i / cols)];
+    [c1, r1, c2, r2] = [Math.min(c1, c), Math.min(r1, r), Math.max(c2, c), Math.max(r2, r)];
+  }
+  if (c2 < 0) return null;
+  return { x: c1 / cols, y: r1 / rows, w: (c2 - c1 + 1) / cols, h: (r2 - r1 + 1) / rows };
+}

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { bottomCentre, inRequiredZones, maskedCells, pointInPolygon, polygonProblem, type Polygon } from '../../src/detect/geometry.js';
+import { bottomCentre, inRequiredZones, maskedCells, movingArea, pointInPolygon, polygonProblem, type Polygon } from '../../src/detect/geometry.js';
 
 const square: Polygon = [[0.2, 0.2], [0.6, 0.2], [0.6, 0.6], [0.2, 0.6]];
 // An L shape: the notch at the top right is outside.
@@ -40,6 +40,24 @@ describe('maskedCells', () => {
     // The left half of a 4 × 2 grid.
     expect(maskedCells(4, 2, [[[0, 0], [0.5, 0], [0.5, 1], [0, 1]]])).toEqual([true, true, false, false, true, true, false, false]);
     expect(maskedCells(2, 1, [])).toEqual([false, false]);
+  });
+});
+
+describe('movingArea', () => {
+  const o = false;
+  const X = true;
+  // A 4 × 3 grid.
+  it.each([
+    ['nothing changed', [o, o, o, o, o, o, o, o, o, o, o, o], [], null],
+    ['one cell', [o, o, o, o, o, X, o, o, o, o, o, o], [], { x: 0.25, y: 1 / 3, w: 0.25, h: 1 / 3 }],
+    ['two apart: the box around both', [X, o, o, o, o, o, o, o, o, o, o, X], [], { x: 0, y: 0, w: 1, h: 1 }],
+    ['a masked cell does not count', [X, o, o, o, o, o, o, o, o, o, o, X], [X, o, o, o, o, o, o, o, o, o, o, o], { x: 0.75, y: 2 / 3, w: 0.25, h: 1 / 3 }],
+    ['only masked cells changed', [X, o, o, o, o, o, o, o, o, o, o, o], [X, o, o, o, o, o, o, o, o, o, o, o], null],
+  ] as const)('%s', (_name, changed, masked, box) => {
+    const got = movingArea(4, 3, changed, masked);
+    if (box === null) return expect(got).toBeNull();
+    expect(got).not.toBeNull();
+    for (const k of ['x', 'y', 'w', 'h'] as const) expect(got![k]).toBeCloseTo(box[k], 9);
   });
 });
 
