@@ -3,6 +3,8 @@ import { isIP } from 'node:net';
 import path from 'node:path';
 import Value from 'typebox/value';
 import { parseDocument } from 'yaml';
+import { polygonProblem } from '../detect/geometry.js';
+import { labelMapProblem } from '../detect/labels.js';
 import { ConfigError } from './errors.js';
 import { parseListenAddress } from './listen.js';
 import { ConfigSchema, type Config } from './schema.js';
@@ -153,6 +155,7 @@ function checkCrossKeyRules(config: Config): void {
       throw new ConfigError(`cameras[${i}].onvif_url`, 'must be an http(s) URL such as http://192.168.1.20/onvif/device_service');
     }
   });
+  checkDetectionRules(config);
   const issuer = config.auth.local.issuer;
   if (issuer !== null) {
     // RFC 8414 §2: an https URL with no query or fragment; clients compare it byte for byte.
@@ -179,4 +182,24 @@ function checkCrossKeyRules(config: Config): void {
       throw new ConfigError('metrics.listen', `${(err as Error).message}; or null for no metrics listener`);
     }
   }
+}
+
+/** Masks and zones must be real polygons, required zones must exist, labels must be model classes. */
+function checkDetectionRules(config: Config): void {
+  const labels = labelMapProblem(config.detection.labels);
+  if (labels) throw new ConfigError(`detection.labels.${labels[0]}`, labels[1]);
+  config.cameras.forEach((cam, i) => {
+    const key = `cameras[${i}]`;
+    cam.motion_mask.forEach((polygon, j) => {
+      const problem = polygonProblem(polygon);
+      if (problem) throw new ConfigError(`${key}.motion_mask[${j}]`, `is not a valid polygon: ${problem}`);
+    });
+    for (const [name, polygon] of Object.entries(cam.zones)) {
+      const problem = polygonProblem(polygon);
+      if (problem) throw new ConfigError(`${key}.zones.${name}`, `is not a valid polygon: ${problem}`);
+    }
+    cam.required_zones.forEach((name, j) => {
+      if (!(name in cam.zones)) throw new ConfigError(`${key}.required_zones[${j}]`, `names no zone of this camera (${JSON.stringify(name)}; zones: ${Object.keys(cam.zones).join(', ') || 'none'})`);
+    });
+  });
 }

@@ -26,12 +26,21 @@ const Issuer = Type.Object(
   { additionalProperties: false },
 );
 
+const OnOffAuto = Type.Enum(['auto', 'on', 'off'], { default: 'auto' });
+const Fraction = Type.Number({ minimum: 0, maximum: 1 });
+// [x, y] corners in 0–1 coordinates of the picture; checked further (area, crossing edges) in load.ts.
+const Polygon = Type.Array(Type.Tuple([Fraction, Fraction]), { minItems: 3, maxItems: 64 });
+
 const Camera = Type.Object(
   {
     name: Type.String({ minLength: 1, maxLength: 100 }),
     onvif_url: Type.String({ minLength: 1 }),
     username: NullableString(),
     password: NullableString({ minLength: 0 }),
+    detection: OnOffAuto,
+    motion_mask: Type.Array(Polygon, { maxItems: 32, default: [] }),
+    zones: Type.Record(Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$' }), Polygon, { default: {} }),
+    required_zones: Type.Array(Type.String({ minLength: 1 }), { maxItems: 32, default: [] }),
   },
   { additionalProperties: false },
 );
@@ -113,6 +122,18 @@ export const ConfigSchema = Type.Object(
         threshold: Type.Number({ exclusiveMinimum: 0, maximum: 1, default: 0.02 }),
         fps: Type.Number({ minimum: 0.2, maximum: 2, default: 2 }),
       }),
+    }),
+    detection: Section({
+      mode: OnOffAuto,
+      min_score: Type.Number({ minimum: 0, maximum: 1, default: 0.35 }),
+      threshold: Type.Number({ minimum: 0, maximum: 1, default: 0.45 }),
+      unconfirmed: Type.Enum(['keep', 'drop'], { default: 'keep' }),
+      labels: Section({
+        human: Type.Array(Type.String({ minLength: 1 }), { default: ['person'] }),
+        vehicle: Type.Array(Type.String({ minLength: 1 }), { default: ['car', 'truck', 'bus', 'motorcycle', 'bicycle'] }),
+      }),
+      threads: Type.Integer({ minimum: 1, maximum: 16, default: 1 }),
+      queue_size: Type.Integer({ minimum: 1, maximum: 1000, default: 16 }),
     }),
     sync: Section({
       mqtt: Section({

@@ -1,0 +1,64 @@
+import { suppressOverlaps } from './boxes.js';
+import { inRequiredZones, type Polygon } from './geometry.js';
+import { classify, type LabelMap } from './labels.js';
+import type { Category, Detection, RawDetection } from './types.js';
+
+export function median(values: readonly number[]): number {
+  if (values.length === 0) return 0;
+  const s = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(s.length / 2);
+  return s.length % 2 === 1 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
+}
+
+export interface Verdict {
+  /** The most specific category confirmed (human before vehicle), or null: plain motion. */
+  type: Category | null;
+  /** Each category's median over the frames of its best score per frame (0 in a frame without one). */
+  medians: Record<Category, number>;
+  /** Index of the frame holding the best detection of `type` (the thumbnail), or null. */
+  bestFrame: number | null;
+  /** The confirmed categories' detections in that frame. */
+  detections: Detection[];
+}
+
+/**
+ * The confirmation rule over the few frames of one check: a category is confirmed when the median,
+ * over all frames looked at, of its best score in each frame is >= threshold, so one lucky frame
+ * (a shadow scored as a person once) does not make an alert while a person seen in most frames does.
+ * Per category rather than per tracked object: 3 frames over 1.5 s are too few to track.
+ */
+export function confirm(frames: readonly (readonly Detection[])[], threshold: number): Verdict {
+  const best = (category: Category, frame: readonly Detection[]): number => Math.max(0, ...frame.filter((d) => d.category === category).map((d) => d.score));
+  const medians = {
+    human: median(frames.map((f) => best('human', f))),
+    vehicle: median(frames.map((f) => best('vehicle', f))),
+  };
+  const confirmed = (['human', 'vehicle'] as const).filter((c) => frames.length > 0 && medians[c] >= threshold);
+  const type = confirmed[0] ?? null;
+  if (type === null) return { type, medians, bestFrame: null, detections: [] };
+  let bestFrame = 0;
+  frames.forEach((f, i) => {
+    if (best(type, f) > best(type, frames[bestFrame]!)) bestFrame = i;
+  });
+  const detections = frames[bestFrame]!.filter((d) => confirmed.includes(d.category)).sort((a, b) => b.score - a.score);
+  return { type, medians, bestFrame, detections };
+}
+
+export interface CheckRules {
+  labels: LabelMap;
+  minScore: number;
+  threshold: number;
+  zones: Readonly<Record<string, Polygon>>;
+  requiredZones: readonly string[];
+}
+
+/** From the model's raw detections per frame to the verdict: labels, min_score, required zones, confirmation. */
+export function judgeCheck(frames: readonly (readonly RawDetection[])[], rules: CheckRules): Verdict {
+  const kept = frames.map((raw) =>
+    suppressOverlaps(
+      classify(raw, rules.labels, rules.minScore).filter((d) => inRequiredZones(d.box, rules.zones, rules.requiredZones)),
+      (d) => d.category,
+    ),
+  );
+  return confirm(kept, rules.threshold);
+}

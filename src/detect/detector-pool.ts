@@ -1,0 +1,202 @@
+import { Worker } from 'node:worker_threads';
+import { CheckQueue } from './check-queue.js';
+import { CheckDroppedError, DetectorUnavailableError, FrameError } from './errors.js';
+import { channelsOf } from './frame.js';
+import type { Box, Frame, RawDetection } from './types.js';
+import { isWorkerMessage, type CheckMessage, type WorkerConfig, type WorkerMessage } from './worker-protocol.js';
+
+export interface DetectorPoolOptions {
+  /** Worker threads, each with its own copy of the model, each running one inference at a time. */
+  threads: number;
+  /** Most checks waiting for a free worker (config detection.queue_size). */
+  queueSize: number;
+  /** Lowest score a worker reports at all; the rules (min_score, threshold) apply later. */
+  floorScore?: number;
+  /** The model's directory (null: the one in node_modules). */
+  modelDir?: string | null;
+  /** The worker script; the built dist/detect/worker.js beside this file by default. */
+  workerUrl?: URL;
+}
+
+export interface CheckRequest {
+  camera: string;
+  /** The few frames of one motion start, looked at in order. */
+  frames: Frame[];
+  /** The moving area in 0–1 coordinates, or null (ONVIF motion): the whole frame in tiles. */
+  motion: Box | null;
+}
+
+export type PoolState = 'loading' | 'ready' | 'error' | 'closed';
+
+export interface PoolStats {
+  state: PoolState;
+  error: string | null;
+  queued: number;
+  running: number;
+  checked: number;
+  dropped: number;
+  failed: number;
+}
+
+interface Job {
+  id: number;
+  request: CheckRequest;
+  resolve: (frames: RawDetection[][]) => void;
+  reject: (err: Error) => void;
+}
+
+interface Slot {
+  worker: Worker;
+  ready: boolean;
+  job: Job | null;
+}
+
+/**
+ * The detector behind a bounded queue: `threads` worker threads load the model once each at start;
+ * checks wait in a CheckQueue (full: the busiest camera's oldest check is dropped and counted) and
+ * run one per free worker. A model that fails to load puts the pool in the error state: every check
+ * is refused with DetectorUnavailableError and nothing else stops.
+ */
+export class DetectorPool {
+  private readonly slots: Slot[] = [];
+  private readonly queue: CheckQueue<Job>;
+  private nextId = 1;
+  private counts = { checked: 0, dropped: 0, failed: 0 };
+  private stateValue: PoolState = 'loading';
+  private errorValue: string | null = null;
+  private readonly settled: Promise<void>;
+  private settle!: () => void;
+
+  constructor(opts: DetectorPoolOptions) {
+    if (!Number.isInteger(opts.threads) || opts.threads < 1) throw new RangeError(`threads must be a whole number >= 1, got ${opts.threads}`);
+    this.queue = new CheckQueue<Job>(opts.queueSize);
+    this.settled = new Promise((resolve) => (this.settle = resolve));
+    const workerData: WorkerConfig = { modelDir: opts.modelDir ?? null, floorScore: opts.floorScore ?? 0.1 };
+    const url = opts.workerUrl ?? new URL('./worker.js', import.meta.url);
+    for (let i = 0; i < opts.threads; i++) {
+      // A wasm heap grows with the model; resourceLimits keep a runaway worker from taking the box.
+      const slot: Slot = { worker: new Worker(url, { workerData, resourceLimits: { maxOldGenerationSizeMb: 256 } }), ready: false, job: null };
+      slot.worker.on('message', (msg: unknown) => this.onMessage(slot, msg));
+      slot.worker.on('error', (err) => this.onGone(slot, err.message));
+      slot.worker.on('exit', (code) => this.onGone(slot, `worker exited with code ${code}`));
+      this.slots.push(slot);
+    }
+  }
+
+  get state(): PoolState {
+    return this.stateValue;
+  }
+
+  /** Resolves once the pool is ready or has failed (never rejects: see state and stats().error). */
+  async started(): Promise<PoolState> {
+    await this.settled;
+    return this.stateValue;
+  }
+
+  stats(): PoolStats {
+    return {
+      state: this.stateValue,
+      error: this.errorValue,
+      queued: this.queue.size,
+      running: this.slots.filter((s) => s.job !== null).length,
+      ...this.counts,
+    };
+  }
+
+  /**
+   * Queues a check. Resolves with the raw detections per frame; rejects with FrameError (a frame
+   * whose bytes do not match its size, or that the worker could not use), CheckDroppedError (pushed
+   * out of the full queue) or DetectorUnavailableError (the model is not loaded, or the pool closed).
+   */
+  check(request: CheckRequest): Promise<RawDetection[][]> {
+    if (this.stateValue === 'error' || this.stateValue === 'closed') {
+      return Promise.reject(new DetectorUnavailableError(`the detector is not running: ${this.errorValue ?? this.stateValue}`));
+    }
+    try {
+      request.frames.forEach(channelsOf);
+    } catch (err) {
+      this.counts.failed++;
+      return Promise.reject(err);
+    }
+    return new Promise((resolve, reject) => {
+      const job: Job = { id: this.nextId++, request, resolve, reject };
+      for (const old of this.queue.push(request.camera, job)) {
+        this.counts.dropped++;
+        old.reject(new CheckDroppedError(`check of ${old.request.camera} dropped: the detection queue is full (${this.queue.capacity})`));
+      }
+      this.pump();
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.stateValue === 'closed') return;
+    this.stateValue = 'closed';
+    this.settle();
+    for (const job of this.queue.drain()) job.reject(new DetectorUnavailableError('the detector was closed'));
+    for (const slot of this.slots) {
+      slot.job?.reject(new DetectorUnavailableError('the detector was closed'));
+      slot.job = null;
+    }
+    await Promise.all(this.slots.map((s) => s.worker.terminate()));
+  }
+
+  private pump(): void {
+    for (const slot of this.slots) {
+      if (!slot.ready || slot.job !== null) continue;
+      const job = this.queue.shift();
+      if (!job) return;
+      slot.job = job;
+      const msg: CheckMessage = { type: 'check', id: job.id, frames: job.request.frames, motion: job.request.motion };
+      slot.worker.postMessage(msg);
+    }
+  }
+
+  private onMessage(slot: Slot, raw: unknown): void {
+    if (!isWorkerMessage(raw)) return;
+    const msg: WorkerMessage = raw;
+    switch (msg.type) {
+      case 'ready':
+        slot.ready = true;
+        if (this.stateValue === 'loading') {
+          this.stateValue = 'ready';
+          this.settle();
+        }
+        this.pump();
+        return;
+      case 'load-failed':
+        this.errorValue = msg.message;
+        return;
+      case 'result':
+      case 'failed': {
+        const job = slot.job;
+        if (!job || job.id !== msg.id) return;
+        slot.job = null;
+        if (msg.type === 'result') {
+          this.counts.checked++;
+          job.resolve(msg.frames);
+        } else {
+          this.counts.failed++;
+          job.reject(msg.frameError ? new FrameError(msg.message) : new Error(msg.message));
+        }
+        this.pump();
+        return;
+      }
+    }
+  }
+
+  /** A worker that ended (failed load, crash): its check fails; with no worker left the pool is in error. */
+  private onGone(slot: Slot, reason: string): void {
+    const index = this.slots.indexOf(slot);
+    if (index < 0) return;
+    this.slots.splice(index, 1);
+    if (slot.job) {
+      this.counts.failed++;
+      slot.job.reject(new DetectorUnavailableError(`the detector worker stopped during the check: ${reason}`));
+    }
+    if (this.slots.length > 0 || this.stateValue === 'closed') return;
+    this.stateValue = 'error';
+    this.errorValue ??= reason;
+    this.settle();
+    for (const job of this.queue.drain()) job.reject(new DetectorUnavailableError(`the detector is not running: ${this.errorValue}`));
+  }
+}

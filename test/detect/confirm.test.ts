@@ -1,0 +1,89 @@
+import { describe, expect, it } from 'vitest';
+import { CheckQueue } from '../../src/detect/check-queue.js';
+import { confirm, judgeCheck, median } from '../../src/detect/confirm.js';
+import type { Category, Detection, RawDetection } from '../../src/detect/types.js';
+
+const box = { x: 0.4, y: 0.3, w: 0.1, h: 0.4 };
+const det = (category: Category, score: number): Detection => ({ label: category === 'human' ? 'person' : 'car', category, score, box });
+
+describe('median', () => {
+  it.each([
+    [[], 0],
+    [[0.5], 0.5],
+    [[0.9, 0, 0.6], 0.6],
+    [[0.2, 0.8], 0.5],
+  ])('median(%j) = %d', (values, expected) => expect(median(values)).toBeCloseTo(expected, 9));
+});
+
+describe('confirm: the median over the frames of the best score per frame >= threshold', () => {
+  it.each([
+    ['a person in all three frames', [[det('human', 0.5)], [det('human', 0.6)], [det('human', 0.55)]], 'human', 1],
+    ['one lucky frame is not enough', [[det('human', 0.9)], [], []], null, null],
+    ['two of three frames are', [[det('human', 0.6)], [], [det('human', 0.7)]], 'human', 2],
+    ['scores below the threshold in most frames', [[det('human', 0.4)], [det('human', 0.9)], [det('human', 0.3)]], null, null],
+    ['a vehicle alone', [[det('vehicle', 0.8)], [det('vehicle', 0.8)], [det('vehicle', 0.9)]], 'vehicle', 2],
+    ['a person and a car: human is the more specific type', [[det('vehicle', 0.9), det('human', 0.6)], [det('vehicle', 0.9), det('human', 0.6)], [det('human', 0.5)]], 'human', 0],
+    ['no frames', [], null, null],
+  ] as const)('%s → %s', (_name, frames, type, bestFrame) => {
+    const v = confirm(frames, 0.5);
+    expect(v.type).toBe(type);
+    expect(v.bestFrame).toBe(bestFrame);
+    if (type === null) expect(v.detections).toEqual([]);
+    else expect(v.detections.some((d) => d.category === type)).toBe(true);
+  });
+  it('carries every confirmed category of the best frame, best first', () => {
+    const frames = [[det('vehicle', 0.9), det('human', 0.6)], [det('vehicle', 0.8), det('human', 0.6)], [det('vehicle', 0.7)]];
+    expect(confirm(frames, 0.5).detections.map((d) => [d.category, d.score])).toEqual([['vehicle', 0.9], ['human', 0.6]]);
+  });
+});
+
+describe('judgeCheck', () => {
+  const labels = { human: ['person'], vehicle: ['car', 'truck'] };
+  const raw = (label: string, score: number, b = box): RawDetection => ({ label, score, box: b });
+  const rules = { labels, minScore: 0.3, threshold: 0.5, zones: { porch: [[0, 0.5], [0.5, 0.5], [0.5, 1], [0, 1]] as [number, number][] }, requiredZones: [] as string[] };
+
+  it('maps labels, merges car and truck on one object, and confirms', () => {
+    const frames = [[raw('car', 0.6), raw('truck', 0.55), raw('dog', 0.9)], [raw('car', 0.6)], [raw('truck', 0.5)]];
+    const v = judgeCheck(frames, rules);
+    expect(v.type).toBe('vehicle');
+    expect(v.detections.map((d) => d.label)).toEqual(['car']);
+  });
+  it('drops detections below min_score before the median', () => {
+    expect(judgeCheck([[raw('person', 0.29)], [raw('person', 0.29)], [raw('person', 0.29)]], { ...rules, threshold: 0.2 }).type).toBeNull();
+  });
+  it('with required_zones, a person standing outside them does not count', () => {
+    const onPorch = { x: 0.1, y: 0.3, w: 0.2, h: 0.6 };
+    const onSidewalk = { x: 0.7, y: 0.3, w: 0.2, h: 0.6 };
+    const zoned = { ...rules, requiredZones: ['porch'] };
+    expect(judgeCheck([[raw('person', 0.7, onSidewalk)], [raw('person', 0.7, onSidewalk)]], zoned).type).toBeNull();
+    expect(judgeCheck([[raw('person', 0.7, onPorch)], [raw('person', 0.7, onPorch)]], zoned).type).toBe('human');
+  });
+});
+
+describe('CheckQueue', () => {
+  it('drops the oldest pending check of the busiest camera when full', () => {
+    const q = new CheckQueue<string>(4);
+    expect(q.push('a', 'a1')).toEqual([]);
+    expect(q.push('b', 'b1')).toEqual([]);
+    expect(q.push('a', 'a2')).toEqual([]);
+    expect(q.push('a', 'a3')).toEqual([]);
+    expect(q.push('c', 'c1')).toEqual(['a1']);
+    // a and b have 2 each: b1 waited longer than a2.
+    expect(q.push('b', 'b2')).toEqual(['b1']);
+    // a and c have 2 each: a2 is the oldest.
+    expect(q.push('c', 'c2')).toEqual(['a2']);
+    expect(q.size).toBe(4);
+    expect(q.drain()).toEqual(['a3', 'c1', 'b2', 'c2']);
+  });
+  it('ties go to the camera whose oldest check is oldest', () => {
+    const q = new CheckQueue<string>(2);
+    q.push('a', 'a1');
+    q.push('b', 'b1');
+    expect(q.push('c', 'c1')).toEqual(['a1']);
+    expect(q.shift()).toBe('b1');
+    expect(q.perCamera()).toEqual(new Map([['c', 1]]));
+  });
+  it('refuses a capacity below 1', () => {
+    expect(() => new CheckQueue(0)).toThrow(RangeError);
+  });
+});
