@@ -14,6 +14,7 @@ export const presentDevice = (d: Device) => ({
   manufacturer: d.manufacturer,
   firmware_version: d.firmwareVersion,
   last_seen_at: isoOrNull(d.lastSeenAt),
+  address: d.address,
 });
 
 export const presentRecording = (r: Recording) => ({

@@ -47,6 +47,7 @@ export const DeviceSchema = Type.Object(
     manufacturer: NullableString,
     firmware_version: NullableString,
     last_seen_at: NullableTimestamp,
+    address: Type.Union([Type.String(), Type.Null()], { description: "host[:port] of the camera's ONVIF service on the LAN (never credentials), so an unauthorized camera can be told apart from a dead one; null for other devices" }),
   },
 
 );

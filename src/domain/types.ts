@@ -34,6 +34,8 @@ export interface Device {
   firmwareVersion: string | null;
   lastSeenAt: number | null;
   createdAt: number;
+  /** host[:port] of the camera's ONVIF service; null for a device that is not a camera. */
+  address: string | null;
 }
 
 export interface Recording {

@@ -187,4 +187,14 @@ export const MIGRATIONS: readonly string[] = [
     updated_at      INTEGER NOT NULL
   ) STRICT;
   `,
+  // 7: a device's camera address for the API (an unauthorized camera is told apart from a dead one
+  // by its address): the adopted camera's URL, else the configured URL it is known by (a camera never
+  // adopted has no camera row). A view, so every device query reads the same row shape.
+  `
+  CREATE VIEW device_rows AS
+    SELECT d.*, COALESCE(
+      (SELECT c.onvif_url FROM cameras c WHERE c.device_id = d.id),
+      (SELECT substr(a.alias, 5) FROM device_aliases a WHERE a.device_id = d.id AND a.alias LIKE 'url:%' ORDER BY a.alias LIMIT 1)
+    ) AS onvif_url FROM devices d;
+  `,
 ];

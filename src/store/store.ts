@@ -36,6 +36,8 @@ interface DeviceRow {
   firmware_version: string | null;
   last_seen_at: number | null;
   created_at: number;
+  /** From the device_rows view: the camera's ONVIF device service URL. */
+  onvif_url: string | null;
 }
 interface RecordingRow {
   id: string;
@@ -107,7 +109,18 @@ const toDevice = (r: DeviceRow): Device => ({
   firmwareVersion: r.firmware_version,
   lastSeenAt: r.last_seen_at,
   createdAt: r.created_at,
+  address: cameraAddress(r.onvif_url),
 });
+
+/** host[:port] of a camera's service URL: never its credentials or path. */
+function cameraAddress(url: string | null): string | null {
+  if (!url) return null;
+  try {
+    return new URL(url).host || null;
+  } catch {
+    return null;
+  }
+}
 const toRecording = (r: RecordingRow): Recording => ({
   id: r.id,
   deviceId: r.device_id,
@@ -220,7 +233,8 @@ export interface AlertFilter extends ListOptions {
   unread?: boolean;
 }
 
-export type DeviceUpsert = Omit<Device, 'createdAt'> & { createdAt?: number };
+/** What a device is written with; its address comes from its camera row. */
+export type DeviceUpsert = Omit<Device, 'createdAt' | 'address'> & { createdAt?: number };
 export type NewRecording = Omit<Recording, 'createdAt'> & { createdAt?: number };
 export type NewAlert = Omit<Alert, 'readAt' | 'recordingId' | 'recordingStatus' | 'recordingStatusReason'> & { recordingId?: string | null };
 
@@ -555,7 +569,7 @@ export class Store {
 
   /** Every camera's device record (Home Assistant discovery). */
   listCameraDevices(): Device[] {
-    return (this.sql('SELECT d.* FROM devices d JOIN cameras c ON c.device_id = d.id ORDER BY d.id').all() as DeviceRow[]).map(toDevice);
+    return (this.sql('SELECT d.* FROM device_rows d JOIN cameras c ON c.device_id = d.id ORDER BY d.id').all() as DeviceRow[]).map(toDevice);
   }
 
   // --- devices
@@ -583,7 +597,7 @@ export class Store {
   }
 
   getDevice(id: string): Device | null {
-    const row = this.sql('SELECT * FROM devices WHERE id = ?').get(id) as DeviceRow | undefined;
+    const row = this.sql('SELECT * FROM device_rows WHERE id = ?').get(id) as DeviceRow | undefined;
     return row ? toDevice(row) : null;
   }
 
@@ -591,7 +605,7 @@ export class Store {
     const filters: Array<[string, unknown]> = [];
     if (f.status) filters.push(['status = ?', f.status]);
     if (f.type) filters.push(['type = ?', f.type]);
-    const q = keysetQuery('devices', 'created_at', filters, f);
+    const q = keysetQuery('device_rows', 'created_at', filters, f);
     return this.listPage(q, f.limit, toDevice, (d) => ({ at: d.createdAt, id: d.id }));
   }
 

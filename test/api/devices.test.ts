@@ -44,6 +44,7 @@ describe('GET /v1/devices', () => {
       manufacturer: 'D-Link',
       firmware_version: '1.0.0',
       last_seen_at: new Date(base + 5).toISOString(),
+      address: null,
     });
     expect(body.data[0]?.last_seen_at).toBeNull();
     expect(String(body.data[1]?.last_seen_at)).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);

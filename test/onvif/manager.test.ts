@@ -91,7 +91,7 @@ describe('CameraManager', () => {
     first.m.start([{ name: 'Front door', onvif_url: cam.deviceServiceUrl, username: 'admin', password: 'typo' }]);
     await expect.poll(() => onlyDevice(first.store)[0]?.status, { timeout: 10_000 }).toBe('unauthorized');
     const [device] = onlyDevice(first.store);
-    expect(device).toMatchObject({ name: 'Front door', type: 'camera', model: null, manufacturer: null, firmwareVersion: null });
+    expect(device).toMatchObject({ name: 'Front door', type: 'camera', model: null, manufacturer: null, firmwareVersion: null, address: new URL(cam.deviceServiceUrl).host });
     const refused = cam.calls.get('GetDeviceInformation') ?? 0;
     await new Promise((r) => setTimeout(r, 1500));
     expect(cam.calls.get('GetDeviceInformation') ?? 0).toBe(refused); // waits unauthorizedRetryMs

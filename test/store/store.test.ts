@@ -62,6 +62,24 @@ describe('Store', () => {
     store.close();
   });
 
+  it("gives a camera device its ONVIF service's host[:port] as address, never the URL's credentials or path", () => {
+    const { store } = open();
+    store.upsertDevice(cam('c1'));
+    store.upsertDevice(cam('c2'));
+    const camera = { onvifUrl: '', source: 'config', username: 'admin', passwordSealed: null, serial: null, mainProfile: null, mainStreamUri: null, subProfile: null, subStreamUri: null, snapshotUri: null, clockOffsetMs: null } as const;
+    store.upsertCamera({ ...camera, deviceId: 'c1', onvifUrl: 'http://admin:secret@192.168.1.20:8080/onvif/device_service' });
+    store.upsertCamera({ ...camera, deviceId: 'c2', onvifUrl: 'http://[fe80::1]/onvif/device_service' });
+    store.upsertDevice(cam('c3'));
+    expect(store.getDevice('c1')?.address).toBe('192.168.1.20:8080');
+    expect(store.getDevice('c2')?.address).toBe('[fe80::1]');
+    expect(store.getDevice('c3')?.address).toBeNull();
+    expect(store.listDevices({ limit: 10, after: null }).items.map((d) => [d.id, d.address])).toEqual([
+      ['c3', null],
+      ['c2', '[fe80::1]'],
+      ['c1', '192.168.1.20:8080'],
+    ]);
+  });
+
   it('pages newest first by keyset, stable while rows with the same time exist', () => {
     const { store } = open();
     for (let i = 0; i < 25; i++) store.upsertDevice(cam(`c${String(i).padStart(2, '0')}`, 1000 + Math.floor(i / 5)));

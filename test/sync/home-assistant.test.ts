@@ -19,6 +19,7 @@ import { TopicError } from '../../src/sync/topics.js';
 
 const ctx: HomeAssistantContext = { prefix: 'edge-gateway', gatewayId: 'gw_1', gatewayVersion: '0.1.0' };
 const device: Device = {
+  address: '192.168.1.20',
   id: 'dev_abc',
   name: 'Front door',
   type: 'camera',
