@@ -7,7 +7,9 @@ set -euo pipefail
 readonly SERVICE=edge-gateway
 readonly SERVICE_USER=edge-gateway
 readonly STATE_DIR=/var/lib/edge-gateway
-readonly APT_PACKAGES=(ffmpeg openssl)
+# python3 and make: gyp, for better-sqlite3's implicit node-gyp rebuild, which builds nothing when
+# the package carries a binary for this platform (linux-x64, linux-arm64).
+readonly APT_PACKAGES=(ffmpeg openssl python3 make)
 
 usage() {
   cat <<'EOF'
@@ -20,7 +22,7 @@ Builds this checkout and installs it as the edge-gateway systemd service:
   /etc/edge-gateway/config.yaml          created from config/default.yaml if absent; never overwritten
   /etc/systemd/system/edge-gateway.service
   /var/lib/edge-gateway                  data, created by systemd (StateDirectory=)
-Also installs missing Debian packages (ffmpeg, openssl, npm) and the system user
+Also installs missing Debian packages (ffmpeg, openssl, python3, make, npm) and the system user
 edge-gateway, then enables and starts the service when systemd is PID 1.
 
 Options:
@@ -120,8 +122,11 @@ else
       ;;
   esac
 fi
-# npm, npx and the build's scripts all run on that node.
+# npm, npx and the build's scripts all run on that node, and node-gyp uses its headers.
 PATH="$(dirname "$node_bin"):$PATH"
+if node_headers=$(node_runtime_headers_dir "$node_bin"); then
+  export npm_config_nodedir=$node_headers
+fi
 log "node $("$node_bin" --version) at $node_bin (the service runs $unit_node)"
 
 # --- Build --------------------------------------------------------------------
