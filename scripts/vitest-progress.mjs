@@ -9,10 +9,14 @@ import path from 'node:path';
 export default class ProgressReporter {
   /** @type {Map<string, { at: number, test: string }>} */
   running = new Map();
+  /** Events of a module's tests can arrive after its end, and must not bring it back. */
+  /** @type {Set<string>} */
+  ended = new Set();
   file = process.env.EDGE_GATEWAY_TEST_PROGRESS ?? '.vitest-progress';
 
   /** @param {import('vitest/node').TestModule} module */
   onTestModuleQueued(module) {
+    this.ended.delete(module.moduleId);
     this.touch(module.moduleId, '(loading)');
   }
 
@@ -33,12 +37,14 @@ export default class ProgressReporter {
 
   /** @param {import('vitest/node').TestModule} module */
   onTestModuleEnd(module) {
+    this.ended.add(module.moduleId);
     this.running.delete(module.moduleId);
     this.write();
   }
 
   /** @param {string} moduleId @param {string} test */
   touch(moduleId, test) {
+    if (this.ended.has(moduleId)) return;
     this.running.set(moduleId, { at: Math.floor(Date.now() / 1000), test });
     this.write();
   }
