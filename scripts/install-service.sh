@@ -7,20 +7,22 @@ set -euo pipefail
 readonly SERVICE=edge-gateway
 readonly SERVICE_USER=edge-gateway
 readonly STATE_DIR=/var/lib/edge-gateway
-readonly NODE_MIN_MAJOR=20
-readonly NODE_MIN_MINOR=19
-readonly APT_PACKAGES=(ffmpeg openssl)
+# python3 and make: gyp, for better-sqlite3's implicit node-gyp rebuild, which builds nothing when
+# the package carries a binary for this platform (linux-x64, linux-arm64).
+readonly APT_PACKAGES=(ffmpeg openssl python3 make)
 
 usage() {
   cat <<'EOF'
 Usage: sudo scripts/install-service.sh [--prefix DIR] [--no-start] [--help]
 
 Builds this checkout and installs it as the edge-gateway systemd service:
-  /opt/edge-gateway/                     code (dist/, config/, production node_modules)
+  /opt/edge-gateway/                     code (dist/, config/, production node_modules) and,
+                                         unless the system's node is 24 or newer, node/: Node.js
+                                         from the npm registry's node-linux-<arch> package
   /etc/edge-gateway/config.yaml          created from config/default.yaml if absent; never overwritten
   /etc/systemd/system/edge-gateway.service
   /var/lib/edge-gateway                  data, created by systemd (StateDirectory=)
-Also installs missing Debian packages (ffmpeg, openssl) and the system user
+Also installs missing Debian packages (ffmpeg, openssl, python3, make, npm) and the system user
 edge-gateway, then enables and starts the service when systemd is PID 1.
 
 Options:
@@ -81,47 +83,13 @@ conf_dir=$prefix/etc/$SERVICE
 unit_dir=$prefix/etc/systemd/system
 changed=0
 
-# --- Node.js ------------------------------------------------------------------
-
-node_help() {
-  cat >&2 <<EOF
-
-edge-gateway needs Node.js >= $NODE_MIN_MAJOR.$NODE_MIN_MINOR with npm, installed system-wide (not under
-/root or /home: the service runs with ProtectHome=yes). Debian 12 and Raspberry Pi
-OS ship Node 18. Options (details in docs/systemd.md):
-  - NodeSource's nodejs 20.x or 22.x .deb packages (arm64 and amd64), or
-  - Debian 13 (trixie), whose nodejs package is 20.19.
-Then run this script again.
-EOF
-}
-
-node_bin=$(command -v node || true)
-if [[ -z $node_bin ]]; then
-  node_help
-  die "node not found"
-fi
-command -v npm >/dev/null || {
-  node_help
-  die "npm not found (Debian splits it into the npm package)"
-}
-node_version=$("$node_bin" -p 'process.versions.node')
-IFS=. read -r node_major node_minor _ <<<"$node_version"
-if ((node_major < NODE_MIN_MAJOR || (node_major == NODE_MIN_MAJOR && node_minor < NODE_MIN_MINOR))); then
-  node_help
-  die "node $node_version at $node_bin is too old"
-fi
-case $(readlink -f "$node_bin") in
-  /root/* | /home/* | /run/user/*)
-    node_help
-    die "node at $node_bin lives in a home directory, which ProtectHome=yes hides from the service"
-    ;;
-esac
-log "node $node_version at $node_bin"
-
 # --- Debian packages ----------------------------------------------------------
 
+packages=("${APT_PACKAGES[@]}")
+# npm downloads the packages and, where the system's Node is older than 24, Node itself.
+command -v npm >/dev/null || packages+=(npm)
 missing=()
-for pkg in "${APT_PACKAGES[@]}"; do
+for pkg in "${packages[@]}"; do
   # dpkg -s also succeeds for removed packages whose config files remain.
   if [[ $(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null || true) != "install ok installed" ]]; then
     missing+=("$pkg")
@@ -132,8 +100,34 @@ if ((${#missing[@]} > 0)); then
   apt-get update
   DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}"
 else
-  log "unchanged: Debian packages ${APT_PACKAGES[*]}"
+  log "unchanged: Debian packages ${packages[*]}"
 fi
+
+# --- Node.js ------------------------------------------------------------------
+
+# shellcheck source=scripts/node-runtime.sh
+. "$repo/scripts/node-runtime.sh"
+# The system's node if it is new enough, else the pinned release fetched into the checkout's
+# .runtime/ (as ./run does) and installed with the application as $app_dir/node.
+node_bin=$(node_runtime_select "$repo/.runtime") || die "no Node.js >= $NODE_MIN_MAJOR (see docs/systemd.md)"
+if [[ $node_bin == "$repo/.runtime/"* ]]; then
+  bundled_node=$(dirname "$(dirname "$node_bin")")
+  unit_node=/opt/$SERVICE/node/bin/node
+else
+  bundled_node=""
+  unit_node=$node_bin
+  case $(readlink -f "$node_bin") in
+    /root/* | /home/* | /run/user/*)
+      die "node at $node_bin lives in a home directory, which ProtectHome=yes hides from the service; remove it from PATH to use Node $NODE_PINNED_VERSION from the npm registry instead"
+      ;;
+  esac
+fi
+# npm, npx and the build's scripts all run on that node, and node-gyp uses its headers.
+PATH="$(dirname "$node_bin"):$PATH"
+if node_headers=$(node_runtime_headers_dir "$node_bin"); then
+  export npm_config_nodedir=$node_headers
+fi
+log "node $("$node_bin" --version) at $node_bin (the service runs $unit_node)"
 
 # --- Build --------------------------------------------------------------------
 
@@ -171,7 +165,12 @@ cp "$repo/package.json" "$repo/package-lock.json" "$stage/"
 cp -R "$repo/dist" "$repo/config" "$stage/"
 mkdir "$stage/docs"
 cp "$repo/docs/systemd.md" "$stage/docs/"
-# Native modules (better-sqlite3) are built for one Node ABI and CPU.
+if [[ -n $bundled_node ]]; then
+  mkdir "$stage/node" "$stage/node/bin"
+  cp "$bundled_node/bin/node" "$stage/node/bin/"
+  cp "$bundled_node/LICENSE" "$stage/node/"
+fi
+# Native modules are built for one Node ABI and CPU.
 "$node_bin" -p '["node-abi", process.versions.modules, process.platform, process.arch].join(" ")' >"$stage/.node-abi"
 
 if [[ -d $app_dir/node_modules ]] &&
@@ -226,7 +225,7 @@ fi
 
 # --- Unit ---------------------------------------------------------------------
 
-sed "s|^ExecStart=/usr/bin/node |ExecStart=$node_bin |" "$repo/systemd/$SERVICE.service" >"$work/unit"
+sed "s|^ExecStart=/opt/$SERVICE/node/bin/node |ExecStart=$unit_node |" "$repo/systemd/$SERVICE.service" >"$work/unit"
 if cmp -s "$work/unit" "$unit_dir/$SERVICE.service"; then
   log "unchanged: $unit_dir/$SERVICE.service"
 else

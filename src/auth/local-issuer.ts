@@ -1,4 +1,4 @@
-import { createHash, generateKeyPairSync, randomUUID } from 'node:crypto';
+import { createHash, randomUUID, webcrypto } from 'node:crypto';
 import { mkdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { SignJWT, importJWK, type CryptoKey, type JWK } from 'jose';
@@ -99,8 +99,10 @@ export class LocalIssuer {
     mkdirSync(opts.dataDir, { recursive: true, mode: 0o700 });
     const file = path.join(opts.dataDir, KEY_FILE);
     // createOnce settles a race between the daemon and the CLI starting together: both end up
-    // with whichever key pair was linked into place first.
-    const content = createOnce(file, () => serializeKeys([makeKey(opts.secretBox, clock()).stored]), 0o600);
+    // with whichever key pair was linked into place first. Key generation is asynchronous and
+    // createOnce is not, so a candidate key is made first; it is dropped when the file exists.
+    const candidate = await makeKey(opts.secretBox, clock());
+    const content = createOnce(file, () => serializeKeys([candidate.stored]), 0o600);
     const ring = readKeyFile(file, content, opts.secretBox);
     const signingKey = await importSigningKey(file, ring.currentPrivateJwk);
     return new LocalIssuer(opts.issuer, opts.audience, file, opts.secretBox, opts.retiredKeyLifetimeS, clock, ring.current, ring.retired, signingKey);
@@ -161,7 +163,7 @@ export class LocalIssuer {
 
   private async rotateNow(): Promise<void> {
     const nowS = this.clock();
-    const fresh = makeKey(this.box, nowS);
+    const fresh = await makeKey(this.box, nowS);
     const signingKey = await importSigningKey(this.file, fresh.privateJwk);
     const retired = [{ ...this.current, retiredAtS: nowS }, ...this.retired].filter((k) => this.published(k, nowS));
     // The file first: if writing fails, this process keeps signing with a key the file still holds.
@@ -198,9 +200,13 @@ function thumbprint(jwk: EcPublicJwk): string {
   return createHash('sha256').update(canonical, 'utf8').digest('base64url');
 }
 
-function makeKey(box: SecretBox, nowS: number): { stored: StoredKey; privateJwk: EcPrivateJwk } {
-  const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
-  const jwk = privateKey.export({ format: 'jwk' });
+/**
+ * WebCrypto rather than generateKeyPairSync + KeyObject.export({ format: 'jwk' }): on Node 20 that
+ * pair deadlocks the process now and then (test/auth/node-jwk-export-stress.test.ts).
+ */
+async function makeKey(box: SecretBox, nowS: number): Promise<{ stored: StoredKey; privateJwk: EcPrivateJwk }> {
+  const { privateKey } = await webcrypto.subtle.generateKey({ name: 'ECDSA', namedCurve: 'P-256' }, true, ['sign', 'verify']);
+  const jwk = await webcrypto.subtle.exportKey('jwk', privateKey);
   if (typeof jwk.x !== 'string' || typeof jwk.y !== 'string' || typeof jwk.d !== 'string') {
     throw new LocalIssuerError('key generation returned an incomplete EC key');
   }

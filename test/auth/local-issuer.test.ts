@@ -1,4 +1,4 @@
-import { generateKeyPairSync } from 'node:crypto';
+import { webcrypto } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -84,9 +84,10 @@ function kids(issuer: LocalIssuer): Array<string | undefined> {
   return issuer.publicJwks().keys.map((k) => k.kid);
 }
 
-/** A key file as the version-1 issuer wrote it. */
-function writeV1KeyFile(dataDir: string, mtimeS: number): JWK {
-  const jwk = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ format: 'jwk' });
+/** A key file as the version-1 issuer wrote it. WebCrypto: see node-jwk-export-stress.test.ts. */
+async function writeV1KeyFile(dataDir: string, mtimeS: number): Promise<JWK> {
+  const { privateKey } = await webcrypto.subtle.generateKey({ name: 'ECDSA', namedCurve: 'P-256' }, true, ['sign']);
+  const jwk = await webcrypto.subtle.exportKey('jwk', privateKey);
   const publicJwk = { kty: 'EC', crv: 'P-256', x: jwk.x, y: jwk.y };
   const sealed = SecretBox.openInDir(dataDir).seal(JSON.stringify({ ...publicJwk, d: jwk.d }), 'local-issuer-key');
   writeKeyFile(dataDir, `${JSON.stringify({ version: 1, alg: 'ES256', public_jwk: publicJwk, sealed_private_jwk: sealed }, null, 2)}\n`);
@@ -120,7 +121,7 @@ describe('LocalIssuer key file', () => {
   it('reads a version-1 file as the current key, created at its mtime, and leaves it as is', async () => {
     const dataDir = tempDir();
     const clock = { s: T0_S };
-    const publicJwk = writeV1KeyFile(dataDir, T0_S - 1000);
+    const publicJwk = await writeV1KeyFile(dataDir, T0_S - 1000);
     const before = readFileSync(path.join(dataDir, KEY_FILE), 'utf8');
     const issuer = await openIssuer(dataDir, clock);
 

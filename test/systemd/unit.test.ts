@@ -45,7 +45,7 @@ beforeAll(async () => {
   const cli = join(dir, 'cli.js');
   await writeFile(cli, '// stand-in for dist/cli.js\n');
   const text = await readFile(UNIT, 'utf8');
-  const execStart = 'ExecStart=/usr/bin/node /opt/edge-gateway/dist/cli.js ';
+  const execStart = 'ExecStart=/opt/edge-gateway/node/bin/node /opt/edge-gateway/dist/cli.js ';
   if (!text.includes(`\n${execStart}`)) {
     throw new Error(`the unit no longer starts with "${execStart}"; scripts/install-service.sh rewrites exactly that`);
   }

@@ -1,0 +1,58 @@
+// A vitest reporter for ./run test's watchdog: keeps one line per test file in progress in the file
+// named by EDGE_GATEWAY_TEST_PROGRESS, "<unix seconds of the file's last event> <file> > <test>".
+// Vitest's test and hook timeouts run on the worker's own event loop, so a worker whose main thread
+// is blocked (a deadlock in native code, an endless loop) stops sending events and is never timed
+// out; the watchdog sees its line age and says which file and test it was in.
+import { renameSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+
+export default class ProgressReporter {
+  /** @type {Map<string, { at: number, test: string }>} */
+  running = new Map();
+  /** Events of a module's tests can arrive after its end, and must not bring it back. */
+  /** @type {Set<string>} */
+  ended = new Set();
+  file = process.env.EDGE_GATEWAY_TEST_PROGRESS ?? '.vitest-progress';
+
+  /** @param {import('vitest/node').TestModule} module */
+  onTestModuleQueued(module) {
+    this.ended.delete(module.moduleId);
+    this.touch(module.moduleId, '(loading)');
+  }
+
+  /** @param {import('vitest/node').TestModule} module */
+  onTestModuleStart(module) {
+    this.touch(module.moduleId, '(before the first test)');
+  }
+
+  /** @param {import('vitest/node').TestCase} testCase */
+  onTestCaseReady(testCase) {
+    this.touch(testCase.module.moduleId, testCase.fullName);
+  }
+
+  /** @param {import('vitest/node').TestCase} testCase */
+  onTestCaseResult(testCase) {
+    this.touch(testCase.module.moduleId, `(after "${testCase.fullName}")`);
+  }
+
+  /** @param {import('vitest/node').TestModule} module */
+  onTestModuleEnd(module) {
+    this.ended.add(module.moduleId);
+    this.running.delete(module.moduleId);
+    this.write();
+  }
+
+  /** @param {string} moduleId @param {string} test */
+  touch(moduleId, test) {
+    if (this.ended.has(moduleId)) return;
+    this.running.set(moduleId, { at: Math.floor(Date.now() / 1000), test });
+    this.write();
+  }
+
+  write() {
+    const lines = [...this.running].map(([id, { at, test }]) => `${at} ${path.relative(process.cwd(), id)} > ${test}\n`);
+    // Renamed into place, so the watchdog never reads half a file.
+    writeFileSync(`${this.file}.tmp`, lines.join(''));
+    renameSync(`${this.file}.tmp`, this.file);
+  }
+}
