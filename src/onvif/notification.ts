@@ -2,9 +2,9 @@
 // is inconsistent, so everything here is read defensively: a message that cannot be read is skipped,
 // never thrown on, and the rest of the batch still gets through.
 //
-// Both shapes the codebase can hand us are accepted: the raw xml2js shape from parseSoapBody (arrays
-// everywhere, what OnvifSession.pullMessages returns) and the simplified shape (`simplify`, where
-// single-element arrays are unwrapped and "true"/numbers/dates are already typed).
+// The input is the raw xml2js shape from parseSoapBody (arrays everywhere), what
+// OnvifSession.pullMessages returns. The readers also accept unwrapped single elements and typed
+// values, the shape the former onvif library produced.
 
 import { childOf, firstOf, isXmlObject, type XmlObject } from './soap-xml.js';
 
@@ -95,7 +95,7 @@ function readNotification(raw: unknown): Notification | null {
 
 /**
  * Maps a parsed PullMessagesResponse (`body.pullMessagesResponse` from parseSoapBody, or its
- * `simplify`d form) to notifications. Never throws on camera input; unreadable messages
+ * unwrapped form) to notifications. Never throws on camera input; unreadable messages
  * are skipped.
  */
 export function toNotifications(pullMessagesResponse: unknown): Notification[] {

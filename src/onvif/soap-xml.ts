@@ -115,35 +115,11 @@ export async function parseSoapBody(xml: string): Promise<Record<string, unknown
   return body;
 }
 
-const NUMBER = /^-?([1-9]\d*|0)(\.\d*)?$/;
-const DATE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(.\d+)?Z$/;
-
-/** Simplified xml2js output, as the onvif library made it: single-element arrays unwrapped, "true"/numbers/dates typed. */
-export function simplify(node: unknown, depth = 0): unknown {
-  if (depth > 64) return null;
-  let v = node;
-  if (Array.isArray(v)) {
-    if (v.length > 1) return v.map((x) => simplify(x, depth + 1));
-    v = v[0];
-  }
-  if (typeof v === 'object' && v !== null) {
-    const out: Record<string, unknown> = {};
-    for (const key of Object.keys(v)) out[key] = simplify((v as Record<string, unknown>)[key], depth + 1);
-    return out;
-  }
-  if (typeof v !== 'string') return v;
-  if (v === 'true') return true;
-  if (v === 'false') return false;
-  if (NUMBER.test(v)) return parseFloat(v);
-  if (DATE.test(v)) return new Date(v);
-  return v;
-}
-
 // Readers for the xml2js shape (arrays everywhere, attributes under `$`, text under `_`).
 
 export type XmlObject = Record<string, unknown>;
 
-/** A plain element object (not an array, and not a Date, which `simplify` makes of timestamps). */
+/** A plain element object (not an array, and not a Date). */
 export function isXmlObject(v: unknown): v is XmlObject {
   return typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof Date);
 }

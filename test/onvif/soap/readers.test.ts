@@ -13,7 +13,11 @@ import * as R from '../../../src/onvif/simulator/responses.js';
 // partial ones (values null), and answers to something else (a fault of that call).
 
 const CAPTURES = path.resolve(import.meta.dirname, '../../../../shared/onvif-captures');
-const capture = (p: string) => (existsSync(path.join(CAPTURES, p)) ? readFileSync(path.join(CAPTURES, p), 'utf8') : null);
+const capture = (p: string) => {
+  if (existsSync(path.join(CAPTURES, p))) return readFileSync(path.join(CAPTURES, p), 'utf8');
+  console.log(`skipping the test of ${p}: ${CAPTURES} is absent (the shared captures live outside the repository)`);
+  return null;
+};
 const body = (xml: string) => parseSoapBody(xml);
 const at = Date.UTC(2026, 10, 25, 9, 8, 7);
 
