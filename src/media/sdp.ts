@@ -402,7 +402,7 @@ function parseFmtp(value: string): { payloadType: number; params: SdpFmtp } | nu
 }
 
 /** RFC 3551 table 4/5: the static payload types a camera may use without an rtpmap. */
-function staticPayload(payloadType: number): SdpRtpMap | undefined {
+export function staticPayload(payloadType: number): SdpRtpMap | undefined {
   const map = (encoding: string, clockRate: number, channels: number | null): SdpRtpMap => ({ payloadType, encoding, clockRate, channels });
   switch (payloadType) {
     case 0:
@@ -419,6 +419,8 @@ function staticPayload(payloadType: number): SdpRtpMap | undefined {
       return map('L16', 44100, 2);
     case 11:
       return map('L16', 44100, 1);
+    case 13:
+      return map('CN', 8000, 1);
     case 14:
       return map('MPA', 90000, null);
     case 18:

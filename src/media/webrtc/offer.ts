@@ -6,7 +6,7 @@
 // requires of an offer and refuses an offer a session could not be built from, with a code the API
 // maps to a 400 and a message that names the line or section at fault.
 
-import { SdpError, parseSdp, type SdpFmtp, type SdpLine, type SdpMedia, type SdpSession } from '../sdp.js';
+import { SdpError, parseSdp, staticPayload, type SdpFmtp, type SdpLine, type SdpMedia, type SdpSession } from '../sdp.js';
 import { CandidateError, parseCandidate, type IceCandidate } from './candidate.js';
 
 export type OfferErrorCode =
@@ -112,14 +112,6 @@ const ICE_PWD = /^[A-Za-z0-9+/]{22,256}$/;
 const FINGERPRINT = /^([A-Za-z0-9-]{1,32})\s+([0-9A-Fa-f]{2}(?::[0-9A-Fa-f]{2}){15,63})$/;
 // RFC 8843: a mid is an RFC 8866 token. Browsers use short numbers; 32 characters bound it.
 const MID = /^[A-Za-z0-9!#$%&'*+\-.^_`{|}~]{1,32}$/;
-
-// RFC 3551: the static payload types a WebRTC peer may offer without an rtpmap line.
-const STATIC_AUDIO: ReadonlyMap<number, { encoding: string; clockRate: number }> = new Map([
-  [0, { encoding: 'PCMU', clockRate: 8000 }],
-  [8, { encoding: 'PCMA', clockRate: 8000 }],
-  [9, { encoding: 'G722', clockRate: 8000 }],
-  [13, { encoding: 'CN', clockRate: 8000 }],
-]);
 
 /** Reads a browser's offer, or throws OfferError. */
 export function readWebRtcOffer(input: string | Uint8Array): WebRtcOffer {
@@ -355,7 +347,9 @@ function readCodecs(m: SdpMedia, feedback: ReadonlyArray<{ pt: number | '*'; fb:
     if (seen.has(pt)) throw new OfferError('bad_media', `${where}: payload type ${pt} listed twice`);
     seen.add(pt);
     const map = m.rtpmap.get(pt);
-    const fixed = m.media === 'audio' ? STATIC_AUDIO.get(pt) : undefined;
+    // RFC 3551's static audio types may come without an rtpmap line (the table is sdp.ts's).
+    const fixed = m.media === 'audio' && !map ? staticPayload(pt) : undefined;
+    if (fixed && fixed.clockRate !== 8000) continue;
     // A dynamic type without rtpmap cannot be used; skip it rather than refuse the offer (RFC 8866 6.6).
     if (!map && !fixed) continue;
     const fbs: RtcpFeedback[] = [];
