@@ -1,9 +1,11 @@
 // A vitest reporter for ./run test's watchdog: keeps one line per test file in progress in the file
-// named by EDGE_GATEWAY_TEST_PROGRESS, "<unix seconds of the file's last event> <file> > <test>".
+// named by EDGE_GATEWAY_TEST_PROGRESS, "<seconds since boot of the file's last event> <file> > <test>".
+// Seconds since boot (/proc/uptime), not the wall clock: a fresh CI machine's clock can jump when it
+// syncs, and a jump of 15 minutes read as a stalled test once stopped a healthy run.
 // Vitest's test and hook timeouts run on the worker's own event loop, so a worker whose main thread
 // is blocked (a deadlock in native code, an endless loop) stops sending events and is never timed
 // out; the watchdog sees its line age and says which file and test it was in.
-import { renameSync, writeFileSync } from 'node:fs';
+import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
 export default class ProgressReporter {
@@ -45,7 +47,8 @@ export default class ProgressReporter {
   /** @param {string} moduleId @param {string} test */
   touch(moduleId, test) {
     if (this.ended.has(moduleId)) return;
-    this.running.set(moduleId, { at: Math.floor(Date.now() / 1000), test });
+    // One line per file: names may hold newlines (test tables of bad input do).
+    this.running.set(moduleId, { at: secondsSinceBoot(), test: test.replace(/\s+/g, ' ') });
     this.write();
   }
 
@@ -55,4 +58,8 @@ export default class ProgressReporter {
     writeFileSync(`${this.file}.tmp`, lines.join(''));
     renameSync(`${this.file}.tmp`, this.file);
   }
+}
+
+function secondsSinceBoot() {
+  return Math.floor(Number.parseFloat(readFileSync('/proc/uptime', 'utf8')));
 }
