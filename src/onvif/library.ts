@@ -16,7 +16,7 @@ import {
   type DeviceInformation,
   type ServiceAddresses,
 } from './soap/device-ops.js';
-import { ACTIONS, addressing, CREATE_PULL_POINT, PULL_WAIT_S, pullMessages, readPullMessages, readSubscription, RENEW, UNSUBSCRIBE, type Subscription } from './soap/event-ops.js';
+import { ACTIONS, addressing, CREATE_PULL_POINT, PULL_WAIT_S, pullMessages, readPullMessages, readRenew, readSubscription, RENEW, UNSUBSCRIBE, type Subscription } from './soap/event-ops.js';
 import { GuardedAgent } from './soap/guarded-agent.js';
 import { getProfiles, getSnapshotUri, getStreamUri, readMediaUri, readProfiles, type CameraProfile, type MediaVersion } from './soap/media-ops.js';
 import type { Account } from './soap/security.js';
@@ -66,6 +66,9 @@ export function rebase(xaddr: string, device: URL): string {
     return device.href;
   }
 }
+
+/** What a camera grants a subscription when its answer does not say (Hikvision and others grant 60 s). */
+const DEFAULT_SUBSCRIPTION_LIFETIME_MS = 60_000;
 
 /** A connection to one camera; every call is bounded by callTimeoutMs (PullMessages by its own wait). */
 export class OnvifSession {
@@ -232,13 +235,28 @@ export class OnvifSession {
     return this.client.call({ url: sub.address, body, read, addressing: addressing(sub, sub.address, action), timeoutMs });
   }
 
-  /** One PullMessages long-poll (the camera may hold it up to a minute); returns the PullMessagesResponse. */
+  /**
+   * How long the subscription lives from its creation or last renewal: what the camera granted, or
+   * 60 s (the usual grant) when it did not say. The pull loop renews before half of it has passed.
+   */
+  get subscriptionLifetimeMs(): number {
+    return this.subscription?.lifetimeMs ?? DEFAULT_SUBSCRIPTION_LIFETIME_MS;
+  }
+
+  /** How long the camera may hold a pull: at most a quarter of the subscription's lifetime. */
+  get pullWaitMs(): number {
+    return Math.max(1, Math.min(this.pullWaitS, Math.floor(this.subscriptionLifetimeMs / 4000))) * 1000;
+  }
+
+  /** One PullMessages long-poll (held by the camera up to pullWaitMs); returns the PullMessagesResponse. */
   pullMessages(messageLimit = 32): Promise<unknown> {
-    return this.onSubscription(pullMessages(messageLimit, this.pullWaitS), ACTIONS.pull, readPullMessages, this.pullWaitS * 1000 + this.callTimeoutMs);
+    const waitMs = this.pullWaitMs;
+    return this.onSubscription(pullMessages(messageLimit, waitMs / 1000), ACTIONS.pull, readPullMessages, waitMs + this.callTimeoutMs);
   }
 
   async renew(): Promise<void> {
-    await this.onSubscription(RENEW, ACTIONS.renew, () => undefined);
+    const lifetimeMs = await this.onSubscription(RENEW, ACTIONS.renew, readRenew);
+    if (this.subscription && lifetimeMs !== null) this.subscription = { ...this.subscription, lifetimeMs };
   }
 
   async unsubscribe(): Promise<void> {

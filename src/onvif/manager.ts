@@ -356,6 +356,13 @@ export class CameraManager implements DeviceControl {
           let renewedAt = Date.now();
           attempt = 0;
           while (!w.stopped && !session.isClosed) {
+            // Cameras grant the lifetime they like (60 s to a request for 2 minutes is common):
+            // renewed before a pull that could end past half of it, so a renewal is never later
+            // than half the lifetime and a loaded machine has the other half to spare.
+            if (Date.now() - renewedAt + session.pullWaitMs > session.subscriptionLifetimeMs / 2) {
+              await session.renew();
+              renewedAt = Date.now();
+            }
             const response = await session.pullMessages();
             for (const n of toNotifications(response)) {
               const c = classify(n);
@@ -366,11 +373,6 @@ export class CameraManager implements DeviceControl {
               emit(tracker.push(n, c, Date.now()));
             }
             scheduleTick();
-            // Subscriptions are created for 2 minutes and a pull can take 1: renew every minute.
-            if (Date.now() - renewedAt > 50_000) {
-              await session.renew();
-              renewedAt = Date.now();
-            }
           }
         } catch (err) {
           w.subscribed = false;

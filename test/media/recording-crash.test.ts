@@ -549,12 +549,17 @@ describe('camera killed in the middle of a clip (gateway in-process)', () => {
     try {
       await expect.poll(async () => (await recordings()).length, { timeout: 75_000, interval: 250 }).toBe(n);
     } catch (err) {
-      const said = logLines
-        .filter((l) => /recorder|clip|relay|camera stream|event|subscription|pull/i.test(l))
-        .slice(-80)
-        .join('');
-      throw new Error(`${(err as Error).message}\nalerts: ${JSON.stringify(await alerts())}\ngateway log (last lines about recording):\n${said}`);
+      throw new Error(`${(err as Error).message}\nalerts: ${JSON.stringify(await alerts())}\n${recordingLog()}`);
     }
+  }
+
+  /** What the gateway logged about recording (debug): shown when a clip is late or short. */
+  function recordingLog(): string {
+    const said = logLines
+      .filter((l) => /recorder|clip|relay|camera stream|event|subscription|pull/i.test(l))
+      .slice(-80)
+      .join('');
+    return `gateway log (last lines about recording):\n${said}`;
   }
 
   async function alerts(): Promise<Array<{ type: string; recording_id: string | null }>> {
@@ -631,7 +636,7 @@ describe('camera killed in the middle of a clip (gateway in-process)', () => {
     // The very last frame may still sit in a depacketizer when the stream ends: one frame of slack.
     const missing = witness.slice(first, -1).filter((h) => !inClip.has(h));
     // Soft: the other properties of the clip are still checked when footage is missing.
-    expect.soft(missing.length, `frames received before the loss but missing from the clip (clip: ${clip.length} frames, received from its start: ${witness.length - first})`).toBe(0);
+    expect.soft(missing.length, `frames received before the loss but missing from the clip (clip: ${clip.length} frames, received from its start: ${witness.length - first}; missing at: ${missing.map((h) => witness.indexOf(h) - first).join(',')})\n${missing.length > 0 ? recordingLog() : ''}`).toBe(0);
     return { rec, durationS: probed.durationS };
   }
 

@@ -171,6 +171,21 @@ describe('CameraManager', () => {
     await expect.poll(() => cameraEvents().map((e) => `${e.kind}:${e.phase}`), { timeout: 10_000 }).toContain('human:start');
   });
 
+  it('renews a subscription before the lifetime the camera granted ends (10 s, though 2 minutes were asked), and an event in progress is not cut', async () => {
+    const cam = await camera({ subscriptionLifetimeS: 10 });
+    const { m, store, events } = manager();
+    m.start([{ name: 'Porch', onvif_url: cam.deviceServiceUrl, username: 'admin', password: 'pw' }]);
+    await expect.poll(() => onlyDevice(store)[0]?.status, { timeout: 10_000 }).toBe('online');
+    await expect.poll(() => cam.calls.get('PullMessages') ?? 0, { timeout: 10_000 }).toBeGreaterThan(0);
+    cam.trigger('human', true);
+    // Three lifetimes: an unrenewed subscription would have expired (and been re-created) twice.
+    await expect.poll(() => cam.calls.get('Renew') ?? 0, { timeout: 40_000, interval: 500 }).toBeGreaterThanOrEqual(5);
+    expect(cam.calls.get('CreatePullPointSubscription')).toBe(1);
+    // A lost subscription ends the events it had open: the event is still going.
+    const phases = events.filter((e) => e.name === 'camera.event').map((e) => (e.event as { phase: string }).phase);
+    expect(phases).toEqual(['start']);
+  }, 60_000);
+
   it('unsubscribes from the camera at shutdown', async () => {
     const cam = await camera();
     const { m, store } = manager();

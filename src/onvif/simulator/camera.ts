@@ -31,6 +31,11 @@ export interface SimulatedCameraOptions {
   /** Operations refused with an ActionNotSupported fault, with or without credentials. */
   refuse?: readonly string[];
   rebootMs?: number;
+  /**
+   * Seconds a PullPoint subscription lives from its creation or renewal, whatever the gateway asks
+   * (as real cameras do: many grant 60 s to a request for 2 minutes).
+   */
+  subscriptionLifetimeS?: number;
 }
 
 interface Subscription {
@@ -95,6 +100,10 @@ export class SimulatedCamera {
   get deviceServiceUrl(): string {
     return `${this.baseUrl}/onvif/device_service`;
   }
+  private get subscriptionLifetimeMs(): number {
+    return (this.opts.subscriptionLifetimeS ?? 60) * 1000;
+  }
+
   nowMs(): number {
     return Date.now() + this.skewMs;
   }
@@ -248,7 +257,7 @@ export class SimulatedCamera {
         return R.systemReboot();
       case 'CreatePullPointSubscription': {
         const id = randomUUID();
-        const sub: Subscription = { id, terminationMs: now + 60_000, queue: [], waiter: null };
+        const sub: Subscription = { id, terminationMs: now + this.subscriptionLifetimeMs, queue: [], waiter: null };
         // Current state first, as cameras do right after subscribing.
         for (const kind of ['motion', 'human', 'vehicle'] as const) {
           sub.queue.push({ ...topicFor(this.opts.topicStyle ?? 'hikvision', kind, this.state[kind]), operation: 'Initialized', utcMs: now });
@@ -268,7 +277,7 @@ export class SimulatedCamera {
           return R.unsubscribe();
         }
         if (r.operation === 'Renew') {
-          sub.terminationMs = this.nowMs() + 60_000;
+          sub.terminationMs = this.nowMs() + this.subscriptionLifetimeMs;
           return R.renew(this.nowMs(), sub.terminationMs);
         }
         if (sub.queue.length === 0) {

@@ -11,13 +11,32 @@ export interface Subscription {
   /** As the camera wrote it: rebase before use. */
   address: string;
   axisSubscriptionId: string | null;
+  /**
+   * How long the camera granted (TerminationTime − CurrentTime, both on its clock), or null when it
+   * did not say. Cameras grant what they like, not the PT2M asked: many give 60 s, some 10.
+   */
+  lifetimeMs: number | null;
 }
 
 export function readSubscription(body: XmlObject): Subscription {
-  const ref = at(responseOf(body, 'CreatePullPointSubscriptionResponse'), 'subscriptionReference');
+  const response = responseOf(body, 'CreatePullPointSubscriptionResponse');
+  const ref = at(response, 'subscriptionReference');
   const address = textOf(at(ref, 'address'));
   if (!address) throw new Error('CreatePullPointSubscriptionResponse without an address');
-  return { address, axisSubscriptionId: textOf(at(ref, 'referenceParameters', 'subscriptionId')) };
+  return { address, axisSubscriptionId: textOf(at(ref, 'referenceParameters', 'subscriptionId')), lifetimeMs: grantedLifetimeMs(response) };
+}
+
+/** The lifetime a RenewResponse grants (null when it does not say). */
+export function readRenew(body: XmlObject): number | null {
+  return grantedLifetimeMs(responseOf(body, 'RenewResponse'));
+}
+
+/** TerminationTime − CurrentTime of a response, when both are dates and the difference is positive. */
+function grantedLifetimeMs(response: XmlObject): number | null {
+  const termination = Date.parse(textOf(at(response, 'terminationTime')) ?? '');
+  const current = Date.parse(textOf(at(response, 'currentTime')) ?? '');
+  const lifetime = termination - current;
+  return Number.isFinite(lifetime) && lifetime > 0 ? lifetime : null;
 }
 
 /** The camera may hold a pull for this long; the call's own timeout must be longer. */

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { CameraFaultError } from '../../../src/onvif/errors.js';
 import { isAuthFault } from '../../../src/onvif/soap/client.js';
 import { readCapabilities, readDeviceInformation, readServices, readSystemDateAndTime } from '../../../src/onvif/soap/device-ops.js';
-import { readSubscription } from '../../../src/onvif/soap/event-ops.js';
+import { readRenew, readSubscription } from '../../../src/onvif/soap/event-ops.js';
 import { readMediaUri, readProfiles } from '../../../src/onvif/soap/media-ops.js';
 import { parseSoapBody, SoapFaultError, SoapXmlError } from '../../../src/onvif/soap-xml.js';
 import * as R from '../../../src/onvif/simulator/responses.js';
@@ -79,8 +79,27 @@ describe('events readers', () => {
     const axis = R.envelope(
       '<tev:CreatePullPointSubscriptionResponse><tev:SubscriptionReference><wsa:Address>http://cam/pull</wsa:Address><wsa:ReferenceParameters><dom0:SubscriptionId xmlns:dom0="http://www.axis.com/2009/event">7</dom0:SubscriptionId></wsa:ReferenceParameters></tev:SubscriptionReference></tev:CreatePullPointSubscriptionResponse>',
     );
-    expect(readSubscription(await body(axis))).toEqual({ address: 'http://cam/pull', axisSubscriptionId: '7' });
+    expect(readSubscription(await body(axis))).toEqual({ address: 'http://cam/pull', axisSubscriptionId: '7', lifetimeMs: null });
     expect(() => readSubscription({ createPullPointSubscriptionResponse: [''] })).toThrow(/without an address/);
+  });
+
+  // Cameras grant the lifetime they like, whatever was asked: the pull loop renews at half of it.
+  const times = (current: string, termination: string) => `<wsnt:CurrentTime>${current}</wsnt:CurrentTime><wsnt:TerminationTime>${termination}</wsnt:TerminationTime>`;
+  it.each([
+    ['60 s granted', times('2026-10-03T02:27:19Z', '2026-10-03T02:28:19Z'), 60_000],
+    ['10 s, with fractions and an offset', times('2026-10-03T04:27:19.500+02:00', '2026-10-03T02:27:29.5Z'), 10_000],
+    ['termination before current time', times('2026-10-03T02:27:19Z', '2026-10-03T02:27:18Z'), null],
+    ['a duration instead of a date', times('2026-10-03T02:27:19Z', 'PT60S'), null],
+    ['no times at all', '', null],
+  ])('reads the granted lifetime of a subscription and a renewal: %s', async (_name, inner, expected) => {
+    const created = R.envelope(`<tev:CreatePullPointSubscriptionResponse><tev:SubscriptionReference><wsa:Address>http://cam/pull</wsa:Address></tev:SubscriptionReference>${inner}</tev:CreatePullPointSubscriptionResponse>`);
+    expect(readSubscription(await body(created)).lifetimeMs).toBe(expected);
+    expect(readRenew(await body(R.envelope(`<wsnt:RenewResponse>${inner}</wsnt:RenewResponse>`)))).toBe(expected);
+  });
+
+  const created = capture('2BAD-onvif/dvc/dcn-bf5365/events.CreatePullPointSubscription.xml');
+  it.skipIf(!created)('reads the 60 s a real camera granted to a subscription', async () => {
+    expect(readSubscription(await body(created!)).lifetimeMs).toBe(60_000);
   });
 });
 
