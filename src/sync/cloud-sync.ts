@@ -1,6 +1,6 @@
 import { connect, type IClientOptions, type MqttClient } from 'mqtt';
 import type { BaseLogger } from 'pino';
-import { presentAlert, presentControl, presentDevice, presentRecording } from '../api/present.js';
+import { presentAlert, presentControl, presentDevice, presentRecording } from '../domain/present.js';
 import { backoffMs } from '../domain/backoff.js';
 import { DeviceUnavailableError, NotFoundError } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
