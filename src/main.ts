@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { createServer, type AddressInfo } from 'node:net';
 import path from 'node:path';
@@ -36,11 +36,10 @@ import { parseListenAddress, type ListenAddress } from './config/listen.js';
 import { createOnce } from './store/files.js';
 import { openConfigSecret, SecretBox } from './store/secret-box.js';
 import { Store } from './store/store.js';
-import { ConfigError } from './config/errors.js';
+import { readMqttCredentials } from './config/mqtt-credentials.js';
 import { readVersion } from './version.js';
 import { CloudSync } from './sync/cloud-sync.js';
 import { registerSyncMetrics } from './sync/metrics.js';
-import { validateTopicBase } from './sync/topics.js';
 
 // The one place that builds the parts and wires them together. Nothing else constructs a part.
 
@@ -105,28 +104,7 @@ async function choosePort(host: string, port: number): Promise<number> {
 /** The cloud link from the sync.mqtt config (TLS files read now: a wrong path stops the start). */
 function createCloudSync(config: Config, url: string, deps: { id: string; store: Store; cameras: CameraManager; logger: Logger; secretBox: SecretBox }): CloudSync {
   const m = config.sync.mqtt;
-  const read = (key: 'ca_file' | 'cert_file' | 'key_file') => {
-    const file = m[key];
-    if (!file) return undefined;
-    try {
-      return readFileSync(file);
-    } catch (err) {
-      throw new ConfigError(`sync.mqtt.${key}`, `cannot read ${file}: ${(err as Error).message}`);
-    }
-  };
-  try {
-    validateTopicBase(m.topic_prefix, deps.id);
-  } catch (err) {
-    throw new ConfigError('sync.mqtt.topic_prefix', (err as Error).message);
-  }
-  const tls = { ca: read('ca_file'), cert: read('cert_file'), key: read('key_file') };
-  const openSecret = (box: SecretBox, value: string) => {
-    try {
-      return openConfigSecret(box, value);
-    } catch (err) {
-      throw new ConfigError('sync.mqtt.password', `${(err as Error).message} (seal it again with: edge-gateway seal)`);
-    }
-  };
+  const { tls, password } = readMqttCredentials(m, (value) => openConfigSecret(deps.secretBox, value));
   return new CloudSync({
     url,
     prefix: m.topic_prefix,
@@ -134,9 +112,9 @@ function createCloudSync(config: Config, url: string, deps: { id: string; store:
     store: deps.store,
     control: deps.cameras,
     logger: deps.logger,
-    tls: Object.fromEntries(Object.entries(tls).filter(([, v]) => v !== undefined)),
+    tls,
     username: m.username,
-    password: m.password === null ? null : openSecret(deps.secretBox, m.password),
+    password,
     homeAssistant: m.home_assistant ? { discoveryPrefix: m.home_assistant_prefix } : null,
     version: readVersion(),
   });
