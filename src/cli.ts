@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { SCOPES, isScope } from './auth/scopes.js';
+import { SCOPES, isScope } from './auth/scope-catalogue.js';
 import { parseArgs } from 'node:util';
 import { ConfigError } from './config/errors.js';
 import { configPathFrom, loadConfig } from './config/load.js';

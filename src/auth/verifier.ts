@@ -16,7 +16,7 @@ import { Counter, Gauge, type Registry } from 'prom-client';
 import { InvalidTokenError, KeysUnavailableError } from './errors.js';
 import { JwksStore } from './jwks-store.js';
 import type { LocalIssuer } from './local-issuer.js';
-import { parseScope } from './scope.js';
+import { parseScope } from './scope-claim.js';
 
 export const MAX_TOKEN_LENGTH = 8192;
 const MAX_CACHE_ENTRIES = 10_000;
