@@ -1,10 +1,11 @@
 #!/usr/bin/env node
-import { SCOPES, isScope } from './auth/scopes.js';
+import { SCOPES, isScope } from './auth/scope-catalogue.js';
 import { parseArgs } from 'node:util';
 import { ConfigError } from './config/errors.js';
 import { configPathFrom, loadConfig } from './config/load.js';
 import type { Config } from './config/schema.js';
-import { createLogger, installFatalHandlers, openLocalIssuer, startGateway } from './main.js';
+import { openLocalIssuer } from './auth/local-issuer.js';
+import { createLogger, installFatalHandlers, startGateway } from './main.js';
 import { startFleet } from './onvif/simulator/fleet.js';
 import { pino } from 'pino';
 import { SecretBox, sealConfigSecret } from './store/secret-box.js';

@@ -1,18 +1,17 @@
 import type { FastifyInstance } from 'fastify';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { createServer, type AddressInfo } from 'node:net';
 import path from 'node:path';
 import { pino, type Logger } from 'pino';
 import { collectDefaultMetrics, Registry } from 'prom-client';
-import { LocalIssuer } from './auth/local-issuer.js';
+import { LocalIssuer, openLocalIssuer, startKeyRotation } from './auth/local-issuer.js';
 import { AuthorizationServer, openTokenKey } from './auth/oauth/authorization-server.js';
 import { LoginSessions } from './auth/oauth/login-sessions.js';
 import { LoginRateLimiter } from './auth/oauth/password.js';
 import { withRevocation } from './auth/revocation.js';
 import { TokenVerifier } from './auth/verifier.js';
 import type { Config } from './config/schema.js';
-import os from 'node:os';
 import type { StreamAddresses } from './api/ports.js';
 import { DeviceUnavailableError } from './domain/errors.js';
 import type { StreamProfile } from './domain/types.js';
@@ -28,19 +27,19 @@ import { createDiscovery } from './onvif/discovery/service.js';
 import { CameraManager, pickDeviceServiceUrl } from './onvif/manager.js';
 import { buildApiServer } from './api/server.js';
 import { loadTlsCredentials } from './api/tls.js';
-import { registerGatewayMetrics } from './daemon/gateway-metrics.js';
-import { startMetricsServer, type MetricsServer } from './daemon/metrics-server.js';
+import { registerGatewayMetrics } from './metrics/gateway-metrics.js';
+import { startMetricsServer, type MetricsServer } from './metrics/metrics-server.js';
 import { createSdNotify, type SdNotify } from './daemon/sd-notify.js';
 import { isLoopbackHost } from './config/load.js';
+import { firstLanAddress } from './config/lan-address.js';
 import { parseListenAddress, type ListenAddress } from './config/listen.js';
-import { createOnce, replaceFile } from './store/files.js';
+import { createOnce } from './store/files.js';
 import { openConfigSecret, SecretBox } from './store/secret-box.js';
 import { Store } from './store/store.js';
-import { ConfigError } from './config/errors.js';
+import { readMqttCredentials } from './config/mqtt-credentials.js';
 import { readVersion } from './version.js';
 import { CloudSync } from './sync/cloud-sync.js';
 import { registerSyncMetrics } from './sync/metrics.js';
-import { validateTopicBase } from './sync/topics.js';
 
 // The one place that builds the parts and wires them together. Nothing else constructs a part.
 
@@ -92,19 +91,6 @@ export function gatewayId(config: Config): string {
     .trim();
 }
 
-/**
- * The local issuer identifier (RFC 8414: the https URL apps reach the authorization server at):
- * auth.local.issuer, else https://{api.public_host}:{port}, where no public_host means the API's
- * own address, or this box's first LAN address when it listens on every interface.
- */
-export function localIssuerName(config: Config, port = config.api.port): string {
-  if (config.auth.local.issuer !== null) return config.auth.local.issuer;
-  const listen = config.api.host;
-  const wildcard = listen === '0.0.0.0' || listen === '::';
-  const host = config.api.public_host ?? (wildcard ? (firstLanAddress() ?? '127.0.0.1') : listen);
-  return `https://${host.includes(':') && !host.startsWith('[') ? `[${host}]` : host}:${port}`;
-}
-
 /** Port 0 (tests) is settled before the start, so the issuer URL can name the port. */
 async function choosePort(host: string, port: number): Promise<number> {
   if (port !== 0) return port;
@@ -115,32 +101,10 @@ async function choosePort(host: string, port: number): Promise<number> {
   return chosen;
 }
 
-/** Opens the local issuer's key (shared by the daemon and the `token` command). */
 /** The cloud link from the sync.mqtt config (TLS files read now: a wrong path stops the start). */
 function createCloudSync(config: Config, url: string, deps: { id: string; store: Store; cameras: CameraManager; logger: Logger; secretBox: SecretBox }): CloudSync {
   const m = config.sync.mqtt;
-  const read = (key: 'ca_file' | 'cert_file' | 'key_file') => {
-    const file = m[key];
-    if (!file) return undefined;
-    try {
-      return readFileSync(file);
-    } catch (err) {
-      throw new ConfigError(`sync.mqtt.${key}`, `cannot read ${file}: ${(err as Error).message}`);
-    }
-  };
-  try {
-    validateTopicBase(m.topic_prefix, deps.id);
-  } catch (err) {
-    throw new ConfigError('sync.mqtt.topic_prefix', (err as Error).message);
-  }
-  const tls = { ca: read('ca_file'), cert: read('cert_file'), key: read('key_file') };
-  const openSecret = (box: SecretBox, value: string) => {
-    try {
-      return openConfigSecret(box, value);
-    } catch (err) {
-      throw new ConfigError('sync.mqtt.password', `${(err as Error).message} (seal it again with: edge-gateway seal)`);
-    }
-  };
+  const { tls, password } = readMqttCredentials(m, (value) => openConfigSecret(deps.secretBox, value));
   return new CloudSync({
     url,
     prefix: m.topic_prefix,
@@ -148,57 +112,12 @@ function createCloudSync(config: Config, url: string, deps: { id: string; store:
     store: deps.store,
     control: deps.cameras,
     logger: deps.logger,
-    tls: Object.fromEntries(Object.entries(tls).filter(([, v]) => v !== undefined)),
+    tls,
     username: m.username,
-    password: m.password === null ? null : openSecret(deps.secretBox, m.password),
+    password,
     homeAssistant: m.home_assistant ? { discoveryPrefix: m.home_assistant_prefix } : null,
     version: readVersion(),
   });
-}
-
-const ISSUER_FILE = 'local-issuer.url';
-
-/**
- * Opens the local issuer's keys. The daemon (`port` given: the one it listens on) settles the
- * issuer URL and records it in data_dir; the `token` command (no port) signs with the recorded
- * one, so its tokens carry the `iss` the running daemon checks even when the port was chosen at
- * start or the LAN address changed since.
- */
-export async function openLocalIssuer(config: Config, secretBox: SecretBox, port?: number): Promise<LocalIssuer> {
-  const file = path.join(config.gateway.data_dir, ISSUER_FILE);
-  let issuer: string;
-  if (port === undefined) {
-    issuer = config.auth.local.issuer ?? readRecordedIssuer(file) ?? localIssuerName(config);
-  } else {
-    issuer = localIssuerName(config, port);
-    mkdirSync(config.gateway.data_dir, { recursive: true, mode: 0o700 });
-    replaceFile(file, `${issuer}\n`, 0o644);
-  }
-  return LocalIssuer.open({
-    dataDir: config.gateway.data_dir,
-    secretBox,
-    issuer,
-    audience: config.auth.local.audience,
-    // `edge-gateway token --ttl` may issue for up to a day, longer than access_ttl_s.
-    retiredKeyLifetimeS: Math.max(config.auth.local.access_ttl_s, 86_400) + config.auth.clock_tolerance_s,
-  });
-}
-
-function readRecordedIssuer(file: string): string | null {
-  try {
-    const text = readFileSync(file, 'utf8').trim();
-    return /^https:\/\/\S+$/.test(text) ? text : null;
-  } catch {
-    return null;
-  }
-}
-
-/** The address LAN viewers most likely reach this box at: its first non-internal IPv4 address. */
-function firstLanAddress(): string | null {
-  for (const list of Object.values(os.networkInterfaces())) {
-    for (const a of list ?? []) if (a.family === 'IPv4' && !a.internal) return a.address;
-  }
-  return null;
 }
 
 /** systemd-timesyncd marks a synchronised clock with this file; other NTP daemons leave it unknown. */
@@ -245,18 +164,8 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
     const apiPort = await choosePort(config.api.host, config.api.port);
     const localIssuer = config.auth.local.enabled ? await openLocalIssuer(config, secretBox, apiPort) : null;
     if (localIssuer) {
-      // The signing key is replaced when it is older than key_rotation_days; the old one stays in
-      // the JWKS until its tokens have expired (docs/oauth.md).
-      const maxAgeS = config.auth.local.key_rotation_days * 86_400;
-      const rotate = () =>
-        localIssuer
-          .rotateIfOlderThan(maxAgeS)
-          .then((rotated) => rotated && log.info({ kid: localIssuer.currentKid }, 'local issuer signing key rotated'))
-          .catch((err: unknown) => log.error({ err }, 'local issuer key rotation failed; the current key keeps signing'));
-      await rotate();
-      const rotation = setInterval(() => void rotate(), 3600_000);
-      rotation.unref();
-      cleanups.unshift(() => clearInterval(rotation));
+      const stopRotation = await startKeyRotation(localIssuer, config.auth.local.key_rotation_days, log);
+      cleanups.unshift(stopRotation);
     }
     const verifier = new TokenVerifier({
       issuers: config.auth.issuers,

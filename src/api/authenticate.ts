@@ -1,16 +1,12 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { parseBearer } from '../auth/bearer.js';
-import { hasScope } from '../auth/scope.js';
-import type { Scope } from '../auth/scopes.js';
-import type { VerifiedToken } from '../auth/verifier.js';
+import { hasScope } from '../auth/scope-claim.js';
+import type { Scope } from '../auth/scope-catalogue.js';
+import type { TokenCheck, VerifiedToken } from '../auth/verifier.js';
 import { authErrors } from './errors.js';
 
-export type { Scope } from '../auth/scopes.js';
-
-export interface TokenCheck {
-  verify(token: string): Promise<VerifiedToken>;
-}
+export type { Scope } from '../auth/scope-catalogue.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {

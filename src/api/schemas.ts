@@ -1,22 +1,12 @@
-import Type, { type Static, type TSchema } from 'typebox';
-import { ALERT_TYPES, DEVICE_STATUSES, DEVICE_TYPES, EVENT_TYPES, CONTROL_ACTIONS, RECORDING_STATUSES } from '../domain/types.js';
-import { ID_PATTERN } from '../domain/ids.js';
+import Type, { type TSchema } from 'typebox';
+import { Timestamp } from '../domain/record-schemas.js';
 
 // Shared schemas: the one source of the API's request/response types, validation, serialisation
-// and OpenAPI document. Route-specific schemas live beside their routes.
+// and OpenAPI document. The records' shapes are in src/domain/record-schemas.ts (sync publishes
+// them too) and exported again here; route-specific schemas live beside their routes.
 
-/**
- * `type: [T, "null"]` rather than anyOf: the response serialiser writes it directly, where anyOf
- * would make it run a validator per field to pick a branch (measured: a tenth of a device list's cost).
- */
-const Nullable = <T extends TSchema & { type: string }>(schema: T) => Type.Unsafe<Static<T> | null>({ ...schema, type: [schema.type, 'null'] });
-
-export const Timestamp = Type.String({ format: 'date-time', description: 'ISO 8601 UTC with milliseconds, e.g. 2026-11-22T08:15:30.120Z' });
-export const NullableTimestamp = Nullable(Timestamp);
-export const NullableString = Nullable(Type.String());
-
-export const Id = Type.String({ pattern: ID_PATTERN, description: 'Opaque URL-safe identifier' });
-const NullableId = Nullable(Id);
+export { Id, NullableString, NullableTimestamp, Timestamp } from '../domain/record-schemas.js';
+export { AlertSchema, ControlResultSchema, DeviceSchema, RecordingSchema } from '../domain/record-schemas.js';
 
 export const ErrorBody = Type.Object(
   {
@@ -36,69 +26,6 @@ export const PageQuery = {
   limit: Type.Integer({ minimum: 1, maximum: 200, default: 50, description: 'Page size (1–200)' }),
   cursor: Type.String({ minLength: 1, maxLength: 256, description: 'next_cursor from the previous page' }),
 };
-
-export const DeviceSchema = Type.Object(
-  {
-    id: Id,
-    name: Type.String(),
-    type: Type.Enum([...DEVICE_TYPES]),
-    status: Type.Enum([...DEVICE_STATUSES]),
-    model: NullableString,
-    manufacturer: NullableString,
-    firmware_version: NullableString,
-    last_seen_at: NullableTimestamp,
-    address: Type.Union([Type.String(), Type.Null()], { description: "host[:port] of the camera's ONVIF service on the LAN (never credentials), so an unauthorized camera can be told apart from a dead one; null for other devices" }),
-  },
-
-);
-
-export const RecordingSchema = Type.Object(
-  {
-    id: Id,
-    device_id: Id,
-    event_type: Type.Enum([...EVENT_TYPES]),
-    started_at: Timestamp,
-    ended_at: Timestamp,
-    duration_s: Type.Number({ description: 'ended_at − started_at in seconds (milliseconds kept)' }),
-    size_bytes: Type.Integer(),
-    content_type: Type.Literal('video/mp4'),
-    alert_id: NullableId,
-    download_url: Type.String({ description: 'Path of the download on this gateway, relative to the API origin' }),
-  },
-
-);
-
-export const AlertSchema = Type.Object(
-  {
-    id: Id,
-    device_id: Id,
-    type: Type.Enum([...ALERT_TYPES]),
-    message: Type.String(),
-    created_at: Timestamp,
-    read: Type.Boolean(),
-    read_at: NullableTimestamp,
-    recording_id: NullableId,
-    recording_status: Type.Enum([...RECORDING_STATUSES], {
-      description:
-        'What became of the clip: none (device_offline), pending (being recorded), recorded, partial (footage of the event is missing), lost (no clip)',
-    }),
-    recording_status_reason: Nullable(Type.String({ description: 'Why footage is missing (partial, lost), else null' })),
-  },
-
-);
-
-export const ControlResultSchema = Type.Object(
-  {
-    id: Id,
-    device_id: Id,
-    action: Type.Enum([...CONTROL_ACTIONS]),
-    status: Type.Enum(['succeeded', 'failed']),
-    requested_at: Timestamp,
-    completed_at: NullableTimestamp,
-    error: NullableString,
-  },
-
-);
 
 export const StreamAddressSchema = Type.Object(
   {

@@ -1,5 +1,5 @@
 export { InvalidTokenError, KeysUnavailableError } from './errors.js';
-export { parseScope, hasScope } from './scope.js';
+export { parseScope, hasScope } from './scope-claim.js';
 export { parseBearer, type BearerInput, type BearerResult } from './bearer.js';
 export { JwksStore, jwksCacheFile, type JwksStoreOptions } from './jwks-store.js';
 export { LocalIssuer, LocalIssuerError, type LocalIssuerOptions, type IssueOptions } from './local-issuer.js';

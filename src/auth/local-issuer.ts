@@ -1,7 +1,10 @@
 import { createHash, randomUUID, webcrypto } from 'node:crypto';
-import { mkdirSync, statSync } from 'node:fs';
+import { mkdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { SignJWT, importJWK, type CryptoKey, type JWK } from 'jose';
+import type { BaseLogger } from 'pino';
+import { firstLanAddress } from '../config/lan-address.js';
+import type { Config } from '../config/schema.js';
 import { createOnce, replaceFile } from '../store/files.js';
 import type { SecretBox } from '../store/secret-box.js';
 
@@ -192,6 +195,75 @@ export class LocalIssuer {
     this.retired = kept;
     this.version += 1;
   }
+}
+
+const ISSUER_FILE = 'local-issuer.url';
+
+/**
+ * The local issuer identifier (RFC 8414: the https URL apps reach the authorization server at):
+ * auth.local.issuer, else https://{api.public_host}:{port}, where no public_host means the API's
+ * own address, or this box's first LAN address when it listens on every interface.
+ */
+export function localIssuerName(config: Config, port = config.api.port): string {
+  if (config.auth.local.issuer !== null) return config.auth.local.issuer;
+  const listen = config.api.host;
+  const wildcard = listen === '0.0.0.0' || listen === '::';
+  const host = config.api.public_host ?? (wildcard ? (firstLanAddress() ?? '127.0.0.1') : listen);
+  return `https://${host.includes(':') && !host.startsWith('[') ? `[${host}]` : host}:${port}`;
+}
+
+/**
+ * Opens the local issuer's keys. The daemon (`port` given: the one it listens on) settles the
+ * issuer URL and records it in data_dir; the `token` command (no port) signs with the recorded
+ * one, so its tokens carry the `iss` the running daemon checks even when the port was chosen at
+ * start or the LAN address changed since.
+ */
+export async function openLocalIssuer(config: Config, secretBox: SecretBox, port?: number): Promise<LocalIssuer> {
+  const file = path.join(config.gateway.data_dir, ISSUER_FILE);
+  let issuer: string;
+  if (port === undefined) {
+    issuer = config.auth.local.issuer ?? readRecordedIssuer(file) ?? localIssuerName(config);
+  } else {
+    issuer = localIssuerName(config, port);
+    mkdirSync(config.gateway.data_dir, { recursive: true, mode: 0o700 });
+    replaceFile(file, `${issuer}\n`, 0o644);
+  }
+  return LocalIssuer.open({
+    dataDir: config.gateway.data_dir,
+    secretBox,
+    issuer,
+    audience: config.auth.local.audience,
+    // `edge-gateway token --ttl` may issue for up to a day, longer than access_ttl_s.
+    retiredKeyLifetimeS: Math.max(config.auth.local.access_ttl_s, 86_400) + config.auth.clock_tolerance_s,
+  });
+}
+
+function readRecordedIssuer(file: string): string | null {
+  try {
+    const text = readFileSync(file, 'utf8').trim();
+    return /^https:\/\/\S+$/.test(text) ? text : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The daemon's rotation schedule: the signing key is replaced when it is older than
+ * key_rotation_days (checked now, then hourly); the old one stays in the JWKS until its tokens have
+ * expired (docs/oauth.md). A failed rotation is logged and the current key keeps signing. Returns
+ * the function that stops the schedule.
+ */
+export async function startKeyRotation(issuer: LocalIssuer, keyRotationDays: number, log: BaseLogger): Promise<() => void> {
+  const maxAgeS = keyRotationDays * 86_400;
+  const rotate = () =>
+    issuer
+      .rotateIfOlderThan(maxAgeS)
+      .then((rotated) => rotated && log.info({ kid: issuer.currentKid }, 'local issuer signing key rotated'))
+      .catch((err: unknown) => log.error({ err }, 'local issuer key rotation failed; the current key keeps signing'));
+  await rotate();
+  const timer = setInterval(() => void rotate(), 3600_000);
+  timer.unref();
+  return () => clearInterval(timer);
 }
 
 /** RFC 7638: SHA-256 over the required EC members in lexicographic order, without whitespace. */

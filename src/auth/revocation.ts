@@ -1,16 +1,12 @@
 import { InvalidTokenError } from './errors.js';
-import type { VerifiedToken } from './verifier.js';
+import type { TokenCheck, VerifiedToken } from './verifier.js';
 
 // The resource server's check of the local authorization server's revocations: a token whose grant
 // was revoked (a replayed code or refresh token, a removed client or user) is refused until it
 // expires. Signature and claims are the verifier's business; this runs after it, on every request,
 // cached tokens included.
 
-export interface TokenVerify {
-  verify(token: string): Promise<VerifiedToken>;
-}
-
-export function withRevocation(verifier: TokenVerify, localIssuer: string, isRevoked: (jti: string) => boolean): TokenVerify {
+export function withRevocation(verifier: TokenCheck, localIssuer: string, isRevoked: (jti: string) => boolean): TokenCheck {
   return {
     async verify(token: string): Promise<VerifiedToken> {
       const verified = await verifier.verify(token);

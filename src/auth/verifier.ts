@@ -16,7 +16,7 @@ import { Counter, Gauge, type Registry } from 'prom-client';
 import { InvalidTokenError, KeysUnavailableError } from './errors.js';
 import { JwksStore } from './jwks-store.js';
 import type { LocalIssuer } from './local-issuer.js';
-import { parseScope } from './scope.js';
+import { parseScope } from './scope-claim.js';
 
 export const MAX_TOKEN_LENGTH = 8192;
 const MAX_CACHE_ENTRIES = 10_000;
@@ -51,6 +51,14 @@ export interface VerifiedToken {
   tokenId: string | null;
 }
 
+/**
+ * What checks a bearer token and says what it grants (InvalidTokenError, KeysUnavailableError when
+ * it cannot): the TokenVerifier, or it wrapped by withRevocation. The API's authentication hook calls it.
+ */
+export interface TokenCheck {
+  verify(token: string): Promise<VerifiedToken>;
+}
+
 type KeyLookup = (header: JWSHeaderParameters, token: FlattenedJWSInput) => Promise<CryptoKey>;
 
 interface TrustedIssuer {
@@ -67,7 +75,7 @@ interface CacheEntry {
   issuedAt: number;
 }
 
-export class TokenVerifier {
+export class TokenVerifier implements TokenCheck {
   private readonly issuers = new Map<string, TrustedIssuer>();
   private readonly stores: JwksStore[] = [];
   private readonly cache = new Map<string, CacheEntry>();

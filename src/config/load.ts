@@ -5,6 +5,7 @@ import Value from 'typebox/value';
 import { parseDocument } from 'yaml';
 import { polygonProblem } from '../detect/geometry.js';
 import { labelMapProblem } from '../detect/labels.js';
+import { validatePrefix } from '../sync/topics.js';
 import { ConfigError } from './errors.js';
 import { parseListenAddress } from './listen.js';
 import { ConfigSchema, type Config } from './schema.js';
@@ -174,6 +175,15 @@ function checkCrossKeyRules(config: Config): void {
   }
   if (config.sync.mqtt.url !== null && !/^mqtts?:\/\/[^\s]+$/.test(config.sync.mqtt.url)) {
     throw new ConfigError('sync.mqtt.url', 'must be null or an mqtt:// or mqtts:// URL');
+  }
+  if (config.sync.mqtt.url !== null) {
+    // The whole topic tree hangs under it (src/sync/topics.ts); the gateway id, the level after it,
+    // is valid by gateway.id's own pattern or generated so.
+    try {
+      validatePrefix(config.sync.mqtt.topic_prefix);
+    } catch (err) {
+      throw new ConfigError('sync.mqtt.topic_prefix', (err as Error).message);
+    }
   }
   if (config.metrics.listen !== null) {
     try {

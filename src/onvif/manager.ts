@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
 import type { BaseLogger } from 'pino';
-import type { DeviceControl } from '../api/ports.js';
 import { backoffMs } from '../domain/backoff.js';
 import type { EventBus } from '../domain/bus.js';
 import { DeviceCommandError, DeviceUnavailableError } from '../domain/errors.js';
@@ -60,7 +59,7 @@ interface Worker {
   done: Promise<void>;
 }
 
-export class CameraManager implements DeviceControl {
+export class CameraManager {
   private readonly workers = new Map<string, Worker>(); // by target key
   private stopped = false;
   private readonly random: () => number;
@@ -114,7 +113,7 @@ export class CameraManager implements DeviceControl {
     await Promise.all(workers.map((w) => w.done));
   }
 
-  /** DeviceControl: carries out an action on an online camera (the API's POST …/control). */
+  /** Carries out an action on an online camera: the API's POST …/control and the cloud's commands (main.ts hands this to both). */
   async run(deviceId: string, action: ControlAction, requestId: string = newId('ctl')): Promise<ControlRequest> {
     const worker = [...this.workers.values()].find((w) => w.deviceId === deviceId);
     const device = this.opts.store.getDevice(deviceId);

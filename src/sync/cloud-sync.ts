@@ -1,11 +1,10 @@
 import { connect, type IClientOptions, type MqttClient } from 'mqtt';
 import type { BaseLogger } from 'pino';
-import { presentAlert, presentControl, presentDevice, presentRecording } from '../api/present.js';
-import type { DeviceControl } from '../api/ports.js';
+import { presentAlert, presentControl, presentDevice, presentRecording } from '../domain/present.js';
 import { backoffMs } from '../domain/backoff.js';
 import { DeviceUnavailableError, NotFoundError } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
-import type { Alert, ControlRequest, Device, EventType, Recording } from '../domain/types.js';
+import type { Alert, ControlAction, ControlRequest, Device, EventType, Recording } from '../domain/types.js';
 import type { OutboxMessage } from '../store/store.js';
 import { parseControlCommand } from './commands.js';
 import {
@@ -35,12 +34,20 @@ export interface SyncStore {
   readonly outboxEvicted: Readonly<Record<string, number>>;
 }
 
+/**
+ * How a cloud command reaches the camera: carries out the action and returns the finished, stored
+ * request, named by the command's id (DeviceUnavailableError when the camera cannot take it).
+ */
+export interface SyncControl {
+  run(deviceId: string, action: ControlAction, requestId: string): Promise<ControlRequest>;
+}
+
 export interface CloudSyncOptions {
   url: string;
   prefix: string;
   gatewayId: string;
   store: SyncStore;
-  control: DeviceControl;
+  control: SyncControl;
   logger: BaseLogger;
   /** TLS files' contents and credentials, as mqtt.js takes them. */
   tls?: { ca?: Buffer; cert?: Buffer; key?: Buffer };

@@ -1,5 +1,5 @@
 import { Gauge, type Registry } from 'prom-client';
-import { mirroredCounter } from '../daemon/mirrored-counter.js';
+import { mirroredCounter } from '../metrics/mirrored-counter.js';
 import type { OutboxKind } from '../store/store.js';
 import type { CloudSync } from './cloud-sync.js';
 

@@ -76,7 +76,7 @@ export function validateLevel(value: string, field: TopicField): void {
   if (problem) throw new TopicError(field, value, problem);
 }
 
-/** Throws TopicError unless the prefix and gateway id make a valid base; for checking config at start. */
+/** Throws TopicError unless the prefix and gateway id make a valid base (the config's prefix alone is checked at load, src/config/load.ts). */
 export function validateTopicBase(prefix: string, gatewayId: string): void {
   validatePrefix(prefix);
   validateLevel(gatewayId, 'gatewayId');

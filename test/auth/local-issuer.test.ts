@@ -7,12 +7,14 @@ import pino from 'pino';
 import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { InvalidTokenError, LocalIssuer, LocalIssuerError, TokenVerifier } from '../../src/auth/index.js';
+import { localIssuerName, openLocalIssuer, startKeyRotation } from '../../src/auth/local-issuer.js';
+import { validateConfig } from '../../src/config/load.js';
 import { SecretBox } from '../../src/store/secret-box.js';
 
 const ISSUER = 'https://gateway.local:8443';
 const AUDIENCE = 'edge-gateway';
 const T0_S = 1_750_000_000;
-/** As main.ts computes it for a 600 s token lifetime and 30 s clock tolerance. */
+/** A retired key's lifetime for a 600 s token lifetime and 30 s clock tolerance. */
 const LIFETIME_S = 630;
 const KEY_FILE = 'local-issuer.key.json';
 
@@ -341,5 +343,56 @@ describe('LocalIssuer rotation', () => {
     expect(await Promise.all([issuer.rotateIfOlderThan(50), issuer.rotateIfOlderThan(50)])).toEqual([true, false]);
     expect(issuer.keysVersion).toBe(version + 1);
     expect(readKeyFile(dataDir).keys).toHaveLength(2);
+  });
+});
+
+describe('openLocalIssuer and startKeyRotation (how the daemon and the token command open the issuer)', () => {
+  const configFor = (dataDir: string, extra: Record<string, unknown> = {}) => validateConfig({ gateway: { data_dir: dataDir }, api: { host: '127.0.0.1', port: 8443 }, ...extra });
+
+  it('the daemon records the issuer URL of the port it listens on; the token command signs with the recorded one', async () => {
+    const dataDir = tempDir();
+    const config = configFor(dataDir);
+    const daemon = await openLocalIssuer(config, SecretBox.openInDir(dataDir), 40_123);
+    expect(daemon.issuer).toBe('https://127.0.0.1:40123');
+    expect(readFileSync(path.join(dataDir, 'local-issuer.url'), 'utf8')).toBe('https://127.0.0.1:40123\n');
+
+    const cli = await openLocalIssuer(config, SecretBox.openInDir(dataDir));
+    expect(cli.issuer).toBe('https://127.0.0.1:40123');
+    expect(decodeJwt(await cli.issue({ subject: 'cli', scope: 'devices:read', ttlS: 60 })).iss).toBe('https://127.0.0.1:40123');
+  });
+
+  it('the token command ignores a recorded file that is not an https URL, and auth.local.issuer wins over a recorded one', async () => {
+    const dataDir = tempDir();
+    writeFileSync(path.join(dataDir, 'local-issuer.url'), 'not a url\n');
+    expect((await openLocalIssuer(configFor(dataDir), SecretBox.openInDir(dataDir))).issuer).toBe('https://127.0.0.1:8443');
+    writeFileSync(path.join(dataDir, 'local-issuer.url'), 'https://127.0.0.1:40123\n');
+    const named = configFor(dataDir, { auth: { local: { issuer: 'https://gw.example:9443' } } });
+    expect((await openLocalIssuer(named, SecretBox.openInDir(dataDir))).issuer).toBe('https://gw.example:9443');
+  });
+
+  it('names the issuer by api.public_host, bracketing an IPv6 address', () => {
+    const dataDir = tempDir();
+    expect(localIssuerName(configFor(dataDir, { api: { host: '0.0.0.0', public_host: 'gw.lan' } }), 8443)).toBe('https://gw.lan:8443');
+    expect(localIssuerName(configFor(dataDir, { api: { host: '::1' } }), 9000)).toBe('https://[::1]:9000');
+  });
+
+  it('rotates a key older than key_rotation_days when the schedule starts, and logs the new kid', async () => {
+    const dataDir = tempDir();
+    const clock = { s: T0_S };
+    const issuer = await openIssuer(dataDir, clock);
+    const lines: string[] = [];
+    const log = pino({ level: 'info' }, { write: (line: string) => void lines.push(line) });
+
+    clock.s += 86_400;
+    const stopFresh = await startKeyRotation(issuer, 1, log);
+    stopFresh();
+    const firstKid = issuer.currentKid;
+    expect(lines).toEqual([]);
+
+    clock.s += 1;
+    const stop = await startKeyRotation(issuer, 1, log);
+    stop();
+    expect(issuer.currentKid).not.toBe(firstKid);
+    expect(lines.map((l) => JSON.parse(l) as { msg: string; kid: string })).toMatchObject([{ msg: 'local issuer signing key rotated', kid: issuer.currentKid }]);
   });
 });

@@ -4,7 +4,7 @@ import { ALERT_TYPES } from '../../domain/types.js';
 import { NotFoundError } from '../../domain/errors.js';
 import type { Store } from '../../store/store.js';
 import { decodeCursorParam, pageResponder } from '../paging.js';
-import { memoized, presentAlert } from '../present.js';
+import { memoized, presentAlert } from '../../domain/present.js';
 import { AlertSchema, Envelope, errorResponses, Id, PageQuery } from '../schemas.js';
 
 export interface AlertRoutesOptions {

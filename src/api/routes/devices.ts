@@ -5,7 +5,7 @@ import { NotFoundError } from '../../domain/errors.js';
 import type { Store } from '../../store/store.js';
 import { decodeCursorParam, pageResponder } from '../paging.js';
 import type { DeviceControl, StreamAddresses } from '../ports.js';
-import { memoized, presentControl, presentDevice } from '../present.js';
+import { memoized, presentControl, presentDevice } from '../../domain/present.js';
 import {
   ControlResultSchema,
   DeviceSchema,

@@ -9,7 +9,7 @@ import { GRANT_TYPES, parseAuthorizeRequest, parseTokenRequest, type AuthorizeRe
 import { hashPassword, needsRehash, rateLimitKeyForIp, verifyPassword, type LoginRateLimiter, type RateLimitDecision } from '../../auth/oauth/password.js';
 import { checkAuthorizationPkce } from '../../auth/oauth/pkce.js';
 import { codeRedirect, matchRedirectUri } from '../../auth/oauth/redirect-uri.js';
-import { SCOPE_MEANINGS, SCOPES, isScope } from '../../auth/scopes.js';
+import { SCOPE_MEANINGS, SCOPES, isScope } from '../../auth/scope-catalogue.js';
 import type { Store } from '../../store/store.js';
 import { cookieValue, hostCookie, parseFormBody } from '../forms.js';
 import { RepeatedJsonNameError, useStrictJsonParser } from '../json-body.js';

@@ -9,7 +9,7 @@ import type { Store } from '../../store/store.js';
 import { DATE_FILTER_PATTERN, DateFilterError, parseDateBound, type DateBound } from '../date-filter.js';
 import { badRequest } from '../errors.js';
 import { decodeCursorParam, pageResponder } from '../paging.js';
-import { memoized, presentRecording } from '../present.js';
+import { memoized, presentRecording } from '../../domain/present.js';
 import { contentRange, parseRange } from '../range.js';
 import { Envelope, ErrorBody, errorResponses, Id, PageQuery, RecordingSchema } from '../schemas.js';
 

@@ -1,5 +1,5 @@
 import { Gauge, type Registry } from 'prom-client';
-import { mirroredCounter } from '../../daemon/mirrored-counter.js';
+import { mirroredCounter } from '../../metrics/mirrored-counter.js';
 import type { RelayServerStats } from './server.js';
 import type { RelayStreamsStats } from './streams.js';
 

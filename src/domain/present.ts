@@ -1,11 +1,19 @@
-import type { Alert, ControlRequest, Device, Recording } from '../domain/types.js';
+import type { Static } from 'typebox';
+import type { AlertSchema, ControlResultSchema, DeviceSchema, RecordingSchema } from './record-schemas.js';
+import type { Alert, ControlRequest, Device, Recording } from './types.js';
 
-// Domain records → the API's JSON shapes (snake_case, ISO 8601 UTC timestamps with milliseconds).
+// Domain records → their JSON shapes (snake_case, ISO 8601 UTC timestamps with milliseconds), as
+// the API answers them and sync publishes them; the shapes are the schemas' (record-schemas.ts).
+
+export type DeviceJson = Static<typeof DeviceSchema>;
+export type RecordingJson = Static<typeof RecordingSchema>;
+export type AlertJson = Static<typeof AlertSchema>;
+export type ControlResultJson = Static<typeof ControlResultSchema>;
 
 const iso = (ms: number): string => new Date(ms).toISOString();
 const isoOrNull = (ms: number | null): string | null => (ms === null ? null : iso(ms));
 
-export const presentDevice = (d: Device) => ({
+export const presentDevice = (d: Device): DeviceJson => ({
   id: d.id,
   name: d.name,
   type: d.type,
@@ -17,7 +25,7 @@ export const presentDevice = (d: Device) => ({
   address: d.address,
 });
 
-export const presentRecording = (r: Recording) => ({
+export const presentRecording = (r: Recording): RecordingJson => ({
   id: r.id,
   device_id: r.deviceId,
   event_type: r.eventType,
@@ -30,7 +38,7 @@ export const presentRecording = (r: Recording) => ({
   download_url: `/v1/recordings/${encodeURIComponent(r.id)}/download`,
 });
 
-export const presentAlert = (a: Alert) => ({
+export const presentAlert = (a: Alert): AlertJson => ({
   id: a.id,
   device_id: a.deviceId,
   type: a.type,
@@ -43,7 +51,7 @@ export const presentAlert = (a: Alert) => ({
   recording_status_reason: a.recordingStatusReason,
 });
 
-export const presentControl = (c: ControlRequest) => ({
+export const presentControl = (c: ControlRequest): ControlResultJson => ({
   id: c.id,
   device_id: c.deviceId,
   action: c.action,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { hasScope, parseScope } from '../../src/auth/scope.js';
+import { hasScope, parseScope } from '../../src/auth/scope-claim.js';
 import { makeRng, mutate } from '../support/fuzz.js';
 
 describe('parseScope', () => {
