@@ -134,7 +134,13 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<FastifyIns
         title: 'Edge gateway /v1 API',
         version: opts.version,
         description: 'Devices, recordings, alerts and live streams of the cameras next to this gateway. See docs/api.md.',
+        // package.json's "UNLICENSED": not licensed for use by others. SPDX has no identifier for
+        // that, so a LicenseRef names it (OpenAPI 3.1 wants an identifier or a URL).
+        license: { name: 'UNLICENSED', identifier: 'LicenseRef-UNLICENSED' },
       },
+      // Relative: the origin the client fetched this document from. The gateway cannot know which
+      // of its names or addresses that was (the same reason download_url is a path).
+      servers: [{ url: '/', description: 'This gateway' }],
       components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } } },
     },
   });
