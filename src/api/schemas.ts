@@ -1,9 +1,11 @@
+import type { Readable } from 'node:stream';
 import Type, { type Static, type TSchema } from 'typebox';
 import { ALERT_TYPES, DEVICE_STATUSES, DEVICE_TYPES, EVENT_TYPES, CONTROL_ACTIONS, RECORDING_STATUSES } from '../domain/types.js';
 import { ID_PATTERN } from '../domain/ids.js';
 
 // Shared schemas: the one source of the API's request/response types, validation, serialisation
-// and OpenAPI document. Route-specific schemas live beside their routes.
+// and OpenAPI document. Route-specific schemas live beside their routes. A schema with a title is
+// a named type of the OpenAPI document (#/components/schemas/<title>, src/api/openapi-document.ts).
 
 /**
  * `type: [T, "null"]` rather than anyOf: the response serialiser writes it directly, where anyOf
@@ -23,14 +25,18 @@ export const ErrorBody = Type.Object(
     error: Type.String({ description: 'Machine-readable code, e.g. invalid_request, invalid_token, not_found' }),
     error_description: Type.String(),
   },
-
+  { title: 'ErrorBody' },
 );
 
-export const Envelope = <T extends TSchema>(item: T) =>
-  Type.Object({
-    data: Type.Array(item),
-    next_cursor: Type.Unsafe<string | null>({ type: ['string', 'null'], description: 'Pass as cursor for the next page; null on the last page' }),
-  });
+/** A page of a list; named after its item (DevicePage) when the item has a name (its title). */
+export const Envelope = <T extends TSchema & { title?: string }>(item: T) =>
+  Type.Object(
+    {
+      data: Type.Array(item),
+      next_cursor: Type.Unsafe<string | null>({ type: ['string', 'null'], description: 'Pass as cursor for the next page; null on the last page' }),
+    },
+    item.title === undefined ? {} : { title: `${item.title}Page` },
+  );
 
 export const PageQuery = {
   limit: Type.Integer({ minimum: 1, maximum: 200, default: 50, description: 'Page size (1–200)' }),
@@ -49,7 +55,7 @@ export const DeviceSchema = Type.Object(
     last_seen_at: NullableTimestamp,
     address: Type.Union([Type.String(), Type.Null()], { description: "host[:port] of the camera's ONVIF service on the LAN (never credentials), so an unauthorized camera can be told apart from a dead one; null for other devices" }),
   },
-
+  { title: 'Device' },
 );
 
 export const RecordingSchema = Type.Object(
@@ -65,7 +71,7 @@ export const RecordingSchema = Type.Object(
     alert_id: NullableId,
     download_url: Type.String({ description: 'Path of the download on this gateway, relative to the API origin' }),
   },
-
+  { title: 'Recording' },
 );
 
 export const AlertSchema = Type.Object(
@@ -84,7 +90,7 @@ export const AlertSchema = Type.Object(
     }),
     recording_status_reason: Nullable(Type.String({ description: 'Why footage is missing (partial, lost), else null' })),
   },
-
+  { title: 'Alert' },
 );
 
 export const ControlResultSchema = Type.Object(
@@ -97,7 +103,7 @@ export const ControlResultSchema = Type.Object(
     completed_at: NullableTimestamp,
     error: NullableString,
   },
-
+  { title: 'ControlResult' },
 );
 
 export const StreamAddressSchema = Type.Object(
@@ -105,14 +111,41 @@ export const StreamAddressSchema = Type.Object(
     stream_url: Type.String({ description: 'rtsp:// address through the gateway relay' }),
     expires_at: Timestamp,
   },
-
+  { title: 'StreamAddress' },
 );
+
+/**
+ * An error answer: the shared body, and what the status means there (the response's description in
+ * the OpenAPI document; the serialiser ignores the keyword).
+ */
+export const errorResponse = (meaning: string) => ({ ...ErrorBody, 'x-response-description': meaning });
+
+/**
+ * Answered by Node's HTTP parser before any route (src/api/client-error.ts), so possible for every
+ * operation, public ones included.
+ */
+export const parserErrorResponses = {
+  408: errorResponse('invalid_request: the request was not received whole within api.request_timeout_s'),
+  431: errorResponse("invalid_request: the request's header section is larger than 16 KiB"),
+};
 
 /** Responses every protected route can give besides its success. */
 export const errorResponses = {
-  400: ErrorBody,
-  401: ErrorBody,
-  403: ErrorBody,
-  404: ErrorBody,
-  503: ErrorBody,
+  400: errorResponse('invalid_request: bad input (named in error_description), or a malformed Authorization header'),
+  401: errorResponse('unauthorized: no bearer token; invalid_token: the token is not valid (WWW-Authenticate says why)'),
+  403: errorResponse('insufficient_scope: the token lacks the scope of this operation'),
+  ...parserErrorResponses,
+  503: errorResponse("temporarily_unavailable: the token issuer's signing keys cannot be had right now (Retry-After)"),
 };
+
+/** A response without a body: a 304. */
+export const NoBody = (description: string) => Type.Unsafe<undefined>({ type: 'null', description });
+
+/** A file sent as it is, streamed from disk; no body for HEAD or an empty file. */
+export const FileBody = (mediaType: string, description: string) => ({
+  description,
+  content: { [mediaType]: { schema: Type.Unsafe<Readable | undefined>({ type: 'string', format: 'binary' }) } },
+});
+
+/** For operations on one resource named in the path. */
+export const notFoundResponse = { 404: errorResponse('not_found: no resource with this id') };

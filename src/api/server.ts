@@ -12,6 +12,7 @@ import type { Store } from '../store/store.js';
 import { authenticate, type TokenCheck } from './authenticate.js';
 import { toApiError } from './errors.js';
 import { useStrictJsonParser } from './json-body.js';
+import { finishOpenApiDocument } from './openapi-document.js';
 import type { DeviceControl, StreamAddresses } from './ports.js';
 import { alertRoutes } from './routes/alerts.js';
 import { deviceRoutes } from './routes/devices.js';
@@ -143,6 +144,7 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<FastifyIns
       servers: [{ url: '/', description: 'This gateway' }],
       components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } } },
     },
+    transformObject: (built) => ('openapiObject' in built ? finishOpenApiDocument(built.openapiObject) : built.swaggerObject),
   });
 
   await app.register(systemRoutes, { localJwks: opts.localJwks, openapi: () => app.swagger() });
