@@ -66,6 +66,19 @@ describe('GET /v1/openapi.json', () => {
     expect(Object.keys(schemas)).toEqual(expect.arrayContaining(['ErrorBody', 'Device', 'DevicePage', 'Recording', 'RecordingPage', 'Alert', 'AlertPage', 'ControlResult', 'StreamAddress']));
     expect(doc.paths['/v1/devices']?.get?.responses['200']?.content?.['application/json']?.schema).toEqual({ $ref: '#/components/schemas/DevicePage' });
     expect(doc.paths['/v1/devices/{device_id}']?.get?.responses['404']?.content?.['application/json']?.schema).toEqual({ $ref: '#/components/schemas/ErrorBody' });
+    // Every JSON body of the resource API and the token endpoint is a named type (the document itself is any JSON).
+    const unnamed: string[] = [];
+    for (const [route, item] of Object.entries(doc.paths)) {
+      if (!route.startsWith('/v1/') && !route.startsWith('/oauth/')) continue;
+      for (const [method, operation] of Object.entries(item)) {
+        if (operation.operationId === 'getOpenApiDocument') continue;
+        for (const [status, response] of Object.entries(operation.responses)) {
+          const json = response.content?.['application/json'];
+          if (json && json.schema?.$ref === undefined) unnamed.push(`${method} ${route} ${status}`);
+        }
+      }
+    }
+    expect(unnamed).toEqual([]);
   });
 });
 
