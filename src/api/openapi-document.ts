@@ -1,8 +1,8 @@
 import { isDeepStrictEqual } from 'node:util';
 
 // The last touches to the OpenAPI document @fastify/swagger builds from the route schemas, for
-// client generators (openapi-typescript and the like): named types, and one operationId per
-// operation. Pure: it only rewrites the object it is given.
+// client generators (openapi-typescript and the like): named types, one operationId per operation,
+// a body marked required only when it is. Pure: it only rewrites the object it is given.
 
 type Node = Record<string, unknown>;
 
@@ -74,6 +74,20 @@ function separateHead(pathItem: Node): void {
   pathItem.head = copy;
 }
 
+/**
+ * @fastify/swagger marks every declared body required, but the API reads a request without a body
+ * as {} (src/api/server.ts, validatorCompiler): a JSON body that requires no field may be left out.
+ */
+function optionalEmptyBody(operation: Node): void {
+  const body = operation.requestBody;
+  if (!isNode(body) || !isNode(body.content)) return;
+  const json = body.content['application/json'];
+  const schema = isNode(json) ? json.schema : undefined;
+  if (!isNode(schema) || schema.type !== 'object') return;
+  const required = schema.required;
+  if (required === undefined || (Array.isArray(required) && required.length === 0)) body.required = false;
+}
+
 /** Finishes the document in place (and returns it): for @fastify/swagger's transformObject. */
 export function finishOpenApiDocument<T extends object>(document: T): T {
   const doc = document as Node;
@@ -87,7 +101,9 @@ export function finishOpenApiDocument<T extends object>(document: T): T {
     separateHead(pathItem);
     for (const key of OPERATION_KEYS) {
       const operation = pathItem[key];
-      if (isNode(operation)) nameOperationSchemas(operation, schemas);
+      if (!isNode(operation)) continue;
+      optionalEmptyBody(operation);
+      nameOperationSchemas(operation, schemas);
     }
   }
   return document;

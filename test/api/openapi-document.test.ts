@@ -80,6 +80,12 @@ describe('GET /v1/openapi.json', () => {
     }
     expect(unnamed).toEqual([]);
   });
+
+  it('marks a body required only where the gateway needs one', () => {
+    const bodyOf = (route: string) => (doc.paths[route]?.post as { requestBody?: { required?: boolean } } | undefined)?.requestBody;
+    expect(bodyOf('/v1/alerts/{alert_id}/read')?.required).toBe(false);
+    expect(bodyOf('/v1/devices/{device_id}/control')?.required).toBe(true);
+  });
 });
 
 /** A bad request to one operation and the status the gateway answers it with. */
@@ -190,6 +196,18 @@ describe('finishOpenApiDocument', () => {
       'two different schemas are titled Item',
     );
     expect(() => finishOpenApiDocument({ paths: { '/a': response(titled('An item', {})) } })).toThrow('not a valid component name');
+  });
+
+  it('marks a JSON body that requires no field optional (the API reads no body as {}), and leaves the others required', () => {
+    const post = (schema: object) => ({ post: { requestBody: { required: true, content: { 'application/json': { schema } } }, responses: {} } });
+    const finished = finishOpenApiDocument({
+      paths: {
+        '/read': post({ type: 'object', properties: {}, additionalProperties: false }),
+        '/control': post({ type: 'object', required: ['action'], properties: { action: { type: 'string' } } }),
+      },
+    });
+    expect(finished.paths['/read'].post.requestBody.required).toBe(false);
+    expect(finished.paths['/control'].post.requestBody.required).toBe(true);
   });
 
   it('gives the HEAD twin of a GET its own operationId and no bodies, leaving the GET as it was', () => {
