@@ -21,7 +21,8 @@ declare module 'fastify' {
 
 /**
  * Every route needs a bearer token unless its config says `public: true`; the scope a route needs
- * sits in its config and is copied into its OpenAPI security requirement, so the two cannot drift.
+ * sits in its config and is copied into its OpenAPI security requirement (`[]` for a public one:
+ * none needed), so the two cannot drift.
  */
 async function authenticatePlugin(app: FastifyInstance, opts: { verifier: TokenCheck }): Promise<void> {
   app.decorateRequest('token', null);
@@ -29,7 +30,8 @@ async function authenticatePlugin(app: FastifyInstance, opts: { verifier: TokenC
   app.addHook('onRoute', (route) => {
     const scope = route.config?.scope;
     if (scope) route.schema = { ...route.schema, security: [{ bearer: [scope] }] };
-    else if (!route.config?.public) throw new Error(`route ${route.method} ${route.url} has neither a scope nor public: true`);
+    else if (route.config?.public) route.schema = { ...route.schema, security: [] };
+    else throw new Error(`route ${route.method} ${route.url} has neither a scope nor public: true`);
   });
 
   app.addHook('onRequest', async (request: FastifyRequest) => {

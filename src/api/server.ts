@@ -13,6 +13,7 @@ import type { TokenCheck } from '../auth/verifier.js';
 import { authenticate } from './authenticate.js';
 import { toApiError } from './errors.js';
 import { useStrictJsonParser } from './json-body.js';
+import { finishOpenApiDocument } from './openapi-document.js';
 import type { DeviceControl, StreamAddresses } from './ports.js';
 import { alertRoutes } from './routes/alerts.js';
 import { deviceRoutes } from './routes/devices.js';
@@ -135,9 +136,16 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<FastifyIns
         title: 'Edge gateway /v1 API',
         version: opts.version,
         description: 'Devices, recordings, alerts and live streams of the cameras next to this gateway. See docs/api.md.',
+        // package.json's "UNLICENSED": not licensed for use by others. SPDX has no identifier for
+        // that, so a LicenseRef names it (OpenAPI 3.1 wants an identifier or a URL).
+        license: { name: 'UNLICENSED', identifier: 'LicenseRef-UNLICENSED' },
       },
+      // Relative: the origin the client fetched this document from. The gateway cannot know which
+      // of its names or addresses that was (the same reason download_url is a path).
+      servers: [{ url: '/', description: 'This gateway' }],
       components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } } },
     },
+    transformObject: (built) => ('openapiObject' in built ? finishOpenApiDocument(built.openapiObject) : built.swaggerObject),
   });
 
   await app.register(systemRoutes, { localJwks: opts.localJwks, openapi: () => app.swagger() });

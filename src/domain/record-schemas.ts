@@ -31,7 +31,7 @@ export const DeviceSchema = Type.Object(
     last_seen_at: NullableTimestamp,
     address: Type.Union([Type.String(), Type.Null()], { description: "host[:port] of the camera's ONVIF service on the LAN (never credentials), so an unauthorized camera can be told apart from a dead one; null for other devices" }),
   },
-
+  { title: 'Device' },
 );
 
 export const RecordingSchema = Type.Object(
@@ -47,7 +47,7 @@ export const RecordingSchema = Type.Object(
     alert_id: NullableId,
     download_url: Type.String({ description: 'Path of the download on this gateway, relative to the API origin' }),
   },
-
+  { title: 'Recording' },
 );
 
 export const AlertSchema = Type.Object(
@@ -66,7 +66,7 @@ export const AlertSchema = Type.Object(
     }),
     recording_status_reason: Nullable(Type.String({ description: 'Why footage is missing (partial, lost), else null' })),
   },
-
+  { title: 'Alert' },
 );
 
 export const ControlResultSchema = Type.Object(
@@ -79,5 +79,5 @@ export const ControlResultSchema = Type.Object(
     completed_at: NullableTimestamp,
     error: NullableString,
   },
-
+  { title: 'ControlResult' },
 );

@@ -5,7 +5,7 @@ import { NotFoundError } from '../../domain/errors.js';
 import type { Store } from '../../store/store.js';
 import { decodeCursorParam, pageResponder } from '../paging.js';
 import { memoized, presentAlert } from '../../domain/present.js';
-import { AlertSchema, Envelope, errorResponses, Id, PageQuery } from '../schemas.js';
+import { AlertSchema, Envelope, errorResponses, Id, notFoundResponse, PageQuery } from '../schemas.js';
 
 export interface AlertRoutesOptions {
   store: Store;
@@ -20,6 +20,7 @@ export const alertRoutes: FastifyPluginAsyncTypebox<AlertRoutesOptions> = async 
     {
       config: { scope: 'alerts:read' },
       schema: {
+        operationId: 'listAlerts',
         summary: 'List alerts',
         tags: ['alerts'],
         querystring: Type.Object(
@@ -52,7 +53,13 @@ export const alertRoutes: FastifyPluginAsyncTypebox<AlertRoutesOptions> = async 
     '/v1/alerts/:alert_id',
     {
       config: { scope: 'alerts:read' },
-      schema: { summary: 'Get an alert', tags: ['alerts'], params: AlertParams, response: { 200: AlertSchema, ...errorResponses } },
+      schema: {
+        operationId: 'getAlert',
+        summary: 'Get an alert',
+        tags: ['alerts'],
+        params: AlertParams,
+        response: { 200: AlertSchema, ...errorResponses, ...notFoundResponse },
+      },
     },
     async (req) => {
       const alert = store.getAlert(req.params.alert_id);
@@ -66,12 +73,13 @@ export const alertRoutes: FastifyPluginAsyncTypebox<AlertRoutesOptions> = async 
     {
       config: { scope: 'alerts:write' },
       schema: {
+        operationId: 'markAlertRead',
         summary: 'Mark an alert as read',
         description: 'Idempotent: marking again keeps the first read_at. The body is empty or {}.',
         tags: ['alerts'],
         params: AlertParams,
         body: Type.Object({}, { additionalProperties: false, description: 'Empty, or {}' }),
-        response: { 200: AlertSchema, ...errorResponses },
+        response: { 200: AlertSchema, ...errorResponses, ...notFoundResponse },
       },
     },
     async (req) => {

@@ -10,9 +10,10 @@ import {
   ControlResultSchema,
   DeviceSchema,
   Envelope,
-  ErrorBody,
+  errorResponse,
   errorResponses,
   Id,
+  notFoundResponse,
   PageQuery,
   StreamAddressSchema,
 } from '../schemas.js';
@@ -38,6 +39,7 @@ export const deviceRoutes: FastifyPluginAsyncTypebox<DeviceRoutesOptions> = asyn
     {
       config: { scope: 'devices:read' },
       schema: {
+        operationId: 'listDevices',
         summary: 'List devices',
         tags: ['devices'],
         querystring: Type.Object(
@@ -64,10 +66,11 @@ export const deviceRoutes: FastifyPluginAsyncTypebox<DeviceRoutesOptions> = asyn
     {
       config: { scope: 'devices:read' },
       schema: {
+        operationId: 'getDevice',
         summary: 'Get a device',
         tags: ['devices'],
         params: DeviceParams,
-        response: { 200: DeviceSchema, ...errorResponses },
+        response: { 200: DeviceSchema, ...errorResponses, ...notFoundResponse },
       },
     },
     async (req) => presentDevice(requireDevice(req.params.device_id)),
@@ -78,13 +81,20 @@ export const deviceRoutes: FastifyPluginAsyncTypebox<DeviceRoutesOptions> = asyn
     {
       config: { scope: 'devices:write' },
       schema: {
+        operationId: 'controlDevice',
         summary: 'Send a control action to a device',
         description:
           'Carries out the action on the camera and answers when it is done. 409 device_unavailable when the device is offline; 502 device_error when the camera refused.',
         tags: ['devices'],
         params: DeviceParams,
         body: Type.Object({ action: Type.Enum([...CONTROL_ACTIONS]) }, { additionalProperties: false }),
-        response: { 200: ControlResultSchema, ...errorResponses, 409: ErrorBody, 502: ErrorBody },
+        response: {
+          200: ControlResultSchema,
+          ...errorResponses,
+          ...notFoundResponse,
+          409: errorResponse('device_unavailable: the device is not online'),
+          502: errorResponse('device_error: the camera answered the action with an error'),
+        },
       },
     },
     async (req) => {
@@ -98,6 +108,7 @@ export const deviceRoutes: FastifyPluginAsyncTypebox<DeviceRoutesOptions> = asyn
     {
       config: { scope: 'devices:read' },
       schema: {
+        operationId: 'getDeviceStream',
         summary: 'Get a time-limited live stream address',
         tags: ['devices'],
         params: DeviceParams,
@@ -105,7 +116,12 @@ export const deviceRoutes: FastifyPluginAsyncTypebox<DeviceRoutesOptions> = asyn
           { profile: Type.Enum([...STREAM_PROFILES], { default: 'main' }) },
           { additionalProperties: false },
         ),
-        response: { 200: StreamAddressSchema, ...errorResponses, 409: ErrorBody },
+        response: {
+          200: StreamAddressSchema,
+          ...errorResponses,
+          ...notFoundResponse,
+          409: errorResponse('device_unavailable: the device is not online, or has no such stream'),
+        },
       },
     },
     async (req) => {

@@ -14,6 +14,7 @@ import type { Store } from '../../store/store.js';
 import { cookieValue, hostCookie, parseFormBody } from '../forms.js';
 import { RepeatedJsonNameError, useStrictJsonParser } from '../json-body.js';
 import { consentPage, errorPage, loginPage, PAGE_HEADERS } from '../oauth-pages.js';
+import { errorResponse, parserErrorResponses } from '../schemas.js';
 
 // The local authorization server's HTTP side (docs/oauth.md): /oauth/authorize (login and consent
 // pages), /oauth/token, and the RFC 8414 metadata. Rules live in src/auth/oauth/; this file reads
@@ -38,27 +39,37 @@ const SESSION_MAX_AGE_S = 600;
 /** The authorization request's own parameters, carried through the forms unchanged. */
 const REQUEST_FIELDS = ['client_id', 'redirect_uri', 'response_type', 'scope', 'state', 'code_challenge', 'code_challenge_method'];
 
-const TokenResponseSchema = Type.Object({
-  access_token: Type.String(),
-  token_type: Type.Literal('Bearer'),
-  expires_in: Type.Integer(),
-  refresh_token: Type.Optional(Type.String()),
-  scope: Type.String(),
-});
-const OAuthErrorSchema = Type.Object({ error: Type.String(), error_description: Type.String() });
-const MetadataSchema = Type.Object({
-  issuer: Type.String(),
-  authorization_endpoint: Type.String(),
-  token_endpoint: Type.String(),
-  jwks_uri: Type.String(),
-  scopes_supported: Type.Array(Type.String()),
-  response_types_supported: Type.Array(Type.String()),
-  response_modes_supported: Type.Array(Type.String()),
-  grant_types_supported: Type.Array(Type.String()),
-  token_endpoint_auth_methods_supported: Type.Array(Type.String()),
-  code_challenge_methods_supported: Type.Array(Type.String()),
-  authorization_response_iss_parameter_supported: Type.Boolean(),
-});
+const TokenResponseSchema = Type.Object(
+  {
+    access_token: Type.String(),
+    token_type: Type.Literal('Bearer'),
+    expires_in: Type.Integer(),
+    refresh_token: Type.Optional(Type.String()),
+    scope: Type.String(),
+  },
+  { title: 'TokenResponse' },
+);
+const MetadataSchema = Type.Object(
+  {
+    issuer: Type.String(),
+    authorization_endpoint: Type.String(),
+    token_endpoint: Type.String(),
+    jwks_uri: Type.String(),
+    scopes_supported: Type.Array(Type.String()),
+    response_types_supported: Type.Array(Type.String()),
+    response_modes_supported: Type.Array(Type.String()),
+    grant_types_supported: Type.Array(Type.String()),
+    token_endpoint_auth_methods_supported: Type.Array(Type.String()),
+    code_challenge_methods_supported: Type.Array(Type.String()),
+    authorization_response_iss_parameter_supported: Type.Boolean(),
+  },
+  { title: 'AuthorizationServerMetadata' },
+);
+
+/** An HTML page of the browser flow (login, consent, or an error the user reads). */
+const pageResponse = (description: string) => ({ description, content: { 'text/html': { schema: Type.String() } } });
+/** A 303 to the Location; no body. */
+const redirectResponse = (description: string) => ({ type: 'null', description, headers: { location: Type.String() } });
 
 /** The outcome of checking an authorization request (from the query, or a form repeating it). */
 type Checked =
@@ -101,7 +112,15 @@ export async function oauthRoutes(app: FastifyInstance, opts: OAuthRoutesOptions
 
   app.get(
     '/.well-known/oauth-authorization-server',
-    { config: { public: true }, schema: { summary: 'Authorization server metadata (RFC 8414)', tags: ['oauth'], response: { 200: MetadataSchema } } },
+    {
+      config: { public: true },
+      schema: {
+        operationId: 'getAuthorizationServerMetadata',
+        summary: 'Authorization server metadata (RFC 8414)',
+        tags: ['oauth'],
+        response: { 200: MetadataSchema, ...parserErrorResponses },
+      },
+    },
     async () => ({
       issuer: opts.issuer,
       authorization_endpoint: `${base}/oauth/authorize`,
@@ -122,9 +141,18 @@ export async function oauthRoutes(app: FastifyInstance, opts: OAuthRoutesOptions
     {
       config: { public: true },
       schema: {
+        operationId: 'requestToken',
         summary: 'Token exchange, refresh and client credentials (RFC 6749 §4.1.3, §6, §4.4; JSON or form body)',
         tags: ['oauth'],
-        response: { 200: TokenResponseSchema, '4xx': OAuthErrorSchema, '5xx': OAuthErrorSchema },
+        // The statuses of oauthErrorStatus (src/auth/oauth/errors.ts); a body the gateway cannot read is invalid_request.
+        response: {
+          200: TokenResponseSchema,
+          400: errorResponse('invalid_request, invalid_grant, unauthorized_client, unsupported_grant_type or invalid_scope (RFC 6749 §5.2)'),
+          401: errorResponse('invalid_client: client authentication failed'),
+          ...parserErrorResponses,
+          500: errorResponse('server_error: the gateway failed to answer'),
+          503: errorResponse('temporarily_unavailable'),
+        },
       },
     },
     async (request, reply) => {
@@ -186,7 +214,18 @@ export async function oauthRoutes(app: FastifyInstance, opts: OAuthRoutesOptions
     return sendPage(reply, 200, consentPage({ clientName: ok.clientName, username, destination: destinationOf(ok.request.redirectUri), scopes, request: ok.fields, csrf }));
   };
 
-  app.get('/oauth/authorize', { config: { public: true }, schema: { summary: 'Authorization request: login and consent pages (RFC 6749 §4.1.1)', tags: ['oauth'] } }, async (request, reply) => {
+  const authorizeSchema = {
+    operationId: 'getAuthorizationPage',
+    summary: 'Authorization request: login and consent pages (RFC 6749 §4.1.1)',
+    tags: ['oauth'],
+    response: {
+      200: pageResponse('The sign-in page, or the consent page when the browser is signed in'),
+      303: redirectResponse("To the client's redirect_uri with an error (RFC 6749 §4.1.2.1)"),
+      400: pageResponse('An error page: the request is malformed, or names an unknown client or redirect_uri (nothing is sent to the client)'),
+      ...parserErrorResponses,
+    },
+  };
+  app.get('/oauth/authorize', { config: { public: true }, schema: authorizeSchema }, async (request, reply) => {
     const checked = check(request.query);
     if (checked.kind === 'page') return sendCheckPage(reply, checked);
     if (checked.kind === 'redirect') return reply.code(303).header('location', checked.location).header('cache-control', 'no-store').send();
@@ -196,7 +235,23 @@ export async function oauthRoutes(app: FastifyInstance, opts: OAuthRoutesOptions
     return sendPage(reply, 200, loginPage({ clientName: checked.clientName, request: checked.fields, csrf }));
   });
 
-  app.post('/oauth/authorize', { config: { public: true }, schema: { summary: 'Login and consent form answers', tags: ['oauth'] } }, async (request, reply) => {
+  const formSchema = {
+    operationId: 'submitAuthorizationForm',
+    summary: 'Login and consent form answers',
+    tags: ['oauth'],
+    // Every answer that is not an error is a redirect: after a sign-in to the consent page, after a
+    // consent or refusal to the client.
+    response: {
+      303: redirectResponse("After a sign-in: back to the consent page; after an answer: to the client's redirect_uri with a code or an error"),
+      400: pageResponse('An error page: the form or the request it repeats is malformed'),
+      401: pageResponse('The sign-in page again: wrong username or password, or the sign-in expired'),
+      403: pageResponse('An error page: the form expired or was not sent from this page (CSRF check)'),
+      ...parserErrorResponses,
+      429: pageResponse('The sign-in page again: too many failed sign-ins (Retry-After)'),
+      default: pageResponse('An error page: server_error, the gateway failed to answer'),
+    },
+  };
+  app.post('/oauth/authorize', { config: { public: true }, schema: formSchema }, async (request, reply) => {
     const form = request.body;
     if (typeof form !== 'object' || form === null) return sendCheckPage(reply, { status: 400, error: new OAuthError('invalid_request', 'the form is empty') });
     const fields = form as Record<string, unknown>;

@@ -11,7 +11,7 @@ import { badRequest } from '../errors.js';
 import { decodeCursorParam, pageResponder } from '../paging.js';
 import { memoized, presentRecording } from '../../domain/present.js';
 import { contentRange, parseRange } from '../range.js';
-import { Envelope, ErrorBody, errorResponses, Id, PageQuery, RecordingSchema } from '../schemas.js';
+import { Envelope, errorResponse, errorResponses, FileBody, Id, NoBody, notFoundResponse, PageQuery, RecordingSchema } from '../schemas.js';
 
 export interface RecordingRoutesOptions {
   store: Store;
@@ -52,6 +52,7 @@ export const recordingRoutes: FastifyPluginAsyncTypebox<RecordingRoutesOptions> 
     {
       config: { scope: 'recordings:read' },
       schema: {
+        operationId: 'listDeviceRecordings',
         summary: "List a device's recordings",
         tags: ['recordings'],
         params: Type.Object({ device_id: Id }),
@@ -65,7 +66,7 @@ export const recordingRoutes: FastifyPluginAsyncTypebox<RecordingRoutesOptions> 
           },
           { additionalProperties: false },
         ),
-        response: { 200: Envelope(RecordingSchema), ...errorResponses },
+        response: { 200: Envelope(RecordingSchema), ...errorResponses, ...notFoundResponse },
       },
     },
     async (req, reply) => {
@@ -91,10 +92,11 @@ export const recordingRoutes: FastifyPluginAsyncTypebox<RecordingRoutesOptions> 
     {
       config: { scope: 'recordings:read' },
       schema: {
+        operationId: 'getRecording',
         summary: 'Get a recording',
         tags: ['recordings'],
         params: Type.Object({ recording_id: Id }),
-        response: { 200: RecordingSchema, ...errorResponses },
+        response: { 200: RecordingSchema, ...errorResponses, ...notFoundResponse },
       },
     },
     async (req) => presentRecording(requireRecording(req.params.recording_id)),
@@ -106,16 +108,18 @@ export const recordingRoutes: FastifyPluginAsyncTypebox<RecordingRoutesOptions> 
     url: '/v1/recordings/:recording_id/download',
       config: { scope: 'recordings:write' },
       schema: {
+        operationId: 'downloadRecording',
         summary: 'Download a recording (MP4)',
         description: 'Streams the clip from disk. Supports HEAD, a single byte Range (206/416), If-None-Match and If-Range.',
         tags: ['recordings'],
         params: Type.Object({ recording_id: Id }),
         response: {
-          200: { description: 'The MP4 file', content: { 'video/mp4': { schema: { type: 'string', format: 'binary' } } } },
-          206: { description: 'The requested byte range', content: { 'video/mp4': { schema: { type: 'string', format: 'binary' } } } },
-          304: { description: 'Not modified (If-None-Match)' },
-          416: ErrorBody,
+          200: FileBody('video/mp4', 'The MP4 file'),
+          206: FileBody('video/mp4', 'The requested byte range'),
+          304: NoBody('Not modified (If-None-Match)'),
           ...errorResponses,
+          404: errorResponse('not_found: no recording with this id, or its file has gone'),
+          416: errorResponse('range_not_satisfiable: the range starts past the end (Content-Range: bytes */size)'),
         },
       },
     handler: async (req, reply) => {
@@ -151,7 +155,7 @@ export const recordingRoutes: FastifyPluginAsyncTypebox<RecordingRoutesOptions> 
       const [start, end, status] = range.kind === 'range' ? [range.start, range.end, 206] : [0, size - 1, 200];
       if (status === 206) reply.header('content-range', contentRange(start, end, size));
       reply.code(status).header('content-length', String(size === 0 ? 0 : end - start + 1));
-      if (req.method === 'HEAD' || size === 0) return reply.send();
+      if (req.method === 'HEAD' || size === 0) return reply.send(undefined);
       return reply.send(createReadStream(file, { start, end, highWaterMark: 256 * 1024 }));
     },
   });
@@ -161,13 +165,15 @@ export const recordingRoutes: FastifyPluginAsyncTypebox<RecordingRoutesOptions> 
     url: '/v1/recordings/:recording_id/thumbnail',
     config: { scope: 'recordings:read' },
     schema: {
+      operationId: 'getRecordingThumbnail',
       summary: "A recording's thumbnail (JPEG)",
       description: 'One picture from the moment the event started, 640 pixels wide. 404 when the clip has none.',
       tags: ['recordings'],
       params: Type.Object({ recording_id: Id }),
       response: {
-        200: { description: 'The JPEG (image/jpeg)' },
+        200: FileBody('image/jpeg', 'The JPEG'),
         ...errorResponses,
+        404: errorResponse('not_found: no recording with this id, or its clip has no thumbnail'),
       },
     },
     handler: async (req, reply) => {

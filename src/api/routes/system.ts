@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import Type from 'typebox';
+import { errorResponse, parserErrorResponses } from '../schemas.js';
 
 export interface SystemRoutesOptions {
   /** The local issuer's public keys, when it is enabled. */
@@ -17,9 +18,10 @@ export const systemRoutes: FastifyPluginAsyncTypebox<SystemRoutesOptions> = asyn
     {
       config: { public: true },
       schema: {
+        operationId: 'getHealth',
         summary: 'Whether the gateway is up (no authentication)',
         tags: ['system'],
-        response: { 200: Type.Object({ status: Type.Literal('ok') }, { additionalProperties: false }) },
+        response: { 200: Type.Object({ status: Type.Literal('ok') }, { additionalProperties: false }), ...parserErrorResponses },
       },
     },
     async () => ({ status: 'ok' as const }),
@@ -27,7 +29,16 @@ export const systemRoutes: FastifyPluginAsyncTypebox<SystemRoutesOptions> = asyn
 
   app.get(
     '/v1/openapi.json',
-    { config: { public: true }, schema: { summary: 'This API as an OpenAPI 3.1 document', tags: ['system'] } },
+    {
+      config: { public: true },
+      schema: {
+        operationId: 'getOpenApiDocument',
+        summary: 'This API as an OpenAPI 3.1 document',
+        tags: ['system'],
+        // A description and no schema for the 200: with one, the serialiser would keep only the properties it names.
+        response: { 200: { description: 'The document' }, 400: errorResponse('invalid_request: this operation takes no query parameters'), ...parserErrorResponses },
+      },
+    },
     async () => opts.openapi(),
   );
 
@@ -35,7 +46,15 @@ export const systemRoutes: FastifyPluginAsyncTypebox<SystemRoutesOptions> = asyn
   if (jwks) {
     app.get(
       '/.well-known/jwks.json',
-      { config: { public: true }, schema: { summary: "The local issuer's public keys (RFC 7517)", tags: ['system'] } },
+      {
+        config: { public: true },
+        schema: {
+          operationId: 'getJwks',
+          summary: "The local issuer's public keys (RFC 7517)",
+          tags: ['system'],
+          response: { 200: { description: 'A JSON Web Key Set' }, ...parserErrorResponses },
+        },
+      },
       async (_req, reply) => {
         reply.header('cache-control', 'public, max-age=300');
         return jwks();
