@@ -18,9 +18,9 @@ import type {
 } from '../domain/types.js';
 import { newId } from '../domain/ids.js';
 import { MIGRATIONS } from './migrations.js';
+import { type ListFilter, type ListOptions, PagedList, PageMemo } from './paging.js';
 
 export const DATABASE_FILE = 'gateway.db';
-const MAX_CACHED_PAGES = 64;
 
 export class StoreError extends Error {
   override readonly name = 'StoreError';
@@ -177,45 +177,6 @@ const toControl = (r: ControlRow): ControlRequest => ({
   completedAt: r.completed_at,
   error: r.error,
 });
-
-export interface ListOptions {
-  limit: number;
-  after: PageKey | null;
-}
-
-/**
- * Builds a newest-first keyset query: WHERE filters AND (key < after) ORDER BY key DESC, id DESC.
- * Keyset rather than OFFSET so pages stay stable while new rows arrive and cost the same deep in the list.
- */
-function keysetQuery(
-  table: string,
-  keyColumn: string,
-  filters: Array<[string, unknown]>,
-  opts: ListOptions,
-): { sql: string; params: unknown[] } {
-  const where: string[] = [];
-  const params: unknown[] = [];
-  for (const [clause, value] of filters) {
-    where.push(clause);
-    if (value !== undefined) params.push(value);
-  }
-  if (opts.after) {
-    where.push(`(${keyColumn} < ? OR (${keyColumn} = ? AND id < ?))`);
-    params.push(opts.after.at, opts.after.at, opts.after.id);
-  }
-  const sql =
-    `SELECT * FROM ${table}` +
-    (where.length ? ` WHERE ${where.join(' AND ')}` : '') +
-    ` ORDER BY ${keyColumn} DESC, id DESC LIMIT ?`;
-  params.push(opts.limit + 1);
-  return { sql, params };
-}
-
-function page<R, T>(rows: R[], limit: number, map: (r: R) => T, key: (t: T) => PageKey): Page<T> {
-  const items = rows.slice(0, limit).map(map);
-  const last = items[items.length - 1];
-  return { items, next: rows.length > limit && last ? key(last) : null };
-}
 
 export interface DeviceFilter extends ListOptions {
   status?: DeviceStatus;
@@ -396,11 +357,10 @@ const OUTBOX_EVICTION_ORDER: readonly OutboxKind[] = ['device', 'recording', 'al
 export class Store {
   // Prepared once per distinct SQL text; the set is finite (fixed statements plus filter combinations).
   private readonly statements = new Map<string, Database.Statement>();
-  // List pages are read far more often than written (apps poll; devices and alerts change rarely),
-  // and turning SQLite rows into objects costs ~3 µs a row on a Pi-class CPU. Pages are memoised
-  // until the next write: ours clear the memo directly, other connections' show in data_version.
-  private readonly pages = new Map<string, Page<unknown>>();
-  private pagesDataVersion = -1;
+  private readonly pages = new PageMemo(() => this.sql('PRAGMA data_version').pluck().get() as number);
+  private readonly deviceList: PagedList<DeviceRow, Device>;
+  private readonly recordingList: PagedList<RecordingRow, Recording>;
+  private readonly alertList: PagedList<AlertRow, Alert>;
   /** Off until sync is configured: without a cloud there is nobody to keep messages for. */
   private outboxMaxRows = 0;
   private outboxRows = 0;
@@ -410,7 +370,11 @@ export class Store {
   private constructor(
     private readonly db: Database.Database,
     readonly file: string,
-  ) {}
+  ) {
+    this.deviceList = new PagedList(db, this.pages, { table: 'device_rows', keyColumn: 'created_at', toItem: toDevice, keyOf: (d) => ({ at: d.createdAt, id: d.id }) });
+    this.recordingList = new PagedList(db, this.pages, { table: 'recordings', keyColumn: 'started_at', toItem: toRecording, keyOf: (r) => ({ at: r.startedAt, id: r.id }) });
+    this.alertList = new PagedList(db, this.pages, { table: 'alerts', keyColumn: 'created_at', toItem: toAlert, keyOf: (a) => ({ at: a.createdAt, id: a.id }) });
+  }
 
   private sql(text: string): Database.Statement {
     let stmt = this.statements.get(text);
@@ -419,21 +383,6 @@ export class Store {
       this.statements.set(text, stmt);
     }
     return stmt;
-  }
-
-  private listPage<R, T>(q: { sql: string; params: unknown[] }, limit: number, map: (r: R) => T, key: (t: T) => PageKey): Page<T> {
-    const dataVersion = this.sql('PRAGMA data_version').pluck().get() as number;
-    if (dataVersion !== this.pagesDataVersion) {
-      this.pages.clear();
-      this.pagesDataVersion = dataVersion;
-    }
-    const cacheKey = `${q.sql}\u0000${JSON.stringify(q.params)}`;
-    const hit = this.pages.get(cacheKey);
-    if (hit) return hit as Page<T>;
-    const result = page(this.sql(q.sql).all(...q.params) as R[], limit, map, key);
-    if (this.pages.size >= MAX_CACHED_PAGES) this.pages.delete(this.pages.keys().next().value as string);
-    this.pages.set(cacheKey, result);
-    return result;
   }
 
   /** Every write goes through here, so no memoised page outlives a change. */
@@ -602,11 +551,10 @@ export class Store {
   }
 
   listDevices(f: DeviceFilter): Page<Device> {
-    const filters: Array<[string, unknown]> = [];
+    const filters: ListFilter[] = [];
     if (f.status) filters.push(['status = ?', f.status]);
     if (f.type) filters.push(['type = ?', f.type]);
-    const q = keysetQuery('device_rows', 'created_at', filters, f);
-    return this.listPage(q, f.limit, toDevice, (d) => ({ at: d.createdAt, id: d.id }));
+    return this.deviceList.page(filters, f);
   }
 
   /**
@@ -790,12 +738,11 @@ export class Store {
   }
 
   listRecordings(f: RecordingFilter): Page<Recording> {
-    const filters: Array<[string, unknown]> = [['device_id = ?', f.deviceId]];
+    const filters: ListFilter[] = [['device_id = ?', f.deviceId]];
     if (f.from !== undefined) filters.push(['started_at >= ?', f.from]);
     if (f.to !== undefined) filters.push(['started_at <= ?', f.to]);
     if (f.eventType) filters.push(['event_type = ?', f.eventType]);
-    const q = keysetQuery('recordings', 'started_at', filters, f);
-    return this.listPage(q, f.limit, toRecording, (r) => ({ at: r.startedAt, id: r.id }));
+    return this.recordingList.page(filters, f);
   }
 
   // --- alerts
@@ -841,13 +788,12 @@ export class Store {
   }
 
   listAlerts(f: AlertFilter): Page<Alert> {
-    const filters: Array<[string, unknown]> = [];
+    const filters: ListFilter[] = [];
     if (f.deviceId) filters.push(['device_id = ?', f.deviceId]);
     if (f.type) filters.push(['type = ?', f.type]);
     if (f.unread === true) filters.push(['read_at IS NULL', undefined]);
     if (f.unread === false) filters.push(['read_at IS NOT NULL', undefined]);
-    const q = keysetQuery('alerts', 'created_at', filters, f);
-    return this.listPage(q, f.limit, toAlert, (a) => ({ at: a.createdAt, id: a.id }));
+    return this.alertList.page(filters, f);
   }
 
   /** Marks an alert read once; later calls keep the first read_at. Null when there is no such alert. */
