@@ -1,6 +1,4 @@
-import Database from 'better-sqlite3';
-import { mkdirSync } from 'node:fs';
-import path from 'node:path';
+import type Database from 'better-sqlite3';
 import type {
   Alert,
   CameraRecord,
@@ -17,14 +15,10 @@ import type {
   RecordingStatus,
 } from '../domain/types.js';
 import { newId } from '../domain/ids.js';
-import { MIGRATIONS } from './migrations.js';
-import { type ListFilter, type ListOptions, PagedList, PageMemo } from './paging.js';
+import { Connection } from './connection.js';
+import { type ListFilter, type ListOptions, PagedList } from './paging.js';
 
-export const DATABASE_FILE = 'gateway.db';
-
-export class StoreError extends Error {
-  override readonly name = 'StoreError';
-}
+export { DATABASE_FILE, StoreError } from './connection.js';
 
 interface DeviceRow {
   id: string;
@@ -351,13 +345,12 @@ export interface OutboxMessage {
 const OUTBOX_EVICTION_ORDER: readonly OutboxKind[] = ['device', 'recording', 'alert', 'control_result'];
 
 /**
- * The gateway's one SQLite database. This module is the only place with SQL; everything else calls
+ * The gateway's one SQLite database. This folder is the only place with SQL; everything else calls
  * these typed functions. Values reach SQL only as bound parameters.
  */
 export class Store {
   // Prepared once per distinct SQL text; the set is finite (fixed statements plus filter combinations).
   private readonly statements = new Map<string, Database.Statement>();
-  private readonly pages = new PageMemo(() => this.sql('PRAGMA data_version').pluck().get() as number);
   private readonly deviceList: PagedList<DeviceRow, Device>;
   private readonly recordingList: PagedList<RecordingRow, Recording>;
   private readonly alertList: PagedList<AlertRow, Alert>;
@@ -367,69 +360,49 @@ export class Store {
   /** Messages given up because the outbox was full (for /metrics), by kind. */
   readonly outboxEvicted: Record<OutboxKind, number> = { device: 0, alert: 0, recording: 0, control_result: 0 };
 
-  private constructor(
-    private readonly db: Database.Database,
-    readonly file: string,
-  ) {
-    this.deviceList = new PagedList(db, this.pages, { table: 'device_rows', keyColumn: 'created_at', toItem: toDevice, keyOf: (d) => ({ at: d.createdAt, id: d.id }) });
-    this.recordingList = new PagedList(db, this.pages, { table: 'recordings', keyColumn: 'started_at', toItem: toRecording, keyOf: (r) => ({ at: r.startedAt, id: r.id }) });
-    this.alertList = new PagedList(db, this.pages, { table: 'alerts', keyColumn: 'created_at', toItem: toAlert, keyOf: (a) => ({ at: a.createdAt, id: a.id }) });
+  private constructor(private readonly conn: Connection) {
+    const { db, pages } = conn;
+    this.deviceList = new PagedList(db, pages, { table: 'device_rows', keyColumn: 'created_at', toItem: toDevice, keyOf: (d) => ({ at: d.createdAt, id: d.id }) });
+    this.recordingList = new PagedList(db, pages, { table: 'recordings', keyColumn: 'started_at', toItem: toRecording, keyOf: (r) => ({ at: r.startedAt, id: r.id }) });
+    this.alertList = new PagedList(db, pages, { table: 'alerts', keyColumn: 'created_at', toItem: toAlert, keyOf: (a) => ({ at: a.createdAt, id: a.id }) });
+    // The rolled-back messages were counted as they were written.
+    conn.onRollback(() => {
+      if (this.outboxMaxRows > 0) this.outboxRows = this.sql('SELECT COUNT(*) FROM outbox').pluck().get() as number;
+    });
   }
 
   private sql(text: string): Database.Statement {
     let stmt = this.statements.get(text);
     if (!stmt) {
-      stmt = this.db.prepare(text);
+      stmt = this.conn.db.prepare(text);
       this.statements.set(text, stmt);
     }
     return stmt;
   }
 
-  /** Every write goes through here, so no memoised page outlives a change. */
   private write(sqlText: string, params: unknown): Database.RunResult {
-    this.pages.clear();
-    return this.sql(sqlText).run(params);
+    return this.conn.run(this.sql(sqlText), params);
   }
 
   static open(dataDir: string): Store {
-    mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-    const file = path.join(dataDir, DATABASE_FILE);
-    const db = new Database(file);
-    try {
-      db.pragma('journal_mode = WAL');
-      // FULL in WAL mode fsyncs each commit: commits are rare (events, not frames) and a power cut must
-      // not lose an alert whose clip is already on disk.
-      db.pragma('synchronous = FULL');
-      db.pragma('foreign_keys = ON');
-      db.pragma('busy_timeout = 5000');
-      migrate(db);
-    } catch (err) {
-      db.close();
-      throw new StoreError(`cannot open ${file}: ${(err as Error).message}`);
-    }
-    return new Store(db, file);
+    return new Store(Connection.open(dataDir));
+  }
+
+  get file(): string {
+    return this.conn.file;
   }
 
   close(): void {
-    if (this.db.open) this.db.close();
+    this.conn.close();
   }
 
   get schemaVersion(): number {
-    return this.db.pragma('user_version', { simple: true }) as number;
+    return this.conn.schemaVersion;
   }
 
   /** Runs fn in one transaction: all its writes land together or none do. */
   transaction<T>(fn: () => T): T {
-    try {
-      return this.db.transaction(fn)();
-    } catch (err) {
-      // The rolled-back messages were counted as they were written.
-      if (this.outboxMaxRows > 0 && !this.db.inTransaction) this.outboxRows = this.sql('SELECT COUNT(*) FROM outbox').pluck().get() as number;
-      throw err;
-    } finally {
-      // A page read inside a transaction that rolled back would show rows that never existed.
-      this.pages.clear();
-    }
+    return this.conn.transaction(fn);
   }
 
   // --- outbox (messages for the cloud)
@@ -1018,17 +991,4 @@ function sameDeviceApartFromLastSeen(a: Device, b: Device): boolean {
     a.firmwareVersion === b.firmwareVersion &&
     a.createdAt === b.createdAt
   );
-}
-
-function migrate(db: Database.Database): void {
-  const current = db.pragma('user_version', { simple: true }) as number;
-  if (current > MIGRATIONS.length) {
-    throw new StoreError(`database schema ${current} is newer than this gateway knows (${MIGRATIONS.length}); upgrade the gateway`);
-  }
-  for (let v = current; v < MIGRATIONS.length; v++) {
-    db.transaction(() => {
-      db.exec(MIGRATIONS[v] as string);
-      db.pragma(`user_version = ${v + 1}`);
-    })();
-  }
 }
