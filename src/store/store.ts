@@ -18,7 +18,10 @@ import { newId } from '../domain/ids.js';
 import { Connection } from './connection.js';
 import { type ListFilter, type ListOptions, PagedList } from './paging.js';
 
+import { Outbox, type OutboxKind, type OutboxMessage } from './outbox.js';
+
 export { DATABASE_FILE, StoreError } from './connection.js';
+export type { OutboxKind, OutboxMessage } from './outbox.js';
 
 interface DeviceRow {
   id: string;
@@ -325,25 +328,6 @@ const toOAuthClient = (r: OAuthClientRow): OAuthClientRecord => ({
   createdAt: r.created_at,
 });
 
-export type OutboxKind = 'device' | 'alert' | 'recording' | 'control_result';
-
-/** A message for the cloud, as written with its change (body: the record's JSON at that moment). */
-export interface OutboxMessage {
-  seq: number;
-  messageId: string;
-  kind: OutboxKind;
-  subjectId: string;
-  body: string;
-  createdAt: number;
-}
-
-/**
- * Kinds in the order they are given up when the outbox is full: a device message only repeats a
- * state a later one supersedes; a recording's video stays on the gateway anyway; alerts and control
- * results are what a user is waiting for.
- */
-const OUTBOX_EVICTION_ORDER: readonly OutboxKind[] = ['device', 'recording', 'alert', 'control_result'];
-
 /**
  * The gateway's one SQLite database. This folder is the only place with SQL; everything else calls
  * these typed functions. Values reach SQL only as bound parameters.
@@ -354,21 +338,14 @@ export class Store {
   private readonly deviceList: PagedList<DeviceRow, Device>;
   private readonly recordingList: PagedList<RecordingRow, Recording>;
   private readonly alertList: PagedList<AlertRow, Alert>;
-  /** Off until sync is configured: without a cloud there is nobody to keep messages for. */
-  private outboxMaxRows = 0;
-  private outboxRows = 0;
-  /** Messages given up because the outbox was full (for /metrics), by kind. */
-  readonly outboxEvicted: Record<OutboxKind, number> = { device: 0, alert: 0, recording: 0, control_result: 0 };
+  private readonly outbox: Outbox;
 
   private constructor(private readonly conn: Connection) {
     const { db, pages } = conn;
     this.deviceList = new PagedList(db, pages, { table: 'device_rows', keyColumn: 'created_at', toItem: toDevice, keyOf: (d) => ({ at: d.createdAt, id: d.id }) });
     this.recordingList = new PagedList(db, pages, { table: 'recordings', keyColumn: 'started_at', toItem: toRecording, keyOf: (r) => ({ at: r.startedAt, id: r.id }) });
     this.alertList = new PagedList(db, pages, { table: 'alerts', keyColumn: 'created_at', toItem: toAlert, keyOf: (a) => ({ at: a.createdAt, id: a.id }) });
-    // The rolled-back messages were counted as they were written.
-    conn.onRollback(() => {
-      if (this.outboxMaxRows > 0) this.outboxRows = this.sql('SELECT COUNT(*) FROM outbox').pluck().get() as number;
-    });
+    this.outbox = new Outbox(conn);
   }
 
   private sql(text: string): Database.Statement {
@@ -407,85 +384,43 @@ export class Store {
 
   // --- outbox (messages for the cloud)
 
-  private outboxListener: (() => void) | null = null;
-
   /**
    * Starts keeping messages for the cloud, at most maxRows of them; `onMessage` is told of each new
    * one (synchronously, maybe inside its transaction: look at the outbox later, not from the call).
    */
   enableOutbox(maxRows: number, onMessage: (() => void) | null = null): void {
-    this.outboxListener = onMessage;
-    this.outboxMaxRows = maxRows;
-    this.outboxRows = this.sql('SELECT COUNT(*) FROM outbox').pluck().get() as number;
+    this.outbox.enable(maxRows, onMessage);
   }
 
   get outboxSize(): number {
-    return this.outboxRows;
+    return this.outbox.size;
   }
 
-  /** Called inside the transaction of the change the message tells of. */
-  private enqueue(kind: OutboxKind, subjectId: string, record: object, now: number): void {
-    if (this.outboxMaxRows === 0) return;
-    if (kind === 'device') {
-      // Only the latest state of a device matters (it is published retained): unsent older ones go.
-      this.outboxRows -= this.write("DELETE FROM outbox WHERE kind = 'device' AND subject_id = @subjectId", { subjectId }).changes;
-    }
-    this.write('INSERT INTO outbox (message_id, kind, subject_id, body, created_at) VALUES (@messageId, @kind, @subjectId, @body, @now)', {
-      messageId: newId('msg'),
-      kind,
-      subjectId,
-      body: JSON.stringify(record),
-      now,
-    });
-    this.outboxRows++;
-    if (this.outboxRows > this.outboxMaxRows) this.evictOutbox();
-    this.outboxListener?.();
-  }
-
-  /** The outbox is full: the oldest messages of the least important kind present go first. */
-  private evictOutbox(): void {
-    // A little below the limit, so a full outbox is not trimmed on every single change.
-    let excess = this.outboxRows - Math.floor(this.outboxMaxRows * 0.99);
-    for (const kind of OUTBOX_EVICTION_ORDER) {
-      if (excess <= 0) break;
-      const removed = this.write('DELETE FROM outbox WHERE seq IN (SELECT seq FROM outbox WHERE kind = @kind ORDER BY seq LIMIT @excess)', { kind, excess }).changes;
-      this.outboxEvicted[kind] += removed;
-      this.outboxRows -= removed;
-      excess -= removed;
-    }
+  /** Messages given up because the outbox was full (for /metrics), by kind. */
+  get outboxEvicted(): Readonly<Record<OutboxKind, number>> {
+    return this.outbox.evicted;
   }
 
   /** The oldest messages after `afterSeq`, in order. */
   outboxBatch(afterSeq: number, limit: number): OutboxMessage[] {
-    return (
-      this.sql('SELECT seq, message_id, kind, subject_id, body, created_at FROM outbox WHERE seq > ? ORDER BY seq LIMIT ?').all(afterSeq, limit) as Array<{
-        seq: number;
-        message_id: string;
-        kind: OutboxKind;
-        subject_id: string;
-        body: string;
-        created_at: number;
-      }>
-    ).map((r) => ({ seq: r.seq, messageId: r.message_id, kind: r.kind, subjectId: r.subject_id, body: r.body, createdAt: r.created_at }));
+    return this.outbox.batch(afterSeq, limit);
   }
 
   /** A message the broker acknowledged. */
   deleteOutboxMessage(seq: number): void {
-    this.outboxRows -= this.write('DELETE FROM outbox WHERE seq = @seq', { seq }).changes;
+    this.outbox.deleteMessage(seq);
   }
 
   /** Messages the broker acknowledged, in one transaction (one fsync for many acknowledgements). */
   deleteOutboxMessages(seqs: readonly number[]): void {
-    this.transaction(() => {
-      for (const seq of seqs) this.deleteOutboxMessage(seq);
-    });
+    this.outbox.deleteMessages(seqs);
   }
 
   /** A control result asked for again (a command id the cloud repeated): queued once more. */
   requeueControlResult(id: string, now = Date.now()): void {
     this.transaction(() => {
       const request = this.getControlRequest(id);
-      if (request) this.enqueue('control_result', id, request, now);
+      if (request) this.outbox.enqueue('control_result', id, request, now);
     });
   }
 
@@ -501,7 +436,7 @@ export class Store {
       const before = this.getDevice(d.id);
       const device = this.writeDevice(d, now);
       // last_seen_at alone changes on every contact; the cloud hears of real changes only.
-      if (!before || !sameDeviceApartFromLastSeen(before, device)) this.enqueue('device', device.id, device, now);
+      if (!before || !sameDeviceApartFromLastSeen(before, device)) this.outbox.enqueue('device', device.id, device, now);
       return device;
     });
   }
@@ -550,7 +485,7 @@ export class Store {
       );
       if (changed && alertOnChange) this.insertAlert(alertOnChange);
       const device = this.getDevice(id) as Device;
-      if (changed) this.enqueue('device', id, device, now);
+      if (changed) this.outbox.enqueue('device', id, device, now);
       return { device, changed };
     });
   }
@@ -608,7 +543,7 @@ export class Store {
         { ...r, createdAt: r.createdAt ?? now },
       );
       const recording = this.getRecording(r.id) as Recording;
-      this.enqueue('recording', recording.id, recording, now);
+      this.outbox.enqueue('recording', recording.id, recording, now);
       return recording;
     });
   }
@@ -738,7 +673,7 @@ export class Store {
   /** The alert as it is now, with its message for the cloud (inside the change's transaction). */
   private alertChanged(id: string, now: number): Alert {
     const alert = this.getAlert(id) as Alert;
-    this.enqueue('alert', id, alert, now);
+    this.outbox.enqueue('alert', id, alert, now);
     return alert;
   }
 
@@ -970,7 +905,7 @@ export class Store {
     return this.transaction(() => {
       this.write('UPDATE control_requests SET status = @status, error = @error, completed_at = @now WHERE id = @id', { ...outcome, now, id });
       const request = this.getControlRequest(id) as ControlRequest;
-      this.enqueue('control_result', id, request, now);
+      this.outbox.enqueue('control_result', id, request, now);
       return request;
     });
   }
