@@ -18,9 +18,19 @@ import { newId } from '../domain/ids.js';
 import { Connection } from './connection.js';
 import { type ListFilter, type ListOptions, PagedList } from './paging.js';
 
+import {
+  type LocalUserRecord,
+  type OAuthClientRecord,
+  type OAuthCodeRecord,
+  type OAuthGrantRecord,
+  type OAuthIssue,
+  OAuthRecords,
+  type OAuthRefreshTokenRecord,
+} from './oauth.js';
 import { Outbox, type OutboxKind, type OutboxMessage } from './outbox.js';
 
 export { DATABASE_FILE, StoreError } from './connection.js';
+export type { LocalUserRecord, OAuthClientRecord, OAuthCodeRecord, OAuthGrantRecord, OAuthIssue, OAuthRefreshTokenRecord } from './oauth.js';
 export type { OutboxKind, OutboxMessage } from './outbox.js';
 
 interface DeviceRow {
@@ -231,103 +241,6 @@ export interface PartOutcome {
 /** How stale a device's last_seen_at may get while it stays online (a write per camera at most this often). */
 export const LAST_SEEN_WRITE_MS = 10 * 60_000;
 
-/** A client of the local authorization server (`edge-gateway clients add`). */
-export interface OAuthClientRecord {
-  id: string;
-  name: string;
-  /** SHA-256 (hex) of the client secret; null for a public client. */
-  secretHash: string | null;
-  redirectUris: string[];
-  grantTypes: string[];
-  createdAt: number;
-}
-
-export interface OAuthCodeRecord {
-  codeHash: string;
-  clientId: string;
-  redirectUri: string;
-  user: string;
-  /** Space-separated, as formatScope writes it. */
-  scope: string;
-  codeChallenge: string | null;
-  /** ms */
-  expiresAt: number;
-}
-
-interface OAuthCodeRow {
-  code_hash: string;
-  client_id: string;
-  redirect_uri: string;
-  user: string;
-  scope: string;
-  code_challenge: string | null;
-  expires_at: number;
-  grant_id: string | null;
-}
-
-export interface OAuthGrantRecord {
-  id: string;
-  clientId: string;
-  /** Null for client_credentials (the client acts for itself). */
-  user: string | null;
-  scope: string;
-  createdAt: number;
-  revokedAt: number | null;
-}
-
-interface OAuthGrantRow {
-  id: string;
-  client_id: string;
-  user: string | null;
-  scope: string;
-  created_at: number;
-  revoked_at: number | null;
-}
-
-export interface OAuthRefreshTokenRecord {
-  tokenHash: string;
-  grantId: string;
-  scope: string;
-  expiresAt: number;
-  usedAt: number | null;
-}
-
-interface OAuthRefreshTokenRow {
-  token_hash: string;
-  grant_id: string;
-  scope: string;
-  expires_at: number;
-  used_at: number | null;
-}
-
-/** What one token response gave: its access token (by jti) and, maybe, a refresh token. */
-export interface OAuthIssue {
-  accessJti: string;
-  accessExpiresAt: number;
-  refresh: { tokenHash: string; scope: string; expiresAt: number } | null;
-}
-
-/** Thrown inside a transaction to roll it back when a code or refresh token was used meanwhile. */
-class AlreadyUsed extends Error {}
-
-interface OAuthClientRow {
-  id: string;
-  name: string;
-  secret_hash: string | null;
-  redirect_uris: string;
-  grant_types: string;
-  created_at: number;
-}
-
-const toOAuthClient = (r: OAuthClientRow): OAuthClientRecord => ({
-  id: r.id,
-  name: r.name,
-  secretHash: r.secret_hash,
-  redirectUris: JSON.parse(r.redirect_uris) as string[],
-  grantTypes: JSON.parse(r.grant_types) as string[],
-  createdAt: r.created_at,
-});
-
 /**
  * The gateway's one SQLite database. This folder is the only place with SQL; everything else calls
  * these typed functions. Values reach SQL only as bound parameters.
@@ -339,6 +252,7 @@ export class Store {
   private readonly recordingList: PagedList<RecordingRow, Recording>;
   private readonly alertList: PagedList<AlertRow, Alert>;
   private readonly outbox: Outbox;
+  private readonly oauth: OAuthRecords;
 
   private constructor(private readonly conn: Connection) {
     const { db, pages } = conn;
@@ -346,6 +260,7 @@ export class Store {
     this.recordingList = new PagedList(db, pages, { table: 'recordings', keyColumn: 'started_at', toItem: toRecording, keyOf: (r) => ({ at: r.startedAt, id: r.id }) });
     this.alertList = new PagedList(db, pages, { table: 'alerts', keyColumn: 'created_at', toItem: toAlert, keyOf: (a) => ({ at: a.createdAt, id: a.id }) });
     this.outbox = new Outbox(conn);
+    this.oauth = new OAuthRecords(conn);
   }
 
   private sql(text: string): Database.Statement {
@@ -712,182 +627,82 @@ export class Store {
     });
   }
 
-  // --- the local authorization server's clients and users
+  // --- the local authorization server (oauth.ts)
 
   insertOAuthClient(c: OAuthClientRecord): void {
-    this.write(
-      'INSERT INTO oauth_clients (id, name, secret_hash, redirect_uris, grant_types, created_at) VALUES (@id, @name, @secretHash, @redirectUris, @grantTypes, @createdAt)',
-      { ...c, redirectUris: JSON.stringify(c.redirectUris), grantTypes: JSON.stringify(c.grantTypes) },
-    );
+    this.oauth.insertOAuthClient(c);
   }
 
   getOAuthClient(id: string): OAuthClientRecord | null {
-    const row = this.sql('SELECT * FROM oauth_clients WHERE id = ?').get(id) as OAuthClientRow | undefined;
-    return row ? toOAuthClient(row) : null;
+    return this.oauth.getOAuthClient(id);
   }
 
   listOAuthClients(): OAuthClientRecord[] {
-    return (this.sql('SELECT * FROM oauth_clients ORDER BY created_at, id').all() as OAuthClientRow[]).map(toOAuthClient);
+    return this.oauth.listOAuthClients();
   }
 
-  /** False when there was no such client. */
   deleteOAuthClient(id: string): boolean {
-    return this.write('DELETE FROM oauth_clients WHERE id = @id', { id }).changes > 0;
+    return this.oauth.deleteOAuthClient(id);
   }
 
-  insertLocalUser(u: { username: string; passwordHash: string; createdAt: number }): void {
-    this.write('INSERT INTO local_users (username, password_hash, created_at) VALUES (@username, @passwordHash, @createdAt)', u);
+  insertLocalUser(u: LocalUserRecord): void {
+    this.oauth.insertLocalUser(u);
   }
 
-  getLocalUser(username: string): { username: string; passwordHash: string; createdAt: number } | null {
-    const row = this.sql('SELECT * FROM local_users WHERE username = ?').get(username) as { username: string; password_hash: string; created_at: number } | undefined;
-    return row ? { username: row.username, passwordHash: row.password_hash, createdAt: row.created_at } : null;
+  getLocalUser(username: string): LocalUserRecord | null {
+    return this.oauth.getLocalUser(username);
   }
 
   listLocalUsers(): Array<{ username: string; createdAt: number }> {
-    return (this.sql('SELECT username, created_at FROM local_users ORDER BY username').all() as Array<{ username: string; created_at: number }>).map((r) => ({
-      username: r.username,
-      createdAt: r.created_at,
-    }));
+    return this.oauth.listLocalUsers();
   }
 
-  /** Removes the user and revokes every grant they gave, in one transaction. */
-  deleteLocalUser(username: string, now = Date.now()): boolean {
-    return this.transaction(() => {
-      this.write('UPDATE oauth_grants SET revoked_at = @now WHERE user = @username AND revoked_at IS NULL', { username, now });
-      return this.write('DELETE FROM local_users WHERE username = @username', { username }).changes > 0;
-    });
+  deleteLocalUser(username: string, now?: number): boolean {
+    return this.oauth.deleteLocalUser(username, now);
   }
 
-  /** A stronger hash of the same password (after a login with an outdated one). */
   updateLocalUserPassword(username: string, passwordHash: string): void {
-    this.write('UPDATE local_users SET password_hash = @passwordHash WHERE username = @username', { username, passwordHash });
+    this.oauth.updateLocalUserPassword(username, passwordHash);
   }
-
-  // --- what the local authorization server issued
 
   insertOAuthCode(c: OAuthCodeRecord): void {
-    this.write(
-      `INSERT INTO oauth_codes (code_hash, client_id, redirect_uri, user, scope, code_challenge, expires_at)
-         VALUES (@codeHash, @clientId, @redirectUri, @user, @scope, @codeChallenge, @expiresAt)`,
-      c,
-    );
+    this.oauth.insertOAuthCode(c);
   }
 
   getOAuthCode(codeHash: string): (OAuthCodeRecord & { grantId: string | null }) | null {
-    const row = this.sql('SELECT * FROM oauth_codes WHERE code_hash = ?').get(codeHash) as OAuthCodeRow | undefined;
-    if (!row) return null;
-    return {
-      codeHash: row.code_hash,
-      clientId: row.client_id,
-      redirectUri: row.redirect_uri,
-      user: row.user,
-      scope: row.scope,
-      codeChallenge: row.code_challenge,
-      expiresAt: row.expires_at,
-      grantId: row.grant_id,
-    };
+    return this.oauth.getOAuthCode(codeHash);
   }
 
-  /**
-   * Redeems a code: one transaction that marks it used, creates its grant, and records what was
-   * issued. False (and nothing written) when the code was used meanwhile.
-   */
   redeemOAuthCode(codeHash: string, grant: OAuthGrantRecord, issued: OAuthIssue): boolean {
-    return this.unlessAlreadyUsed(() => {
-      this.insertGrant(grant);
-      if (this.write('UPDATE oauth_codes SET grant_id = @grantId WHERE code_hash = @codeHash AND grant_id IS NULL', { codeHash, grantId: grant.id }).changes !== 1) {
-        throw new AlreadyUsed();
-      }
-      this.recordIssue(grant.id, issued);
-    });
+    return this.oauth.redeemOAuthCode(codeHash, grant, issued);
   }
 
-  /** A grant without a code (client_credentials) and its access token. */
   insertOAuthGrant(grant: OAuthGrantRecord, issued: OAuthIssue): void {
-    this.transaction(() => {
-      this.insertGrant(grant);
-      this.recordIssue(grant.id, issued);
-    });
+    this.oauth.insertOAuthGrant(grant, issued);
   }
 
   getOAuthGrant(id: string): OAuthGrantRecord | null {
-    const row = this.sql('SELECT * FROM oauth_grants WHERE id = ?').get(id) as OAuthGrantRow | undefined;
-    return row ? { id: row.id, clientId: row.client_id, user: row.user, scope: row.scope, createdAt: row.created_at, revokedAt: row.revoked_at } : null;
+    return this.oauth.getOAuthGrant(id);
   }
 
   getOAuthRefreshToken(tokenHash: string): OAuthRefreshTokenRecord | null {
-    const row = this.sql('SELECT * FROM oauth_refresh_tokens WHERE token_hash = ?').get(tokenHash) as OAuthRefreshTokenRow | undefined;
-    return row ? { tokenHash: row.token_hash, grantId: row.grant_id, scope: row.scope, expiresAt: row.expires_at, usedAt: row.used_at } : null;
+    return this.oauth.getOAuthRefreshToken(tokenHash);
   }
 
-  /**
-   * Rotates a refresh token: marks it used and records what replaces it, in one transaction.
-   * False (nothing written) when it was used meanwhile.
-   */
   rotateOAuthRefreshToken(tokenHash: string, grantId: string, issued: OAuthIssue, now: number): boolean {
-    return this.unlessAlreadyUsed(() => {
-      if (this.write('UPDATE oauth_refresh_tokens SET used_at = @now WHERE token_hash = @tokenHash AND used_at IS NULL', { tokenHash, now }).changes !== 1) {
-        throw new AlreadyUsed();
-      }
-      this.recordIssue(grantId, issued);
-    });
+    return this.oauth.rotateOAuthRefreshToken(tokenHash, grantId, issued, now);
   }
 
-  /** Revokes a grant: its refresh tokens stop working, and so do its access tokens (see isAccessTokenRevoked). */
-  revokeOAuthGrant(id: string, now = Date.now()): void {
-    this.write('UPDATE oauth_grants SET revoked_at = @now WHERE id = @id AND revoked_at IS NULL', { id, now });
+  revokeOAuthGrant(id: string, now?: number): void {
+    this.oauth.revokeOAuthGrant(id, now);
   }
 
-  /**
-   * True for an access token of the local authorization server whose grant was revoked or no
-   * longer exists (its client or user was removed). Tokens it does not know (from the token
-   * command, or from other issuers) are not its business: false.
-   */
   isAccessTokenRevoked(jti: string): boolean {
-    const row = this.sql(
-      `SELECT g.revoked_at AS revoked_at, g.id AS grant_id FROM oauth_access_tokens a
-         LEFT JOIN oauth_grants g ON g.id = a.grant_id WHERE a.jti = ?`,
-    ).get(jti) as { revoked_at: number | null; grant_id: string | null } | undefined;
-    if (!row) return false;
-    return row.grant_id === null || row.revoked_at !== null;
+    return this.oauth.isAccessTokenRevoked(jti);
   }
 
-  /** Forgets what has expired: codes, refresh and access tokens, and grants with nothing left. */
-  pruneOAuth(now = Date.now()): void {
-    this.transaction(() => {
-      this.write('DELETE FROM oauth_codes WHERE expires_at < @now', { now });
-      this.write('DELETE FROM oauth_refresh_tokens WHERE expires_at < @now', { now });
-      this.write('DELETE FROM oauth_access_tokens WHERE expires_at < @now', { now });
-      this.write(
-        `DELETE FROM oauth_grants WHERE NOT EXISTS (SELECT 1 FROM oauth_refresh_tokens r WHERE r.grant_id = oauth_grants.id)
-           AND NOT EXISTS (SELECT 1 FROM oauth_access_tokens a WHERE a.grant_id = oauth_grants.id)
-           AND NOT EXISTS (SELECT 1 FROM oauth_codes c WHERE c.grant_id = oauth_grants.id)`,
-        {},
-      );
-    });
-  }
-
-  /** Runs fn in a transaction; false when it threw AlreadyUsed (and so wrote nothing). */
-  private unlessAlreadyUsed(fn: () => void): boolean {
-    try {
-      this.transaction(fn);
-      return true;
-    } catch (err) {
-      if (err instanceof AlreadyUsed) return false;
-      throw err;
-    }
-  }
-
-  private insertGrant(g: OAuthGrantRecord): void {
-    this.write('INSERT INTO oauth_grants (id, client_id, user, scope, created_at, revoked_at) VALUES (@id, @clientId, @user, @scope, @createdAt, @revokedAt)', g);
-  }
-
-  private recordIssue(grantId: string, issued: OAuthIssue): void {
-    this.write('INSERT INTO oauth_access_tokens (jti, grant_id, expires_at) VALUES (@jti, @grantId, @expiresAt)', { jti: issued.accessJti, grantId, expiresAt: issued.accessExpiresAt });
-    if (issued.refresh) {
-      this.write('INSERT INTO oauth_refresh_tokens (token_hash, grant_id, scope, expires_at) VALUES (@tokenHash, @grantId, @scope, @expiresAt)', { ...issued.refresh, grantId });
-    }
+  pruneOAuth(now?: number): void {
+    this.oauth.pruneOAuth(now);
   }
 
   // --- control requests
