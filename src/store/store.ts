@@ -16,6 +16,7 @@ import type {
 } from '../domain/types.js';
 import { newId } from '../domain/ids.js';
 import { Connection } from './connection.js';
+import { type ControlOutcome, ControlRequests, type NewControlRequest } from './control.js';
 import { type ListFilter, type ListOptions, PagedList } from './paging.js';
 
 import {
@@ -95,15 +96,6 @@ interface CameraRow {
   snapshot_uri: string | null;
   clock_offset_ms: number | null;
 }
-interface ControlRow {
-  id: string;
-  device_id: string;
-  action: string;
-  status: string;
-  requested_at: number;
-  completed_at: number | null;
-  error: string | null;
-}
 
 // CHECK constraints in the schema guarantee the enum columns; these casts only restore the types.
 const toDevice = (r: DeviceRow): Device => ({
@@ -175,15 +167,6 @@ const toCamera = (r: CameraRow): CameraRecord => ({
   snapshotUri: r.snapshot_uri,
   clockOffsetMs: r.clock_offset_ms,
 });
-const toControl = (r: ControlRow): ControlRequest => ({
-  id: r.id,
-  deviceId: r.device_id,
-  action: r.action as ControlAction,
-  status: r.status as ControlRequest['status'],
-  requestedAt: r.requested_at,
-  completedAt: r.completed_at,
-  error: r.error,
-});
 
 export interface DeviceFilter extends ListOptions {
   status?: DeviceStatus;
@@ -253,6 +236,7 @@ export class Store {
   private readonly alertList: PagedList<AlertRow, Alert>;
   private readonly outbox: Outbox;
   private readonly oauth: OAuthRecords;
+  private readonly control: ControlRequests;
 
   private constructor(private readonly conn: Connection) {
     const { db, pages } = conn;
@@ -261,6 +245,7 @@ export class Store {
     this.alertList = new PagedList(db, pages, { table: 'alerts', keyColumn: 'created_at', toItem: toAlert, keyOf: (a) => ({ at: a.createdAt, id: a.id }) });
     this.outbox = new Outbox(conn);
     this.oauth = new OAuthRecords(conn);
+    this.control = new ControlRequests(conn, this.outbox);
   }
 
   private sql(text: string): Database.Statement {
@@ -329,14 +314,6 @@ export class Store {
   /** Messages the broker acknowledged, in one transaction (one fsync for many acknowledgements). */
   deleteOutboxMessages(seqs: readonly number[]): void {
     this.outbox.deleteMessages(seqs);
-  }
-
-  /** A control result asked for again (a command id the cloud repeated): queued once more. */
-  requeueControlResult(id: string, now = Date.now()): void {
-    this.transaction(() => {
-      const request = this.getControlRequest(id);
-      if (request) this.outbox.enqueue('control_result', id, request, now);
-    });
   }
 
   /** Every camera's device record (Home Assistant discovery). */
@@ -705,29 +682,23 @@ export class Store {
     this.oauth.pruneOAuth(now);
   }
 
-  // --- control requests
+  // --- control requests (control.ts)
 
-  insertControlRequest(c: Omit<ControlRequest, 'completedAt' | 'error' | 'status'>): ControlRequest {
-    this.write(
-      `INSERT INTO control_requests (id, device_id, action, status, requested_at)
-         VALUES (@id, @deviceId, @action, 'pending', @requestedAt)`,
-      c,
-    );
-    return this.getControlRequest(c.id) as ControlRequest;
+  insertControlRequest(c: NewControlRequest): ControlRequest {
+    return this.control.insertControlRequest(c);
   }
 
-  completeControlRequest(id: string, outcome: { status: 'succeeded' | 'failed'; error: string | null }, now = Date.now()): ControlRequest {
-    return this.transaction(() => {
-      this.write('UPDATE control_requests SET status = @status, error = @error, completed_at = @now WHERE id = @id', { ...outcome, now, id });
-      const request = this.getControlRequest(id) as ControlRequest;
-      this.outbox.enqueue('control_result', id, request, now);
-      return request;
-    });
+  completeControlRequest(id: string, outcome: ControlOutcome, now?: number): ControlRequest {
+    return this.control.completeControlRequest(id, outcome, now);
   }
 
   getControlRequest(id: string): ControlRequest | null {
-    const row = this.sql('SELECT * FROM control_requests WHERE id = ?').get(id) as ControlRow | undefined;
-    return row ? toControl(row) : null;
+    return this.control.getControlRequest(id);
+  }
+
+  /** A control result asked for again (a command id the cloud repeated): queued once more. */
+  requeueControlResult(id: string, now?: number): void {
+    this.control.requeueControlResult(id, now);
   }
 }
 
