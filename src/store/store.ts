@@ -20,6 +20,17 @@ import { type ControlOutcome, ControlRequests, type NewControlRequest } from './
 import { type ListFilter, type ListOptions, PagedList } from './paging.js';
 
 import {
+  type AlertFilter,
+  type InFlightClip,
+  MediaRecords,
+  type NewAlert,
+  type NewRecording,
+  type OpenEpisode,
+  type PartOutcome,
+  type RecordingFile,
+  type RecordingFilter,
+} from './media.js';
+import {
   type LocalUserRecord,
   type OAuthClientRecord,
   type OAuthCodeRecord,
@@ -31,6 +42,7 @@ import {
 import { Outbox, type OutboxKind, type OutboxMessage } from './outbox.js';
 
 export { DATABASE_FILE, StoreError } from './connection.js';
+export type { AlertFilter, InFlightClip, NewAlert, NewRecording, OpenEpisode, PartOutcome, RecordingFile, RecordingFilter } from './media.js';
 export type { LocalUserRecord, OAuthClientRecord, OAuthCodeRecord, OAuthGrantRecord, OAuthIssue, OAuthRefreshTokenRecord } from './oauth.js';
 export type { OutboxKind, OutboxMessage } from './outbox.js';
 
@@ -46,41 +58,6 @@ interface DeviceRow {
   created_at: number;
   /** From the device_rows view: the camera's ONVIF device service URL. */
   onvif_url: string | null;
-}
-interface RecordingRow {
-  id: string;
-  device_id: string;
-  event_type: string;
-  started_at: number;
-  ended_at: number;
-  size_bytes: number;
-  file_name: string;
-  alert_id: string | null;
-  created_at: number;
-}
-interface AlertRow {
-  id: string;
-  device_id: string;
-  type: string;
-  message: string;
-  created_at: number;
-  read_at: number | null;
-  recording_id: string | null;
-  recording_status: string;
-  recording_status_reason: string | null;
-}
-interface OpenEpisodeRow {
-  alert_id: string;
-  device_id: string;
-  segment_dir: string;
-  boot_at: number;
-  from_at: number;
-  clip_id: string | null;
-  clip_started_at: number | null;
-  clip_ended_at: number | null;
-  clip_to: number | null;
-  clip_event_type: string | null;
-  clip_final: number | null;
 }
 interface CameraRow {
   device_id: string;
@@ -120,39 +97,6 @@ function cameraAddress(url: string | null): string | null {
     return null;
   }
 }
-const toRecording = (r: RecordingRow): Recording => ({
-  id: r.id,
-  deviceId: r.device_id,
-  eventType: r.event_type as EventType,
-  startedAt: r.started_at,
-  endedAt: r.ended_at,
-  sizeBytes: r.size_bytes,
-  fileName: r.file_name,
-  alertId: r.alert_id,
-  createdAt: r.created_at,
-});
-const toAlert = (r: AlertRow): Alert => ({
-  id: r.id,
-  deviceId: r.device_id,
-  type: r.type as AlertType,
-  message: r.message,
-  createdAt: r.created_at,
-  readAt: r.read_at,
-  recordingId: r.recording_id,
-  recordingStatus: r.recording_status as RecordingStatus,
-  recordingStatusReason: r.recording_status_reason,
-});
-const toOpenEpisode = (r: OpenEpisodeRow): OpenEpisode => ({
-  alertId: r.alert_id,
-  deviceId: r.device_id,
-  segmentDir: r.segment_dir,
-  bootAt: r.boot_at,
-  fromAt: r.from_at,
-  clip:
-    r.clip_id === null || r.clip_started_at === null || r.clip_ended_at === null || r.clip_to === null
-      ? null
-      : { id: r.clip_id, startedAt: r.clip_started_at, endedAt: r.clip_ended_at, to: r.clip_to, eventType: (r.clip_event_type ?? 'motion') as EventType, final: r.clip_final === 1 },
-});
 const toCamera = (r: CameraRow): CameraRecord => ({
   deviceId: r.device_id,
   onvifUrl: r.onvif_url,
@@ -172,54 +116,8 @@ export interface DeviceFilter extends ListOptions {
   status?: DeviceStatus;
   type?: DeviceType;
 }
-export interface RecordingFilter extends ListOptions {
-  deviceId: string;
-  from?: number;
-  to?: number;
-  eventType?: EventType;
-}
-export interface AlertFilter extends ListOptions {
-  deviceId?: string;
-  type?: AlertType;
-  unread?: boolean;
-}
-
 /** What a device is written with; its address comes from its camera row. */
 export type DeviceUpsert = Omit<Device, 'createdAt' | 'address'> & { createdAt?: number };
-export type NewRecording = Omit<Recording, 'createdAt'> & { createdAt?: number };
-export type NewAlert = Omit<Alert, 'readAt' | 'recordingId' | 'recordingStatus' | 'recordingStatusReason'> & { recordingId?: string | null };
-
-/** An episode being recorded when the daemon last ran (see open_episodes in migrations.ts). */
-export interface OpenEpisode {
-  alertId: string;
-  deviceId: string;
-  segmentDir: string;
-  bootAt: number;
-  /** Start of the footage not yet in a recording. */
-  fromAt: number;
-  /** The part whose assembly had begun: its recording id, footage and the cut's end. */
-  clip: InFlightClip | null;
-}
-export interface InFlightClip {
-  id: string;
-  startedAt: number;
-  endedAt: number;
-  /** The end of the part as cut (the next part starts there). */
-  to: number;
-  eventType: EventType;
-  final: boolean;
-}
-
-/**
- * How a part of an episode ended. `final`: the episode's last part (its alert's recording status is
- * settled); `nextFrom`: where the next part's footage starts; `note`: why footage is missing (a
- * recorded part with a note makes the alert partial; a part without a clip needs one).
- */
-export interface PartOutcome {
-  final: boolean;
-  nextFrom: number;
-  note?: string | null;
-}
 
 /** How stale a device's last_seen_at may get while it stays online (a write per camera at most this often). */
 export const LAST_SEEN_WRITE_MS = 10 * 60_000;
@@ -232,18 +130,16 @@ export class Store {
   // Prepared once per distinct SQL text; the set is finite (fixed statements plus filter combinations).
   private readonly statements = new Map<string, Database.Statement>();
   private readonly deviceList: PagedList<DeviceRow, Device>;
-  private readonly recordingList: PagedList<RecordingRow, Recording>;
-  private readonly alertList: PagedList<AlertRow, Alert>;
   private readonly outbox: Outbox;
+  private readonly media: MediaRecords;
   private readonly oauth: OAuthRecords;
   private readonly control: ControlRequests;
 
   private constructor(private readonly conn: Connection) {
     const { db, pages } = conn;
     this.deviceList = new PagedList(db, pages, { table: 'device_rows', keyColumn: 'created_at', toItem: toDevice, keyOf: (d) => ({ at: d.createdAt, id: d.id }) });
-    this.recordingList = new PagedList(db, pages, { table: 'recordings', keyColumn: 'started_at', toItem: toRecording, keyOf: (r) => ({ at: r.startedAt, id: r.id }) });
-    this.alertList = new PagedList(db, pages, { table: 'alerts', keyColumn: 'created_at', toItem: toAlert, keyOf: (a) => ({ at: a.createdAt, id: a.id }) });
     this.outbox = new Outbox(conn);
+    this.media = new MediaRecords(conn, this.outbox);
     this.oauth = new OAuthRecords(conn);
     this.control = new ControlRequests(conn, this.outbox);
   }
@@ -375,7 +271,7 @@ export class Store {
            last_seen_at = CASE WHEN @status = 'online' THEN @now ELSE last_seen_at END WHERE id = @id`,
         { id, status, now },
       );
-      if (changed && alertOnChange) this.insertAlert(alertOnChange);
+      if (changed && alertOnChange) this.media.insertAlert(alertOnChange);
       const device = this.getDevice(id) as Device;
       if (changed) this.outbox.enqueue('device', id, device, now);
       return { device, changed };
@@ -425,183 +321,70 @@ export class Store {
     return (this.sql('SELECT * FROM cameras ORDER BY device_id').all() as CameraRow[]).map(toCamera);
   }
 
-  // --- recordings
+  // --- recordings, alerts and the episodes being recorded (media.ts)
 
-  insertRecording(r: NewRecording, now = Date.now()): Recording {
-    return this.transaction(() => {
-      this.write(
-        `INSERT INTO recordings (id, device_id, event_type, started_at, ended_at, size_bytes, file_name, alert_id, created_at)
-           VALUES (@id, @deviceId, @eventType, @startedAt, @endedAt, @sizeBytes, @fileName, @alertId, @createdAt)`,
-        { ...r, createdAt: r.createdAt ?? now },
-      );
-      const recording = this.getRecording(r.id) as Recording;
-      this.outbox.enqueue('recording', recording.id, recording, now);
-      return recording;
-    });
+  insertRecording(r: NewRecording, now?: number): Recording {
+    return this.media.insertRecording(r, now);
   }
 
-  /**
-   * A finished clip: its row, and its alert's link to it (the first clip of an episode), in one
-   * transaction, so a crash leaves both or neither.
-   */
-  saveRecording(r: NewRecording, now = Date.now(), part: PartOutcome = { final: true, nextFrom: r.endedAt }): Recording {
-    return this.transaction(() => {
-      const recording = this.insertRecording(r, now);
-      if (r.alertId) {
-        const linked = this.write('UPDATE alerts SET recording_id = @id WHERE id = @alertId AND recording_id IS NULL', { id: r.id, alertId: r.alertId }).changes > 0;
-        const settled = this.settlePart(r.alertId, part);
-        if (linked || settled) this.alertChanged(r.alertId, now);
-      }
-      return recording;
-    });
+  saveRecording(r: NewRecording, now?: number, part?: PartOutcome): Recording {
+    return this.media.saveRecording(r, now, part);
   }
 
-  /** A part of an episode that gave no clip (no footage, a failed write, a sliver not kept). */
-  settleEpisodePart(alertId: string, part: PartOutcome, now = Date.now()): void {
-    this.transaction(() => {
-      if (this.settlePart(alertId, part)) this.alertChanged(alertId, now);
-    });
+  settleEpisodePart(alertId: string, part: PartOutcome, now?: number): void {
+    this.media.settleEpisodePart(alertId, part, now);
   }
 
-  /**
-   * Moves the episode on past a part: the last part removes it and settles its alert's recording
-   * status (inside the caller's transaction). True when the alert changed.
-   */
-  private settlePart(alertId: string, part: PartOutcome): boolean {
-    if (part.final) this.write('DELETE FROM open_episodes WHERE alert_id = @alertId', { alertId });
-    else
-      this.write(
-        `UPDATE open_episodes SET from_at = @nextFrom, clip_id = NULL, clip_started_at = NULL, clip_ended_at = NULL, clip_to = NULL,
-           clip_event_type = NULL, clip_final = NULL WHERE alert_id = @alertId`,
-        { alertId, nextFrom: part.nextFrom },
-      );
-    const note = part.note ?? null;
-    if (!part.final && note === null) return false;
-    // Only alerts still pending change: the first reason given is the one kept.
-    return (
-      this.write(
-        `UPDATE alerts SET
-           recording_status_reason = COALESCE(recording_status_reason, @note),
-           recording_status = CASE
-             WHEN @final = 0 THEN recording_status
-             WHEN recording_id IS NULL THEN 'lost'
-             WHEN COALESCE(recording_status_reason, @note) IS NULL THEN 'recorded'
-             ELSE 'partial' END
-         WHERE id = @alertId AND recording_status = 'pending'`,
-        { alertId, note, final: part.final ? 1 : 0 },
-      ).changes > 0
-    );
-  }
-
-  // --- episodes being recorded (what a restart after a crash recovers)
-
-  /** The episode's alert (recording pending) and its open_episodes row, in one transaction. */
-  openEpisode(a: NewAlert, e: { segmentDir: string; bootAt: number; fromAt: number }, now = Date.now()): Alert {
-    return this.transaction(() => {
-      const alert = this.insertAlert({ ...a, recordingStatus: 'pending' });
-      this.write(
-        `INSERT INTO open_episodes (alert_id, device_id, segment_dir, boot_at, from_at, updated_at)
-           VALUES (@alertId, @deviceId, @segmentDir, @bootAt, @fromAt, @now)`,
-        { alertId: a.id, deviceId: a.deviceId, ...e, now },
-      );
-      return alert;
-    });
-  }
-
-  /** A part's footage is chosen and its assembly begins (one small write per part). */
-  beginClip(alertId: string, clip: InFlightClip, now = Date.now()): void {
-    this.write(
-      `UPDATE open_episodes SET clip_id = @id, clip_started_at = @startedAt, clip_ended_at = @endedAt, clip_to = @to,
-         clip_event_type = @eventType, clip_final = @final, updated_at = @now WHERE alert_id = @alertId`,
-      { alertId, ...clip, final: clip.final ? 1 : 0, now },
-    );
-  }
-
-  listOpenEpisodes(): OpenEpisode[] {
-    return (this.sql('SELECT * FROM open_episodes ORDER BY from_at, alert_id').all() as OpenEpisodeRow[]).map(toOpenEpisode);
-  }
-
-  /** Every clip's file and size, oldest first (retention and the start-up check). */
-  listRecordingFiles(): Array<{ id: string; startedAt: number; sizeBytes: number; fileName: string }> {
-    return (this.sql('SELECT id, started_at, size_bytes, file_name FROM recordings ORDER BY started_at, id').all() as Array<{ id: string; started_at: number; size_bytes: number; file_name: string }>).map(
-      (r) => ({ id: r.id, startedAt: r.started_at, sizeBytes: r.size_bytes, fileName: r.file_name }),
-    );
+  listRecordingFiles(): RecordingFile[] {
+    return this.media.listRecordingFiles();
   }
 
   deleteRecording(id: string): void {
-    this.write('DELETE FROM recordings WHERE id = @id', { id });
+    this.media.deleteRecording(id);
   }
 
   getRecording(id: string): Recording | null {
-    const row = this.sql('SELECT * FROM recordings WHERE id = ?').get(id) as RecordingRow | undefined;
-    return row ? toRecording(row) : null;
+    return this.media.getRecording(id);
   }
 
   listRecordings(f: RecordingFilter): Page<Recording> {
-    const filters: ListFilter[] = [['device_id = ?', f.deviceId]];
-    if (f.from !== undefined) filters.push(['started_at >= ?', f.from]);
-    if (f.to !== undefined) filters.push(['started_at <= ?', f.to]);
-    if (f.eventType) filters.push(['event_type = ?', f.eventType]);
-    return this.recordingList.page(filters, f);
+    return this.media.listRecordings(f);
   }
 
-  // --- alerts
+  openEpisode(a: NewAlert, e: { segmentDir: string; bootAt: number; fromAt: number }, now?: number): Alert {
+    return this.media.openEpisode(a, e, now);
+  }
 
-  /**
-   * An alert; its recording status is `none` for device_offline, else `pending` unless given (the
-   * recorder opens its episodes with openEpisode).
-   */
+  beginClip(alertId: string, clip: InFlightClip, now?: number): void {
+    this.media.beginClip(alertId, clip, now);
+  }
+
+  listOpenEpisodes(): OpenEpisode[] {
+    return this.media.listOpenEpisodes();
+  }
+
   insertAlert(a: NewAlert & { recordingStatus?: RecordingStatus }): Alert {
-    return this.transaction(() => {
-      this.write(
-        `INSERT INTO alerts (id, device_id, type, message, created_at, read_at, recording_id, recording_status)
-           VALUES (@id, @deviceId, @type, @message, @createdAt, NULL, @recordingId, @recordingStatus)`,
-        { ...a, recordingId: a.recordingId ?? null, recordingStatus: a.recordingStatus ?? (a.type === 'device_offline' ? 'none' : 'pending') },
-      );
-      return this.alertChanged(a.id, a.createdAt);
-    });
+    return this.media.insertAlert(a);
   }
 
-  /** The alert as it is now, with its message for the cloud (inside the change's transaction). */
-  private alertChanged(id: string, now: number): Alert {
-    const alert = this.getAlert(id) as Alert;
-    this.outbox.enqueue('alert', id, alert, now);
-    return alert;
+  setAlertType(id: string, type: AlertType, message: string, now?: number): void {
+    this.media.setAlertType(id, type, message, now);
   }
 
-  /** An episode turned out more specific (motion → human or vehicle): its alert says so. */
-  setAlertType(id: string, type: AlertType, message: string, now = Date.now()): void {
-    this.transaction(() => {
-      if (this.write('UPDATE alerts SET type = @type, message = @message WHERE id = @id', { type, message, id }).changes > 0) this.alertChanged(id, now);
-    });
-  }
-
-  linkAlertRecording(alertId: string, recordingId: string, now = Date.now()): void {
-    this.transaction(() => {
-      if (this.write('UPDATE alerts SET recording_id = @recordingId WHERE id = @alertId', { recordingId, alertId }).changes > 0) this.alertChanged(alertId, now);
-    });
+  linkAlertRecording(alertId: string, recordingId: string, now?: number): void {
+    this.media.linkAlertRecording(alertId, recordingId, now);
   }
 
   getAlert(id: string): Alert | null {
-    const row = this.sql('SELECT * FROM alerts WHERE id = ?').get(id) as AlertRow | undefined;
-    return row ? toAlert(row) : null;
+    return this.media.getAlert(id);
   }
 
   listAlerts(f: AlertFilter): Page<Alert> {
-    const filters: ListFilter[] = [];
-    if (f.deviceId) filters.push(['device_id = ?', f.deviceId]);
-    if (f.type) filters.push(['type = ?', f.type]);
-    if (f.unread === true) filters.push(['read_at IS NULL', undefined]);
-    if (f.unread === false) filters.push(['read_at IS NOT NULL', undefined]);
-    return this.alertList.page(filters, f);
+    return this.media.listAlerts(f);
   }
 
-  /** Marks an alert read once; later calls keep the first read_at. Null when there is no such alert. */
-  markAlertRead(id: string, now = Date.now()): Alert | null {
-    return this.transaction(() => {
-      if (this.write('UPDATE alerts SET read_at = @now WHERE id = @id AND read_at IS NULL', { now, id }).changes > 0) return this.alertChanged(id, now);
-      return this.getAlert(id);
-    });
+  markAlertRead(id: string, now?: number): Alert | null {
+    return this.media.markAlertRead(id, now);
   }
 
   // --- the local authorization server (oauth.ts)
