@@ -1,24 +1,17 @@
-import type Database from 'better-sqlite3';
 import type {
   Alert,
-  CameraRecord,
   AlertType,
-  ControlAction,
+  CameraRecord,
   ControlRequest,
   Device,
   DeviceStatus,
-  DeviceType,
-  EventType,
   Page,
-  PageKey,
   Recording,
   RecordingStatus,
 } from '../domain/types.js';
-import { newId } from '../domain/ids.js';
 import { Connection } from './connection.js';
 import { type ControlOutcome, ControlRequests, type NewControlRequest } from './control.js';
-import { type ListFilter, type ListOptions, PagedList } from './paging.js';
-
+import { type DeviceFilter, Devices, type DeviceUpsert } from './devices.js';
 import {
   type AlertFilter,
   type InFlightClip,
@@ -41,120 +34,34 @@ import {
 } from './oauth.js';
 import { Outbox, type OutboxKind, type OutboxMessage } from './outbox.js';
 
+// The store's callers import from here alone; the aggregates' files are the store's own business.
 export { DATABASE_FILE, StoreError } from './connection.js';
+export type { ControlOutcome, NewControlRequest } from './control.js';
+export { type DeviceFilter, type DeviceUpsert, LAST_SEEN_WRITE_MS } from './devices.js';
 export type { AlertFilter, InFlightClip, NewAlert, NewRecording, OpenEpisode, PartOutcome, RecordingFile, RecordingFilter } from './media.js';
 export type { LocalUserRecord, OAuthClientRecord, OAuthCodeRecord, OAuthGrantRecord, OAuthIssue, OAuthRefreshTokenRecord } from './oauth.js';
 export type { OutboxKind, OutboxMessage } from './outbox.js';
 
-interface DeviceRow {
-  id: string;
-  name: string;
-  type: string;
-  status: string;
-  model: string | null;
-  manufacturer: string | null;
-  firmware_version: string | null;
-  last_seen_at: number | null;
-  created_at: number;
-  /** From the device_rows view: the camera's ONVIF device service URL. */
-  onvif_url: string | null;
-}
-interface CameraRow {
-  device_id: string;
-  onvif_url: string;
-  source: string;
-  username: string | null;
-  password_sealed: string | null;
-  serial: string | null;
-  main_profile: string | null;
-  main_stream_uri: string | null;
-  sub_profile: string | null;
-  sub_stream_uri: string | null;
-  snapshot_uri: string | null;
-  clock_offset_ms: number | null;
-}
-
-// CHECK constraints in the schema guarantee the enum columns; these casts only restore the types.
-const toDevice = (r: DeviceRow): Device => ({
-  id: r.id,
-  name: r.name,
-  type: r.type as DeviceType,
-  status: r.status as DeviceStatus,
-  model: r.model,
-  manufacturer: r.manufacturer,
-  firmwareVersion: r.firmware_version,
-  lastSeenAt: r.last_seen_at,
-  createdAt: r.created_at,
-  address: cameraAddress(r.onvif_url),
-});
-
-/** host[:port] of a camera's service URL: never its credentials or path. */
-function cameraAddress(url: string | null): string | null {
-  if (!url) return null;
-  try {
-    return new URL(url).host || null;
-  } catch {
-    return null;
-  }
-}
-const toCamera = (r: CameraRow): CameraRecord => ({
-  deviceId: r.device_id,
-  onvifUrl: r.onvif_url,
-  source: r.source as CameraRecord['source'],
-  username: r.username,
-  passwordSealed: r.password_sealed,
-  serial: r.serial,
-  mainProfile: r.main_profile,
-  mainStreamUri: r.main_stream_uri,
-  subProfile: r.sub_profile,
-  subStreamUri: r.sub_stream_uri,
-  snapshotUri: r.snapshot_uri,
-  clockOffsetMs: r.clock_offset_ms,
-});
-
-export interface DeviceFilter extends ListOptions {
-  status?: DeviceStatus;
-  type?: DeviceType;
-}
-/** What a device is written with; its address comes from its camera row. */
-export type DeviceUpsert = Omit<Device, 'createdAt' | 'address'> & { createdAt?: number };
-
-/** How stale a device's last_seen_at may get while it stays online (a write per camera at most this often). */
-export const LAST_SEEN_WRITE_MS = 10 * 60_000;
-
 /**
- * The gateway's one SQLite database. This folder is the only place with SQL; everything else calls
- * these typed functions. Values reach SQL only as bound parameters.
+ * The gateway's one SQLite database, as the rest of the gateway sees it. This folder is the only
+ * place with SQL; everything else calls these typed functions, and values reach SQL only as bound
+ * parameters. Store is a facade: each method hands over to the aggregate that owns the tables
+ * (devices.ts, media.ts, oauth.ts, control.ts, outbox.ts), all over one connection (connection.ts);
+ * what a method does is documented there.
  */
 export class Store {
-  // Prepared once per distinct SQL text; the set is finite (fixed statements plus filter combinations).
-  private readonly statements = new Map<string, Database.Statement>();
-  private readonly deviceList: PagedList<DeviceRow, Device>;
   private readonly outbox: Outbox;
+  private readonly devices: Devices;
   private readonly media: MediaRecords;
   private readonly oauth: OAuthRecords;
   private readonly control: ControlRequests;
 
   private constructor(private readonly conn: Connection) {
-    const { db, pages } = conn;
-    this.deviceList = new PagedList(db, pages, { table: 'device_rows', keyColumn: 'created_at', toItem: toDevice, keyOf: (d) => ({ at: d.createdAt, id: d.id }) });
     this.outbox = new Outbox(conn);
     this.media = new MediaRecords(conn, this.outbox);
+    this.devices = new Devices(conn, this.outbox, this.media);
     this.oauth = new OAuthRecords(conn);
     this.control = new ControlRequests(conn, this.outbox);
-  }
-
-  private sql(text: string): Database.Statement {
-    let stmt = this.statements.get(text);
-    if (!stmt) {
-      stmt = this.conn.db.prepare(text);
-      this.statements.set(text, stmt);
-    }
-    return stmt;
-  }
-
-  private write(sqlText: string, params: unknown): Database.RunResult {
-    return this.conn.run(this.sql(sqlText), params);
   }
 
   static open(dataDir: string): Store {
@@ -178,7 +85,7 @@ export class Store {
     return this.conn.transaction(fn);
   }
 
-  // --- outbox (messages for the cloud)
+  // --- the outbox of messages for the cloud (outbox.ts)
 
   /**
    * Starts keeping messages for the cloud, at most maxRows of them; `onMessage` is told of each new
@@ -197,128 +104,62 @@ export class Store {
     return this.outbox.evicted;
   }
 
-  /** The oldest messages after `afterSeq`, in order. */
   outboxBatch(afterSeq: number, limit: number): OutboxMessage[] {
     return this.outbox.batch(afterSeq, limit);
   }
 
-  /** A message the broker acknowledged. */
   deleteOutboxMessage(seq: number): void {
     this.outbox.deleteMessage(seq);
   }
 
-  /** Messages the broker acknowledged, in one transaction (one fsync for many acknowledgements). */
   deleteOutboxMessages(seqs: readonly number[]): void {
     this.outbox.deleteMessages(seqs);
   }
 
-  /** Every camera's device record (Home Assistant discovery). */
-  listCameraDevices(): Device[] {
-    return (this.sql('SELECT d.* FROM device_rows d JOIN cameras c ON c.device_id = d.id ORDER BY d.id').all() as DeviceRow[]).map(toDevice);
-  }
+  // --- devices, cameras and aliases (devices.ts)
 
-  // --- devices
-
-  upsertDevice(d: DeviceUpsert, now = Date.now()): Device {
-    return this.transaction(() => {
-      const before = this.getDevice(d.id);
-      const device = this.writeDevice(d, now);
-      // last_seen_at alone changes on every contact; the cloud hears of real changes only.
-      if (!before || !sameDeviceApartFromLastSeen(before, device)) this.outbox.enqueue('device', device.id, device, now);
-      return device;
-    });
-  }
-
-  private writeDevice(d: DeviceUpsert, now: number): Device {
-    this.write(
-      `INSERT INTO devices (id, name, type, status, model, manufacturer, firmware_version, last_seen_at, created_at, updated_at)
-         VALUES (@id, @name, @type, @status, @model, @manufacturer, @firmwareVersion, @lastSeenAt, @createdAt, @now)
-         ON CONFLICT (id) DO UPDATE SET name = excluded.name, type = excluded.type, status = excluded.status,
-           model = excluded.model, manufacturer = excluded.manufacturer, firmware_version = excluded.firmware_version,
-           last_seen_at = excluded.last_seen_at, updated_at = excluded.updated_at`,
-      { ...d, createdAt: d.createdAt ?? now, now },
-    );
-    return this.getDevice(d.id) as Device;
+  upsertDevice(d: DeviceUpsert, now?: number): Device {
+    return this.devices.upsertDevice(d, now);
   }
 
   getDevice(id: string): Device | null {
-    const row = this.sql('SELECT * FROM device_rows WHERE id = ?').get(id) as DeviceRow | undefined;
-    return row ? toDevice(row) : null;
+    return this.devices.getDevice(id);
   }
 
   listDevices(f: DeviceFilter): Page<Device> {
-    const filters: ListFilter[] = [];
-    if (f.status) filters.push(['status = ?', f.status]);
-    if (f.type) filters.push(['type = ?', f.type]);
-    return this.deviceList.page(filters, f);
+    return this.devices.listDevices(f);
   }
 
-  /**
-   * Sets a device's status (and last_seen_at when online). When the status changes and an alert is
-   * given, the alert is written in the same transaction. Null when there is no such device.
-   */
+  listCameraDevices(): Device[] {
+    return this.devices.listCameraDevices();
+  }
+
   setDeviceStatus(id: string, status: DeviceStatus, now: number, alertOnChange: NewAlert | null = null): { device: Device; changed: boolean } | null {
-    return this.transaction(() => {
-      const before = this.getDevice(id);
-      if (!before) return null;
-      const changed = before.status !== status;
-      // Health checks confirm "online" every few seconds per camera; writing each one would cost the
-      // SD card tens of MB a day in WAL for a timestamp. last_seen_at is kept to LAST_SEEN_WRITE_MS.
-      const fresh = before.lastSeenAt !== null && now - before.lastSeenAt < LAST_SEEN_WRITE_MS;
-      if (!changed && (status !== 'online' || fresh)) return { device: before, changed };
-      this.write(
-        `UPDATE devices SET status = @status, updated_at = @now,
-           last_seen_at = CASE WHEN @status = 'online' THEN @now ELSE last_seen_at END WHERE id = @id`,
-        { id, status, now },
-      );
-      if (changed && alertOnChange) this.media.insertAlert(alertOnChange);
-      const device = this.getDevice(id) as Device;
-      if (changed) this.outbox.enqueue('device', id, device, now);
-      return { device, changed };
-    });
+    return this.devices.setDeviceStatus(id, status, now, alertOnChange);
   }
 
-  // --- cameras (how to reach them) and their aliases
-
-  /** The device already known under any of these aliases (endpoint reference, serial, address). */
   findDeviceByAlias(aliases: readonly string[]): string | null {
-    for (const alias of aliases) {
-      const row = this.sql('SELECT device_id FROM device_aliases WHERE alias = ?').get(alias) as { device_id: string } | undefined;
-      if (row) return row.device_id;
-    }
-    return null;
+    return this.devices.findDeviceByAlias(aliases);
   }
 
   aliasesOf(deviceId: string): string[] {
-    return this.sql('SELECT alias FROM device_aliases WHERE device_id = ? ORDER BY alias').pluck().all(deviceId) as string[];
+    return this.devices.aliasesOf(deviceId);
   }
 
   addAliases(deviceId: string, aliases: readonly string[]): void {
-    for (const alias of aliases) this.write('INSERT OR IGNORE INTO device_aliases (alias, device_id) VALUES (@alias, @deviceId)', { alias, deviceId });
+    this.devices.addAliases(deviceId, aliases);
   }
 
-  upsertCamera(c: CameraRecord, now = Date.now()): void {
-    this.write(
-      `INSERT INTO cameras (device_id, onvif_url, source, username, password_sealed, serial, main_profile, main_stream_uri,
-         sub_profile, sub_stream_uri, snapshot_uri, clock_offset_ms, updated_at)
-       VALUES (@deviceId, @onvifUrl, @source, @username, @passwordSealed, @serial, @mainProfile, @mainStreamUri,
-         @subProfile, @subStreamUri, @snapshotUri, @clockOffsetMs, @now)
-       ON CONFLICT (device_id) DO UPDATE SET onvif_url = excluded.onvif_url, source = excluded.source,
-         username = excluded.username, password_sealed = excluded.password_sealed, serial = excluded.serial,
-         main_profile = excluded.main_profile, main_stream_uri = excluded.main_stream_uri, sub_profile = excluded.sub_profile,
-         sub_stream_uri = excluded.sub_stream_uri, snapshot_uri = excluded.snapshot_uri,
-         clock_offset_ms = excluded.clock_offset_ms, updated_at = excluded.updated_at`,
-      { ...c, now },
-    );
+  upsertCamera(c: CameraRecord, now?: number): void {
+    this.devices.upsertCamera(c, now);
   }
 
   getCamera(deviceId: string): CameraRecord | null {
-    const row = this.sql('SELECT * FROM cameras WHERE device_id = ?').get(deviceId) as CameraRow | undefined;
-    return row ? toCamera(row) : null;
+    return this.devices.getCamera(deviceId);
   }
 
   listCameras(): CameraRecord[] {
-    return (this.sql('SELECT * FROM cameras ORDER BY device_id').all() as CameraRow[]).map(toCamera);
+    return this.devices.listCameras();
   }
 
   // --- recordings, alerts and the episodes being recorded (media.ts)
@@ -483,16 +324,4 @@ export class Store {
   requeueControlResult(id: string, now?: number): void {
     this.control.requeueControlResult(id, now);
   }
-}
-
-function sameDeviceApartFromLastSeen(a: Device, b: Device): boolean {
-  return (
-    a.name === b.name &&
-    a.type === b.type &&
-    a.status === b.status &&
-    a.model === b.model &&
-    a.manufacturer === b.manufacturer &&
-    a.firmwareVersion === b.firmwareVersion &&
-    a.createdAt === b.createdAt
-  );
 }
