@@ -33,8 +33,8 @@ import { startMetricsServer, type MetricsServer } from './daemon/metrics-server.
 import { createSdNotify, type SdNotify } from './daemon/sd-notify.js';
 import { isLoopbackHost } from './config/load.js';
 import { parseListenAddress, type ListenAddress } from './config/listen.js';
-import { createOnce, replaceFile } from './store/files.js';
-import { openConfigSecret, SecretBox } from './store/secret-box.js';
+import { createOnce, replaceFile } from './platform/durable-files.js';
+import { openConfigSecret, SecretBox } from './platform/secret-box.js';
 import { Store } from './store/store.js';
 import { ConfigError } from './config/errors.js';
 import { readVersion } from './version.js';

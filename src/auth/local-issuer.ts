@@ -2,8 +2,8 @@ import { createHash, randomUUID, webcrypto } from 'node:crypto';
 import { mkdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { SignJWT, importJWK, type CryptoKey, type JWK } from 'jose';
-import { createOnce, replaceFile } from '../store/files.js';
-import type { SecretBox } from '../store/secret-box.js';
+import { createOnce, replaceFile } from '../platform/durable-files.js';
+import type { SecretBox } from '../platform/secret-box.js';
 
 const KEY_FILE = 'local-issuer.key.json';
 const SEAL_LABEL = 'local-issuer-key';

@@ -7,7 +7,7 @@ import pino from 'pino';
 import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { InvalidTokenError, LocalIssuer, LocalIssuerError, TokenVerifier } from '../../src/auth/index.js';
-import { SecretBox } from '../../src/store/secret-box.js';
+import { SecretBox } from '../../src/platform/secret-box.js';
 
 const ISSUER = 'https://gateway.local:8443';
 const AUDIENCE = 'edge-gateway';
