@@ -8,7 +8,7 @@ import { openLocalIssuer } from './auth/local-issuer.js';
 import { createLogger, installFatalHandlers, startGateway } from './main.js';
 import { startFleet } from './onvif/simulator/fleet.js';
 import { pino } from 'pino';
-import { SecretBox, sealConfigSecret } from './store/secret-box.js';
+import { SecretBox, sealConfigSecret } from './platform/secret-box.js';
 import { Store } from './store/store.js';
 import { createHash, randomBytes } from 'node:crypto';
 import { GRANT_TYPES } from './auth/oauth/params.js';

@@ -3,8 +3,8 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, existsSync } from 'node:f
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import type { SecretBox } from '../store/secret-box.js';
-import { replaceFile } from '../store/files.js';
+import type { SecretBox } from '../platform/secret-box.js';
+import { replaceFile } from '../platform/durable-files.js';
 
 const run = promisify(execFile);
 const KEY_LABEL = 'api-tls-key';

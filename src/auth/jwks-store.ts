@@ -3,7 +3,7 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { createLocalJWKSet, errors, importJWK, type CryptoKey, type FlattenedJWSInput, type JWK, type JWSHeaderParameters, type LocalJWKSet } from 'jose';
 import type { BaseLogger } from 'pino';
-import { replaceFile } from '../store/files.js';
+import { replaceFile } from '../platform/durable-files.js';
 import { InvalidTokenError, KeysUnavailableError } from './errors.js';
 
 const FETCH_TIMEOUT_MS = 5_000;

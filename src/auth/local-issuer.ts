@@ -5,8 +5,8 @@ import { SignJWT, importJWK, type CryptoKey, type JWK } from 'jose';
 import type { BaseLogger } from 'pino';
 import { firstLanAddress } from '../config/lan-address.js';
 import type { Config } from '../config/schema.js';
-import { createOnce, replaceFile } from '../store/files.js';
-import type { SecretBox } from '../store/secret-box.js';
+import { createOnce, replaceFile } from '../platform/durable-files.js';
+import type { SecretBox } from '../platform/secret-box.js';
 
 const KEY_FILE = 'local-issuer.key.json';
 const SEAL_LABEL = 'local-issuer-key';

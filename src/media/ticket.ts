@@ -1,8 +1,8 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import path from 'node:path';
-import { createOnce } from '../store/files.js';
+import { createOnce } from '../platform/durable-files.js';
 import type { StreamProfile } from '../domain/types.js';
-import type { SecretBox } from '../store/secret-box.js';
+import type { SecretBox } from '../platform/secret-box.js';
 
 // Stream tickets: the short, unforgeable token inside a live-stream URL
 // (rtsp://gateway:8554/live/<ticket>). It names the device and profile and carries its expiry; an

@@ -5,7 +5,7 @@ import type { EventBus } from '../domain/bus.js';
 import { DeviceCommandError, DeviceUnavailableError } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
 import type { ControlAction, ControlRequest, DeviceStatus, StreamProfile } from '../domain/types.js';
-import type { SecretBox } from '../store/secret-box.js';
+import type { SecretBox } from '../platform/secret-box.js';
 import type { Store } from '../store/store.js';
 import { deviceIdFrom, stableEndpoint } from './discovery/messages.js';
 import { EventTracker } from './event-tracker.js';

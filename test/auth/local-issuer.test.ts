@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { InvalidTokenError, LocalIssuer, LocalIssuerError, TokenVerifier } from '../../src/auth/index.js';
 import { localIssuerName, openLocalIssuer, startKeyRotation } from '../../src/auth/local-issuer.js';
 import { validateConfig } from '../../src/config/load.js';
-import { SecretBox } from '../../src/store/secret-box.js';
+import { SecretBox } from '../../src/platform/secret-box.js';
 
 const ISSUER = 'https://gateway.local:8443';
 const AUDIENCE = 'edge-gateway';

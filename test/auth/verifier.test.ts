@@ -15,7 +15,7 @@ import {
   TokenVerifier,
   type VerifierOptions,
 } from '../../src/auth/index.js';
-import { SecretBox } from '../../src/store/secret-box.js';
+import { SecretBox } from '../../src/platform/secret-box.js';
 
 const ISSUER = 'https://idp.example.test/realms/cams';
 const AUDIENCE = 'edge-gateway';

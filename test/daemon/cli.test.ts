@@ -214,7 +214,7 @@ describe('edge-gateway seal', () => {
     const sealed = r.stdout.trim();
     expect(sealed).toMatch(/^sealed:v\d+\./);
     expect(sealed).not.toContain('broker-pw');
-    const { SecretBox, openConfigSecret } = await import('../../src/store/secret-box.js');
+    const { SecretBox, openConfigSecret } = await import('../../src/platform/secret-box.js');
     expect(openConfigSecret(SecretBox.openInDir(path.join(dir, 'data')), sealed)).toBe('broker-pw'); // the newline is not part of it
     const empty = spawnSync(process.execPath, [CLI, 'seal', '--config', cfg], { input: '', encoding: 'utf8', timeout: 30_000, env: { PATH: process.env.PATH ?? '' } });
     expect(empty.status).toBe(2);

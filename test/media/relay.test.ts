@@ -4,7 +4,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TicketSigner } from '../../src/media/ticket.js';
 import { startFleet, type Fleet } from '../../src/onvif/simulator/fleet.js';
-import { SecretBox } from '../../src/store/secret-box.js';
+import { SecretBox } from '../../src/platform/secret-box.js';
 import { firstOnlineDevice, startTestGateway, type TestGateway } from '../support/gateway.js';
 
 // The live-stream path end to end: a simulated camera (ffmpeg H.264 served by gst-rtsp-server with

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { TicketError, TicketSigner } from '../../src/media/ticket.js';
-import { SecretBox } from '../../src/store/secret-box.js';
+import { SecretBox } from '../../src/platform/secret-box.js';
 import { tempDir } from '../support/gateway.js';
 import { makeRng, mutate } from '../support/fuzz.js';
 

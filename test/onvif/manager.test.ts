@@ -5,7 +5,7 @@ import { EventBus, type GatewayEvents } from '../../src/domain/bus.js';
 import { backoffMs } from '../../src/domain/backoff.js';
 import { CameraManager, type CameraManagerOptions } from '../../src/onvif/manager.js';
 import { SimulatedCamera } from '../../src/onvif/simulator/camera.js';
-import { SecretBox } from '../../src/store/secret-box.js';
+import { SecretBox } from '../../src/platform/secret-box.js';
 import { Store } from '../../src/store/store.js';
 import { tempDir } from '../support/gateway.js';
 

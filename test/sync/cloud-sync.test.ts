@@ -212,7 +212,7 @@ describe('cloud sync with a broker account', () => {
     const secured = await startMosquitto({ users: { gw: 'mqtt-s3cret' } });
     const { client, got } = await subscriber(secured.url, 'cloud-account', { username: 'gw', password: 'mqtt-s3cret' });
     const dataDir = tempDir('eg-sync-seal-');
-    const { SecretBox, sealConfigSecret } = await import('../../src/store/secret-box.js');
+    const { SecretBox, sealConfigSecret } = await import('../../src/platform/secret-box.js');
     const sealed = sealConfigSecret(SecretBox.openInDir(dataDir), 'mqtt-s3cret');
     expect(sealed).toMatch(/^sealed:/);
     expect(sealed).not.toContain('mqtt-s3cret');

@@ -2,8 +2,8 @@ import { createHash, createHmac, randomBytes, randomUUID, timingSafeEqual } from
 import path from 'node:path';
 import type { BaseLogger } from 'pino';
 import { newId } from '../../domain/ids.js';
-import { createOnce } from '../../store/files.js';
-import type { SecretBox } from '../../store/secret-box.js';
+import { createOnce } from '../../platform/durable-files.js';
+import type { SecretBox } from '../../platform/secret-box.js';
 import type { OAuthClientRecord, OAuthIssue, Store } from '../../store/store.js';
 import { OAuthError } from './errors.js';
 import { checkClientGrant, checkScopeSubset, formatScope, GRANT_TYPES, type ClientAuthentication, type GrantType, type TokenRequest } from './params.js';

@@ -1,6 +1,6 @@
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
-import { commitFile } from '../../store/files.js';
+import { commitFile } from '../../platform/durable-files.js';
 import { assembleArgs, concatList, thumbnailArgs, type ConcatEntry } from './ffmpeg-args.js';
 import { FfmpegError, runToEnd } from './process.js';
 

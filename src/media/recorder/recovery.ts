@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { BaseLogger } from 'pino';
 import { newId } from '../../domain/ids.js';
 import type { Alert, EventType } from '../../domain/types.js';
-import { commitFile } from '../../store/files.js';
+import { commitFile } from '../../platform/durable-files.js';
 import type { NewRecording, OpenEpisode, PartOutcome } from '../../store/store.js';
 import { checkClip } from './clip-check.js';
 import { audioModeOf, writeClip, writeThumbnail } from './clip-writer.js';

@@ -15,6 +15,11 @@ function writeTemp(file: string, data: string | Buffer, mode: number): string {
   return tmp;
 }
 
+/** The code of a failed file operation (ENOENT, EEXIST, …); undefined for anything else thrown. */
+function errnoCode(err: unknown): string | undefined {
+  return err instanceof Error && 'code' in err && typeof err.code === 'string' ? err.code : undefined;
+}
+
 function fsyncDir(dir: string): void {
   const fd = openSync(dir, 'r');
   try {
@@ -33,14 +38,14 @@ export function createOnce(file: string, make: () => string | Buffer, mode = 0o6
   try {
     return readFileSync(file);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    if (errnoCode(err) !== 'ENOENT') throw err;
   }
   const tmp = writeTemp(file, make(), mode);
   try {
     linkSync(tmp, file);
     fsyncDir(path.dirname(file));
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    if (errnoCode(err) !== 'EEXIST') throw err;
   } finally {
     unlinkSync(tmp);
   }

@@ -1,7 +1,7 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { createOnce } from './files.js';
+import { createOnce } from './durable-files.js';
 
 const KEY_FILE = 'secret.key';
 const KEY_BYTES = 32;

@@ -1,8 +1,7 @@
-import { readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createOnce, replaceFile } from '../../src/store/files.js';
-import { SecretBox, SecretBoxError } from '../../src/store/secret-box.js';
+import { SecretBox, SecretBoxError } from '../../src/platform/secret-box.js';
 import { tempDir } from '../support/gateway.js';
 
 const dirs: string[] = [];
@@ -41,17 +40,5 @@ describe('SecretBox', () => {
     const d = dir();
     writeFileSync(path.join(d, 'secret.key'), 'short');
     expect(() => SecretBox.openInDir(d)).toThrow(/not a 32-byte key/);
-  });
-});
-
-describe('atomic files', () => {
-  it('createOnce keeps the first content and leaves no temporary files', () => {
-    const d = dir();
-    const f = path.join(d, 'id');
-    expect(createOnce(f, () => 'first').toString()).toBe('first');
-    expect(createOnce(f, () => 'second').toString()).toBe('first');
-    replaceFile(f, 'third');
-    expect(readFileSync(f, 'utf8')).toBe('third');
-    expect(readdirSync(d)).toEqual(['id']);
   });
 });

@@ -1,0 +1,104 @@
+import Database from 'better-sqlite3';
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { MIGRATIONS } from './migrations.js';
+import { PageMemo } from './paging.js';
+
+export const DATABASE_FILE = 'gateway.db';
+
+export class StoreError extends Error {
+  override readonly name = 'StoreError';
+}
+
+/**
+ * The one SQLite connection that every aggregate of the store shares, with the two ways to change
+ * it: `run` (one write) and `transaction`. Both keep the list pages' memo true to the data.
+ */
+export class Connection {
+  readonly pages: PageMemo;
+  private readonly rollbackListeners: Array<() => void> = [];
+  private readonly userVersion: Database.Statement<[], number>;
+
+  private constructor(
+    readonly db: Database.Database,
+    readonly file: string,
+  ) {
+    const dataVersion = db.prepare<[], number>('PRAGMA data_version').pluck();
+    this.pages = new PageMemo(() => mustExist(dataVersion.get(), 'PRAGMA data_version'));
+    this.userVersion = db.prepare<[], number>('PRAGMA user_version').pluck();
+  }
+
+  static open(dataDir: string): Connection {
+    mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+    const file = path.join(dataDir, DATABASE_FILE);
+    const db = new Database(file);
+    try {
+      db.pragma('journal_mode = WAL');
+      // FULL in WAL mode fsyncs each commit: commits are rare (events, not frames) and a power cut must
+      // not lose an alert whose clip is already on disk.
+      db.pragma('synchronous = FULL');
+      db.pragma('foreign_keys = ON');
+      db.pragma('busy_timeout = 5000');
+      migrate(db);
+    } catch (err) {
+      db.close();
+      throw new StoreError(`cannot open ${file}: ${err instanceof Error ? err.message : String(err)}`);
+    }
+    return new Connection(db, file);
+  }
+
+  close(): void {
+    if (this.db.open) this.db.close();
+  }
+
+  get schemaVersion(): number {
+    return mustExist(this.userVersion.get(), 'PRAGMA user_version');
+  }
+
+  /** Every write goes through here, so no memoised page outlives a change. */
+  run<P extends unknown[]>(statement: Database.Statement<P, unknown>, ...params: P): Database.RunResult {
+    this.pages.clear();
+    return statement.run(...params);
+  }
+
+  /** Runs fn in one transaction: all its writes land together or none do. */
+  transaction<T>(fn: () => T): T {
+    try {
+      return this.db.transaction(fn)();
+    } catch (err) {
+      if (!this.db.inTransaction) for (const listener of this.rollbackListeners) listener();
+      throw err;
+    } finally {
+      // A page read inside a transaction that rolled back would show rows that never existed.
+      this.pages.clear();
+    }
+  }
+
+  /** Told after an outermost transaction rolled back (what was counted during it may be gone). */
+  onRollback(listener: () => void): void {
+    this.rollbackListeners.push(listener);
+  }
+}
+
+/**
+ * A row that must be there: one a statement always gives (COUNT, a pragma), or one written in the
+ * same transaction. Missing, the database is not what this code expects.
+ */
+export function mustExist<T>(value: T | null | undefined, what: string): T {
+  if (value === null || value === undefined) throw new StoreError(`${what}: no row where one must be`);
+  return value;
+}
+
+function migrate(db: Database.Database): void {
+  const current = mustExist(db.prepare<[], number>('PRAGMA user_version').pluck().get(), 'PRAGMA user_version');
+  if (current > MIGRATIONS.length) {
+    throw new StoreError(`database schema ${current} is newer than this gateway knows (${MIGRATIONS.length}); upgrade the gateway`);
+  }
+  for (const [v, sql] of MIGRATIONS.entries()) {
+    if (v < current) continue;
+    db.transaction(() => {
+      db.exec(sql);
+      db.pragma(`user_version = ${v + 1}`);
+    })();
+  }
+}

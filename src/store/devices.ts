@@ -1,0 +1,231 @@
+import type Database from 'better-sqlite3';
+import type { CameraRecord, Device, DeviceStatus, DeviceType, Page } from '../domain/types.js';
+import { type Connection, mustExist } from './connection.js';
+import type { MediaRecords, NewAlert } from './media.js';
+import type { Outbox } from './outbox.js';
+import { type ListFilter, type ListOptions, PagedList } from './paging.js';
+
+// Row types. CHECK constraints in the schema keep type, status and source to their enums.
+interface DeviceRow {
+  id: string;
+  name: string;
+  type: DeviceType;
+  status: DeviceStatus;
+  model: string | null;
+  manufacturer: string | null;
+  firmware_version: string | null;
+  last_seen_at: number | null;
+  created_at: number;
+  /** From the device_rows view: the camera's ONVIF device service URL. */
+  onvif_url: string | null;
+}
+interface CameraRow {
+  device_id: string;
+  onvif_url: string;
+  source: CameraRecord['source'];
+  username: string | null;
+  password_sealed: string | null;
+  serial: string | null;
+  main_profile: string | null;
+  main_stream_uri: string | null;
+  sub_profile: string | null;
+  sub_stream_uri: string | null;
+  snapshot_uri: string | null;
+  clock_offset_ms: number | null;
+}
+
+const toDevice = (r: DeviceRow): Device => ({
+  id: r.id,
+  name: r.name,
+  type: r.type,
+  status: r.status,
+  model: r.model,
+  manufacturer: r.manufacturer,
+  firmwareVersion: r.firmware_version,
+  lastSeenAt: r.last_seen_at,
+  createdAt: r.created_at,
+  address: cameraAddress(r.onvif_url),
+});
+
+/** host[:port] of a camera's service URL: never its credentials or path. */
+function cameraAddress(url: string | null): string | null {
+  if (!url) return null;
+  try {
+    return new URL(url).host || null;
+  } catch {
+    return null;
+  }
+}
+const toCamera = (r: CameraRow): CameraRecord => ({
+  deviceId: r.device_id,
+  onvifUrl: r.onvif_url,
+  source: r.source,
+  username: r.username,
+  passwordSealed: r.password_sealed,
+  serial: r.serial,
+  mainProfile: r.main_profile,
+  mainStreamUri: r.main_stream_uri,
+  subProfile: r.sub_profile,
+  subStreamUri: r.sub_stream_uri,
+  snapshotUri: r.snapshot_uri,
+  clockOffsetMs: r.clock_offset_ms,
+});
+
+function sameDeviceApartFromLastSeen(a: Device, b: Device): boolean {
+  return (
+    a.name === b.name &&
+    a.type === b.type &&
+    a.status === b.status &&
+    a.model === b.model &&
+    a.manufacturer === b.manufacturer &&
+    a.firmwareVersion === b.firmwareVersion &&
+    a.createdAt === b.createdAt
+  );
+}
+
+export interface DeviceFilter extends ListOptions {
+  status?: DeviceStatus;
+  type?: DeviceType;
+}
+/** What a device is written with; its address comes from its camera row. */
+export type DeviceUpsert = Omit<Device, 'createdAt' | 'address'> & { createdAt?: number };
+
+/** How stale a device's last_seen_at may get while it stays online (a write per camera at most this often). */
+export const LAST_SEEN_WRITE_MS = 10 * 60_000;
+
+function prepare(db: Database.Database) {
+  return {
+    upsertDevice: db.prepare<Omit<DeviceUpsert, 'createdAt'> & { createdAt: number; now: number }>(
+      `INSERT INTO devices (id, name, type, status, model, manufacturer, firmware_version, last_seen_at, created_at, updated_at)
+         VALUES (@id, @name, @type, @status, @model, @manufacturer, @firmwareVersion, @lastSeenAt, @createdAt, @now)
+         ON CONFLICT (id) DO UPDATE SET name = excluded.name, type = excluded.type, status = excluded.status,
+           model = excluded.model, manufacturer = excluded.manufacturer, firmware_version = excluded.firmware_version,
+           last_seen_at = excluded.last_seen_at, updated_at = excluded.updated_at`,
+    ),
+    device: db.prepare<[id: string], DeviceRow>('SELECT * FROM device_rows WHERE id = ?'),
+    cameraDevices: db.prepare<[], DeviceRow>('SELECT d.* FROM device_rows d JOIN cameras c ON c.device_id = d.id ORDER BY d.id'),
+    setStatus: db.prepare<{ id: string; status: DeviceStatus; now: number }>(
+      `UPDATE devices SET status = @status, updated_at = @now,
+         last_seen_at = CASE WHEN @status = 'online' THEN @now ELSE last_seen_at END WHERE id = @id`,
+    ),
+
+    deviceOfAlias: db.prepare<[alias: string], string>('SELECT device_id FROM device_aliases WHERE alias = ?').pluck(),
+    aliasesOf: db.prepare<[deviceId: string], string>('SELECT alias FROM device_aliases WHERE device_id = ? ORDER BY alias').pluck(),
+    addAlias: db.prepare<{ alias: string; deviceId: string }>('INSERT OR IGNORE INTO device_aliases (alias, device_id) VALUES (@alias, @deviceId)'),
+
+    upsertCamera: db.prepare<CameraRecord & { now: number }>(
+      `INSERT INTO cameras (device_id, onvif_url, source, username, password_sealed, serial, main_profile, main_stream_uri,
+         sub_profile, sub_stream_uri, snapshot_uri, clock_offset_ms, updated_at)
+       VALUES (@deviceId, @onvifUrl, @source, @username, @passwordSealed, @serial, @mainProfile, @mainStreamUri,
+         @subProfile, @subStreamUri, @snapshotUri, @clockOffsetMs, @now)
+       ON CONFLICT (device_id) DO UPDATE SET onvif_url = excluded.onvif_url, source = excluded.source,
+         username = excluded.username, password_sealed = excluded.password_sealed, serial = excluded.serial,
+         main_profile = excluded.main_profile, main_stream_uri = excluded.main_stream_uri, sub_profile = excluded.sub_profile,
+         sub_stream_uri = excluded.sub_stream_uri, snapshot_uri = excluded.snapshot_uri,
+         clock_offset_ms = excluded.clock_offset_ms, updated_at = excluded.updated_at`,
+    ),
+    camera: db.prepare<[deviceId: string], CameraRow>('SELECT * FROM cameras WHERE device_id = ?'),
+    cameras: db.prepare<[], CameraRow>('SELECT * FROM cameras ORDER BY device_id'),
+  };
+}
+
+/**
+ * Devices, the cameras behind them (how to reach them) and the aliases they are known by. A real
+ * change of a device reaches the outbox in its transaction; an offline alert is written by media.
+ */
+export class Devices {
+  private readonly sql: ReturnType<typeof prepare>;
+  private readonly deviceList: PagedList<DeviceRow, Device>;
+
+  constructor(
+    private readonly conn: Connection,
+    private readonly outbox: Outbox,
+    private readonly media: MediaRecords,
+  ) {
+    this.sql = prepare(conn.db);
+    this.deviceList = new PagedList(conn.db, conn.pages, { table: 'device_rows', keyColumn: 'created_at', toItem: toDevice, keyOf: (d) => ({ at: d.createdAt, id: d.id }) });
+  }
+
+  // --- devices
+
+  upsertDevice(d: DeviceUpsert, now = Date.now()): Device {
+    return this.conn.transaction(() => {
+      const before = this.getDevice(d.id);
+      this.conn.run(this.sql.upsertDevice, { ...d, createdAt: d.createdAt ?? now, now });
+      const device = mustExist(this.getDevice(d.id), 'the device just written');
+      // last_seen_at alone changes on every contact; the cloud hears of real changes only.
+      if (!before || !sameDeviceApartFromLastSeen(before, device)) this.outbox.enqueue('device', device.id, device, now);
+      return device;
+    });
+  }
+
+  getDevice(id: string): Device | null {
+    const row = this.sql.device.get(id);
+    return row ? toDevice(row) : null;
+  }
+
+  listDevices(f: DeviceFilter): Page<Device> {
+    const filters: ListFilter[] = [];
+    if (f.status) filters.push(['status = ?', f.status]);
+    if (f.type) filters.push(['type = ?', f.type]);
+    return this.deviceList.page(filters, f);
+  }
+
+  /** Every camera's device record (Home Assistant discovery). */
+  listCameraDevices(): Device[] {
+    return this.sql.cameraDevices.all().map(toDevice);
+  }
+
+  /**
+   * Sets a device's status (and last_seen_at when online). When the status changes and an alert is
+   * given, the alert is written in the same transaction. Null when there is no such device.
+   */
+  setDeviceStatus(id: string, status: DeviceStatus, now: number, alertOnChange: NewAlert | null = null): { device: Device; changed: boolean } | null {
+    return this.conn.transaction(() => {
+      const before = this.getDevice(id);
+      if (!before) return null;
+      const changed = before.status !== status;
+      // Health checks confirm "online" every few seconds per camera; writing each one would cost the
+      // SD card tens of MB a day in WAL for a timestamp. last_seen_at is kept to LAST_SEEN_WRITE_MS.
+      const fresh = before.lastSeenAt !== null && now - before.lastSeenAt < LAST_SEEN_WRITE_MS;
+      if (!changed && (status !== 'online' || fresh)) return { device: before, changed };
+      this.conn.run(this.sql.setStatus, { id, status, now });
+      if (changed && alertOnChange) this.media.insertAlert(alertOnChange);
+      const device = mustExist(this.getDevice(id), 'the device just updated');
+      if (changed) this.outbox.enqueue('device', id, device, now);
+      return { device, changed };
+    });
+  }
+
+  // --- cameras (how to reach them) and their aliases
+
+  /** The device already known under any of these aliases (endpoint reference, serial, address). */
+  findDeviceByAlias(aliases: readonly string[]): string | null {
+    for (const alias of aliases) {
+      const deviceId = this.sql.deviceOfAlias.get(alias);
+      if (deviceId !== undefined) return deviceId;
+    }
+    return null;
+  }
+
+  aliasesOf(deviceId: string): string[] {
+    return this.sql.aliasesOf.all(deviceId);
+  }
+
+  addAliases(deviceId: string, aliases: readonly string[]): void {
+    for (const alias of aliases) this.conn.run(this.sql.addAlias, { alias, deviceId });
+  }
+
+  upsertCamera(c: CameraRecord, now = Date.now()): void {
+    this.conn.run(this.sql.upsertCamera, { ...c, now });
+  }
+
+  getCamera(deviceId: string): CameraRecord | null {
+    const row = this.sql.camera.get(deviceId);
+    return row ? toCamera(row) : null;
+  }
+
+  listCameras(): CameraRecord[] {
+    return this.sql.cameras.all().map(toCamera);
+  }
+}

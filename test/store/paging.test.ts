@@ -1,0 +1,35 @@
+import { describe, expect, it } from 'vitest';
+import { PageMemo } from '../../src/store/paging.js';
+
+describe('PageMemo', () => {
+  it('keeps at most 64 pages across all lists, giving up the oldest, and forgets all on clear or a change elsewhere', () => {
+    let dataVersion = 1;
+    const memo = new PageMemo(() => dataVersion);
+    const a = new Map<string, number>();
+    const b = new Map<string, number>();
+    for (let i = 0; i < 64; i++) {
+      const list = i % 2 === 0 ? a : b;
+      memo.keep(`k${i}`, list);
+      list.set(`k${i}`, i);
+    }
+    expect(a.size + b.size).toBe(64);
+    memo.keep('k64', b);
+    b.set('k64', 64);
+    expect(a.has('k0')).toBe(false); // the oldest, in another list
+    expect(a.size + b.size).toBe(64);
+
+    memo.forgetIfChangedElsewhere(); // first look: remembers the version, drops what it cannot vouch for
+    a.set('fresh', 1);
+    memo.keep('fresh', a);
+    memo.forgetIfChangedElsewhere();
+    expect(a.get('fresh')).toBe(1);
+    dataVersion = 2;
+    memo.forgetIfChangedElsewhere();
+    expect(a.size + b.size).toBe(0);
+
+    memo.keep('again', b);
+    b.set('again', 1);
+    memo.clear();
+    expect(b.size).toBe(0);
+  });
+});
