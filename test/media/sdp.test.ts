@@ -1,217 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { parseH264Sps, parseH265SpropParameterSets, parseSpropParameterSets } from '../../src/media/h26x.js';
-import {
-  SDP_MAX_BYTES,
-  SdpError,
-  formatSdp,
-  mediaCodecs,
-  parseSdp,
-  resolveControl,
-  rewriteForRelay,
-  type SdpSession,
-} from '../../src/media/sdp.js';
-import { makeRng, mutate } from '../support/fuzz.js';
-
-// Camera SDPs as the vendors lay them out. The parameter sets were made with ffmpeg (libx264 main
-// 1920x1080 and 2688x1520, high 1280x720; libx265 2560x1440) so the SPS reader has real input.
-
-const crlf = (lines: string[]): string => lines.map((l) => `${l}\r\n`).join('');
-
-const HIK_PASSWORD = 'Hik!Secret9';
-const HIKVISION = crlf([
-  'v=0',
-  'o=- 1700000000000000 1700000000000000 IN IP4 192.168.1.64',
-  's=Media Presentation',
-  'e=NONE',
-  'b=AS:5100',
-  't=0 0',
-  `a=control:rtsp://admin:${HIK_PASSWORD}@192.168.1.64:554/Streaming/Channels/101/`,
-  `a=x-onvif-backchannel:rtsp://admin:${HIK_PASSWORD}@192.168.1.64:554/Streaming/Channels/101/backchannel`,
-  'm=video 0 RTP/AVP 96',
-  'c=IN IP4 0.0.0.0',
-  'b=AS:5000',
-  'a=recvonly',
-  'a=x-dimensions:1920,1080',
-  `a=control:rtsp://admin:${HIK_PASSWORD}@192.168.1.64:554/Streaming/Channels/101/trackID=1`,
-  'a=rtpmap:96 H264/90000',
-  'a=fmtp:96 profile-level-id=4D4028; packetization-mode=1; sprop-parameter-sets=Z01AKOygPAET8uAiAAADAAIAAAMAZB4wYyw=,aOvjyyA=',
-  'a=Media_header:MEDIAINFO=494D4B48010200000400000100000000000000000000000000000000000000000000000000000000;',
-  'a=appversion:1.0',
-  'm=audio 0 RTP/AVP 0',
-  'c=IN IP4 0.0.0.0',
-  'b=AS:50',
-  'a=recvonly',
-  `a=control:rtsp://admin:${HIK_PASSWORD}@192.168.1.64:554/Streaming/Channels/101/trackID=2`,
-  'a=rtpmap:0 PCMU/8000',
-  'a=Media_header:MEDIAINFO=494D4B48010200000400000100000000000000000000000000000000000000000000000000000000;',
-  'a=appversion:1.0',
-]);
-
-// LF line ends and trailing blanks, as some Dahua firmware sends them.
-const DAHUA = [
-  'v=0',
-  'o=- 2251938202 2251938202 IN IP4 192.168.1.108',
-  's=Media Server  ',
-  'c=IN IP4 0.0.0.0',
-  't=0 0\t',
-  'a=control:*',
-  'a=packetization-supported:DH',
-  'a=rtppayload-supported:DH',
-  'a=range:npt=now-',
-  'm=video 0 RTP/AVP 96',
-  'a=control:trackID=0',
-  'a=framerate:25.000000 ',
-  'a=rtpmap:96 H264/90000',
-  'a=fmtp:96 packetization-mode=1;profile-level-id=4D4032;sprop-parameter-sets=Z01AMuygFQBf2AiAAAADAIAAABkHjBjL,aOvjyyA=',
-  'a=recvonly',
-  'm=audio 0 RTP/AVP 8',
-  'a=control:trackID=1',
-  'a=rtpmap:8 PCMA/8000',
-  'a=recvonly',
-  'm=application 0 RTP/AVP 107',
-  'a=control:trackID=4',
-  'a=rtpmap:107 vnd.onvif.metadata/90000',
-  'a=recvonly',
-  '',
-].join('\n');
-
-const H265 = crlf([
-  'v=0',
-  'o=- 1699999999 1 IN IP4 10.20.30.40',
-  's=H.265 Video, streamed by the LIVE555 Media Server',
-  'i=h265Preview_01_main',
-  'e=support@vendor.example',
-  'p=+1 555 0100',
-  't=0 0',
-  'a=tool:LIVE555 Streaming Media v2020.08.19',
-  'a=type:broadcast',
-  'a=control:*',
-  'a=range:npt=0-',
-  'a=x-qt-text-nam:H.265 Video, streamed by the LIVE555 Media Server',
-  'm=video 0 RTP/AVP 96',
-  'c=IN IP4 10.20.30.40',
-  'b=AS:500',
-  'a=rtpmap:96 H265/90000',
-  'a=fmtp:96 profile-space=0;profile-id=1;tier-flag=0;level-id=150;sprop-vps=QAEMAf//AWAAAAMAkAAAAwAAAwCWlZgJ;sprop-sps=QgEBAWAAAAMAkAAAAwAAAwCWoAFAIAWhZZWaSTK8BaAgAAADACAAAAMDIQ==;sprop-pps=RAHBcrRiQA==',
-  'a=control:track1',
-  'm=audio 0 RTP/AVP 97',
-  'c=IN IP4 10.20.30.40',
-  'b=AS:256',
-  'a=rtpmap:97 MPEG4-GENERIC/16000/1',
-  'a=fmtp:97 streamtype=5;profile-level-id=1;mode=AAC-hbr;sizelength=13;indexlength=3;indexdeltalength=3;config=1408',
-  'a=control:track2',
-]);
-
-const AXIS_PASSWORD = 'AxisPass77';
-const AXIS_URL = `rtsp://root:${AXIS_PASSWORD}@cam/axis-media/media.amp`;
-const AXIS = crlf([
-  'v=0',
-  'o=- 18133686376402155478 1 IN IP4 192.168.0.90',
-  's=Session streamed with GStreamer',
-  'i=rtsp-server',
-  `u=${AXIS_URL}`,
-  't=0 0',
-  'a=tool:GStreamer',
-  'a=type:broadcast',
-  'a=range:npt=now-',
-  `a=control:${AXIS_URL}?videocodec=h264&resolution=1280x720`,
-  'm=video 0 RTP/AVP 96',
-  'c=IN IP4 0.0.0.0',
-  'b=AS:50000',
-  'a=rtpmap:96 H264/90000',
-  'a=fmtp:96 packetization-mode=1;profile-level-id=64001f;sprop-parameter-sets=Z2QAH6zZQFAFuwEQAAADABAAAAMDwPGDGWA=,aOvjyyLA',
-  'a=ts-refclk:local',
-  'a=mediaclk:sender',
-  'a=recvonly',
-  `a=control:${AXIS_URL}/stream=0?videocodec=h264&resolution=1280x720`,
-  'a=framerate:30.000000',
-  'a=transform:1.000000,0.000000,0.000000;0.000000,1.000000,0.000000;0.000000,0.000000,1.000000',
-  'm=application 0 RTP/AVP 98',
-  'c=IN IP4 0.0.0.0',
-  'a=rtpmap:98 vnd.onvif.metadata/90000',
-  'a=recvonly',
-  `a=control:${AXIS_URL}/stream=1?videocodec=h264&resolution=1280x720`,
-]);
-
-interface Sample {
-  name: string;
-  text: string;
-  secrets: string[];
-  /** Host names that must not appear as a whole word. */
-  hosts: string[];
-  codecs: Array<{ media: string; payloadType: number; encoding: string; clockRate: number; channels: number | null }>;
-  controls: Array<string | null>;
-  sessionControl: string | null;
-  vendorLines: string[];
-  size?: { width: number; height: number };
-}
-
-const SAMPLES: Sample[] = [
-  {
-    name: 'Hikvision-like: absolute controls with credentials, PCMU audio',
-    text: HIKVISION,
-    secrets: [HIK_PASSWORD, 'admin:', '192.168.1.64'],
-    hosts: [],
-    codecs: [
-      { media: 'video', payloadType: 96, encoding: 'H264', clockRate: 90000, channels: null },
-      { media: 'audio', payloadType: 0, encoding: 'PCMU', clockRate: 8000, channels: 1 },
-    ],
-    controls: [
-      `rtsp://admin:${HIK_PASSWORD}@192.168.1.64:554/Streaming/Channels/101/trackID=1`,
-      `rtsp://admin:${HIK_PASSWORD}@192.168.1.64:554/Streaming/Channels/101/trackID=2`,
-    ],
-    sessionControl: `rtsp://admin:${HIK_PASSWORD}@192.168.1.64:554/Streaming/Channels/101/`,
-    vendorLines: ['a=x-dimensions:1920,1080', 'a=Media_header:MEDIAINFO=494D4B48', 'a=appversion:1.0', 'b=AS:5100'],
-    size: { width: 1920, height: 1080 },
-  },
-  {
-    name: 'Dahua-like: relative controls, LF line ends, PCMA and ONVIF metadata',
-    text: DAHUA,
-    secrets: ['192.168.1.108'],
-    hosts: [],
-    codecs: [
-      { media: 'video', payloadType: 96, encoding: 'H264', clockRate: 90000, channels: null },
-      { media: 'audio', payloadType: 8, encoding: 'PCMA', clockRate: 8000, channels: 1 },
-      { media: 'application', payloadType: 107, encoding: 'VND.ONVIF.METADATA', clockRate: 90000, channels: null },
-    ],
-    controls: ['trackID=0', 'trackID=1', 'trackID=4'],
-    sessionControl: '*',
-    vendorLines: ['a=packetization-supported:DH', 'a=rtppayload-supported:DH', 'a=framerate:25.000000'],
-    size: { width: 2688, height: 1520 },
-  },
-  {
-    name: 'H.265 with sprop-vps/sps/pps and AAC',
-    text: H265,
-    secrets: ['10.20.30.40', 'support@vendor.example', '555 0100', 'LIVE555 Streaming Media'],
-    hosts: [],
-    codecs: [
-      { media: 'video', payloadType: 96, encoding: 'H265', clockRate: 90000, channels: null },
-      { media: 'audio', payloadType: 97, encoding: 'MPEG4-GENERIC', clockRate: 16000, channels: 1 },
-    ],
-    controls: ['track1', 'track2'],
-    sessionControl: '*',
-    vendorLines: ['i=h265Preview_01_main', 'a=x-qt-text-nam:H.265 Video', 'b=AS:256'],
-  },
-  {
-    name: 'Axis-like: session control, u= line, query-string URLs',
-    text: AXIS,
-    secrets: [AXIS_PASSWORD, 'root:', '192.168.0.90', 'axis-media'],
-    hosts: ['cam'],
-    codecs: [
-      { media: 'video', payloadType: 96, encoding: 'H264', clockRate: 90000, channels: null },
-      { media: 'application', payloadType: 98, encoding: 'VND.ONVIF.METADATA', clockRate: 90000, channels: null },
-    ],
-    controls: [`${AXIS_URL}/stream=0?videocodec=h264&resolution=1280x720`, `${AXIS_URL}/stream=1?videocodec=h264&resolution=1280x720`],
-    sessionControl: `${AXIS_URL}?videocodec=h264&resolution=1280x720`,
-    vendorLines: ['a=transform:1.000000', 'a=ts-refclk:local', 'a=mediaclk:sender', 'i=rtsp-server'],
-    size: { width: 1280, height: 720 },
-  },
-];
-
-const relay = (sdp: SdpSession): SdpSession => rewriteForRelay(sdp, { trackControls: (i) => `trackID=${i}` });
-
-/** Every URL authority in `text` that carries user information. */
-const credentialedUrls = (text: string): string[] => text.match(/:\/\/[^/?#\s]*@/g) ?? [];
+import { SDP_MAX_BYTES, SdpError, formatSdp, mediaCodecs, parseSdp, resolveControl } from '../../src/media/sdp.js';
+import { makeRng } from '../support/fuzz.js';
+import { describeRoundTrip } from '../support/round-trip.js';
+import { AXIS, BACKTRACKING_SDPS, crlf, DAHUA, H265, HIKVISION, mutatedSdps, parsedOrRefused, randomSdps, SAMPLES } from './sdp-samples.js';
 
 describe('parseSdp on camera SDPs', () => {
   it.each(SAMPLES)('$name: reads media, controls and codecs', (sample) => {
@@ -268,110 +60,6 @@ describe('parseSdp on camera SDPs', () => {
     expect(formatSdp(parseSdp(once))).toBe(once);
     if (sample.text.includes('\r\n')) expect(once).toBe(sample.text);
     else expect(once).toBe(crlf(sample.text.split('\n').filter((l) => l !== '').map((l) => l.trim())));
-  });
-});
-
-describe('rewriteForRelay', () => {
-  it.each(SAMPLES)('$name: controls point at the relay, nothing points at the camera', (sample) => {
-    const parsed = parseSdp(sample.text);
-    const out = formatSdp(relay(parsed));
-    const again = parseSdp(out);
-
-    expect(again.control).toBe('*');
-    expect(again.media.map((m) => m.control)).toEqual(parsed.media.map((_, i) => `trackID=${i}`));
-    for (const secret of sample.secrets) expect(out).not.toContain(secret);
-    for (const host of sample.hosts) expect(out).not.toMatch(new RegExp(`(^|[^A-Za-z0-9.-])${host}([^A-Za-z0-9-]|$)`, 'm'));
-    expect(credentialedUrls(out)).toEqual([]);
-    expect(out).not.toContain('://');
-    expect(out).not.toMatch(/^[uep]=/m);
-    expect(out).not.toMatch(/^a=tool:/m);
-    for (const c of [again.connection, ...again.media.map((m) => m.connection)]) if (c) expect(c.address).toBe('0.0.0.0');
-    expect(again.origin).toMatchObject({ username: '-', sessionId: parsed.origin?.sessionId, sessionVersion: parsed.origin?.sessionVersion, address: '0.0.0.0' });
-
-    // Codecs, parameter sets and vendor attributes are what the viewers' players need.
-    expect(mediaCodecs(again)).toEqual(mediaCodecs(parsed));
-    for (const line of sample.vendorLines) expect(out).toContain(`\r\n${line}`);
-    expect(again.media.map((m) => [m.media, m.port, m.proto, m.formats])).toEqual(parsed.media.map((m) => [m.media, m.port, m.proto, m.formats]));
-  });
-
-  it.each(SAMPLES)('$name: round trip and rewrite are stable', (sample) => {
-    const out = formatSdp(relay(parseSdp(sample.text)));
-    expect(formatSdp(parseSdp(out))).toBe(out);
-    expect(formatSdp(relay(parseSdp(out)))).toBe(out);
-  });
-
-  it('leaves the input model alone', () => {
-    const parsed = parseSdp(HIKVISION);
-    relay(parsed);
-    expect(formatSdp(parsed)).toBe(HIKVISION);
-  });
-
-  it('writes the given origin and session control', () => {
-    const out = rewriteForRelay(parseSdp(AXIS), {
-      trackControls: (i) => `stream${i}`,
-      sessionControl: 'rtsp://gateway.lan:8554/live/abc',
-      origin: { username: 'edge-gateway', sessionId: '42', address: 'fd00::2' },
-    });
-    expect(out.lines.find((l) => l.type === 'o')?.value).toBe('edge-gateway 42 1 IN IP6 fd00::2');
-    expect(out.control).toBe('rtsp://gateway.lan:8554/live/abc');
-    expect(out.media.map((m) => m.control)).toEqual(['stream0', 'stream1']);
-  });
-
-  it('adds what the camera left out: o=, s=, t=, c= and the controls', () => {
-    const out = formatSdp(relay(parseSdp('v=0\nm=video 0 RTP/AVP 96\na=rtpmap:96 H264/90000\n')));
-    expect(out).toBe(crlf(['v=0', 'o=- 0 0 IN IP4 0.0.0.0', 's=-', 'c=IN IP4 0.0.0.0', 't=0 0', 'a=control:*', 'm=video 0 RTP/AVP 96', 'a=rtpmap:96 H264/90000', 'a=control:trackID=0']));
-  });
-
-  it('keeps one o= and one control per level when the camera repeats them, and IPv6 connections unspecified', () => {
-    const sdp = parseSdp(crlf(['v=0', 'o=- 1 1 IN IP6 fe80::1', 'o=- 2 2 IN IP4 10.9.9.9', 's=x', 'c=IN IP6 fe80::1', 't=0 0', 'a=control:*', 'a=control:rtsp://[fe80::1]/x', 'm=video 0 RTP/AVP 96', 'a=control:a', 'a=control:b']));
-    const out = formatSdp(relay(sdp));
-    expect(out.match(/a=control:/g)).toHaveLength(2);
-    expect(out.match(/^o=/gm)).toHaveLength(1);
-    expect(out).not.toContain('10.9.9.9');
-    expect(out).toContain('c=IN IP6 ::\r\n');
-    expect(out).not.toContain('fe80');
-  });
-
-  it('strips credentials from URLs it keeps and drops lines naming the camera', () => {
-    const sdp = parseSdp(
-      crlf([
-        'v=0',
-        'o=- 1 1 IN IP4 0.0.0.0',
-        's=Camera 10.1.2.3',
-        'i=front door',
-        't=0 0',
-        'a=x-sidecar:see http://user:pw%40x@10.1.2.3:80/a and rtsp://bob:pw2@other.example/b',
-        'a=x-note:camera 10.1.2.30 is not this one',
-        'a=x-plain:no urls here',
-        'm=video 0 RTP/AVP 96',
-        'a=control:rtsp://10.1.2.3/track',
-      ]),
-    );
-    const out = formatSdp(relay(sdp));
-    expect(out).toContain('s=-\r\n');
-    expect(out).toContain('i=front door\r\n');
-    expect(out).toContain('a=x-note:camera 10.1.2.30 is not this one\r\n');
-    expect(out).toContain('a=x-plain:no urls here\r\n');
-    expect(out).not.toContain('10.1.2.3/');
-    expect(out).not.toContain('pw');
-    expect(out).not.toContain('x-sidecar');
-  });
-
-  it('never drops v=, t= or b= for looking like a garbled camera address (fuzz seed 4)', () => {
-    const out = formatSdp(relay(parseSdp('v=0\nc=IN IP4 0/.0.0.0\nt=0 0\nb=AS:0\nm=video 0 RTP/AVP 96\n')));
-    expect(out).toBe(crlf(['v=0', 'o=- 0 0 IN IP4 0.0.0.0', 's=-', 'c=IN IP4 0.0.0.0', 't=0 0', 'b=AS:0', 'a=control:*', 'm=video 0 RTP/AVP 96', 'a=control:trackID=0']));
-  });
-
-  it.each([
-    ['a blank', 'trackID 0'],
-    ['a line break', 'trackID=0\r\na=evil'],
-    ['nothing', ''],
-  ])('refuses a track control with %s', (_name, control) => {
-    expect(() => rewriteForRelay(parseSdp(DAHUA), { trackControls: () => control })).toThrow(SdpError);
-  });
-
-  it('refuses an origin that would break the o= line', () => {
-    expect(() => rewriteForRelay(parseSdp(DAHUA), { trackControls: (i) => `t${i}`, origin: { username: 'a b', sessionId: '1', address: '10.0.0.1' } })).toThrow(SdpError);
   });
 });
 
@@ -475,49 +163,107 @@ describe('parseSdp refuses', () => {
   });
 });
 
+const MINIMAL = crlf([
+  'v=0',
+  'o=- 1 1 IN IP4 0.0.0.0',
+  's=x',
+  'c=IN IP4 0.0.0.0',
+  't=0 0',
+  'a=control:*',
+  'm=video 0 RTP/AVP 96',
+  'a=rtpmap:96 H264/90000',
+  'a=fmtp:96 packetization-mode=1; Profile-Level-Id=4D4032',
+  'a=control:trackID=0',
+]);
+
+describeRoundTrip('SDP', parseSdp, formatSdp, {
+  canonical: [
+    ['v=0\r\ns= \r\n', { lines: [{ type: 'v', value: '0' }, { type: 's', value: '' }], origin: null, sessionName: '', connection: null, timing: null, control: null, media: [] }],
+    [
+      MINIMAL,
+      {
+        lines: [
+          { type: 'v', value: '0' },
+          { type: 'o', value: '- 1 1 IN IP4 0.0.0.0' },
+          { type: 's', value: 'x' },
+          { type: 'c', value: 'IN IP4 0.0.0.0' },
+          { type: 't', value: '0 0' },
+          { type: 'a', value: 'control:*' },
+        ],
+        origin: { username: '-', sessionId: '1', sessionVersion: '1', netType: 'IN', addrType: 'IP4', address: '0.0.0.0' },
+        sessionName: 'x',
+        connection: { netType: 'IN', addrType: 'IP4', address: '0.0.0.0' },
+        timing: '0 0',
+        control: '*',
+        media: [
+          {
+            media: 'video',
+            port: 0,
+            portCount: null,
+            proto: 'RTP/AVP',
+            formats: ['96'],
+            lines: [
+              { type: 'a', value: 'rtpmap:96 H264/90000' },
+              { type: 'a', value: 'fmtp:96 packetization-mode=1; Profile-Level-Id=4D4032' },
+              { type: 'a', value: 'control:trackID=0' },
+            ],
+            connection: null,
+            control: 'trackID=0',
+            rtpmap: new Map([[96, { payloadType: 96, encoding: 'H264', clockRate: 90000, channels: null }]]),
+            fmtp: new Map([[96, new Map([['packetization-mode', '1'], ['profile-level-id', '4D4032']])]]),
+          },
+        ],
+      },
+    ],
+    [
+      'v=0\r\nm=video 5004/2 RTP/AVP 96\r\nm=application 9 TCP/BFCP *\r\n',
+      {
+        lines: [{ type: 'v', value: '0' }],
+        origin: null,
+        sessionName: null,
+        connection: null,
+        timing: null,
+        control: null,
+        media: [
+          { media: 'video', port: 5004, portCount: 2, proto: 'RTP/AVP', formats: ['96'], lines: [], connection: null, control: null, rtpmap: new Map(), fmtp: new Map() },
+          { media: 'application', port: 9, portCount: null, proto: 'TCP/BFCP', formats: ['*'], lines: [], connection: null, control: null, rtpmap: new Map(), fmtp: new Map() },
+        ],
+      },
+    ],
+  ],
+  aliases: [
+    ['v=0\ns=\n', 'v=0\r\ns= \r\n'],
+    // A BOM, LF and CR line ends, blank lines, trailing blanks and the NULs some cameras pad with.
+    [`\uFEFF${MINIMAL.replaceAll('\r\n', '\n').replace('s=x', 's=x \t').replace('t=0 0', '\rt=0 0')}\0\0`, MINIMAL],
+    ['v=0\nm=audio 0  RTP/AVP   0 8\n', 'v=0\r\nm=audio 0 RTP/AVP 0 8\r\n'],
+    [DAHUA, crlf(DAHUA.split('\n').filter((l) => l !== '').map((l) => l.trim()))],
+    ...[HIKVISION, H265, AXIS].map((text): [string, string] => [text, text]),
+  ],
+});
+
 describe('SDP fuzz', () => {
   // Each test draws from its own generator, so FUZZ_SEED replays one test run alone.
   const { seed } = makeRng();
-  const alphabet = 'vosmcatbu=:/@ \t\r\n\0*-.;,0123456789éRTP/AVPrtsp://rtpmap fmtp control\uFEFF\u3000';
 
   const check = (input: string | Buffer): void => {
-    let sdp: SdpSession;
-    try {
-      sdp = parseSdp(input);
-    } catch (err) {
-      expect(err).toBeInstanceOf(SdpError);
-      return;
-    }
-    // CRLF and the lines a rewrite adds can take an SDP at the size limit over it.
-    const fits = (text: string): boolean => Buffer.byteLength(text) <= SDP_MAX_BYTES;
+    const sdp = parsedOrRefused(input);
+    if (sdp === null) return;
+    // CRLF can take an SDP at the size limit over it.
     const once = formatSdp(sdp);
-    if (fits(once)) expect(formatSdp(parseSdp(once))).toBe(once);
+    if (Buffer.byteLength(once) <= SDP_MAX_BYTES) expect(formatSdp(parseSdp(once))).toBe(once);
     mediaCodecs(sdp);
-    const out = formatSdp(relay(sdp));
-    expect(credentialedUrls(out)).toEqual([]);
-    expect(out).not.toMatch(/^[uep]=/m);
-    if (fits(out)) expect(parseSdp(out).media.map((m) => m.control)).toEqual(sdp.media.map((_, i) => `trackID=${i}`));
   };
 
-  it(`mutated camera SDPs only ever throw SdpError, and rewrite cleanly (seed ${seed})`, () => {
-    const rng = makeRng(seed);
-    for (let i = 0; i < 3000; i++) check(mutate(rng, rng.pick(SAMPLES).text, alphabet));
+  it(`mutated camera SDPs only ever throw SdpError (seed ${seed})`, () => {
+    for (const input of mutatedSdps(makeRng(seed))) check(input);
   });
 
   it(`random bytes and strings only ever throw SdpError (seed ${seed})`, () => {
-    const rng = makeRng(seed);
-    for (let i = 0; i < 1000; i++) {
-      check(rng.bytes(400));
-      check(`v=0\n${rng.string(300, alphabet)}`);
-    }
+    for (const input of randomSdps(makeRng(seed))) check(input);
   });
 
   it('stays fast on inputs built to make regular expressions backtrack', () => {
     // Not a timing threshold: these would take minutes if any pattern were quadratic, and finish here.
-    const runs = ['a'.repeat(60_000), ' '.repeat(60_000) + 'x', `a=${'rtsp:'.repeat(12_000)}`, `a=${'://@'.repeat(15_000)}`, `a=x:${'.'.repeat(60_000)}x`];
-    for (const run of runs) {
-      const text = `v=0\r\no=- 1 1 IN IP4 h${run.slice(0, 10)}\r\nx=${run}\r\n`.slice(0, SDP_MAX_BYTES);
-      check(text);
-    }
+    for (const input of BACKTRACKING_SDPS) check(input);
   });
 });

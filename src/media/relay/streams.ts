@@ -1,6 +1,7 @@
 import type { BaseLogger } from 'pino';
 import { backoffMs } from '../../domain/backoff.js';
-import { formatSdp, mediaCodecs, rewriteForRelay } from '../sdp.js';
+import { formatSdp, mediaCodecs } from '../sdp.js';
+import { rewriteForRelay } from './sdp-rewrite.js';
 import type { StreamProfile } from '../../domain/types.js';
 import { FanOut, type FanOutReader, type TrackStart } from './fanout.js';
 import { UpstreamSession, type UpstreamError } from './upstream.js';

@@ -27,26 +27,15 @@ export {
 export { formatSession, parseSession, type SessionHeader } from './headers/session.js';
 export { formatRange, parseRange, type NptRange, type NptTime, type OpaqueRange, type RangeHeader } from './headers/range.js';
 export { formatRtpInfo, parseRtpInfo, type RtpInfoEntry } from './headers/rtp-info.js';
+export { chooseChallenge, formatChallenge, parseChallenges, type BasicChallenge, type Challenge, type DigestChallenge } from './headers/www-authenticate.js';
 export {
   answerChallenge,
-  chooseChallenge,
-  digestResponse,
   formatAuthorization,
-  formatChallenge,
-  formatNonceCount,
   parseAuthorization,
-  parseChallenges,
-  verifyDigest,
   type Authorization,
-  type BasicChallenge,
   type BasicCredentials,
-  type Challenge,
   type ChallengeAnswer,
-  type DigestAlgorithm,
-  type DigestChallenge,
   type DigestCredentials,
-  type DigestFailure,
-  type DigestInput,
-  type DigestVerification,
-  type VerifyDigestOptions,
-} from './headers/auth.js';
+} from './headers/authorization.js';
+export { digestResponse, formatNonceCount, type DigestAlgorithm, type DigestInput } from './headers/digest.js';
+export { verifyDigest, type DigestFailure, type DigestVerification, type VerifyDigestOptions } from './digest-check.js';

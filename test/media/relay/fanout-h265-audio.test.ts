@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { FanOut, type FanOutReader } from '../../src/media/relay/fanout.js';
-import { readRtpHeader } from '../../src/media/rtp.js';
-import { captureRtp } from '../support/rtp-capture.js';
+import { FanOut, type FanOutReader } from '../../../src/media/relay/fanout.js';
+import { readRtpHeader } from '../../../src/media/rtp.js';
+import { captureRtp } from '../../support/rtp-capture.js';
 
 // Fan-out of an H.265 camera stream with an audio track: one second of ffmpeg x265 RTP (a keyframe
 // every 5 pictures; ffmpeg aggregates the parameter sets into an AP and fragments big slices into

@@ -6,20 +6,20 @@ import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
 import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { registerRelayMetrics } from '../../src/media/relay/metrics.js';
-import { isLoopbackAddress, startRelayServer, type RelayServer } from '../../src/media/relay/server.js';
-import { RelayStreams } from '../../src/media/relay/streams.js';
-import { parseRtpInfo, parseTransport } from '../../src/media/rtsp/index.js';
-import { readRtpHeader } from '../../src/media/rtp.js';
-import { TicketSigner } from '../../src/media/ticket.js';
-import { startSimulatedRtsp, type SimulatedRtsp } from '../../src/onvif/simulator/rtsp.js';
-import { TestRtspClient } from '../support/rtsp-client.js';
+import { registerRelayMetrics } from '../../../src/media/relay/metrics.js';
+import { isLoopbackAddress, startRelayServer, type RelayServer } from '../../../src/media/relay/server.js';
+import { RelayStreams } from '../../../src/media/relay/streams.js';
+import { parseRtpInfo, parseTransport } from '../../../src/media/rtsp/index.js';
+import { readRtpHeader } from '../../../src/media/rtp.js';
+import { TicketSigner } from '../../../src/media/ticket.js';
+import { startSimulatedRtsp, type SimulatedRtsp } from '../../../src/onvif/simulator/rtsp.js';
+import { TestRtspClient } from '../../support/rtsp-client.js';
 
 // The relay's RTSP server with a real camera behind it (gst-rtsp-server fed by ffmpeg) and a bare
 // client in front, to see what players hide: RTP-Info, sender reports, UDP sessions outliving their
 // connection and timing out, per-address limits, slow readers, max session length, garbage input.
 
-const STALLED_VIEWER = fileURLToPath(new URL('../support/stalled_rtsp_viewer.py', import.meta.url));
+const STALLED_VIEWER = fileURLToPath(new URL('../../support/stalled_rtsp_viewer.py', import.meta.url));
 const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
 const tickets = new TicketSigner(randomBytes(32));
 let camera: SimulatedRtsp;

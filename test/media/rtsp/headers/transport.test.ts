@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { RtspParseError, formatTransport, parseTransport, type TransportSpec } from '../../../src/media/rtsp/index.js';
-import { makeRng, mutate, type Rng } from '../../support/fuzz.js';
-import { statusOf } from './fixtures.js';
+import { RtspParseError, formatTransport, parseTransport, type TransportSpec } from '../../../../src/media/rtsp/index.js';
+import { makeRng, mutate, type Rng } from '../../../support/fuzz.js';
+import { describeRoundTrip } from '../../../support/round-trip.js';
+import { statusOf } from '../fixtures.js';
 
 describe('parseTransport', () => {
   const cases: Array<[string, string, TransportSpec[]]> = [
@@ -158,6 +159,32 @@ function genSpec(rng: Rng): TransportSpec {
   }
   return spec;
 }
+
+describeRoundTrip('Transport', parseTransport, formatTransport, {
+  canonical: [
+    ['RTP/AVP/TCP;unicast;interleaved=0-1', [{ protocol: 'RTP/AVP/TCP', lowerTransport: 'TCP', delivery: 'unicast', interleaved: [0, 1] }]],
+    ['RTP/AVP;unicast;client_port=52720-52721', [{ protocol: 'RTP/AVP', lowerTransport: 'UDP', delivery: 'unicast', clientPort: [52720, 52721] }]],
+    [
+      'RTP/AVP;unicast;client_port=52720-52721;server_port=54198-54199;ssrc=4E3C7E48;mode=PLAY',
+      [{ protocol: 'RTP/AVP', lowerTransport: 'UDP', delivery: 'unicast', clientPort: [52720, 52721], serverPort: [54198, 54199], ssrc: '4E3C7E48', mode: 'PLAY' }],
+    ],
+    [
+      'RTP/AVP/TCP;unicast;interleaved=0-1,RTP/AVP;unicast;client_port=5000-5001;append',
+      [
+        { protocol: 'RTP/AVP/TCP', lowerTransport: 'TCP', delivery: 'unicast', interleaved: [0, 1] },
+        { protocol: 'RTP/AVP', lowerTransport: 'UDP', delivery: 'unicast', clientPort: [5000, 5001], extra: [['append', null]] },
+      ],
+    ],
+    ['RTP/AVP/TCP;unicast;interleaved=0-1;mode="PLAY,RECORD"', [{ protocol: 'RTP/AVP/TCP', lowerTransport: 'TCP', delivery: 'unicast', interleaved: [0, 1], mode: 'PLAY,RECORD' }]],
+  ],
+  aliases: [
+    // gst-rtsp-server quotes a single mode.
+    ['RTP/AVP;unicast;client_port=52720-52721;server_port=54198-54199;ssrc=4E3C7E48;mode="PLAY"', 'RTP/AVP;unicast;client_port=52720-52721;server_port=54198-54199;ssrc=4E3C7E48;mode=PLAY'],
+    ['rtp/avp/tcp; UNICAST ; Interleaved = 2-3 ;mode=record;', 'RTP/AVP/TCP;unicast;interleaved=2-3;mode=RECORD'],
+    ['RTP/AVP;unicast;ssrc=1a2b', 'RTP/AVP;unicast;ssrc=00001A2B'],
+    ['x-real-rdt/tcp;unicast, RTP/AVP/TCP;unicast;interleaved=0-1', 'RTP/AVP/TCP;unicast;interleaved=0-1'],
+  ],
+});
 
 describe('Transport fuzz', () => {
   const rng1 = makeRng();

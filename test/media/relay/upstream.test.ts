@@ -1,9 +1,9 @@
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { h264StartsKeyframe } from '../../src/media/h26x.js';
-import { UpstreamError, UpstreamSession } from '../../src/media/relay/upstream.js';
-import { readRtpHeader } from '../../src/media/rtp.js';
-import { startSimulatedRtsp, type SimulatedRtsp } from '../../src/onvif/simulator/rtsp.js';
+import { h264StartsKeyframe } from '../../../src/media/h26x.js';
+import { UpstreamError, UpstreamSession } from '../../../src/media/relay/upstream.js';
+import { readRtpHeader } from '../../../src/media/rtp.js';
+import { startSimulatedRtsp, type SimulatedRtsp } from '../../../src/onvif/simulator/rtsp.js';
 
 // The relay's camera-side client against a real RTSP server (GStreamer's gst-rtsp-server with
 // Digest authentication, fed H.264 by ffmpeg): handshake, packets, keyframes, refusal, close.

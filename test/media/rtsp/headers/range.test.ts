@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { RtspParseError, formatRange, parseRange, type RangeHeader } from '../../../src/media/rtsp/index.js';
-import { makeRng, mutate, type Rng } from '../../support/fuzz.js';
-import { statusOf } from './fixtures.js';
+import { RtspParseError, formatRange, parseRange, type RangeHeader } from '../../../../src/media/rtsp/index.js';
+import { makeRng, mutate, type Rng } from '../../../support/fuzz.js';
+import { describeRoundTrip } from '../../../support/round-trip.js';
+import { statusOf } from '../fixtures.js';
 
 describe('parseRange', () => {
   const cases: Array<[string, RangeHeader]> = [
@@ -92,6 +93,26 @@ function genRange(rng: Rng): RangeHeader {
   if (rng.int(4) === 0) r.time = `2026${rng.string(4, '0123456789')}T${rng.string(6, '0123456789')}Z`;
   return r;
 }
+
+describeRoundTrip('Range', parseRange, formatRange, {
+  canonical: [
+    ['npt=0-', { unit: 'npt', start: 0, end: null }],
+    ['npt=now-', { unit: 'npt', start: 'now', end: null }],
+    ['npt=10.5-20', { unit: 'npt', start: 10.5, end: 20 }],
+    ['npt=-20', { unit: 'npt', start: null, end: 20 }],
+    ['npt=0.000000001-now', { unit: 'npt', start: 1e-9, end: 'now' }],
+    ['npt=3723.5-;time=19970123T153600Z', { unit: 'npt', start: 3723.5, end: null, time: '19970123T153600Z' }],
+    ['clock=19961108T142300Z-19961108T143520Z', { unit: 'clock', value: '19961108T142300Z-19961108T143520Z' }],
+    ['smpte-25=10:07:00-10:07:33:05.01', { unit: 'smpte-25', value: '10:07:00-10:07:33:05.01' }],
+  ],
+  aliases: [
+    ['npt=0.000-', 'npt=0-'], // ffmpeg, VLC
+    ['NPT = NOW - ', 'npt=now-'],
+    ['npt=7.-', 'npt=7-'],
+    ['npt=1:02:03.5-1:02:04', 'npt=3723.5-3724'],
+    ['npt=0-;time=19970123T153600Z', 'npt=0-;time=19970123T153600Z'],
+  ],
+});
 
 describe('Range fuzz', () => {
   const rng1 = makeRng();

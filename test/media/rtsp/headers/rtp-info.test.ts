@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { RtspParseError, formatRtpInfo, parseRtpInfo, type RtpInfoEntry } from '../../../src/media/rtsp/index.js';
-import { makeRng, mutate, type Rng } from '../../support/fuzz.js';
-import { statusOf } from './fixtures.js';
+import { RtspParseError, formatRtpInfo, parseRtpInfo, type RtpInfoEntry } from '../../../../src/media/rtsp/index.js';
+import { makeRng, mutate, type Rng } from '../../../support/fuzz.js';
+import { describeRoundTrip } from '../../../support/round-trip.js';
+import { statusOf } from '../fixtures.js';
 
 describe('parseRtpInfo', () => {
   const cases: Array<[string, string, RtpInfoEntry[]]> = [
@@ -65,6 +66,27 @@ function genEntry(rng: Rng): RtpInfoEntry {
   if (rng.int(3) > 0) e.rtptime = rng.int(2) === 0 ? rng.int(1000) : rng.int(0x100000000);
   return e;
 }
+
+describeRoundTrip('RTP-Info', parseRtpInfo, formatRtpInfo, {
+  canonical: [
+    ['url=rtsp://127.0.0.1:8657/cam0/main/stream=0;seq=29691;rtptime=957027478', [{ url: 'rtsp://127.0.0.1:8657/cam0/main/stream=0', seq: 29691, rtptime: 957027478 }]],
+    [
+      'url=rtsp://cam/trackID=1;seq=9810;rtptime=3450012,url=rtsp://cam/trackID=2;seq=1234;rtptime=2230',
+      [
+        { url: 'rtsp://cam/trackID=1', seq: 9810, rtptime: 3450012 },
+        { url: 'rtsp://cam/trackID=2', seq: 1234, rtptime: 2230 },
+      ],
+    ],
+    ['url="rtsp://cam/a;b";rtptime=1,url="rtsp://cam/c,d"', [{ url: 'rtsp://cam/a;b', rtptime: 1 }, { url: 'rtsp://cam/c,d' }]],
+    ['url=trackID=0', [{ url: 'trackID=0' }]],
+  ],
+  aliases: [
+    ['url=rtsp://cam/trackID=1;seq=9810;rtptime=3450012, url=rtsp://cam/trackID=2;seq=1234;rtptime=2230', 'url=rtsp://cam/trackID=1;seq=9810;rtptime=3450012,url=rtsp://cam/trackID=2;seq=1234;rtptime=2230'],
+    ['url=rtsp://cam/live,stream=1;seq=1;rtptime=2', 'url="rtsp://cam/live,stream=1";seq=1;rtptime=2'],
+    ['URL=rtsp://cam/a ; SEQ = 7 ; RTPTIME=0;,', 'url=rtsp://cam/a;seq=7;rtptime=0'],
+    ['url=rtsp://cam/a;seq=1;x-ext=1;rtptime=4294967295', 'url=rtsp://cam/a;seq=1;rtptime=4294967295'],
+  ],
+});
 
 describe('RTP-Info fuzz', () => {
   const rng1 = makeRng();

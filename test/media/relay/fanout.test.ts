@@ -1,9 +1,9 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { h264StartsKeyframe } from '../../src/media/h26x.js';
-import { FanOut, type FanOutReader } from '../../src/media/relay/fanout.js';
-import { readRtpHeader } from '../../src/media/rtp.js';
-import { captureRtp } from '../support/rtp-capture.js';
-import { senderReport } from '../support/rtcp.js';
+import { h264StartsKeyframe } from '../../../src/media/h26x.js';
+import { FanOut, type FanOutReader } from '../../../src/media/relay/fanout.js';
+import { readRtpHeader } from '../../../src/media/rtp.js';
+import { captureRtp } from '../../support/rtp-capture.js';
+import { senderReport } from '../../support/rtcp.js';
 
 // Fan-out on real encoder output: one second of ffmpeg H.264 RTP (a keyframe every 5 pictures).
 

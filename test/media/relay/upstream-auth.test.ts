@@ -1,10 +1,10 @@
 import { pino } from 'pino';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { UpstreamError, UpstreamSession } from '../../src/media/relay/upstream.js';
-import { readRtpHeader } from '../../src/media/rtp.js';
-import { parseTransport } from '../../src/media/rtsp/index.js';
-import { AuthCamera, type AcceptedAuth, type AuthCameraOptions, type AuthScheme } from '../support/auth-camera.js';
-import { captureRtp } from '../support/rtp-capture.js';
+import { UpstreamError, UpstreamSession } from '../../../src/media/relay/upstream.js';
+import { readRtpHeader } from '../../../src/media/rtp.js';
+import { parseTransport } from '../../../src/media/rtsp/index.js';
+import { AuthCamera, type AcceptedAuth, type AuthCameraOptions, type AuthScheme } from '../../support/auth-camera.js';
+import { captureRtp } from '../../support/rtp-capture.js';
 
 // The relay's camera-side client logging in with each scheme cameras use. gst-rtsp-server (see
 // upstream.test.ts) only offers Digest MD5, so these run against test/support/auth-camera.ts,

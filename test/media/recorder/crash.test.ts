@@ -4,13 +4,13 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { STOPPED_DURING_EVENT } from '../../src/media/recorder/recovery.js';
-import type { SimulatedCamera } from '../../src/onvif/simulator/camera.js';
-import { startFleet, type Fleet } from '../../src/onvif/simulator/fleet.js';
-import { startSimulatedRtsp, type SimulatedRtsp } from '../../src/onvif/simulator/rtsp.js';
-import { cliToken, eventAlerts, ffmpegProcessesUsing, filesUnder, frameHashes, probeClip, recordingRows, sleep, startDaemon, type Daemon } from '../support/daemon.js';
-import { firstOnlineDevice, startTestGateway, tempDir, type TestGateway } from '../support/gateway.js';
-import { mountTmpfs, tmpfsUnavailable, unmountTmpfs } from '../support/tmpfs.js';
+import { STOPPED_DURING_EVENT } from '../../../src/media/recorder/recovery.js';
+import type { SimulatedCamera } from '../../../src/onvif/simulator/camera.js';
+import { startFleet, type Fleet } from '../../../src/onvif/simulator/fleet.js';
+import { startSimulatedRtsp, type SimulatedRtsp } from '../../../src/onvif/simulator/rtsp.js';
+import { cliToken, eventAlerts, ffmpegProcessesUsing, filesUnder, frameHashes, probeClip, recordingRows, sleep, startDaemon, type Daemon } from '../../support/daemon.js';
+import { firstOnlineDevice, startTestGateway, tempDir, type TestGateway } from '../../support/gateway.js';
+import { mountTmpfs, tmpfsUnavailable, unmountTmpfs } from '../../support/tmpfs.js';
 
 // What the recorder leaves behind when things go wrong, with real processes: the daemon killed with
 // SIGKILL while it assembles a clip, a storage file system that fills up, a camera that dies in the
@@ -430,7 +430,7 @@ describe('recorder crash safety, with the daemon as a process', () => {
   });
 
   const noTmpfs = tmpfsUnavailable();
-  if (noTmpfs) console.warn(`recording-crash: skipping the full-disk test: ${noTmpfs}`);
+  if (noTmpfs) console.warn(`recorder/crash: skipping the full-disk test: ${noTmpfs}`);
 
   it.skipIf(noTmpfs !== null)('storage nearly full (tmpfs): retention removes the oldest clips, rows and files together; a clip that does not fit fails cleanly and the daemon goes on', { timeout: 150_000 }, async () => {
     const parent = tempDir('eg-rec-tmpfs-');

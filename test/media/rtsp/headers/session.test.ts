@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { RtspParseError, formatSession, parseSession, type SessionHeader } from '../../../src/media/rtsp/index.js';
-import { makeRng, mutate } from '../../support/fuzz.js';
-import { statusOf } from './fixtures.js';
+import { RtspParseError, formatSession, parseSession, type SessionHeader } from '../../../../src/media/rtsp/index.js';
+import { makeRng, mutate } from '../../../support/fuzz.js';
+import { describeRoundTrip } from '../../../support/round-trip.js';
+import { statusOf } from '../fixtures.js';
 
 describe('parseSession', () => {
   const cases: Array<[string, SessionHeader]> = [
@@ -40,6 +41,20 @@ describe('formatSession', () => {
     expect(() => formatSession({ id: 'a', timeout: -1 })).toThrow(TypeError);
     expect(() => formatSession({ id: 'a', timeout: 1.5 })).toThrow(TypeError);
   });
+});
+
+describeRoundTrip('Session', parseSession, formatSession, {
+  canonical: [
+    ['xKSdjQVQC-+PL71g', { id: 'xKSdjQVQC-+PL71g' }],
+    ['HHkP8X7HaOtH9-d_;timeout=4', { id: 'HHkP8X7HaOtH9-d_', timeout: 4 }],
+    ['1273467897;timeout=60', { id: '1273467897', timeout: 60 }],
+    ['a{b}c;timeout=0', { id: 'a{b}c', timeout: 0 }],
+  ],
+  aliases: [
+    ['  12345678 ; timeout = 65 ', '12345678;timeout=65'],
+    ['ABC$DEF;TIMEOUT=30;x-extension=1', 'ABC$DEF;timeout=30'],
+    ['abc;', 'abc'],
+  ],
 });
 
 describe('Session fuzz', () => {

@@ -4,9 +4,9 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startFleet, type Fleet } from '../../src/onvif/simulator/fleet.js';
-import { startSimulatedRtsp, type SimulatedRtsp } from '../../src/onvif/simulator/rtsp.js';
-import { firstOnlineDevice, startTestGateway, type TestGateway } from '../support/gateway.js';
+import { startFleet, type Fleet } from '../../../src/onvif/simulator/fleet.js';
+import { startSimulatedRtsp, type SimulatedRtsp } from '../../../src/onvif/simulator/rtsp.js';
+import { firstOnlineDevice, startTestGateway, type TestGateway } from '../../support/gateway.js';
 
 // Recording end to end: a simulated camera (ONVIF events + H.264 over gst-rtsp-server) adopted by
 // the started gateway; its recorder copies the main stream through the relay into RAM segments;

@@ -2,10 +2,10 @@ import { execFile, spawn } from 'node:child_process';
 import { promisify } from 'node:util';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TicketSigner } from '../../src/media/ticket.js';
-import { startFleet, type Fleet } from '../../src/onvif/simulator/fleet.js';
-import { SecretBox } from '../../src/platform/secret-box.js';
-import { firstOnlineDevice, startTestGateway, type TestGateway } from '../support/gateway.js';
+import { TicketSigner } from '../../../src/media/ticket.js';
+import { startFleet, type Fleet } from '../../../src/onvif/simulator/fleet.js';
+import { SecretBox } from '../../../src/platform/secret-box.js';
+import { firstOnlineDevice, startTestGateway, type TestGateway } from '../../support/gateway.js';
 
 // The live-stream path end to end: a simulated camera (ffmpeg H.264 served by gst-rtsp-server with
 // Digest auth) adopted by the started gateway; GET /v1/devices/{id}/stream gives a ticketed URL on
@@ -14,7 +14,7 @@ import { firstOnlineDevice, startTestGateway, type TestGateway } from '../suppor
 const run = promisify(execFile);
 let fleet: Fleet;
 /** The camera's RTSP server after the restart test brought it back (the fleet's own one is gone). */
-let restarted: Awaited<ReturnType<typeof import('../../src/onvif/simulator/rtsp.js').startSimulatedRtsp>> | null = null;
+let restarted: Awaited<ReturnType<typeof import('../../../src/onvif/simulator/rtsp.js').startSimulatedRtsp>> | null = null;
 let t: TestGateway;
 let deviceId = '';
 const logLines: string[] = [];
@@ -68,7 +68,7 @@ describe('live streams through the relay', () => {
       const port = fleet.rtsp!.port;
       await fleet.rtsp!.stop(); // the camera's RTSP server and encoder go away
       await expect.poll(cameraConnections, { timeout: 10_000 }).toBe(0);
-      const { startSimulatedRtsp } = await import('../../src/onvif/simulator/rtsp.js');
+      const { startSimulatedRtsp } = await import('../../../src/onvif/simulator/rtsp.js');
       restarted = await startSimulatedRtsp({ cameras: 1, host: '127.0.0.1', port, username: 'admin', password: 'cam-secret-7', logger: pino({ level: 'silent' }) });
       // The relay reconnects on its own (the viewer is still attached) …
       await expect.poll(cameraConnections, { timeout: 10_000 }).toBe(1);

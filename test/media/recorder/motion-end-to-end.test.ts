@@ -3,8 +3,8 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startFleet, type Fleet } from '../../src/onvif/simulator/fleet.js';
-import { firstOnlineDevice, startTestGateway, type TestGateway } from '../support/gateway.js';
+import { startFleet, type Fleet } from '../../../src/onvif/simulator/fleet.js';
+import { firstOnlineDevice, startTestGateway, type TestGateway } from '../../support/gateway.js';
 
 // Software motion detection end to end: motion.mode "on" makes the recorder watch the camera's
 // sub stream (ffmpeg → small grey frames → frame difference). The simulated camera's test picture

@@ -4,10 +4,10 @@ import { connect, type Socket } from 'node:net';
 import { promisify } from 'node:util';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startRelayServer, type RelayServer } from '../../src/media/relay/server.js';
-import { RelayStreams } from '../../src/media/relay/streams.js';
-import { TicketSigner } from '../../src/media/ticket.js';
-import { startSimulatedRtsp, type ExtraMount, type SimulatedRtsp } from '../../src/onvif/simulator/rtsp.js';
+import { startRelayServer, type RelayServer } from '../../../src/media/relay/server.js';
+import { RelayStreams } from '../../../src/media/relay/streams.js';
+import { TicketSigner } from '../../../src/media/ticket.js';
+import { startSimulatedRtsp, type ExtraMount, type SimulatedRtsp } from '../../../src/onvif/simulator/rtsp.js';
 
 // H.265 video and audio tracks (AAC, G.711 µ-law) through the relay, end to end with real clients:
 // the simulated camera's extra mounts (gst-rtsp-server with Digest auth) behind RelayStreams and
