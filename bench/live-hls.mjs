@@ -16,14 +16,13 @@
 // (hls.target_duration_s, default 4 as in config/default.yaml), CHROMIUM_PATH.
 import { readFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
-import { request } from 'node:https';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { chromium } from 'playwright-core';
 import { pino } from 'pino';
 import { startFleet } from '../dist/onvif/simulator/fleet.js';
-import { cpuSeconds, startGatewayProcess } from './gateway-process.mjs';
+import { cpuSeconds, getJson, startGatewayProcess } from './gateway-process.mjs';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const counts = (process.env.BENCH_VIEWERS ?? '0,1,4').split(',').map(Number);
@@ -49,16 +48,7 @@ writeFileSync(
 const gateway = await startGatewayProcess(configFile);
 const ca = readFileSync(path.join(dir, 'data/tls/cert.pem'));
 const token = gateway.token('devices:read');
-const api = (p) =>
-  new Promise((resolve, reject) => {
-    const req = request(new URL(p, gateway.apiUrl), { ca, servername: 'localhost', headers: { authorization: `Bearer ${token}` } }, (res) => {
-      let body = '';
-      res.on('data', (c) => (body += c));
-      res.on('end', () => resolve(JSON.parse(body)));
-    });
-    req.on('error', reject);
-    req.end();
-  });
+const api = (p) => getJson(gateway.apiUrl, ca, token, p);
 let device;
 for (let i = 0; i < 150 && !device; i++) {
   device = (await api('/v1/devices')).data.find((d) => d.status === 'online');
