@@ -3,6 +3,7 @@
 // measure of it.
 import { execFileSync, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { request } from 'node:https';
 import autocannon from 'autocannon';
 import path from 'node:path';
 import { Store } from '../dist/store/store.js';
@@ -73,4 +74,17 @@ export function summarize(runs) {
     server_cpu_us_per_req: Math.round((runs.reduce((a, r) => a + r.serverCpuS, 0) / total) * 1e6),
     bytes_per_req: Math.round(runs.reduce((a, r) => a + r.throughput.total, 0) / total),
   };
+}
+
+/** GET `p` on the gateway's API with a bearer token, trusting only its certificate `ca`: the parsed JSON body. */
+export function getJson(apiUrl, ca, token, p) {
+  return new Promise((resolve, reject) => {
+    const req = request(new URL(p, apiUrl), { ca, servername: 'localhost', headers: { authorization: `Bearer ${token}` } }, (res) => {
+      let body = '';
+      res.on('data', (c) => (body += c));
+      res.on('end', () => resolve(JSON.parse(body)));
+    });
+    req.on('error', reject);
+    req.end();
+  });
 }

@@ -32,7 +32,6 @@
 // (-fps_mode) on PATH, as the simulated camera does.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { request } from 'node:https';
 import os from 'node:os';
 import path from 'node:path';
 import { pino } from 'pino';
@@ -40,7 +39,7 @@ import { h264StartsKeyframe } from '../dist/media/h26x.js';
 import { UpstreamSession } from '../dist/media/relay/upstream.js';
 import { readRtpHeader } from '../dist/media/rtp.js';
 import { startFleet } from '../dist/onvif/simulator/fleet.js';
-import { startGatewayProcess } from './gateway-process.mjs';
+import { getJson, startGatewayProcess } from './gateway-process.mjs';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 8);
 const counts = (process.env.BENCH_VIEWERS ?? '1,10,50,100').split(',').map(Number);
@@ -61,16 +60,7 @@ writeFileSync(
 );
 const gateway = await startGatewayProcess(configFile);
 const ca = readFileSync(path.join(dir, 'data/tls/cert.pem'));
-const api = (p, scope) =>
-  new Promise((resolve, reject) => {
-    const req = request(new URL(p, gateway.apiUrl), { ca, servername: 'localhost', headers: { authorization: `Bearer ${gateway.token(scope)}` } }, (res) => {
-      let body = '';
-      res.on('data', (c) => (body += c));
-      res.on('end', () => resolve(JSON.parse(body)));
-    });
-    req.on('error', reject);
-    req.end();
-  });
+const api = (p, scope) => getJson(gateway.apiUrl, ca, gateway.token(scope), p);
 let device;
 for (let i = 0; i < 100 && !device; i++) {
   device = (await api('/v1/devices', 'devices:read')).data.find((d) => d.status === 'online');

@@ -21,6 +21,8 @@ import { cleanStorage, Retention } from './media/recorder/storage.js';
 import { registerRelayMetrics } from './media/relay/metrics.js';
 import { startRelayServer } from './media/relay/server.js';
 import { RelayStreams } from './media/relay/streams.js';
+import { registerHlsMetrics } from './media/hls/metrics.js';
+import { HlsService } from './media/hls/service.js';
 import { TicketSigner } from './media/ticket.js';
 import { EventBus } from './domain/bus.js';
 import { createDiscovery } from './onvif/discovery/service.js';
@@ -241,6 +243,21 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
     });
     cleanups.unshift(() => relay.close());
     registerRelayMetrics(registry, { server: () => relay.stats(), streams: () => relayStreams.stats() });
+    // LL-HLS: muxers fed by the same camera sessions, served under /live/{ticket}/ by the API.
+    const hls = new HlsService({
+      acquire: (deviceId, profile) => relayStreams.acquire(deviceId, profile),
+      logger: log.child({ part: 'hls' }),
+      maxMuxers: config.hls.max_muxers,
+      maxSessions: config.hls.max_sessions,
+      maxBlockedRequests: config.hls.max_blocked_requests,
+      partTarget: config.hls.part_target_ms / 1000,
+      targetDuration: config.hls.target_duration_s,
+      maxBytesPerMuxer: config.hls.max_bytes_per_muxer,
+      idleS: config.hls.idle_close_s,
+      maxSessionS: config.rtsp.max_session_s,
+    });
+    cleanups.unshift(() => hls.close());
+    registerHlsMetrics(registry, () => hls.stats());
     const streams: StreamAddresses = {
       issue: async (deviceId, profile) => {
         if (store.getDevice(deviceId)?.status !== 'online') throw new DeviceUnavailableError(`device ${deviceId} is not online`);
@@ -316,6 +333,7 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
       registry,
       version: readVersion(),
       localJwks: localIssuer ? () => localIssuer.publicJwks() : null,
+      liveHls: { hls, tickets },
       oauth: localIssuer
         ? {
             server: new AuthorizationServer({

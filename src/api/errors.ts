@@ -1,6 +1,8 @@
 import type { FastifyError } from 'fastify';
 import { InvalidTokenError, KeysUnavailableError } from '../auth/errors.js';
 import { DeviceCommandError, DeviceUnavailableError, NotFoundError } from '../domain/errors.js';
+import { HlsNotFoundError, HlsRequestError, HlsUnavailableError } from '../media/hls/errors.js';
+import { TicketError } from '../media/ticket.js';
 import { RepeatedJsonNameError } from './json-body.js';
 
 /** An error with its HTTP form. Everything thrown in the API is turned into one of these in toApiError. */
@@ -98,6 +100,11 @@ export function toApiError(err: unknown): ApiError | null {
   if (err instanceof NotFoundError) return new ApiError(404, 'not_found', err.message);
   if (err instanceof DeviceUnavailableError) return new ApiError(409, 'device_unavailable', err.message);
   if (err instanceof DeviceCommandError) return new ApiError(502, 'device_error', err.message);
+  // One answer for every bad stream ticket (expired, another key, tampered, malformed): which it was is not told.
+  if (err instanceof TicketError) return new ApiError(401, 'invalid_ticket', 'the stream ticket is not valid or has expired; get a new stream address');
+  if (err instanceof HlsRequestError) return badRequest(err.message);
+  if (err instanceof HlsNotFoundError) return new ApiError(404, 'not_found', err.message);
+  if (err instanceof HlsUnavailableError) return new ApiError(503, 'temporarily_unavailable', err.message, { 'retry-after': '1' });
   if (err instanceof RepeatedJsonNameError) return badRequest(err.member === null ? 'a body field is given more than once' : `body field ${err.member} is given more than once`);
   if (err instanceof SyntaxError && (err as { statusCode?: number }).statusCode === 400) return badRequest('the body is not valid JSON');
   if (isFastifyError(err)) {

@@ -17,6 +17,7 @@ import { finishOpenApiDocument } from './openapi-document.js';
 import type { DeviceControl, StreamAddresses } from './ports.js';
 import { alertRoutes } from './routes/alerts.js';
 import { deviceRoutes } from './routes/devices.js';
+import { liveHlsRoutes, type LiveHlsRoutesOptions } from './routes/live-hls.js';
 import { oauthRoutes, type OAuthRoutesOptions } from './routes/oauth.js';
 import { recordingRoutes } from './routes/recordings.js';
 import { systemRoutes } from './routes/system.js';
@@ -39,6 +40,8 @@ export interface ApiServerOptions {
   localJwks: (() => { keys: object[] }) | null;
   /** The local authorization server's endpoints; null when auth.local is off. */
   oauth: OAuthRoutesOptions | null;
+  /** LL-HLS under /live/{ticket}/ (docs/live.md); absent: not served. */
+  liveHls?: LiveHlsRoutesOptions;
 }
 
 /**
@@ -153,6 +156,7 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<FastifyIns
   await app.register(recordingRoutes, { store: opts.store, storageDir: opts.storageDir });
   await app.register(alertRoutes, { store: opts.store });
   if (opts.oauth) await app.register(oauthRoutes, opts.oauth);
+  if (opts.liveHls) await app.register(liveHlsRoutes, opts.liveHls);
   await app.ready();
   return app;
 }

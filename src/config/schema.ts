@@ -95,6 +95,15 @@ export const ConfigSchema = Type.Object(
       idle_close_s: Seconds(10, 0, 3600),
       max_connections_per_address: Type.Integer({ minimum: 1, maximum: 10_000, default: 16 }),
     }),
+    hls: Section({
+      max_muxers: Type.Integer({ minimum: 1, maximum: 256, default: 16 }),
+      max_sessions: Type.Integer({ minimum: 1, maximum: 10_000, default: 64 }),
+      max_blocked_requests: Type.Integer({ minimum: 1, maximum: 10_000, default: 128 }),
+      part_target_ms: Type.Integer({ minimum: 100, maximum: 2000, default: 300 }),
+      target_duration_s: Seconds(4, 1, 30),
+      max_bytes_per_muxer: Type.Integer({ minimum: 1_048_576, maximum: 1_073_741_824, default: 16_777_216 }),
+      idle_close_s: Seconds(15, 2, 3600),
+    }),
     cameras: Type.Array(Camera, { default: [] }),
     onvif: Section({
       discovery: Section({

@@ -5,3 +5,21 @@
 export class HlsRequestError extends Error {
   override readonly name = 'HlsRequestError';
 }
+
+/** No such session, segment or part (any more): 404. */
+export class HlsNotFoundError extends Error {
+  override readonly name = 'HlsNotFoundError';
+}
+
+/** Why a request could not be served now (503, with Retry-After), as counted in /metrics. */
+export type HlsRefusal = 'too_many_muxers' | 'too_many_sessions' | 'too_many_blocked' | 'stream_unavailable' | 'timeout';
+
+export class HlsUnavailableError extends Error {
+  override readonly name = 'HlsUnavailableError';
+  constructor(
+    readonly reason: HlsRefusal,
+    message: string,
+  ) {
+    super(message);
+  }
+}

@@ -20,6 +20,11 @@ export interface LiveWindowOptions {
   maxSegments: number;
   /** Bytes of parts kept; the oldest complete segments go first. */
   maxBytes: number;
+  /**
+   * Seconds of complete segments kept when that takes fewer than maxSegments: the oldest goes once
+   * the others still hold this much (RFC 8216bis 6.2.2 wants three target durations listed).
+   */
+  keepSeconds?: number;
 }
 
 export interface LivePart {
@@ -112,7 +117,14 @@ export class LiveWindow {
 
   private evict(): void {
     const complete = (): number => this.segments.filter((s) => s.complete).length;
-    while ((complete() > this.options.maxSegments || this.bytes > this.options.maxBytes) && this.segments[0]?.complete) {
+    const keep = this.options.keepSeconds;
+    const moreThanKept = (): boolean => {
+      if (keep === undefined) return false;
+      const oldest = this.segments[0] as LiveSegment;
+      const rest = this.segments.reduce((sum, s) => sum + (s.complete && s !== oldest ? s.duration : 0), 0);
+      return rest >= keep;
+    };
+    while ((complete() > this.options.maxSegments || this.bytes > this.options.maxBytes || moreThanKept()) && this.segments[0]?.complete) {
       const gone = this.segments.shift() as LiveSegment;
       for (const p of gone.parts) {
         this.partsById.delete(p.id);

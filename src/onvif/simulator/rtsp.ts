@@ -16,10 +16,11 @@ import type { BaseLogger } from 'pino';
 
 /**
  * Mounts besides main and sub, each video plus audio as cameras send them: `h265aac` is H.265 with
- * AAC-LC (MPEG4-GENERIC, 16 kHz mono), `h264pcmu` is H.264 with G.711 µ-law (8 kHz mono). Both are
- * 640x360 at 10 frames/s with a keyframe every second, made by one more ffmpeg per camera.
+ * AAC-LC (MPEG4-GENERIC, 16 kHz mono), `h264pcmu` is H.264 with G.711 µ-law (8 kHz mono),
+ * `h264aac` H.264 with that AAC. All are 640x360 at 10 frames/s with a keyframe every second, made
+ * by one more ffmpeg per camera.
  */
-export const EXTRA_MOUNTS = ['h265aac', 'h264pcmu'] as const;
+export const EXTRA_MOUNTS = ['h265aac', 'h264pcmu', 'h264aac'] as const;
 export type ExtraMount = (typeof EXTRA_MOUNTS)[number];
 
 export interface SimulatedRtspOptions {
@@ -95,20 +96,24 @@ interface ExtraMountSpec {
   audio: (port: number) => string[];
 }
 
+// rtsp_server.py's AAC_CAPS describe exactly this (AAC-LC, 16 kHz, mono): keep them in step.
+const AAC_AUDIO = (port: number): string[] => ['-c:a', 'aac', '-b:a', '32k', '-ar', '16000', '-ac', '1', '-payload_type', '97', '-f', 'rtp', `rtp://127.0.0.1:${port}`];
+const X264_VIDEO = ['-c:v', 'libx264', '-preset', 'ultrafast', '-tune', 'zerolatency', '-g', '10', '-sc_threshold', '0'];
+
 const EXTRA: Record<ExtraMount, ExtraMountSpec> = {
   h265aac: {
     tracks: ['h265', 'aac'],
     // repeat-headers: parameter sets before every keyframe, as x264 does by itself; rtsp_server.py has no parser to add them.
     videoCodec: ['-c:v', 'libx265', '-preset', 'ultrafast', '-tune', 'zerolatency', '-x265-params', 'log-level=error:keyint=10:min-keyint=10:scenecut=0:repeat-headers=1'],
-    // rtsp_server.py's AAC_CAPS describe exactly this (AAC-LC, 16 kHz, mono): keep them in step.
-    audio: (port) => ['-c:a', 'aac', '-b:a', '32k', '-ar', '16000', '-ac', '1', '-payload_type', '97', '-f', 'rtp', `rtp://127.0.0.1:${port}`],
+    audio: AAC_AUDIO,
   },
   h264pcmu: {
     tracks: ['h264', 'pcmu'],
-    videoCodec: ['-c:v', 'libx264', '-preset', 'ultrafast', '-tune', 'zerolatency', '-g', '10', '-sc_threshold', '0'],
+    videoCodec: X264_VIDEO,
     // RTP with the static payload type 0, as cameras send G.711.
     audio: (port) => ['-c:a', 'pcm_mulaw', '-ar', '8000', '-ac', '1', '-f', 'rtp', `rtp://127.0.0.1:${port}`],
   },
+  h264aac: { tracks: ['h264', 'aac'], videoCodec: X264_VIDEO, audio: AAC_AUDIO },
 };
 
 /** ffmpeg output options of one extra mount: video as RTP to one port, audio to the other. */

@@ -71,6 +71,13 @@ describe('LiveWindow', () => {
     expect(w.playlist().mediaSequence).toBe(3);
   });
 
+  it('keeps keepSeconds of complete segments when that is fewer than maxSegments', () => {
+    // 2 s segments, 4.5 s to keep: the oldest goes once the others hold 4.5 s, so three stay.
+    const w = filled(8, 4, { ...OPTIONS, maxSegments: 10, keepSeconds: 4.5 });
+    expect(w.playlist().segments.map((s) => s.uri)).toEqual(['seg4.mp4', 'seg5.mp4', 'seg6.mp4']);
+    expect(w.evictedSegments).toBe(4);
+  });
+
   it('lists parts only for the last three target durations of media', () => {
     const w = filled(4, 4, { ...OPTIONS, targetDuration: 2, partTarget: 0.5, maxSegments: 10 });
     // Segments 0..2 complete (+ segment 3 open, 2 s): parts kept while less than 6 s of media is newer.

@@ -1,0 +1,149 @@
+// Benchmark: LL-HLS from the gateway as its own process, one simulated camera (H.264, 4 Mbit/s,
+// 1280x720 at 15 frames/s, a keyframe every second) on loopback, N = 0, 1, 4 viewers: pages of
+// Debian's chromium playing the address through hls.js (lowLatencyMode, from node_modules, served by
+// a loopback page server). Per N:
+//  - first frame: ms from the page's script start (hls.js loaded) to the first decoded picture
+//    (totalVideoFrames > 0, polled every 20 ms), median over the pages;
+//  - latency: arrival at the gateway to presentation in the page. Each segment's
+//    EXT-X-PROGRAM-DATE-TIME is the gateway's wall clock when the segment's first picture reached the
+//    muxer (RTP arrival, not the camera's capture: the simulated camera's encoder and its network
+//    hop are not in it); hls.js maps the playhead to that clock (hls.playingDate), so
+//    Date.now() − playingDate is arrival-to-presentation on one machine's clock. Sampled every
+//    500 ms over the run, median and p90 over all pages; also hls.js's own estimate (hls.latency,
+//    distance to the live edge);
+//  - gateway CPU (% of one core, and per viewer over the N = 0 row) and RSS.
+// Env: BENCH_SECONDS per N (default 10), BENCH_VIEWERS (default 0,1,4), BENCH_TARGET_S
+// (hls.target_duration_s, default 4 as in config/default.yaml), CHROMIUM_PATH.
+import { readFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { createRequire } from 'node:module';
+import os from 'node:os';
+import path from 'node:path';
+import { chromium } from 'playwright-core';
+import { pino } from 'pino';
+import { startFleet } from '../dist/onvif/simulator/fleet.js';
+import { cpuSeconds, getJson, startGatewayProcess } from './gateway-process.mjs';
+
+const seconds = Number(process.env.BENCH_SECONDS ?? 10);
+const counts = (process.env.BENCH_VIEWERS ?? '0,1,4').split(',').map(Number);
+const targetS = Number(process.env.BENCH_TARGET_S ?? 4);
+const rssMiB = (pid) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]) / 1024;
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const median = (xs) => {
+  if (xs.length === 0) return null;
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor((s.length - 1) / 2)];
+};
+const p90 = (xs) => (xs.length === 0 ? null : [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) * 0.9)]);
+const round = (x, d = 0) => (x === null ? null : Math.round(x * 10 ** d) / 10 ** d);
+
+const fleet = await startFleet({ count: 1, host: '127.0.0.1', basePort: 0, username: 'admin', password: 'bench', discovery: null, rtspPort: 0, mainBitrateKbps: 4000, logger: pino({ level: 'silent' }) });
+const dir = mkdtempSync(path.join(os.tmpdir(), 'eg-bench-hls-'));
+const configFile = path.join(dir, 'config.yaml');
+writeFileSync(
+  configFile,
+  `gateway:\n  data_dir: ${dir}/data\napi:\n  host: 127.0.0.1\n  port: 0\nrtsp:\n  host: 127.0.0.1\n  port: 0\n  public_host: 127.0.0.1\n  idle_close_s: 30\nhls:\n  target_duration_s: ${targetS}\n` +
+    `onvif:\n  discovery:\n    enabled: false\ncameras:\n  - name: Bench\n    onvif_url: ${fleet.cameras[0].deviceServiceUrl}\n    username: admin\n    password: bench\nlog:\n  level: info\n`,
+);
+const gateway = await startGatewayProcess(configFile);
+const ca = readFileSync(path.join(dir, 'data/tls/cert.pem'));
+const token = gateway.token('devices:read');
+const api = (p) => getJson(gateway.apiUrl, ca, token, p);
+let device;
+for (let i = 0; i < 150 && !device; i++) {
+  device = (await api('/v1/devices')).data.find((d) => d.status === 'online');
+  if (!device) await sleep(100);
+}
+if (!device) throw new Error('camera not adopted');
+/** A fresh HLS address: the stream route's ticket under /live/ on the API port. */
+const hlsUrl = async () => {
+  const ticket = /\/live\/([^/]+)$/.exec((await api(`/v1/devices/${device.id}/stream`)).stream_url)[1];
+  return `${gateway.apiUrl}/live/${ticket}/index.m3u8`;
+};
+
+const hlsJs = readFileSync(createRequire(import.meta.url).resolve('hls.js/dist/hls.min.js'));
+const PAGE = `<!doctype html><html><body><video id="v" muted playsinline></video>
+<script src="/hls.min.js"></script>
+<script>
+  const t0 = performance.now();
+  window.bench = { firstFrameMs: null, latencies: [], hlsLatencies: [], fatal: null };
+  const video = document.getElementById('v');
+  const hls = new Hls({ lowLatencyMode: true });
+  hls.on(Hls.Events.ERROR, (_e, d) => { if (d.fatal) window.bench.fatal = d.details + ' ' + (d.response ? d.response.code : '') + ' ' + ((d.frag && d.frag.url) || (d.context && d.context.url) || ''); });
+  hls.loadSource(new URLSearchParams(location.search).get('src'));
+  hls.attachMedia(video);
+  hls.on(Hls.Events.MANIFEST_PARSED, () => video.play());
+  const firstFrame = setInterval(() => {
+    if (video.getVideoPlaybackQuality().totalVideoFrames === 0) return;
+    window.bench.firstFrameMs = performance.now() - t0;
+    clearInterval(firstFrame);
+  }, 20);
+  setInterval(() => {
+    if (window.bench.firstFrameMs === null || video.paused || !hls.playingDate) return;
+    window.bench.latencies.push(Date.now() - hls.playingDate.getTime());
+    window.bench.hlsLatencies.push(hls.latency * 1000);
+  }, 500);
+</script></body></html>`;
+const pages = createServer((req, res) => {
+  if (req.url.startsWith('/hls.min.js')) return void res.writeHead(200, { 'content-type': 'text/javascript' }).end(hlsJs);
+  res.writeHead(200, { 'content-type': 'text/html' }).end(PAGE);
+});
+await new Promise((r) => pages.listen(0, '127.0.0.1', r));
+const origin = `http://127.0.0.1:${pages.address().port}`;
+const browser = await chromium.launch({
+  executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+  headless: true,
+  // As test/support/browser.ts.
+  args: ['--no-sandbox', '--disable-dev-shm-usage', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+});
+
+const rows = [];
+let baselineCpu = null;
+try {
+  for (const n of counts) {
+    const context = await browser.newContext({ ignoreHTTPSErrors: true });
+    const opened = [];
+    for (let i = 0; i < n; i++) {
+      const page = await context.newPage();
+      await page.goto(`${origin}/?src=${encodeURIComponent(await hlsUrl())}`);
+      opened.push(page);
+    }
+    const state = () => Promise.all(opened.map((p) => p.evaluate('window.bench')));
+    for (let i = 0; i < 600 && (await state()).some((s) => s.firstFrameMs === null && !s.fatal); i++) await sleep(100);
+    const started = await state();
+    const fatal = started.find((s) => s.fatal);
+    if (fatal) throw new Error(`hls.js: ${fatal.fatal}`);
+    await sleep(2000); // settle: hls.js reaches its low-latency position
+    for (const p of opened) await p.evaluate('window.bench.latencies = []; window.bench.hlsLatencies = []');
+    const frames0 = await Promise.all(opened.map((p) => p.evaluate('document.getElementById("v").getVideoPlaybackQuality().totalVideoFrames')));
+    const cpu0 = cpuSeconds(gateway.child.pid);
+    await sleep(seconds * 1000);
+    const cpu = (cpuSeconds(gateway.child.pid) - cpu0) / seconds;
+    const frames1 = await Promise.all(opened.map((p) => p.evaluate('document.getElementById("v").getVideoPlaybackQuality().totalVideoFrames')));
+    const ended = await state();
+    const latencies = ended.flatMap((s) => s.latencies);
+    if (n === 0) baselineCpu = cpu;
+    rows.push({
+      viewers: n,
+      first_frame_ms: round(median(started.map((s) => s.firstFrameMs))),
+      latency_ms_median: round(median(latencies)),
+      latency_ms_p90: round(p90(latencies)),
+      hlsjs_latency_ms_median: round(median(ended.flatMap((s) => s.hlsLatencies))),
+      fps_per_viewer: n === 0 ? null : round(frames1.reduce((a, f, i) => a + f - frames0[i], 0) / n / seconds, 1),
+      gateway_cpu_core_pct: round(cpu * 100, 1),
+      gateway_cpu_pct_per_viewer: n === 0 || baselineCpu === null ? null : round(((cpu - baselineCpu) * 100) / n, 2),
+      gateway_rss_mib: round(rssMiB(gateway.child.pid)),
+    });
+    await context.close();
+    await sleep(1000);
+  }
+} finally {
+  await browser.close();
+  pages.close();
+  await gateway.stop();
+  await fleet.stop();
+  rmSync(dir, { recursive: true, force: true });
+}
+
+console.table(rows);
+console.log(JSON.stringify({ bench: 'live-hls', seconds, part_target_ms: 300, target_duration_s: targetS, camera: 'H.264 1280x720 15 fps 4 Mbit/s GOP 1 s', latency: 'gateway RTP arrival (PROGRAM-DATE-TIME) to presentation in chromium (hls.playingDate)', rows }));

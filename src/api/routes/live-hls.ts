@@ -1,0 +1,113 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyReply } from 'fastify';
+import Type from 'typebox';
+import { parseBlockingRequest } from '../../media/hls/blocking-request.js';
+import type { CameraMuxer } from '../../media/hls/camera-muxer.js';
+import { HlsNotFoundError } from '../../media/hls/errors.js';
+import { writeMediaPlaylist, writeMultivariantPlaylist } from '../../media/hls/playlist.js';
+import type { HlsService } from '../../media/hls/service.js';
+import { SESSION_ID, type HlsSession } from '../../media/hls/sessions.js';
+import { TicketError, type TicketClaims } from '../../media/ticket.js';
+
+// Low-Latency HLS for browsers and players, under the stream ticket of
+// GET /v1/devices/{id}/stream?protocol=hls (docs/live.md):
+//   /live/<ticket>/index.m3u8               starts a session (ticket unexpired): a multivariant
+//                                           playlist naming <session>/index.m3u8
+//   /live/<ticket>/<session>/index.m3u8     the media playlist (blocking reload: _HLS_msn, _HLS_part)
+//   /live/<ticket>/<session>/init.mp4, seg<msn>.mp4, part<id>.mp4
+// The session paths hold until the session ends (rtsp.max_session_s after its start, or idle),
+// whatever the ticket's expiry. No bearer token: the ticket and the session id are the credentials.
+
+export interface LiveHlsRoutesOptions {
+  hls: HlsService;
+  tickets: { verify(ticket: string, nowMs: number): TicketClaims };
+  now?: () => number;
+  /**
+   * Let any origin read the answers (a web app on another origin playing through hls.js). Off when
+   * the plugin sits inside a /live scope with @fastify/cors. Only simple GETs come here (no
+   * preflight), so one header does; the ticket in the path, not the origin, is the credential.
+   */
+  cors?: boolean;
+}
+
+const PLAYLIST_TYPE = 'application/vnd.apple.mpegurl';
+const MEDIA_TYPE = 'video/mp4';
+const SEGMENT_FILE = /^seg(\d{1,15})\.mp4$/;
+const PART_FILE = /^part(\d{1,15})\.mp4$/;
+
+const TicketParams = Type.Object({ ticket: Type.String({ minLength: 1, maxLength: 256 }) });
+const SessionParams = Type.Object({ ticket: Type.String({ minLength: 1, maxLength: 256 }), session: Type.String({ maxLength: 64 }), file: Type.String({ maxLength: 64 }) });
+
+/** Aborts when the client closes the connection before the answer is sent (a blocked request then stops waiting). */
+function clientGone(reply: FastifyReply): AbortSignal {
+  const controller = new AbortController();
+  reply.raw.once('close', () => {
+    if (!reply.raw.writableFinished) controller.abort();
+  });
+  return controller.signal;
+}
+
+function media(reply: FastifyReply, bytes: Buffer, cacheSeconds: number): FastifyReply {
+  return reply.header('content-type', MEDIA_TYPE).header('cache-control', `private, max-age=${cacheSeconds}`).send(bytes);
+}
+
+function playlist(reply: FastifyReply, text: string): FastifyReply {
+  return reply.header('content-type', PLAYLIST_TYPE).header('cache-control', 'no-store').send(text);
+}
+
+export const liveHlsRoutes: FastifyPluginAsyncTypebox<LiveHlsRoutesOptions> = async (app, opts) => {
+  const now = opts.now ?? Date.now;
+  if (opts.cors !== false) app.addHook('onRequest', async (_req, reply) => void reply.header('access-control-allow-origin', '*'));
+
+  app.get('/live/:ticket/index.m3u8', { schema: { hide: true, params: TicketParams }, config: { public: true } }, async (req, reply) => {
+    const claims = opts.tickets.verify(req.params.ticket, now());
+    // The recorder's tickets start RTSP sessions from this box only.
+    if (claims.recorder) throw new TicketError('bad signature');
+    const { session, muxer } = await opts.hls.start(req.params.ticket, claims.deviceId, claims.profile, clientGone(reply));
+    const text = writeMultivariantPlaylist([
+      { uri: `${session.id}/index.m3u8`, bandwidth: muxer.bandwidth(), codecs: muxer.codecs, ...(muxer.resolution ? { resolution: muxer.resolution } : {}) },
+    ]);
+    return playlist(reply, text);
+  });
+
+  app.get('/live/:ticket/:session/:file', { schema: { hide: true, params: SessionParams }, config: { public: true } }, async (req, reply) => {
+    const { ticket, session: sessionId, file } = req.params;
+    if (!SESSION_ID.test(sessionId)) throw new HlsNotFoundError('no such HLS session');
+    const { session, muxer } = opts.hls.find(ticket, sessionId);
+    if (file === 'index.m3u8') return playlist(reply, await mediaPlaylist(session, muxer, req.query as Record<string, unknown>, reply));
+    if (file === 'init.mp4') {
+      if (!muxer.init) throw new HlsNotFoundError('no init segment yet');
+      return media(reply, muxer.init, 3600);
+    }
+    const segment = SEGMENT_FILE.exec(file);
+    if (segment) {
+      const parts = muxer.window.segment(Number(segment[1]));
+      if (!parts) throw new HlsNotFoundError(`no segment ${segment[1]} in the live window`);
+      return media(reply, Buffer.concat(parts.map((p) => p.bytes)), 60);
+    }
+    const part = PART_FILE.exec(file);
+    if (part) {
+      const id = Number(part[1]);
+      // The preload hint names the part being made: its request waits for it (bounded).
+      const found = await opts.hls.block(
+        session,
+        muxer,
+        () => {
+          const p = muxer.window.part(id);
+          if (p === undefined) throw new HlsNotFoundError(`no part ${id} in the live window`);
+          return p === 'wait' ? undefined : p;
+        },
+        clientGone(reply),
+      );
+      return media(reply, found.bytes, 60);
+    }
+    throw new HlsNotFoundError(`no such HLS file: ${file}`);
+  });
+
+  /** The media playlist now, or (blocking reload) once it holds the asked segment or part. */
+  async function mediaPlaylist(session: HlsSession, muxer: CameraMuxer, query: Record<string, unknown>, reply: FastifyReply): Promise<string> {
+    const blocking = parseBlockingRequest(query);
+    if (blocking) await opts.hls.block(session, muxer, () => (muxer.window.readiness(blocking) === 'ready' ? true : undefined), clientGone(reply));
+    return writeMediaPlaylist(muxer.window.playlist());
+  }
+};
