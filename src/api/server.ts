@@ -4,9 +4,8 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, t
 import { Counter, Histogram, type Registry } from 'prom-client';
 import type { TSchema } from 'typebox';
 import { Compile } from 'typebox/compile';
-import Value from 'typebox/value';
 import { makeClientErrorHandler } from './client-error.js';
-import { coerceParams } from './coerce.js';
+import { paramsReader } from './coerce.js';
 import { REPEAT_LOG_INTERVAL_MS, throttledLog } from '../daemon/throttled-log.js';
 import type { Store } from '../store/store.js';
 import { authenticate, type TokenCheck } from './authenticate.js';
@@ -46,10 +45,11 @@ export interface ApiServerOptions {
  */
 const validatorCompiler: FastifySchemaCompiler<TSchema> = ({ schema, httpPart }) => {
   const check = Compile(schema);
+  const readParams = paramsReader(schema);
   return (value: unknown) => {
     // No body at all is read as {}: "POST …/read" needs none, and for other routes the error then
     // names the missing field instead of saying "must be object".
-    const prepared = httpPart === 'body' ? (value ?? {}) : Value.Default(schema, coerceParams(schema, value));
+    const prepared = httpPart === 'body' ? (value ?? {}) : readParams(value);
     if (check.Check(prepared)) return { value: prepared };
     return { error: check.Errors(prepared) as unknown as Error };
   };
