@@ -21,6 +21,8 @@ import { MIGRATIONS } from './migrations.js';
 
 export const DATABASE_FILE = 'gateway.db';
 const MAX_CACHED_PAGES = 64;
+/** Access tokens whose revocation is memoised: the apps and clients polling one gateway at a time. */
+const MAX_REMEMBERED_TOKENS = 1024;
 
 export class StoreError extends Error {
   override readonly name = 'StoreError';
@@ -181,6 +183,12 @@ const toControl = (r: ControlRow): ControlRequest => ({
 export interface ListOptions {
   limit: number;
   after: PageKey | null;
+  /**
+   * performance.now() (ms) of the request this list answers. Another connection's commit is then
+   * looked for only if nothing looked since: the API request's token check already did (see
+   * isAccessTokenRevoked), and one look after the request arrived sees every commit before it.
+   */
+  freshAsOf?: number;
 }
 
 /**
@@ -401,6 +409,10 @@ export class Store {
   // until the next write: ours clear the memo directly, other connections' show in data_version.
   private readonly pages = new Map<string, Page<unknown>>();
   private pagesDataVersion = -1;
+  /** isAccessTokenRevoked's answers (jti → revoked), memoised and forgotten with the pages. */
+  private readonly revokedAccessTokens = new Map<string, boolean>();
+  /** performance.now() (ms) just before data_version was last read. */
+  private dataVersionReadAt = -Infinity;
   /** Off until sync is configured: without a cloud there is nobody to keep messages for. */
   private outboxMaxRows = 0;
   private outboxRows = 0;
@@ -421,12 +433,29 @@ export class Store {
     return stmt;
   }
 
-  private listPage<R, T>(q: { sql: string; params: unknown[] }, limit: number, map: (r: R) => T, key: (t: T) => PageKey): Page<T> {
+  /**
+   * Forgets what is memoised when another connection committed since data_version was last read.
+   * Each read of it is a read transaction (two fcntl locks and an fstat here), so a list answering
+   * an API request reuses the one its token check made (ListOptions.freshAsOf).
+   */
+  private readDataVersion(): void {
+    const readAt = performance.now();
     const dataVersion = this.sql('PRAGMA data_version').pluck().get() as number;
+    this.dataVersionReadAt = readAt;
     if (dataVersion !== this.pagesDataVersion) {
-      this.pages.clear();
+      this.forgetReads();
       this.pagesDataVersion = dataVersion;
     }
+  }
+
+  private forgetReads(): void {
+    this.pages.clear();
+    this.revokedAccessTokens.clear();
+  }
+
+  private listPage<R, T>(q: { sql: string; params: unknown[] }, opts: ListOptions, map: (r: R) => T, key: (t: T) => PageKey): Page<T> {
+    const limit = opts.limit;
+    if (opts.freshAsOf === undefined || this.dataVersionReadAt < opts.freshAsOf) this.readDataVersion();
     const cacheKey = `${q.sql}\u0000${JSON.stringify(q.params)}`;
     const hit = this.pages.get(cacheKey);
     if (hit) return hit as Page<T>;
@@ -438,7 +467,7 @@ export class Store {
 
   /** Every write goes through here, so no memoised page outlives a change. */
   private write(sqlText: string, params: unknown): Database.RunResult {
-    this.pages.clear();
+    this.forgetReads();
     return this.sql(sqlText).run(params);
   }
 
@@ -479,7 +508,7 @@ export class Store {
       throw err;
     } finally {
       // A page read inside a transaction that rolled back would show rows that never existed.
-      this.pages.clear();
+      this.forgetReads();
     }
   }
 
@@ -606,7 +635,7 @@ export class Store {
     if (f.status) filters.push(['status = ?', f.status]);
     if (f.type) filters.push(['type = ?', f.type]);
     const q = keysetQuery('device_rows', 'created_at', filters, f);
-    return this.listPage(q, f.limit, toDevice, (d) => ({ at: d.createdAt, id: d.id }));
+    return this.listPage(q, f, toDevice, (d) => ({ at: d.createdAt, id: d.id }));
   }
 
   /**
@@ -795,7 +824,7 @@ export class Store {
     if (f.to !== undefined) filters.push(['started_at <= ?', f.to]);
     if (f.eventType) filters.push(['event_type = ?', f.eventType]);
     const q = keysetQuery('recordings', 'started_at', filters, f);
-    return this.listPage(q, f.limit, toRecording, (r) => ({ at: r.startedAt, id: r.id }));
+    return this.listPage(q, f, toRecording, (r) => ({ at: r.startedAt, id: r.id }));
   }
 
   // --- alerts
@@ -847,7 +876,7 @@ export class Store {
     if (f.unread === true) filters.push(['read_at IS NULL', undefined]);
     if (f.unread === false) filters.push(['read_at IS NOT NULL', undefined]);
     const q = keysetQuery('alerts', 'created_at', filters, f);
-    return this.listPage(q, f.limit, toAlert, (a) => ({ at: a.createdAt, id: a.id }));
+    return this.listPage(q, f, toAlert, (a) => ({ at: a.createdAt, id: a.id }));
   }
 
   /** Marks an alert read once; later calls keep the first read_at. Null when there is no such alert. */
@@ -991,13 +1020,23 @@ export class Store {
    * command, or from other issuers) are not its business: false.
    */
   isAccessTokenRevoked(jti: string): boolean {
-    // Asked on every API request. Not a LEFT JOIN: SQLite re-prepared that form on every run
-    // (sqlite3Reprepare in the profile), which made it twice the cost of this one (docs/performance.md).
-    const live = this.sql(
-      `SELECT EXISTS (SELECT 1 FROM oauth_grants g WHERE g.id = a.grant_id AND g.revoked_at IS NULL)
-         FROM oauth_access_tokens a WHERE a.jti = ?`,
-    ).pluck().get(jti) as number | undefined;
-    return live === 0;
+    // Asked on every API request, so its answer is memoised like a list page: until the next write
+    // here or commit elsewhere, which the data_version read below notices, on every call. That read
+    // also serves the request's list (ListOptions.freshAsOf; docs/performance.md).
+    this.readDataVersion();
+    let revoked = this.revokedAccessTokens.get(jti);
+    if (revoked === undefined) {
+      // Not a LEFT JOIN: SQLite re-prepared that form on every run (sqlite3Reprepare in the
+      // profile), which made it twice the cost of this one.
+      const live = this.sql(
+        `SELECT EXISTS (SELECT 1 FROM oauth_grants g WHERE g.id = a.grant_id AND g.revoked_at IS NULL)
+           FROM oauth_access_tokens a WHERE a.jti = ?`,
+      ).pluck().get(jti) as number | undefined;
+      revoked = live === 0;
+      if (this.revokedAccessTokens.size >= MAX_REMEMBERED_TOKENS) this.revokedAccessTokens.delete(this.revokedAccessTokens.keys().next().value as string);
+      this.revokedAccessTokens.set(jti, revoked);
+    }
+    return revoked;
   }
 
   /** Forgets what has expired: codes, refresh and access tokens, and grants with nothing left. */
