@@ -20,6 +20,13 @@ import { systemRoutes } from './routes/system.js';
 import { strictQuery } from './strict-query.js';
 import { guardConnections } from './connection-guard.js';
 
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** performance.now() when the request's onRequest hooks began (ms). */
+    receivedAt: number;
+  }
+}
+
 export interface ApiServerOptions {
   logger: FastifyBaseLogger;
   tls: { cert: string | Buffer; key: string | Buffer };
@@ -125,6 +132,13 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<FastifyIns
     reply.code(404).send({ error: 'not_found', error_description: `no such resource: ${request.method} ${request.url.split('?')[0]}` }),
   );
 
+  // Lists need data no older than their request: a check for other connections' commits made
+  // after this moment, as the token check makes it, is enough (ListOptions.freshAsOf).
+  app.decorateRequest('receivedAt', 0);
+  app.addHook('onRequest', (request, _reply, done) => {
+    request.receivedAt = performance.now();
+    done();
+  });
   await app.register(authenticate, { verifier: opts.verifier });
   await app.register(strictQuery);
   await app.register(swagger, {
