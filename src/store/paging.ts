@@ -6,6 +6,13 @@ const MAX_CACHED_PAGES = 64;
 export interface ListOptions {
   limit: number;
   after: PageKey | null;
+  /**
+   * performance.now() (ms) of the request this list answers. Another connection's commit is then
+   * looked for only if nothing looked since: the API request's token check already did (see
+   * OAuthRecords.isAccessTokenRevoked), and one look after the request arrived sees every commit
+   * before it.
+   */
+  freshAsOf?: number;
 }
 
 /** One WHERE clause and its bound value (undefined: the clause binds nothing). */
@@ -41,26 +48,43 @@ function page<R, T>(rows: R[], limit: number, map: (r: R) => T, key: (t: T) => P
 }
 
 /**
- * The memo of list pages shared by every list of one connection. List pages are read far more often
- * than written (apps poll; devices and alerts change rarely), and turning SQLite rows into objects
- * costs ~3 µs a row on a Pi-class CPU. Pages are memoised until the next write: the connection's
- * writes clear the memo directly, other connections' show in data_version.
+ * The memo of list pages shared by every list of one connection, and of other reads memoised the
+ * same way (`alsoForget`: the revocation answers). List pages are read far more often than written
+ * (apps poll; devices and alerts change rarely), and turning SQLite rows into objects costs ~3 µs a
+ * row on a Pi-class CPU. Pages are memoised until the next write: the connection's writes clear the
+ * memo directly, other connections' show in data_version.
  */
 export class PageMemo {
   /** Every kept page's key, oldest first, with the list that holds the page. */
   private readonly kept = new Map<string, { delete(key: string): boolean }>();
+  private readonly others: Array<{ clear(): void }> = [];
   private dataVersion = -1;
+  /** performance.now() (ms) just before data_version was last read. */
+  private lookedAt = Number.NEGATIVE_INFINITY;
 
   constructor(private readonly readDataVersion: () => number) {}
+
+  /** Another memo of reads, cleared whenever the pages are. */
+  alsoForget(memo: { clear(): void }): void {
+    this.others.push(memo);
+  }
 
   clear(): void {
     for (const [key, list] of this.kept) list.delete(key);
     this.kept.clear();
+    for (const memo of this.others) memo.clear();
   }
 
-  /** Forgets every page when another connection has committed since the last look. */
-  forgetIfChangedElsewhere(): void {
+  /**
+   * Forgets everything memoised when another connection has committed since the last look. Each look
+   * is a read transaction (two fcntl locks and an fstat here), so a caller that knows when its
+   * request arrived (`freshAsOf`) skips it when a look since then already happened.
+   */
+  forgetIfChangedElsewhere(freshAsOf?: number): void {
+    if (freshAsOf !== undefined && this.lookedAt >= freshAsOf) return;
+    const lookedAt = performance.now();
     const dataVersion = this.readDataVersion();
+    this.lookedAt = lookedAt;
     if (dataVersion !== this.dataVersion) {
       this.clear();
       this.dataVersion = dataVersion;
@@ -93,7 +117,7 @@ export class PagedList<Row, Item> {
   ) {}
 
   page(filters: readonly ListFilter[], opts: ListOptions): Page<Item> {
-    this.memo.forgetIfChangedElsewhere();
+    this.memo.forgetIfChangedElsewhere(opts.freshAsOf);
     const q = keysetQuery(this.shape.table, this.shape.keyColumn, filters, opts);
     const cacheKey = `${q.sql}\u0000${JSON.stringify(q.params)}`;
     const hit = this.pages.get(cacheKey);

@@ -156,3 +156,51 @@ describe('Store list memo', () => {
     store.close();
   });
 });
+
+describe('Store reads on the API hot path', () => {
+  const client = { id: 'app', name: 'App', secretHash: null, redirectUris: ['https://app.example/cb'], grantTypes: ['client_credentials'], createdAt: 1 };
+  const grant = (id: string) => ({ id, clientId: 'app', user: null, scope: 'devices:read', createdAt: 1, revokedAt: null });
+  const issue = (jti: string) => ({ accessJti: jti, accessExpiresAt: Date.now() + 60_000, refresh: null });
+
+  it("sees an access token's revocation at once, by this connection or another, though its answer is memoised", () => {
+    const { store, dir } = open();
+    store.insertOAuthClient(client);
+    store.insertOAuthGrant(grant('g1'), issue('jti-1'));
+    store.insertOAuthGrant(grant('g2'), issue('jti-2'));
+    expect(store.isAccessTokenRevoked('jti-1')).toBe(false);
+    expect(store.isAccessTokenRevoked('jti-1')).toBe(false);
+    expect(store.isAccessTokenRevoked('unknown')).toBe(false);
+
+    store.revokeOAuthGrant('g1');
+    expect(store.isAccessTokenRevoked('jti-1')).toBe(true);
+    expect(store.isAccessTokenRevoked('jti-2')).toBe(false);
+
+    // What `edge-gateway client delete` does from its own process while the daemon runs.
+    const other = new Database(path.join(dir, DATABASE_FILE));
+    other.pragma('foreign_keys = ON');
+    other.prepare("DELETE FROM oauth_clients WHERE id = 'app'").run();
+    other.close();
+    expect(store.isAccessTokenRevoked('jti-2')).toBe(true);
+    store.close();
+  });
+
+  it("gives a list no older than its freshAsOf moment: another connection's commit before it shows", () => {
+    const { store, dir } = open();
+    store.upsertDevice(cam('c1', 1));
+    const list = (freshAsOf: number) => store.listDevices({ limit: 10, after: null, freshAsOf }).items.map((d) => `${d.id}:${d.status}`);
+    expect(list(performance.now())).toEqual(['c1:online']);
+
+    const other = new Database(path.join(dir, DATABASE_FILE));
+    other.prepare("UPDATE devices SET status = 'offline' WHERE id = 'c1'").run();
+    expect(list(performance.now())).toEqual(['c1:offline']);
+
+    // A token check (which reads data_version) after the request arrived serves its list too.
+    expect(list(performance.now())).toEqual(['c1:offline']); // memoised again
+    const arrived = performance.now();
+    other.prepare("UPDATE devices SET status = 'unauthorized' WHERE id = 'c1'").run();
+    other.close();
+    store.isAccessTokenRevoked('any');
+    expect(list(arrived)).toEqual(['c1:unauthorized']);
+    store.close();
+  });
+});

@@ -44,6 +44,7 @@ export const alertRoutes: FastifyPluginAsyncTypebox<AlertRoutesOptions> = async 
         unread: q.unread,
         limit: q.limit,
         after: decodeCursorParam(q.cursor),
+        freshAsOf: req.receivedAt,
       });
       return respond(reply, page);
     },

@@ -82,6 +82,7 @@ export const recordingRoutes: FastifyPluginAsyncTypebox<RecordingRoutesOptions> 
         eventType: q.event_type,
         limit: q.limit,
         after: decodeCursorParam(q.cursor),
+        freshAsOf: req.receivedAt,
       });
       return respond(reply, page);
     },

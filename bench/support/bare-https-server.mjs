@@ -1,0 +1,17 @@
+// The yardstick for bench/api: a bare Fastify HTTPS server from the same node_modules, answering
+// GET PATH with the very bytes (and Content-Type) the gateway answered, with no auth, no store, no
+// serialisation, no logger and no hooks. Run as its own process, like the gateway, so each has a
+// core's worth of scheduling and its own CPU figures in /proc.
+// Usage: node bare-https-server.mjs CERT_FILE KEY_FILE BODY_FILE PATH CONTENT_TYPE
+// Prints one JSON line {"url": …} once it listens on 127.0.0.1.
+import { readFileSync } from 'node:fs';
+import Fastify from 'fastify';
+
+const [certFile, keyFile, bodyFile, route, contentType] = process.argv.slice(2);
+const body = readFileSync(bodyFile, 'utf8');
+const app = Fastify({ https: { cert: readFileSync(certFile), key: readFileSync(keyFile), minVersion: 'TLSv1.2' } });
+app.get(route, async (_request, reply) => reply.type(contentType).send(body));
+await app.listen({ host: '127.0.0.1', port: 0 });
+const { port } = app.server.address();
+console.log(JSON.stringify({ url: `https://127.0.0.1:${port}` }));
+process.once('SIGTERM', () => app.close().then(() => process.exit(0)));
