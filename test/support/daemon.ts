@@ -117,16 +117,27 @@ export async function probeClip(file: string): Promise<Probed> {
  * middle of a frame (a segment ffmpeg was still writing) gives the frames before the cut.
  */
 export async function frameHashes(file: string): Promise<string[]> {
+  return (await decodedFrames(file)).map((f) => f.hash);
+}
+
+/** Each decoded video frame's MD5 and its presentation time and duration in seconds (stream time). */
+export async function decodedFrames(file: string): Promise<Array<{ hash: string; ptsS: number; durationS: number }>> {
   let stdout: string;
   try {
     stdout = (await run('ffmpeg', ['-nostdin', '-v', 'quiet', '-i', file, '-map', '0:v:0', '-f', 'framemd5', '-'], { maxBuffer: 64 * 1024 * 1024 })).stdout;
   } catch (err) {
     stdout = (err as { stdout?: string }).stdout ?? '';
   }
-  return stdout
-    .split('\n')
+  const lines = stdout.split('\n');
+  // "#tb 0: 1/25": the time base of the columns below.
+  const tb = /^#tb 0: (\d+)\/(\d+)/m.exec(stdout);
+  const unitS = tb ? Number(tb[1]) / Number(tb[2]) : 0;
+  return lines
     .filter((l) => l.trim() && !l.startsWith('#'))
-    .map((l) => l.split(',').at(-1)!.trim());
+    .map((l) => {
+      const cols = l.split(',').map((c) => c.trim());
+      return { hash: cols.at(-1)!, ptsS: Number(cols[2]) * unitS, durationS: Number(cols[3]) * unitS };
+    });
 }
 
 export interface RecordingRow {

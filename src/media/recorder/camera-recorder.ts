@@ -169,8 +169,11 @@ export class CameraRecorder {
     }
     try {
       const audio = await this.audioModeOf(first.path);
+      // Footage that ended before the part (the stream died) is taken whole: a segment's listed end
+      // is its last frame's start, so a cut at it would drop that frame, and nothing follows it.
+      const cutS = endAt < cut.to ? durationS + 1 : durationS;
       const written = await this.opts.serialize(() =>
-        writeClip({ ffmpegPath: this.opts.ffmpegPath, scratchDir: path.dirname(first.path), segments: files, durationS, audio, storageDir: this.opts.storageDir, fileName }),
+        writeClip({ ffmpegPath: this.opts.ffmpegPath, scratchDir: path.dirname(first.path), segments: files, durationS: cutS, audio, storageDir: this.opts.storageDir, fileName }),
       );
       try {
         this.opts.store.saveRecording({ id, deviceId: this.opts.deviceId, eventType: cut.eventType, startedAt: Math.round(selection.startAt), endedAt: Math.round(endAt), sizeBytes: written.sizeBytes, fileName, alertId }, undefined, {
