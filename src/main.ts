@@ -12,7 +12,6 @@ import { LoginRateLimiter } from './auth/oauth/password.js';
 import { withRevocation } from './auth/revocation.js';
 import { TokenVerifier } from './auth/verifier.js';
 import type { Config } from './config/schema.js';
-import os from 'node:os';
 import type { StreamAddresses } from './api/ports.js';
 import { DeviceUnavailableError } from './domain/errors.js';
 import type { StreamProfile } from './domain/types.js';
@@ -22,6 +21,7 @@ import { cleanStorage, Retention } from './media/recorder/storage.js';
 import { registerRelayMetrics } from './media/relay/metrics.js';
 import { startRelayServer } from './media/relay/server.js';
 import { RelayStreams } from './media/relay/streams.js';
+import { firstLanAddress, StreamAddressIssuer } from './media/relay/stream-addresses.js';
 import { TicketSigner } from './media/ticket.js';
 import { EventBus } from './domain/bus.js';
 import { createDiscovery } from './onvif/discovery/service.js';
@@ -193,14 +193,6 @@ function readRecordedIssuer(file: string): string | null {
   }
 }
 
-/** The address LAN viewers most likely reach this box at: its first non-internal IPv4 address. */
-function firstLanAddress(): string | null {
-  for (const list of Object.values(os.networkInterfaces())) {
-    for (const a of list ?? []) if (a.family === 'IPv4' && !a.internal) return a.address;
-  }
-  return null;
-}
-
 /** systemd-timesyncd marks a synchronised clock with this file; other NTP daemons leave it unknown. */
 function clockSynchronized(): boolean | null {
   if (existsSync('/run/systemd/timesync/synchronized')) return true;
@@ -332,15 +324,19 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
     });
     cleanups.unshift(() => relay.close());
     registerRelayMetrics(registry, { server: () => relay.stats(), streams: () => relayStreams.stats() });
+    const addresses = new StreamAddressIssuer({
+      tickets,
+      ticketTtlS: config.rtsp.ticket_ttl_s,
+      publicHost: config.rtsp.public_host,
+      relayPort: relay.port,
+      apiPort,
+      ownNames: config.api.public_host ? [config.api.public_host] : [],
+    });
     const streams: StreamAddresses = {
-      issue: async (deviceId, profile) => {
+      issue: async (deviceId, profile, options = {}) => {
         if (store.getDevice(deviceId)?.status !== 'online') throw new DeviceUnavailableError(`device ${deviceId} is not online`);
         if (!cameras.streamSource(deviceId, profile)) throw new DeviceUnavailableError(`device ${deviceId} has no ${profile} stream`);
-        // Tickets carry whole seconds.
-        const expiresAt = (Math.floor(Date.now() / 1000) + config.rtsp.ticket_ttl_s) * 1000;
-        const ticket = tickets.issue({ deviceId, profile, expiresAt });
-        const host = config.rtsp.public_host ?? firstLanAddress() ?? '127.0.0.1';
-        return { url: `rtsp://${host}:${relay.port}/live/${ticket}`, expiresAt };
+        return addresses.byProtocol(options.protocol ?? 'rtsp', { deviceId, profile, requestHost: options.requestHost ?? null });
       },
     };
 

@@ -1,5 +1,5 @@
 import Type, { type Static, type TSchema } from 'typebox';
-import { ALERT_TYPES, DEVICE_STATUSES, DEVICE_TYPES, EVENT_TYPES, CONTROL_ACTIONS, RECORDING_STATUSES } from '../domain/types.js';
+import { ALERT_TYPES, DEVICE_STATUSES, DEVICE_TYPES, EVENT_TYPES, CONTROL_ACTIONS, RECORDING_STATUSES, STREAM_PROTOCOLS } from '../domain/types.js';
 import { ID_PATTERN } from '../domain/ids.js';
 
 // Shared schemas: the one source of the API's request/response types, validation, serialisation
@@ -102,8 +102,9 @@ export const ControlResultSchema = Type.Object(
 
 export const StreamAddressSchema = Type.Object(
   {
-    stream_url: Type.String({ description: 'rtsp:// address through the gateway relay' }),
+    stream_url: Type.String({ description: 'rtsp:// address on the gateway relay, or https:// WHEP endpoint (webrtc) or LL-HLS playlist (hls)' }),
     expires_at: Timestamp,
+    protocol: Type.Enum([...STREAM_PROTOCOLS]),
   },
 
 );
