@@ -23,6 +23,8 @@ import { startRelayServer } from './media/relay/server.js';
 import { RelayStreams } from './media/relay/streams.js';
 import { firstLanAddress, StreamAddressIssuer } from './media/relay/stream-addresses.js';
 import { TicketSigner } from './media/ticket.js';
+import { registerWebRtcMetrics } from './media/webrtc/metrics.js';
+import { WebRtcSessions } from './media/webrtc/sessions.js';
 import { EventBus } from './domain/bus.js';
 import { createDiscovery } from './onvif/discovery/service.js';
 import { CameraManager, pickDeviceServiceUrl } from './onvif/manager.js';
@@ -340,6 +342,24 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
       },
     };
 
+    // WebRTC live view (WHEP): sessions read the relay's camera streams like RTSP viewers.
+    const w = config.webrtc;
+    if (w.udp_port_min > w.udp_port_max) throw new ConfigError('webrtc.udp_port_min', 'must not be above webrtc.udp_port_max');
+    const webrtc = new WebRtcSessions({
+      acquire: (deviceId, profile) => relayStreams.acquire(deviceId, profile),
+      maxSessions: w.max_sessions,
+      maxSessionsPerAddress: w.max_sessions_per_address,
+      bindAddress: w.bind_address,
+      iceServers: w.ice_servers,
+      portRange: w.udp_port_max > 0 ? { begin: w.udp_port_min || 1024, end: w.udp_port_max } : null,
+      connectTimeoutS: w.connect_timeout_s,
+      nackBufferPackets: w.nack_buffer_packets,
+      audioTranscode: false,
+      logger: log.child({ part: 'webrtc' }),
+    });
+    cleanups.unshift(() => webrtc.close());
+    registerWebRtcMetrics(registry, () => webrtc.stats());
+
     const storageDir = config.recording.storage_dir ?? path.join(dataDir, 'recordings');
     mkdirSync(storageDir, { recursive: true, mode: 0o700 });
 
@@ -402,6 +422,7 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
       streams,
       registry,
       version: readVersion(),
+      ...(config.webrtc.enabled ? { live: { tickets, webrtc, maxSessionS: config.rtsp.max_session_s } } : {}),
       localJwks: localIssuer ? () => localIssuer.publicJwks() : null,
       oauth: localIssuer
         ? {

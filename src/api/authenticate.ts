@@ -31,6 +31,8 @@ async function authenticatePlugin(app: FastifyInstance, opts: { verifier: TokenC
   app.decorateRequest('token', null);
 
   app.addHook('onRoute', (route) => {
+    // CORS preflights (@fastify/cors's OPTIONS routes) never carry credentials (Fetch standard).
+    if (route.method === 'OPTIONS' && !route.config?.scope) route.config = { ...route.config, public: true };
     const scope = route.config?.scope;
     if (scope) route.schema = { ...route.schema, security: [{ bearer: [scope] }] };
     else if (!route.config?.public) throw new Error(`route ${route.method} ${route.url} has neither a scope nor public: true`);

@@ -16,6 +16,7 @@ import type { DeviceControl, StreamAddresses } from './ports.js';
 import { alertRoutes } from './routes/alerts.js';
 import { deviceRoutes } from './routes/devices.js';
 import { oauthRoutes, type OAuthRoutesOptions } from './routes/oauth.js';
+import { liveRoutes, type LiveRoutesOptions } from './routes/live.js';
 import { recordingRoutes } from './routes/recordings.js';
 import { systemRoutes } from './routes/system.js';
 import { strictQuery } from './strict-query.js';
@@ -37,6 +38,8 @@ export interface ApiServerOptions {
   localJwks: (() => { keys: object[] }) | null;
   /** The local authorization server's endpoints; null when auth.local is off. */
   oauth: OAuthRoutesOptions | null;
+  /** Browser live view under /live (WebRTC WHEP); absent: none. */
+  live?: LiveRoutesOptions;
 }
 
 /**
@@ -144,6 +147,7 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<FastifyIns
   await app.register(recordingRoutes, { store: opts.store, storageDir: opts.storageDir });
   await app.register(alertRoutes, { store: opts.store });
   if (opts.oauth) await app.register(oauthRoutes, opts.oauth);
+  if (opts.live) await app.register(liveRoutes, { ...opts.live, prefix: '/live' });
   await app.ready();
   return app;
 }
