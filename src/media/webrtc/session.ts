@@ -7,6 +7,9 @@ import { readLocalTransport, withoutMdnsCandidates, writeAnswer } from './answer
 import type { CodecChoice } from './codec-match.js';
 import { WhepRefusedError } from './errors.js';
 import type { WebRtcOffer } from './offer.js';
+import { parseSpropParameterSets } from '../h26x.js';
+import { mediaCodecs, parseSdp } from '../sdp.js';
+import { H264ParameterSetInjector } from './inband-parameter-sets.js';
 import { readPeerFeedback, RtpRewriter } from './rtp-rewriter.js';
 
 // One WHEP viewer: a node-datachannel PeerConnection whose tracks carry the relay's packets as they
@@ -64,6 +67,7 @@ export class WebRtcSession {
   private video: Sender | null = null;
   private audio: Sender | null = null;
   private detach: (() => void) | null = null;
+  private parameterSets: H264ParameterSetInjector | null = null;
   private inBurst = false;
   private lastKeyframeServed = -Infinity;
   private readonly timers = new Set<NodeJS.Timeout>();
@@ -108,6 +112,10 @@ export class WebRtcSession {
     let audioSsrc = randomInt(1, 0xffffffff);
     if (audioSsrc === videoSsrc) audioSsrc = (videoSsrc + 1) >>> 0;
 
+    if (choice.video.encoding === 'H264') {
+      const camera = mediaCodecs(parseSdp(this.opts.stream.sdp)).find((c) => c.index === choice.video.cameraTrack);
+      if (camera) this.parameterSets = new H264ParameterSetInjector(parseSpropParameterSets(camera.fmtp));
+    }
     for (const m of offer.media) {
       if (m.index === choice.video.offerIndex) {
         const v = new Video(m.mid, 'SendOnly');
@@ -163,13 +171,26 @@ export class WebRtcSession {
     return sender;
   }
 
+  // Nothing queues on our side: a packet goes from deliver() through SRTP into the UDP socket in
+  // the same call (libdatachannel sends media synchronously; node-datachannel's Track has no
+  // bufferedAmount), so a slow peer loses packets in its own socket, never delaying the fan-out.
+  // Nothing may throw into the fan-out either: the camera session and every other viewer share it.
   private readonly reader: FanOutReader = {
-    pendingBytes: () => (this.video?.track.bufferedAmount() ?? 0) + (this.audio?.track.bufferedAmount() ?? 0),
+    pendingBytes: () => 0,
     deliver: (track, packet) => {
-      const video = this.video;
-      if (video && track === video.cameraTrack) this.send(video, packet);
-      // Cached audio is in the past: it would only delay the sound behind the picture.
-      else if (this.audio && track === this.audio.cameraTrack && !this.inBurst) this.send(this.audio, packet);
+      try {
+        const video = this.video;
+        if (video && track === video.cameraTrack) {
+          const sets = this.parameterSets?.before(packet);
+          if (sets) this.send(video, sets);
+          this.send(video, packet);
+        }
+        // Cached audio is in the past: it would only delay the sound behind the picture.
+        else if (this.audio && track === this.audio.cameraTrack && !this.inBurst) this.send(this.audio, packet);
+      } catch (err) {
+        this.counters.packetsFailed++;
+        this.opts.logger.debug({ session: this.opts.id, err: (err as Error).message }, 'webrtc: a packet could not be sent');
+      }
     },
     deliverRtcp: () => undefined,
     evict: () => {
