@@ -11,6 +11,7 @@ import { WebRtcSessions } from '../../../src/media/webrtc/sessions.js';
 import { startSimulatedRtsp, type SimulatedRtsp } from '../../../src/onvif/simulator/rtsp.js';
 import { launchChromium } from '../../support/browser.js';
 import { CHROMIUM_OFFER } from './offers.js';
+import { whepPlay } from './whep-page.js';
 
 // The camera's audio in a real browser: the simulated camera's extra mounts (gst-rtsp-server,
 // Digest auth) behind the relay's RelayStreams and the WHEP routes (plain HTTP on loopback here,
@@ -71,22 +72,6 @@ afterAll(async () => {
 
 const whep = (deviceId: string) => `${base}/live/${tickets.issue({ deviceId, profile: 'main', expiresAt: Date.now() + 60_000 })}/whep`;
 
-const PLAY = `async (url) => {
-  const pc = new RTCPeerConnection();
-  pc.addTransceiver('video', { direction: 'recvonly' });
-  pc.addTransceiver('audio', { direction: 'recvonly' });
-  await pc.setLocalDescription(await pc.createOffer());
-  await new Promise((resolve) => {
-    const timer = setTimeout(resolve, 3000);
-    pc.addEventListener('icegatheringstatechange', () => { if (pc.iceGatheringState === 'complete') { clearTimeout(timer); resolve(); } });
-  });
-  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/sdp' }, body: pc.localDescription.sdp });
-  const answer = await res.text();
-  if (res.status !== 201) throw new Error('WHEP POST answered ' + res.status + ': ' + answer);
-  await pc.setRemoteDescription({ type: 'answer', sdp: answer });
-  window.pc = pc;
-  return res.headers.get('location');
-}`;
 
 const STATS = `(async () => {
   const out = { frames: 0, audioPackets: 0, audioCodec: null };
@@ -116,8 +101,8 @@ describe('camera audio through WebRTC in chromium', () => {
   it('H.264 + G.711 µ-law: video decodes and PCMU/8000 packets keep coming', async () => {
     const page = await browser.newPage();
     await page.goto(base);
-    const location: unknown = await page.evaluate(`(${PLAY})(${JSON.stringify(whep('h264pcmu'))})`);
-    expect(String(location)).toMatch(/^\/live\/.+\/whep\/[A-Za-z0-9_-]{22}$/);
+    const location: unknown = await page.evaluate(whepPlay(whep('h264pcmu')));
+    expect(String(location)).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/live\/.+\/whep\/[A-Za-z0-9_-]{22}$/);
     await expect.poll(async () => (await stats(page)).frames, { timeout: 30_000, interval: 250 }).toBeGreaterThan(0);
     await expect.poll(async () => (await stats(page)).audioPackets, { timeout: 10_000, interval: 250 }).toBeGreaterThan(0);
     const first = await stats(page);

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFleet, type Fleet } from '../../../src/onvif/simulator/fleet.js';
 import { launchChromium, newContext } from '../../support/browser.js';
 import { firstOnlineDevice, startTestGateway, type TestGateway } from '../../support/gateway.js';
+import { whepPlay } from './whep-page.js';
 
 // Debian's chromium plays the simulated camera's live stream over WebRTC from the started gateway:
 // a web app on another origin (a page served here over loopback HTTP) asks for nothing but the
@@ -44,24 +45,6 @@ afterAll(async () => {
   await fleet?.stop();
 });
 
-// Runs in the page (the project compiles without DOM types, so it is handed over as text).
-const PLAY = `async (url) => {
-  const pc = new RTCPeerConnection();
-  pc.addTransceiver('video', { direction: 'recvonly' });
-  pc.addTransceiver('audio', { direction: 'recvonly' });
-  pc.ontrack = (e) => { if (e.track.kind === 'video') document.getElementById('v').srcObject = new MediaStream([e.track]); };
-  await pc.setLocalDescription(await pc.createOffer());
-  await new Promise((resolve) => {
-    const timer = setTimeout(resolve, 3000);
-    pc.addEventListener('icegatheringstatechange', () => { if (pc.iceGatheringState === 'complete') { clearTimeout(timer); resolve(); } });
-  });
-  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/sdp' }, body: pc.localDescription.sdp });
-  const answer = await res.text();
-  if (res.status !== 201) throw new Error('WHEP POST answered ' + res.status + ': ' + answer);
-  await pc.setRemoteDescription({ type: 'answer', sdp: answer });
-  window.pc = pc;
-  return new URL(res.headers.get('location'), url).href;
-}`;
 
 const FRAMES = `(async () => {
   let frames = 0;
@@ -89,7 +72,7 @@ describe('chromium plays the WebRTC stream_url (WHEP) of the started gateway', (
     page.on('pageerror', (err) => console.error('[page]', err.message));
     await page.goto(pageOrigin);
 
-    const location: unknown = await page.evaluate(`(${PLAY})(${JSON.stringify(stream_url)})`);
+    const location: unknown = await page.evaluate(whepPlay(stream_url));
     expect(typeof location).toBe('string');
     expect(await metric('edge_gateway_webrtc_sessions{state="open"}')).toBe(1);
 
