@@ -204,6 +204,8 @@ describe('WHEP bad input', () => {
 
   it('a flood of POSTs from one address: webrtc.max_sessions_per_address sessions, the rest 429; all gone after the connect timeout', async () => {
     await expect.poll(() => metric(OPEN), { timeout: (CONNECT_TIMEOUT_S + 10) * 1000 }).toBe(0);
+    const timedOut = await metric('edge_gateway_webrtc_sessions_ended_total{reason="ice_timeout"}');
+    const readersBefore = await metric('edge_gateway_relay_readers');
     const path = await whepPath();
     const answers = await Promise.all(Array.from({ length: PER_ADDRESS + 5 }, () => postOffer(path, CHROMIUM_OFFER)));
     const statuses = answers.map((a) => a.status).sort();
@@ -212,9 +214,11 @@ describe('WHEP bad input', () => {
     const refused = answers.find((a) => a.status === 429);
     expect(refused?.headers['retry-after']).toBeDefined();
     expect(await metric(OPEN)).toBe(PER_ADDRESS);
+    expect(await metric('edge_gateway_relay_readers')).toBe(readersBefore + PER_ADDRESS);
     expect(await metric('edge_gateway_webrtc_sessions_refused_total{reason="per_address_limit"}')).toBeGreaterThanOrEqual(5);
     await expect.poll(() => metric(OPEN), { timeout: (CONNECT_TIMEOUT_S + 10) * 1000 }).toBe(0);
-    // The camera session is the relay's one, and closes once nobody reads it.
-    await expect.poll(() => metric('edge_gateway_relay_camera_sessions'), { timeout: 10_000 }).toBe(0);
+    expect(await metric('edge_gateway_webrtc_sessions_ended_total{reason="ice_timeout"}')).toBe(timedOut + PER_ADDRESS);
+    // Every session left the relay's fan-out (the recorder, if it reads the camera, is the reader left).
+    await expect.poll(() => metric('edge_gateway_relay_readers'), { timeout: 10_000 }).toBe(readersBefore);
   });
 });
