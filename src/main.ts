@@ -23,7 +23,10 @@ import { startRelayServer } from './media/relay/server.js';
 import { RelayStreams } from './media/relay/streams.js';
 import { registerHlsMetrics } from './media/hls/metrics.js';
 import { HlsService } from './media/hls/service.js';
+import { StreamAddressIssuer } from './media/relay/stream-addresses.js';
 import { TicketSigner } from './media/ticket.js';
+import { registerWebRtcMetrics } from './media/webrtc/metrics.js';
+import { WebRtcSessions } from './media/webrtc/sessions.js';
 import { EventBus } from './domain/bus.js';
 import { createDiscovery } from './onvif/discovery/service.js';
 import { CameraManager, pickDeviceServiceUrl } from './onvif/manager.js';
@@ -33,7 +36,6 @@ import { registerGatewayMetrics } from './metrics/gateway-metrics.js';
 import { startMetricsServer, type MetricsServer } from './metrics/metrics-server.js';
 import { createSdNotify, type SdNotify } from './daemon/sd-notify.js';
 import { isLoopbackHost } from './config/load.js';
-import { firstLanAddress } from './config/lan-address.js';
 import { parseListenAddress, type ListenAddress } from './config/listen.js';
 import { createOnce } from './platform/durable-files.js';
 import { openConfigSecret, SecretBox } from './platform/secret-box.js';
@@ -258,17 +260,38 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
     });
     cleanups.unshift(() => hls.close());
     registerHlsMetrics(registry, () => hls.stats());
+    const addresses = new StreamAddressIssuer({
+      tickets,
+      ticketTtlS: config.rtsp.ticket_ttl_s,
+      publicHost: config.rtsp.public_host,
+      relayPort: relay.port,
+      apiPort,
+      ownNames: config.api.public_host ? [config.api.public_host] : [],
+    });
     const streams: StreamAddresses = {
-      issue: async (deviceId, profile) => {
+      issue: async (deviceId, profile, options = {}) => {
         if (store.getDevice(deviceId)?.status !== 'online') throw new DeviceUnavailableError(`device ${deviceId} is not online`);
         if (!cameras.streamSource(deviceId, profile)) throw new DeviceUnavailableError(`device ${deviceId} has no ${profile} stream`);
-        // Tickets carry whole seconds.
-        const expiresAt = (Math.floor(Date.now() / 1000) + config.rtsp.ticket_ttl_s) * 1000;
-        const ticket = tickets.issue({ deviceId, profile, expiresAt });
-        const host = config.rtsp.public_host ?? firstLanAddress() ?? '127.0.0.1';
-        return { url: `rtsp://${host}:${relay.port}/live/${ticket}`, expiresAt };
+        return addresses.byProtocol(options.protocol ?? 'rtsp', { deviceId, profile, requestHost: options.requestHost ?? null });
       },
     };
+
+    // WebRTC live view (WHEP): sessions read the relay's camera streams like RTSP viewers.
+    const w = config.webrtc;
+    const webrtc = new WebRtcSessions({
+      acquire: (deviceId, profile) => relayStreams.acquire(deviceId, profile),
+      maxSessions: w.max_sessions,
+      maxSessionsPerAddress: w.max_sessions_per_address,
+      bindAddress: w.bind_address,
+      iceServers: w.ice_servers,
+      portRange: w.udp_port_max > 0 ? { begin: w.udp_port_min || 1024, end: w.udp_port_max } : null,
+      connectTimeoutS: w.connect_timeout_s,
+      nackBufferPackets: w.nack_buffer_packets,
+      audioTranscode: false,
+      logger: log.child({ part: 'webrtc' }),
+    });
+    cleanups.unshift(() => webrtc.close());
+    registerWebRtcMetrics(registry, () => webrtc.stats());
 
     const storageDir = config.recording.storage_dir ?? path.join(dataDir, 'recordings');
     mkdirSync(storageDir, { recursive: true, mode: 0o700 });
@@ -332,6 +355,7 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
       streams,
       registry,
       version: readVersion(),
+      ...(config.webrtc.enabled ? { live: { tickets, webrtc, maxSessionS: config.rtsp.max_session_s } } : {}),
       localJwks: localIssuer ? () => localIssuer.publicJwks() : null,
       liveHls: { hls, tickets },
       oauth: localIssuer

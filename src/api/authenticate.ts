@@ -28,6 +28,8 @@ async function authenticatePlugin(app: FastifyInstance, opts: { verifier: TokenC
   app.decorateRequest('token', null);
 
   app.addHook('onRoute', (route) => {
+    // CORS preflights (@fastify/cors's OPTIONS routes) never carry credentials (Fetch standard).
+    if (route.method === 'OPTIONS' && !route.config?.scope) route.config = { ...route.config, public: true };
     const scope = route.config?.scope;
     if (scope) route.schema = { ...route.schema, security: [{ bearer: [scope] }] };
     else if (route.config?.public) route.schema = { ...route.schema, security: [] };

@@ -2,8 +2,12 @@ import type { FastifyError } from 'fastify';
 import { InvalidTokenError, KeysUnavailableError } from '../auth/errors.js';
 import { DeviceCommandError, DeviceUnavailableError, NotFoundError } from '../domain/errors.js';
 import { HlsNotFoundError, HlsRequestError, HlsUnavailableError } from '../media/hls/errors.js';
-import { TicketError } from '../media/ticket.js';
 import { RepeatedJsonNameError } from './json-body.js';
+import { StreamUnavailableError } from '../media/relay/streams.js';
+import { TicketError } from '../media/ticket.js';
+import { CodecMismatchError } from '../media/webrtc/codec-match.js';
+import { NotSdpError, SdpTooLargeError, WhepRefusedError } from '../media/webrtc/errors.js';
+import { OfferError } from '../media/webrtc/offer.js';
 
 /** An error with its HTTP form. Everything thrown in the API is turned into one of these in toApiError. */
 export class ApiError extends Error {
@@ -100,8 +104,11 @@ export function toApiError(err: unknown): ApiError | null {
   if (err instanceof NotFoundError) return new ApiError(404, 'not_found', err.message);
   if (err instanceof DeviceUnavailableError) return new ApiError(409, 'device_unavailable', err.message);
   if (err instanceof DeviceCommandError) return new ApiError(502, 'device_error', err.message);
-  // One answer for every bad stream ticket (expired, another key, tampered, malformed): which it was is not told.
-  if (err instanceof TicketError) return new ApiError(401, 'invalid_ticket', 'the stream ticket is not valid or has expired; get a new stream address');
+  const live = liveApiError(err);
+  if (live) return live;
+  // Any other bad ticket (another key, tampered, malformed, a recorder's) is answered as an unknown
+  // path, the same for WHEP and HLS: which check failed is not told.
+  if (err instanceof TicketError) return new ApiError(404, 'not_found', 'no such live stream');
   if (err instanceof HlsRequestError) return badRequest(err.message);
   if (err instanceof HlsNotFoundError) return new ApiError(404, 'not_found', err.message);
   if (err instanceof HlsUnavailableError) return new ApiError(503, 'temporarily_unavailable', err.message, { 'retry-after': '1' });
@@ -113,5 +120,21 @@ export function toApiError(err: unknown): ApiError | null {
     if (known) return badRequest(known);
     if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) return badRequest(err.message);
   }
+  return null;
+}
+
+/** The errors of /live (WHEP): the offer, the camera's codecs, the bounds, the ticket's expiry. */
+function liveApiError(err: unknown): ApiError | null {
+  if (err instanceof OfferError) return new ApiError(400, 'invalid_offer', `the SDP offer cannot be used (${err.code}): ${err.message}`);
+  if (err instanceof CodecMismatchError) return new ApiError(400, 'unsupported_codec', `${err.message} (camera codecs: ${err.cameraCodecs.join(', ') || 'none'})`);
+  if (err instanceof SdpTooLargeError) return new ApiError(413, 'payload_too_large', err.message);
+  if (err instanceof NotSdpError) return new ApiError(415, 'unsupported_media_type', err.message);
+  if (err instanceof WhepRefusedError) {
+    const retry = { 'retry-after': String(err.retryAfterS) };
+    return err.reason === 'per_address_limit' ? new ApiError(429, 'too_many_requests', err.message, retry) : new ApiError(503, 'temporarily_unavailable', err.message, retry);
+  }
+  if (err instanceof StreamUnavailableError) return new ApiError(503, 'stream_unavailable', `the camera stream cannot be had right now: ${err.message}`, { 'retry-after': '5' });
+  // Only an authentic ticket is said to be expired; any other ticket failure is answered as an unknown path.
+  if (err instanceof TicketError && err.reason === 'expired') return new ApiError(401, 'expired_ticket', 'the stream address has expired: get a new one from GET /v1/devices/{device_id}/stream');
   return null;
 }

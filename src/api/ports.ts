@@ -1,4 +1,4 @@
-import type { ControlAction, ControlRequest, StreamProfile } from '../domain/types.js';
+import type { ControlAction, ControlRequest, StreamProfile, StreamProtocol } from '../domain/types.js';
 
 // What the API asks other parts to do. Implementations are passed in by main.ts.
 
@@ -12,6 +12,10 @@ export interface DeviceControl {
 }
 
 export interface StreamAddresses {
-  /** A time-limited rtsp:// address for the device's live stream through the gateway relay (DeviceUnavailableError when none). */
-  issue(deviceId: string, profile: StreamProfile): Promise<{ url: string; expiresAt: number }>;
+  /**
+   * A time-limited address for the device's live stream through the gateway (DeviceUnavailableError
+   * when none): rtsp:// on the relay (the default), or the WebRTC (WHEP) / LL-HLS https:// address
+   * on the API's port at `requestHost` when that is this box.
+   */
+  issue(deviceId: string, profile: StreamProfile, options?: { protocol?: StreamProtocol; requestHost?: string | null }): Promise<{ url: string; expiresAt: number }>;
 }

@@ -1,6 +1,7 @@
 import type { Readable } from 'node:stream';
 import Type, { type TSchema } from 'typebox';
 import { Timestamp } from '../domain/record-schemas.js';
+import { STREAM_PROTOCOLS } from '../domain/types.js';
 
 // Shared schemas: the one source of the API's request/response types, validation, serialisation
 // and OpenAPI document. The records' shapes are in src/domain/record-schemas.ts (sync publishes
@@ -36,8 +37,9 @@ export const PageQuery = {
 
 export const StreamAddressSchema = Type.Object(
   {
-    stream_url: Type.String({ description: 'rtsp:// address through the gateway relay' }),
+    stream_url: Type.String({ description: 'rtsp:// address on the gateway relay, or https:// WHEP endpoint (webrtc) or LL-HLS playlist (hls)' }),
     expires_at: Timestamp,
+    protocol: Type.Enum([...STREAM_PROTOCOLS]),
   },
   { title: 'StreamAddress' },
 );

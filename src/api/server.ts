@@ -18,6 +18,7 @@ import { alertRoutes } from './routes/alerts.js';
 import { deviceRoutes } from './routes/devices.js';
 import { liveHlsRoutes, type LiveHlsRoutesOptions } from './routes/live-hls.js';
 import { oauthRoutes, type OAuthRoutesOptions } from './routes/oauth.js';
+import { liveRoutes, type LiveRoutesOptions } from './routes/live.js';
 import { recordingRoutes } from './routes/recordings.js';
 import { systemRoutes } from './routes/system.js';
 import { strictQuery } from './strict-query.js';
@@ -48,6 +49,8 @@ export interface ApiServerOptions {
   oauth: OAuthRoutesOptions | null;
   /** LL-HLS under /live/{ticket}/ (docs/live.md); absent: not served. */
   liveHls?: LiveHlsRoutesOptions;
+  /** Browser live view under /live (WebRTC WHEP); absent: none. */
+  live?: LiveRoutesOptions;
 }
 
 /**
@@ -171,6 +174,7 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<FastifyIns
   await app.register(alertRoutes, { store: opts.store });
   if (opts.oauth) await app.register(oauthRoutes, opts.oauth);
   if (opts.liveHls) await app.register(liveHlsRoutes, opts.liveHls);
+  if (opts.live) await app.register(liveRoutes, { ...opts.live, prefix: '/live' });
   await app.ready();
   return app;
 }

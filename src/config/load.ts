@@ -132,6 +132,9 @@ function checkCrossKeyRules(config: Config): void {
   if ((tls.cert_file === null) !== (tls.key_file === null)) {
     throw new ConfigError('api.tls', 'cert_file and key_file must be given together (or both null for a self-signed certificate)');
   }
+  if (config.webrtc.udp_port_min > config.webrtc.udp_port_max) {
+    throw new ConfigError('webrtc.udp_port_min', 'must not be above webrtc.udp_port_max');
+  }
   const seen = new Set<string>();
   config.auth.issuers.forEach((entry, i) => {
     const key = `auth.issuers[${i}]`;

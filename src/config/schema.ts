@@ -104,6 +104,17 @@ export const ConfigSchema = Type.Object(
       max_bytes_per_muxer: Type.Integer({ minimum: 1_048_576, maximum: 1_073_741_824, default: 16_777_216 }),
       idle_close_s: Seconds(15, 2, 3600),
     }),
+    webrtc: Section({
+      enabled: Type.Boolean({ default: true }),
+      max_sessions: Type.Integer({ minimum: 1, maximum: 1000, default: 32 }),
+      max_sessions_per_address: Type.Integer({ minimum: 1, maximum: 1000, default: 8 }),
+      bind_address: NullableString(),
+      ice_servers: Type.Array(Type.String({ pattern: '^(stun|turns?):' }), { maxItems: 8, default: [] }),
+      udp_port_min: Type.Integer({ minimum: 0, maximum: 65_535, default: 0 }),
+      udp_port_max: Type.Integer({ minimum: 0, maximum: 65_535, default: 0 }),
+      connect_timeout_s: Seconds(10, 2, 120),
+      nack_buffer_packets: Type.Integer({ minimum: 16, maximum: 4096, default: 512 }),
+    }),
     cameras: Type.Array(Camera, { default: [] }),
     onvif: Section({
       discovery: Section({

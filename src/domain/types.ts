@@ -14,6 +14,8 @@ export const CONTROL_ACTIONS = ['reboot', 'sync_time'] as const;
 export const CONTROL_STATUSES = ['pending', 'succeeded', 'failed'] as const;
 /** A camera's two streams: main = highest resolution, sub = lowest. */
 export const STREAM_PROFILES = ['main', 'sub'] as const;
+/** How a live stream is played: the RTSP relay, WebRTC (WHEP) or LL-HLS in a browser. */
+export const STREAM_PROTOCOLS = ['rtsp', 'webrtc', 'hls'] as const;
 
 export type DeviceType = (typeof DEVICE_TYPES)[number];
 export type DeviceStatus = (typeof DEVICE_STATUSES)[number];
@@ -23,6 +25,7 @@ export type RecordingStatus = (typeof RECORDING_STATUSES)[number];
 export type ControlAction = (typeof CONTROL_ACTIONS)[number];
 export type ControlStatus = (typeof CONTROL_STATUSES)[number];
 export type StreamProfile = (typeof STREAM_PROFILES)[number];
+export type StreamProtocol = (typeof STREAM_PROTOCOLS)[number];
 
 export interface Device {
   id: string;

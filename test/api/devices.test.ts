@@ -171,4 +171,12 @@ describe('GET /v1/devices/{id}/stream', () => {
     expect(bad.status).toBe(400);
     expect((bad.json() as { error_description: string }).error_description).toBe('query parameter profile must be one of main, sub');
   });
+
+  it('takes protocol=rtsp|webrtc|hls (409 without a stream, as for rtsp) and refuses others with 400', async () => {
+    const headers = await t.auth('devices:read');
+    for (const protocol of ['rtsp', 'webrtc', 'hls']) expect((await t.request(`/v1/devices/cam-01/stream?protocol=${protocol}&profile=sub`, { headers })).status).toBe(409);
+    const bad = await t.request('/v1/devices/cam-01/stream?protocol=rtmp', { headers });
+    expect(bad.status).toBe(400);
+    expect((bad.json() as { error_description: string }).error_description).toBe('query parameter protocol must be one of rtsp, webrtc, hls');
+  });
 });

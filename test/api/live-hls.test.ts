@@ -140,7 +140,7 @@ describe('LL-HLS playlists', () => {
 });
 
 describe('LL-HLS refusals', () => {
-  it('refuses bad, expired, foreign, tampered and recorder tickets with one 401', async () => {
+  it('refuses an expired ticket with 401, and foreign, tampered, recorder and malformed tickets with one 404 (as WHEP does)', async () => {
     const { ticket } = await hlsAddress(rig.t, rig.devices.AAC);
     const signer = TicketSigner.openInDir(rig.t.dataDir, SecretBox.openInDir(rig.t.dataDir));
     const expired = signer.issue({ deviceId: rig.devices.AAC, profile: 'main', expiresAt: (Math.floor(Date.now() / 1000) - 1) * 1000 });
@@ -148,10 +148,13 @@ describe('LL-HLS refusals', () => {
     const recorder = signer.issue({ deviceId: rig.devices.AAC, profile: 'main', expiresAt: Date.now() + 60_000, recorder: true });
     const last = ticket.at(-2) === 'A' ? 'B' : 'A';
     const tampered = ticket.slice(0, -2) + last + ticket.at(-1);
+    const late = await rig.t.request(`/live/${expired}/index.m3u8`);
+    expect(late.status).toBe(401);
+    expect((late.json() as { error: string }).error).toBe('expired_ticket');
     const bodies = new Set<string>();
-    for (const bad of [expired, foreign, recorder, tampered, 'not-a-ticket', ticket.replace('.', '')]) {
+    for (const bad of [foreign, recorder, tampered, 'not-a-ticket', ticket.replace('.', '')]) {
       const res = await rig.t.request(`/live/${bad}/index.m3u8`);
-      expect(res.status, bad).toBe(401);
+      expect(res.status, bad).toBe(404);
       bodies.add(res.text);
     }
     expect(bodies.size).toBe(1); // which check failed is not told

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import Type from 'typebox';
-import { CONTROL_ACTIONS, DEVICE_STATUSES, DEVICE_TYPES, STREAM_PROFILES } from '../../domain/types.js';
+import { CONTROL_ACTIONS, DEVICE_STATUSES, DEVICE_TYPES, STREAM_PROFILES, STREAM_PROTOCOLS } from '../../domain/types.js';
 import { NotFoundError } from '../../domain/errors.js';
 import type { Store } from '../../store/store.js';
 import { decodeCursorParam, pageResponder } from '../paging.js';
@@ -113,7 +113,10 @@ export const deviceRoutes: FastifyPluginAsyncTypebox<DeviceRoutesOptions> = asyn
         tags: ['devices'],
         params: DeviceParams,
         querystring: Type.Object(
-          { profile: Type.Enum([...STREAM_PROFILES], { default: 'main' }) },
+          {
+            profile: Type.Enum([...STREAM_PROFILES], { default: 'main' }),
+            protocol: Type.Enum([...STREAM_PROTOCOLS], { default: 'rtsp', description: 'rtsp (the relay), webrtc (a WHEP endpoint) or hls (an LL-HLS playlist)' }),
+          },
           { additionalProperties: false },
         ),
         response: {
@@ -126,8 +129,9 @@ export const deviceRoutes: FastifyPluginAsyncTypebox<DeviceRoutesOptions> = asyn
     },
     async (req) => {
       requireDevice(req.params.device_id);
-      const address = await streams.issue(req.params.device_id, req.query.profile);
-      return { stream_url: address.url, expires_at: new Date(address.expiresAt).toISOString() };
+      const { profile, protocol } = req.query;
+      const address = await streams.issue(req.params.device_id, profile, { protocol, requestHost: req.hostname });
+      return { stream_url: address.url, expires_at: new Date(address.expiresAt).toISOString(), protocol };
     },
   );
 };

@@ -12,8 +12,11 @@ import { HlsSessions, type HlsSession } from './sessions.js';
 // blocked requests by count (refusals are counted), each muxer's media by bytes and seconds, each
 // blocked request by time. A muxer is closed once no session has asked for anything for idleS.
 
+/** What a muxer needs of the relay's camera stream: its SDP and a place among its readers. */
+export type HlsStreamHandle = Pick<StreamHandle, 'sdp' | 'trackCount' | 'startOfNextReader' | 'attach'>;
+
 export interface HlsServiceOptions {
-  acquire(deviceId: string, profile: StreamProfile): Promise<StreamHandle>;
+  acquire(deviceId: string, profile: StreamProfile): Promise<HlsStreamHandle>;
   logger: BaseLogger;
   maxMuxers: number;
   maxSessions: number;

@@ -80,6 +80,7 @@ export class FanOut {
   /** Each track's clock from the RTP-Info of the camera's PLAY answer (all at one instant). */
   private playClocks: ClockAnchor[] | null = null;
   private lastVideoRtpTime: number | null = null;
+  private lastVideoSsrc: number | null = null;
   private readonly header = createRtpHeader();
   private readonly maxGopBytes: number;
   private readonly maxPendingBytes: number;
@@ -99,6 +100,16 @@ export class FanOut {
 
   get readerCount(): number {
     return this.readers.size;
+  }
+
+  /** A group of pictures is cached: a reader added now starts at once on its keyframe. */
+  get hasCachedKeyframe(): boolean {
+    return this.gopValid;
+  }
+
+  /** SSRC of the camera's video (for a keyframe request to it); null before its first packet. */
+  get videoSsrc(): number | null {
+    return this.lastVideoSsrc;
   }
 
   /** Adds a reader; it gets the cached group of pictures at once, or waits for the next keyframe. */
@@ -195,7 +206,10 @@ export class FanOut {
   push(track: number, view: Buffer): void {
     if (!readRtpHeaderInto(view, this.header)) return;
     const rtpTime = this.header.timestamp;
-    if (track === this.opts.videoTrack) this.lastVideoRtpTime = rtpTime;
+    if (track === this.opts.videoTrack) {
+      this.lastVideoRtpTime = rtpTime;
+      this.lastVideoSsrc = this.header.ssrc;
+    }
     const playClock = this.playClocks?.[track];
     if (playClock) roll(playClock, rtpTime);
     const srClock = this.srClocks[track];

@@ -27,6 +27,8 @@ export interface StreamsOptions {
   random?: () => number;
   /** Per-reader limits of the fan-outs (defaults in fanout.ts); tests make them small. */
   readerLimits?: { maxPendingBytes?: number; maxBehindMs?: number };
+  /** Least time between two keyframe requests to one camera stream (default 2000). */
+  keyframeRequestIntervalMs?: number;
 }
 
 export class StreamUnavailableError extends Error {
@@ -41,6 +43,14 @@ export interface StreamHandle {
   startOfNextReader(): TrackStart[];
   /** Adds a reader; returns the function that removes it. */
   attach(reader: FanOutReader): () => void;
+  /** A group of pictures is cached: a reader attached now starts on a keyframe at once. */
+  hasCachedKeyframe(): boolean;
+  /**
+   * Asks the camera for a keyframe (a viewer's decoder lost its picture and no cached keyframe can
+   * serve it). At most one request per camera stream every keyframeRequestIntervalMs, whatever
+   * the number of viewers asking; false when this one was not sent.
+   */
+  requestKeyframe(): boolean;
 }
 
 class Stream implements StreamHandle {
@@ -55,6 +65,8 @@ class Stream implements StreamHandle {
   private retryTimer: NodeJS.Timeout | null = null;
   private attempt = 0;
   private closed = false;
+  private videoTrack = 0;
+  private lastKeyframeRequest = -Infinity;
   ready: Promise<void>;
 
   constructor(
@@ -122,6 +134,7 @@ class Stream implements StreamHandle {
     this.codecsKey = key;
     this.sdp = formatSdp(rewriteForRelay(sdp, { trackControls: (i) => `trackID=${i}` }));
     this.trackCount = sdp.media.length;
+    this.videoTrack = video.index;
     const donl = video.encoding === 'H265' && Number(video.fmtp.get('sprop-max-don-diff') ?? '0') > 0;
     const clockRates = sdp.media.map((_, index) => codecs.find((c) => c.index === index)?.clockRate ?? null);
     this.fanout ??= new FanOut({ ...this.opts.readerLimits, videoTrack: video.index, codec: video.encoding as 'H264' | 'H265', donl, clockRates });
@@ -169,6 +182,18 @@ class Stream implements StreamHandle {
       fanout.remove(reader);
       if (fanout.readerCount === 0) this.armIdleClose();
     };
+  }
+
+  hasCachedKeyframe(): boolean {
+    return this.fanout?.hasCachedKeyframe ?? false;
+  }
+
+  requestKeyframe(): boolean {
+    const now = Date.now();
+    const ssrc = this.fanout?.videoSsrc ?? null;
+    if (!this.upstream || ssrc === null || now - this.lastKeyframeRequest < (this.opts.keyframeRequestIntervalMs ?? 2000)) return false;
+    this.lastKeyframeRequest = now;
+    return this.upstream.requestKeyframe(this.videoTrack, ssrc);
   }
 
   armIdleClose(): void {

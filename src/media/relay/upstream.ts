@@ -233,6 +233,28 @@ export class UpstreamSession {
     this.keepAlive.unref();
   }
 
+  /**
+   * Asks the camera for a keyframe: an RTCP PLI (RFC 4585 6.3.1) on the track's RTCP channel. Many
+   * cameras ignore it (their GOP is fixed); false when the session cannot send one.
+   */
+  requestKeyframe(track: number, mediaSsrc: number): boolean {
+    const upstreamTrack = this.tracks[track];
+    if (this.closed || this.socket.destroyed || !upstreamTrack) return false;
+    const channel = [...this.rtcpChannels].find(([, index]) => index === track)?.[0];
+    if (channel === undefined) return false;
+    const frame = Buffer.alloc(4 + 12);
+    frame[0] = 0x24; // '$': interleaved data (RFC 2326 10.12)
+    frame[1] = channel;
+    frame.writeUInt16BE(12, 2);
+    frame[4] = 0x81; // V=2, FMT=1 (PLI)
+    frame[5] = 206; // payload-specific feedback
+    frame.writeUInt16BE(2, 6);
+    frame.writeUInt32BE(1, 8); // our sender SSRC: we send no RTP to the camera
+    frame.writeUInt32BE(mediaSsrc >>> 0, 12);
+    this.socket.write(frame);
+    return true;
+  }
+
   /** Ends the session (TEARDOWN, best effort) and reports why through onClose, once. */
   close(reason: UpstreamError = new UpstreamError('closed by the relay', 'closed')): void {
     if (this.closed) return;

@@ -3,7 +3,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { HlsNotFoundError, HlsUnavailableError } from '../../../src/media/hls/errors.js';
 import { HlsService, type HlsServiceOptions } from '../../../src/media/hls/service.js';
 import type { FanOutReader } from '../../../src/media/relay/fanout.js';
-import { StreamUnavailableError, type StreamHandle } from '../../../src/media/relay/streams.js';
+import { StreamUnavailableError } from '../../../src/media/relay/streams.js';
+import type { HlsStreamHandle } from '../../../src/media/hls/service.js';
 
 // The HLS service's bounds without a camera: a stream handle that never sends a packet, so every
 // request that needs media waits; what is tested is what happens around the wait (limits, the
@@ -13,7 +14,7 @@ import { StreamUnavailableError, type StreamHandle } from '../../../src/media/re
 const SDP = ['v=0', 'o=- 0 0 IN IP4 127.0.0.1', 's=cam', 't=0 0', 'm=video 0 RTP/AVP 96', 'a=rtpmap:96 H264/90000', 'a=control:trackID=0', ''].join('\r\n');
 
 interface FakeStream {
-  handle: StreamHandle;
+  handle: HlsStreamHandle;
   readers: Set<FanOutReader>;
 }
 

@@ -4,6 +4,7 @@ import { parseSdp } from '../../../src/media/sdp.js';
 import { matchCodecs } from '../../../src/media/webrtc/codec-match.js';
 import { readWebRtcOffer } from '../../../src/media/webrtc/offer.js';
 import { launchChromium } from '../../support/browser.js';
+import { GATHERED_OFFER } from './whep-page.js';
 
 // The offer a WHEP player makes in the real browser (Debian's chromium), not a stored copy: the
 // reader and the matcher must take whatever this browser version writes.
@@ -21,16 +22,7 @@ afterAll(async () => {
 // Runs in the page (the project compiles without DOM types, so it is handed over as text): what a
 // non-trickle WHEP player POSTs, the offer once ICE gathering is over (bounded wait).
 const MAKE_OFFER = `(async () => {
-  const pc = new RTCPeerConnection();
-  pc.addTransceiver('video', { direction: 'recvonly' });
-  pc.addTransceiver('audio', { direction: 'recvonly' });
-  await pc.setLocalDescription(await pc.createOffer());
-  await new Promise((resolve) => {
-    const timer = setTimeout(resolve, 3000);
-    pc.addEventListener('icegatheringstatechange', () => {
-      if (pc.iceGatheringState === 'complete') { clearTimeout(timer); resolve(); }
-    });
-  });
+  ${GATHERED_OFFER}
   const sdp = pc.localDescription.sdp;
   pc.close();
   return sdp;

@@ -1,0 +1,111 @@
+import { isIP } from 'node:net';
+import os from 'node:os';
+import { firstLanAddress } from '../../config/lan-address.js';
+import type { StreamProfile, StreamProtocol } from '../../domain/types.js';
+import type { TicketSigner } from '../ticket.js';
+
+// The time-limited live-stream addresses GET /v1/devices/{id}/stream answers with, one function per
+// protocol. Every one carries a stream ticket (src/media/ticket.ts) in its path, never an access
+// token. RTSP goes to the relay's port at rtsp.public_host (or the first LAN address); the browser
+// protocols (WebRTC's WHEP endpoint, LL-HLS) go to the API's own port and, when the request reached
+// the API by one of this box's names or addresses, to that same host: a web app then stays on its
+// own origin and its certificate.
+
+export interface IssuedStreamAddress {
+  url: string;
+  /** ms since the epoch (whole seconds: tickets carry seconds). */
+  expiresAt: number;
+}
+
+export interface StreamAddressIssuerOptions {
+  tickets: TicketSigner;
+  ticketTtlS: number;
+  /** rtsp.public_host: the name put into addresses; null: this box's first LAN address. */
+  publicHost: string | null;
+  relayPort: number;
+  apiPort: number;
+  /** Other names this box answers to (api.public_host, …), besides its interface addresses. */
+  ownNames?: readonly string[];
+  /** This box's interface addresses (tests pass their own). */
+  interfaceAddresses?: () => string[];
+  now?: () => number;
+}
+
+export interface AddressRequest {
+  deviceId: string;
+  profile: StreamProfile;
+  /** The host name or address the API request came in on (its Host header), if any. */
+  requestHost?: string | null;
+}
+
+/** Every address of this box's network interfaces, loopback included. */
+export function interfaceAddresses(): string[] {
+  return Object.values(os.networkInterfaces()).flatMap((list) => (list ?? []).map((a) => a.address));
+}
+
+/** A host for a URL's authority: IPv6 literals in brackets. */
+export function urlHost(host: string): string {
+  return isIP(host) === 6 ? `[${host}]` : host;
+}
+
+function bare(host: string): string {
+  const unbracketed = host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
+  return unbracketed.toLowerCase().replace(/\.$/, '');
+}
+
+export class StreamAddressIssuer {
+  private readonly now: () => number;
+  private readonly listAddresses: () => string[];
+
+  constructor(private readonly opts: StreamAddressIssuerOptions) {
+    this.now = opts.now ?? Date.now;
+    this.listAddresses = opts.interfaceAddresses ?? interfaceAddresses;
+  }
+
+  rtsp(req: AddressRequest): IssuedStreamAddress {
+    return this.issue(req, (ticket) => `rtsp://${urlHost(this.defaultHost())}:${this.opts.relayPort}/live/${ticket}`);
+  }
+
+  /** The WHEP endpoint (RFC 9725) of the live view in a browser. */
+  webrtc(req: AddressRequest): IssuedStreamAddress {
+    return this.issue(req, (ticket) => `https://${urlHost(this.browserHost(req.requestHost))}:${this.opts.apiPort}/live/${ticket}/whep`);
+  }
+
+  /** The LL-HLS playlist; the URIs inside it are relative and keep the ticket path. */
+  hls(req: AddressRequest): IssuedStreamAddress {
+    return this.issue(req, (ticket) => `https://${urlHost(this.browserHost(req.requestHost))}:${this.opts.apiPort}/live/${ticket}/index.m3u8`);
+  }
+
+  byProtocol(protocol: StreamProtocol, req: AddressRequest): IssuedStreamAddress {
+    return protocol === 'webrtc' ? this.webrtc(req) : protocol === 'hls' ? this.hls(req) : this.rtsp(req);
+  }
+
+  /**
+   * Whether a request's host is this box: one of its interface addresses, its host name (also with
+   * `.local`, as mDNS announces it), `localhost`, or a configured public name. Anything else (a
+   * name a proxy or an attacker put in the Host header) is never echoed into an address.
+   */
+  isOwnHost(host: string): boolean {
+    const name = bare(host);
+    if (name === '') return false;
+    if (isIP(name)) return this.listAddresses().some((a) => bare(a) === name || bare(a) === name.replace(/^::ffff:/, ''));
+    const hostname = os.hostname().toLowerCase();
+    const own = ['localhost', hostname, `${hostname}.local`, ...(this.opts.publicHost ? [this.opts.publicHost] : []), ...(this.opts.ownNames ?? [])];
+    return own.some((n) => bare(n) === name);
+  }
+
+  private browserHost(requestHost: string | null | undefined): string {
+    if (requestHost && this.isOwnHost(requestHost)) return bare(requestHost);
+    return this.defaultHost();
+  }
+
+  private defaultHost(): string {
+    return this.opts.publicHost ?? firstLanAddress() ?? '127.0.0.1';
+  }
+
+  private issue(req: AddressRequest, format: (ticket: string) => string): IssuedStreamAddress {
+    const expiresAt = (Math.floor(this.now() / 1000) + this.opts.ticketTtlS) * 1000;
+    const ticket = this.opts.tickets.issue({ deviceId: req.deviceId, profile: req.profile, expiresAt });
+    return { url: format(ticket), expiresAt };
+  }
+}
