@@ -67,7 +67,7 @@ function parseArgsStrict<T extends OptionSpec>(argv: string[], options: T) {
 
 /** Parses --name value flags that are all plain strings. */
 function parse(argv: string[], names: string[]): Record<string, string | undefined> {
-  return parseArgsStrict(argv, Object.fromEntries(names.map((n) => [n, { type: 'string' as const }]))).values as Record<string, string | undefined>;
+  return parseArgsStrict(argv, Object.fromEntries(names.map((n) => [n, { type: 'string' as const }]))).values;
 }
 
 function config(flag: string | undefined, env: NodeJS.ProcessEnv): Config {

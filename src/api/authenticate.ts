@@ -33,7 +33,7 @@ async function authenticatePlugin(app: FastifyInstance, opts: { verifier: TokenC
     const scope = route.config?.scope;
     if (scope) route.schema = { ...route.schema, security: [{ bearer: [scope] }] };
     else if (route.config?.public) route.schema = { ...route.schema, security: [] };
-    else throw new Error(`route ${route.method} ${route.url} has neither a scope nor public: true`);
+    else throw new Error(`route ${String(route.method)} ${route.url} has neither a scope nor public: true`);
   });
 
   app.addHook('onRequest', async (request: FastifyRequest) => {

@@ -115,7 +115,7 @@ export function toApiError(err: unknown): ApiError | null {
   if (err instanceof RepeatedJsonNameError) return badRequest(err.member === null ? 'a body field is given more than once' : `body field ${err.member} is given more than once`);
   if (err instanceof SyntaxError && (err as { statusCode?: number }).statusCode === 400) return badRequest('the body is not valid JSON');
   if (isFastifyError(err)) {
-    if (err.validation) return badRequest(describeValidation(err.validation as AjvError[], err.validationContext));
+    if (err.validation) return badRequest(describeValidation(err.validation, err.validationContext));
     const known = FASTIFY_BAD_INPUT[err.code];
     if (known) return badRequest(known);
     if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) return badRequest(err.message);

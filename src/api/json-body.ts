@@ -32,7 +32,7 @@ export function useStrictJsonParser(app: FastifyInstance, opts: { emptyBody: 'ab
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
     const text = body as string;
     if (text === '' && opts.emptyBody === 'absent') return done(null, undefined);
-    json(req, text, (err, parsed) => {
+    void json(req, text, (err, parsed) => {
       if (err) return done(err, undefined);
       const repeated = typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? repeatedJsonName(text) : null;
       if (repeated !== null) return done(new RepeatedJsonNameError(repeated), undefined);

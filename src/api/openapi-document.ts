@@ -67,9 +67,9 @@ function nameOperationSchemas(operation: Node, components: Node): void {
 function separateHead(pathItem: Node): void {
   const get = pathItem.get;
   const head = pathItem.head;
-  if (!isNode(get) || !isNode(head) || get.operationId === undefined || head.operationId !== get.operationId) return;
+  if (!isNode(get) || !isNode(head) || typeof get.operationId !== 'string' || head.operationId !== get.operationId) return;
   const copy = structuredClone(head);
-  copy.operationId = `${String(get.operationId)}Head`;
+  copy.operationId = `${get.operationId}Head`;
   if (isNode(copy.responses)) for (const response of Object.values(copy.responses)) if (isNode(response)) delete response.content;
   pathItem.head = copy;
 }

@@ -28,7 +28,7 @@ export function pageResponder<T, R>(present: (t: T) => R) {
     let body = bodies.get(page);
     if (body === undefined) {
       // With a JSON response schema the route's serialiser always yields a string.
-      body = Buffer.from(String(reply.serialize(envelope(page, present))), 'utf8');
+      body = Buffer.from(reply.serialize(envelope(page, present)) as string, 'utf8');
       bodies.set(page, body);
     }
     return reply.type('application/json; charset=utf-8').send(body);

@@ -265,7 +265,7 @@ async function readCapped(res: Response, cap: number): Promise<string> {
     throw new Error(`response larger than ${cap} bytes`);
   }
   if (res.body === null) return '';
-  const reader = res.body.getReader();
+  const reader: ReadableStreamDefaultReader<Uint8Array> = res.body.getReader();
   const chunks: Uint8Array[] = [];
   let total = 0;
   for (;;) {

@@ -102,7 +102,7 @@ export class CameraManager {
     // termination time (cameras allow only a few); bounded, since a camera may not answer.
     await Promise.all(
       workers.map((w) =>
-        w.session && w.subscribed ? Promise.race([w.session.unsubscribe(), new Promise((r) => setTimeout(r, 2000).unref())]).catch(() => undefined) : undefined,
+        w.session && w.subscribed ? Promise.race([w.session.unsubscribe(), new Promise((r) => setTimeout(r, 2000).unref())]).catch(() => undefined) : Promise.resolve(),
       ),
     );
     for (const w of workers) {
@@ -206,7 +206,7 @@ export class CameraManager {
       accounts.push(...this.opts.credentials);
       if (accounts.length === 0) accounts.push({ username: null, password: null });
     }
-    let refused: unknown = null;
+    let refused: CameraUnauthorizedError | null = null;
     for (const account of accounts) {
       try {
         const session = await OnvifSession.connect({ url: t.url, ...account }, { callTimeoutMs: this.opts.callTimeoutMs ?? 10_000 });

@@ -6,7 +6,7 @@
 // OnvifSession.pullMessages returns. The readers also accept unwrapped single elements and typed
 // values, the shape the former onvif library produced.
 
-import { childOf, firstOf, isXmlObject, type XmlObject } from './soap-xml.js';
+import { childOf, firstOf, isXmlObject } from './soap-xml.js';
 
 export type PropertyOperation = 'Initialized' | 'Changed' | 'Deleted';
 

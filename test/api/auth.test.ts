@@ -52,7 +52,7 @@ describe('tokens from a configured issuer', () => {
   it('rejects HS256 signed with the public key as the HMAC secret', async () => {
     const rsa = keys.get('rsa-1')!;
     const { createPublicKey } = await import('node:crypto');
-    const pem = createPublicKey({ key: rsa.publicJwk as import('node:crypto').JsonWebKey, format: 'jwk' }).export({ type: 'spki', format: 'pem' });
+    const pem = createPublicKey({ key: rsa.publicJwk, format: 'jwk' }).export({ type: 'spki', format: 'pem' });
     const now = Math.floor(Date.now() / 1000);
     const token = await new SignJWT({ scope: 'devices:read' })
       .setProtectedHeader({ alg: 'HS256', kid: 'rsa-1', typ: 'at+jwt' })

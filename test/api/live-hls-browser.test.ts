@@ -68,7 +68,7 @@ describe('LL-HLS in a browser', () => {
         samples.push(await frames());
       }
       for (let i = 1; i < samples.length; i++) expect(samples[i], `frames ${samples.join(' → ')}`).toBeGreaterThan(samples[i - 1]!);
-      const errors = (await page.evaluate('window.hlsErrors')) as Array<{ fatal: boolean; details: string }>;
+      const errors = await page.evaluate<Array<{ fatal: boolean; details: string }>>('window.hlsErrors');
       expect(errors.filter((e) => e.fatal)).toEqual([]);
       // hls.js read the parts (low-latency mode), not only whole segments.
       expect(Number(await page.evaluate('window.hls.latestLevelDetails?.partList?.length ?? 0'))).toBeGreaterThan(0);

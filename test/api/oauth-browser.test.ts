@@ -47,7 +47,7 @@ describe('the login and consent pages in a browser', () => {
         state,
         code_challenge: challenge,
         code_challenge_method: 'S256',
-      })}`;
+      }).toString()}`;
       await page.goto(authorize);
       expect(await page.textContent('h1')).toContain('Sign in');
       expect(await page.textContent('body')).toContain('Browser test app');
@@ -82,7 +82,7 @@ describe('the login and consent pages in a browser', () => {
   it('will not show the consent page inside a frame of another site', async () => {
     const client = registerClient(t.gw.store, { public: true, redirectUris: ['http://127.0.0.1/callback'] });
     const { challenge } = pkcePair();
-    const authorize = `${t.gw.apiUrl}/oauth/authorize?${new URLSearchParams({ client_id: client.clientId, redirect_uri: callback, response_type: 'code', code_challenge: challenge, code_challenge_method: 'S256' })}`;
+    const authorize = `${t.gw.apiUrl}/oauth/authorize?${new URLSearchParams({ client_id: client.clientId, redirect_uri: callback, response_type: 'code', code_challenge: challenge, code_challenge_method: 'S256' }).toString()}`;
     const context = await newContext(browser);
     try {
       const page = await context.newPage();
@@ -94,7 +94,8 @@ describe('the login and consent pages in a browser', () => {
         await page.waitForSelector('body[data-loaded="1"]');
         const frame = await (await page.$('#f'))?.contentFrame();
         // A string: the test code is compiled without the DOM's types.
-        return String((await frame?.evaluate('document.body ? document.body.innerText : ""').catch(() => '')) ?? '');
+        const text: unknown = await frame?.evaluate('document.body ? document.body.innerText : ""').catch(() => '');
+        return typeof text === 'string' ? text : '';
       };
       // Control: a page that allows framing shows its text in the frame, so the check can see content.
       expect(await frameText(callback)).toContain('back in the app');

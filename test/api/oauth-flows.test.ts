@@ -132,7 +132,7 @@ describe('authorization code with PKCE, public client', () => {
     ['no challenge at all (public client)', {}],
     ['method without challenge', { code_challenge_method: 'S256' }],
   ])('refuses PKCE downgrades at /authorize with an invalid_request redirect carrying state: %s', async (_name, extra) => {
-    const res = await new FormBrowser(t.request).get(`/oauth/authorize?${new URLSearchParams({ client_id: pub.clientId, redirect_uri: PUBLIC_REDIRECT, response_type: 'code', state: STATE, ...extra })}`);
+    const res = await new FormBrowser(t.request).get(`/oauth/authorize?${new URLSearchParams({ client_id: pub.clientId, redirect_uri: PUBLIC_REDIRECT, response_type: 'code', state: STATE, ...extra }).toString()}`);
     expect(res.status).toBe(303);
     const to = new URL(res.headers.location as string);
     expect(to.searchParams.get('error')).toBe('invalid_request');
@@ -308,7 +308,7 @@ describe('malformed token requests', () => {
 });
 
 describe('the authorization pages', () => {
-  const query = (over: Record<string, string>) => `/oauth/authorize?${new URLSearchParams({ client_id: conf.clientId, redirect_uri: APP_REDIRECT, response_type: 'code', state: STATE, ...over })}`;
+  const query = (over: Record<string, string>) => `/oauth/authorize?${new URLSearchParams({ client_id: conf.clientId, redirect_uri: APP_REDIRECT, response_type: 'code', state: STATE, ...over }).toString()}`;
 
   it.each([
     ['an unknown client_id', { client_id: 'cli_unknown' }],
@@ -402,7 +402,7 @@ describe('the authorization pages', () => {
   it('escapes what it shows: a client name with markup stays text', async () => {
     const hostile = registerClient(t.gw.store, { public: true, redirectUris: [PUBLIC_REDIRECT], name: '<script>alert(1)</script>' });
     const { challenge } = pkcePair();
-    const res = await new FormBrowser(t.request).get(`/oauth/authorize?${new URLSearchParams({ client_id: hostile.clientId, redirect_uri: PUBLIC_REDIRECT, response_type: 'code', code_challenge: challenge, code_challenge_method: 'S256', state: '"><img src=x>' })}`);
+    const res = await new FormBrowser(t.request).get(`/oauth/authorize?${new URLSearchParams({ client_id: hostile.clientId, redirect_uri: PUBLIC_REDIRECT, response_type: 'code', code_challenge: challenge, code_challenge_method: 'S256', state: '"><img src=x>' }).toString()}`);
     expect(res.status).toBe(200);
     expect(res.text).not.toContain('<script>');
     expect(res.text).not.toContain('"><img');
@@ -440,7 +440,7 @@ describe('with the authorization server\'s clock in hand', () => {
   afterAll(async () => {
     await g?.stop();
   });
-  const authorizePath = () => `/oauth/authorize?${new URLSearchParams({ client_id: client.clientId, redirect_uri: APP_REDIRECT, response_type: 'code' })}`;
+  const authorizePath = () => `/oauth/authorize?${new URLSearchParams({ client_id: client.clientId, redirect_uri: APP_REDIRECT, response_type: 'code' }).toString()}`;
 
   it('refuses a code after its 60 seconds', async () => {
     const out = await authorizeInBrowser(new FormBrowser(g.request), { client_id: client.clientId, redirect_uri: APP_REDIRECT, response_type: 'code' }, USER);

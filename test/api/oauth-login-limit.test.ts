@@ -33,7 +33,7 @@ afterAll(async () => {
 /** A browser on the login page, and the page's form fields. */
 async function loginForm(): Promise<{ browser: FormBrowser; fields: Record<string, string> }> {
   const browser = new FormBrowser(t.request);
-  const page = await browser.get(`/oauth/authorize?${new URLSearchParams({ client_id: client.clientId, redirect_uri: REDIRECT, response_type: 'code' })}`);
+  const page = await browser.get(`/oauth/authorize?${new URLSearchParams({ client_id: client.clientId, redirect_uri: REDIRECT, response_type: 'code' }).toString()}`);
   expect(page.status).toBe(200);
   return { browser, fields: formFields(page.text) };
 }

@@ -1,6 +1,3 @@
-import { spawn } from 'node:child_process';
-import dgram from 'node:dgram';
-import { once } from 'node:events';
 import { describe, expect, it } from 'vitest';
 import { createRtpHeader, readRtpHeader, readRtpHeaderInto, seqDelta, seqNewer, timestampDelta, type RtpHeader } from '../../src/media/rtp.js';
 import { makeRng } from '../support/fuzz.js';

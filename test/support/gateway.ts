@@ -47,7 +47,7 @@ export async function startTestGateway(
     metrics: { listen: '127.0.0.1:0', ...section('metrics') },
     recording: { segment_dir: path.join(dataDir, 'segments'), ...section('recording') },
     // Tests never probe real interfaces: discovery is off unless a test turns it on (over loopback).
-    onvif: { ...section('onvif'), discovery: { enabled: false, ...((section('onvif').discovery ?? {}) as object) } },
+    onvif: { ...section('onvif'), discovery: { enabled: false, ...((section('onvif').discovery ?? {})) } },
     log: { level: process.env.TEST_LOG_LEVEL ?? 'silent' },
   });
   const lines = opts.logLines;

@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK, type JWTPayload } from 'jose';
+import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK } from 'jose';
 
 export type JwksMode = 'ok' | 'error500' | 'garbage' | 'down';
 
@@ -89,7 +89,7 @@ export class TestIssuer {
       ...opts.claims,
     };
     for (const [k, v] of Object.entries(payload)) if (v === undefined) delete payload[k];
-    return new SignJWT(payload as JWTPayload)
+    return new SignJWT(payload)
       .setProtectedHeader({ alg: key.alg, kid: key.kid, typ: 'at+jwt', ...opts.header })
       .sign(key.privateKey);
   }

@@ -281,7 +281,7 @@ export async function makeTestPki(opts: TestPkiOptions = {}): Promise<TestPki> {
     } catch (err) {
       const e = err as NodeJS.ErrnoException & { stderr?: string };
       const why = e.code === 'ENOENT' ? `${openssl} is not installed (apt-get install openssl)` : (e.stderr ?? e.message).trim();
-      throw new Error(`openssl ${args[0]} failed: ${why}`);
+      throw new Error(`openssl ${args[0]} failed: ${why}`, { cause: err });
     }
   };
   const newKey = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];

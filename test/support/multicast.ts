@@ -61,7 +61,7 @@ function withLock<T>(dir: string, fn: () => T): T {
       } catch {
         // Released between the mkdir and the stat: try again.
       }
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${dir}`);
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${dir}`, { cause: err });
       sleepSync(10);
     }
   }

@@ -47,7 +47,7 @@ export class TestRtspClient {
     const h = new RtspHeaders({ CSeq: String(cseq), ...headers });
     return new Promise((resolve, reject) => {
       this.waiting.set(cseq, resolve);
-      this.closed.then(() => reject(new Error(`connection closed before the answer to ${method}`)));
+      void this.closed.then(() => reject(new Error(`connection closed before the answer to ${method}`)));
       this.socket.write(formatRequest({ method, uri, version: 'RTSP/1.0', headers: h, body: Buffer.alloc(0) }));
     });
   }

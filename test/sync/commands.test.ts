@@ -102,7 +102,7 @@ describe('fuzz', () => {
     try {
       result = parseControlCommand(payload, max);
     } catch (err) {
-      throw new Error(`seed ${rng.seed}: threw for ${JSON.stringify(payload.toString('latin1'))}: ${String(err)}`);
+      throw new Error(`seed ${rng.seed}: threw for ${JSON.stringify(payload.toString('latin1'))}: ${String(err)}`, { cause: err });
     }
     if (result.ok) {
       // Only a real command gets through, and it is exactly what the JSON said.

@@ -163,7 +163,8 @@ export async function oauthRoutes(app: FastifyInstance, opts: OAuthRoutesOptions
         const response = await opts.server.token(parsed.request);
         return reply.code(200).headers({ 'cache-control': 'no-store', pragma: 'no-cache' }).send(response);
       } catch (err) {
-        if (err instanceof OAuthError) return sendTokenError(reply, err, authorization);
+        // instanceof on a generic class gives OAuthError<any>: say which.
+        if (err instanceof OAuthError) return sendTokenError(reply, err as OAuthError, authorization);
         throw err;
       }
     },

@@ -136,7 +136,7 @@ export class HlsService {
             const value = check();
             if (value !== undefined) finish(() => resolve(value));
           } catch (err) {
-            finish(() => reject(err));
+            finish(() => reject(err instanceof Error ? err : new Error(String(err))));
           }
         });
         if (signal?.aborted) aborted();

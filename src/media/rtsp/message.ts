@@ -30,7 +30,7 @@ export class RtspHeaders implements Iterable<[string, string]> {
       for (const [name, value] of init as Iterable<readonly [string, string]>) this.append(name, value);
       return;
     }
-    for (const [name, value] of Object.entries(init as Readonly<Record<string, string | readonly string[]>>)) {
+    for (const [name, value] of Object.entries(init)) {
       if (typeof value === 'string') this.append(name, value);
       else for (const v of value) this.append(name, v);
     }

@@ -190,11 +190,20 @@ function readAppSequence(header: XmlObject): AppSequence | null {
   return instanceId === null || messageNumber === null ? null : { instanceId, messageNumber };
 }
 
+/** Whitespace or a control character (C0 or DEL): never in an endpoint reference we would keep. */
+function hasControlOrSpace(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c <= 0x20 || c === 0x7f || /\s/.test(text[i]!)) return true;
+  }
+  return false;
+}
+
 function readEndpoint(node: XmlObject): string | null {
   const ref = firstOf(childOf(node, 'endpointReference'));
   if (!isXmlObject(ref)) return null;
   const address = text(childOf(ref, 'address'))?.trim();
-  if (!address || address.length > MAX_ENDPOINT_CHARS || /[\s\u0000-\u001f\u007f]/.test(address)) return null;
+  if (!address || address.length > MAX_ENDPOINT_CHARS || hasControlOrSpace(address)) return null;
   return address;
 }
 

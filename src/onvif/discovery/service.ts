@@ -356,7 +356,7 @@ class DiscoveryService extends EventEmitter<DiscoveryEvents> implements Discover
     this.listener = null;
     this.unicastSocket = null;
     this.ifaceSockets.clear();
-    await Promise.all(sockets.map((s) => (s ? closeSocket(s) : undefined)));
+    await Promise.all(sockets.map((s) => (s ? closeSocket(s) : Promise.resolve())));
   }
 }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { AudioFrame, VideoAccessUnit } from '../../../src/media/access-unit.js';
+import type { VideoAccessUnit } from '../../../src/media/access-unit.js';
 import { parseAacConfig } from '../../../src/media/aac-config.js';
 import { findBoxes, readBoxes, readTfdt, readTfhd, readTrun } from '../../../src/media/fmp4/reader.js';
 import { aacTrack, h264Track } from '../../../src/media/fmp4/track.js';
@@ -47,7 +47,7 @@ describe('PartAssembler', () => {
   it('drops what comes before the first keyframe, cuts 200 ms parts and a segment at the next keyframe, audio with its video', () => {
     const { window, assembler } = setup();
     assembler.pushVideo({ unit: unit(false), dts: 0, compositionOffset: 0, duration: FRAME });
-    assembler.pushAudio({ unit: { rtpTime: 0, data: Buffer.of(1), afterLoss: false } as AudioFrame, dts: 0, compositionOffset: 0, duration: 1024 });
+    assembler.pushAudio({ unit: { rtpTime: 0, data: Buffer.of(1), afterLoss: false }, dts: 0, compositionOffset: 0, duration: 1024 });
     // 12 pictures from 40 ms: a keyframe, 10 others, a keyframe; audio every 1024 samples from 40 ms.
     for (let i = 1; i <= 12; i++) {
       assembler.pushVideo({ unit: unit(i === 1 || i === 12), dts: i * FRAME, compositionOffset: 0, duration: FRAME });

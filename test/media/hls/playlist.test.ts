@@ -61,7 +61,7 @@ describe('writeMediaPlaylist', () => {
   it.each<[string, MediaPlaylist]>([
     ['a live playlist', LIVE],
     ['a first part only', { ...LIVE, mediaSequence: 0, segments: [], openParts: [{ duration: 0.2, uri: 'part0.mp4', independent: true }], openProgramDateTime: T0 }],
-    ['nothing yet', { ...LIVE, segments: [], openParts: [], openProgramDateTime: undefined as never, preloadHintUri: 'part0.mp4' }],
+    ['nothing yet', { ...LIVE, segments: [], openParts: [], openProgramDateTime: undefined, preloadHintUri: 'part0.mp4' }],
     ['durations with five decimals', { ...LIVE, partTarget: 0.33334, segments: [{ duration: 1.23456, uri: 'a/seg.mp4', parts: [{ duration: 0.33333, uri: 'p.mp4?x=1', independent: true }] }] }],
   ])('reads back what it wrote: %s', (_name, model) => {
     const clean = JSON.parse(JSON.stringify(model)) as MediaPlaylist;

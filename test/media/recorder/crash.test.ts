@@ -549,7 +549,7 @@ describe('camera killed in the middle of a clip (gateway in-process)', () => {
     try {
       await expect.poll(async () => (await recordings()).length, { timeout: 75_000, interval: 250 }).toBe(n);
     } catch (err) {
-      throw new Error(`${(err as Error).message}\nalerts: ${JSON.stringify(await alerts())}\n${recordingLog()}`);
+      throw new Error(`${(err as Error).message}\nalerts: ${JSON.stringify(await alerts())}\n${recordingLog()}`, { cause: err });
     }
   }
 

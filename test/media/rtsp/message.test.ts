@@ -373,7 +373,7 @@ describe('RtspStreamReader errors', () => {
     expect(first).toBeInstanceOf(RtspParseError);
     r.push(b('OPTIONS * RTSP/1.0\r\n\r\n'));
     expect(r.bufferedBytes).toBe(0);
-    expect(() => r.next()).toThrow(first as Error);
+    expect(() => r.next()).toThrow(first);
   });
 
   it('rejects nonsensical limits', () => {
@@ -501,7 +501,7 @@ describe('RtspStreamReader fuzz', () => {
         const headers = new RtspHeaders();
         for (let h = rng3.int(6); h > 0; h--) headers.append(`X-${rng3.string(8, TOKEN)}`, rng3.string(30, VALUE).replace(/^[ \t]+|[ \t]+$/g, ''));
         const body = rng3.int(3) === 0 ? rng3.bytes(200) : Buffer.alloc(0);
-        const entries = [...headers].concat(body.length > 0 ? [['Content-Length', String(body.length)]] : []) as Array<[string, string]>;
+        const entries = [...headers].concat(body.length > 0 ? [['Content-Length', String(body.length)]] : []);
         switch (rng3.int(3)) {
           case 0: {
             const method = rng3.pick(['OPTIONS', 'DESCRIBE', 'SETUP', 'PLAY', 'GET_PARAMETER', 'TEARDOWN', 'X-CUSTOM']);

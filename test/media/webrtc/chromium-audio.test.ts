@@ -94,7 +94,7 @@ interface PageStats {
 }
 
 async function stats(page: Page): Promise<PageStats> {
-  return (await page.evaluate(STATS)) as PageStats;
+  return page.evaluate<PageStats>(STATS);
 }
 
 describe('camera audio through WebRTC in chromium', () => {

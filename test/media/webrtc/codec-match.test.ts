@@ -233,7 +233,7 @@ describe('matchCodecs fuzz', () => {
           expect(audio?.encoding).toBe(choice.audio.encoding);
         }
       } catch (err) {
-        if (!(err instanceof CodecMismatchError)) throw new Error(`seed ${rng.seed} case ${i}: ${String(err)}`);
+        if (!(err instanceof CodecMismatchError)) throw new Error(`seed ${rng.seed} case ${i}: ${String(err)}`, { cause: err });
         refused++;
         expect(err.cameraCodecs).toHaveLength(cam.media.length);
       }

@@ -223,7 +223,7 @@ describe('readWebRtcOffer fuzz', () => {
       try {
         offer = readWebRtcOffer(input);
       } catch (err) {
-        if (!(err instanceof OfferError)) throw new Error(`seed ${rng.seed} case ${i}: ${String(err)}`);
+        if (!(err instanceof OfferError)) throw new Error(`seed ${rng.seed} case ${i}: ${String(err)}`, { cause: err });
         expect(err.message.length).toBeGreaterThan(0);
         refused++;
         continue;

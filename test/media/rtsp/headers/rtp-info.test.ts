@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { RtspParseError, formatRtpInfo, parseRtpInfo, type RtpInfoEntry } from '../../../../src/media/rtsp/index.js';
+import { formatRtpInfo, parseRtpInfo, type RtpInfoEntry } from '../../../../src/media/rtsp/index.js';
 import { makeRng, mutate, type Rng } from '../../../support/fuzz.js';
 import { describeRoundTrip } from '../../../support/round-trip.js';
 import { statusOf } from '../fixtures.js';

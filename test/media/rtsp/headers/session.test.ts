@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { RtspParseError, formatSession, parseSession, type SessionHeader } from '../../../../src/media/rtsp/index.js';
+import { formatSession, parseSession, type SessionHeader } from '../../../../src/media/rtsp/index.js';
 import { makeRng, mutate } from '../../../support/fuzz.js';
 import { describeRoundTrip } from '../../../support/round-trip.js';
 import { statusOf } from '../fixtures.js';
