@@ -28,6 +28,7 @@ export const presentRecording = (r: Recording) => ({
   content_type: 'video/mp4' as const,
   alert_id: r.alertId,
   download_url: `/v1/recordings/${encodeURIComponent(r.id)}/download`,
+  detections: r.detections,
 });
 
 export const presentAlert = (a: Alert) => ({
@@ -41,6 +42,7 @@ export const presentAlert = (a: Alert) => ({
   recording_id: a.recordingId,
   recording_status: a.recordingStatus,
   recording_status_reason: a.recordingStatusReason,
+  detections: a.detections,
 });
 
 export const presentControl = (c: ControlRequest) => ({

@@ -3,6 +3,7 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type {
   Alert,
+  DetectedObject,
   CameraRecord,
   AlertType,
   ControlAction,
@@ -49,6 +50,7 @@ interface RecordingRow {
   file_name: string;
   alert_id: string | null;
   created_at: number;
+  detections: string;
 }
 interface AlertRow {
   id: string;
@@ -60,6 +62,7 @@ interface AlertRow {
   recording_id: string | null;
   recording_status: string;
   recording_status_reason: string | null;
+  detections: string;
 }
 interface OpenEpisodeRow {
   alert_id: string;
@@ -131,6 +134,7 @@ const toRecording = (r: RecordingRow): Recording => ({
   fileName: r.file_name,
   alertId: r.alert_id,
   createdAt: r.created_at,
+  detections: parseDetections(r.detections),
 });
 const toAlert = (r: AlertRow): Alert => ({
   id: r.id,
@@ -142,7 +146,18 @@ const toAlert = (r: AlertRow): Alert => ({
   recordingId: r.recording_id,
   recordingStatus: r.recording_status as RecordingStatus,
   recordingStatusReason: r.recording_status_reason,
+  detections: parseDetections(r.detections),
 });
+
+/** The detections column (JSON written by this store); anything unreadable reads as none. */
+function parseDetections(text: string): DetectedObject[] {
+  try {
+    const value: unknown = JSON.parse(text);
+    return Array.isArray(value) ? (value as DetectedObject[]) : [];
+  } catch {
+    return [];
+  }
+}
 const toOpenEpisode = (r: OpenEpisodeRow): OpenEpisode => ({
   alertId: r.alert_id,
   deviceId: r.device_id,
@@ -235,8 +250,8 @@ export interface AlertFilter extends ListOptions {
 
 /** What a device is written with; its address comes from its camera row. */
 export type DeviceUpsert = Omit<Device, 'createdAt' | 'address'> & { createdAt?: number };
-export type NewRecording = Omit<Recording, 'createdAt'> & { createdAt?: number };
-export type NewAlert = Omit<Alert, 'readAt' | 'recordingId' | 'recordingStatus' | 'recordingStatusReason'> & { recordingId?: string | null };
+export type NewRecording = Omit<Recording, 'createdAt' | 'detections'> & { createdAt?: number; detections?: DetectedObject[] };
+export type NewAlert = Omit<Alert, 'readAt' | 'recordingId' | 'recordingStatus' | 'recordingStatusReason' | 'detections'> & { recordingId?: string | null; detections?: DetectedObject[] };
 
 /** An episode being recorded when the daemon last ran (see open_episodes in migrations.ts). */
 export interface OpenEpisode {
@@ -682,9 +697,9 @@ export class Store {
   insertRecording(r: NewRecording, now = Date.now()): Recording {
     return this.transaction(() => {
       this.write(
-        `INSERT INTO recordings (id, device_id, event_type, started_at, ended_at, size_bytes, file_name, alert_id, created_at)
-           VALUES (@id, @deviceId, @eventType, @startedAt, @endedAt, @sizeBytes, @fileName, @alertId, @createdAt)`,
-        { ...r, createdAt: r.createdAt ?? now },
+        `INSERT INTO recordings (id, device_id, event_type, started_at, ended_at, size_bytes, file_name, alert_id, created_at, detections)
+           VALUES (@id, @deviceId, @eventType, @startedAt, @endedAt, @sizeBytes, @fileName, @alertId, @createdAt, @detections)`,
+        { ...r, createdAt: r.createdAt ?? now, detections: JSON.stringify(r.detections ?? []) },
       );
       const recording = this.getRecording(r.id) as Recording;
       this.enqueue('recording', recording.id, recording, now);
@@ -807,9 +822,14 @@ export class Store {
   insertAlert(a: NewAlert & { recordingStatus?: RecordingStatus }): Alert {
     return this.transaction(() => {
       this.write(
-        `INSERT INTO alerts (id, device_id, type, message, created_at, read_at, recording_id, recording_status)
-           VALUES (@id, @deviceId, @type, @message, @createdAt, NULL, @recordingId, @recordingStatus)`,
-        { ...a, recordingId: a.recordingId ?? null, recordingStatus: a.recordingStatus ?? (a.type === 'device_offline' ? 'none' : 'pending') },
+        `INSERT INTO alerts (id, device_id, type, message, created_at, read_at, recording_id, recording_status, detections)
+           VALUES (@id, @deviceId, @type, @message, @createdAt, NULL, @recordingId, @recordingStatus, @detections)`,
+        {
+          ...a,
+          recordingId: a.recordingId ?? null,
+          recordingStatus: a.recordingStatus ?? (a.type === 'device_offline' ? 'none' : 'pending'),
+          detections: JSON.stringify(a.detections ?? []),
+        },
       );
       return this.alertChanged(a.id, a.createdAt);
     });
@@ -823,9 +843,13 @@ export class Store {
   }
 
   /** An episode turned out more specific (motion → human or vehicle): its alert says so. */
-  setAlertType(id: string, type: AlertType, message: string, now = Date.now()): void {
+  setAlertType(id: string, type: AlertType, message: string, now = Date.now(), detections?: DetectedObject[]): void {
     this.transaction(() => {
-      if (this.write('UPDATE alerts SET type = @type, message = @message WHERE id = @id', { type, message, id }).changes > 0) this.alertChanged(id, now);
+      const changed =
+        detections === undefined
+          ? this.write('UPDATE alerts SET type = @type, message = @message WHERE id = @id', { type, message, id })
+          : this.write('UPDATE alerts SET type = @type, message = @message, detections = @detections WHERE id = @id', { type, message, id, detections: JSON.stringify(detections) });
+      if (changed.changes > 0) this.alertChanged(id, now);
     });
   }
 
