@@ -18,6 +18,7 @@ import { deviceRoutes } from './routes/devices.js';
 import { oauthRoutes, type OAuthRoutesOptions } from './routes/oauth.js';
 import { recordingRoutes } from './routes/recordings.js';
 import { systemRoutes } from './routes/system.js';
+import type { DetectorHealth } from '../detect/service.js';
 import { strictQuery } from './strict-query.js';
 import { guardConnections } from './connection-guard.js';
 
@@ -35,6 +36,8 @@ export interface ApiServerOptions {
   registry: Registry;
   version: string;
   localJwks: (() => { keys: object[] }) | null;
+  /** The object detector's state for /healthz (absent: not reported). */
+  detector?: () => DetectorHealth;
   /** The local authorization server's endpoints; null when auth.local is off. */
   oauth: OAuthRoutesOptions | null;
 }
@@ -139,7 +142,7 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<FastifyIns
     },
   });
 
-  await app.register(systemRoutes, { localJwks: opts.localJwks, openapi: () => app.swagger() });
+  await app.register(systemRoutes, { localJwks: opts.localJwks, openapi: () => app.swagger(), ...(opts.detector ? { detector: opts.detector } : {}) });
   await app.register(deviceRoutes, { store: opts.store, control: opts.control, streams: opts.streams });
   await app.register(recordingRoutes, { store: opts.store, storageDir: opts.storageDir });
   await app.register(alertRoutes, { store: opts.store });
