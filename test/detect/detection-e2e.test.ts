@@ -2,11 +2,10 @@ import { execFile } from 'node:child_process';
 import { mkdirSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startFleet, type Fleet } from '../../src/onvif/simulator/fleet.js';
+import type { Fleet } from '../../src/onvif/simulator/fleet.js';
 import { startTestGateway, tempDir, type TestGateway } from '../support/gateway.js';
-import { patternScene, personScene, SCENE } from './scene.js';
+import { metric, sceneFleet } from './scene.js';
 
 // Person detection end to end through the started gateway: simulated cameras play a scene made from
 // darknet's person.jpg (a woman slides in from the left and stands still) or a moving test pattern;
@@ -31,38 +30,8 @@ interface RecordingBody {
   detections: AlertBody['detections'];
 }
 
-async function personFleet(count: number, firstIndex: number): Promise<Fleet> {
-  const scene = await personScene();
-  return startFleet({
-    count,
-    firstIndex,
-    host: '127.0.0.1',
-    basePort: 0,
-    username: 'admin',
-    password: PASSWORD,
-    discovery: null,
-    rtspPort: 0,
-    looped: { width: SCENE.width, height: SCENE.height, fps: 15, gopS: 1, seconds: SCENE.seconds, input: ['-i', scene] },
-    logger: pino({ level: 'silent' }),
-  });
-}
-
-/** A fleet playing ffmpeg's test pattern moving 2 s in 10 (no person, no vehicle), small to spare the CPU. */
-async function patternFleet(count: number, firstIndex: number): Promise<Fleet> {
-  const scene = await patternScene();
-  return startFleet({
-    count,
-    firstIndex,
-    host: '127.0.0.1',
-    basePort: 0,
-    username: 'admin',
-    password: PASSWORD,
-    discovery: null,
-    rtspPort: 0,
-    looped: { width: 640, height: 360, fps: 15, gopS: 1, seconds: SCENE.seconds, input: ['-i', scene] },
-    logger: pino({ level: 'silent' }),
-  });
-}
+const personFleet = (count: number, firstIndex: number) => sceneFleet('person', { count, firstIndex, password: PASSWORD });
+const patternFleet = (count: number, firstIndex: number) => sceneFleet('pattern', { count, firstIndex, password: PASSWORD });
 
 const camera = (name: string, fleet: Fleet, i: number, extra: Record<string, unknown> = {}) => ({
   name,
@@ -93,12 +62,6 @@ async function alertsOf(t: TestGateway, deviceId: string): Promise<AlertBody[]> 
 
 async function recordingsOf(t: TestGateway, deviceId: string, query = ''): Promise<RecordingBody[]> {
   return ((await t.request(`/v1/devices/${deviceId}/recordings${query}`, { headers: await t.auth('recordings:read') })).json() as { data: RecordingBody[] }).data;
-}
-
-/** The value of a metric line (labels spelled as in the exposition), or 0 when absent. */
-function metric(text: string, series: string): number {
-  const line = text.split('\n').find((l) => l.startsWith(`${series} `));
-  return line ? Number(line.slice(series.length + 1)) : 0;
 }
 
 /** RGB of a JPEG's pixels, decoded by ffmpeg. */

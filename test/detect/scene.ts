@@ -3,6 +3,8 @@ import { existsSync, mkdirSync, renameSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { pino } from 'pino';
+import { startFleet, type Fleet } from '../../src/onvif/simulator/fleet.js';
 import { photosDir } from './photos.js';
 
 const run = promisify(execFile);
@@ -45,4 +47,31 @@ async function cached(name: string, args: string[]): Promise<string> {
   await run('ffmpeg', ['-hide_banner', '-loglevel', 'error', '-nostdin', '-y', ...args, '-c:v', 'libx264', '-preset', 'veryfast', '-crf', '20', tmp]);
   renameSync(tmp, file);
   return file;
+}
+
+/**
+ * Simulated cameras (admin / `password`) looping a scene: `person` at 1280 × 720, or `pattern` at
+ * 640 × 360 (small, to spare the CPU).
+ */
+export async function sceneFleet(scene: 'person' | 'pattern', o: { count: number; firstIndex: number; password: string }): Promise<Fleet> {
+  const file = scene === 'person' ? await personScene() : await patternScene();
+  const [width, height] = scene === 'person' ? [SCENE.width, SCENE.height] : [640, 360];
+  return startFleet({
+    count: o.count,
+    firstIndex: o.firstIndex,
+    host: '127.0.0.1',
+    basePort: 0,
+    username: 'admin',
+    password: o.password,
+    discovery: null,
+    rtspPort: 0,
+    looped: { width, height, fps: 15, gopS: 1, seconds: SCENE.seconds, input: ['-i', file] },
+    logger: pino({ level: 'silent' }),
+  });
+}
+
+/** The value of a metric line (labels spelled as in the exposition), or 0 when absent. */
+export function metric(text: string, series: string): number {
+  const line = text.split('\n').find((l) => l.startsWith(`${series} `));
+  return line ? Number(line.slice(series.length + 1)) : 0;
 }
