@@ -116,6 +116,8 @@ export class CameraRecorder {
   private readonly dropped = new Set<number>();
   /** What the detector found per episode (until its last part is written). */
   private readonly findings = new Map<number, Finding>();
+  /** Each open alert's type, so that a late finding only ever makes it more specific. */
+  private readonly alertTypes = new Map<number, EventType>();
 
   constructor(private readonly opts: CameraRecorderOptions) {
     this.now = opts.now ?? Date.now;
@@ -139,6 +141,7 @@ export class CameraRecorder {
         const waiting = this.pending.get(change.episode);
         if (waiting) waiting.type = moreSpecific(waiting.type, change.eventType);
         const id = this.alerts.get(change.episode);
+        if (id) this.alertTypes.set(change.episode, change.eventType);
         if (id) this.opts.store.setAlertType(id, change.eventType, messageOf(change.eventType, this.opts.deviceName()));
       }
     }
@@ -163,6 +166,7 @@ export class CameraRecorder {
         { segmentDir: this.opts.segmentDir, bootAt: this.opts.bootAt ?? bootTime(), fromAt },
       );
       this.alerts.set(episode, id);
+      this.alertTypes.set(episode, type);
     } catch (err) {
       // The clip is still recorded (a full disk may have room by then), only without its alert.
       this.opts.logger.error({ device: this.opts.deviceId, err: (err as Error).message }, 'the alert of an event could not be written');
@@ -203,7 +207,8 @@ export class CameraRecorder {
     if (!outcome || outcome.result !== 'confirmed') return;
     const finding = { type: outcome.type, detections: outcome.detections, thumbnail: outcome.thumbnail };
     const id = this.alerts.get(episode);
-    if (!id) return;
+    if (!id || moreSpecific(this.alertTypes.get(episode) ?? 'motion', outcome.type) !== outcome.type) return;
+    this.alertTypes.set(episode, outcome.type);
     this.findings.set(episode, finding);
     this.opts.store.setAlertType(id, outcome.type, foundMessageOf(outcome.type, this.opts.deviceName()), undefined, outcome.detections);
   }
@@ -242,6 +247,7 @@ export class CameraRecorder {
     }
     const alertId = this.alerts.get(cut.episode) ?? null;
     if (cut.final) this.alerts.delete(cut.episode);
+    if (cut.final) this.alertTypes.delete(cut.episode);
     const part = { final: cut.final, nextFrom: cut.to };
     /** The part ends without a clip: the alert learns why (and the episode moves on). */
     const settle = (note: string | null) => {
