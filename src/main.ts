@@ -16,6 +16,7 @@ import type { StreamAddresses } from './api/ports.js';
 import { DeviceUnavailableError } from './domain/errors.js';
 import type { StreamProfile } from './domain/types.js';
 import { Recorders } from './media/recorder/recorders.js';
+import { startDetection } from './detect/service.js';
 import { recoverEpisodes } from './media/recorder/recovery.js';
 import { cleanStorage, Retention } from './media/recorder/storage.js';
 import { registerRelayMetrics } from './media/relay/metrics.js';
@@ -66,6 +67,8 @@ export interface StartOptions {
   env?: NodeJS.ProcessEnv;
   /** ms; the local authorization server's clock (code and session expiry, login throttling), for tests. */
   oauthClock?: () => number;
+  /** The detector's worker script (tests running the source point at the built dist/detect/worker.js). */
+  detectorWorkerUrl?: URL;
 }
 
 export function createLogger(config: Config): Logger {
@@ -316,6 +319,18 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
     // A loopback relay URL with a recorder ticket: short-lived (it only has to start a session).
     const recorderUrl = (deviceId: string, profile: StreamProfile) =>
       `rtsp://${relayHost.includes(':') ? `[${relayHost}]` : relayHost}:${relay.port}/live/${tickets.issue({ deviceId, profile, expiresAt: Date.now() + 60_000, recorder: true })}`;
+    // The object detector for motion starts (docs/detection.md); its settings per configured camera.
+    const cameraConfig = (deviceId: string) => config.cameras.find((c) => c.onvif_url === store.getCamera(deviceId)?.onvifUrl) ?? null;
+    const detection = startDetection({
+      config: config.detection,
+      ffmpegPath: config.ffmpeg.path,
+      frameUrl: (deviceId) => recorderUrl(deviceId, 'main'),
+      camera: cameraConfig,
+      registry,
+      logger: log.child({ part: 'detect' }),
+      ...(opts.detectorWorkerUrl ? { workerUrl: opts.detectorWorkerUrl } : {}),
+    });
+    if (detection) cleanups.unshift(() => detection.close());
     const recorders = new Recorders({
       store,
       deviceName: (deviceId) => store.getDevice(deviceId)?.name ?? deviceId,
@@ -334,7 +349,9 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
         ...config.recording.motion,
         hasOwnEvents: (deviceId) => cameras.hasEventSubscription(deviceId),
         inputUrl: (deviceId) => recorderUrl(deviceId, cameras.streamSource(deviceId, 'sub') ? 'sub' : 'main'),
+        mask: (deviceId) => cameraConfig(deviceId)?.motion_mask ?? [],
       },
+      detection: detection?.recorders ?? null,
     });
     bus.on('device.status', (e) => recorders.deviceStatus(e.deviceId, e.status === 'online', e.at));
     bus.on('camera.event', (e) => recorders.event(e.deviceId, e.kind, e.phase, e.at));
@@ -358,6 +375,7 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
       ...(config.webrtc.enabled ? { live: { tickets, webrtc, maxSessionS: config.rtsp.max_session_s } } : {}),
       localJwks: localIssuer ? () => localIssuer.publicJwks() : null,
       liveHls: { hls, tickets },
+      detector: () => detection?.health() ?? 'off',
       oauth: localIssuer
         ? {
             server: new AuthorizationServer({

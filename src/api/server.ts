@@ -21,6 +21,7 @@ import { oauthRoutes, type OAuthRoutesOptions } from './routes/oauth.js';
 import { liveRoutes, type LiveRoutesOptions } from './routes/live.js';
 import { recordingRoutes } from './routes/recordings.js';
 import { systemRoutes } from './routes/system.js';
+import type { DetectorHealth } from '../detect/service.js';
 import { strictQuery } from './strict-query.js';
 import { guardConnections } from './connection-guard.js';
 
@@ -45,6 +46,8 @@ export interface ApiServerOptions {
   registry: Registry;
   version: string;
   localJwks: (() => { keys: object[] }) | null;
+  /** The object detector's state for /healthz (absent: not reported). */
+  detector?: () => DetectorHealth;
   /** The local authorization server's endpoints; null when auth.local is off. */
   oauth: OAuthRoutesOptions | null;
   /** LL-HLS under /live/{ticket}/ (docs/live.md); absent: not served. */
@@ -168,7 +171,7 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<FastifyIns
     transformObject: (built) => ('openapiObject' in built ? finishOpenApiDocument(built.openapiObject) : built.swaggerObject),
   });
 
-  await app.register(systemRoutes, { localJwks: opts.localJwks, openapi: () => app.swagger() });
+  await app.register(systemRoutes, { localJwks: opts.localJwks, openapi: () => app.swagger(), ...(opts.detector ? { detector: opts.detector } : {}) });
   await app.register(deviceRoutes, { store: opts.store, control: opts.control, streams: opts.streams });
   await app.register(recordingRoutes, { store: opts.store, storageDir: opts.storageDir });
   await app.register(alertRoutes, { store: opts.store });

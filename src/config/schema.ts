@@ -154,6 +154,8 @@ export const ConfigSchema = Type.Object(
       }),
       threads: Type.Integer({ minimum: 1, maximum: 16, default: 1 }),
       queue_size: Type.Integer({ minimum: 1, maximum: 1000, default: 16 }),
+      max_wait_s: Type.Integer({ minimum: 1, maximum: 60, default: 10 }),
+      model_dir: NullableString(),
     }),
     sync: Section({
       mqtt: Section({

@@ -16,6 +16,8 @@ export interface DetectorPoolOptions {
   modelDir?: string | null;
   /** The worker script; the built dist/detect/worker.js beside this file by default. */
   workerUrl?: URL;
+  /** Told the seconds each check ran in a worker (queue wait excluded), for the metrics histogram. */
+  onRun?: (seconds: number) => void;
 }
 
 export interface CheckRequest {
@@ -49,6 +51,7 @@ interface Slot {
   worker: Worker;
   ready: boolean;
   job: Job | null;
+  startedAt: number;
 }
 
 /**
@@ -66,8 +69,10 @@ export class DetectorPool {
   private errorValue: string | null = null;
   private readonly settled: Promise<void>;
   private settle!: () => void;
+  private readonly onRun: (seconds: number) => void;
 
   constructor(opts: DetectorPoolOptions) {
+    this.onRun = opts.onRun ?? (() => {});
     if (!Number.isInteger(opts.threads) || opts.threads < 1) throw new RangeError(`threads must be a whole number >= 1, got ${opts.threads}`);
     this.queue = new CheckQueue<Job>(opts.queueSize);
     this.settled = new Promise((resolve) => (this.settle = resolve));
@@ -75,9 +80,9 @@ export class DetectorPool {
     const url = opts.workerUrl ?? new URL('./worker.js', import.meta.url);
     for (let i = 0; i < opts.threads; i++) {
       // A wasm heap grows with the model; resourceLimits keep a runaway worker from taking the box.
-      const slot: Slot = { worker: new Worker(url, { workerData, resourceLimits: { maxOldGenerationSizeMb: 256 } }), ready: false, job: null };
+      const slot: Slot = { worker: new Worker(url, { workerData, resourceLimits: { maxOldGenerationSizeMb: 256 } }), ready: false, job: null, startedAt: 0 };
       slot.worker.on('message', (msg: unknown) => this.onMessage(slot, msg));
-      slot.worker.on('error', (err) => this.onGone(slot, err.message));
+      slot.worker.on('error', (err: Error) => this.onGone(slot, err.message));
       slot.worker.on('exit', (code) => this.onGone(slot, `worker exited with code ${code}`));
       this.slots.push(slot);
     }
@@ -116,7 +121,7 @@ export class DetectorPool {
       request.frames.forEach(channelsOf);
     } catch (err) {
       this.counts.failed++;
-      return Promise.reject(err);
+      return Promise.reject(err instanceof Error ? err : new Error(String(err)));
     }
     return new Promise((resolve, reject) => {
       const job: Job = { id: this.nextId++, request, resolve, reject };
@@ -146,6 +151,7 @@ export class DetectorPool {
       const job = this.queue.shift();
       if (!job) return;
       slot.job = job;
+      slot.startedAt = performance.now();
       const msg: CheckMessage = { type: 'check', id: job.id, frames: job.request.frames, motion: job.request.motion };
       slot.worker.postMessage(msg);
     }
@@ -171,6 +177,7 @@ export class DetectorPool {
         const job = slot.job;
         if (!job || job.id !== msg.id) return;
         slot.job = null;
+        this.onRun((performance.now() - slot.startedAt) / 1000);
         if (msg.type === 'result') {
           this.counts.checked++;
           job.resolve(msg.frames);

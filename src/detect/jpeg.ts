@@ -52,7 +52,7 @@ export function decodeJpeg(jpeg: Uint8Array, opts: DecodeOptions): Promise<Frame
       try {
         resolve(parsePpm(Buffer.concat(out)));
       } catch (err) {
-        reject(err);
+        reject(err instanceof Error ? err : new Error(String(err)));
       }
     });
     child.stdin.end(jpeg);

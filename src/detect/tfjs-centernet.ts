@@ -72,7 +72,7 @@ export async function loadCenterNet(opts: CenterNetOptions = {}): Promise<Detect
         // Pad a non-square frame to a square (bottom and right) rather than stretch it: the model
         // was trained on undistorted objects.
         if (frame.width !== frame.height) x = tf.pad(x, [[0, side - frame.height], [0, side - frame.width], [0, 0]]);
-        const input = tf.image.resizeBilinear(tf.expandDims(x, 0) as import('@tensorflow/tfjs-core').Tensor4D, [INPUT_SIZE, INPUT_SIZE]);
+        const input = tf.image.resizeBilinear(tf.expandDims<import('@tensorflow/tfjs-core').Tensor4D>(x, 0), [INPUT_SIZE, INPUT_SIZE]);
         const out = model.execute(input, OUTPUT);
         if (Array.isArray(out)) throw new Error('unexpected model outputs');
         return out.dataSync() as Float32Array;
@@ -116,6 +116,8 @@ function parseManifest(json: Buffer): Manifest {
   if (typeof d.modelTopology !== 'object' || d.modelTopology === null || !Array.isArray(d.weightsManifest)) {
     throw new ModelLoadError('centernet.json has no modelTopology / weightsManifest');
   }
-  const weightSpecs = (d.weightsManifest as { weights?: unknown }[]).flatMap((g) => (Array.isArray(g.weights) ? g.weights : [])) as Manifest['weightSpecs'];
+  const groups: unknown[] = d.weightsManifest;
+  // Trusted enough: the weights file ships inside a registry package; tfjs checks each spec as it loads.
+  const weightSpecs = groups.flatMap((g): unknown[] => (typeof g === 'object' && g !== null && Array.isArray((g as { weights?: unknown }).weights) ? ((g as { weights: unknown[] }).weights) : [])) as Manifest['weightSpecs'];
   return { modelTopology: d.modelTopology, weightSpecs };
 }

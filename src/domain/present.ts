@@ -36,6 +36,7 @@ export const presentRecording = (r: Recording): RecordingJson => ({
   content_type: 'video/mp4' as const,
   alert_id: r.alertId,
   download_url: `/v1/recordings/${encodeURIComponent(r.id)}/download`,
+  detections: r.detections,
 });
 
 export const presentAlert = (a: Alert): AlertJson => ({
@@ -49,6 +50,7 @@ export const presentAlert = (a: Alert): AlertJson => ({
   recording_id: a.recordingId,
   recording_status: a.recordingStatus,
   recording_status_reason: a.recordingStatusReason,
+  detections: a.detections,
 });
 
 export const presentControl = (c: ControlRequest): ControlResultJson => ({

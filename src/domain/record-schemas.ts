@@ -34,6 +34,22 @@ export const DeviceSchema = Type.Object(
   { title: 'Device' },
 );
 
+/** One object the gateway's detector found (issue 16). */
+export const DetectionSchema = Type.Object(
+  {
+    label: Type.String({ description: "The model's class, a COCO name: person, car, truck, bus, motorcycle, bicycle…" }),
+    score: Type.Number({ minimum: 0, maximum: 1 }),
+    box: Type.Object(
+      { x: Type.Number(), y: Type.Number(), w: Type.Number(), h: Type.Number() },
+      { description: 'Where, in 0–1 coordinates of the frame: x, y its top-left corner, w, h its size' },
+    ),
+  },
+  { title: 'Detection' },
+);
+const Detections = Type.Array(DetectionSchema, {
+  description: "What the gateway's person/vehicle detector found in the event (the thumbnail shows these boxes); empty when it found nothing or did not look",
+});
+
 export const RecordingSchema = Type.Object(
   {
     id: Id,
@@ -46,6 +62,7 @@ export const RecordingSchema = Type.Object(
     content_type: Type.Literal('video/mp4'),
     alert_id: NullableId,
     download_url: Type.String({ description: 'Path of the download on this gateway, relative to the API origin' }),
+    detections: Detections,
   },
   { title: 'Recording' },
 );
@@ -65,6 +82,7 @@ export const AlertSchema = Type.Object(
         'What became of the clip: none (device_offline), pending (being recorded), recorded, partial (footage of the event is missing), lost (no clip)',
     }),
     recording_status_reason: Nullable(Type.String({ description: 'Why footage is missing (partial, lost), else null' })),
+    detections: Detections,
   },
   { title: 'Alert' },
 );

@@ -41,6 +41,13 @@ export interface Device {
   address: string | null;
 }
 
+/** What the object detector found: the model's class, its score 0–1, and where (0–1 of the frame). */
+export interface DetectedObject {
+  label: string;
+  score: number;
+  box: { x: number; y: number; w: number; h: number };
+}
+
 export interface Recording {
   id: string;
   deviceId: string;
@@ -52,6 +59,8 @@ export interface Recording {
   fileName: string;
   alertId: string | null;
   createdAt: number;
+  /** What the detector found in the event (empty when nothing was checked or found). */
+  detections: DetectedObject[];
 }
 
 export interface Alert {
@@ -65,6 +74,8 @@ export interface Alert {
   recordingStatus: RecordingStatus;
   /** Why footage is missing (partial, lost), else null. */
   recordingStatusReason: string | null;
+  /** What the detector found (the thumbnail's boxes); empty when nothing was checked or found. */
+  detections: DetectedObject[];
 }
 
 export interface ControlRequest {

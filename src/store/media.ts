@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import type { Alert, AlertType, EventType, Page, Recording, RecordingStatus } from '../domain/types.js';
+import type { Alert, AlertType, DetectedObject, EventType, Page, Recording, RecordingStatus } from '../domain/types.js';
 import { type Connection, mustExist } from './connection.js';
 import type { Outbox } from './outbox.js';
 import { type ListFilter, type ListOptions, PagedList } from './paging.js';
@@ -16,6 +16,8 @@ interface RecordingRow {
   file_name: string;
   alert_id: string | null;
   created_at: number;
+  /** JSON written by this store (migration 8). */
+  detections: string;
 }
 interface AlertRow {
   id: string;
@@ -27,6 +29,7 @@ interface AlertRow {
   recording_id: string | null;
   recording_status: RecordingStatus;
   recording_status_reason: string | null;
+  detections: string;
 }
 interface OpenEpisodeRow {
   alert_id: string;
@@ -52,6 +55,7 @@ const toRecording = (r: RecordingRow): Recording => ({
   fileName: r.file_name,
   alertId: r.alert_id,
   createdAt: r.created_at,
+  detections: readDetections(r.detections),
 });
 const toAlert = (r: AlertRow): Alert => ({
   id: r.id,
@@ -63,7 +67,32 @@ const toAlert = (r: AlertRow): Alert => ({
   recordingId: r.recording_id,
   recordingStatus: r.recording_status,
   recordingStatusReason: r.recording_status_reason,
+  detections: readDetections(r.detections),
 });
+
+/** The detections column: JSON this store wrote; what does not read as detections reads as none. */
+function readDetections(text: string): DetectedObject[] {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return [];
+  }
+  return Array.isArray(value) ? value.filter(isDetectedObject) : [];
+}
+
+function isDetectedObject(v: unknown): v is DetectedObject {
+  if (typeof v !== 'object' || v === null) return false;
+  const o = v as Record<string, unknown>;
+  const box = o.box as Record<string, unknown> | null | undefined;
+  return (
+    typeof o.label === 'string' &&
+    typeof o.score === 'number' &&
+    typeof box === 'object' &&
+    box !== null &&
+    ['x', 'y', 'w', 'h'].every((k) => typeof box[k] === 'number')
+  );
+}
 const toOpenEpisode = (r: OpenEpisodeRow): OpenEpisode => ({
   alertId: r.alert_id,
   deviceId: r.device_id,
@@ -88,8 +117,8 @@ export interface AlertFilter extends ListOptions {
   unread?: boolean;
 }
 
-export type NewRecording = Omit<Recording, 'createdAt'> & { createdAt?: number };
-export type NewAlert = Omit<Alert, 'readAt' | 'recordingId' | 'recordingStatus' | 'recordingStatusReason'> & { recordingId?: string | null };
+export type NewRecording = Omit<Recording, 'createdAt' | 'detections'> & { createdAt?: number; detections?: DetectedObject[] };
+export type NewAlert = Omit<Alert, 'readAt' | 'recordingId' | 'recordingStatus' | 'recordingStatusReason' | 'detections'> & { recordingId?: string | null; detections?: DetectedObject[] };
 
 /** An episode being recorded when the daemon last ran (see open_episodes in migrations.ts). */
 export interface OpenEpisode {
@@ -136,9 +165,9 @@ const flag = (b: boolean): Flag => (b ? 1 : 0);
 
 function prepare(db: Database.Database) {
   return {
-    insertRecording: db.prepare<Recording>(
-      `INSERT INTO recordings (id, device_id, event_type, started_at, ended_at, size_bytes, file_name, alert_id, created_at)
-         VALUES (@id, @deviceId, @eventType, @startedAt, @endedAt, @sizeBytes, @fileName, @alertId, @createdAt)`,
+    insertRecording: db.prepare<Omit<Recording, 'detections'> & { detections: string }>(
+      `INSERT INTO recordings (id, device_id, event_type, started_at, ended_at, size_bytes, file_name, alert_id, created_at, detections)
+         VALUES (@id, @deviceId, @eventType, @startedAt, @endedAt, @sizeBytes, @fileName, @alertId, @createdAt, @detections)`,
     ),
     linkFirstRecording: db.prepare<{ id: string; alertId: string }>('UPDATE alerts SET recording_id = @id WHERE id = @alertId AND recording_id IS NULL'),
     recording: db.prepare<[id: string], RecordingRow>('SELECT * FROM recordings WHERE id = ?'),
@@ -173,11 +202,14 @@ function prepare(db: Database.Database) {
     ),
     openEpisodes: db.prepare<[], OpenEpisodeRow>('SELECT * FROM open_episodes ORDER BY from_at, alert_id'),
 
-    insertAlert: db.prepare<Omit<NewAlert, 'recordingId'> & { recordingId: string | null; recordingStatus: RecordingStatus }>(
-      `INSERT INTO alerts (id, device_id, type, message, created_at, read_at, recording_id, recording_status)
-         VALUES (@id, @deviceId, @type, @message, @createdAt, NULL, @recordingId, @recordingStatus)`,
+    insertAlert: db.prepare<Omit<NewAlert, 'recordingId' | 'detections'> & { recordingId: string | null; recordingStatus: RecordingStatus; detections: string }>(
+      `INSERT INTO alerts (id, device_id, type, message, created_at, read_at, recording_id, recording_status, detections)
+         VALUES (@id, @deviceId, @type, @message, @createdAt, NULL, @recordingId, @recordingStatus, @detections)`,
     ),
     setAlertType: db.prepare<{ id: string; type: AlertType; message: string }>('UPDATE alerts SET type = @type, message = @message WHERE id = @id'),
+    setAlertTypeAndDetections: db.prepare<{ id: string; type: AlertType; message: string; detections: string }>(
+      'UPDATE alerts SET type = @type, message = @message, detections = @detections WHERE id = @id',
+    ),
     linkAlertRecording: db.prepare<{ alertId: string; recordingId: string }>('UPDATE alerts SET recording_id = @recordingId WHERE id = @alertId'),
     alert: db.prepare<[id: string], AlertRow>('SELECT * FROM alerts WHERE id = ?'),
     markAlertRead: db.prepare<{ id: string; now: number }>('UPDATE alerts SET read_at = @now WHERE id = @id AND read_at IS NULL'),
@@ -206,7 +238,7 @@ export class MediaRecords {
 
   insertRecording(r: NewRecording, now = Date.now()): Recording {
     return this.conn.transaction(() => {
-      this.conn.run(this.sql.insertRecording, { ...r, createdAt: r.createdAt ?? now });
+      this.conn.run(this.sql.insertRecording, { ...r, createdAt: r.createdAt ?? now, detections: JSON.stringify(r.detections ?? []) });
       const recording = mustExist(this.getRecording(r.id), 'the recording just written');
       this.outbox.enqueue('recording', recording.id, recording, now);
       return recording;
@@ -302,15 +334,20 @@ export class MediaRecords {
         ...a,
         recordingId: a.recordingId ?? null,
         recordingStatus: a.recordingStatus ?? (a.type === 'device_offline' ? 'none' : 'pending'),
+        detections: JSON.stringify(a.detections ?? []),
       });
       return this.alertChanged(a.id, a.createdAt);
     });
   }
 
   /** An episode turned out more specific (motion → human or vehicle): its alert says so. */
-  setAlertType(id: string, type: AlertType, message: string, now = Date.now()): void {
+  setAlertType(id: string, type: AlertType, message: string, now = Date.now(), detections?: DetectedObject[]): void {
     this.conn.transaction(() => {
-      if (this.conn.run(this.sql.setAlertType, { type, message, id }).changes > 0) this.alertChanged(id, now);
+      const changed =
+        detections === undefined
+          ? this.conn.run(this.sql.setAlertType, { type, message, id })
+          : this.conn.run(this.sql.setAlertTypeAndDetections, { type, message, id, detections: JSON.stringify(detections) });
+      if (changed.changes > 0) this.alertChanged(id, now);
     });
   }
 

@@ -1,6 +1,7 @@
 import type {
   Alert,
   AlertType,
+  DetectedObject,
   CameraRecord,
   ControlRequest,
   Device,
@@ -208,8 +209,8 @@ export class Store {
     return this.media.insertAlert(a);
   }
 
-  setAlertType(id: string, type: AlertType, message: string, now?: number): void {
-    this.media.setAlertType(id, type, message, now);
+  setAlertType(id: string, type: AlertType, message: string, now?: number, detections?: DetectedObject[]): void {
+    this.media.setAlertType(id, type, message, now, detections);
   }
 
   linkAlertRecording(alertId: string, recordingId: string, now?: number): void {

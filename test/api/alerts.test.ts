@@ -36,6 +36,7 @@ describe('alerts', () => {
       recording_id: null,
       recording_status: 'pending',
       recording_status_reason: null,
+      detections: [],
     });
   });
 

@@ -56,6 +56,7 @@ describe('GET /v1/devices/{id}/recordings', () => {
       content_type: 'video/mp4',
       alert_id: 'alr-rec-5',
       download_url: '/v1/recordings/rec-5/download',
+      detections: [],
     });
   });
 

@@ -10,10 +10,10 @@ beforeAll(async () => {
 afterAll(() => t.stop());
 
 describe('public endpoints', () => {
-  it('GET /healthz says up, and nothing more', async () => {
+  it('GET /healthz says up and the detector\'s state (off here), nothing more', async () => {
     const res = await t.request('/healthz');
     expect(res.status).toBe(200);
-    expect(res.json()).toEqual({ status: 'ok' });
+    expect(res.json()).toEqual({ status: 'ok', detector: 'off' });
   });
 
   it('GET /metrics is not served on the API port: no viewers, logins, routes or versions to a stranger', async () => {

@@ -26,6 +26,8 @@ describe('config: detection', () => {
       labels: { human: ['person'], vehicle: ['car', 'truck', 'bus', 'motorcycle', 'bicycle'] },
       threads: 1,
       queue_size: 16,
+      max_wait_s: 10,
+      model_dir: null,
     });
     expect(c.cameras[0]).toMatchObject({ detection: 'auto', motion_mask: [], zones: {}, required_zones: [] });
   });

@@ -71,7 +71,7 @@ describe('polygonProblem', () => {
     [[[0, 0], [0.5, 0.5], [1, 1]], /no area/],
     [[[0, 0], [1, 1], [1, 0], [0, 0.5]], /edges 0 and 2 cross/],
   ] as const)('%j → %s', (polygon, problem) => {
-    const got = polygonProblem(polygon as unknown as number[][]);
+    const got = polygonProblem(polygon);
     if (problem === null) expect(got).toBeNull();
     else expect(got).toMatch(problem);
   });

@@ -55,6 +55,24 @@ describe('open episodes and recording status', () => {
     store.close();
   });
 
+  it('keeps what the detector found on the alert and its recordings, tells the cloud, and upgrades a motion alert later', () => {
+    const { store } = open();
+    const found = [{ label: 'person', score: 0.71, box: { x: 0.4, y: 0.2, w: 0.1, h: 0.6 } }];
+    expect(store.openEpisode({ ...alert('a1'), detections: found }, episode).detections).toEqual(found);
+    store.saveRecording({ ...rec('r1'), detections: found }, 200, { final: true, nextFrom: 150 });
+    expect(store.getRecording('r1')?.detections).toEqual(found);
+    expect(store.getAlert('a1')?.detections).toEqual(found);
+    expect(alertMessages(store)[0]).toMatchObject({ detections: found });
+    // Without detections given: none, and an update that gives none leaves them alone.
+    store.openEpisode({ ...alert('a2'), type: 'motion' }, episode);
+    expect(store.getAlert('a2')?.detections).toEqual([]);
+    store.setAlertType('a2', 'human', 'Person detected at c1', 300, found);
+    expect(store.getAlert('a2')).toMatchObject({ type: 'human', message: 'Person detected at c1', detections: found });
+    store.setAlertType('a2', 'human', 'Person detected at c1', 400);
+    expect(store.getAlert('a2')?.detections).toEqual(found);
+    store.close();
+  });
+
   it('a last part without a clip makes the alert lost, with the reason, told to the cloud', () => {
     const { store } = open();
     store.openEpisode(alert('a1'), episode);

@@ -20,6 +20,9 @@ export interface TestGateway {
   stop(): Promise<void>;
 }
 
+/** The built worker (the test setup builds dist/): the gateway runs from source here, the worker cannot. */
+const DETECTOR_WORKER = new URL('../../dist/detect/worker.js', import.meta.url);
+
 export function tempDir(prefix = 'eg-test-'): string {
   return mkdtempSync(path.join(os.tmpdir(), prefix));
 }
@@ -48,11 +51,13 @@ export async function startTestGateway(
     recording: { segment_dir: path.join(dataDir, 'segments'), ...section('recording') },
     // Tests never probe real interfaces: discovery is off unless a test turns it on (over loopback).
     onvif: { ...section('onvif'), discovery: { enabled: false, ...((section('onvif').discovery ?? {})) } },
+    // The object detector (a model per gateway, ~140 MB and seconds of CPU) only where a test asks for it.
+    detection: { mode: 'off', ...section('detection') },
     log: { level: process.env.TEST_LOG_LEVEL ?? 'silent' },
   });
   const lines = opts.logLines;
   const logger = lines ? pino({ level: 'debug' }, { write: (line: string) => void lines.push(line) }) : pino({ level: config.log.level });
-  const gw = await startGateway(config, { logger, env: {}, ...(opts.oauthClock ? { oauthClock: opts.oauthClock } : {}) });
+  const gw = await startGateway(config, { logger, env: {}, detectorWorkerUrl: DETECTOR_WORKER, ...(opts.oauthClock ? { oauthClock: opts.oauthClock } : {}) });
   const request = makeClient(gw.apiUrl, readFileSync(gw.certFile));
   const token = async (scope: string) => {
     if (!gw.localIssuer) throw new Error('local issuer disabled');

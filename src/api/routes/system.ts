@@ -1,18 +1,24 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import Type from 'typebox';
 import { errorResponse, parserErrorResponses } from '../schemas.js';
+import type { DetectorHealth } from '../../detect/service.js';
 
 export interface SystemRoutesOptions {
   /** The local issuer's public keys, when it is enabled. */
   localJwks: (() => { keys: object[] }) | null;
   /** The OpenAPI document, built from the routes' schemas. */
   openapi: () => unknown;
+  /** The object detector's state (absent: not reported). */
+  detector?: () => DetectorHealth;
 }
 
 export const systemRoutes: FastifyPluginAsyncTypebox<SystemRoutesOptions> = async (app, opts) => {
   // Up or not, nothing more: the API faces the LAN, and a version or uptime tells a stranger what to
   // try. The API listens only once the gateway has started, and answers 503 while it stops
   // (return503OnClosing). Versions, uptime, clock state and the rest are on the metrics listener.
+  // The detector's state is the exception (issue 16): whether people are being told apart is what
+  // an installer checks after setup; its reason for failing stays in the log.
+  const detector = opts.detector;
   app.get(
     '/healthz',
     {
@@ -21,10 +27,21 @@ export const systemRoutes: FastifyPluginAsyncTypebox<SystemRoutesOptions> = asyn
         operationId: 'getHealth',
         summary: 'Whether the gateway is up (no authentication)',
         tags: ['system'],
-        response: { 200: Type.Object({ status: Type.Literal('ok') }, { additionalProperties: false }), ...parserErrorResponses },
+        response: {
+          200: Type.Object(
+            {
+              status: Type.Literal('ok'),
+              detector: Type.Optional(
+                Type.Enum(['off', 'loading', 'ready', 'failed'], { description: 'The person/vehicle detector: failed when its model could not be loaded (recording goes on)' }),
+              ),
+            },
+            { additionalProperties: false },
+          ),
+          ...parserErrorResponses,
+        },
       },
     },
-    async () => ({ status: 'ok' as const }),
+    async () => (detector ? { status: 'ok' as const, detector: detector() } : { status: 'ok' as const }),
   );
 
   app.get(

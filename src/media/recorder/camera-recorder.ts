@@ -1,9 +1,11 @@
 import path from 'node:path';
 import type { BaseLogger } from 'pino';
+import type { DetectionOutcome } from '../../detect/motion-check.js';
+import type { Box } from '../../detect/types.js';
 import { newId } from '../../domain/ids.js';
-import type { EventType } from '../../domain/types.js';
+import type { DetectedObject, EventType } from '../../domain/types.js';
 import type { InFlightClip, NewRecording, PartOutcome } from '../../store/store.js';
-import { audioModeOf, removeClip, writeClip, writeThumbnail, type AudioMode } from './clip-writer.js';
+import { audioModeOf, removeClip, writeClip, writeThumbnail, writeThumbnailJpeg, type AudioMode } from './clip-writer.js';
 import { EpisodeTracker, type ClipCut } from './episodes.js';
 import { bootTime } from './recovery.js';
 import { Segmenter } from './segmenter.js';
@@ -19,8 +21,11 @@ import { Segmenter } from './segmenter.js';
  * the alert, one update when a part's assembly begins, and its removal with the last part's row.
  */
 export interface RecorderStore {
-  openEpisode(a: { id: string; deviceId: string; type: EventType; message: string; createdAt: number }, e: { segmentDir: string; bootAt: number; fromAt: number }): unknown;
-  setAlertType(id: string, type: EventType, message: string): void;
+  openEpisode(
+    a: { id: string; deviceId: string; type: EventType; message: string; createdAt: number; detections?: DetectedObject[] },
+    e: { segmentDir: string; bootAt: number; fromAt: number },
+  ): unknown;
+  setAlertType(id: string, type: EventType, message: string, now?: number, detections?: DetectedObject[]): void;
   beginClip(alertId: string, clip: InFlightClip): void;
   saveRecording(r: NewRecording, now?: number, part?: PartOutcome): unknown;
   settleEpisodePart(alertId: string, part: PartOutcome): void;
@@ -49,26 +54,70 @@ export interface CameraRecorderOptions {
   now?: () => number;
   /** When the machine booted (ms): a restart on another boot knows its RAM segments are gone. */
   bootAt?: number;
+  /** The object detector for motion starts (issue 16; docs/detection.md), or null: none. */
+  detection?: RecorderDetection | null;
 }
+
+export interface RecorderDetection {
+  /** Whether this camera's motion is checked now (detection mode, and whether the camera reports people itself). */
+  wanted: () => boolean;
+  /** Checks a motion start; never rejects. `where` tells where the picture moved (null: ONVIF motion, no where). */
+  check: (where: (() => Box | null) | null) => Promise<DetectionOutcome>;
+  /** Motion in which nothing was found: kept as a motion event, or dropped (no alert, no clip). */
+  unconfirmed: 'keep' | 'drop';
+  /** Longest an alert waits for its check; then it is created as motion and a later finding upgrades it. */
+  maxWaitMs: number;
+}
+
+/** An episode whose motion start is being checked: its alert waits for the answer (at most maxWaitMs). */
+interface Pending {
+  /** The episode's type from the camera's events meanwhile (a camera's own human event upgrades it). */
+  type: EventType;
+  at: number;
+  fromAt: number;
+  decided: Promise<void>;
+  /** Decides with the check's outcome, or with none (took too long, or the recorder stops): motion. */
+  settle: (outcome: DetectionOutcome | null) => void;
+}
+
+/** What the check of an episode found, for its recordings and thumbnail. */
+interface Finding {
+  type: EventType;
+  detections: DetectedObject[];
+  thumbnail: Buffer | null;
+}
+
+const SPECIFICITY: Record<EventType, number> = { motion: 0, vehicle: 1, human: 2 };
+const moreSpecific = (a: EventType, b: EventType): EventType => (SPECIFICITY[b] > SPECIFICITY[a] ? b : a);
 
 const NO_FOOTAGE = 'no footage of the event: the camera stream was down';
 const STREAM_ENDED = 'the camera stream ended before the event did: the clip ends there';
 
 const LABELS: Record<EventType, string> = { motion: 'Motion', human: 'Person', vehicle: 'Vehicle' };
 const messageOf = (type: EventType, name: string) => `${LABELS[type]} detected by ${name}`;
+// The detector's findings name the place, as the people watching say it: "Person detected at Front door".
+const foundMessageOf = (type: EventType, name: string) => `${LABELS[type]} detected at ${name}`;
 
 export class CameraRecorder {
   private readonly segmenter: Segmenter;
   private readonly tracker: EpisodeTracker;
   private readonly alerts = new Map<number, string>();
   /** Cuts not yet written (queued or being written): their segments must stay. */
-  private readonly pending = new Set<ClipCut>();
+  private readonly unwritten = new Set<ClipCut>();
   private queue: Promise<void> = Promise.resolve();
   private readonly ticker: NodeJS.Timeout;
   private readonly now: () => number;
   private stopped = false;
   /** Per ffmpeg run (segment file prefix): its audio does not change within a run. */
   private readonly audioModes = new Map<string, AudioMode>();
+  /** Episodes whose alert waits for the detector. */
+  private readonly pending = new Map<number, Pending>();
+  /** Episodes the detector looked at and found nothing in, with unconfirmed: drop: nothing is written. */
+  private readonly dropped = new Set<number>();
+  /** What the detector found per episode (until its last part is written). */
+  private readonly findings = new Map<number, Finding>();
+  /** Each open alert's type, so that a late finding only ever makes it more specific. */
+  private readonly alertTypes = new Map<number, EventType>();
 
   constructor(private readonly opts: CameraRecorderOptions) {
     this.now = opts.now ?? Date.now;
@@ -78,30 +127,90 @@ export class CameraRecorder {
     this.ticker.unref();
   }
 
-  event(kind: EventType, phase: 'start' | 'stop', at: number): void {
+  /** `where` (a software motion start) tells where the picture moved, for the detector's crops. */
+  event(kind: EventType, phase: 'start' | 'stop', at: number, where?: () => Box | null): void {
     if (this.stopped) return;
     this.opts.logger.debug({ device: this.opts.deviceId, kind, phase, at }, 'recorder: event');
     for (const change of this.tracker.event({ kind, phase, at })) {
-      const name = this.opts.deviceName();
       if (change.type === 'opened') {
-        const id = newId('alr');
         const fromAt = this.tracker.current?.from ?? change.at;
-        try {
-          this.opts.store.openEpisode(
-            { id, deviceId: this.opts.deviceId, type: change.eventType, message: messageOf(change.eventType, name), createdAt: change.at },
-            { segmentDir: this.opts.segmentDir, bootAt: this.opts.bootAt ?? bootTime(), fromAt },
-          );
-          this.alerts.set(change.episode, id);
-        } catch (err) {
-          // The clip is still recorded (a full disk may have room by then), only without its alert.
-          this.opts.logger.error({ device: this.opts.deviceId, err: (err as Error).message }, 'the alert of an event could not be written');
-        }
+        const detection = this.opts.detection;
+        if (change.eventType === 'motion' && detection?.wanted()) this.check(detection, change.episode, change.at, fromAt, where ?? null);
+        else this.openAlert(change.episode, change.eventType, change.at, fromAt, null);
       } else {
+        const waiting = this.pending.get(change.episode);
+        if (waiting) waiting.type = moreSpecific(waiting.type, change.eventType);
         const id = this.alerts.get(change.episode);
-        if (id) this.opts.store.setAlertType(id, change.eventType, messageOf(change.eventType, name));
+        if (id) this.alertTypes.set(change.episode, change.eventType);
+        if (id) this.opts.store.setAlertType(id, change.eventType, messageOf(change.eventType, this.opts.deviceName()));
       }
     }
     this.tick();
+  }
+
+  /** The episode's alert (and its crash journal row); a failure loses the alert, never the clip. */
+  private openAlert(episode: number, type: EventType, at: number, fromAt: number, finding: Finding | null): void {
+    const id = newId('alr');
+    const name = this.opts.deviceName();
+    const found = finding !== null && finding.type !== 'motion' && SPECIFICITY[finding.type] >= SPECIFICITY[type];
+    try {
+      this.opts.store.openEpisode(
+        {
+          id,
+          deviceId: this.opts.deviceId,
+          type,
+          message: found ? foundMessageOf(type, name) : messageOf(type, name),
+          createdAt: at,
+          ...(finding ? { detections: finding.detections } : {}),
+        },
+        { segmentDir: this.opts.segmentDir, bootAt: this.opts.bootAt ?? bootTime(), fromAt },
+      );
+      this.alerts.set(episode, id);
+      this.alertTypes.set(episode, type);
+    } catch (err) {
+      // The clip is still recorded (a full disk may have room by then), only without its alert.
+      this.opts.logger.error({ device: this.opts.deviceId, err: (err as Error).message }, 'the alert of an event could not be written');
+    }
+  }
+
+  /**
+   * A motion start goes to the detector; the alert waits for the answer, at most maxWaitMs (then
+   * it is created as motion, and a person found later upgrades it). The clip never waits longer:
+   * its writing waits for the same decision, and the footage stays in RAM meanwhile.
+   */
+  private check(detection: RecorderDetection, episode: number, at: number, fromAt: number, where: (() => Box | null) | null): void {
+    let decide!: () => void;
+    const decided = new Promise<void>((resolve) => (decide = resolve));
+    const settle = (outcome: DetectionOutcome | null) => {
+      if (this.pending.get(episode) !== waiting) return this.lateFinding(episode, outcome);
+      clearTimeout(timer);
+      this.pending.delete(episode);
+      decide();
+      const finding = outcome && outcome.result === 'confirmed' ? { type: outcome.type, detections: outcome.detections, thumbnail: outcome.thumbnail } : null;
+      if (finding) this.findings.set(episode, finding);
+      if (outcome?.result === 'unconfirmed' && detection.unconfirmed === 'drop' && waiting.type === 'motion') {
+        this.dropped.add(episode);
+        this.opts.logger.info({ device: this.opts.deviceId, episode }, 'motion without a person or vehicle dropped (detection.unconfirmed: drop)');
+        return;
+      }
+      this.openAlert(episode, moreSpecific(waiting.type, finding?.type ?? 'motion'), waiting.at, waiting.fromAt, finding);
+    };
+    const waiting: Pending = { type: 'motion', at, fromAt, decided, settle };
+    this.pending.set(episode, waiting);
+    const timer = setTimeout(() => settle(null), detection.maxWaitMs);
+    timer.unref();
+    void detection.check(where).then(settle, () => settle(null));
+  }
+
+  /** A finding after the alert was made as motion (the check took longer than maxWaitMs): it upgrades the alert. */
+  private lateFinding(episode: number, outcome: DetectionOutcome | null): void {
+    if (!outcome || outcome.result !== 'confirmed') return;
+    const finding = { type: outcome.type, detections: outcome.detections, thumbnail: outcome.thumbnail };
+    const id = this.alerts.get(episode);
+    if (!id || moreSpecific(this.alertTypes.get(episode) ?? 'motion', outcome.type) !== outcome.type) return;
+    this.alertTypes.set(episode, outcome.type);
+    this.findings.set(episode, finding);
+    this.opts.store.setAlertType(id, outcome.type, foundMessageOf(outcome.type, this.opts.deviceName()), undefined, outcome.detections);
   }
 
   /** The camera went offline: the open episode ends now with what was received. */
@@ -115,20 +224,30 @@ export class CameraRecorder {
     this.enqueue(this.tracker.tick(now));
     // Keep the pre-roll plus a margin for one long GOP, and whatever a pending clip needs.
     let keepFrom = this.tracker.current?.from ?? null;
-    for (const cut of this.pending) keepFrom = keepFrom === null ? cut.from : Math.min(keepFrom, cut.from);
+    for (const cut of this.unwritten) keepFrom = keepFrom === null ? cut.from : Math.min(keepFrom, cut.from);
     this.segmenter.prune(now - this.opts.preRollMs - 10_000, keepFrom);
   }
 
   private enqueue(cuts: ClipCut[]): void {
     for (const cut of cuts) {
-      this.pending.add(cut);
-      this.queue = this.queue.then(() => this.write(cut)).finally(() => this.pending.delete(cut));
+      this.unwritten.add(cut);
+      this.queue = this.queue.then(() => this.write(cut)).finally(() => this.unwritten.delete(cut));
     }
   }
 
   private async write(cut: ClipCut): Promise<void> {
+    // A clip waits for its episode's check at most maxWaitMs (the alert must exist first).
+    await this.pending.get(cut.episode)?.decided;
+    const finding = this.findings.get(cut.episode) ?? null;
+    if (cut.final) this.findings.delete(cut.episode);
+    if (this.dropped.has(cut.episode)) {
+      if (cut.final) this.dropped.delete(cut.episode);
+      this.opts.logger.debug({ device: this.opts.deviceId, episode: cut.episode, part: cut.part }, 'clip of dropped motion not written');
+      return;
+    }
     const alertId = this.alerts.get(cut.episode) ?? null;
     if (cut.final) this.alerts.delete(cut.episode);
+    if (cut.final) this.alertTypes.delete(cut.episode);
     const part = { final: cut.final, nextFrom: cut.to };
     /** The part ends without a clip: the alert learns why (and the episode moves on). */
     const settle = (note: string | null) => {
@@ -161,8 +280,10 @@ export class CameraRecorder {
     const files = selection.segments.map((s) => ({ path: this.segmenter.file(s.file), durationS: s.durationS }));
     const first = files[0];
     if (durationS <= 0 || !first) return settle(NO_FOOTAGE);
+    // What the detector found is the episode's, from its start: every part is listed under it.
+    const eventType = moreSpecific(cut.eventType, finding?.type ?? 'motion');
     try {
-      if (alertId) this.opts.store.beginClip(alertId, { id, startedAt: Math.round(selection.startAt), endedAt: Math.round(endAt), to: cut.to, eventType: cut.eventType, final: cut.final });
+      if (alertId) this.opts.store.beginClip(alertId, { id, startedAt: Math.round(selection.startAt), endedAt: Math.round(endAt), to: cut.to, eventType, final: cut.final });
     } catch (err) {
       // Only the crash journal is behind; the clip is still written.
       log.error({ ...where, err: (err as Error).message }, 'the start of a clip could not be journalled');
@@ -176,7 +297,8 @@ export class CameraRecorder {
         writeClip({ ffmpegPath: this.opts.ffmpegPath, scratchDir: path.dirname(first.path), segments: files, durationS: cutS, audio, storageDir: this.opts.storageDir, fileName }),
       );
       try {
-        this.opts.store.saveRecording({ id, deviceId: this.opts.deviceId, eventType: cut.eventType, startedAt: Math.round(selection.startAt), endedAt: Math.round(endAt), sizeBytes: written.sizeBytes, fileName, alertId }, undefined, {
+        const recording = { id, deviceId: this.opts.deviceId, eventType, startedAt: Math.round(selection.startAt), endedAt: Math.round(endAt), sizeBytes: written.sizeBytes, fileName, alertId };
+        this.opts.store.saveRecording({ ...recording, detections: finding?.detections ?? [] }, undefined, {
           ...part,
           // The footage stopped short of the part's end (the stream died and did not come back in time).
           note: endAt < cut.to - 1000 ? STREAM_ENDED : null,
@@ -188,7 +310,9 @@ export class CameraRecorder {
       }
       log.info({ ...where, recording: id, seconds: Math.round(durationS * 10) / 10, bytes: written.sizeBytes }, 'clip recorded');
       const atS = (cut.triggeredAt - selection.startAt) / 1000;
-      await writeThumbnail({ ffmpegPath: this.opts.ffmpegPath, storageDir: this.opts.storageDir, fileName, atS, durationS });
+      // The first part shows what the detector found, its box drawn; the others a frame of their own.
+      if (cut.part === 0 && finding?.thumbnail) await writeThumbnailJpeg(this.opts.storageDir, fileName, finding.thumbnail);
+      else await writeThumbnail({ ffmpegPath: this.opts.ffmpegPath, storageDir: this.opts.storageDir, fileName, atS, durationS });
     } catch (err) {
       log.error({ ...where, err: (err as Error).message }, 'clip could not be written');
       settle(`the clip could not be written: ${(err as Error).message}`.slice(0, 300));
@@ -210,6 +334,8 @@ export class CameraRecorder {
   /** Ends the open episode now, writes what is pending, stops ffmpeg and frees the RAM. */
   async stop(): Promise<void> {
     if (this.stopped) return;
+    // Checks still running are not waited for: their episodes' alerts are made as motion now.
+    for (const waiting of [...this.pending.values()]) waiting.settle(null);
     this.enqueue(this.tracker.abort(this.now()));
     this.stopped = true;
     clearInterval(this.ticker);

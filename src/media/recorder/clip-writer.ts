@@ -94,6 +94,20 @@ export async function writeThumbnail(job: { ffmpegPath: string; storageDir: stri
   }
 }
 
+/** A thumbnail made elsewhere (the detector's frame with its boxes), beside its clip; false when it could not be written. */
+export async function writeThumbnailJpeg(storageDir: string, fileName: string, jpeg: Uint8Array): Promise<boolean> {
+  const final = path.join(storageDir, thumbnailNameOf(fileName));
+  const tmp = path.join(path.dirname(final), `.${path.basename(final)}.tmp`);
+  try {
+    await fsp.writeFile(tmp, jpeg, { mode: 0o600 });
+    await commitFile(tmp, final);
+    return true;
+  } catch {
+    await fsp.rm(tmp, { force: true });
+    return false;
+  }
+}
+
 /** Removes a clip and its thumbnail (retention, or a clip whose row could not be written). */
 export async function removeClip(storageDir: string, fileName: string): Promise<void> {
   await fsp.rm(path.join(storageDir, fileName), { force: true });

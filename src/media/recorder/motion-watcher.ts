@@ -1,5 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { BaseLogger } from 'pino';
+import type { Polygon } from '../../detect/geometry.js';
+import type { Box } from '../../detect/types.js';
 import { backoffMs } from '../../domain/backoff.js';
 import { motionArgs } from './ffmpeg-args.js';
 import { GrayFrameSplitter, MotionDetector } from './motion.js';
@@ -14,11 +16,14 @@ export interface MotionWatcherOptions {
   ffmpegPath: string;
   /** A fresh relay URL (recorder ticket) for the stream to watch, the sub stream if there is one. */
   inputUrl: () => string;
-  onMotion: (phase: 'start' | 'stop', at: number) => void;
+  /** `where` (on a start) tells where the picture moves, asked when wanted: the area grows as motion goes on. */
+  onMotion: (phase: 'start' | 'stop', at: number, where?: () => Box | null) => void;
   logger: BaseLogger;
   /** Fraction of pixels that must change (0–1]. */
   threshold: number;
   fps: number;
+  /** Where changes never count (cameras[].motion_mask). */
+  mask?: readonly Polygon[];
   width?: number;
   height?: number;
   now?: () => number;
@@ -42,7 +47,7 @@ export class MotionWatcher {
     this.width = opts.width ?? 160;
     this.height = opts.height ?? 90;
     this.now = opts.now ?? Date.now;
-    this.detector = new MotionDetector({ width: this.width, height: this.height, threshold: opts.threshold });
+    this.detector = new MotionDetector({ width: this.width, height: this.height, threshold: opts.threshold, mask: opts.mask ?? [] });
     this.splitter = new GrayFrameSplitter(this.width * this.height);
     // No frame for 15 s: the decoder is stuck (or the camera silent); start it again.
     this.watchdog = setInterval(() => {
@@ -67,7 +72,8 @@ export class MotionWatcher {
         this.attempt = 0;
         const change = this.detector.push(frame, at);
         if (++this.frames % 120 === 0) this.opts.logger.debug({ device: this.opts.deviceId, score: this.detector.lastScore, active: this.detector.active }, 'motion detector');
-        if (change) this.opts.onMotion(change, at);
+        if (change === 'start') this.opts.onMotion(change, at, () => this.detector.movingArea());
+        else if (change) this.opts.onMotion(change, at);
       }),
     );
     child.once('error', (err) => this.opts.logger.error({ device: this.opts.deviceId, err: err.message }, 'cannot run ffmpeg for motion detection'));

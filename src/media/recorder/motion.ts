@@ -1,3 +1,6 @@
+import { inAnyPolygon, movingArea, type Polygon } from '../../detect/geometry.js';
+import type { Box } from '../../detect/types.js';
+
 // Software motion detection for cameras without their own events: ffmpeg decodes the sub stream
 // to a few small grey frames a second (raw `gray`, width × height bytes each) and each frame is
 // compared with the one before. Built to run for many cameras on a small board: one pass over the
@@ -14,7 +17,14 @@ export interface MotionOptions {
   minFrames?: number;
   /** no motion this long → 'stop' (default 5000) */
   quietMs?: number;
+  /** Polygons (0–1 coordinates) where changes are ignored: a street, a clock overlay (cameras[].motion_mask). */
+  mask?: readonly Polygon[];
+  /** The grid of cells the moving area is told in (default 16 × 9); each cell holds whole pixels or parts. */
+  grid?: { cols: number; rows: number };
 }
+
+/** A cell counts as moving when at least this fraction of its unmasked pixels changed. */
+const CELL_FRACTION = 0.1;
 
 /** Differences of two grey values, −255…255, as histogram indexes 0…510. */
 const DIFF_OFFSET = 255;
@@ -27,6 +37,19 @@ export class MotionDetector {
   private readonly quietMs: number;
   private readonly previous: Uint8Array;
   private readonly histogram = new Uint32Array(2 * DIFF_OFFSET + 1);
+  /** Per pixel: its change from the previous frame (histogram index), for the second pass. */
+  private readonly diffs: Uint16Array;
+  /** Per pixel: 1 when masked (never counts). */
+  private readonly masked: Uint8Array;
+  private readonly unmaskedPixels: number;
+  /** Per pixel: its grid cell. */
+  private readonly cellOf: Uint16Array;
+  private readonly cols: number;
+  private readonly rows: number;
+  /** Per cell: unmasked pixels, changed pixels of the last frame, and whether it moved since the streak began. */
+  private readonly cellPixels: Uint32Array;
+  private readonly cellChanged: Uint32Array;
+  private readonly cellsMoved: boolean[];
   private hasPrevious = false;
   private movingFrames = 0;
   private moving = false;
@@ -48,6 +71,40 @@ export class MotionDetector {
     this.quietMs = o.quietMs ?? 5000;
     if (!(Number.isFinite(this.quietMs) && this.quietMs >= 0)) throw new RangeError(`quietMs must be a finite number ≥ 0, got ${o.quietMs}`);
     this.previous = new Uint8Array(this.pixels);
+    this.diffs = new Uint16Array(this.pixels);
+    this.cols = o.grid?.cols ?? 16;
+    this.rows = o.grid?.rows ?? 9;
+    positiveInteger('grid cols', this.cols);
+    positiveInteger('grid rows', this.rows);
+    this.masked = new Uint8Array(this.pixels);
+    this.cellOf = new Uint16Array(this.pixels);
+    this.cellPixels = new Uint32Array(this.cols * this.rows);
+    this.cellChanged = new Uint32Array(this.cols * this.rows);
+    this.cellsMoved = new Array<boolean>(this.cols * this.rows).fill(false);
+    let unmasked = 0;
+    for (let y = 0; y < o.height; y++) {
+      for (let x = 0; x < o.width; x++) {
+        const i = y * o.width + x;
+        const point = [(x + 0.5) / o.width, (y + 0.5) / o.height] as const;
+        const cell = Math.min(this.rows - 1, Math.floor((y * this.rows) / o.height)) * this.cols + Math.min(this.cols - 1, Math.floor((x * this.cols) / o.width));
+        this.cellOf[i] = cell;
+        if (o.mask && o.mask.length > 0 && inAnyPolygon(point, o.mask)) {
+          this.masked[i] = 1;
+          continue;
+        }
+        this.cellPixels[cell]!++;
+        unmasked++;
+      }
+    }
+    this.unmaskedPixels = unmasked;
+  }
+
+  /**
+   * Where the picture moved, as a 0–1 box around the grid cells that changed since the current
+   * streak of moving frames began (masked parts never count), or null: where the detector looks.
+   */
+  movingArea(): Box | null {
+    return movingArea(this.cols, this.rows, this.cellsMoved);
   }
 
   /** the fraction of changed pixels of the last frame (for logs/tuning) */
@@ -78,6 +135,8 @@ export class MotionDetector {
     const overThreshold = this.score >= this.threshold;
     if (!this.moving) {
       this.movingFrames = overThreshold ? this.movingFrames + 1 : 0;
+      if (overThreshold) this.markMovedCells();
+      else this.cellsMoved.fill(false);
       if (this.movingFrames < this.minFrames) return null;
       this.moving = true;
       this.lastMotionAt = at;
@@ -85,11 +144,13 @@ export class MotionDetector {
     }
     if (overThreshold) {
       this.lastMotionAt = at;
+      this.markMovedCells();
       return null;
     }
     if (at - this.lastMotionAt < this.quietMs) return null;
     this.moving = false;
     this.movingFrames = 0;
+    this.cellsMoved.fill(false);
     return 'stop';
   }
 
@@ -99,31 +160,46 @@ export class MotionDetector {
     this.movingFrames = 0;
     this.moving = false;
     this.score = 0;
+    this.cellsMoved.fill(false);
   }
 
-  /** Also makes `frame` the previous frame. */
+  private markMovedCells(): void {
+    for (let c = 0; c < this.cellChanged.length; c++) {
+      if (this.cellPixels[c]! > 0 && this.cellChanged[c]! >= this.cellPixels[c]! * CELL_FRACTION) this.cellsMoved[c] = true;
+    }
+  }
+
+  /** Also makes `frame` the previous frame, and counts each cell's changed pixels. */
   private changedFraction(frame: Uint8Array): number {
-    const histogram = this.histogram;
-    const previous = this.previous;
+    const { histogram, previous, diffs, masked } = this;
     histogram.fill(0);
     for (let i = 0; i < frame.length; i++) {
       const value = frame[i]!;
-      histogram[value - previous[i]! + DIFF_OFFSET]!++;
+      const diff = value - previous[i]! + DIFF_OFFSET;
       previous[i] = value;
+      diffs[i] = diff;
+      if (masked[i] === 0) histogram[diff]!++;
     }
     // Auto exposure, clouds and lights switching on shift the whole picture at once: the median
     // change is taken as that shift, and a pixel counts when it departs from it. Motion moves
     // fewer than half of the pixels, so it never becomes the median.
     let median = 0;
-    for (let seen = 0, half = frame.length / 2; median < histogram.length; median++) {
+    for (let seen = 0, half = this.unmaskedPixels / 2; median < histogram.length; median++) {
       seen += histogram[median]!;
       if (seen >= half) break;
     }
-    let unchanged = 0;
-    const low = Math.max(0, median - this.pixelDelta + 1);
-    const high = Math.min(histogram.length - 1, median + this.pixelDelta - 1);
-    for (let d = low; d <= high; d++) unchanged += histogram[d]!;
-    return (frame.length - unchanged) / frame.length;
+    const low = median - this.pixelDelta;
+    const high = median + this.pixelDelta;
+    const cellChanged = this.cellChanged;
+    cellChanged.fill(0);
+    let changed = 0;
+    for (let i = 0; i < diffs.length; i++) {
+      const d = diffs[i]!;
+      if (masked[i] === 1 || (d > low && d < high)) continue;
+      changed++;
+      cellChanged[this.cellOf[i]!]!++;
+    }
+    return this.unmaskedPixels === 0 ? 0 : changed / this.unmaskedPixels;
   }
 }
 

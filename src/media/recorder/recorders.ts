@@ -1,8 +1,11 @@
 import { rmdirSync } from 'node:fs';
 import path from 'node:path';
 import type { BaseLogger } from 'pino';
+import type { Polygon } from '../../detect/geometry.js';
+import type { DetectionOutcome } from '../../detect/motion-check.js';
+import type { Box } from '../../detect/types.js';
 import type { EventType } from '../../domain/types.js';
-import { CameraRecorder, type RecorderStore } from './camera-recorder.js';
+import { CameraRecorder, type CameraRecorderOptions, type RecorderStore } from './camera-recorder.js';
 import { MotionWatcher } from './motion-watcher.js';
 
 // The recorder part: one CameraRecorder per online camera with a main stream, started and
@@ -37,7 +40,22 @@ export interface RecordersOptions {
     inputUrl: (deviceId: string) => string;
     /** How often auto mode looks again (a camera's subscription comes up within seconds of adoption). */
     checkMs?: number;
+    /** Where a camera's software motion is ignored (cameras[].motion_mask). */
+    mask?: (deviceId: string) => readonly Polygon[];
   };
+  /** The object detector for motion starts (docs/detection.md); absent: none. */
+  detection?: RecordersDetection | null;
+}
+
+export interface RecordersDetection {
+  /**
+   * Whether a camera's motion is checked: its detection mode, and for `auto`, whether the camera
+   * has reported human or vehicle events itself since the gateway started.
+   */
+  wanted: (deviceId: string, reportsObjects: boolean) => boolean;
+  check: (deviceId: string, where: (() => Box | null) | null) => Promise<DetectionOutcome>;
+  unconfirmed: 'keep' | 'drop';
+  maxWaitMs: number;
 }
 
 export class Recorders {
@@ -48,6 +66,8 @@ export class Recorders {
   private chain: Promise<unknown> = Promise.resolve();
   private closed = false;
   private readonly motionCheck: NodeJS.Timeout | null;
+  /** Cameras that sent human or vehicle events of their own (detection auto leaves them alone). */
+  private readonly reportsObjects = new Set<string>();
 
   constructor(private readonly opts: RecordersOptions) {
     this.motionCheck = opts.motion.mode === 'off' ? null : setInterval(() => this.checkMotionWatchers(), opts.motion.checkMs ?? 15_000);
@@ -67,8 +87,9 @@ export class Recorders {
             deviceId,
             ffmpegPath: this.opts.ffmpegPath,
             inputUrl: () => this.opts.motion.inputUrl(deviceId),
-            onMotion: (phase, at) => this.event(deviceId, 'motion', phase, at),
+            onMotion: (phase, at, where) => this.event(deviceId, 'motion', phase, at, where),
             logger: this.opts.logger,
+            mask: this.opts.motion.mask?.(deviceId) ?? [],
             threshold: this.opts.motion.threshold,
             fps: this.opts.motion.fps,
           }),
@@ -99,8 +120,9 @@ export class Recorders {
     }
   }
 
-  event(deviceId: string, kind: EventType, phase: 'start' | 'stop', at: number): void {
-    this.recorders.get(deviceId)?.event(kind, phase, at);
+  event(deviceId: string, kind: EventType, phase: 'start' | 'stop', at: number, where?: () => Box | null): void {
+    if (kind !== 'motion') this.reportsObjects.add(deviceId);
+    this.recorders.get(deviceId)?.event(kind, phase, at, where);
   }
 
   get(deviceId: string): CameraRecorder | undefined {
@@ -121,12 +143,24 @@ export class Recorders {
       preRollMs: this.opts.preRollMs,
       postRollMs: this.opts.postRollMs,
       maxClipMs: this.opts.maxClipMs,
+      detection: this.detectionFor(deviceId),
       serialize: (job) => {
         const result = this.chain.then(job);
         this.chain = result.catch(() => undefined).finally(() => this.opts.afterClip?.());
         return result;
       },
     });
+  }
+
+  private detectionFor(deviceId: string): CameraRecorderOptions['detection'] {
+    const d = this.opts.detection;
+    if (!d) return null;
+    return {
+      wanted: () => d.wanted(deviceId, this.reportsObjects.has(deviceId)),
+      check: (where) => d.check(deviceId, where),
+      unconfirmed: d.unconfirmed,
+      maxWaitMs: d.maxWaitMs,
+    };
   }
 
   /** Ends every open episode, writes what is pending and stops all ffmpeg children. */

@@ -57,6 +57,11 @@ export interface LoopedSource {
   gopS?: number;
   /** Length of the clip, default 10 s (a whole number of GOPs, so the loop point is a keyframe). */
   seconds?: number;
+  /**
+   * ffmpeg input options of the picture instead of the test pattern (e.g. `['-i', 'scene.mp4']`, at
+   * least `seconds` long, already width × height): a scene for the detector's tests.
+   */
+  input?: readonly string[];
 }
 
 export interface SimulatedRtsp {
@@ -154,7 +159,11 @@ async function loopedClips(ffmpeg: string, source: LoopedSource, mainKbps: numbe
   const gop = Math.max(1, Math.round(fps * gopS));
   // Whole GOPs: the loop then restarts on a keyframe, as a camera's stream would continue.
   const frames = Math.max(1, Math.round(((source.seconds ?? 10) * fps) / gop)) * gop;
-  const key = createHash('sha256').update(JSON.stringify({ CLIP_RECIPE, width, height, fps, gop, frames, mainKbps })).digest('hex').slice(0, 16);
+  const input = source.input ?? ['-f', 'lavfi', '-i', `testsrc2=size=${width}x${height}:rate=${fps}`];
+  const key = createHash('sha256')
+    .update(JSON.stringify({ CLIP_RECIPE, width, height, fps, gop, frames, mainKbps, ...(source.input ? { input: source.input } : {}) }))
+    .digest('hex')
+    .slice(0, 16);
   const base = path.join(tmpdir(), `edge-gateway-sim-clip-${key}`);
   const clips = { main: `${base}-main.mp4`, sub: `${base}-sub.mp4`, gopMs: (gop / fps) * 1000 };
   if (existsSync(clips.main) && existsSync(clips.sub)) return clips;
@@ -170,8 +179,8 @@ async function loopedClips(ffmpeg: string, source: LoopedSource, mainKbps: numbe
   try {
     await runFfmpeg(ffmpeg, [
       '-hide_banner', '-loglevel', 'error', '-nostdin', '-y',
-      '-f', 'lavfi', '-i', `testsrc2=size=${width}x${height}:rate=${fps}`,
-      '-filter_complex', '[0:v]split=2[main][s];[s]scale=320:180[sub]',
+      ...input,
+      '-filter_complex', `[0:v]fps=${fps},split=2[main][s];[s]scale=320:180[sub]`,
       '-map', '[main]', '-frames:v', String(frames), ...x264(gop), ...rate(mainKbps), '-an', '-f', 'mp4', tmp.main,
       '-map', '[sub]', '-frames:v', String(frames), ...x264(gop), ...rate(200), '-an', '-f', 'mp4', tmp.sub,
     ]);

@@ -128,6 +128,31 @@ describe('MotionDetector', () => {
     expect(d.push(flat(0), 20_000)).toBeNull(); // no stop: none was running any more
   });
 
+  it('tells where the picture moved, on a grid, from the streak that made the start', () => {
+    // 32 × 24 in a 4 × 3 grid: cells of 8 × 8. The block covers rows 8–15 (grid row 1).
+    const d = new MotionDetector({ ...base, grid: { cols: 4, rows: 3 } });
+    expect(d.movingArea()).toBeNull();
+    expect(feed(d, [flat(100), block(flat(100), 0), block(flat(100), 8)])).toEqual([null, null, 'start']);
+    // Columns 0–15 changed (block left column 0 and covered 8–15): cells 0 and 1 of row 1.
+    expect(d.movingArea()).toEqual({ x: 0, y: 1 / 3, w: 0.5, h: 1 / 3 });
+    d.push(block(flat(100), 16), 1500); // it moves on: the area grows while motion lasts
+    expect(d.movingArea()).toEqual({ x: 0, y: 1 / 3, w: 0.75, h: 1 / 3 });
+  });
+
+  it('ignores changes inside the motion mask, and counts the rest against the unmasked pixels', () => {
+    const leftHalf = [[0, 0], [0.5, 0], [0.5, 1], [0, 1]] as const;
+    const masked = new MotionDetector({ ...base, mask: [leftHalf], grid: { cols: 4, rows: 3 } });
+    // The block moves within columns 0–15: all masked.
+    expect(feed(masked, [flat(100), block(flat(100), 0), block(flat(100), 8), block(flat(100), 0)])).toEqual([null, null, null, null]);
+    expect(masked.lastScore).toBe(0);
+    expect(masked.movingArea()).toBeNull();
+    // The same block on the right half moves as before, its score over the 384 unmasked pixels.
+    const right = new MotionDetector({ ...base, mask: [leftHalf], grid: { cols: 4, rows: 3 } });
+    expect(feed(right, [flat(100), block(flat(100), 16), block(flat(100), 24)])).toEqual([null, null, 'start']);
+    expect(right.lastScore).toBe(128 / 384);
+    expect(right.movingArea()).toEqual({ x: 0.5, y: 1 / 3, w: 0.5, h: 1 / 3 });
+  });
+
   it.each<[string, Partial<MotionOptions>]>([
     ['width', { width: 0 }],
     ['height', { height: -3 }],

@@ -1,0 +1,138 @@
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import type { BaseLogger } from 'pino';
+import type { Config } from '../config/schema.js';
+import type { RecordersDetection } from '../media/recorder/recorders.js';
+import { encodeJpeg } from './annotate.js';
+import type { CheckRules } from './confirm.js';
+import { DetectorPool, type PoolState } from './detector-pool.js';
+import type { Polygon } from './geometry.js';
+import { grabFrames } from './grab.js';
+import { MotionChecker, type CheckCount } from './motion-check.js';
+
+// The detector as the daemon runs it: the pool (model loaded once per thread), the checker that
+// feeds it frames from the relay, the per-camera rules from the config, and its /metrics series.
+
+type Mode = 'auto' | 'on' | 'off';
+
+/** A camera's own detection settings (cameras[] in the config); discovered cameras have none. */
+export interface CameraDetectionSettings {
+  detection: Mode;
+  zones: Readonly<Record<string, Polygon>>;
+  required_zones: readonly string[];
+}
+
+/**
+ * Whether a camera's motion goes to the detector. detection.mode off turns it off everywhere (no
+ * model is loaded); otherwise the camera's own mode wins unless it is auto, and auto means: unless
+ * the camera reports human or vehicle events itself.
+ */
+export function detectionWanted(global: Mode, camera: Mode, reportsObjects: boolean): boolean {
+  if (global === 'off') return false;
+  const mode = camera === 'auto' ? global : camera;
+  return mode === 'on' || (mode === 'auto' && !reportsObjects);
+}
+
+/** The detector's state for /healthz: `failed` when the model could not be loaded (see the log). */
+export type DetectorHealth = 'off' | 'loading' | 'ready' | 'failed';
+
+export interface DetectionServiceOptions {
+  config: Config['detection'];
+  ffmpegPath: string;
+  /** A loopback relay URL (recorder ticket) of the stream the frames are taken from. */
+  frameUrl: (deviceId: string) => string;
+  camera: (deviceId: string) => CameraDetectionSettings | null;
+  registry: Registry;
+  logger: BaseLogger;
+  /** The worker script (tests of the source tree point at the built one). */
+  workerUrl?: URL;
+}
+
+export interface DetectionService {
+  recorders: RecordersDetection;
+  health(): DetectorHealth;
+  close(): Promise<void>;
+}
+
+const THUMBNAIL_WIDTH = 640;
+// Frames wider than this are scaled down while decoded: crops are at least the model's 512 px, so a
+// 4K picture would cost memory (3 frames × 25 MB a check) without finding anyone a 1280 px one misses.
+const FRAME_MAX_WIDTH = 1280;
+const HEALTH: Record<PoolState, DetectorHealth> = { loading: 'loading', ready: 'ready', error: 'failed', closed: 'off' };
+
+/** Starts the detector (null with detection.mode off). Returns at once; the model loads in the background. */
+export function startDetection(opts: DetectionServiceOptions): DetectionService | null {
+  const c = opts.config;
+  if (c.mode === 'off') return null;
+  const runSeconds = new Histogram({
+    name: 'edge_gateway_detection_run_seconds',
+    help: 'Time a detector thread spent on one check (all its frames and crops), queue wait excluded',
+    buckets: [0.1, 0.25, 0.5, 1, 2, 4, 8, 16],
+    registers: [opts.registry],
+  });
+  const pool = new DetectorPool({
+    threads: c.threads,
+    queueSize: c.queue_size,
+    floorScore: Math.min(0.1, c.min_score),
+    modelDir: c.model_dir,
+    onRun: (s) => runSeconds.observe(s),
+    ...(opts.workerUrl ? { workerUrl: opts.workerUrl } : {}),
+  });
+  const checks = new Counter({
+    name: 'edge_gateway_detection_checks_total',
+    help: 'Motion starts given to the detector, by result: human, vehicle, motion (nothing found), dropped (queue full), no_frames, failed, unavailable (no model)',
+    labelNames: ['result'],
+    registers: [opts.registry],
+  });
+  new Gauge({
+    name: 'edge_gateway_detection_queued',
+    help: 'Checks waiting for a free detector thread (at most detection.queue_size)',
+    registers: [opts.registry],
+    collect() {
+      this.set(pool.stats().queued);
+    },
+  });
+  new Gauge({
+    name: 'edge_gateway_detection_in_flight',
+    help: 'Checks holding frames: being taken from the camera, queued or running (at most detection.queue_size + threads)',
+    registers: [opts.registry],
+    collect() {
+      this.set(checker.checking);
+    },
+  });
+  new Gauge({
+    name: 'edge_gateway_detector_ready',
+    help: '1 once the model is loaded, 0 while loading or when it failed to load (see /healthz and the log)',
+    registers: [opts.registry],
+    collect() {
+      this.set(pool.state === 'ready' ? 1 : 0);
+    },
+  });
+  const log = opts.logger;
+  void pool.started().then((state) => {
+    if (state === 'ready') log.info({ threads: c.threads }, 'object detector ready');
+    else if (state === 'error') log.error({ err: pool.stats().error }, 'the object detector could not start: motion stays motion, recording goes on');
+  });
+  const rules = (deviceId: string): CheckRules => {
+    const cam = opts.camera(deviceId);
+    return { labels: c.labels, minScore: c.min_score, threshold: c.threshold, zones: cam?.zones ?? {}, requiredZones: cam?.required_zones ?? [] };
+  };
+  const checker = new MotionChecker({
+    detector: pool,
+    grab: (deviceId) => grabFrames({ ffmpegPath: opts.ffmpegPath, inputUrl: opts.frameUrl(deviceId), maxWidth: FRAME_MAX_WIDTH }),
+    rules,
+    encode: (frame) => encodeJpeg(frame, { ffmpegPath: opts.ffmpegPath, width: THUMBNAIL_WIDTH }),
+    logger: log,
+    count: (what: CheckCount) => checks.inc({ result: what }),
+    maxInFlight: c.queue_size + c.threads,
+  });
+  return {
+    recorders: {
+      wanted: (deviceId, reportsObjects) => pool.state !== 'error' && detectionWanted(c.mode, opts.camera(deviceId)?.detection ?? 'auto', reportsObjects),
+      check: (deviceId, where) => checker.check(deviceId, where),
+      unconfirmed: c.unconfirmed,
+      maxWaitMs: c.max_wait_s * 1000,
+    },
+    health: () => HEALTH[pool.state],
+    close: () => pool.close(),
+  };
+}
