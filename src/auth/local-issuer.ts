@@ -274,7 +274,7 @@ function thumbprint(jwk: EcPublicJwk): string {
 
 /**
  * WebCrypto rather than generateKeyPairSync + KeyObject.export({ format: 'jwk' }): on Node 20 that
- * pair deadlocks the process now and then (test/auth/node-jwk-export-stress.test.ts).
+ * pair deadlocks the process now and then (test/auth/local-issuer-jwk-stress.test.ts).
  */
 async function makeKey(box: SecretBox, nowS: number): Promise<{ stored: StoredKey; privateJwk: EcPrivateJwk }> {
   const { privateKey } = await webcrypto.subtle.generateKey({ name: 'ECDSA', namedCurve: 'P-256' }, true, ['sign', 'verify']);

@@ -86,7 +86,7 @@ function kids(issuer: LocalIssuer): Array<string | undefined> {
   return issuer.publicJwks().keys.map((k) => k.kid);
 }
 
-/** A key file as the version-1 issuer wrote it. WebCrypto: see node-jwk-export-stress.test.ts. */
+/** A key file as the version-1 issuer wrote it. WebCrypto: see local-issuer-jwk-stress.test.ts. */
 async function writeV1KeyFile(dataDir: string, mtimeS: number): Promise<JWK> {
   const { privateKey } = await webcrypto.subtle.generateKey({ name: 'ECDSA', namedCurve: 'P-256' }, true, ['sign']);
   const jwk = await webcrypto.subtle.exportKey('jwk', privateKey);

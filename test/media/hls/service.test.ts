@@ -9,7 +9,7 @@ import type { HlsStreamHandle } from '../../../src/media/hls/service.js';
 // The HLS service's bounds without a camera: a stream handle that never sends a packet, so every
 // request that needs media waits; what is tested is what happens around the wait (limits, the
 // timeout, a client going away, the idle close). Media through the muxer is tested with the real
-// gateway in test/api/live-hls.test.ts.
+// gateway in test/api/routes/live-hls.test.ts.
 
 const SDP = ['v=0', 'o=- 0 0 IN IP4 127.0.0.1', 's=cam', 't=0 0', 'm=video 0 RTP/AVP 96', 'a=rtpmap:96 H264/90000', 'a=control:trackID=0', ''].join('\r\n');
 

@@ -1,7 +1,7 @@
 import { connect, createServer, type AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readVersion } from '../../src/version.js';
-import { startTestGateway, type TestGateway } from '../support/gateway.js';
+import { readVersion } from '../../../src/version.js';
+import { startTestGateway, type TestGateway } from '../../support/gateway.js';
 
 let t: TestGateway;
 beforeAll(async () => {

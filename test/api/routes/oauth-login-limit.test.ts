@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_LOGIN_RATE_LIMIT } from '../../src/auth/oauth/password.js';
-import { startTestGateway, type TestGateway } from '../support/gateway.js';
-import { addUser, FormBrowser, formFields, registerClient, type RegisteredClient } from '../support/oauth.js';
+import { DEFAULT_LOGIN_RATE_LIMIT } from '../../../src/auth/oauth/password.js';
+import { startTestGateway, type TestGateway } from '../../support/gateway.js';
+import { addUser, FormBrowser, formFields, registerClient, type RegisteredClient } from '../../support/oauth.js';
 
 // The login limit under parallel bursts over real HTTPS: every attempt is counted when it arrives,
 // so a burst gets no more tries than one attempt after another would. The authorization server's

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestGateway, type TestGateway } from '../support/gateway.js';
-import { makeRng, mutate } from '../support/fuzz.js';
-import { FormBrowser, formFields, pkcePair, registerClient, type RegisteredClient } from '../support/oauth.js';
+import { startTestGateway, type TestGateway } from '../../support/gateway.js';
+import { makeRng, mutate } from '../../support/fuzz.js';
+import { FormBrowser, formFields, pkcePair, registerClient, type RegisteredClient } from '../../support/oauth.js';
 
 // Bad input at the authorization server's endpoints over real HTTPS: mutated token requests (form
 // and JSON) and authorization requests. Every answer is a clear refusal in the endpoint's own form

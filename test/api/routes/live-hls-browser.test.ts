@@ -4,8 +4,8 @@ import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchChromium, newContext } from '../support/browser.js';
-import { hlsAddress, startHlsRig, type HlsRig } from '../support/live-hls.js';
+import { launchChromium, newContext } from '../../support/browser.js';
+import { hlsAddress, startHlsRig, type HlsRig } from '../../support/live-hls.js';
 
 // A web app on its own loopback origin plays the gateway's LL-HLS address in Debian's chromium
 // through hls.js (from node_modules, served by that app): cross-origin, as a dashboard on another

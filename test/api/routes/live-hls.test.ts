@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseMediaPlaylist, parseMultivariantPlaylist } from '../../src/media/hls/playlist-parse.js';
-import { TicketSigner } from '../../src/media/ticket.js';
-import { SecretBox } from '../../src/platform/secret-box.js';
-import { ffmpegPlays, hlsAddress, startHlsRig, type HlsRig } from '../support/live-hls.js';
+import { parseMediaPlaylist, parseMultivariantPlaylist } from '../../../src/media/hls/playlist-parse.js';
+import { TicketSigner } from '../../../src/media/ticket.js';
+import { SecretBox } from '../../../src/platform/secret-box.js';
+import { ffmpegPlays, hlsAddress, startHlsRig, type HlsRig } from '../../support/live-hls.js';
 
 // LL-HLS from the started gateway: simulated cameras (H.264 + AAC, H.264 + G.711, H.265 + AAC)
 // adopted over ONVIF, tickets from GET /v1/devices/{id}/stream, real HTTPS requests and ffmpeg as

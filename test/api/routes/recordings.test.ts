@@ -2,8 +2,8 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { EventType } from '../../src/domain/types.js';
-import { startTestGateway, type TestGateway } from '../support/gateway.js';
+import type { EventType } from '../../../src/domain/types.js';
+import { startTestGateway, type TestGateway } from '../../support/gateway.js';
 
 let t: TestGateway;
 let clip: Buffer;

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestGateway, type TestGateway } from '../support/gateway.js';
+import { startTestGateway, type TestGateway } from '../../support/gateway.js';
 
 let t: TestGateway;
 const base = Date.UTC(2026, 10, 20, 10);

@@ -3,11 +3,11 @@ import { readFileSync, rmSync, statSync, writeFileSync, mkdirSync } from 'node:f
 import { request } from 'node:https';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Store } from '../../src/store/store.js';
-import { tempDir } from '../support/gateway.js';
-import { makeClient } from '../support/https.js';
+import { Store } from '../src/store/store.js';
+import { tempDir } from './support/gateway.js';
+import { makeClient } from './support/https.js';
 
-const CLI = path.resolve(import.meta.dirname, '../../dist/cli.js');
+const CLI = path.resolve(import.meta.dirname, '../dist/cli.js');
 // Daemons started by tests never probe the machine's real interfaces.
 const NO_DISCOVERY = 'onvif:\n  discovery:\n    enabled: false\nrtsp:\n  host: 127.0.0.1\n  port: 0\n  udp_port: 0\nmetrics:\n  listen: 127.0.0.1:0\n';
 const dirs: string[] = [];
@@ -183,7 +183,7 @@ describe('edge-gateway simulate-camera', () => {
       });
       child.on('exit', (code) => reject(new Error(`simulator exited ${code}: ${out}`)));
     });
-    const { OnvifSession } = await import('../../src/onvif/library.js');
+    const { OnvifSession } = await import('../src/onvif/library.js');
     const models: string[] = [];
     for (const url of urls) {
       const s = await OnvifSession.connect({ url, username: 'admin', password: 's3cret' }, { callTimeoutMs: 3000 });
@@ -214,7 +214,7 @@ describe('edge-gateway seal', () => {
     const sealed = r.stdout.trim();
     expect(sealed).toMatch(/^sealed:v\d+\./);
     expect(sealed).not.toContain('broker-pw');
-    const { SecretBox, openConfigSecret } = await import('../../src/platform/secret-box.js');
+    const { SecretBox, openConfigSecret } = await import('../src/platform/secret-box.js');
     expect(openConfigSecret(SecretBox.openInDir(path.join(dir, 'data')), sealed)).toBe('broker-pw'); // the newline is not part of it
     const empty = spawnSync(process.execPath, [CLI, 'seal', '--config', cfg], { input: '', encoding: 'utf8', timeout: 30_000, env: { PATH: process.env.PATH ?? '' } });
     expect(empty.status).toBe(2);
@@ -274,8 +274,8 @@ describe('edge-gateway clients and users (the local authorization server stand-i
     expect(run(['users', 'add', '--config', cfg, '--username', 'bad name', '--password-stdin'], 'pw').status).toBe(2);
     expect(run(['users', 'add', '--config', cfg, '--username', 'owner2']).stderr).toMatch(/--password-stdin/);
     expect(run(['users', 'list', '--config', cfg]).stdout).toBe('owner\n');
-    const { Store } = await import('../../src/store/store.js');
-    const { verifyPassword } = await import('../../src/auth/oauth/password.js');
+    const { Store } = await import('../src/store/store.js');
+    const { verifyPassword } = await import('../src/auth/oauth/password.js');
     const store = Store.open(path.join(dir, 'data'));
     try {
       const user = store.getLocalUser('owner')!;

@@ -2,9 +2,9 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { decodeJwt, decodeProtectedHeader } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestGateway, type TestGateway } from '../support/gateway.js';
-import type { Response } from '../support/https.js';
-import { addUser, authorizeInBrowser, FormBrowser, formFields, pkcePair, registerClient, type RegisteredClient } from '../support/oauth.js';
+import { startTestGateway, type TestGateway } from '../../support/gateway.js';
+import type { Response } from '../../support/https.js';
+import { addUser, authorizeInBrowser, FormBrowser, formFields, pkcePair, registerClient, type RegisteredClient } from '../../support/oauth.js';
 
 // The local authorization server end to end over real HTTPS: the login and consent pages, the
 // token endpoint, and the API taking (and, after a revocation, refusing) what it issued.

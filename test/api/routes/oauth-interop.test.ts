@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import * as oauth from 'oauth4webapi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestGateway, type TestGateway } from '../support/gateway.js';
-import { addUser, FormBrowser, fetchTrusting, formFields, registerClient } from '../support/oauth.js';
+import { startTestGateway, type TestGateway } from '../../support/gateway.js';
+import { addUser, FormBrowser, fetchTrusting, formFields, registerClient } from '../../support/oauth.js';
 
 // A standard client library, oauth4webapi, against the local authorization server: discovery
 // (RFC 8414, issuer checked), the code flow with PKCE and RFC 9207's iss checked, the refresh, and

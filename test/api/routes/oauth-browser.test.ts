@@ -2,9 +2,9 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchChromium, newContext } from '../support/browser.js';
-import { startTestGateway, type TestGateway } from '../support/gateway.js';
-import { addUser, pkcePair, registerClient } from '../support/oauth.js';
+import { launchChromium, newContext } from '../../support/browser.js';
+import { startTestGateway, type TestGateway } from '../../support/gateway.js';
+import { addUser, pkcePair, registerClient } from '../../support/oauth.js';
 
 // A real browser (Debian's chromium, headless) on the real login and consent pages: what a user
 // of a phone or desktop app sees. The app's side is a loopback HTTP server at its redirect URI.

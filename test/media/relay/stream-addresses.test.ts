@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import os from 'node:os';
-import { StreamAddressIssuer } from '../../src/media/relay/stream-addresses.js';
-import { TicketSigner } from '../../src/media/ticket.js';
+import { StreamAddressIssuer } from '../../../src/media/relay/stream-addresses.js';
+import { TicketSigner } from '../../../src/media/ticket.js';
 
 // The three kinds of live-stream address: where each points, the ticket inside, and which request
 // hosts are echoed (this box's) or replaced (anything else in a Host header).

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Store } from '../../src/store/store.js';
-import { startTestGateway, type TestGateway } from '../support/gateway.js';
+import { Store } from '../../../src/store/store.js';
+import { startTestGateway, type TestGateway } from '../../support/gateway.js';
 
 let t: TestGateway;
 const base = Date.UTC(2026, 10, 1, 12, 0, 0, 120);
