@@ -1,9 +1,8 @@
 import type { FastifyInstance } from 'fastify';
-import { existsSync, mkdirSync } from 'node:fs';
-import { randomBytes } from 'node:crypto';
-import { createServer, type AddressInfo } from 'node:net';
+import { mkdirSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { pino, type Logger } from 'pino';
+import type { Logger } from 'pino';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { LocalIssuer, openLocalIssuer, startKeyRotation } from './auth/local-issuer.js';
 import { AuthorizationServer, openTokenKey } from './auth/oauth/authorization-server.js';
@@ -34,19 +33,25 @@ import { CameraManager, pickDeviceServiceUrl } from './onvif/manager.js';
 import { buildApiServer } from './api/server.js';
 import { loadTlsCredentials } from './api/tls.js';
 import { registerGatewayMetrics } from './metrics/gateway-metrics.js';
-import { startMetricsServer, type MetricsServer } from './metrics/metrics-server.js';
+import { openMetricsListener } from './metrics/metrics-server.js';
+import { createLogger } from './daemon/process.js';
+import { gatewayId } from './daemon/gateway-id.js';
+import { choosePort, clockSynchronized } from './daemon/host.js';
+import { createCloudSync } from './sync/create.js';
 import { createSdNotify, type SdNotify } from './daemon/sd-notify.js';
 import { isLoopbackHost } from './config/load.js';
-import { parseListenAddress, type ListenAddress } from './config/listen.js';
-import { createOnce } from './platform/durable-files.js';
-import { openConfigSecret, SecretBox } from './platform/secret-box.js';
+import { parseListenAddress } from './config/listen.js';
+import { SecretBox } from './platform/secret-box.js';
 import { Store } from './store/store.js';
-import { readMqttCredentials } from './config/mqtt-credentials.js';
 import { readVersion } from './version.js';
-import { CloudSync } from './sync/cloud-sync.js';
 import { registerSyncMetrics } from './sync/metrics.js';
 
-// The one place that builds the parts and wires them together. Nothing else constructs a part.
+// The one place that builds the parts and wires them together, in start-up order. Nothing else
+// constructs a part; each part's own helpers live with it (src/daemon for the process and host).
+
+// Re-exported for the CLI and the daemon tests, which load them from the built main.js.
+export { createLogger, installFatalHandlers } from './daemon/process.js';
+export { gatewayId } from './daemon/gateway-id.js';
 
 export interface Gateway {
   readonly id: string;
@@ -69,81 +74,6 @@ export interface StartOptions {
   oauthClock?: () => number;
   /** The detector's worker script (tests running the source point at the built dist/detect/worker.js). */
   detectorWorkerUrl?: URL;
-}
-
-export function createLogger(config: Config): Logger {
-  return pino({ level: config.log.level, base: { service: 'edge-gateway' } });
-}
-
-/**
- * Last resort for a bug that escapes every promise: log it with its stack at fatal level and exit
- * non-zero, so systemd (Restart=on-failure) restarts the daemon. It never carries on: after an
- * unexpected exception the state of streams, recorders and sessions is unknown. Camera answers
- * never get here (each ends as a typed error of its own call, see src/onvif/library.ts).
- */
-export function installFatalHandlers(logger: Logger, exit: (code: number) => void = (code) => process.exit(code)): void {
-  const fatal = (origin: 'uncaughtException' | 'unhandledRejection') => (err: unknown) => {
-    logger.fatal({ err: err instanceof Error ? err : new Error(String(err)), origin }, 'uncaught exception');
-    exit(70); // EX_SOFTWARE
-  };
-  process.on('uncaughtException', fatal('uncaughtException'));
-  process.on('unhandledRejection', fatal('unhandledRejection'));
-}
-
-/** The gateway's stable id: from config, else generated once and kept in data_dir. */
-export function gatewayId(config: Config): string {
-  if (config.gateway.id) return config.gateway.id;
-  return createOnce(path.join(config.gateway.data_dir, 'gateway-id'), () => `gw_${randomBytes(9).toString('base64url')}`, 0o644)
-    .toString('utf8')
-    .trim();
-}
-
-/** Port 0 (tests) is settled before the start, so the issuer URL can name the port. */
-async function choosePort(host: string, port: number): Promise<number> {
-  if (port !== 0) return port;
-  const probe = createServer();
-  await new Promise<void>((resolve, reject) => probe.once('error', reject).listen(0, host, resolve));
-  const chosen = (probe.address() as AddressInfo).port;
-  await new Promise((resolve) => probe.close(resolve));
-  return chosen;
-}
-
-/** The cloud link from the sync.mqtt config (TLS files read now: a wrong path stops the start). */
-function createCloudSync(config: Config, url: string, deps: { id: string; store: Store; cameras: CameraManager; logger: Logger; secretBox: SecretBox }): CloudSync {
-  const m = config.sync.mqtt;
-  const { tls, password } = readMqttCredentials(m, (value) => openConfigSecret(deps.secretBox, value));
-  return new CloudSync({
-    url,
-    prefix: m.topic_prefix,
-    gatewayId: deps.id,
-    store: deps.store,
-    control: deps.cameras,
-    logger: deps.logger,
-    tls,
-    username: m.username,
-    password,
-    homeAssistant: m.home_assistant ? { discoveryPrefix: m.home_assistant_prefix } : null,
-    version: readVersion(),
-  });
-}
-
-/** systemd-timesyncd marks a synchronised clock with this file; other NTP daemons leave it unknown. */
-function clockSynchronized(): boolean | null {
-  if (existsSync('/run/systemd/timesync/synchronized')) return true;
-  return existsSync('/run/systemd/timesync') ? false : null;
-}
-
-/**
- * The metrics listener. A port already taken (another exporter on the box) does not stop the
- * gateway: cameras and recording matter more than their figures, and the error line names the key.
- */
-async function openMetricsListener(listen: ListenAddress, registry: Registry, log: Logger): Promise<MetricsServer | null> {
-  try {
-    return await startMetricsServer(listen, registry);
-  } catch (err) {
-    log.error({ err: (err as Error).message, listen: `${listen.host}:${listen.port}` }, 'metrics listener not started (metrics.listen): /metrics is unavailable');
-    return null;
-  }
 }
 
 export async function startGateway(config: Config, opts: StartOptions = {}): Promise<Gateway> {

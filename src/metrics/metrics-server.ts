@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { BaseLogger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { ListenAddress } from '../config/listen.js';
 
@@ -59,4 +60,17 @@ async function answer(req: IncomingMessage, res: ServerResponse, registry: Regis
 function send(res: ServerResponse, status: number, text: string): void {
   res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8', 'content-length': Buffer.byteLength(text) });
   res.end(text);
+}
+
+/**
+ * The metrics listener. A port already taken (another exporter on the box) does not stop the
+ * gateway: cameras and recording matter more than their figures, and the error line names the key.
+ */
+export async function openMetricsListener(listen: ListenAddress, registry: Registry, log: BaseLogger): Promise<MetricsServer | null> {
+  try {
+    return await startMetricsServer(listen, registry);
+  } catch (err) {
+    log.error({ err: (err as Error).message, listen: `${listen.host}:${listen.port}` }, 'metrics listener not started (metrics.listen): /metrics is unavailable');
+    return null;
+  }
 }
