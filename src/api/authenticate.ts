@@ -1,10 +1,11 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest, onRequestHookHandler } from 'fastify';
 import fp from 'fastify-plugin';
 import { parseBearer } from '../auth/bearer.js';
 import { hasScope } from '../auth/scope-claim.js';
 import type { Scope } from '../auth/scope-catalogue.js';
 import type { TokenCheck, VerifiedToken } from '../auth/verifier.js';
 import { authErrors } from './errors.js';
+import { addRouteOnRequest } from './route-hooks.js';
 
 export type { Scope } from '../auth/scope-catalogue.js';
 
@@ -22,7 +23,9 @@ declare module 'fastify' {
 /**
  * Every route needs a bearer token unless its config says `public: true`; the scope a route needs
  * sits in its config and is copied into its OpenAPI security requirement (`[]` for a public one:
- * none needed), so the two cannot drift.
+ * none needed), so the two cannot drift. The check is the route's own onRequest hook, made once
+ * from its config when the route is added: a request costs no look at its route's options, and
+ * routes that need no token (public ones, the not-found handler) run no check at all.
  */
 async function authenticatePlugin(app: FastifyInstance, opts: { verifier: TokenCheck }): Promise<void> {
   app.decorateRequest('token', null);
@@ -34,22 +37,59 @@ async function authenticatePlugin(app: FastifyInstance, opts: { verifier: TokenC
     if (scope) route.schema = { ...route.schema, security: [{ bearer: [scope] }] };
     else if (route.config?.public) route.schema = { ...route.schema, security: [] };
     else throw new Error(`route ${String(route.method)} ${route.url} has neither a scope nor public: true`);
-  });
-
-  app.addHook('onRequest', async (request: FastifyRequest) => {
-    const config = request.routeOptions.config;
-    if (config.public || request.is404) return;
-    const needed = config.scope;
-    if (!needed) throw authErrors.insufficientScope('none');
-    const url = request.raw.url ?? '';
-    const q = url.indexOf('?');
-    const credentials = parseBearer({ rawHeaders: request.raw.rawHeaders, query: q < 0 ? '' : url.slice(q + 1) });
-    if (credentials.kind === 'none') throw authErrors.missing();
-    if (credentials.kind === 'malformed') throw authErrors.malformed(credentials.reason);
-    const token = await opts.verifier.verify(credentials.token);
-    if (!hasScope(token.scopes, needed)) throw authErrors.insufficientScope(needed);
-    request.token = token;
+    if (scope && !route.config?.public) addRouteOnRequest(route, tokenCheckHook(opts.verifier, scope), 'last');
   });
 }
+
+/**
+ * A callback hook, not an async one: a token the verifier has cached is admitted without a promise
+ * (TokenCheck.cached); only one it has not seen waits for verify.
+ */
+function tokenCheckHook(verifier: TokenCheck, needed: Scope): onRequestHookHandler {
+  const admit = (request: FastifyRequest, token: VerifiedToken): void => {
+    if (!hasScope(token.scopes, needed)) throw authErrors.insufficientScope(needed);
+    request.token = token;
+  };
+  return (request, _reply, done) => {
+    let bearer: string;
+    let cached: VerifiedToken | null;
+    try {
+      bearer = bearerToken(request);
+      cached = verifier.cached?.(bearer) ?? null;
+      if (cached !== null) admit(request, cached);
+    } catch (err) {
+      done(asError(err));
+      return;
+    }
+    // Outside the try: done() runs the rest of the request, whose errors are not this hook's.
+    if (cached !== null) {
+      done();
+      return;
+    }
+    verifier.verify(bearer).then(
+      (token) => {
+        try {
+          admit(request, token);
+        } catch (err) {
+          done(asError(err));
+          return;
+        }
+        done();
+      },
+      (err: unknown) => done(asError(err)),
+    );
+  };
+}
+
+function bearerToken(request: FastifyRequest): string {
+  const url = request.raw.url ?? '';
+  const q = url.indexOf('?');
+  const credentials = parseBearer({ rawHeaders: request.raw.rawHeaders, query: q < 0 ? '' : url.slice(q + 1) });
+  if (credentials.kind === 'none') throw authErrors.missing();
+  if (credentials.kind === 'malformed') throw authErrors.malformed(credentials.reason);
+  return credentials.token;
+}
+
+const asError = (err: unknown): Error => (err instanceof Error ? err : new Error(String(err)));
 
 export const authenticate = fp(authenticatePlugin, { name: 'authenticate', fastify: '5.x' });

@@ -22,6 +22,7 @@ import { liveRoutes, type LiveRoutesOptions } from './routes/live.js';
 import { recordingRoutes } from './routes/recordings.js';
 import { systemRoutes } from './routes/system.js';
 import type { DetectorHealth } from '../detect/service.js';
+import { addRouteOnRequest } from './route-hooks.js';
 import { strictQuery } from './strict-query.js';
 import { guardConnections } from './connection-guard.js';
 
@@ -29,6 +30,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** performance.now() when the request's onRequest hooks began (ms). */
     receivedAt: number;
+    /** The route's URL pattern, as metrics label it; 'unmatched' when no route matched. */
+    routeLabel: string;
   }
 }
 
@@ -114,10 +117,11 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<FastifyIns
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
     registers: [opts.registry],
   });
-  app.addHook('onResponse', async (request, reply) => {
-    const route = request.routeOptions.url ?? 'unmatched';
+  app.addHook('onResponse', (request, reply, done) => {
+    const route = request.routeLabel;
     requests.inc({ method: request.method, route, status: reply.statusCode });
     duration.observe({ route }, reply.elapsedTime / 1000);
+    done();
   });
 
   // Anyone who can reach the port decides how often these happen (a forged token naming an issuer
@@ -145,10 +149,20 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<FastifyIns
 
   // Lists need data no older than their request: a check for other connections' commits made
   // after this moment, as the token check makes it, is enough (ListOptions.freshAsOf).
+  // Both set by a hook of each route's own, first among its onRequest hooks (src/api/route-hooks.ts).
   app.decorateRequest('receivedAt', 0);
-  app.addHook('onRequest', (request, _reply, done) => {
-    request.receivedAt = performance.now();
-    done();
+  app.decorateRequest('routeLabel', 'unmatched');
+  app.addHook('onRoute', (route) => {
+    const label = route.url;
+    addRouteOnRequest(
+      route,
+      (request, _reply, done) => {
+        request.receivedAt = performance.now();
+        request.routeLabel = label;
+        done();
+      },
+      'first',
+    );
   });
   await app.register(authenticate, { verifier: opts.verifier });
   await app.register(strictQuery);

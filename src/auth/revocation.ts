@@ -7,11 +7,21 @@ import type { TokenCheck, VerifiedToken } from './verifier.js';
 // cached tokens included.
 
 export function withRevocation(verifier: TokenCheck, localIssuer: string, isRevoked: (jti: string) => boolean): TokenCheck {
-  return {
+  const refuseRevoked = (verified: VerifiedToken): VerifiedToken => {
+    if (verified.issuer === localIssuer && verified.tokenId !== null && isRevoked(verified.tokenId)) throw new InvalidTokenError('token revoked');
+    return verified;
+  };
+  const check: TokenCheck = {
     async verify(token: string): Promise<VerifiedToken> {
-      const verified = await verifier.verify(token);
-      if (verified.issuer === localIssuer && verified.tokenId !== null && isRevoked(verified.tokenId)) throw new InvalidTokenError('token revoked');
-      return verified;
+      return refuseRevoked(await verifier.verify(token));
     },
   };
+  const cached = verifier.cached?.bind(verifier);
+  if (cached !== undefined) {
+    check.cached = (token) => {
+      const verified = cached(token);
+      return verified === null ? null : refuseRevoked(verified);
+    };
+  }
+  return check;
 }

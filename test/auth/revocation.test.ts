@@ -24,4 +24,13 @@ describe('withRevocation', () => {
     const failing = withRevocation({ verify: async () => Promise.reject(new InvalidTokenError('token expired')) }, 'i', () => false);
     await expect(failing.verify('x')).rejects.toMatchObject({ reason: 'token expired' });
   });
+
+  it('applies the revocation to cached answers too, and passes a miss on as null', () => {
+    const seen = new Map([['a', token('https://gw.local', 'jti-revoked')], ['b', token('https://gw.local', 'jti-live')]]);
+    const wrapped = withRevocation({ verify: async () => Promise.reject(new Error('not used')), cached: (t) => seen.get(t) ?? null }, 'https://gw.local', (jti) => revoked.has(jti));
+    expect(() => wrapped.cached?.('a')).toThrow('token revoked');
+    expect(wrapped.cached?.('b')?.tokenId).toBe('jti-live');
+    expect(wrapped.cached?.('c')).toBeNull();
+    expect('cached' in withRevocation({ verify: () => Promise.resolve(token('i', null)) }, 'i', () => false)).toBe(false);
+  });
 });

@@ -550,6 +550,30 @@ describe('TokenVerifier: verified-token cache', () => {
     expect(await metric(registry, 'edge_gateway_token_verifications_total', { result: 'ok' })).toBe(2);
   });
 
+  it('answers at once (cached) only for a token verified before, counted as verify counts it', async () => {
+    const { verifier, registry } = await readyVerifier();
+    const token = await sign(ed);
+    expect(verifier.cached(token)).toBeNull();
+    expect(await metric(registry, 'edge_gateway_token_verifications_total')).toBe(0);
+    const first = await verifier.verify(token);
+    expect(verifier.cached(token)).toEqual(first);
+    expect(await metric(registry, 'edge_gateway_token_cache_hits_total')).toBe(1);
+    expect(await metric(registry, 'edge_gateway_token_verifications_total', { result: 'ok' })).toBe(2);
+    expect(() => verifier.cached('a'.repeat(8193))).toThrow(InvalidTokenError);
+    expect(await metric(registry, 'edge_gateway_token_verifications_total', { result: 'invalid' })).toBe(1);
+  });
+
+  it('cached gives nothing past exp, and refuses a cached token whose iat is ahead of a clock that stepped back', async () => {
+    const { verifier, clock } = await readyVerifier({ clockToleranceS: 0 });
+    const token = await sign(ed, { claims: { exp: Math.floor(T0 / 1000) + 60 } });
+    await verifier.verify(token);
+    clock.ms -= 10_000;
+    expect(() => verifier.cached(token)).toThrow('token issued in the future');
+    clock.ms += 70_000;
+    expect(verifier.cached(token)).toBeNull();
+    await expectInvalid(verifier.verify(token), 'token expired');
+  });
+
   it('never serves an entry past its exp', async () => {
     const { verifier, registry, clock } = await readyVerifier({ clockToleranceS: 0 });
     const token = await sign(ed, { claims: { exp: Math.floor(T0 / 1000) + 60 } });
