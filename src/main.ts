@@ -302,9 +302,8 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
       streams,
       registry,
       version: readVersion(),
-      ...(config.webrtc.enabled ? { live: { tickets, webrtc, maxSessionS: config.rtsp.max_session_s } } : {}),
+      live: { tickets, hls, maxSessionS: config.rtsp.max_session_s, ...(config.webrtc.enabled ? { webrtc } : {}) },
       localJwks: localIssuer ? () => localIssuer.publicJwks() : null,
-      liveHls: { hls, tickets },
       detector: () => detection?.health() ?? 'off',
       oauth: localIssuer
         ? {

@@ -106,9 +106,6 @@ export function toApiError(err: unknown): ApiError | null {
   if (err instanceof DeviceCommandError) return new ApiError(502, 'device_error', err.message);
   const live = liveApiError(err);
   if (live) return live;
-  // Any other bad ticket (another key, tampered, malformed, a recorder's) is answered as an unknown
-  // path, the same for WHEP and HLS: which check failed is not told.
-  if (err instanceof TicketError) return new ApiError(404, 'not_found', 'no such live stream');
   if (err instanceof HlsRequestError) return badRequest(err.message);
   if (err instanceof HlsNotFoundError) return new ApiError(404, 'not_found', err.message);
   if (err instanceof HlsUnavailableError) return new ApiError(503, 'temporarily_unavailable', err.message, { 'retry-after': '1' });

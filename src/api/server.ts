@@ -16,7 +16,6 @@ import { finishOpenApiDocument } from './openapi-document.js';
 import type { DeviceControl, StreamAddresses } from './ports.js';
 import { alertRoutes } from './routes/alerts.js';
 import { deviceRoutes } from './routes/devices.js';
-import { liveHlsRoutes, type LiveHlsRoutesOptions } from './routes/live-hls.js';
 import { oauthRoutes, type OAuthRoutesOptions } from './routes/oauth.js';
 import { liveRoutes, type LiveRoutesOptions } from './routes/live.js';
 import { recordingRoutes } from './routes/recordings.js';
@@ -53,9 +52,7 @@ export interface ApiServerOptions {
   detector?: () => DetectorHealth;
   /** The local authorization server's endpoints; null when auth.local is off. */
   oauth: OAuthRoutesOptions | null;
-  /** LL-HLS under /live/{ticket}/ (docs/live.md); absent: not served. */
-  liveHls?: LiveHlsRoutesOptions;
-  /** Browser live view under /live (WebRTC WHEP); absent: none. */
+  /** Browser live view under /live: WebRTC (WHEP) and LL-HLS; absent: none. */
   live?: LiveRoutesOptions;
 }
 
@@ -190,7 +187,6 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<FastifyIns
   await app.register(recordingRoutes, { store: opts.store, storageDir: opts.storageDir });
   await app.register(alertRoutes, { store: opts.store });
   if (opts.oauth) await app.register(oauthRoutes, opts.oauth);
-  if (opts.liveHls) await app.register(liveHlsRoutes, opts.liveHls);
   if (opts.live) await app.register(liveRoutes, { ...opts.live, prefix: '/live' });
   await app.ready();
   return app;

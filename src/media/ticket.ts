@@ -93,3 +93,19 @@ export class TicketSigner {
     return createHmac('sha256', this.key).update(body).digest().subarray(0, MAC_BYTES);
   }
 }
+
+/**
+ * The claims of a ticket that may start a viewer's session; null when the answer is the plain 404
+ * of an unknown path (tampered, malformed, another key's, or a recorder's ticket: which is not
+ * told). Only an authentic, expired ticket is said to be one (TicketError 'expired': 401).
+ */
+export function startingClaims(tickets: Pick<TicketSigner, 'verify'>, ticket: string, nowMs: number): TicketClaims | null {
+  try {
+    const claims = tickets.verify(ticket, nowMs);
+    // The recorder's own tickets serve the RTSP relay only.
+    return claims.recorder ? null : claims;
+  } catch (err) {
+    if (err instanceof TicketError && err.reason === 'expired') throw err;
+    return null;
+  }
+}

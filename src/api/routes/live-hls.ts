@@ -7,9 +7,9 @@ import { HlsNotFoundError } from '../../media/hls/errors.js';
 import { writeMediaPlaylist, writeMultivariantPlaylist } from '../../media/hls/playlist.js';
 import type { HlsService } from '../../media/hls/service.js';
 import { SESSION_ID, type HlsSession } from '../../media/hls/sessions.js';
-import { TicketError, type TicketClaims } from '../../media/ticket.js';
+import { startingClaims, type TicketSigner } from '../../media/ticket.js';
 
-// Low-Latency HLS for browsers and players, under the stream ticket of
+// Low-Latency HLS for browsers and players (registered by routes/live.ts under /live), under the stream ticket of
 // GET /v1/devices/{id}/stream?protocol=hls (docs/live.md):
 //   /live/<ticket>/index.m3u8               starts a session (ticket unexpired): a multivariant
 //                                           playlist naming <session>/index.m3u8
@@ -20,14 +20,8 @@ import { TicketError, type TicketClaims } from '../../media/ticket.js';
 
 export interface LiveHlsRoutesOptions {
   hls: HlsService;
-  tickets: { verify(ticket: string, nowMs: number): TicketClaims };
+  tickets: Pick<TicketSigner, 'verify'>;
   now?: () => number;
-  /**
-   * Let any origin read the answers (a web app on another origin playing through hls.js). Off when
-   * the plugin sits inside a /live scope with @fastify/cors. Only simple GETs come here (no
-   * preflight), so one header does; the ticket in the path, not the origin, is the credential.
-   */
-  cors?: boolean;
 }
 
 const PLAYLIST_TYPE = 'application/vnd.apple.mpegurl';
@@ -57,12 +51,11 @@ function playlist(reply: FastifyReply, text: string): FastifyReply {
 
 export const liveHlsRoutes: FastifyPluginAsyncTypebox<LiveHlsRoutesOptions> = async (app, opts) => {
   const now = opts.now ?? Date.now;
-  if (opts.cors !== false) app.addHook('onRequest', async (_req, reply) => void reply.header('access-control-allow-origin', '*'));
 
-  app.get('/live/:ticket/index.m3u8', { schema: { hide: true, params: TicketParams }, config: { public: true } }, async (req, reply) => {
-    const claims = opts.tickets.verify(req.params.ticket, now());
-    // The recorder's tickets start RTSP sessions from this box only.
-    if (claims.recorder) throw new TicketError('bad signature');
+  // Registered inside liveRoutes (prefix /live), whose @fastify/cors lets other origins read these.
+  app.get('/:ticket/index.m3u8', { schema: { hide: true, params: TicketParams }, config: { public: true } }, async (req, reply) => {
+    const claims = startingClaims(opts.tickets, req.params.ticket, now());
+    if (!claims) return reply.callNotFound();
     const { session, muxer } = await opts.hls.start(req.params.ticket, claims.deviceId, claims.profile, clientGone(reply));
     const text = writeMultivariantPlaylist([
       { uri: `${session.id}/index.m3u8`, bandwidth: muxer.bandwidth(), codecs: muxer.codecs, ...(muxer.resolution ? { resolution: muxer.resolution } : {}) },
@@ -70,7 +63,7 @@ export const liveHlsRoutes: FastifyPluginAsyncTypebox<LiveHlsRoutesOptions> = as
     return playlist(reply, text);
   });
 
-  app.get('/live/:ticket/:session/:file', { schema: { hide: true, params: SessionParams }, config: { public: true } }, async (req, reply) => {
+  app.get('/:ticket/:session/:file', { schema: { hide: true, params: SessionParams }, config: { public: true } }, async (req, reply) => {
     const { ticket, session: sessionId, file } = req.params;
     if (!SESSION_ID.test(sessionId)) throw new HlsNotFoundError('no such HLS session');
     const { session, muxer } = opts.hls.find(ticket, sessionId);

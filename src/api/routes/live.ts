@@ -2,10 +2,12 @@ import cors from '@fastify/cors';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { IncomingMessage } from 'node:http';
 import { SDP_MAX_BYTES } from '../../media/sdp.js';
-import { TicketError, type TicketClaims, type TicketSigner } from '../../media/ticket.js';
+import { startingClaims, type TicketSigner } from '../../media/ticket.js';
 import { NotSdpError, SdpTooLargeError } from '../../media/webrtc/errors.js';
 import type { WebRtcSessions } from '../../media/webrtc/sessions.js';
+import type { HlsService } from '../../media/hls/service.js';
 import { ApiError } from '../errors.js';
+import { liveHlsRoutes } from './live-hls.js';
 import { errorResponse, NoBody, parserErrorResponses } from '../schemas.js';
 
 // Browser live view under /live/{ticket}/…: the WHEP endpoint (RFC 9725) of WebRTC sessions.
@@ -14,17 +16,22 @@ import { errorResponse, NoBody, parserErrorResponses } from '../schemas.js';
 // tampered, malformed or unknown one gets the same 404 as a path that does not exist. A started
 // session goes on until DELETE, its peer leaves, or rtsp.max_session_s.
 //
-// Registered with prefix /live: CORS (@fastify/cors) applies to /live/* only, answers the
-// preflights of WHEP's POST, PATCH and DELETE from any origin (no cookies are involved) and
-// exposes Location.
+// Registered with prefix /live, as one scope for WHEP and LL-HLS (routes/live-hls.ts): CORS
+// (@fastify/cors) applies to /live/* only, lets any origin read the answers (no cookies are
+// involved: the ticket in the path is the credential), answers the preflights of WHEP's POST,
+// PATCH and DELETE and exposes Location.
 
 export interface LiveRoutesOptions {
   tickets: TicketSigner;
-  webrtc: WebRtcSessions;
+  /** WebRTC sessions; absent (webrtc.enabled false): no WHEP endpoint. */
+  webrtc?: WebRtcSessions;
+  /** LL-HLS; absent: no playlists. */
+  hls?: HlsService;
   /** rtsp.max_session_s: the longest a started session lasts. */
   maxSessionS: number;
   now?: () => number;
 }
+
 
 /** Reads an application/sdp body as text, up to SDP_MAX_BYTES (more: 413 without reading on). */
 function readSdpBody(request: FastifyRequest, payload: IncomingMessage, done: (err: Error | null, body?: string) => void): void {
@@ -49,33 +56,30 @@ function readSdpBody(request: FastifyRequest, payload: IncomingMessage, done: (e
 }
 
 export const liveRoutes: FastifyPluginAsync<LiveRoutesOptions> = async (app, opts) => {
-  const now = opts.now ?? Date.now;
   await app.register(cors, {
     origin: '*',
-    methods: ['POST', 'PATCH', 'DELETE', 'OPTIONS'],
+    methods: ['GET', 'HEAD', 'POST', 'PATCH', 'DELETE', 'OPTIONS'],
     allowedHeaders: ['Content-Type', 'If-Match'],
     exposedHeaders: ['Location', 'Allow'],
     // A plain OPTIONS (no preflight) is answered too: WHEP clients may send one.
     strictPreflight: false,
     maxAge: 600,
   });
+  const now = opts.now ?? Date.now;
+  const { webrtc, hls } = opts;
+  if (webrtc) await app.register(whepRoutes, { tickets: opts.tickets, webrtc, maxSessionS: opts.maxSessionS, now });
+  if (hls) await app.register(liveHlsRoutes, { hls, tickets: opts.tickets, now });
+};
+
+/** The WHEP endpoint: its own scope, for its SDP body parsers. */
+const whepRoutes: FastifyPluginAsync<{ tickets: TicketSigner; webrtc: WebRtcSessions; maxSessionS: number; now: () => number }> = async (app, opts) => {
+  const now = opts.now;
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/sdp', (request, payload, done) => readSdpBody(request, payload, done));
   // Trickle ICE fragments (PATCH): read, bounded, and answered 405.
   app.addContentTypeParser('application/trickle-ice-sdpfrag', (request, payload, done) => readSdpBody(request, payload, done));
   app.addContentTypeParser('*', (_request, _payload, done) => done(new NotSdpError()));
 
-  /** The claims of a ticket that may start a session; null when the answer is the plain 404. */
-  const startingClaims = (ticket: string): TicketClaims | null => {
-    try {
-      const claims = opts.tickets.verify(ticket, now());
-      // The recorder's own tickets serve the RTSP relay only.
-      return claims.recorder ? null : claims;
-    } catch (err) {
-      if (err instanceof TicketError && err.reason === 'expired') throw err;
-      return null;
-    }
-  };
   const notFound = (reply: FastifyReply) => reply.callNotFound();
 
   // The OpenAPI description of the WHEP operations (RFC 9725); bodies are SDP, not JSON.
@@ -114,7 +118,7 @@ export const liveRoutes: FastifyPluginAsync<LiveRoutesOptions> = async (app, opt
   };
 
   app.post<{ Params: { ticket: string } }>('/:ticket/whep', { schema: whepDoc.post, config: { public: true } }, async (request, reply) => {
-    const claims = startingClaims(request.params.ticket);
+    const claims = startingClaims(opts.tickets, request.params.ticket, now());
     if (!claims) return notFound(reply);
     if (typeof request.body !== 'string') throw new NotSdpError();
     const { id, answer } = await opts.webrtc.start({

@@ -151,13 +151,14 @@ describe('LL-HLS refusals', () => {
     const late = await rig.t.request(`/live/${expired}/index.m3u8`);
     expect(late.status).toBe(401);
     expect((late.json() as { error: string }).error).toBe('expired_ticket');
-    const bodies = new Set<string>();
+    // The 404 of a path that does not exist (it names the path; the ticket in it is set aside).
+    const unknownPath = await rig.t.request('/live/AAAA.AAAAAAAAAAAAAAAAAAAAAA/index.m3u8');
+    const shape = (text: string, tk: string) => text.replace(tk, '<ticket>');
     for (const bad of [foreign, recorder, tampered, 'not-a-ticket', ticket.replace('.', '')]) {
       const res = await rig.t.request(`/live/${bad}/index.m3u8`);
       expect(res.status, bad).toBe(404);
-      bodies.add(res.text);
+      expect(shape(res.text, bad), bad).toBe(shape(unknownPath.text, 'AAAA.AAAAAAAAAAAAAAAAAAAAAA')); // which check failed is not told
     }
-    expect(bodies.size).toBe(1); // which check failed is not told
   });
 
   it('answers 404 for unknown sessions, files, segments and parts, and for a session under another ticket', async () => {
