@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, existsSync } from 'node:fs';
 import os from 'node:os';
+import { interfaceAddresses } from '../config/lan-address.js';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import type { SecretBox } from '../platform/secret-box.js';
@@ -26,9 +27,8 @@ export function localNames(): { dns: string[]; ips: string[] } {
   const host = os.hostname();
   const dns = ['localhost', host, `${host}.local`].filter((n) => /^[A-Za-z0-9.-]{1,253}$/.test(n));
   const ips = new Set(['127.0.0.1', '::1']);
-  for (const list of Object.values(os.networkInterfaces())) {
-    for (const addr of list ?? []) if (!addr.address.includes('%')) ips.add(addr.address);
-  }
+  // Scoped IPv6 addresses (fe80::1%eth0) cannot go into a certificate.
+  for (const address of interfaceAddresses()) if (!address.includes('%')) ips.add(address);
   return { dns: [...new Set(dns)], ips: [...ips] };
 }
 

@@ -1,6 +1,6 @@
 import { isIP } from 'node:net';
 import os from 'node:os';
-import { firstLanAddress } from '../../config/lan-address.js';
+import { firstLanAddress, interfaceAddresses } from '../../config/lan-address.js';
 import type { StreamProfile, StreamProtocol } from '../../domain/types.js';
 import type { TicketSigner } from '../ticket.js';
 
@@ -38,10 +38,6 @@ export interface AddressRequest {
   requestHost?: string | null;
 }
 
-/** Every address of this box's network interfaces, loopback included. */
-export function interfaceAddresses(): string[] {
-  return Object.values(os.networkInterfaces()).flatMap((list) => (list ?? []).map((a) => a.address));
-}
 
 /** A host for a URL's authority: IPv6 literals in brackets. */
 export function urlHost(host: string): string {
