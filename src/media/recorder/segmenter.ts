@@ -5,7 +5,7 @@ import type { BaseLogger } from 'pino';
 import { backoffMs } from '../../domain/backoff.js';
 import { segmenterArgs } from './ffmpeg-args.js';
 import { RateLimitedLines } from './process.js';
-import { indexLine, parseSegmentLine, SEGMENT_INDEX, SegmentRing, type Segment } from './segments.js';
+import { indexLine, isSegmentFile, parseSegmentLine, SEGMENT_INDEX, SegmentRing, segmentPattern, type Segment } from './segments.js';
 
 // One supervised ffmpeg per camera copying the main stream (through the relay) into short NUT
 // segments in RAM. Restarted with backoff and jitter when it exits or stalls (no new segment for
@@ -148,10 +148,11 @@ export class Segmenter {
   private spawn(): void {
     const run = ++this.run;
     this.ring.newRun();
-    // A run that died mid-segment leaves a file no line ever named: nothing will ask for it.
-    const held = new Set([...this.ring.files(), SEGMENT_INDEX]);
-    for (const f of readdirSync(this.opts.dir)) if (!held.has(f)) this.remove(f);
-    const args = segmenterArgs({ inputUrl: this.opts.inputUrl(), pattern: path.join(this.opts.dir, `r${run}-%09d.nut`), segmentSeconds: this.opts.segmentSeconds ?? 0.5, readTimeoutS: 5 });
+    // A run that died mid-segment leaves a file no line ever named: nothing will ask for it. Only
+    // segments: a clip being written keeps its concat list here too.
+    const held = new Set(this.ring.files());
+    for (const f of readdirSync(this.opts.dir)) if (isSegmentFile(f) && !held.has(f)) this.remove(f);
+    const args = segmenterArgs({ inputUrl: this.opts.inputUrl(), pattern: path.join(this.opts.dir, segmentPattern(run)), segmentSeconds: this.opts.segmentSeconds ?? 0.5, readTimeoutS: 5 });
     const child = spawn(this.opts.ffmpegPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     this.child = child;
     this.lastSegmentAt = this.now();
@@ -185,6 +186,8 @@ export class Segmenter {
 
   private checkStall(): void {
     if (!this.child || this.now() - this.lastSegmentAt <= (this.opts.stallMs ?? 10_000)) return;
+    // Already being ended (ffmpeg blocked on a silent input acts on SIGTERM only when its read times out).
+    if (this.ending?.child === this.child) return;
     this.opts.logger.warn({ device: this.opts.deviceId }, 'recorder ffmpeg stalled; restarting');
     void this.endRun();
   }

@@ -24,6 +24,20 @@ export interface Segment {
   durationS: number;
 }
 
+/** The file pattern of a segmenter run's segments (ffmpeg's segment muxer fills in the number). */
+export function segmentPattern(run: number): string {
+  return `r${run}-%09d.nut`;
+}
+
+/**
+ * Whether a file in a camera's RAM directory is a segment (of any run). Only segments are swept when
+ * a run starts: the directory also holds the index and the clip writer's concat lists, which a sweep
+ * during a clip's writing would pull from under ffmpeg (the clip was lost).
+ */
+export function isSegmentFile(name: string): boolean {
+  return /^r\d+-\d{9,}\.nut$/.test(name);
+}
+
 /** `r1-000000012.nut,24.002,26.001` → its parts; null for anything else (a partial line, noise). */
 export function parseSegmentLine(line: string): SegmentLine | null {
   const m = /^([\w-]+(?:\.[\w-]+)*\.(?:nut|ts)),(-?\d+(?:\.\d+)?),(-?\d+(?:\.\d+)?)$/.exec(line.trim());

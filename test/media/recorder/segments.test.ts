@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseSegmentLine, SegmentRing } from '../../../src/media/recorder/segments.js';
+import { isSegmentFile, parseSegmentLine, SegmentRing, segmentPattern } from '../../../src/media/recorder/segments.js';
 import { makeRng } from '../../support/fuzz.js';
 
 describe('parseSegmentLine', () => {
@@ -35,6 +35,25 @@ function feed(ring: SegmentRing, wallStart: number, streamStart: number, duratio
     return ring.add(line, wallStart + (line.endS - streamStart) * 1000 + delay(i));
   });
 }
+
+describe('isSegmentFile', () => {
+  it.each([
+    ['r1-000000012.nut', true],
+    ['r123-000000000.nut', true],
+    ['r2-1234567890.nut', true],
+    // The segmenter's own pattern, as ffmpeg fills it in.
+    [segmentPattern(7).replace('%09d', '000000042'), true],
+    ['index.csv', false],
+    ['.index.csv.tmp', false],
+    // The clip writer's concat list lives beside the segments while a clip is written.
+    ['.rec_nogxkrLBnJ4xbd97.ffconcat', false],
+    ['r1-12.nut', false],
+    ['r1-000000012.nut.tmp', false],
+    ['x1-000000012.nut', false],
+  ])('%s → %s', (name, expected) => {
+    expect(isSegmentFile(name)).toBe(expected);
+  });
+});
 
 describe('SegmentRing', () => {
   it('maps stream time to wall-clock time from the arrivals, taking the least delayed', () => {
