@@ -259,6 +259,7 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
       registry,
       logger: log.child({ part: 'detect' }),
       ...(opts.detectorWorkerUrl ? { workerUrl: opts.detectorWorkerUrl } : {}),
+      ...(sync ? { onConfirmed: (deviceId: string, thumbnail: Buffer) => sync.detectionImage(deviceId, thumbnail) } : {}),
     });
     if (detection) cleanups.unshift(() => detection.close());
     const recorders = new Recorders({

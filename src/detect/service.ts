@@ -45,6 +45,8 @@ export interface DetectionServiceOptions {
   logger: BaseLogger;
   /** The worker script (tests of the source tree point at the built one). */
   workerUrl?: URL;
+  /** A person or vehicle confirmed, with its boxed thumbnail (Home Assistant's last-detection image). */
+  onConfirmed?: (deviceId: string, thumbnail: Buffer) => void;
 }
 
 export interface DetectionService {
@@ -128,7 +130,11 @@ export function startDetection(opts: DetectionServiceOptions): DetectionService 
   return {
     recorders: {
       wanted: (deviceId, reportsObjects) => pool.state !== 'error' && detectionWanted(c.mode, opts.camera(deviceId)?.detection ?? 'auto', reportsObjects),
-      check: (deviceId, where) => checker.check(deviceId, where),
+      check: async (deviceId, where) => {
+        const outcome = await checker.check(deviceId, where);
+        if (outcome.result === 'confirmed' && outcome.thumbnail) opts.onConfirmed?.(deviceId, outcome.thumbnail);
+        return outcome;
+      },
       unconfirmed: c.unconfirmed,
       maxWaitMs: c.max_wait_s * 1000,
     },

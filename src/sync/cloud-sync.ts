@@ -8,6 +8,8 @@ import type { Alert, ControlAction, ControlRequest, Device, EventType, Recording
 import type { OutboxMessage } from '../store/store.js';
 import { parseControlCommand } from './commands.js';
 import {
+  homeAssistantDetectionImage,
+  homeAssistantDetectionImageDiscovery,
   homeAssistantDeviceDiscovery,
   homeAssistantDeviceStates,
   homeAssistantEventState,
@@ -176,7 +178,7 @@ export class CloudSync {
     const ctx = this.haContext();
     this.publishHa(client, [homeAssistantGatewayDiscovery(ctx)]);
     for (const device of this.opts.store.listCameraDevices()) {
-      this.publishHa(client, homeAssistantDeviceDiscovery(ctx, device));
+      this.publishHa(client, [...homeAssistantDeviceDiscovery(ctx, device), homeAssistantDetectionImageDiscovery(ctx, device)]);
       this.publishHa(client, homeAssistantDeviceStates(ctx, device, this.activeEvents.get(device.id) ?? new Set()));
     }
   }
@@ -196,8 +198,18 @@ export class CloudSync {
     const client = this.client;
     if (!this.opts.homeAssistant || !client?.connected) return;
     const ctx = this.haContext();
-    this.publishHa(client, homeAssistantDeviceDiscovery(ctx, device));
+    this.publishHa(client, [...homeAssistantDeviceDiscovery(ctx, device), homeAssistantDetectionImageDiscovery(ctx, device)]);
     this.publishHa(client, homeAssistantDeviceStates(ctx, device, this.activeEvents.get(device.id) ?? new Set()));
+  }
+
+  /**
+   * The detector confirmed a person or vehicle: its boxed picture for Home Assistant's image entity
+   * (retained; not through the outbox: while the broker is away only the newest picture matters,
+   * and the alert with its thumbnail is synced as a record anyway).
+   */
+  detectionImage(deviceId: string, jpeg: Buffer): void {
+    const client = this.client;
+    if (this.opts.homeAssistant && client?.connected) this.publishHa(client, [homeAssistantDetectionImage(this.haContext(), deviceId, jpeg)]);
   }
 
   private kickPending = false;

@@ -1,6 +1,6 @@
 import type { Device, EventType } from '../domain/types.js';
 import { EVENT_TYPES } from '../domain/types.js';
-import { deviceStateTopic, statusTopic, TopicError, validatePrefix, validateTopicBase, type DeviceStateKind } from './topics.js';
+import { deviceDetectionImageTopic, deviceStateTopic, statusTopic, TopicError, validatePrefix, validateTopicBase, type DeviceStateKind } from './topics.js';
 
 // Home Assistant MQTT discovery (sync.mqtt.home_assistant: true), described in docs/mqtt.md. Pure:
 // builds the messages; the publisher sends them. Each camera becomes a Home Assistant device with
@@ -32,8 +32,8 @@ export interface HomeAssistantContext {
 /** A message to publish. QoS 1 like everything the gateway sends. */
 export interface HaMessage {
   topic: string;
-  /** JSON text for configs, `ON`/`OFF` for states, empty to delete a retained config or state. */
-  payload: string;
+  /** JSON text for configs, `ON`/`OFF` for states, JPEG bytes for an image, empty to delete a retained config or state. */
+  payload: string | Buffer;
   retain: boolean;
   qos: 1;
 }
@@ -67,6 +67,18 @@ export interface HaBinarySensorConfig {
   entity_category?: 'diagnostic';
   availability?: HaAvailability[];
   availability_mode?: 'all';
+  device: HaDevice;
+  origin: { name: string; sw_version: string };
+}
+
+/** An image entity (Home Assistant's MQTT `image` platform): raw JPEG bytes on `image_topic`. */
+export interface HaImageConfig {
+  name: string;
+  unique_id: string;
+  image_topic: string;
+  content_type: 'image/jpeg';
+  icon: string;
+  availability: HaAvailability[];
   device: HaDevice;
   origin: { name: string; sw_version: string };
 }
@@ -126,9 +138,16 @@ export function gatewaySensorUniqueId(gatewayId: string): string {
   return scoped(gatewayId, 'connectivity');
 }
 
-/** `{discovery}/binary_sensor/{unique_id}/config` (no node id level: Home Assistant's advice when a unique_id is set). */
-export function discoveryConfigTopic(ctx: HomeAssistantContext, uniqueId: string): string {
-  return `${discoveryPrefix(ctx)}/binary_sensor/${uniqueId}/config`;
+/** The unique id of a camera's last-detection image (`…_{device}_last_detection`; no sensor kind is `last`). */
+export function detectionImageUniqueId(gatewayId: string, deviceId: string): string {
+  checkObjectIdPart(gatewayId, 'gatewayId');
+  checkObjectIdPart(deviceId, 'deviceId');
+  return scoped(gatewayId, deviceId, 'last_detection');
+}
+
+/** `{discovery}/{component}/{unique_id}/config` (no node id level: Home Assistant's advice when a unique_id is set). */
+export function discoveryConfigTopic(ctx: HomeAssistantContext, uniqueId: string, component: 'binary_sensor' | 'image' = 'binary_sensor'): string {
+  return `${discoveryPrefix(ctx)}/${component}/${uniqueId}/config`;
 }
 
 /** Home Assistant device identifiers (`device.identifiers`, `via_device`), scoped like the unique ids. */
@@ -140,7 +159,7 @@ function gatewayAvailability(ctx: HomeAssistantContext): HaAvailability {
   return { topic: statusTopic(ctx.prefix, ctx.gatewayId), payload_available: STATUS_ONLINE, payload_not_available: STATUS_OFFLINE };
 }
 
-const retained = (topic: string, payload: string): HaMessage => ({ topic, payload, retain: true, qos: 1 });
+const retained = (topic: string, payload: string | Buffer): HaMessage => ({ topic, payload, retain: true, qos: 1 });
 
 function validateContext(ctx: HomeAssistantContext): void {
   validateTopicBase(ctx.prefix, ctx.gatewayId);
@@ -170,6 +189,18 @@ export function homeAssistantGatewayDiscovery(ctx: HomeAssistantContext): HaMess
   return retained(discoveryConfigTopic(ctx, uniqueId), JSON.stringify(config));
 }
 
+function cameraHaDevice(ctx: HomeAssistantContext, device: Device): HaDevice {
+  return {
+    identifiers: [cameraDeviceIdentifier(ctx.gatewayId, device.id)],
+    name: device.name,
+    // Home Assistant's schema takes strings here; an unknown value is left out rather than null.
+    ...(device.manufacturer !== null ? { manufacturer: device.manufacturer } : {}),
+    ...(device.model !== null ? { model: device.model } : {}),
+    ...(device.firmwareVersion !== null ? { sw_version: device.firmwareVersion } : {}),
+    via_device: gatewayDeviceIdentifier(ctx.gatewayId),
+  };
+}
+
 /**
  * A camera's four discovery configs (motion, human, vehicle, connectivity), retained. Publish them
  * again when the device's name, model or firmware changes: Home Assistant updates in place.
@@ -179,15 +210,7 @@ export function homeAssistantGatewayDiscovery(ctx: HomeAssistantContext): HaMess
 export function homeAssistantDeviceDiscovery(ctx: HomeAssistantContext, device: Device): HaMessage[] {
   validateContext(ctx);
   checkObjectIdPart(device.id, 'deviceId');
-  const haDevice: HaDevice = {
-    identifiers: [cameraDeviceIdentifier(ctx.gatewayId, device.id)],
-    name: device.name,
-    // Home Assistant's schema takes strings here; an unknown value is left out rather than null.
-    ...(device.manufacturer !== null ? { manufacturer: device.manufacturer } : {}),
-    ...(device.model !== null ? { model: device.model } : {}),
-    ...(device.firmwareVersion !== null ? { sw_version: device.firmwareVersion } : {}),
-    via_device: gatewayDeviceIdentifier(ctx.gatewayId),
-  };
+  const haDevice = cameraHaDevice(ctx, device);
   const connectivityTopic = deviceStateTopic(ctx.prefix, ctx.gatewayId, device.id, 'connectivity');
   return (Object.keys(SENSORS) as DeviceStateKind[]).map((kind) => {
     const spec = SENSORS[kind];
@@ -216,16 +239,46 @@ export function homeAssistantDeviceDiscovery(ctx: HomeAssistantContext, device: 
 }
 
 /**
+ * A camera's "Last detection" image entity: the JPEG of the last person or vehicle found, box drawn,
+ * retained so Home Assistant shows it after a restart. Available while the gateway is online (the
+ * last picture stays meaningful when the camera is off).
+ */
+export function homeAssistantDetectionImageDiscovery(ctx: HomeAssistantContext, device: Device): HaMessage {
+  validateContext(ctx);
+  const uniqueId = detectionImageUniqueId(ctx.gatewayId, device.id);
+  const config: HaImageConfig = {
+    name: 'Last detection',
+    unique_id: uniqueId,
+    image_topic: deviceDetectionImageTopic(ctx.prefix, ctx.gatewayId, device.id),
+    content_type: 'image/jpeg',
+    icon: 'mdi:cctv',
+    availability: [gatewayAvailability(ctx)],
+    device: cameraHaDevice(ctx, device),
+    origin: origin(ctx),
+  };
+  return retained(discoveryConfigTopic(ctx, uniqueId, 'image'), JSON.stringify(config));
+}
+
+/** The picture of a confirmed detection (JPEG bytes, retained: Home Assistant shows the last one). */
+export function homeAssistantDetectionImage(ctx: HomeAssistantContext, deviceId: string, jpeg: Buffer): HaMessage {
+  return retained(deviceDetectionImageTopic(ctx.prefix, ctx.gatewayId, deviceId), jpeg);
+}
+
+/**
  * Removes a camera from Home Assistant (the device was deleted): an empty retained payload on each
- * config topic deletes the entity, and on each state topic clears the broker's retained state.
+ * config topic deletes the entity, and on each state or image topic clears the broker's retained copy.
  */
 export function homeAssistantDeviceRemoval(ctx: HomeAssistantContext, deviceId: string): HaMessage[] {
   validateContext(ctx);
   checkObjectIdPart(deviceId, 'deviceId');
-  return (Object.keys(SENSORS) as DeviceStateKind[]).flatMap((kind) => [
-    retained(discoveryConfigTopic(ctx, sensorUniqueId(ctx.gatewayId, deviceId, kind)), ''),
-    retained(deviceStateTopic(ctx.prefix, ctx.gatewayId, deviceId, kind), ''),
-  ]);
+  return [
+    ...(Object.keys(SENSORS) as DeviceStateKind[]).flatMap((kind) => [
+      retained(discoveryConfigTopic(ctx, sensorUniqueId(ctx.gatewayId, deviceId, kind)), ''),
+      retained(deviceStateTopic(ctx.prefix, ctx.gatewayId, deviceId, kind), ''),
+    ]),
+    retained(discoveryConfigTopic(ctx, detectionImageUniqueId(ctx.gatewayId, deviceId), 'image'), ''),
+    retained(deviceDetectionImageTopic(ctx.prefix, ctx.gatewayId, deviceId), ''),
+  ];
 }
 
 /** A camera event started (`active`) or stopped: `ON`/`OFF` on its state topic, retained. */

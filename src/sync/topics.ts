@@ -141,6 +141,15 @@ export function deviceStateTopic(prefix: string, gatewayId: string, deviceId: st
   return checkedLength(`${deviceBase(prefix, gatewayId, deviceId)}/state/${kind}`);
 }
 
+/**
+ * `{prefix}/{gw}/devices/{id}/image/detection`: retained JPEG of the last person or vehicle the
+ * detector found, its box drawn (Home Assistant's image entity reads it; Frigate publishes the same
+ * kind of snapshot per camera).
+ */
+export function deviceDetectionImageTopic(prefix: string, gatewayId: string, deviceId: string): string {
+  return checkedLength(`${deviceBase(prefix, gatewayId, deviceId)}/image/detection`);
+}
+
 const CONTROL_SUFFIX = '/control';
 
 /**

@@ -4,7 +4,9 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Fleet } from '../../src/onvif/simulator/fleet.js';
+import mqtt from 'mqtt';
 import { startTestGateway, tempDir, type TestGateway } from '../support/gateway.js';
+import { startMosquitto, type Mosquitto } from '../support/mosquitto.js';
 import { metric, sceneFleet } from './scene.js';
 
 // Person detection end to end through the started gateway: simulated cameras play a scene made from
@@ -79,12 +81,16 @@ describe('detection end to end (unconfirmed: keep)', () => {
   let people: Fleet;
   let pattern: Fleet;
   let t: TestGateway;
+  let broker: Mosquitto;
   let ids: Record<string, string> = {};
 
   beforeAll(async () => {
     people = await personFleet(3, 40);
     pattern = await patternFleet(1, 43);
+    // Home Assistant gets the picture of the last detection per camera (an MQTT image entity).
+    broker = await startMosquitto();
     t = await startTestGateway({
+      sync: { mqtt: { url: broker.url, home_assistant: true } },
       cameras: [
         camera('Front door', people, 0),
         // The woman moves only within the left 61 % of the picture: all of it masked.
@@ -108,6 +114,7 @@ describe('detection end to end (unconfirmed: keep)', () => {
     await t?.stop();
     await people?.stop();
     await pattern?.stop();
+    await broker?.close();
   }, 180_000);
 
   it('/healthz reports the detector ready once the model is loaded', { timeout: 120_000 }, async () => {
@@ -159,6 +166,23 @@ describe('detection end to end (unconfirmed: keep)', () => {
     expect(b).toBeLessThan(110);
     const [br, bg] = img.at(Math.max(0, x - 60), y);
     expect(bg).toBeGreaterThan(br); // the green-grey background
+
+    // Home Assistant: the camera's "Last detection" image entity, and its picture (retained JPEG).
+    const ha = await mqtt.connectAsync(broker.url, { clientId: 'ha-test' });
+    try {
+      const retained = new Map<string, Buffer>();
+      ha.on('message', (topic, payload) => retained.set(topic, payload));
+      await ha.subscribeAsync(['homeassistant/image/#', '+/+/devices/+/image/detection'], { qos: 1 });
+      await expect.poll(() => [...retained.keys()].find((k) => k.endsWith(`/devices/${front}/image/detection`)), { timeout: 10_000 }).toBeDefined();
+      const config = [...retained.entries()].filter(([topic]) => topic.startsWith('homeassistant/image/')).map(([, p]) => JSON.parse(p.toString()) as { image_topic: string; content_type: string }).find((c) => c.image_topic.endsWith(`/devices/${front}/image/detection`));
+      expect(config?.content_type).toBe('image/jpeg');
+      const picture = retained.get(config!.image_topic)!;
+      expect(picture.subarray(0, 2)).toEqual(Buffer.from([0xff, 0xd8]));
+      const shown = await rgbOf(picture, dir);
+      expect(shown.width).toBe(640);
+    } finally {
+      await ha.endAsync();
+    }
   });
 
   it('a moving pattern with no object stays motion (keep), with no detections', { timeout: 120_000 }, async () => {

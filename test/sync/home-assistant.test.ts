@@ -5,6 +5,8 @@ import {
   gatewayDeviceIdentifier,
   gatewaySensorUniqueId,
   homeAssistantConnectivityState,
+  homeAssistantDetectionImage,
+  homeAssistantDetectionImageDiscovery,
   homeAssistantDeviceDiscovery,
   homeAssistantDeviceRemoval,
   homeAssistantDeviceStates,
@@ -13,6 +15,7 @@ import {
   homeAssistantStatusTopic,
   sensorUniqueId,
   type HaBinarySensorConfig,
+  type HaImageConfig,
   type HomeAssistantContext,
 } from '../../src/sync/home-assistant.js';
 import { TopicError } from '../../src/sync/topics.js';
@@ -32,7 +35,7 @@ const device: Device = {
 };
 
 const configs = (d: Device = device, c: HomeAssistantContext = ctx) =>
-  homeAssistantDeviceDiscovery(c, d).map((m) => ({ ...m, config: JSON.parse(m.payload) as HaBinarySensorConfig }));
+  homeAssistantDeviceDiscovery(c, d).map((m) => ({ ...m, config: JSON.parse(String(m.payload)) as HaBinarySensorConfig }));
 
 describe('camera discovery', () => {
   const gatewayAvailability = { topic: 'edge-gateway/gw_1/status', payload_available: 'online', payload_not_available: 'offline' };
@@ -144,7 +147,7 @@ describe('gateway discovery', () => {
     const m = homeAssistantGatewayDiscovery(ctx);
     expect(m.topic).toBe('homeassistant/binary_sensor/4_gw_1_connectivity/config');
     expect(m.retain).toBe(true);
-    expect(JSON.parse(m.payload)).toEqual({
+    expect(JSON.parse(String(m.payload))).toEqual({
       name: 'Connectivity',
       unique_id: '4_gw_1_connectivity',
       device_class: 'connectivity',
@@ -159,7 +162,7 @@ describe('gateway discovery', () => {
   });
 
   it('is the via_device of every camera', () => {
-    const gateway = JSON.parse(homeAssistantGatewayDiscovery(ctx).payload) as HaBinarySensorConfig;
+    const gateway = JSON.parse(String(homeAssistantGatewayDiscovery(ctx).payload)) as HaBinarySensorConfig;
     for (const m of configs()) expect(gateway.device.identifiers).toContain(m.config.device.via_device);
   });
 
@@ -206,12 +209,53 @@ describe('states', () => {
   });
 });
 
+describe('last-detection image', () => {
+  it('is an image entity of the camera reading the JPEG topic, available with the gateway', () => {
+    const m = homeAssistantDetectionImageDiscovery(ctx, device);
+    expect(m.topic).toBe('homeassistant/image/4_gw_1_dev_abc_last_detection/config');
+    expect(m.retain && m.qos === 1).toBe(true);
+    const config = JSON.parse(String(m.payload)) as HaImageConfig;
+    expect(config).toEqual({
+      name: 'Last detection',
+      unique_id: '4_gw_1_dev_abc_last_detection',
+      image_topic: 'edge-gateway/gw_1/devices/dev_abc/image/detection',
+      content_type: 'image/jpeg',
+      icon: 'mdi:cctv',
+      availability: [{ topic: 'edge-gateway/gw_1/status', payload_available: 'online', payload_not_available: 'offline' }],
+      device: configs()[0]!.config.device,
+      origin: { name: 'edge-gateway', sw_version: '0.1.0' },
+    });
+  });
+
+  it('the picture goes raw and retained on the topic the entity reads', () => {
+    const jpeg = Buffer.from([0xff, 0xd8, 0xff, 0xe0, 1, 2, 3, 0xff, 0xd9]);
+    const m = homeAssistantDetectionImage(ctx, 'dev_abc', jpeg);
+    const config = JSON.parse(String(homeAssistantDetectionImageDiscovery(ctx, device).payload)) as HaImageConfig;
+    expect(m).toEqual({ topic: config.image_topic, payload: jpeg, retain: true, qos: 1 });
+  });
+
+  it('its unique id cannot meet a sensor of another camera', () => {
+    const ids = new Set(['motion', 'human', 'vehicle', 'connectivity'].map((k) => sensorUniqueId('gw_1', 'dev_abc_last', k as 'motion')));
+    expect(ids.has(JSON.parse(String(homeAssistantDetectionImageDiscovery(ctx, device).payload)).unique_id)).toBe(false);
+  });
+
+  it('refuses an id Home Assistant would not take', () => {
+    expect(() => homeAssistantDetectionImageDiscovery(ctx, { ...device, id: 'dev/abc' })).toThrow(TopicError);
+  });
+});
+
 describe('removal', () => {
-  it('empties every config and state topic of the camera, retained', () => {
+  it('empties every config, state and image topic of the camera, retained', () => {
     const msgs = homeAssistantDeviceRemoval(ctx, 'dev_abc');
     expect(msgs.every((m) => m.payload === '' && m.retain && m.qos === 1)).toBe(true);
     const topics = msgs.map((m) => m.topic).sort();
-    const expected = [...configs().map((m) => m.topic), ...homeAssistantDeviceStates(ctx, device, new Set()).map((m) => m.topic)].sort();
+    const image = homeAssistantDetectionImageDiscovery(ctx, device);
+    const expected = [
+      ...configs().map((m) => m.topic),
+      ...homeAssistantDeviceStates(ctx, device, new Set()).map((m) => m.topic),
+      image.topic,
+      (JSON.parse(String(image.payload)) as HaImageConfig).image_topic,
+    ].sort();
     expect(topics).toEqual(expected);
   });
 });
