@@ -236,7 +236,7 @@ describe('last-detection image', () => {
 
   it('its unique id cannot meet a sensor of another camera', () => {
     const ids = new Set(['motion', 'human', 'vehicle', 'connectivity'].map((k) => sensorUniqueId('gw_1', 'dev_abc_last', k as 'motion')));
-    expect(ids.has(JSON.parse(String(homeAssistantDetectionImageDiscovery(ctx, device).payload)).unique_id)).toBe(false);
+    expect(ids.has((JSON.parse(String(homeAssistantDetectionImageDiscovery(ctx, device).payload)) as HaImageConfig).unique_id)).toBe(false);
   });
 
   it('refuses an id Home Assistant would not take', () => {
