@@ -79,7 +79,7 @@ export const recordingRoutes: FastifyPluginAsyncTypebox<RecordingRoutesOptions> 
         response: { 200: Envelope(RecordingSchema), ...errorResponses, ...notFoundResponse },
       },
     },
-    async (req, reply) => {
+    async (req) => {
       const q = req.query;
       const from = bound(q.start_date, 'start_date', 'start');
       const to = bound(q.end_date, 'end_date', 'end');
