@@ -155,6 +155,14 @@ describe('GET /v1/recordings/{id}/play', () => {
     expect(notModified.body.length).toBe(0);
     expect((await t.request(url, { headers: { range: 'bytes=0-9', 'if-range': etag } })).status).toBe(206);
     expect((await t.request(url, { headers: { range: 'bytes=0-9', 'if-range': '"another"' } })).status).toBe(200);
+    const lastModified = String((await t.request(url, { method: 'HEAD' })).headers['last-modified']);
+    expect((await t.request(url, { headers: { 'if-modified-since': lastModified } })).status).toBe(304);
+  });
+
+  it('answers 412 when If-Match does not hold', async () => {
+    const res = await t.request(await playbackUrl('rec-a'), { headers: { 'if-match': '"another"' } });
+    expect(res.status).toBe(412);
+    expect(res.json()).toEqual({ error: 'precondition_failed', error_description: 'If-Match or If-Unmodified-Since does not hold for the file' });
   });
 
   const refused = async (url: string, status: number, error: string, description: RegExp) => {
