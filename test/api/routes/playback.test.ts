@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TicketSigner } from '../../../src/media/ticket.js';
@@ -254,6 +254,21 @@ describe('GET /v1/recordings/{id}/play', () => {
     await expect.poll(() => logLines.some((l) => l.includes('playback ticket refused'))).toBe(true);
     const line = JSON.parse(logLines.find((l) => l.includes('playback ticket refused'))!) as { url: string; reason: string };
     expect(line).toMatchObject({ url: `/v1/recordings/rec-a/play?ticket=${ticket.slice(0, 6)}…`, reason: 'other subject' });
+    expect(logLines.join('\n')).not.toContain(ticket.slice(6, 30));
+  });
+
+  it('cuts the ticket short in the error log of a request that fails on the server', async () => {
+    // A file the gateway cannot read (a symbolic link to itself: ELOOP): 500, logged with its URL.
+    symlinkSync('loop.mp4', path.join(t.dataDir, 'recordings', 'cam-p', 'loop.mp4'));
+    t.gw.store.insertRecording({ id: 'rec-loop', deviceId: 'cam-p', eventType: 'motion', startedAt: 1, endedAt: 2, sizeBytes: 1, fileName: 'cam-p/loop.mp4', alertId: null });
+    const url = await playbackUrl('rec-loop');
+    logLines.length = 0;
+    const res = await t.request(url);
+    expect(res.status).toBe(500);
+    expect((res.json() as ErrorJson).error).toBe('server_error');
+    await expect.poll(() => logLines.some((l) => l.includes('request failed'))).toBe(true);
+    const ticket = ticketOf(url);
+    expect(logLines.join('\n')).toContain(`/v1/recordings/rec-loop/play?ticket=${ticket.slice(0, 6)}…`);
     expect(logLines.join('\n')).not.toContain(ticket.slice(6, 30));
   });
 });
