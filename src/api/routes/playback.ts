@@ -30,11 +30,31 @@ export interface PlaybackRoutesOptions {
   now?: () => number;
 }
 
-/** Mints playback tickets valid for `ttlS` seconds from now (whole seconds, as tickets carry them). */
-export function playbackMinter(tickets: Pick<TicketSigner, 'issuePlayback'>, ttlS: number, now: () => number = Date.now): MintPlayback {
+/** Tickets kept per expiry step: more than a few pages of a list (200 each) apps page through. */
+const MAX_CACHED_TICKETS = 4096;
+
+/**
+ * Mints playback tickets accepted for at least `ttlS` seconds, their expiry rounded up to a whole
+ * `stepS`: every request within one step gets the same ticket for a recording, so a polled list
+ * costs one HMAC per recording and step, not one per recording and request (an HMAC costs more
+ * than presenting the recording does).
+ */
+export function playbackMinter(tickets: Pick<TicketSigner, 'issuePlayback'>, ttlS: number, now: () => number = Date.now, stepS = 60): MintPlayback {
+  const stepMs = stepS * 1000;
+  let cachedFor = 0;
+  let cache = new Map<string, string>();
   return (recordingId) => {
-    const expiresAt = (Math.floor(now() / 1000) + ttlS) * 1000;
-    return { ticket: tickets.issuePlayback({ recordingId, expiresAt }), expiresAt };
+    const expiresAt = Math.ceil((now() + ttlS * 1000) / stepMs) * stepMs;
+    if (expiresAt !== cachedFor) {
+      cachedFor = expiresAt;
+      cache = new Map();
+    }
+    let ticket = cache.get(recordingId);
+    if (ticket === undefined) {
+      ticket = tickets.issuePlayback({ recordingId, expiresAt });
+      if (cache.size < MAX_CACHED_TICKETS) cache.set(recordingId, ticket);
+    }
+    return { ticket, expiresAt };
   };
 }
 
