@@ -304,6 +304,7 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
       registry,
       version: readVersion(),
       live: { tickets, hls, maxSessionS: config.rtsp.max_session_s, ...(config.webrtc.enabled ? { webrtc } : {}) },
+      playback: { tickets, ttlS: config.recording.playback_ttl_s },
       localJwks: localIssuer ? () => localIssuer.publicJwks() : null,
       detector: () => detection?.health() ?? 'off',
       oauth: localIssuer

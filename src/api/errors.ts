@@ -4,7 +4,7 @@ import { DeviceCommandError, DeviceUnavailableError, NotFoundError } from '../do
 import { HlsNotFoundError, HlsRequestError, HlsUnavailableError } from '../media/hls/errors.js';
 import { RepeatedJsonNameError } from './json-body.js';
 import { StreamUnavailableError } from '../media/relay/streams.js';
-import { TicketError } from '../media/ticket.js';
+import { TicketError, type TicketFailure } from '../media/ticket.js';
 import { CodecMismatchError } from '../media/webrtc/codec-match.js';
 import { NotSdpError, SdpTooLargeError, WhepRefusedError } from '../media/webrtc/errors.js';
 import { OfferError } from '../media/webrtc/offer.js';
@@ -106,6 +106,7 @@ export function toApiError(err: unknown): ApiError | null {
   if (err instanceof DeviceCommandError) return new ApiError(502, 'device_error', err.message);
   const live = liveApiError(err);
   if (live) return live;
+  if (err instanceof TicketError && err.kind === 'playback') return playbackTicketError(err);
   if (err instanceof HlsRequestError) return badRequest(err.message);
   if (err instanceof HlsNotFoundError) return new ApiError(404, 'not_found', err.message);
   if (err instanceof HlsUnavailableError) return new ApiError(503, 'temporarily_unavailable', err.message, { 'retry-after': '1' });
@@ -132,6 +133,21 @@ function liveApiError(err: unknown): ApiError | null {
   }
   if (err instanceof StreamUnavailableError) return new ApiError(503, 'stream_unavailable', `the camera stream cannot be had right now: ${err.message}`, { 'retry-after': '5' });
   // Only an authentic ticket is said to be expired; any other ticket failure is answered as an unknown path.
-  if (err instanceof TicketError && err.reason === 'expired') return new ApiError(401, 'expired_ticket', 'the stream address has expired: get a new one from GET /v1/devices/{device_id}/stream');
+  if (err instanceof TicketError && err.kind === 'stream' && err.reason === 'expired') return new ApiError(401, 'expired_ticket', 'the stream address has expired: get a new one from GET /v1/devices/{device_id}/stream');
   return null;
+}
+
+const PLAYBACK_REFUSED: Record<TicketFailure, string> = {
+  expired: 'the playback address has expired: get a new one from GET /v1/recordings/{recording_id} (playback_url)',
+  malformed: 'the ticket is not a playback ticket of this gateway (malformed)',
+  'unknown key': 'the ticket was signed with a key this gateway no longer has: get a new playback_url',
+  'bad signature': 'the ticket has been altered (its signature does not match)',
+  'wrong kind': "a stream ticket does not play recordings: use the recording's playback_url",
+  'other subject': 'the ticket is for another recording',
+};
+
+/** The ticket of GET /v1/recordings/{id}/play: an expired one is 401 as on /live, any other refusal 403 with its reason. */
+function playbackTicketError(err: TicketError): ApiError {
+  const description = PLAYBACK_REFUSED[err.reason];
+  return err.reason === 'expired' ? new ApiError(401, 'expired_ticket', description) : new ApiError(403, 'invalid_ticket', description);
 }

@@ -24,6 +24,9 @@ import type { DetectorHealth } from '../detect/service.js';
 import { addRouteOnRequest } from './route-hooks.js';
 import { strictQuery } from './strict-query.js';
 import { guardConnections } from './connection-guard.js';
+import { redactUrl } from './log-url.js';
+import { playbackMinter, playbackRoutes } from './routes/playback.js';
+import type { TicketSigner } from '../media/ticket.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -54,6 +57,8 @@ export interface ApiServerOptions {
   oauth: OAuthRoutesOptions | null;
   /** Browser live view under /live: WebRTC (WHEP) and LL-HLS; absent: none. */
   live?: LiveRoutesOptions;
+  /** Recordings' playback_url and GET /v1/recordings/{id}/play: the ticket signer and a ticket's life; absent: none. */
+  playback?: { tickets: TicketSigner; ttlS: number };
 }
 
 /**
@@ -134,10 +139,10 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<FastifyIns
     const api = toApiError(err);
     const route = request.routeOptions.url ?? 'unmatched';
     if (!api) {
-      failed.hit({ err, url: request.url }, route);
+      failed.hit({ err, url: redactUrl(request.url) }, route);
       return reply.code(500).send({ error: 'server_error', error_description: 'the gateway failed to answer; see its log' });
     }
-    if (api.statusCode >= 500) serverSide.hit({ url: request.url, status: api.statusCode, error: api.code, description: api.description }, `${api.statusCode} ${route}`);
+    if (api.statusCode >= 500) serverSide.hit({ url: redactUrl(request.url), status: api.statusCode, error: api.code, description: api.description }, `${api.statusCode} ${route}`);
     return reply.code(api.statusCode).headers(api.headers).send({ error: api.code, error_description: api.description });
   });
   app.setNotFoundHandler(async (request, reply) =>
@@ -184,10 +189,15 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<FastifyIns
 
   await app.register(systemRoutes, { localJwks: opts.localJwks, openapi: () => app.swagger(), ...(opts.detector ? { detector: opts.detector } : {}) });
   await app.register(deviceRoutes, { store: opts.store, control: opts.control, streams: opts.streams });
-  await app.register(recordingRoutes, { store: opts.store, storageDir: opts.storageDir });
+  await app.register(recordingRoutes, {
+    store: opts.store,
+    storageDir: opts.storageDir,
+    ...(opts.playback ? { mintPlayback: playbackMinter(opts.playback.tickets, opts.playback.ttlS) } : {}),
+  });
   await app.register(alertRoutes, { store: opts.store });
   if (opts.oauth) await app.register(oauthRoutes, opts.oauth);
   if (opts.live) await app.register(liveRoutes, { ...opts.live, prefix: '/live' });
+  if (opts.playback) await app.register(playbackRoutes, { store: opts.store, storageDir: opts.storageDir, tickets: opts.playback.tickets });
   await app.ready();
   return app;
 }

@@ -142,6 +142,7 @@ export const ConfigSchema = Type.Object(
         threshold: Type.Number({ exclusiveMinimum: 0, maximum: 1, default: 0.02 }),
         fps: Type.Number({ minimum: 0.2, maximum: 2, default: 2 }),
       }),
+      playback_ttl_s: Seconds(900, 10, 86_400),
     }),
     detection: Section({
       mode: OnOffAuto,

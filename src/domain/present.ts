@@ -25,7 +25,11 @@ export const presentDevice = (d: Device): DeviceJson => ({
   address: d.address,
 });
 
-export const presentRecording = (r: Recording): RecordingJson => ({
+/** A playback ticket for one recording and when it expires (ms); minted by the caller, so presenting stays pure. */
+export type MintPlayback = (recordingId: string) => { ticket: string; expiresAt: number };
+
+/** `mint` absent (MQTT, a reader without recordings:read): no playback address. */
+export const presentRecording = (r: Recording, mint?: MintPlayback): RecordingJson => ({
   id: r.id,
   device_id: r.deviceId,
   event_type: r.eventType,
@@ -37,7 +41,14 @@ export const presentRecording = (r: Recording): RecordingJson => ({
   alert_id: r.alertId,
   download_url: `/v1/recordings/${encodeURIComponent(r.id)}/download`,
   detections: r.detections,
+  ...playbackFields(r.id, mint),
 });
+
+function playbackFields(recordingId: string, mint: MintPlayback | undefined): Pick<RecordingJson, 'playback_url' | 'playback_expires_at'> {
+  if (!mint) return { playback_url: null, playback_expires_at: null };
+  const { ticket, expiresAt } = mint(recordingId);
+  return { playback_url: `/v1/recordings/${encodeURIComponent(recordingId)}/play?ticket=${ticket}`, playback_expires_at: iso(expiresAt) };
+}
 
 export const presentAlert = (a: Alert): AlertJson => ({
   id: a.id,

@@ -63,6 +63,13 @@ export const RecordingSchema = Type.Object(
     alert_id: NullableId,
     download_url: Type.String({ description: 'Path of the download on this gateway, relative to the API origin' }),
     detections: Detections,
+    playback_url: Nullable(
+      Type.String({
+        description:
+          'Path, relative to the API origin, that plays the clip in a <video> element without an Authorization header: it carries a short-lived ticket for this recording only (docs/api.md, "Playing a clip"). Null where no ticket is minted (MQTT)',
+      }),
+    ),
+    playback_expires_at: Nullable(Type.String({ format: 'date-time', description: 'When playback_url stops being accepted (ISO 8601 UTC); null with it' })),
   },
   { title: 'Recording' },
 );

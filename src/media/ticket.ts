@@ -9,9 +9,14 @@ import type { SecretBox } from '../platform/secret-box.js';
 // HMAC-SHA-256 (truncated to 128 bits) under a key kept sealed in data_dir makes it unforgeable.
 // It sits in the path, which every client keeps when it builds SETUP URLs ("…/<ticket>/trackID=0").
 //
-// Layout before base64url: version (1) | key id (2) | expiry, Unix seconds (4, big-endian) |
-// flags (1: bit 0 profile, 0 main / 1 sub; bit 1 the recorder's own ticket) | device id (UTF-8).
-// Then ".", then the MAC over those bytes.
+// Layout before base64url: kind (1: 1 a stream, 2 a recording's playback) | key id (2) | expiry,
+// Unix seconds (4, big-endian) | flags (1: for a stream, bit 0 profile, 0 main / 1 sub; bit 1 the
+// recorder's own ticket; 0 for playback) | subject: the device id, or the recording id (UTF-8).
+// Then ".", then the MAC over those bytes: the kind is signed, so neither kind passes for the other.
+//
+// Playback tickets are the credential of a recording's playback_url (GET
+// /v1/recordings/{id}/play?ticket=…), which a <video> element fetches without an Authorization
+// header: one recording, playback only, short-lived.
 
 export interface TicketClaims {
   deviceId: string;
@@ -25,18 +30,35 @@ export interface TicketClaims {
   recorder?: boolean;
 }
 
-export type TicketFailure = 'malformed' | 'unknown key' | 'bad signature' | 'expired';
+/** What a playback ticket names: one recording, until expiresAt (ms since the epoch, whole seconds). */
+export interface PlaybackClaims {
+  recordingId: string;
+  expiresAt: number;
+}
+
+export type TicketKind = 'stream' | 'playback';
+
+/** 'wrong kind': an authentic ticket of the other kind; 'other subject': a playback ticket of another recording. */
+export type TicketFailure = 'malformed' | 'unknown key' | 'bad signature' | 'expired' | 'wrong kind' | 'other subject';
 
 export class TicketError extends Error {
   override readonly name = 'TicketError';
-  constructor(readonly reason: TicketFailure) {
-    super(`stream ticket ${reason}`);
+  /** The kind of ticket the caller asked for (not necessarily the kind it was given). */
+  constructor(
+    readonly reason: TicketFailure,
+    readonly kind: TicketKind = 'stream',
+  ) {
+    super(`${kind} ticket ${reason}`);
   }
 }
 
 const VERSION = 1;
+const PLAYBACK = 2;
+const KIND_BYTE: Record<TicketKind, number> = { stream: VERSION, playback: PLAYBACK };
+/** The flags each kind may carry. */
+const MAX_FLAGS: Record<number, number> = { [VERSION]: 3, [PLAYBACK]: 0 };
 const MAC_BYTES = 16;
-const MAX_DEVICE_ID = 128;
+const MAX_SUBJECT = 128;
 const MAX_TICKET = 256;
 const KEY_LABEL = 'rtsp-ticket-key';
 const TICKET_TEXT = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]{22}$/;
@@ -57,36 +79,65 @@ export class TicketSigner {
   }
 
   issue(claims: TicketClaims): string {
-    const id = Buffer.from(claims.deviceId, 'utf8');
-    if (id.length === 0 || id.length > MAX_DEVICE_ID) throw new RangeError('device id must be 1–128 bytes');
+    return this.seal('stream', claims.expiresAt, (claims.profile === 'sub' ? 1 : 0) | (claims.recorder ? 2 : 0), claims.deviceId);
+  }
+
+  /** The claims of a valid, unexpired stream ticket; throws TicketError otherwise. */
+  verify(ticket: string, nowMs: number): TicketClaims {
+    const { body, expiresAt } = this.open(ticket, 'stream');
+    if (nowMs >= expiresAt) throw new TicketError('expired');
+    const flags = body[7] as number;
+    return { deviceId: body.subarray(8).toString('utf8'), profile: flags & 1 ? 'sub' : 'main', expiresAt, ...(flags & 2 ? { recorder: true } : {}) };
+  }
+
+  /** A ticket that plays one recording (and opens nothing else) until claims.expiresAt. */
+  issuePlayback(claims: PlaybackClaims): string {
+    return this.seal('playback', claims.expiresAt, 0, claims.recordingId);
+  }
+
+  /**
+   * The claims of a valid, unexpired playback ticket of `recordingId`; throws TicketError (kind
+   * 'playback') otherwise. Another recording's ticket is refused before its expiry is looked at.
+   */
+  verifyPlayback(ticket: string, nowMs: number, recordingId: string): PlaybackClaims {
+    const { body, expiresAt } = this.open(ticket, 'playback');
+    const subject = body.subarray(8).toString('utf8');
+    if (subject !== recordingId) throw new TicketError('other subject', 'playback');
+    if (nowMs >= expiresAt) throw new TicketError('expired', 'playback');
+    return { recordingId: subject, expiresAt };
+  }
+
+  private seal(kind: TicketKind, expiresAtMs: number, flags: number, subject: string): string {
+    const id = Buffer.from(subject, 'utf8');
+    if (id.length === 0 || id.length > MAX_SUBJECT) throw new RangeError(`${kind === 'stream' ? 'device' : 'recording'} id must be 1–128 bytes`);
     const body = Buffer.alloc(8 + id.length);
-    body[0] = VERSION;
+    body[0] = KIND_BYTE[kind];
     this.keyId.copy(body, 1);
-    body.writeUInt32BE(Math.floor(claims.expiresAt / 1000), 3);
-    body[7] = (claims.profile === 'sub' ? 1 : 0) | (claims.recorder ? 2 : 0);
+    body.writeUInt32BE(Math.floor(expiresAtMs / 1000), 3);
+    body[7] = flags;
     id.copy(body, 8);
     return `${body.toString('base64url')}.${this.mac(body).toString('base64url')}`;
   }
 
-  /** The claims of a valid, unexpired ticket; throws TicketError otherwise. */
-  verify(ticket: string, nowMs: number): TicketClaims {
-    if (ticket.length > MAX_TICKET || !TICKET_TEXT.test(ticket)) throw new TicketError('malformed');
+  /** The authentic body of a ticket of `kind`, and its expiry (not checked here). */
+  private open(ticket: string, kind: TicketKind): { body: Buffer; expiresAt: number } {
+    if (ticket.length > MAX_TICKET || !TICKET_TEXT.test(ticket)) throw new TicketError('malformed', kind);
     const [bodyText, macText] = ticket.split('.') as [string, string];
     const body = Buffer.from(bodyText, 'base64url');
+    const maxFlags = MAX_FLAGS[body[0] ?? -1];
     // Re-encoding must give the same text: refuses non-canonical base64 (one ticket, one spelling).
-    if (body.length < 9 || body.toString('base64url') !== bodyText || body[0] !== VERSION || (body[7] as number) > 3) {
-      throw new TicketError('malformed');
+    if (body.length < 9 || body.toString('base64url') !== bodyText || maxFlags === undefined || (body[7] as number) > maxFlags) {
+      throw new TicketError('malformed', kind);
     }
-    if (!body.subarray(1, 3).equals(this.keyId)) throw new TicketError('unknown key');
+    if (!body.subarray(1, 3).equals(this.keyId)) throw new TicketError('unknown key', kind);
     const mac = Buffer.from(macText, 'base64url');
     // 22 base64 characters carry 132 bits for 128: the last character has spellings that decode
     // alike, so the text is checked too (found by the fuzz test).
-    if (mac.length !== MAC_BYTES || mac.toString('base64url') !== macText) throw new TicketError('malformed');
-    if (!timingSafeEqual(mac, this.mac(body))) throw new TicketError('bad signature');
-    const expiresAt = body.readUInt32BE(3) * 1000;
-    if (nowMs >= expiresAt) throw new TicketError('expired');
-    const flags = body[7] as number;
-    return { deviceId: body.subarray(8).toString('utf8'), profile: flags & 1 ? 'sub' : 'main', expiresAt, ...(flags & 2 ? { recorder: true } : {}) };
+    if (mac.length !== MAC_BYTES || mac.toString('base64url') !== macText) throw new TicketError('malformed', kind);
+    if (!timingSafeEqual(mac, this.mac(body))) throw new TicketError('bad signature', kind);
+    // Only an authentic ticket is said to be of the other kind.
+    if (body[0] !== KIND_BYTE[kind]) throw new TicketError('wrong kind', kind);
+    return { body, expiresAt: body.readUInt32BE(3) * 1000 };
   }
 
   private mac(body: Buffer): Buffer {
@@ -96,8 +147,8 @@ export class TicketSigner {
 
 /**
  * The claims of a ticket that may start a viewer's session; null when the answer is the plain 404
- * of an unknown path (tampered, malformed, another key's, or a recorder's ticket: which is not
- * told). Only an authentic, expired ticket is said to be one (TicketError 'expired': 401).
+ * of an unknown path (tampered, malformed, another key's, a recorder's or a playback ticket: which
+ * is not told). Only an authentic, expired ticket is said to be one (TicketError 'expired': 401).
  */
 export function startingClaims(tickets: Pick<TicketSigner, 'verify'>, ticket: string, nowMs: number): TicketClaims | null {
   try {

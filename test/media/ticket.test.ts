@@ -75,3 +75,67 @@ describe('stream tickets', () => {
     }
   });
 });
+
+describe('playback tickets', () => {
+  const playback = { recordingId: 'rec_AbCdEfGhIjKlMnOp', expiresAt: now + 900_000 };
+
+  it('round-trip the recording and expiry, and fit a URL query', () => {
+    const t = signer.issuePlayback(playback);
+    expect(signer.verifyPlayback(t, now, playback.recordingId)).toEqual(playback);
+    expect(t).toMatch(/^[A-Za-z0-9_.-]+$/); // no escaping in ?ticket=
+    expect(reason(() => signer.verifyPlayback(t, playback.expiresAt, playback.recordingId))).toBe('expired');
+    expect(reason(() => signer.verifyPlayback(t, playback.expiresAt - 1, playback.recordingId))).toBe('accepted');
+  });
+
+  it('play one recording only: another one is refused, expired or not', () => {
+    const t = signer.issuePlayback(playback);
+    expect(reason(() => signer.verifyPlayback(t, now, 'rec_other'))).toBe('other subject');
+    expect(reason(() => signer.verifyPlayback(t, playback.expiresAt + 1, 'rec_other'))).toBe('other subject');
+  });
+
+  it('are not stream tickets, and stream tickets are not playback tickets (the kind is signed)', () => {
+    const t = signer.issuePlayback({ ...playback, recordingId: claims.deviceId });
+    expect(reason(() => signer.verify(t, now))).toBe('wrong kind');
+    for (const stream of [signer.issue(claims), signer.issue({ ...claims, recorder: true }), signer.issue({ ...claims, profile: 'sub' })]) {
+      expect(reason(() => signer.verifyPlayback(stream, now, claims.deviceId))).toBe('wrong kind');
+    }
+    // Changing the kind byte breaks the MAC.
+    const [body, mac] = t.split('.') as [string, string];
+    const asStream = Buffer.from(body, 'base64url');
+    asStream[0] = 1;
+    expect(reason(() => signer.verify(`${asStream.toString('base64url')}.${mac}`, now))).toBe('bad signature');
+    // A playback ticket carries no flags.
+    const flagged = Buffer.from(body, 'base64url');
+    flagged[7] = 1;
+    expect(reason(() => signer.verifyPlayback(`${flagged.toString('base64url')}.${mac}`, now, claims.deviceId))).toBe('malformed');
+    // The error says which kind was asked for.
+    expect(() => signer.verifyPlayback(signer.issue(claims), now, claims.deviceId)).toThrow('playback ticket wrong kind');
+  });
+
+  it('refuse tampered, foreign-key and malformed tickets', () => {
+    const t = signer.issuePlayback(playback);
+    const [body, mac] = t.split('.') as [string, string];
+    const later = Buffer.from(body, 'base64url');
+    later.writeUInt32BE(later.readUInt32BE(3) + 86_400, 3);
+    expect(reason(() => signer.verifyPlayback(`${later.toString('base64url')}.${mac}`, now, playback.recordingId))).toBe('bad signature');
+    expect(reason(() => new TicketSigner(randomBytes(32)).verifyPlayback(t, now, playback.recordingId))).toBe('unknown key');
+    for (const junk of ['', `${body}.`, `${body}.${mac}x`, 'x'.repeat(300)]) {
+      expect(reason(() => signer.verifyPlayback(junk, now, playback.recordingId)), junk).toBe('malformed');
+    }
+  });
+
+  const rng = makeRng();
+  it(`fuzz (seed ${rng.seed}): mutated playback tickets are refused, never accepted for a recording or a stream`, () => {
+    const good = signer.issuePlayback(playback);
+    for (let i = 0; i < 20_000; i++) {
+      const t = mutate(rng, good, 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.');
+      expect(() => signer.verify(t, now)).toThrow(TicketError);
+      try {
+        expect(signer.verifyPlayback(t, now, playback.recordingId)).toEqual(playback);
+        expect(t).toBe(good);
+      } catch (err) {
+        expect(err).toBeInstanceOf(TicketError);
+      }
+    }
+  });
+});

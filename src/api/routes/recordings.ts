@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyRequest } from 'fastify';
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
@@ -8,8 +9,10 @@ import { NotFoundError } from '../../domain/errors.js';
 import type { Store } from '../../store/store.js';
 import { DATE_FILTER_PATTERN, DateFilterError, parseDateBound, type DateBound } from '../date-filter.js';
 import { badRequest } from '../errors.js';
-import { decodeCursorParam, pageResponder } from '../paging.js';
-import { memoized, presentRecording } from '../../domain/present.js';
+import { hasScope } from '../../auth/scope-claim.js';
+import { storedFile } from '../clip-files.js';
+import { decodeCursorParam, envelope } from '../paging.js';
+import { presentRecording, type MintPlayback } from '../../domain/present.js';
 import { contentRange, parseRange } from '../range.js';
 import { Envelope, errorResponse, errorResponses, FileBody, Id, NoBody, notFoundResponse, PageQuery, RecordingSchema } from '../schemas.js';
 
@@ -17,6 +20,8 @@ export interface RecordingRoutesOptions {
   store: Store;
   /** Directory the recordings' file names are relative to. */
   storageDir: string;
+  /** Playback tickets for the recordings' playback_url (src/api/routes/playback.ts); absent: null. */
+  mintPlayback?: MintPlayback;
 }
 
 const DateParam = (bound: string) =>
@@ -38,9 +43,14 @@ function bound(value: string | undefined, name: string, which: DateBound): numbe
 /** An ETag that changes if the file does: recording ids are never reused, size and mtime cover a rewrite. */
 const etagOf = (rec: Recording, size: number, mtimeMs: number) => `"${rec.id}-${size.toString(36)}-${Math.floor(mtimeMs).toString(36)}"`;
 
-export const recordingRoutes: FastifyPluginAsyncTypebox<RecordingRoutesOptions> = async (app, { store, storageDir }) => {
-  const respond = pageResponder(memoized(presentRecording));
+export const recordingRoutes: FastifyPluginAsyncTypebox<RecordingRoutesOptions> = async (app, { store, storageDir, mintPlayback }) => {
   const root = path.resolve(storageDir);
+  // A playback address is minted per request (it expires), so these answers are not memoised as
+  // other lists are; only for a token that may play recordings.
+  const presenter = (req: FastifyRequest) => {
+    const mint = mintPlayback && req.token && hasScope(req.token.scopes, 'recordings:read') ? mintPlayback : undefined;
+    return (rec: Recording) => presentRecording(rec, mint);
+  };
   const requireRecording = (id: string) => {
     const rec = store.getRecording(id);
     if (!rec) throw new NotFoundError('recording', id);
@@ -69,7 +79,7 @@ export const recordingRoutes: FastifyPluginAsyncTypebox<RecordingRoutesOptions> 
         response: { 200: Envelope(RecordingSchema), ...errorResponses, ...notFoundResponse },
       },
     },
-    async (req, reply) => {
+    async (req) => {
       const q = req.query;
       const from = bound(q.start_date, 'start_date', 'start');
       const to = bound(q.end_date, 'end_date', 'end');
@@ -84,7 +94,7 @@ export const recordingRoutes: FastifyPluginAsyncTypebox<RecordingRoutesOptions> 
         after: decodeCursorParam(q.cursor),
         freshAsOf: req.receivedAt,
       });
-      return respond(reply, page);
+      return envelope(page, presenter(req));
     },
   );
 
@@ -100,7 +110,7 @@ export const recordingRoutes: FastifyPluginAsyncTypebox<RecordingRoutesOptions> 
         response: { 200: RecordingSchema, ...errorResponses, ...notFoundResponse },
       },
     },
-    async (req) => presentRecording(requireRecording(req.params.recording_id)),
+    async (req) => presenter(req)(requireRecording(req.params.recording_id)),
   );
 
   // GET and HEAD declared together: Fastify's automatic HEAD route would read the whole file to discard it.
@@ -125,10 +135,9 @@ export const recordingRoutes: FastifyPluginAsyncTypebox<RecordingRoutesOptions> 
       },
     handler: async (req, reply) => {
       const rec = requireRecording(req.params.recording_id);
-      const file = path.resolve(root, rec.fileName);
-      if (!file.startsWith(root + path.sep)) throw new NotFoundError('recording', rec.id);
-      const info = await stat(file).catch(() => null);
-      if (!info?.isFile()) throw new NotFoundError('recording', rec.id);
+      const file = storedFile(root, rec.fileName);
+      const info = file === null ? null : await stat(file).catch(() => null);
+      if (file === null || !info?.isFile()) throw new NotFoundError('recording', rec.id);
 
       const size = info.size;
       const etag = etagOf(rec, size, info.mtimeMs);
@@ -180,8 +189,8 @@ export const recordingRoutes: FastifyPluginAsyncTypebox<RecordingRoutesOptions> 
     handler: async (req, reply) => {
       const rec = requireRecording(req.params.recording_id);
       // Beside the clip, same name (see src/media/recorder/clip-writer.ts).
-      const file = path.resolve(root, rec.fileName.replace(/\.mp4$/, '.jpg'));
-      if (!file.startsWith(root + path.sep) || !file.endsWith('.jpg')) throw new NotFoundError('thumbnail', rec.id);
+      const file = storedFile(root, rec.fileName.replace(/\.mp4$/, '.jpg'));
+      if (!file?.endsWith('.jpg')) throw new NotFoundError('thumbnail', rec.id);
       const info = await stat(file).catch(() => null);
       if (!info?.isFile()) throw new NotFoundError('thumbnail', rec.id);
       reply.headers({ 'content-type': 'image/jpeg', 'content-length': String(info.size), 'cache-control': 'private, max-age=86400, immutable' });

@@ -57,6 +57,9 @@ describe('GET /v1/devices/{id}/recordings', () => {
       alert_id: 'alr-rec-5',
       download_url: '/v1/recordings/rec-5/download',
       detections: [],
+      // The ticket and its expiry change with the request (test/api/routes/playback.test.ts).
+      playback_url: expect.stringMatching(/^\/v1\/recordings\/rec-5\/play\?ticket=/),
+      playback_expires_at: expect.any(String),
     });
   });
 

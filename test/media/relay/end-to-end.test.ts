@@ -125,14 +125,16 @@ describe('live streams through the relay', () => {
     }
   });
 
-  it('refuses tampered, expired and other-key tickets with 401', async () => {
+  it('refuses tampered, expired, other-key and playback tickets with 401', async () => {
     const { stream_url } = await streamUrl();
     const tampered = stream_url.replace(/.(\.[\w-]{22})$/, (m, mac: string) => (m[0] === 'A' ? 'B' : 'A') + mac);
     const signer = TicketSigner.openInDir(t.dataDir, SecretBox.openInDir(t.dataDir));
     const old = signer.issue({ deviceId, profile: 'main', expiresAt: Date.now() - 1000 });
     const foreign = new TicketSigner(Buffer.alloc(32, 7)).issue({ deviceId, profile: 'main', expiresAt: Date.now() + 60_000 });
+    // A recording's playback ticket, even one naming this device's id, opens no stream.
+    const playback = signer.issuePlayback({ recordingId: deviceId, expiresAt: Date.now() + 60_000 });
     const base = stream_url.slice(0, stream_url.lastIndexOf('/') + 1);
-    for (const url of [tampered, base + old, base + foreign]) {
+    for (const url of [tampered, base + old, base + foreign, base + playback]) {
       await expect(probe(url), url).rejects.toThrow(/401 Unauthorized/);
     }
     await expect(probe(base.replace('/live/', '/nope/') + 'x')).rejects.toThrow(/404/);
