@@ -5,7 +5,7 @@ import Type from 'typebox';
 import { AuthorizationServer, clientGrants, DEFAULT_SCOPES } from '../../auth/oauth/authorization-server.js';
 import { errorRedirect, OAuthError, oauthErrorBody, oauthErrorStatus, tokenErrorHeaders, type AuthorizeErrorCode } from '../../auth/oauth/errors.js';
 import type { LoginSessions } from '../../auth/oauth/login-sessions.js';
-import { firstPartyRedirectUri, isFirstPartyClient, type FirstPartyHosts } from '../../auth/oauth/first-party.js';
+import { firstPartyRedirectUri, isFirstPartyClient, ownOrigin, type FirstPartyHosts } from '../../auth/oauth/first-party.js';
 import { GRANT_TYPES, parseAuthorizeRequest, parseRevocationRequest, parseTokenRequest, type AuthorizeRequest } from '../../auth/oauth/params.js';
 import { hashPassword, needsRehash, rateLimitKeyForIp, verifyPassword, type LoginRateLimiter, type RateLimitDecision } from '../../auth/oauth/password.js';
 import { checkAuthorizationPkce } from '../../auth/oauth/pkce.js';
@@ -130,21 +130,26 @@ export async function oauthRoutes(app: FastifyInstance, opts: OAuthRoutesOptions
         response: { 200: MetadataSchema, ...parserErrorResponses },
       },
     },
-    async () => ({
-      issuer: opts.issuer,
-      authorization_endpoint: `${base}/oauth/authorize`,
-      token_endpoint: `${base}/oauth/token`,
-      jwks_uri: `${base}/.well-known/jwks.json`,
-      revocation_endpoint: `${base}/oauth/revoke`,
-      revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
-      scopes_supported: [...SCOPES],
-      response_types_supported: ['code'],
-      response_modes_supported: ['query'],
-      grant_types_supported: [...GRANT_TYPES],
-      token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
-      code_challenge_methods_supported: ['S256'],
-      authorization_response_iss_parameter_supported: true,
-    }),
+    // The endpoints are on the origin the client asked (when it is this box), so a browser app on
+    // https://192.168.1.20:8443 calls its own origin; the issuer stays the one its tokens name.
+    async (request) => {
+      const at = ownOrigin(request.headers.host, opts.firstParty) ?? base;
+      return {
+        issuer: opts.issuer,
+        authorization_endpoint: `${at}/oauth/authorize`,
+        token_endpoint: `${at}/oauth/token`,
+        jwks_uri: `${at}/.well-known/jwks.json`,
+        revocation_endpoint: `${at}/oauth/revoke`,
+        revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
+        scopes_supported: [...SCOPES],
+        response_types_supported: ['code'],
+        response_modes_supported: ['query'],
+        grant_types_supported: [...GRANT_TYPES],
+        token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
+        code_challenge_methods_supported: ['S256'],
+        authorization_response_iss_parameter_supported: true,
+      };
+    },
   );
 
   app.post(

@@ -21,22 +21,26 @@ export interface FirstPartyHosts {
 }
 
 /**
- * The one redirect URI gateway-web may use on a request that reached the gateway with this Host
- * header, or null when that Host is not this box on the API's port (a name a proxy or an attacker
- * chose: nothing is ever sent there).
+ * The origin (`https://host[:port]`) a request reached this gateway by, from its Host header, or
+ * null when that Host is not this box on the API's port (a name a proxy or an attacker chose:
+ * nothing is ever sent there, nor named in an answer).
  */
-export function firstPartyRedirectUri(hostHeader: string | undefined, hosts: FirstPartyHosts): string | null {
+export function ownOrigin(hostHeader: string | undefined, hosts: FirstPartyHosts): string | null {
   if (hostHeader === undefined) return null;
   const m = HOST_HEADER.exec(hostHeader);
   if (!m) return null;
   const name = (m[1] as string).toLowerCase();
   const port = m[2] === undefined ? 443 : Number(m[2]);
   if (port !== hosts.apiPort || !hosts.isOwnHost(name)) return null;
-  let url: URL;
   try {
-    url = new URL(`https://${name}:${port}${FIRST_PARTY_CALLBACK_PATH}`);
+    return new URL(`https://${name}:${port}`).origin;
   } catch {
     return null;
   }
-  return url.href;
+}
+
+/** The one redirect URI gateway-web may use on a request that came with this Host header, or null (see ownOrigin). */
+export function firstPartyRedirectUri(hostHeader: string | undefined, hosts: FirstPartyHosts): string | null {
+  const origin = ownOrigin(hostHeader, hosts);
+  return origin === null ? null : `${origin}${FIRST_PARTY_CALLBACK_PATH}`;
 }

@@ -222,6 +222,19 @@ describe('token revocation (RFC 7009)', () => {
     expect(as.revocation_endpoint).toBe(`${t.gw.apiUrl}/oauth/revoke`);
   });
 
+  it("names the endpoints on the origin the client used when that is this box's, the issuer unchanged", async () => {
+    const meta = async (host: string) => (await t.request('/.well-known/oauth-authorization-server', { headers: { host } })).json() as Record<string, string>;
+    const local = await meta(`localhost:${port}`);
+    expect(local.issuer).toBe(t.gw.apiUrl);
+    expect([local.authorization_endpoint, local.token_endpoint, local.revocation_endpoint, local.jwks_uri]).toEqual(
+      ['/oauth/authorize', '/oauth/token', '/oauth/revoke', '/.well-known/jwks.json'].map((p) => `https://localhost:${port}${p}`),
+    );
+    // A name that is not this box's is never echoed: the issuer's origin instead.
+    const foreign = await meta(`evil.example:${port}`);
+    expect(foreign.token_endpoint).toBe(`${t.gw.apiUrl}/oauth/token`);
+    expect(foreign.issuer).toBe(t.gw.apiUrl);
+  });
+
   it('revoking the refresh token ends the grant: the refresh token is refused, and its access token by the API', async () => {
     const tokens = await tokensFor(ADMIN);
     const before = await oauth.processRefreshTokenResponse(as, client, await oauth.refreshTokenGrantRequest(as, client, oauth.None(), tokens.refresh_token as string, options));

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { firstPartyRedirectUri, isFirstPartyClient } from '../../../src/auth/oauth/first-party.js';
+import { firstPartyRedirectUri, isFirstPartyClient, ownOrigin } from '../../../src/auth/oauth/first-party.js';
 import { isOwnHost } from '../../../src/config/lan-address.js';
 import { makeRng } from '../../support/fuzz.js';
 
@@ -51,6 +51,12 @@ describe('firstPartyRedirectUri', () => {
       expect(url.port).toBe('8443');
       expect(isOwnHost(url.hostname, ['nvr.example.org'], () => ADDRESSES), `seed ${rng.seed}: ${host}`).toBe(true);
     }
+  });
+
+  it('gives the origin alone for the metadata, by the same rule', () => {
+    expect(ownOrigin('[::1]:8443', hosts(8443))).toBe('https://[::1]:8443');
+    expect(ownOrigin('localhost:443', hosts(443))).toBe('https://localhost');
+    expect(ownOrigin('evil.example:8443', hosts(8443))).toBeNull();
   });
 
   it('knows its client id', () => {
