@@ -14,6 +14,8 @@ import { createHash, randomBytes } from 'node:crypto';
 import { GRANT_TYPES } from './auth/oauth/params.js';
 import { hashPassword, PasswordPolicyError } from './auth/oauth/password.js';
 import { validateRegisteredRedirectUri } from './auth/oauth/redirect-uri.js';
+import { isFirstPartyClient } from './auth/oauth/first-party.js';
+import { DEFAULT_ROLE, isRole, ROLE_SCOPES, ROLES } from './auth/roles.js';
 import { newId } from './domain/ids.js';
 import { readVersion } from './version.js';
 
@@ -29,8 +31,10 @@ Commands:
                                          register a client of the local authorization server; prints its
                                          client_id (and client_secret, shown once, stored hashed)
   clients list [--json] | clients remove --client-id ID   [--config FILE]
-  users add --username U --password-stdin | users list | users remove --username U   [--config FILE]
-                                         local accounts for the gateway's own login page
+  users add --username U [--role viewer|admin] --password-stdin | users list | users remove --username U   [--config FILE]
+                                         local accounts for the gateway's own login page; a token gets only the
+                                         scopes of its user's role (default ${DEFAULT_ROLE}):
+                                         viewer: ${ROLE_SCOPES.viewer.join(' ')}; admin: every scope
   seal   [--config FILE]                 read a secret on stdin, print it sealed with this gateway's key
                                          (for sync.mqtt.password: "sealed:…"; only this data_dir opens it)
   simulate-camera [--count N] [--host 127.0.0.1] [--port 8081] [--username admin] [--password admin]
@@ -174,7 +178,8 @@ async function clients(argv: string[], env: NodeJS.ProcessEnv, io: Io): Promise<
     const { values } = parseArgsStrict(rest, { config: { type: 'string' }, json: { type: 'boolean' } });
     const store = openStore(values.config, env);
     try {
-      const list = store.listOAuthClients().map((c) => ({ client_id: c.id, name: c.name, public: c.secretHash === null, redirect_uris: c.redirectUris, grant_types: c.grantTypes }));
+      // The web app's own client is the gateway's, not one of the user's: not listed, not removable.
+      const list = store.listOAuthClients().filter((c) => !isFirstPartyClient(c.id)).map((c) => ({ client_id: c.id, name: c.name, public: c.secretHash === null, redirect_uris: c.redirectUris, grant_types: c.grantTypes }));
       io.out(values.json ? `${JSON.stringify(list)}\n` : list.map((c) => `${c.client_id}  ${c.name}  ${c.public ? 'public' : 'confidential'}  ${c.grant_types.join(',')}  ${c.redirect_uris.join(' ')}\n`).join(''));
     } finally {
       store.close();
@@ -184,6 +189,7 @@ async function clients(argv: string[], env: NodeJS.ProcessEnv, io: Io): Promise<
   if (sub === 'remove') {
     const { values } = parseArgsStrict(rest, { config: { type: 'string' }, 'client-id': { type: 'string' } });
     if (!values['client-id']) throw new UsageError('clients remove needs --client-id');
+    if (isFirstPartyClient(values['client-id'])) throw new UsageError(`${values['client-id']} is the gateway's own web app, built in; it cannot be removed`);
     const store = openStore(values.config, env);
     try {
       if (!store.deleteOAuthClient(values['client-id'])) {
@@ -201,9 +207,11 @@ async function clients(argv: string[], env: NodeJS.ProcessEnv, io: Io): Promise<
 async function users(argv: string[], env: NodeJS.ProcessEnv, io: Io, stdin: () => Promise<string>): Promise<number> {
   const [sub, ...rest] = argv;
   if (sub === 'add') {
-    const { values } = parseArgsStrict(rest, { config: { type: 'string' }, username: { type: 'string' }, 'password-stdin': { type: 'boolean' } });
+    const { values } = parseArgsStrict(rest, { config: { type: 'string' }, username: { type: 'string' }, role: { type: 'string' }, 'password-stdin': { type: 'boolean' } });
     const username = values.username?.trim();
     if (!username || !/^[A-Za-z0-9._@-]{1,64}$/.test(username)) throw new UsageError('users add needs --username (1–64 of A-Z a-z 0-9 . _ @ -)');
+    const role = values.role ?? DEFAULT_ROLE;
+    if (!isRole(role)) throw new UsageError(`--role must be one of ${ROLES.join(', ')}, not ${role}`);
     if (!values['password-stdin']) throw new UsageError('users add reads the password from stdin: --password-stdin (never on the command line, where ps shows it)');
     const password = (await stdin()).replace(/\r?\n$/, '');
     let passwordHash: string;
@@ -219,18 +227,18 @@ async function users(argv: string[], env: NodeJS.ProcessEnv, io: Io, stdin: () =
         io.err(`edge-gateway users add: ${username} exists (users remove first to set a new password)\n`);
         return 1;
       }
-      store.insertLocalUser({ username, passwordHash, createdAt: Date.now() });
+      store.insertLocalUser({ username, passwordHash, role, createdAt: Date.now() });
     } finally {
       store.close();
     }
-    io.out(`user ${username} added\n`);
+    io.out(`user ${username} added (role ${role})\n`);
     return 0;
   }
   if (sub === 'list') {
     const { values } = parseArgsStrict(rest, { config: { type: 'string' } });
     const store = openStore(values.config, env);
     try {
-      io.out(store.listLocalUsers().map((u) => `${u.username}\n`).join(''));
+      io.out(store.listLocalUsers().map((u) => `${u.username}  ${u.role}\n`).join(''));
     } finally {
       store.close();
     }

@@ -8,9 +8,10 @@ import { LocalIssuer, openLocalIssuer, startKeyRotation } from './auth/local-iss
 import { AuthorizationServer, openTokenKey } from './auth/oauth/authorization-server.js';
 import { LoginSessions } from './auth/oauth/login-sessions.js';
 import { LoginRateLimiter } from './auth/oauth/password.js';
-import { withRevocation } from './auth/revocation.js';
+import { localAccessTokenId, withRevocation } from './auth/revocation.js';
 import { TokenVerifier } from './auth/verifier.js';
 import type { Config } from './config/schema.js';
+import { isOwnHost } from './config/lan-address.js';
 import type { StreamAddresses } from './api/ports.js';
 import { DeviceUnavailableError } from './domain/errors.js';
 import type { StreamProfile } from './domain/types.js';
@@ -315,6 +316,7 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
               tokenKey: openTokenKey(dataDir, secretBox),
               accessTtlS: config.auth.local.access_ttl_s,
               refreshTtlS: config.auth.local.refresh_ttl_s,
+              accessTokenId: localAccessTokenId(verifier, localIssuer.issuer),
               logger: log.child({ part: 'oauth' }),
               ...(opts.oauthClock ? { now: opts.oauthClock } : {}),
             }),
@@ -322,6 +324,7 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
             users: store,
             sessions: new LoginSessions(),
             limits: { byUser: new LoginRateLimiter(), byAddress: new LoginRateLimiter() },
+            firstParty: { apiPort, isOwnHost: (host) => isOwnHost(host, config.api.public_host ? [config.api.public_host] : []) },
             logger: log.child({ part: 'oauth' }),
             ...(opts.oauthClock ? { now: opts.oauthClock } : {}),
           }

@@ -250,6 +250,34 @@ describe('edge-gateway clients and users (the local authorization server stand-i
     expect((JSON.parse(run(['clients', 'list', '--config', cfg, '--json']).stdout) as unknown[]).length).toBe(2);
   });
 
+  it("keeps the web app's built-in client out of clients list and refuses to remove it", async () => {
+    const dir = workDir();
+    const cfg = writeConfig(dir, `gateway:\n  data_dir: ${dir}/data\n`);
+    expect(run(['clients', 'list', '--config', cfg, '--json']).stdout).toBe('[]\n');
+    const removed = run(['clients', 'remove', '--config', cfg, '--client-id', 'gateway-web']);
+    expect(removed.status).toBe(2);
+    expect(removed.stderr).toMatch(/gateway-web is the gateway's own web app, built in; it cannot be removed/);
+    const store = Store.open(path.join(dir, 'data'));
+    try {
+      expect(store.getOAuthClient('gateway-web')).not.toBeNull();
+    } finally {
+      store.close();
+    }
+  });
+
+  it('gives users a role (viewer unless --role says admin), shown by users list; an unknown role writes nothing', () => {
+    const dir = workDir();
+    const cfg = writeConfig(dir, `gateway:\n  data_dir: ${dir}/data\n`);
+    const admin = run(['users', 'add', '--config', cfg, '--username', 'boss', '--role', 'admin', '--password-stdin'], 'pw one\n');
+    expect(admin.status).toBe(0);
+    expect(admin.stdout).toBe('user boss added (role admin)\n');
+    expect(run(['users', 'add', '--config', cfg, '--username', 'guest', '--password-stdin'], 'pw three\n').stdout).toBe('user guest added (role viewer)\n');
+    const bad = run(['users', 'add', '--config', cfg, '--username', 'eve', '--role', 'root', '--password-stdin'], 'pw four\n');
+    expect(bad.status).toBe(2);
+    expect(bad.stderr).toMatch(/--role must be one of viewer, admin, not root/);
+    expect(run(['users', 'list', '--config', cfg]).stdout).toBe('boss  admin\nguest  viewer\n');
+  });
+
   it.each([
     [['--name', 'x', '--redirect-uri', 'https://app.example/cb#frag'], /--redirect-uri https:\/\/app\.example\/cb#frag: /],
     [['--name', 'x', '--redirect-uri', 'http://app.example/cb'], /--redirect-uri http:\/\/app\.example\/cb: /],
@@ -273,7 +301,7 @@ describe('edge-gateway clients and users (the local authorization server stand-i
     expect(run(['users', 'add', '--config', cfg, '--username', 'x', '--password-stdin'], '').stderr).toMatch(/password is empty/);
     expect(run(['users', 'add', '--config', cfg, '--username', 'bad name', '--password-stdin'], 'pw').status).toBe(2);
     expect(run(['users', 'add', '--config', cfg, '--username', 'owner2']).stderr).toMatch(/--password-stdin/);
-    expect(run(['users', 'list', '--config', cfg]).stdout).toBe('owner\n');
+    expect(run(['users', 'list', '--config', cfg]).stdout).toBe('owner  viewer\n');
     const { Store } = await import('../src/store/store.js');
     const { verifyPassword } = await import('../src/auth/oauth/password.js');
     const store = Store.open(path.join(dir, 'data'));

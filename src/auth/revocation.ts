@@ -1,3 +1,4 @@
+import { decodeJwt } from 'jose';
 import { InvalidTokenError } from './errors.js';
 import type { TokenCheck, VerifiedToken } from './verifier.js';
 
@@ -24,4 +25,27 @@ export function withRevocation(verifier: TokenCheck, localIssuer: string, isRevo
     };
   }
   return check;
+}
+
+/**
+ * The jti of a valid access token of the local issuer, else null: what token revocation (RFC 7009)
+ * looks the grant up by. The issuer is read from the unverified claims first, so a token naming
+ * another issuer is never sent to the verifier (which could fetch that issuer's keys).
+ */
+export function localAccessTokenId(verifier: TokenCheck, localIssuer: string): (token: string) => Promise<string | null> {
+  return async (token) => {
+    let claimedIssuer: unknown;
+    try {
+      claimedIssuer = decodeJwt(token).iss;
+    } catch {
+      return null;
+    }
+    if (claimedIssuer !== localIssuer) return null;
+    try {
+      const verified = await verifier.verify(token);
+      return verified.issuer === localIssuer ? verified.tokenId : null;
+    } catch {
+      return null;
+    }
+  };
 }

@@ -203,4 +203,12 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE alerts ADD COLUMN detections TEXT NOT NULL DEFAULT '[]';
   ALTER TABLE recordings ADD COLUMN detections TEXT NOT NULL DEFAULT '[]';
   `,
+  // 9: roles of the local accounts (issue 15), and the gateway's own web app as a client of the
+  // local authorization server. Accounts made before roles could be granted every scope: admin.
+  // The client is public (no secret); its redirect URIs follow the browser's Host (first-party.ts).
+  `
+  ALTER TABLE local_users ADD COLUMN role TEXT NOT NULL DEFAULT 'admin' CHECK (role IN ('viewer', 'admin'));
+  INSERT OR IGNORE INTO oauth_clients (id, name, secret_hash, redirect_uris, grant_types, created_at)
+    VALUES ('gateway-web', 'This gateway''s web app', NULL, '[]', '["authorization_code","refresh_token"]', 0);
+  `,
 ];

@@ -1,4 +1,5 @@
 import type Database from 'better-sqlite3';
+import { isRole, type Role } from '../auth/roles.js';
 import { type Connection, StoreError } from './connection.js';
 
 /** Access tokens whose revocation is memoised: the apps and clients polling one gateway at a time. */
@@ -55,6 +56,8 @@ export interface OAuthIssue {
 export interface LocalUserRecord {
   username: string;
   passwordHash: string;
+  /** What the user may be granted (src/auth/roles.ts). */
+  role: Role;
   createdAt: number;
 }
 
@@ -71,6 +74,7 @@ interface OAuthClientRow {
 interface LocalUserRow {
   username: string;
   password_hash: string;
+  role: string;
   created_at: number;
 }
 interface OAuthCodeRow {
@@ -115,6 +119,12 @@ function stringArray(json: string, column: string): string[] {
   return value;
 }
 
+/** The column's CHECK keeps it to the known roles; anything else is damage, said so. */
+function roleOf(role: string): Role {
+  if (!isRole(role)) throw new StoreError(`local_users.role is ${JSON.stringify(role)}, not a known role`);
+  return role;
+}
+
 /** Thrown inside a transaction to roll it back when a code or refresh token was used meanwhile. */
 class AlreadyUsed extends Error {}
 
@@ -129,9 +139,9 @@ function prepare(db: Database.Database) {
     clients: db.prepare<[], OAuthClientRow>('SELECT * FROM oauth_clients ORDER BY created_at, id'),
     deleteClient: db.prepare<{ id: string }>('DELETE FROM oauth_clients WHERE id = @id'),
 
-    insertUser: db.prepare<LocalUserRecord>('INSERT INTO local_users (username, password_hash, created_at) VALUES (@username, @passwordHash, @createdAt)'),
+    insertUser: db.prepare<LocalUserRecord>('INSERT INTO local_users (username, password_hash, role, created_at) VALUES (@username, @passwordHash, @role, @createdAt)'),
     user: db.prepare<[username: string], LocalUserRow>('SELECT * FROM local_users WHERE username = ?'),
-    users: db.prepare<[], Omit<LocalUserRow, 'password_hash'>>('SELECT username, created_at FROM local_users ORDER BY username'),
+    users: db.prepare<[], Omit<LocalUserRow, 'password_hash'>>('SELECT username, role, created_at FROM local_users ORDER BY username'),
     revokeGrantsOfUser: db.prepare<{ username: string } & Now>('UPDATE oauth_grants SET revoked_at = @now WHERE user = @username AND revoked_at IS NULL'),
     deleteUser: db.prepare<{ username: string }>('DELETE FROM local_users WHERE username = @username'),
     setUserPassword: db.prepare<{ username: string; passwordHash: string }>('UPDATE local_users SET password_hash = @passwordHash WHERE username = @username'),
@@ -157,6 +167,7 @@ function prepare(db: Database.Database) {
     ),
     // Not a LEFT JOIN: SQLite re-prepared that form on every run (sqlite3Reprepare in the profile),
     // which made it twice the cost of this one. 1: the token's grant is live; 0: revoked or gone.
+    accessTokenGrant: db.prepare<[jti: string], string>('SELECT grant_id FROM oauth_access_tokens WHERE jti = ?').pluck(),
     accessTokenLive: db
       .prepare<[jti: string], number>(
         `SELECT EXISTS (SELECT 1 FROM oauth_grants g WHERE g.id = a.grant_id AND g.revoked_at IS NULL)
@@ -213,11 +224,11 @@ export class OAuthRecords {
 
   getLocalUser(username: string): LocalUserRecord | null {
     const row = this.sql.user.get(username);
-    return row ? { username: row.username, passwordHash: row.password_hash, createdAt: row.created_at } : null;
+    return row ? { username: row.username, passwordHash: row.password_hash, role: roleOf(row.role), createdAt: row.created_at } : null;
   }
 
-  listLocalUsers(): Array<{ username: string; createdAt: number }> {
-    return this.sql.users.all().map((r) => ({ username: r.username, createdAt: r.created_at }));
+  listLocalUsers(): Array<{ username: string; role: Role; createdAt: number }> {
+    return this.sql.users.all().map((r) => ({ username: r.username, role: roleOf(r.role), createdAt: r.created_at }));
   }
 
   /** Removes the user and revokes every grant they gave, in one transaction. */
@@ -298,6 +309,11 @@ export class OAuthRecords {
   /** Revokes a grant: its refresh tokens stop working, and so do its access tokens (see isAccessTokenRevoked). */
   revokeOAuthGrant(id: string, now = Date.now()): void {
     this.conn.run(this.sql.revokeGrant, { id, now });
+  }
+
+  /** The grant an access token of the local authorization server belongs to (by its jti), while it is recorded. */
+  getOAuthAccessTokenGrant(jti: string): string | null {
+    return this.sql.accessTokenGrant.get(jti) ?? null;
   }
 
   /**

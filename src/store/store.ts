@@ -255,7 +255,7 @@ export class Store {
     return this.oauth.getLocalUser(username);
   }
 
-  listLocalUsers(): Array<{ username: string; createdAt: number }> {
+  listLocalUsers(): Array<{ username: string; role: LocalUserRecord['role']; createdAt: number }> {
     return this.oauth.listLocalUsers();
   }
 
@@ -297,6 +297,10 @@ export class Store {
 
   revokeOAuthGrant(id: string, now?: number): void {
     this.oauth.revokeOAuthGrant(id, now);
+  }
+
+  getOAuthAccessTokenGrant(jti: string): string | null {
+    return this.oauth.getOAuthAccessTokenGrant(jti);
   }
 
   isAccessTokenRevoked(jti: string): boolean {

@@ -132,6 +132,8 @@ const PROBES: Probe[] = [
   { operationId: 'requestToken', what: 'an unknown client', path: '/oauth/token', options: form({ grant_type: 'client_credentials', client_id: 'nobody', client_secret: 'x' }), status: 401 },
   { operationId: 'getAuthorizationPage', what: 'no parameters', path: '/oauth/authorize', status: 400 },
   { operationId: 'submitAuthorizationForm', what: 'no CSRF cookie', path: '/oauth/authorize', options: form({ action: 'login', username: 'a', password: 'b' }), status: 403 },
+  { operationId: 'revokeToken', what: 'no token', path: '/oauth/revoke', options: form({ client_id: 'gateway-web' }), status: 400 },
+  { operationId: 'revokeToken', what: 'an unknown client', path: '/oauth/revoke', options: form({ client_id: 'nobody', token: 'x' }), status: 401 },
 ];
 
 function findOperation(operationId: string): { method: string; operation: Operation } {

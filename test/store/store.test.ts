@@ -203,4 +203,27 @@ describe('Store reads on the API hot path', () => {
     expect(list(arrived)).toEqual(['c1:unauthorized']);
     store.close();
   });
+
+  it('migration 9 makes the accounts that existed admin, and registers the web app as a public client', () => {
+    const dir = tempDir('eg-roles-mig-');
+    dirs.push(dir);
+    const raw = new Database(path.join(dir, DATABASE_FILE));
+    for (const m of MIGRATIONS.slice(0, 8)) raw.exec(m);
+    raw.pragma('user_version = 8');
+    raw.exec(`INSERT INTO local_users (username, password_hash, created_at) VALUES ('olduser', 'scrypt$x', 1)`);
+    raw.close();
+    const store = Store.open(dir);
+    try {
+      expect(store.getLocalUser('olduser')?.role).toBe('admin');
+      expect(store.getOAuthClient('gateway-web')).toMatchObject({ secretHash: null, redirectUris: [], grantTypes: ['authorization_code', 'refresh_token'] });
+      store.insertLocalUser({ username: 'new', passwordHash: 'scrypt$y', role: 'viewer', createdAt: 2 });
+      expect(store.listLocalUsers().map((u) => [u.username, u.role])).toEqual([
+        ['new', 'viewer'],
+        ['olduser', 'admin'],
+      ]);
+      expect(() => store.insertLocalUser({ username: 'bad', passwordHash: 'scrypt$z', role: 'root' as never, createdAt: 3 })).toThrow(/CHECK/);
+    } finally {
+      store.close();
+    }
+  });
 });

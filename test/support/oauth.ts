@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { hashPassword } from '../../src/auth/oauth/password.js';
+import type { Role } from '../../src/auth/roles.js';
 import { newId } from '../../src/domain/ids.js';
 import type { Store } from '../../src/store/store.js';
 import { makeClient, type Client, type Response } from './https.js';
@@ -27,8 +28,8 @@ export function registerClient(store: Store, opts: { public?: boolean; redirectU
   return { clientId, clientSecret: secret };
 }
 
-export async function addUser(store: Store, username: string, password: string): Promise<void> {
-  store.insertLocalUser({ username, passwordHash: await hashPassword(password), createdAt: Date.now() });
+export async function addUser(store: Store, username: string, password: string, role: Role = 'admin'): Promise<void> {
+  store.insertLocalUser({ username, passwordHash: await hashPassword(password), role, createdAt: Date.now() });
 }
 
 export function pkcePair(): { verifier: string; challenge: string } {
@@ -53,8 +54,8 @@ export class FormBrowser {
 
   constructor(private readonly request: Client) {}
 
-  async get(path: string): Promise<Response> {
-    return this.keep(await this.request(path, { headers: this.cookieHeader() }));
+  async get(path: string, headers: Record<string, string> = {}): Promise<Response> {
+    return this.keep(await this.request(path, { headers: { ...this.cookieHeader(), ...headers } }));
   }
 
   async post(path: string, fields: Record<string, string | string[]>, headers: Record<string, string> = {}): Promise<Response> {

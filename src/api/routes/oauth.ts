@@ -5,12 +5,14 @@ import Type from 'typebox';
 import { AuthorizationServer, clientGrants, DEFAULT_SCOPES } from '../../auth/oauth/authorization-server.js';
 import { errorRedirect, OAuthError, oauthErrorBody, oauthErrorStatus, tokenErrorHeaders, type AuthorizeErrorCode } from '../../auth/oauth/errors.js';
 import type { LoginSessions } from '../../auth/oauth/login-sessions.js';
-import { GRANT_TYPES, parseAuthorizeRequest, parseTokenRequest, type AuthorizeRequest } from '../../auth/oauth/params.js';
+import { firstPartyRedirectUri, isFirstPartyClient, ownOrigin, type FirstPartyHosts } from '../../auth/oauth/first-party.js';
+import { GRANT_TYPES, parseAuthorizeRequest, parseRevocationRequest, parseTokenRequest, type AuthorizeRequest } from '../../auth/oauth/params.js';
 import { hashPassword, needsRehash, rateLimitKeyForIp, verifyPassword, type LoginRateLimiter, type RateLimitDecision } from '../../auth/oauth/password.js';
 import { checkAuthorizationPkce } from '../../auth/oauth/pkce.js';
 import { codeRedirect, matchRedirectUri } from '../../auth/oauth/redirect-uri.js';
+import { ROLE_SCOPES, scopesForRole } from '../../auth/roles.js';
 import { SCOPE_MEANINGS, SCOPES, isScope } from '../../auth/scope-catalogue.js';
-import type { Store } from '../../store/store.js';
+import type { LocalUserRecord, Store } from '../../store/store.js';
 import { cookieValue, hostCookie, parseFormBody } from '../forms.js';
 import { RepeatedJsonNameError, useStrictJsonParser } from '../json-body.js';
 import { consentPage, errorPage, loginPage, PAGE_HEADERS } from '../oauth-pages.js';
@@ -28,6 +30,8 @@ export interface OAuthRoutesOptions {
   sessions: LoginSessions;
   /** Failed logins, by username and by client address. */
   limits: { byUser: LoginRateLimiter; byAddress: LoginRateLimiter };
+  /** Which Host headers are this box, for the web app's own client (first-party.ts). */
+  firstParty: FirstPartyHosts;
   logger: BaseLogger;
   now?: () => number;
 }
@@ -55,6 +59,8 @@ const MetadataSchema = Type.Object(
     authorization_endpoint: Type.String(),
     token_endpoint: Type.String(),
     jwks_uri: Type.String(),
+    revocation_endpoint: Type.String(),
+    revocation_endpoint_auth_methods_supported: Type.Array(Type.String()),
     scopes_supported: Type.Array(Type.String()),
     response_types_supported: Type.Array(Type.String()),
     response_modes_supported: Type.Array(Type.String()),
@@ -79,7 +85,10 @@ type Checked =
       kind: 'ok';
       request: AuthorizeRequest;
       clientName: string;
-      scopes: ReadonlySet<string>;
+      /** The gateway's own web app: no consent page. */
+      firstParty: boolean;
+      /** As requested; null: none asked for (see grantable). */
+      scopes: ReadonlySet<string> | null;
       codeChallenge: string | null;
       /** The request's parameters as received, for the forms' hidden fields. */
       fields: Record<string, string>;
@@ -106,7 +115,7 @@ export async function oauthRoutes(app: FastifyInstance, opts: OAuthRoutesOptions
         : clientFault
           ? new OAuthError('invalid_request', 'the request body could not be read')
           : new OAuthError('server_error', 'the gateway failed to answer; see its log');
-    if (request.url.startsWith('/oauth/token')) return sendTokenError(reply, oauth, request.headers.authorization);
+    if (request.url.startsWith('/oauth/token') || request.url.startsWith('/oauth/revoke')) return sendTokenError(reply, oauth, request.headers.authorization);
     return sendPage(reply, oauthErrorStatus(oauth.code), errorPage({ title: 'Request refused', error: oauth.code, description: oauth.description }));
   });
 
@@ -121,19 +130,26 @@ export async function oauthRoutes(app: FastifyInstance, opts: OAuthRoutesOptions
         response: { 200: MetadataSchema, ...parserErrorResponses },
       },
     },
-    async () => ({
-      issuer: opts.issuer,
-      authorization_endpoint: `${base}/oauth/authorize`,
-      token_endpoint: `${base}/oauth/token`,
-      jwks_uri: `${base}/.well-known/jwks.json`,
-      scopes_supported: [...SCOPES],
-      response_types_supported: ['code'],
-      response_modes_supported: ['query'],
-      grant_types_supported: [...GRANT_TYPES],
-      token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
-      code_challenge_methods_supported: ['S256'],
-      authorization_response_iss_parameter_supported: true,
-    }),
+    // The endpoints are on the origin the client asked (when it is this box), so a browser app on
+    // https://192.168.1.20:8443 calls its own origin; the issuer stays the one its tokens name.
+    async (request) => {
+      const at = ownOrigin(request.headers.host, opts.firstParty) ?? base;
+      return {
+        issuer: opts.issuer,
+        authorization_endpoint: `${at}/oauth/authorize`,
+        token_endpoint: `${at}/oauth/token`,
+        jwks_uri: `${at}/.well-known/jwks.json`,
+        revocation_endpoint: `${at}/oauth/revoke`,
+        revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
+        scopes_supported: [...SCOPES],
+        response_types_supported: ['code'],
+        response_modes_supported: ['query'],
+        grant_types_supported: [...GRANT_TYPES],
+        token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
+        code_challenge_methods_supported: ['S256'],
+        authorization_response_iss_parameter_supported: true,
+      };
+    },
   );
 
   app.post(
@@ -148,10 +164,7 @@ export async function oauthRoutes(app: FastifyInstance, opts: OAuthRoutesOptions
         response: {
           200: TokenResponseSchema,
           400: errorResponse('invalid_request, invalid_grant, unauthorized_client, unsupported_grant_type or invalid_scope (RFC 6749 §5.2)'),
-          401: errorResponse('invalid_client: client authentication failed'),
-          ...parserErrorResponses,
-          500: errorResponse('server_error: the gateway failed to answer'),
-          503: errorResponse('temporarily_unavailable'),
+          ...clientEndpointErrors,
         },
       },
     },
@@ -159,19 +172,38 @@ export async function oauthRoutes(app: FastifyInstance, opts: OAuthRoutesOptions
       const authorization = request.headers.authorization;
       const parsed = parseTokenRequest(request.body, { knownScopes: SCOPES, authorization });
       if (!parsed.ok) return sendTokenError(reply, parsed.error, authorization);
-      try {
-        const response = await opts.server.token(parsed.request);
-        return reply.code(200).headers({ 'cache-control': 'no-store', pragma: 'no-cache' }).send(response);
-      } catch (err) {
-        // instanceof on a generic class gives OAuthError<any>: say which.
-        if (err instanceof OAuthError) return sendTokenError(reply, err as OAuthError, authorization);
-        throw err;
-      }
+      return answerClient(reply, authorization, () => opts.server.token(parsed.request));
     },
   );
 
-  /** Checks an authorization request the same way for the GET and for each form POST. */
-  const check = (params: unknown): Checked => {
+  app.post(
+    '/oauth/revoke',
+    {
+      config: { public: true },
+      schema: {
+        operationId: 'revokeToken',
+        summary: "Token revocation (RFC 7009): a refresh or access token ends its whole grant (sign-out); JSON or form body",
+        tags: ['oauth'],
+        response: {
+          200: { type: 'null', description: 'Revoked, or nothing to revoke (an unknown, invalid or expired token: RFC 7009 §2.2)' },
+          400: errorResponse('invalid_request (no token, a parameter given twice) or unauthorized_client (the token was issued to another client)'),
+          ...clientEndpointErrors,
+        },
+      },
+    },
+    async (request, reply) => {
+      const authorization = request.headers.authorization;
+      const parsed = parseRevocationRequest(request.body, { authorization });
+      if (!parsed.ok) return sendTokenError(reply, parsed.error, authorization);
+      return answerClient(reply, authorization, () => opts.server.revoke(parsed.request));
+    },
+  );
+
+  /**
+   * Checks an authorization request the same way for the GET and for each form POST. `host` is the
+   * request's Host header: the web app's redirect URI is on the host the browser used.
+   */
+  const check = (params: unknown, host: string | undefined): Checked => {
     const parsed = parseAuthorizeRequest(params, SCOPES);
     if (parsed.kind === 'page_error') return { kind: 'page', status: 400, error: parsed.error };
     const clientId = parsed.kind === 'ok' ? parsed.request.clientId : parsed.clientId;
@@ -181,7 +213,14 @@ export async function oauthRoutes(app: FastifyInstance, opts: OAuthRoutesOptions
     // RFC 6749 §4.1.2.1: without a known client and one of its redirect URIs there is nobody
     // safe to send an answer to, so the user sees the problem instead.
     if (!client) return { kind: 'page', status: 400, error: new OAuthError('invalid_client', 'unknown client_id') };
-    if (!matchRedirectUri(redirectUri, client.redirectUris)) {
+    const firstParty = isFirstPartyClient(client.id);
+    if (firstParty) {
+      const own = firstPartyRedirectUri(host, opts.firstParty);
+      if (own === null) {
+        return { kind: 'page', status: 400, error: new OAuthError('invalid_request', 'this page was opened at an address that is not a name or address of this gateway; open the web app at one of its own addresses') };
+      }
+      if (!matchRedirectUri(redirectUri, [own])) return { kind: 'page', status: 400, error: new OAuthError('invalid_request', `redirect_uri must be ${own}`) };
+    } else if (!matchRedirectUri(redirectUri, client.redirectUris)) {
       return { kind: 'page', status: 400, error: new OAuthError('invalid_request', 'redirect_uri is not one registered for this client') };
     }
     const redirect = (error: OAuthError<AuthorizeErrorCode>): Checked => ({ kind: 'redirect', location: errorRedirect(redirectUri, error, state, opts.issuer) });
@@ -198,7 +237,31 @@ export async function oauthRoutes(app: FastifyInstance, opts: OAuthRoutesOptions
       const value = source[name];
       if (typeof value === 'string' && value !== '') fields[name] = value;
     }
-    return { kind: 'ok', request: req, clientName: client.name, scopes: req.scope ?? new Set(DEFAULT_SCOPES), codeChallenge: pkce.codeChallenge, fields };
+    return { kind: 'ok', request: req, clientName: client.name, firstParty, scopes: req.scope, codeChallenge: pkce.codeChallenge, fields };
+  };
+
+  /**
+   * What the user may be given: the requested scopes (none asked for: the web app gets what the
+   * role allows, other clients the read scopes) that the user's role allows. Possibly none.
+   */
+  const grantable = (ok: Extract<Checked, { kind: 'ok' }>, user: LocalUserRecord): Set<string> =>
+    scopesForRole(ok.scopes ?? (ok.firstParty ? ROLE_SCOPES[user.role] : DEFAULT_SCOPES), user.role);
+
+  /** 303 to the client with a new code for these scopes, or access_denied when there are none. */
+  const answerWithCode = (reply: FastifyReply, ok: Extract<Checked, { kind: 'ok' }>, user: LocalUserRecord, scopes: ReadonlySet<string>, setCookie: string | null) => {
+    const req = ok.request;
+    let location: string;
+    if (scopes.size === 0) {
+      location = errorRedirect(req.redirectUri, new OAuthError('access_denied', "the account's role allows none of the requested scopes"), req.state, opts.issuer);
+    } else {
+      const client = opts.server.findClient(req.clientId);
+      if (!client) return sendCheckPage(reply, { status: 400, error: new OAuthError('invalid_client', 'unknown client_id') });
+      const code = opts.server.createCode({ client, redirectUri: req.redirectUri, user: user.username, scopes, codeChallenge: ok.codeChallenge });
+      opts.logger.info({ username: user.username, role: user.role, clientId: client.id, scope: [...scopes].sort().join(' ') }, 'local authorization granted');
+      location = codeRedirect(req.redirectUri, code, req.state, opts.issuer);
+    }
+    if (setCookie !== null) reply.header('set-cookie', setCookie);
+    return reply.code(303).header('location', location).header('cache-control', 'no-store').send();
   };
 
   /** The browser's CSRF token: the cookie's value, or a new one (set on this answer). */
@@ -210,9 +273,15 @@ export async function oauthRoutes(app: FastifyInstance, opts: OAuthRoutesOptions
     return fresh;
   };
 
-  const consent = (reply: FastifyReply, ok: Extract<Checked, { kind: 'ok' }>, username: string, csrf: string) => {
-    const scopes = [...ok.scopes].sort().map((name) => ({ name, meaning: isScope(name) ? SCOPE_MEANINGS[name] : name }));
-    return sendPage(reply, 200, consentPage({ clientName: ok.clientName, username, destination: destinationOf(ok.request.redirectUri), scopes, request: ok.fields, csrf }));
+  const consent = (reply: FastifyReply, ok: Extract<Checked, { kind: 'ok' }>, user: LocalUserRecord, csrf: string, sessionId: string | undefined) => {
+    const granted = grantable(ok, user);
+    if (granted.size === 0) {
+      // Nothing to consent to: the answer is a refusal, and like every answer it ends the session.
+      if (sessionId) opts.sessions.end(sessionId);
+      return answerWithCode(reply, ok, user, granted, hostCookie(SESSION_COOKIE, '', 0));
+    }
+    const scopes = [...granted].sort().map((name) => ({ name, meaning: isScope(name) ? SCOPE_MEANINGS[name] : name }));
+    return sendPage(reply, 200, consentPage({ clientName: ok.clientName, username: user.username, destination: destinationOf(ok.request.redirectUri), scopes, request: ok.fields, csrf }));
   };
 
   const authorizeSchema = {
@@ -227,13 +296,18 @@ export async function oauthRoutes(app: FastifyInstance, opts: OAuthRoutesOptions
     },
   };
   app.get('/oauth/authorize', { config: { public: true }, schema: authorizeSchema }, async (request, reply) => {
-    const checked = check(request.query);
+    const checked = check(request.query, request.headers.host);
     if (checked.kind === 'page') return sendCheckPage(reply, checked);
     if (checked.kind === 'redirect') return reply.code(303).header('location', checked.location).header('cache-control', 'no-store').send();
     const csrf = csrfOf(request, reply);
-    const username = opts.sessions.get(cookieValue(request.headers.cookie, SESSION_COOKIE), now());
-    if (username !== null && opts.users.getLocalUser(username)) return consent(reply, checked, username, csrf);
-    return sendPage(reply, 200, loginPage({ clientName: checked.clientName, request: checked.fields, csrf }));
+    // The web app always shows the sign-in form: a GET never hands out a code by itself.
+    if (!checked.firstParty) {
+      const sessionId = cookieValue(request.headers.cookie, SESSION_COOKIE);
+      const username = opts.sessions.get(sessionId, now());
+      const user = username === null ? null : opts.users.getLocalUser(username);
+      if (user) return consent(reply, checked, user, csrf, sessionId);
+    }
+    return sendPage(reply, 200, loginPage({ clientName: checked.clientName, firstParty: checked.firstParty, request: checked.fields, csrf }));
   });
 
   const formSchema = {
@@ -264,7 +338,7 @@ export async function oauthRoutes(app: FastifyInstance, opts: OAuthRoutesOptions
     if (!cookie || !sameSecret(cookie, sent) || (origin !== undefined && origin !== `https://${request.headers.host ?? ''}`)) {
       return sendPage(reply, 403, errorPage({ title: 'Form refused', error: 'invalid_request', description: 'the form expired or was not sent from this page; go back to the app and start again' }));
     }
-    const checked = check(fields);
+    const checked = check(fields, request.headers.host);
     if (checked.kind === 'page') return sendCheckPage(reply, checked);
     if (checked.kind === 'redirect') return reply.code(303).header('location', checked.location).header('cache-control', 'no-store').send();
     const action = fields.action;
@@ -282,18 +356,20 @@ export async function oauthRoutes(app: FastifyInstance, opts: OAuthRoutesOptions
       if (refusal !== null) {
         const waitS = Math.ceil(refusal.retryAfterMs / 1000);
         reply.header('retry-after', String(waitS));
-        return sendPage(reply, 429, loginPage({ clientName: checked.clientName, request: checked.fields, csrf: cookie, username, error: `Too many failed sign-ins. Try again in ${waitS} s.` }));
+        return sendPage(reply, 429, loginPage({ clientName: checked.clientName, firstParty: checked.firstParty, request: checked.fields, csrf: cookie, username, error: `Too many failed sign-ins. Try again in ${waitS} s.` }));
       }
       const user = username === '' ? null : opts.users.getLocalUser(username);
       const good = await verifyPassword(password, user?.passwordHash ?? null).catch(() => false);
       if (!user || !good) {
         // Not the name itself: people type their password into the username field.
         opts.logger.info({ usernameHash: logHash(username), address: request.ip }, 'local sign-in failed');
-        return sendPage(reply, 401, loginPage({ clientName: checked.clientName, request: checked.fields, csrf: cookie, username, error: 'Wrong username or password.' }));
+        return sendPage(reply, 401, loginPage({ clientName: checked.clientName, firstParty: checked.firstParty, request: checked.fields, csrf: cookie, username, error: 'Wrong username or password.' }));
       }
       opts.limits.byAddress.release(addressKey);
       opts.limits.byUser.succeed(userKey);
       if (needsRehash(user.passwordHash)) opts.users.updateLocalUserPassword(user.username, await hashPassword(password));
+      // The web app has no consent page: signed in, the answer goes straight back with the code.
+      if (checked.firstParty) return answerWithCode(reply, checked, user, grantable(checked, user), null);
       if (sessionId) opts.sessions.end(sessionId);
       const id = opts.sessions.create(user.username, t);
       // 303 to the same request as a GET: reloading the consent page never posts the password again.
@@ -301,12 +377,13 @@ export async function oauthRoutes(app: FastifyInstance, opts: OAuthRoutesOptions
       return reply.code(303).header('set-cookie', hostCookie(SESSION_COOKIE, id, SESSION_MAX_AGE_S)).header('location', `/oauth/authorize?${query}`).header('cache-control', 'no-store').send();
     }
 
-    if (action !== 'allow' && action !== 'deny') {
+    if ((action !== 'allow' && action !== 'deny') || checked.firstParty) {
       return sendCheckPage(reply, { status: 400, error: new OAuthError('invalid_request', 'the form has no known action') });
     }
     const username = opts.sessions.get(sessionId, now());
-    if (username === null || !opts.users.getLocalUser(username)) {
-      return sendPage(reply, 401, loginPage({ clientName: checked.clientName, request: checked.fields, csrf: cookie, error: 'Your sign-in expired. Sign in again.' }));
+    const user = username === null ? null : opts.users.getLocalUser(username);
+    if (!user) {
+      return sendPage(reply, 401, loginPage({ clientName: checked.clientName, firstParty: checked.firstParty, request: checked.fields, csrf: cookie, error: 'Your sign-in expired. Sign in again.' }));
     }
     // One answer per sign-in: the session ends here, whatever the answer.
     if (sessionId) opts.sessions.end(sessionId);
@@ -316,13 +393,28 @@ export async function oauthRoutes(app: FastifyInstance, opts: OAuthRoutesOptions
       const location = errorRedirect(req.redirectUri, new OAuthError('access_denied', 'the user denied access'), req.state, opts.issuer);
       return reply.code(303).header('set-cookie', expire).header('location', location).header('cache-control', 'no-store').send();
     }
-    const client = opts.server.findClient(req.clientId);
-    if (!client) return sendCheckPage(reply, { status: 400, error: new OAuthError('invalid_client', 'unknown client_id') });
-    const code = opts.server.createCode({ client, redirectUri: req.redirectUri, user: username, scopes: checked.scopes, codeChallenge: checked.codeChallenge });
-    opts.logger.info({ username, clientId: client.id, scope: [...checked.scopes].sort().join(' ') }, 'local authorization granted');
-    const location = codeRedirect(req.redirectUri, code, req.state, opts.issuer);
-    return reply.code(303).header('set-cookie', expire).header('location', location).header('cache-control', 'no-store').send();
+    return answerWithCode(reply, checked, user, grantable(checked, user), expire);
   });
+}
+
+/** What the token and revocation endpoints answer besides their own 400s (oauthErrorStatus in src/auth/oauth/errors.ts). */
+const clientEndpointErrors = {
+  401: errorResponse('invalid_client: client authentication failed'),
+  ...parserErrorResponses,
+  500: errorResponse('server_error: the gateway failed to answer'),
+  503: errorResponse('temporarily_unavailable'),
+};
+
+/** 200 with what `work` gives (no body for undefined), or the OAuthError it throws as RFC 6749 §5.2 says. */
+async function answerClient(reply: FastifyReply, authorization: string | undefined, work: () => Promise<unknown>): Promise<FastifyReply> {
+  try {
+    const body = await work();
+    return reply.code(200).headers({ 'cache-control': 'no-store', pragma: 'no-cache' }).send(body);
+  } catch (err) {
+    // instanceof on a generic class gives OAuthError<any>: say which.
+    if (err instanceof OAuthError) return sendTokenError(reply, err as OAuthError, authorization);
+    throw err;
+  }
 }
 
 function sendTokenError(reply: FastifyReply, err: OAuthError, authorization: string | undefined): FastifyReply {

@@ -5,8 +5,9 @@ import { newId } from '../../domain/ids.js';
 import { createOnce } from '../../platform/durable-files.js';
 import type { SecretBox } from '../../platform/secret-box.js';
 import type { OAuthClientRecord, OAuthIssue, Store } from '../../store/store.js';
+import { scopesForRole } from '../roles.js';
 import { OAuthError } from './errors.js';
-import { checkClientGrant, checkScopeSubset, formatScope, GRANT_TYPES, type ClientAuthentication, type GrantType, type TokenRequest } from './params.js';
+import { checkClientGrant, checkScopeSubset, formatScope, GRANT_TYPES, type ClientAuthentication, type GrantType, type RevocationRequest, type TokenRequest } from './params.js';
 import { checkTokenPkce } from './pkce.js';
 
 // The token side of the local authorization server: client authentication, authorization codes,
@@ -45,6 +46,7 @@ export type OAuthStore = Pick<
   | 'getOAuthRefreshToken'
   | 'rotateOAuthRefreshToken'
   | 'revokeOAuthGrant'
+  | 'getOAuthAccessTokenGrant'
   | 'pruneOAuth'
 >;
 
@@ -55,6 +57,11 @@ export interface AuthorizationServerOptions {
   tokenKey: Buffer;
   accessTtlS: number;
   refreshTtlS: number;
+  /**
+   * The jti of an access token this server issued and that is still valid (signature, issuer,
+   * expiry checked), else null: for revocation (RFC 7009), so a made-up token revokes nothing.
+   */
+  accessTokenId: (token: string) => Promise<string | null>;
   logger: BaseLogger;
   /** ms */
   now?: () => number;
@@ -131,6 +138,35 @@ export class AuthorizationServer {
   }
 
   /**
+   * Token revocation (RFC 7009): a refresh or access token of this client ends its whole grant —
+   * every refresh and access token of that sign-in. A token the server does not know (or no longer
+   * does, or that has expired) is not an error (§2.2): there is nothing left to revoke. A known
+   * token of another client is refused (§2.1) and revokes nothing.
+   */
+  async revoke(req: RevocationRequest): Promise<void> {
+    const client = this.authenticateClient(req.client);
+    const grantId = await this.grantOfToken(req.token, req.tokenTypeHint);
+    if (grantId === null) return;
+    const grant = this.opts.store.getOAuthGrant(grantId);
+    if (!grant) return;
+    if (grant.clientId !== client.id) throw new OAuthError('unauthorized_client', 'the token was not issued to this client');
+    if (grant.revokedAt !== null) return;
+    this.opts.store.revokeOAuthGrant(grant.id, this.now());
+    this.opts.logger.info({ grantId: grant.id, clientId: client.id, user: grant.user }, 'grant revoked by its client');
+  }
+
+  /** The grant a token belongs to; the hint only decides which kind is looked for first (§2.1). */
+  private async grantOfToken(token: string, hint: string | undefined): Promise<string | null> {
+    const asRefresh = (): string | null => this.opts.store.getOAuthRefreshToken(this.keyedHash(token))?.grantId ?? null;
+    const asAccess = async (): Promise<string | null> => {
+      const jti = await this.opts.accessTokenId(token);
+      return jti === null ? null : this.opts.store.getOAuthAccessTokenGrant(jti);
+    };
+    if (hint === 'access_token') return (await asAccess()) ?? asRefresh();
+    return asRefresh() ?? (await asAccess());
+  }
+
+  /**
    * invalid_client unless the client exists and presented itself the way it was registered: a
    * confidential client with its secret, a public client with its id alone.
    */
@@ -161,12 +197,15 @@ export class AuthorizationServer {
     if (stored.clientId !== client.id) throw invalidGrant('the authorization code was issued to another client');
     if (stored.redirectUri !== redirectUri) throw invalidGrant('redirect_uri differs from the authorization request');
     // Removing a user revokes their grants; a code they approved just before must not make a new one.
-    if (!this.opts.store.getLocalUser(stored.user)) throw invalidGrant('the user who approved the code no longer exists');
+    const user = this.opts.store.getLocalUser(stored.user);
+    if (!user) throw invalidGrant('the user who approved the code no longer exists');
     const pkce = checkTokenPkce({ codeChallenge: stored.codeChallenge, codeVerifier, publicClient: client.secretHash === null });
     if (!pkce.ok) throw pkce.error;
 
     const grantId = newId('grt');
-    const scope = stored.scope;
+    // The code already holds no more than the role allowed when it was made; checked again here.
+    const scope = formatScope(scopesForRole(stored.scope.split(' '), user.role));
+    if (scope === '') throw invalidGrant("the user's role allows none of the approved scopes");
     const { response, issued } = await this.mint(client, stored.user, grantId, scope, scope, now);
     const grant = { id: grantId, clientId: client.id, user: stored.user, scope, createdAt: now, revokedAt: null };
     if (!this.opts.store.redeemOAuthCode(codeHash, grant, issued)) {
@@ -198,8 +237,13 @@ export class AuthorizationServer {
       const wider = checkScopeSubset(requested, granted);
       if (wider) throw wider;
     }
+    // A user's grant never outgrows the user's role (removing a user revokes the grant anyway).
+    const user = grant.user === null ? null : this.opts.store.getLocalUser(grant.user);
+    if (grant.user !== null && !user) throw invalidGrant('the refresh token is invalid');
+    const accessScope = formatScope(user ? scopesForRole(requested ?? granted, user.role) : (requested ?? granted));
+    if (accessScope === '') throw invalidGrant("the user's role allows none of the granted scopes");
     // RFC 6749 §6: the new refresh token keeps the grant's scope; only the access token narrows.
-    const { response, issued } = await this.mint(client, grant.user, grant.id, formatScope(requested ?? granted), stored.scope, now);
+    const { response, issued } = await this.mint(client, grant.user, grant.id, accessScope, stored.scope, now);
     if (!this.opts.store.rotateOAuthRefreshToken(tokenHash, grant.id, issued, now)) {
       this.revokeReplayed(grant.id, 'refresh token');
       throw invalidGrant('the refresh token was already used');

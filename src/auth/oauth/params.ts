@@ -243,6 +243,35 @@ export function parseTokenRequest(body: unknown, opts: { knownScopes: KnownScope
   }
 }
 
+/** A token revocation request (RFC 7009 §2.1): the token, a hint of its kind, and the client. */
+export interface RevocationRequest {
+  client: ClientAuthentication;
+  token: string;
+  /** access_token or refresh_token; any other value is ignored (every kind is looked for anyway). */
+  tokenTypeHint: string | undefined;
+}
+
+const REVOCATION_PARAMS = ['token', 'token_type_hint', 'client_id', 'client_secret'];
+
+/**
+ * The body of POST /oauth/revoke: client authentication exactly as at the token endpoint
+ * (invalid_client first), then `token` (required: invalid_request).
+ */
+export function parseRevocationRequest(
+  body: unknown,
+  opts: { authorization?: string | undefined },
+): { ok: true; request: RevocationRequest } | { ok: false; error: OAuthError<TokenErrorCode> } {
+  if (!isRecord(body)) return tokenError(new OAuthError('invalid_request', 'the request body must be an object of parameters'));
+  const read = readParams(body, REVOCATION_PARAMS, new Set(REVOCATION_PARAMS));
+  if (!read.ok) return tokenError(lookupError(read));
+  const v = read.values;
+  const client = clientAuthentication(v, opts.authorization);
+  if (!client.ok) return client;
+  const token = v.get('token');
+  if (token === undefined) return tokenError(new OAuthError('invalid_request', 'token is required'));
+  return { ok: true, request: { client: client.client, token, tokenTypeHint: v.get('token_type_hint') } };
+}
+
 function tokenError(error: OAuthError<TokenErrorCode>): { ok: false; error: OAuthError<TokenErrorCode> } {
   return { ok: false, error };
 }

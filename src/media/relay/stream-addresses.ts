@@ -1,6 +1,5 @@
 import { isIP } from 'node:net';
-import os from 'node:os';
-import { firstLanAddress, interfaceAddresses } from '../../config/lan-address.js';
+import { bareHost, firstLanAddress, interfaceAddresses, isOwnHost } from '../../config/lan-address.js';
 import type { StreamProfile, StreamProtocol } from '../../domain/types.js';
 import type { TicketSigner } from '../ticket.js';
 
@@ -44,11 +43,6 @@ export function urlHost(host: string): string {
   return isIP(host) === 6 ? `[${host}]` : host;
 }
 
-function bare(host: string): string {
-  const unbracketed = host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
-  return unbracketed.toLowerCase().replace(/\.$/, '');
-}
-
 export class StreamAddressIssuer {
   private readonly now: () => number;
   private readonly listAddresses: () => string[];
@@ -82,16 +76,11 @@ export class StreamAddressIssuer {
    * name a proxy or an attacker put in the Host header) is never echoed into an address.
    */
   isOwnHost(host: string): boolean {
-    const name = bare(host);
-    if (name === '') return false;
-    if (isIP(name)) return this.listAddresses().some((a) => bare(a) === name || bare(a) === name.replace(/^::ffff:/, ''));
-    const hostname = os.hostname().toLowerCase();
-    const own = ['localhost', hostname, `${hostname}.local`, ...(this.opts.publicHost ? [this.opts.publicHost] : []), ...(this.opts.ownNames ?? [])];
-    return own.some((n) => bare(n) === name);
+    return isOwnHost(host, [...(this.opts.publicHost ? [this.opts.publicHost] : []), ...(this.opts.ownNames ?? [])], this.listAddresses);
   }
 
   private browserHost(requestHost: string | null | undefined): string {
-    if (requestHost && this.isOwnHost(requestHost)) return bare(requestHost);
+    if (requestHost && this.isOwnHost(requestHost)) return bareHost(requestHost);
     return this.defaultHost();
   }
 

@@ -7,6 +7,7 @@ import {
   formatScope,
   parseAuthorizeRequest,
   parseBasicClientAuth,
+  parseRevocationRequest,
   parseScopeParam,
   parseTokenRequest,
   type AuthorizeParseResult,
@@ -336,6 +337,34 @@ describe('parseTokenRequest', () => {
   it('leaves code_verifier checks to PKCE (invalid_grant there), whatever its characters', () => {
     const result = parseTokenRequest({ ...code, code_verifier: 'é\n' }, opts);
     expect(result.ok && result.request.grantType === 'authorization_code' && result.request.codeVerifier).toBe('é\n');
+  });
+});
+
+describe('parseRevocationRequest', () => {
+  const cases: Array<[string, unknown, string | undefined, object | string]> = [
+    ['a public client', { token: 't', client_id: 'gateway-web' }, undefined, { client: { method: 'none', clientId: 'gateway-web' }, token: 't', tokenTypeHint: undefined }],
+    ['a hint', { token: 't', token_type_hint: 'refresh_token', client_id: 'c' }, undefined, { token: 't', tokenTypeHint: 'refresh_token' }],
+    ['an unknown hint (kept; the server ignores it)', { token: 't', token_type_hint: 'id_token', client_id: 'c' }, undefined, { tokenTypeHint: 'id_token' }],
+    ['HTTP Basic', { token: 't' }, basic('c', 's'), { client: { method: 'client_secret_basic', clientId: 'c', clientSecret: 's' } }],
+    ['a secret in the body', { token: 't', client_id: 'c', client_secret: 's' }, undefined, { client: { method: 'client_secret_post', clientId: 'c', clientSecret: 's' } }],
+    ['no token', { client_id: 'c' }, undefined, 'invalid_request'],
+    ['an empty token', { client_id: 'c', token: '' }, undefined, 'invalid_request'],
+    ['two tokens', { client_id: 'c', token: ['a', 'b'] }, undefined, 'invalid_request'],
+    ['a token that is no string', { client_id: 'c', token: 5 }, undefined, 'invalid_request'],
+    ['a token with a control character', { client_id: 'c', token: 'a\nb' }, undefined, 'invalid_request'],
+    ['no client at all (checked before the token)', {}, undefined, 'invalid_client'],
+    ['malformed Basic', { token: 't' }, 'Basic !!!', 'invalid_client'],
+    ['Basic and a body secret', { token: 't', client_secret: 's' }, basic('c', 's'), 'invalid_request'],
+    ['not an object', 'token=t', undefined, 'invalid_request'],
+  ];
+  it.each(cases)('%s', (_name, body, authorization, expected) => {
+    const parsed = parseRevocationRequest(body, { authorization });
+    if (typeof expected === 'string') {
+      expect(parsed.ok ? 'ok' : parsed.error.code).toBe(expected);
+    } else {
+      expect(parsed.ok).toBe(true);
+      if (parsed.ok) expect(parsed.request).toMatchObject(expected);
+    }
   });
 });
 

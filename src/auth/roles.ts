@@ -1,0 +1,29 @@
+import { SCOPES, type Scope } from './scope-catalogue.js';
+
+// Roles of the local accounts (`edge-gateway users add --role`): what a user may be granted,
+// whatever an app asks for. A token gets the intersection of the requested scopes with the role's.
+
+export const ROLES = ['viewer', 'admin'] as const;
+
+export type Role = (typeof ROLES)[number];
+
+/**
+ * `users add` without --role: the least that is still useful (docs/oauth.md). Accounts made before
+ * roles existed became admin (store migration 9): they could be granted every scope then.
+ */
+export const DEFAULT_ROLE: Role = 'viewer';
+
+export const ROLE_SCOPES: Readonly<Record<Role, readonly Scope[]>> = {
+  viewer: ['devices:read', 'alerts:read', 'recordings:read'],
+  admin: SCOPES,
+};
+
+export function isRole(value: unknown): value is Role {
+  return typeof value === 'string' && (ROLES as readonly string[]).includes(value);
+}
+
+/** The requested scopes this role may have (possibly none). */
+export function scopesForRole(requested: Iterable<string>, role: Role): Set<string> {
+  const allowed: ReadonlySet<string> = new Set(ROLE_SCOPES[role]);
+  return new Set([...requested].filter((s) => allowed.has(s)));
+}
