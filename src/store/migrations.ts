@@ -203,4 +203,17 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE alerts ADD COLUMN detections TEXT NOT NULL DEFAULT '[]';
   ALTER TABLE recordings ADD COLUMN detections TEXT NOT NULL DEFAULT '[]';
   `,
+  // 9: the API's event stream (GET /v1/events) keeps its recent events here, each written in the
+  // transaction of its change, so a client resumes with Last-Event-ID across a restart. seq is the
+  // event id: AUTOINCREMENT never hands out an id again, even after the oldest rows are pruned.
+  `
+  CREATE TABLE event_log (
+    seq        INTEGER PRIMARY KEY AUTOINCREMENT,
+    type       TEXT NOT NULL CHECK (type IN ('alert.created', 'alert.read', 'device.status', 'recording.created')),
+    subject_id TEXT NOT NULL,
+    body       TEXT NOT NULL,
+    created_at INTEGER NOT NULL
+  ) STRICT;
+  CREATE INDEX event_log_created ON event_log (created_at);
+  `,
 ];
