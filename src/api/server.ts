@@ -20,6 +20,7 @@ import { oauthRoutes, type OAuthRoutesOptions } from './routes/oauth.js';
 import { liveRoutes, type LiveRoutesOptions } from './routes/live.js';
 import { recordingRoutes } from './routes/recordings.js';
 import { systemRoutes } from './routes/system.js';
+import { eventRoutes, type EventRoutesOptions } from './routes/events.js';
 import type { DetectorHealth } from '../detect/service.js';
 import { addRouteOnRequest } from './route-hooks.js';
 import { strictQuery } from './strict-query.js';
@@ -54,6 +55,8 @@ export interface ApiServerOptions {
   oauth: OAuthRoutesOptions | null;
   /** Browser live view under /live: WebRTC (WHEP) and LL-HLS; absent: none. */
   live?: LiveRoutesOptions;
+  /** GET /v1/events (Server-Sent Events); absent: none. */
+  events?: EventRoutesOptions;
 }
 
 /**
@@ -188,6 +191,7 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<FastifyIns
   await app.register(alertRoutes, { store: opts.store });
   if (opts.oauth) await app.register(oauthRoutes, opts.oauth);
   if (opts.live) await app.register(liveRoutes, { ...opts.live, prefix: '/live' });
+  if (opts.events) await app.register(eventRoutes, opts.events);
   await app.ready();
   return app;
 }
