@@ -46,6 +46,8 @@ import { SecretBox } from './platform/secret-box.js';
 import { Store } from './store/store.js';
 import { readVersion } from './version.js';
 import { registerSyncMetrics } from './sync/metrics.js';
+import { EventHub } from './api/events/hub.js';
+import { registerEventStreamMetrics } from './api/events/metrics.js';
 
 // The one place that builds the parts and wires them together, in start-up order. Nothing else
 // constructs a part; each part's own helpers live with it (src/daemon for the process and host).
@@ -98,6 +100,18 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
       gatewayId: metricsListen && isLoopbackHost(metricsListen.host) ? id : null,
       clockSynchronized,
     });
+
+    // The API's event stream: every change it tells of is kept in the store (same transaction) from
+    // here on, before anything (crash recovery included) can make one.
+    const eventHub = new EventHub({
+      events: store,
+      maxSubscribers: config.events.max_subscribers,
+      heartbeatMs: config.events.heartbeat_s * 1000,
+      maxQueueBytes: config.events.max_queue_bytes,
+    });
+    store.enableEventLog({ maxEvents: config.events.window_max_events, maxAgeMs: config.events.window_max_age_s * 1000 }, () => eventHub.notify());
+    cleanups.unshift(() => eventHub.close(0));
+    registerEventStreamMetrics(registry, () => eventHub.stats());
 
     const apiPort = await choosePort(config.api.host, config.api.port);
     const localIssuer = config.auth.local.enabled ? await openLocalIssuer(config, secretBox, apiPort) : null;
@@ -306,6 +320,7 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
       version: readVersion(),
       live: { tickets, hls, maxSessionS: config.rtsp.max_session_s, ...(config.webrtc.enabled ? { webrtc } : {}) },
       playback: { tickets, ttlS: config.recording.playback_ttl_s },
+      events: { hub: eventHub },
       localJwks: localIssuer ? () => localIssuer.publicJwks() : null,
       detector: () => detection?.health() ?? 'off',
       oauth: localIssuer

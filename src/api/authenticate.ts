@@ -14,6 +14,8 @@ declare module 'fastify' {
     /** The scope a route needs. Routes without one are refused unless marked public. */
     scope?: Scope;
     public?: boolean;
+    /** Instead of `scope`: any one of these will do (the route itself looks at which were granted). */
+    anyScope?: readonly Scope[];
   }
   interface FastifyRequest {
     token: VerifiedToken | null;
@@ -34,10 +36,13 @@ async function authenticatePlugin(app: FastifyInstance, opts: { verifier: TokenC
     // CORS preflights (@fastify/cors's OPTIONS routes) never carry credentials (Fetch standard).
     if (route.method === 'OPTIONS' && !route.config?.scope) route.config = { ...route.config, public: true };
     const scope = route.config?.scope;
+    const anyScope = route.config?.anyScope;
     if (scope) route.schema = { ...route.schema, security: [{ bearer: [scope] }] };
+    else if (anyScope?.length) route.schema = { ...route.schema, security: anyScope.map((s) => ({ bearer: [s] })) };
     else if (route.config?.public) route.schema = { ...route.schema, security: [] };
     else throw new Error(`route ${String(route.method)} ${route.url} has neither a scope nor public: true`);
-    if (scope && !route.config?.public) addRouteOnRequest(route, tokenCheckHook(opts.verifier, scope), 'last');
+    const needed = scope ?? (anyScope?.length ? anyScope : null);
+    if (needed && !route.config?.public) addRouteOnRequest(route, tokenCheckHook(opts.verifier, needed), 'last');
   });
 }
 
@@ -45,9 +50,11 @@ async function authenticatePlugin(app: FastifyInstance, opts: { verifier: TokenC
  * A callback hook, not an async one: a token the verifier has cached is admitted without a promise
  * (TokenCheck.cached); only one it has not seen waits for verify.
  */
-function tokenCheckHook(verifier: TokenCheck, needed: Scope): onRequestHookHandler {
+function tokenCheckHook(verifier: TokenCheck, needed: Scope | readonly Scope[]): onRequestHookHandler {
   const admit = (request: FastifyRequest, token: VerifiedToken): void => {
-    if (!hasScope(token.scopes, needed)) throw authErrors.insufficientScope(needed);
+    if (typeof needed === 'string') {
+      if (!hasScope(token.scopes, needed)) throw authErrors.insufficientScope(needed);
+    } else if (!needed.some((s) => hasScope(token.scopes, s))) throw authErrors.insufficientAnyScope(needed);
     request.token = token;
   };
   return (request, _reply, done) => {

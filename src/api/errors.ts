@@ -8,6 +8,7 @@ import { TicketError, type TicketFailure } from '../media/ticket.js';
 import { CodecMismatchError } from '../media/webrtc/codec-match.js';
 import { NotSdpError, SdpTooLargeError, WhepRefusedError } from '../media/webrtc/errors.js';
 import { OfferError } from '../media/webrtc/offer.js';
+import { EventStreamFullError } from './events/hub.js';
 
 /** An error with its HTTP form. Everything thrown in the API is turned into one of these in toApiError. */
 export class ApiError extends Error {
@@ -46,6 +47,10 @@ export const authErrors = {
   insufficientScope: (scope: string) =>
     new ApiError(403, 'insufficient_scope', `this request needs the scope ${scope}`, {
       'www-authenticate': bearerChallenge({ error: 'insufficient_scope', scope }),
+    }),
+  insufficientAnyScope: (scopes: readonly string[]) =>
+    new ApiError(403, 'insufficient_scope', `this request needs one of the scopes ${scopes.join(', ')}`, {
+      'www-authenticate': bearerChallenge({ error: 'insufficient_scope', scope: scopes.join(' ') }),
     }),
 };
 
@@ -110,6 +115,7 @@ export function toApiError(err: unknown): ApiError | null {
   if (err instanceof HlsRequestError) return badRequest(err.message);
   if (err instanceof HlsNotFoundError) return new ApiError(404, 'not_found', err.message);
   if (err instanceof HlsUnavailableError) return new ApiError(503, 'temporarily_unavailable', err.message, { 'retry-after': '1' });
+  if (err instanceof EventStreamFullError) return new ApiError(503, 'temporarily_unavailable', err.message, { 'retry-after': String(err.retryAfterS) });
   if (err instanceof RepeatedJsonNameError) return badRequest(err.member === null ? 'a body field is given more than once' : `body field ${err.member} is given more than once`);
   if (err instanceof SyntaxError && (err as { statusCode?: number }).statusCode === 400) return badRequest('the body is not valid JSON');
   if (isFastifyError(err)) {

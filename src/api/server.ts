@@ -20,6 +20,7 @@ import { oauthRoutes, type OAuthRoutesOptions } from './routes/oauth.js';
 import { liveRoutes, type LiveRoutesOptions } from './routes/live.js';
 import { recordingRoutes } from './routes/recordings.js';
 import { systemRoutes } from './routes/system.js';
+import { eventRoutes, type EventRoutesOptions } from './routes/events.js';
 import type { DetectorHealth } from '../detect/service.js';
 import { addRouteOnRequest } from './route-hooks.js';
 import { strictQuery } from './strict-query.js';
@@ -59,6 +60,8 @@ export interface ApiServerOptions {
   live?: LiveRoutesOptions;
   /** Recordings' playback_url and GET /v1/recordings/{id}/play: the ticket signer and a ticket's life; absent: none. */
   playback?: { tickets: TicketSigner; ttlS: number };
+  /** GET /v1/events (Server-Sent Events); absent: none. */
+  events?: EventRoutesOptions;
 }
 
 /**
@@ -198,6 +201,7 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<FastifyIns
   if (opts.oauth) await app.register(oauthRoutes, opts.oauth);
   if (opts.live) await app.register(liveRoutes, { ...opts.live, prefix: '/live' });
   if (opts.playback) await app.register(playbackRoutes, { store: opts.store, storageDir: opts.storageDir, tickets: opts.playback.tickets });
+  if (opts.events) await app.register(eventRoutes, opts.events);
   await app.ready();
   return app;
 }

@@ -2,6 +2,7 @@ import type Database from 'better-sqlite3';
 import type { CameraRecord, Device, DeviceStatus, DeviceType, Page } from '../domain/types.js';
 import { type Connection, mustExist } from './connection.js';
 import type { MediaRecords, NewAlert } from './media.js';
+import type { EventLog } from './event-log.js';
 import type { Outbox } from './outbox.js';
 import { type ListFilter, type ListOptions, PagedList } from './paging.js';
 
@@ -141,6 +142,7 @@ export class Devices {
     private readonly conn: Connection,
     private readonly outbox: Outbox,
     private readonly media: MediaRecords,
+    private readonly events: EventLog,
   ) {
     this.sql = prepare(conn.db);
     this.deviceList = new PagedList(conn.db, conn.pages, { table: 'device_rows', keyColumn: 'created_at', toItem: toDevice, keyOf: (d) => ({ at: d.createdAt, id: d.id }) });
@@ -155,6 +157,8 @@ export class Devices {
       const device = mustExist(this.getDevice(d.id), 'the device just written');
       // last_seen_at alone changes on every contact; the cloud hears of real changes only.
       if (!before || !sameDeviceApartFromLastSeen(before, device)) this.outbox.enqueue('device', device.id, device, now);
+      // A new device is told of too: it appears with its status.
+      if (before?.status !== device.status) this.events.append('device.status', device.id, device, now);
       return device;
     });
   }
@@ -192,7 +196,10 @@ export class Devices {
       this.conn.run(this.sql.setStatus, { id, status, now });
       if (changed && alertOnChange) this.media.insertAlert(alertOnChange);
       const device = mustExist(this.getDevice(id), 'the device just updated');
-      if (changed) this.outbox.enqueue('device', id, device, now);
+      if (changed) {
+        this.outbox.enqueue('device', id, device, now);
+        this.events.append('device.status', id, device, now);
+      }
       return { device, changed };
     });
   }

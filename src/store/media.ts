@@ -1,6 +1,7 @@
 import type Database from 'better-sqlite3';
 import type { Alert, AlertType, DetectedObject, EventType, Page, Recording, RecordingStatus } from '../domain/types.js';
 import { type Connection, mustExist } from './connection.js';
+import type { EventLog } from './event-log.js';
 import type { Outbox } from './outbox.js';
 import { type ListFilter, type ListOptions, PagedList } from './paging.js';
 
@@ -228,6 +229,7 @@ export class MediaRecords {
   constructor(
     private readonly conn: Connection,
     private readonly outbox: Outbox,
+    private readonly events: EventLog,
   ) {
     this.sql = prepare(conn.db);
     this.recordingList = new PagedList(conn.db, conn.pages, { table: 'recordings', keyColumn: 'started_at', toItem: toRecording, keyOf: (r) => ({ at: r.startedAt, id: r.id }) });
@@ -241,6 +243,7 @@ export class MediaRecords {
       this.conn.run(this.sql.insertRecording, { ...r, createdAt: r.createdAt ?? now, detections: JSON.stringify(r.detections ?? []) });
       const recording = mustExist(this.getRecording(r.id), 'the recording just written');
       this.outbox.enqueue('recording', recording.id, recording, now);
+      this.events.append('recording.created', recording.id, recording, now);
       return recording;
     });
   }
@@ -336,7 +339,7 @@ export class MediaRecords {
         recordingStatus: a.recordingStatus ?? (a.type === 'device_offline' ? 'none' : 'pending'),
         detections: JSON.stringify(a.detections ?? []),
       });
-      return this.alertChanged(a.id, a.createdAt);
+      return this.alertChanged(a.id, a.createdAt, 'alert.created');
     });
   }
 
@@ -374,15 +377,19 @@ export class MediaRecords {
   /** Marks an alert read once; later calls keep the first read_at. Null when there is no such alert. */
   markAlertRead(id: string, now = Date.now()): Alert | null {
     return this.conn.transaction(() => {
-      if (this.conn.run(this.sql.markAlertRead, { now, id }).changes > 0) return this.alertChanged(id, now);
+      if (this.conn.run(this.sql.markAlertRead, { now, id }).changes > 0) return this.alertChanged(id, now, 'alert.read');
       return this.getAlert(id);
     });
   }
 
-  /** The alert as it is now, with its message for the cloud (inside the change's transaction). */
-  private alertChanged(id: string, now: number): Alert {
+  /**
+   * The alert as it is now, with its message for the cloud and, for the changes the API's event
+   * stream tells of, its event (inside the change's transaction).
+   */
+  private alertChanged(id: string, now: number, event: 'alert.created' | 'alert.read' | null = null): Alert {
     const alert = mustExist(this.getAlert(id), 'the alert just changed');
     this.outbox.enqueue('alert', id, alert, now);
+    if (event) this.events.append(event, id, alert, now);
     return alert;
   }
 }

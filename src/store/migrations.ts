@@ -211,4 +211,17 @@ export const MIGRATIONS: readonly string[] = [
   INSERT OR IGNORE INTO oauth_clients (id, name, secret_hash, redirect_uris, grant_types, created_at)
     VALUES ('gateway-web', 'This gateway''s web app', NULL, '[]', '["authorization_code","refresh_token"]', 0);
   `,
+  // 10: the API's event stream (GET /v1/events) keeps its recent events here, each written in the
+  // transaction of its change, so a client resumes with Last-Event-ID across a restart. seq is the
+  // event id: AUTOINCREMENT never hands out an id again, even after the oldest rows are pruned.
+  `
+  CREATE TABLE event_log (
+    seq        INTEGER PRIMARY KEY AUTOINCREMENT,
+    type       TEXT NOT NULL CHECK (type IN ('alert.created', 'alert.read', 'device.status', 'recording.created')),
+    subject_id TEXT NOT NULL,
+    body       TEXT NOT NULL,
+    created_at INTEGER NOT NULL
+  ) STRICT;
+  CREATE INDEX event_log_created ON event_log (created_at);
+  `,
 ];

@@ -33,6 +33,7 @@ import {
   OAuthRecords,
   type OAuthRefreshTokenRecord,
 } from './oauth.js';
+import { EventLog, type EventLogLimits, type EventWindow, type StoredEvent } from './event-log.js';
 import { Outbox, type OutboxKind, type OutboxMessage } from './outbox.js';
 
 // The store's callers import from here alone; the aggregates' files are the store's own business.
@@ -42,6 +43,7 @@ export { type DeviceFilter, type DeviceUpsert, LAST_SEEN_WRITE_MS } from './devi
 export type { AlertFilter, InFlightClip, NewAlert, NewRecording, OpenEpisode, PartOutcome, RecordingFile, RecordingFilter } from './media.js';
 export type { LocalUserRecord, OAuthClientRecord, OAuthCodeRecord, OAuthGrantRecord, OAuthIssue, OAuthRefreshTokenRecord } from './oauth.js';
 export type { OutboxKind, OutboxMessage } from './outbox.js';
+export { STREAM_EVENT_TYPES, type EventLogLimits, type EventWindow, type StoredEvent, type StreamEventType } from './event-log.js';
 
 /**
  * The gateway's one SQLite database, as the rest of the gateway sees it. This folder is the only
@@ -56,11 +58,13 @@ export class Store {
   private readonly media: MediaRecords;
   private readonly oauth: OAuthRecords;
   private readonly control: ControlRequests;
+  private readonly events: EventLog;
 
   private constructor(private readonly conn: Connection) {
     this.outbox = new Outbox(conn);
-    this.media = new MediaRecords(conn, this.outbox);
-    this.devices = new Devices(conn, this.outbox, this.media);
+    this.events = new EventLog(conn);
+    this.media = new MediaRecords(conn, this.outbox, this.events);
+    this.devices = new Devices(conn, this.outbox, this.media, this.events);
     this.oauth = new OAuthRecords(conn);
     this.control = new ControlRequests(conn, this.outbox);
   }
@@ -328,5 +332,23 @@ export class Store {
   /** A control result asked for again (a command id the cloud repeated): queued once more. */
   requeueControlResult(id: string, now?: number): void {
     this.control.requeueControlResult(id, now);
+  }
+
+  // --- the recent events of the API's event stream (event-log.ts)
+
+  /**
+   * Starts keeping events for GET /v1/events within `limits`; `onEvent` is told of each new one
+   * (synchronously, maybe inside its transaction: read the events later, not from the call).
+   */
+  enableEventLog(limits: EventLogLimits, onEvent: (() => void) | null = null): void {
+    this.events.enable(limits, onEvent);
+  }
+
+  eventsAfter(afterSeq: number, limit: number): StoredEvent[] {
+    return this.events.after(afterSeq, limit);
+  }
+
+  eventWindow(): EventWindow {
+    return this.events.window();
   }
 }

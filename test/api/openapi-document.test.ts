@@ -124,6 +124,8 @@ const PROBES: Probe[] = [
   { operationId: 'listAlerts', what: 'unread=yes', path: '/v1/alerts?unread=yes', options: withScope('alerts:read'), status: 400 },
   { operationId: 'markAlertRead', what: 'a body field', path: '/v1/alerts/nope/read', options: withScope('alerts:write', { method: 'POST', body: { read: true } }), status: 400 },
   { operationId: 'markAlertRead', what: 'unknown id', path: '/v1/alerts/nope/read', options: withScope('alerts:write', { method: 'POST' }), status: 404 },
+  { operationId: 'streamEvents', what: 'none of the read scopes', path: '/v1/events', options: withScope('alerts:write'), status: 403 },
+  { operationId: 'streamEvents', what: 'a Last-Event-ID that is no id', path: '/v1/events', options: withScope('alerts:read', { headers: { 'last-event-id': 'abc' } }), status: 400 },
   { operationId: 'getOpenApiDocument', what: 'a query parameter', path: '/v1/openapi.json?format=yaml', status: 400 },
   { operationId: 'getHealth', what: 'a header section over 16 KiB', path: '/healthz', options: hugeHeader, status: 431 },
   { operationId: 'getJwks', what: 'a header section over 16 KiB', path: '/.well-known/jwks.json', options: hugeHeader, status: 431 },

@@ -1,0 +1,100 @@
+import { rmSync } from 'node:fs';
+import { afterEach, describe, expect, it } from 'vitest';
+import { Store } from '../../src/store/store.js';
+import { tempDir } from '../support/gateway.js';
+
+// The event stream's log: an event per change the API's stream tells of, written in the change's
+// transaction, kept within a window by count and age, with ids never issued twice (restarts included).
+
+const dirs: string[] = [];
+const stores: Store[] = [];
+afterEach(() => {
+  for (const s of stores.splice(0)) s.close();
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+function open(dir = tempDir('eg-events-'), limits = { maxEvents: 1000, maxAgeMs: 86_400_000 }): { store: Store; dir: string } {
+  if (!dirs.includes(dir)) dirs.push(dir);
+  const store = Store.open(dir);
+  stores.push(store);
+  store.enableEventLog(limits);
+  return { store, dir };
+}
+
+const device = (id: string, status: 'online' | 'offline' = 'online', lastSeenAt = Date.now()) =>
+  ({ id, name: `Cam ${id}`, type: 'camera', status, model: 'M', manufacturer: 'V', firmwareVersion: '1', lastSeenAt }) as const;
+const alert = (id: string, createdAt = Date.now()) => ({ id, deviceId: 'cam1', type: 'motion', message: 'Motion', createdAt }) as const;
+const listed = (s: Store) => s.eventsAfter(0, 1e6).map((e) => `${e.seq} ${e.type} ${e.record.id}`);
+
+describe('event log', () => {
+  it('keeps nothing until the gateway enables it', () => {
+    const dir = tempDir('eg-events-');
+    dirs.push(dir);
+    const store = Store.open(dir);
+    stores.push(store);
+    store.upsertDevice(device('cam1'));
+    expect(store.eventsAfter(0, 10)).toEqual([]);
+    expect(store.eventWindow()).toEqual({ after: 0, latest: 0 });
+  });
+
+  it('writes the four kinds of change with the record as it was then, and nothing for other changes', () => {
+    const { store } = open();
+    const now = Date.now();
+    store.upsertDevice(device('cam1', 'online', now)); // new: device.status
+    store.upsertDevice({ ...device('cam1', 'online', now), name: 'Renamed' }); // same status: none
+    store.insertAlert(alert('alr1', now));
+    store.setAlertType('alr1', 'human', 'Person', now); // refined: none
+    store.saveRecording({ id: 'rec1', deviceId: 'cam1', eventType: 'human', startedAt: now - 10, endedAt: now, sizeBytes: 100, fileName: 'cam1/rec1.mp4', alertId: 'alr1' }, now);
+    store.markAlertRead('alr1', now + 1);
+    store.markAlertRead('alr1', now + 2); // already read: none
+    store.setDeviceStatus('cam1', 'online', now + 3); // unchanged: none
+    store.setDeviceStatus('cam1', 'offline', now + 4, { id: 'alr2', deviceId: 'cam1', type: 'device_offline', message: 'Renamed went offline', createdAt: now + 4 });
+    expect(listed(store)).toEqual(['1 device.status cam1', '2 alert.created alr1', '3 recording.created rec1', '4 alert.read alr1', '5 alert.created alr2', '6 device.status cam1']);
+    const events = store.eventsAfter(0, 100);
+    expect(events[1]).toMatchObject({ type: 'alert.created', record: { id: 'alr1', type: 'motion', readAt: null } });
+    expect(events[3]).toMatchObject({ type: 'alert.read', record: { id: 'alr1', type: 'human', readAt: now + 1, recordingId: 'rec1' } });
+    expect(events[5]).toMatchObject({ type: 'device.status', createdAt: now + 4, record: { id: 'cam1', name: 'Renamed', status: 'offline' } });
+    expect(store.eventsAfter(4, 1).map((e) => e.seq)).toEqual([5]);
+    expect(store.eventWindow()).toEqual({ after: 0, latest: 6 });
+  });
+
+  it('writes no event for a change that rolled back', () => {
+    const { store } = open();
+    store.upsertDevice(device('cam1'));
+    expect(() =>
+      store.transaction(() => {
+        store.insertAlert(alert('alr1'));
+        throw new Error('rolled back');
+      }),
+    ).toThrow('rolled back');
+    store.insertAlert(alert('alr2'));
+    expect(listed(store)).toEqual(['1 device.status cam1', '2 alert.created alr2']);
+  });
+
+  it('keeps the newest maxEvents, and says from which id a resumption loses nothing', () => {
+    const { store } = open(undefined, { maxEvents: 3, maxAgeMs: 86_400_000 });
+    store.upsertDevice(device('cam1'));
+    for (let i = 1; i <= 5; i++) store.insertAlert(alert(`alr${i}`));
+    expect(listed(store)).toEqual(['4 alert.created alr3', '5 alert.created alr4', '6 alert.created alr5']);
+    expect(store.eventWindow()).toEqual({ after: 3, latest: 6 });
+  });
+
+  it('drops events older than maxAgeMs, also when the gateway starts again', () => {
+    const dir = tempDir('eg-events-');
+    const { store } = open(dir, { maxEvents: 1000, maxAgeMs: 60_000 });
+    store.upsertDevice(device('cam1'), Date.now() - 200_000);
+    store.insertAlert(alert('old', Date.now() - 61_000)); // its own append prunes the older device event
+    expect(listed(store)).toEqual(['2 alert.created old']);
+    store.insertAlert(alert('new'));
+    expect(listed(store)).toEqual(['3 alert.created new']);
+    store.close();
+    // Days later: nothing is left, and the next id is still a new one.
+    const again = open(dir, { maxEvents: 1000, maxAgeMs: 0 }).store;
+    expect(listed(again)).toEqual([]);
+    expect(again.eventWindow()).toEqual({ after: 3, latest: 3 });
+    again.enableEventLog({ maxEvents: 1000, maxAgeMs: 60_000 });
+    again.insertAlert(alert('after-restart'));
+    expect(listed(again)).toEqual(['4 alert.created after-restart']);
+    expect(again.eventWindow()).toEqual({ after: 3, latest: 4 });
+  });
+});
