@@ -47,6 +47,7 @@ import { Store } from './store/store.js';
 import { readVersion } from './version.js';
 import { registerSyncMetrics } from './sync/metrics.js';
 import { EventHub } from './api/events/hub.js';
+import { playbackMinter } from './api/routes/playback.js';
 import { registerEventStreamMetrics } from './api/events/metrics.js';
 
 // The one place that builds the parts and wires them together, in start-up order. Nothing else
@@ -101,10 +102,14 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
       clockSynchronized,
     });
 
+    // Stream and playback tickets: live addresses, the relay, and the recordings' playback_url.
+    const tickets = TicketSigner.openInDir(dataDir, secretBox);
     // The API's event stream: every change it tells of is kept in the store (same transaction) from
     // here on, before anything (crash recovery included) can make one.
     const eventHub = new EventHub({
       events: store,
+      // recording.created carries playback_url as GET does (the stream's token has recordings:read).
+      mintPlayback: playbackMinter(tickets, config.recording.playback_ttl_s),
       maxSubscribers: config.events.max_subscribers,
       heartbeatMs: config.events.heartbeat_s * 1000,
       maxQueueBytes: config.events.max_queue_bytes,
@@ -168,7 +173,6 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
     }
 
     // The RTSP relay: every viewer and the recorder share one session per camera profile.
-    const tickets = TicketSigner.openInDir(dataDir, secretBox);
     const relayStreams = new RelayStreams({
       locate: (deviceId, profile) => cameras.streamSource(deviceId, profile),
       logger: log.child({ part: 'relay' }),

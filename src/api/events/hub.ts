@@ -1,5 +1,6 @@
 import { Readable } from 'node:stream';
 import { hasScope } from '../../auth/scope-claim.js';
+import type { MintPlayback } from '../../domain/present.js';
 import { STREAM_EVENT_TYPES, type EventWindow, type StoredEvent, type StreamEventType } from '../../store/store.js';
 import { EVENT_SCOPES, formatEnd, formatEvent, formatReset, HEARTBEAT, OPENING, type EndReason, type StreamStart } from './wire.js';
 
@@ -15,6 +16,8 @@ export interface EventHubOptions {
   heartbeatMs: number;
   /** Bytes a subscriber may have waiting (in its stream and its response) before it is cut off. */
   maxQueueBytes: number;
+  /** Playback tickets for recording.created (its playback_url, as GET answers); absent: null. */
+  mintPlayback?: MintPlayback;
 }
 
 /** Every stream is taken (events.max_subscribers): the API answers 503 with Retry-After. */
@@ -187,7 +190,7 @@ export class EventHub {
         if (!sub.live || event.seq <= sub.cursor) continue;
         sub.cursor = event.seq;
         if (!sub.types.has(event.type)) continue;
-        text ??= formatEvent(event);
+        text ??= formatEvent(event, this.opts.mintPlayback);
         this.write(sub, text);
       }
       this.seq = event.seq;
@@ -221,7 +224,7 @@ export class EventHub {
         sub.cursor = event.seq;
         if (!sub.types.has(event.type)) continue;
         this.sent++;
-        wantsMore = sub.stream.push(formatEvent(event));
+        wantsMore = sub.stream.push(formatEvent(event, this.opts.mintPlayback));
       }
       if (!wantsMore) return;
     }

@@ -1,4 +1,4 @@
-import { presentAlert, presentDevice, presentRecording } from '../../domain/present.js';
+import { presentAlert, presentDevice, presentRecording, type MintPlayback } from '../../domain/present.js';
 import type { EventWindow, StoredEvent, StreamEventType } from '../../store/store.js';
 
 // The text of the event stream (WHATWG HTML, "Server-sent events") and the rules for where a
@@ -13,11 +13,11 @@ export const EVENT_SCOPES: Readonly<Record<StreamEventType, string>> = {
 };
 
 /** One event: its id (the store's seq), its type, and the record's JSON as the API answers it. */
-export function formatEvent(e: StoredEvent): string {
-  return frame(e.seq, e.type, JSON.stringify(presentRecord(e)));
+export function formatEvent(e: StoredEvent, mintPlayback?: MintPlayback): string {
+  return frame(e.seq, e.type, JSON.stringify(presentRecord(e, mintPlayback)));
 }
 
-function presentRecord(e: StoredEvent): object {
+function presentRecord(e: StoredEvent, mintPlayback: MintPlayback | undefined): object {
   switch (e.type) {
     case 'alert.created':
     case 'alert.read':
@@ -25,7 +25,7 @@ function presentRecord(e: StoredEvent): object {
     case 'device.status':
       return presentDevice(e.record);
     case 'recording.created':
-      return presentRecording(e.record);
+      return presentRecording(e.record, mintPlayback);
   }
 }
 
