@@ -137,7 +137,8 @@ async function receiver(url) {
   for (const line of ['a=rtcp-fb:102 nack', 'a=rtcp-fb:102 nack pli']) video.parseSdpLine(line);
   const track = pc.addTrack(video);
   track.setMediaHandler(new nodeDataChannel.RtcpReceivingSession());
-  const r = { pc, packets: 0 };
+  // The track is held: one nothing refers to is garbage-collected, and its onMessage callback with it.
+  const r = { pc, track, packets: 0 };
   track.onMessage(() => r.packets++);
   const offer = await new Promise((resolve) => {
     pc.onGatheringStateChange((s) => s === 'complete' && resolve(pc.localDescription().sdp));
