@@ -24,6 +24,7 @@ import type { DetectorHealth } from '../detect/service.js';
 import { addRouteOnRequest } from './route-hooks.js';
 import { strictQuery } from './strict-query.js';
 import { guardConnections } from './connection-guard.js';
+import { DEFAULT_WEB_ROOT, webApp, type WebAppOptions } from './web-app.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -54,6 +55,8 @@ export interface ApiServerOptions {
   oauth: OAuthRoutesOptions | null;
   /** Browser live view under /live: WebRTC (WHEP) and LL-HLS; absent: none. */
   live?: LiveRoutesOptions;
+  /** The web app at / (docs/web-app.md); absent: dist/web of this install; null: none. */
+  web?: WebAppOptions | null;
 }
 
 /**
@@ -188,6 +191,7 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<FastifyIns
   await app.register(alertRoutes, { store: opts.store });
   if (opts.oauth) await app.register(oauthRoutes, opts.oauth);
   if (opts.live) await app.register(liveRoutes, { ...opts.live, prefix: '/live' });
+  if (opts.web !== null) await app.register(webApp, opts.web ?? { root: DEFAULT_WEB_ROOT });
   await app.ready();
   return app;
 }
