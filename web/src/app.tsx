@@ -111,7 +111,7 @@ function SignedIn(props: { session: Session; api: Api; hub: EventHub; scopes: Re
       if (event.type === 'device.status') setDevices((list) => list && list.map((d) => (d.id === event.data.id ? event.data : d)));
       if (event.type === 'alert.created' || event.type === 'alert.read') recountUnread();
     });
-    const timer = setInterval(load, 30_000);
+    const timer = setInterval(() => void load(), 30_000);
     return () => {
       off();
       clearInterval(timer);

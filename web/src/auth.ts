@@ -173,7 +173,7 @@ export class Session {
   /** Refreshes ahead of expiry, so requests never wait for it (and a 401 stays the exception). */
   private schedule(lifeMs: number): void {
     clearTimeout(this.timer);
-    const wait = Math.max(1_000, Math.min(lifeMs - REFRESH_MARGIN_MS, lifeMs * 0.8));
+    const wait = Math.max(1_000, lifeMs - Math.min(REFRESH_MARGIN_MS, lifeMs * 0.2));
     this.timer = setTimeout(() => {
       this.refresh().catch(() => undefined);
     }, wait);

@@ -1,4 +1,5 @@
 import type { Api } from './api.js';
+import { parseSse, type SseFrame } from './sse.js';
 import type { Alert, Device, Recording } from './types.js';
 
 // What changes on the gateway, as it happens: GET /v1/events (text/event-stream) read with fetch,
@@ -30,43 +31,14 @@ export class EventHub {
   }
 }
 
-/** One SSE frame's fields (https://html.spec.whatwg.org/multipage/server-sent-events.html). */
-export interface SseFrame {
-  event: string;
-  data: string;
-  id: string | null;
-}
-
-/** Splits a growing text buffer into complete frames; returns them and what is left over. */
-export function parseSse(buffer: string): { frames: SseFrame[]; rest: string } {
-  const frames: SseFrame[] = [];
-  const normalized = buffer.replace(/\r\n?/g, '\n');
-  const blocks = normalized.split('\n\n');
-  const rest = blocks.pop() ?? '';
-  for (const block of blocks) {
-    let event = 'message';
-    let id: string | null = null;
-    const data: string[] = [];
-    for (const line of block.split('\n')) {
-      if (line === '' || line.startsWith(':')) continue;
-      const colon = line.indexOf(':');
-      const field = colon < 0 ? line : line.slice(0, colon);
-      const value = colon < 0 ? '' : line.slice(colon + 1).replace(/^ /, '');
-      if (field === 'event') event = value;
-      else if (field === 'data') data.push(value);
-      else if (field === 'id') id = value;
-    }
-    if (data.length > 0) frames.push({ event, data: data.join('\n'), id });
-  }
-  return { frames, rest };
-}
-
 const KNOWN = new Set(['alert.created', 'alert.read', 'device.status', 'recording.created']);
 
 function toEvent(frame: SseFrame): GatewayEvent | null {
   if (!KNOWN.has(frame.event)) return null;
   try {
-    return { type: frame.event, data: JSON.parse(frame.data) } as GatewayEvent;
+    // The gateway's own objects, as its API answers them: trusted to have their documented shape.
+    const data: unknown = JSON.parse(frame.data);
+    return typeof data === 'object' && data !== null ? ({ type: frame.event, data } as GatewayEvent) : null;
   } catch {
     return null;
   }

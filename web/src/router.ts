@@ -1,25 +1,9 @@
 import { useEffect, useState } from 'preact/hooks';
+export { parseRoute, type Route } from './routes.js';
 
 // Client-side routes on the History API. The gateway serves index.html for any path outside
 // /v1, /oauth, /live, /.well-known, /metrics and /healthz (src/api/web-app.ts), so these paths
 // must stay outside them too: the live view is /cameras/{id}, not /live/….
-
-export type Route =
-  | { screen: 'cameras' }
-  | { screen: 'live'; deviceId: string }
-  | { screen: 'events'; params: URLSearchParams }
-  | { screen: 'clips'; params: URLSearchParams }
-  | { screen: 'missing' };
-
-export function parseRoute(pathname: string, search: string): Route {
-  const params = new URLSearchParams(search);
-  if (pathname === '/' || pathname === '/cameras') return { screen: 'cameras' };
-  const live = /^\/cameras\/([^/]+)$/.exec(pathname);
-  if (live?.[1]) return { screen: 'live', deviceId: decodeURIComponent(live[1]) };
-  if (pathname === '/events') return { screen: 'events', params };
-  if (pathname === '/clips') return { screen: 'clips', params };
-  return { screen: 'missing' };
-}
 
 export function navigate(to: string, replace = false): void {
   if (replace) history.replaceState(null, '', to);

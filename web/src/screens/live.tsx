@@ -108,8 +108,8 @@ export function LiveScreen(props: { deviceId: string }) {
                 Low bandwidth
               </button>
             </div>
-            <button type="button" aria-pressed={!muted} onClick={() => setMuted((m) => !m)}>
-              {muted ? 'Sound off' : 'Sound on'}
+            <button type="button" onClick={() => setMuted((m) => !m)}>
+              {muted ? 'Unmute' : 'Mute'}
             </button>
             <button type="button" onClick={fullScreen}>
               Full screen

@@ -19,6 +19,7 @@ export function SignInScreen(props: { reason?: SignedOutReason; message: string 
   }, [auto]);
   return (
     <main class="signin" id="main">
+      <p class="brand-line">Edge gateway</p>
       <h1>{props.onSignIn === null ? 'Cannot reach the gateway' : HEADINGS[reason]}</h1>
       {reason === 'expired' ? <p>For your safety the gateway ended it. Sign in again to go on where you were.</p> : null}
       {props.message !== null ? <p class="detail">{props.message}</p> : null}
