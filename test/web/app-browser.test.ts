@@ -80,7 +80,8 @@ afterAll(async () => {
   await fleet?.stop();
 });
 
-describe('the web app, as the owner', () => {
+// Each step waits on real video, recording and token lifetimes: minutes on a loaded machine.
+describe('the web app, as the owner', { timeout: 120_000 }, () => {
   it('signs in through the gateway and lists the camera, its name shown as text', async () => {
     await signIn(page, origin, OWNER);
     expect(new URL(page.url()).pathname).toBe('/');
@@ -154,7 +155,7 @@ describe('the web app, as the owner', () => {
 
   it('marks an alert as read and the unread count goes down', async () => {
     const badge = page.locator('[data-testid=unread-count]');
-    await badge.waitFor();
+    await badge.waitFor({ timeout: 60_000 });
     const before = Number(await badge.textContent());
     expect(before).toBeGreaterThan(0);
     await page.locator('[data-testid=alert]').first().locator('text=Mark as read').click();
@@ -193,6 +194,17 @@ describe('the web app, as the owner', () => {
     expect(pageErrors).toEqual([]);
   });
 
+  it('says when the gateway cannot be reached, and recovers by itself when it can again', async () => {
+    // The browser loses the gateway (every request refused), as when the box restarts or Wi-Fi drops.
+    await page.route(`${origin}/**`, (route) => route.abort('connectionrefused'));
+    const banner = page.locator('text=Lost connection to the gateway');
+    await banner.waitFor({ timeout: 20_000 });
+    await screenshots(page, 'connection-lost');
+    await page.unroute(`${origin}/**`);
+    await banner.waitFor({ state: 'detached', timeout: 20_000 });
+    await page.locator('[data-testid=camera]').first().waitFor();
+  });
+
   it('signs out: back to a signed-out screen, and the refresh token no longer works', async (ctx) => {
     const lastRefresh = [...tokenAnswers].reverse().find((a) => a.refreshToken !== null)?.refreshToken;
     expect(lastRefresh).toBeTruthy();
@@ -212,7 +224,7 @@ describe('the web app, as the owner', () => {
   });
 });
 
-describe('the web app, as a viewer (devices:read, alerts:read, recordings:read)', () => {
+describe('the web app, as a viewer (devices:read, alerts:read, recordings:read)', { timeout: 120_000 }, () => {
   it('shows no control or mark-as-read buttons, and the API refuses control anyway', async () => {
     const viewerContext = await newContext(browser);
     try {
@@ -245,6 +257,14 @@ describe('the web app, as a viewer (devices:read, alerts:read, recordings:read)'
       const refused = await t.request(`/v1/devices/${deviceId}/control`, { method: 'POST', headers: { authorization: `Bearer ${viewerToken}` }, body: { action: 'reboot' } });
       expect(refused.status).toBe(403);
       expect((refused.json() as { error: string }).error).toBe('insufficient_scope');
+
+      // The account is removed (its grants with it): at its next refresh the app says the session
+      // expired and offers to sign in again, instead of failing request after request.
+      t.gw.store.deleteLocalUser(VIEWER.username);
+      await viewer.locator('h1', { hasText: 'Your session expired' }).waitFor({ timeout: 40_000 });
+      expect(await viewer.locator('button', { hasText: 'Sign in' }).count()).toBe(1);
+      expect(await seriousViolations(viewer)).toEqual([]);
+      await screenshots(viewer, 'session-expired');
     } finally {
       await viewerContext.close();
     }

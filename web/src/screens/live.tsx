@@ -173,7 +173,7 @@ function Controls(props: { deviceId: string; online: boolean }) {
 }
 
 function LatestEvents(props: { deviceId: string }) {
-  const { api, hub, epoch } = useApp();
+  const { api, hub, epoch, scopes } = useApp();
   const [alerts, setAlerts] = useState<Alert[] | null>(null);
   useEffect(() => {
     api
@@ -193,7 +193,7 @@ function LatestEvents(props: { deviceId: string }) {
         {alerts?.map((alert) => (
           <li key={alert.id}>
             <span class={`type type-${alert.type}`}>{ALERT_TYPE_NAMES[alert.type]}</span> <span class="time">{when(alert.created_at)}</span>
-            {alert.recording_id ? (
+            {alert.recording_id && scopes.has('recordings:read') ? (
               <a href={`/clips?camera=${encodeURIComponent(alert.device_id)}&recording=${encodeURIComponent(alert.recording_id)}`} class="small-link">
                 Clip
               </a>

@@ -21,7 +21,7 @@ export function SignInScreen(props: { reason?: SignedOutReason; message: string 
     <main class="signin" id="main">
       <p class="brand-line">Edge gateway</p>
       <h1>{props.onSignIn === null ? 'Cannot reach the gateway' : HEADINGS[reason]}</h1>
-      {reason === 'expired' ? <p>For your safety the gateway ended it. Sign in again to go on where you were.</p> : null}
+      {reason === 'expired' ? <p>The gateway no longer accepts this sign-in. Sign in again to go on where you were.</p> : null}
       {props.message !== null ? <p class="detail">{props.message}</p> : null}
       {props.onSignIn !== null && !auto ? (
         <button type="button" class="primary" onClick={props.onSignIn}>
