@@ -1,6 +1,5 @@
-import type { Api } from './api.js';
 import { parseSse, type SseFrame } from './sse.js';
-import type { Alert, Device, Recording } from './types.js';
+import type { Alert, Device, Page, Recording } from './types.js';
 
 // What changes on the gateway, as it happens: GET /v1/events (text/event-stream) read with fetch,
 // so the token goes in the Authorization header, never in the URL; reconnects with Last-Event-ID.
@@ -16,6 +15,13 @@ export type FeedMode = 'connecting' | 'live' | 'polling' | 'retrying';
 
 const POLL_MS = 4_000;
 const MAX_BACKOFF_MS = 15_000;
+
+/** What the feed needs of the API client (web/src/api.ts). */
+export interface FeedApi {
+  request(path: string, init?: RequestInit): Promise<Response>;
+  alerts(filter: { limit: number }): Promise<Page<Alert>>;
+  devices(): Promise<Page<Device>>;
+}
 
 /** Listeners of one feed: screens subscribe while they are shown. */
 export class EventHub {
@@ -45,7 +51,7 @@ function toEvent(frame: SseFrame): GatewayEvent | null {
 }
 
 /** Starts the feed; returns stop. */
-export function startFeed(api: Api, hub: EventHub, onMode: (mode: FeedMode) => void): () => void {
+export function startFeed(api: FeedApi, hub: EventHub, onMode: (mode: FeedMode) => void): () => void {
   const abort = new AbortController();
   let lastId: string | null = null;
   const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -94,7 +100,7 @@ export function startFeed(api: Api, hub: EventHub, onMode: (mode: FeedMode) => v
 }
 
 /** The same events from the lists, for a gateway without /v1/events: new and newly read alerts, status changes. */
-async function poll(api: Api, hub: EventHub, signal: AbortSignal, onMode: (mode: FeedMode) => void): Promise<void> {
+async function poll(api: FeedApi, hub: EventHub, signal: AbortSignal, onMode: (mode: FeedMode) => void): Promise<void> {
   let alerts = new Map<string, string>();
   const statuses = new Map<string, string>();
   let seeded = false;
