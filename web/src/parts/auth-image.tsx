@@ -7,7 +7,20 @@ import { ApiError, type Api } from '../api.js';
 
 type Shown = { kind: 'loading' } | { kind: 'image'; url: string } | { kind: 'none'; why: string };
 
-export function AuthImage(props: { api: Api; path: string; alt: string; refreshMs?: number; class?: string; placeholder?: string; testId?: string }) {
+/** How often, and how many times, a picture that is not there yet (404) is asked for again. */
+const MISSING_RETRY_MS = 3_000;
+
+export function AuthImage(props: {
+  api: Api;
+  path: string;
+  alt: string;
+  refreshMs?: number;
+  /** Ask again after a 404 this many times: a clip's thumbnail is written just after its clip. */
+  missingRetries?: number;
+  class?: string;
+  placeholder?: string;
+  testId?: string;
+}) {
   const [shown, setShown] = useState<Shown>({ kind: 'loading' });
   const box = useRef<HTMLDivElement>(null);
 
@@ -16,6 +29,7 @@ export function AuthImage(props: { api: Api; path: string; alt: string; refreshM
     let stopped = false;
     let current: string | null = null;
     let timer: ReturnType<typeof setTimeout> | undefined;
+    let retries = props.missingRetries ?? 0;
     const abort = new AbortController();
     const load = async () => {
       if (stopped) return;
@@ -26,8 +40,10 @@ export function AuthImage(props: { api: Api; path: string; alt: string; refreshM
             if (url) URL.revokeObjectURL(url);
             return;
           }
-          if (url === null) setShown({ kind: 'none', why: props.placeholder ?? 'No picture' });
-          else {
+          if (url === null) {
+            setShown({ kind: 'none', why: props.placeholder ?? 'No picture' });
+            if (!props.refreshMs && retries-- > 0) timer = setTimeout(() => void load(), MISSING_RETRY_MS);
+          } else {
             setShown({ kind: 'image', url });
             if (current) URL.revokeObjectURL(current);
             current = url;
@@ -55,7 +71,7 @@ export function AuthImage(props: { api: Api; path: string; alt: string; refreshM
       observer?.disconnect();
       if (current) URL.revokeObjectURL(current);
     };
-  }, [props.api, props.path, props.refreshMs]);
+  }, [props.api, props.path, props.refreshMs, props.missingRetries]);
 
   return (
     <div class={`picture ${props.class ?? ''}`} ref={box} data-testid={props.testId}>

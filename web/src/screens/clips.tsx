@@ -135,7 +135,7 @@ export function ClipsScreen(props: { params: URLSearchParams }) {
       <ul class="clips" aria-label="Clips, newest first">
         {clips?.map((clip) => (
           <li key={clip.id} class="clip" data-testid="clip">
-            <AuthImage api={api} path={api.thumbnailPath(clip.id)} alt={`${EVENT_TYPE_NAMES[clip.event_type]} clip`} class="thumb" placeholder="No picture" />
+            <AuthImage api={api} path={api.thumbnailPath(clip.id)} alt={`${EVENT_TYPE_NAMES[clip.event_type]} clip`} class="thumb" placeholder="No picture" missingRetries={5} />
             <div class="alert-text">
               <span class={`type type-${clip.event_type}`}>{EVENT_TYPE_NAMES[clip.event_type]}</span>
               <p class="meta">

@@ -122,7 +122,7 @@ export function EventsScreen(props: { params: URLSearchParams }) {
         {alerts?.map((alert) => (
           <li key={alert.id} class={alert.read ? 'alert read' : 'alert unread'} data-testid="alert" data-alert-id={alert.id}>
             {alert.recording_id && canClips ? (
-              <AuthImage api={api} path={api.thumbnailPath(alert.recording_id)} alt={`${ALERT_TYPE_NAMES[alert.type]} at ${nameOf(alert.device_id)}`} class="thumb" placeholder="No picture" />
+              <AuthImage api={api} path={api.thumbnailPath(alert.recording_id)} alt={`${ALERT_TYPE_NAMES[alert.type]} at ${nameOf(alert.device_id)}`} class="thumb" placeholder="No picture" missingRetries={5} />
             ) : (
               <div class="picture thumb">
                 <span class="placeholder">{alert.recording_status === 'pending' ? 'Recording…' : 'No picture'}</span>
