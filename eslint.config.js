@@ -21,6 +21,11 @@ export default tseslint.config(
     },
   },
   {
+    // The web app has its own compiler settings (DOM, TSX): web/tsconfig.json.
+    files: ['web/**/*.{ts,tsx}'],
+    languageOptions: { parserOptions: { project: './web/tsconfig.json', tsconfigRootDir: import.meta.dirname } },
+  },
+  {
     files: ['test/**/*.ts'],
     rules: {
       // Vitest's asymmetric matchers (expect.any, expect.objectContaining, …) are typed `any`, and

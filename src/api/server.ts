@@ -28,6 +28,7 @@ import { guardConnections } from './connection-guard.js';
 import { redactUrl } from './log-url.js';
 import { playbackMinter, playbackRoutes } from './routes/playback.js';
 import type { TicketSigner } from '../media/ticket.js';
+import { DEFAULT_WEB_ROOT, webApp, type WebAppOptions } from './web-app.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -62,6 +63,8 @@ export interface ApiServerOptions {
   playback?: { tickets: TicketSigner; ttlS: number };
   /** GET /v1/events (Server-Sent Events); absent: none. */
   events?: EventRoutesOptions;
+  /** The web app at / (docs/web-app.md); absent: dist/web of this install; null: none. */
+  web?: WebAppOptions | null;
 }
 
 /**
@@ -202,6 +205,7 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<FastifyIns
   if (opts.live) await app.register(liveRoutes, { ...opts.live, prefix: '/live' });
   if (opts.playback) await app.register(playbackRoutes, { store: opts.store, storageDir: opts.storageDir, tickets: opts.playback.tickets });
   if (opts.events) await app.register(eventRoutes, opts.events);
+  if (opts.web !== null) await app.register(webApp, opts.web ?? { root: DEFAULT_WEB_ROOT });
   await app.ready();
   return app;
 }

@@ -1,0 +1,137 @@
+// Benchmark: the gateway's web app (issue 15) in Debian's chromium (playwright-core), against the
+// gateway as its own process (built dist/, dist/web included) and one simulated camera, on loopback.
+//  - Sign-in to cameras visible: from the click on the login page's "Sign in" (credentials typed)
+//    to the camera's card with its status on the app's first screen; the code exchange, the app's
+//    first load and the device list are inside. Where the gateway still shows a consent page (no
+//    built-in first-party client yet), its "Allow" click is inside too.
+//  - Click to first live frame: from the click on the camera's card to the live <video> having
+//    decoded a frame (polled every 10 ms in the page): stream address, WHEP offer/answer, ICE, first
+//    keyframe. The first trial finds the relay's camera session cold; the others warm.
+// BENCH_TRIALS (default 5) fresh browser contexts (no cache, no session). Goal ≤ 1 s each.
+// Prints a table, then one JSON line.
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { brotliCompressSync } from 'node:zlib';
+import { chromium } from 'playwright-core';
+import { pino } from 'pino';
+import { startFleet } from '../dist/onvif/simulator/fleet.js';
+import { Store } from '../dist/store/store.js';
+import { startGatewayProcess } from './gateway-process.mjs';
+
+const root = path.resolve(import.meta.dirname, '..');
+const webRoot = path.join(root, 'dist/web');
+if (!existsSync(path.join(webRoot, 'index.html'))) {
+  console.error('the web app is not built: node scripts/build-web.mjs (part of npm run build)');
+  process.exit(2);
+}
+const trials = Number(process.env.BENCH_TRIALS ?? 5);
+const USER = { username: 'bench', password: 'bench web password' };
+const step = (msg) => console.error(`[web] ${msg}`);
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+const fleet = await startFleet({ count: 1, host: '127.0.0.1', basePort: 0, username: 'admin', password: 'bench', discovery: null, rtspPort: 0, logger: pino({ level: 'silent' }) });
+const dir = mkdtempSync(path.join(os.tmpdir(), 'eg-bench-web-'));
+const dataDir = path.join(dir, 'data');
+const configFile = path.join(dir, 'config.yaml');
+writeFileSync(
+  configFile,
+  `gateway:\n  data_dir: ${dataDir}\napi:\n  host: 127.0.0.1\n  port: 0\nrtsp:\n  host: 127.0.0.1\n  port: 0\n  udp_port: 0\n  public_host: 127.0.0.1\n` +
+    `webrtc:\n  bind_address: 127.0.0.1\nonvif:\n  discovery:\n    enabled: false\ncameras:\n  - name: Bench\n    onvif_url: ${fleet.cameras[0].deviceServiceUrl}\n    username: admin\n    password: bench\nlog:\n  level: info\n`,
+);
+execFileSync(process.execPath, [path.join(root, 'dist/cli.js'), 'users', 'add', '--username', USER.username, '--password-stdin', '--config', configFile], { input: `${USER.password}\n`, stdio: ['pipe', 'ignore', 'inherit'] });
+const gateway = await startGatewayProcess(configFile);
+const origin = gateway.apiUrl;
+step(`gateway started: ${origin}`);
+
+// The app's client, as the gateway registers it for its own origin once it does so itself.
+const store = Store.open(dataDir);
+if (!store.getOAuthClient('gateway-web')) {
+  store.insertOAuthClient({ id: 'gateway-web', name: 'Edge gateway web app', secretHash: null, redirectUris: [`${origin}/signin/callback`], grantTypes: ['authorization_code', 'refresh_token'], createdAt: Date.now() });
+}
+store.close();
+
+const browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', headless: true, args: ['--no-sandbox', '--disable-dev-shm-usage', '--disable-gpu', '--disable-background-networking'] });
+
+// Waits (in the page) for the camera to be adopted: the first trials must not measure adoption.
+{
+  const context = await browser.newContext({ ignoreHTTPSErrors: true });
+  const page = await context.newPage();
+  await signIn(page);
+  await page.waitForSelector('[data-testid=camera] .status-online', { timeout: 30_000 });
+  await context.close();
+  step('camera online');
+}
+
+const FIRST_FRAME = `(async () => {
+  const t0 = performance.now();
+  document.querySelector('[data-testid=camera] a').click();
+  for (;;) {
+    const v = document.querySelector('[data-testid=live-video]');
+    if (v && v.getVideoPlaybackQuality().totalVideoFrames > 0) return performance.now() - t0;
+    if (performance.now() - t0 > 30000) throw new Error('no live frame in 30 s');
+    await new Promise((r) => setTimeout(r, 10));
+  }
+})()`;
+
+const rows = [];
+for (let i = 0; i < trials; i++) {
+  const context = await browser.newContext({ ignoreHTTPSErrors: true });
+  const page = await context.newPage();
+  const signInMs = await signIn(page);
+  const mode = async () => page.textContent('[data-testid=live-mode]').catch(() => '');
+  const firstFrameMs = await page.evaluate(FIRST_FRAME);
+  rows.push({ trial: i + 1, signInMs, firstFrameMs, mode: await mode() });
+  step(`trial ${i + 1}: sign-in ${signInMs.toFixed(0)} ms, first frame ${firstFrameMs.toFixed(0)} ms`);
+  await context.close();
+  await new Promise((r) => setTimeout(r, 500));
+}
+await browser.close();
+
+/** Types the credentials, then times the click on "Sign in" to the camera card with its status. */
+async function signIn(page) {
+  await page.goto(`${origin}/`);
+  await page.waitForSelector('#username');
+  await page.fill('#username', USER.username);
+  await page.fill('#password', USER.password);
+  const t0 = performance.now();
+  await page.click('button[value=login]');
+  const next = await Promise.race([
+    page.waitForSelector('button[value=allow]', { timeout: 30_000 }).then(() => 'consent'),
+    page.waitForSelector('[data-testid=camera] .status', { timeout: 30_000 }).then(() => 'app'),
+  ]);
+  if (next === 'consent') await page.click('button[value=allow]');
+  await page.waitForSelector('[data-testid=camera] .status', { timeout: 30_000 });
+  return performance.now() - t0;
+}
+
+/** What the first screen downloads, brotli-compressed: index.html and what it names. */
+function firstScreenBytes() {
+  const html = readFileSync(path.join(webRoot, 'index.html'));
+  let total = brotliCompressSync(html).length;
+  for (const [, file] of html.toString('utf8').matchAll(/(?:src|href)="\/(assets\/[^"]+)"/g)) {
+    total += readFileSync(path.join(webRoot, `${file}.br`)).length;
+  }
+  return total;
+}
+
+const fmt = (ms) => ms.toFixed(0).padStart(8);
+console.log('trial  sign-in→cameras ms  click→first frame ms  mode');
+for (const r of rows) console.log(`${String(r.trial).padStart(5)}  ${fmt(r.signInMs)}            ${fmt(r.firstFrameMs)}              ${r.mode}`);
+const result = {
+  bench: 'web',
+  trials,
+  signin_to_cameras_ms_median: Math.round(median(rows.map((r) => r.signInMs))),
+  signin_to_cameras_ms_max: Math.round(Math.max(...rows.map((r) => r.signInMs))),
+  click_to_first_frame_ms_median: Math.round(median(rows.map((r) => r.firstFrameMs))),
+  click_to_first_frame_ms_first: Math.round(rows[0].firstFrameMs),
+  click_to_first_frame_ms_max: Math.round(Math.max(...rows.map((r) => r.firstFrameMs))),
+  live_modes: [...new Set(rows.map((r) => r.mode))],
+  first_screen_br_bytes: firstScreenBytes(),
+  goal_ms: 1000,
+};
+console.log(JSON.stringify(result));
+// Bounded: a stop that hangs must not hold the result back (the exit handler kills the gateway).
+await Promise.race([Promise.all([gateway.stop(), fleet.stop()]), new Promise((r) => setTimeout(r, 10_000))]);
+process.exit(0);

@@ -1,0 +1,100 @@
+// Builds the web app (web/) into dist/web: esbuild bundles web/src/main.tsx (Preact, TSX) with
+// content-hashed names under assets/, index.html names them, and every text file gets a .br and a
+// .gz beside it for @fastify/static's preCompressed. Prints the compressed size of what the first
+// screen loads (goal ≤ 150 KB, docs/web-app.md) and of the lazy chunks (hls.js).
+//   node scripts/build-web.mjs [--out DIR]
+import { mkdirSync, readFileSync, rmSync, writeFileSync, readdirSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
+import { build } from 'esbuild';
+
+const root = path.resolve(import.meta.dirname, '..');
+const outIndex = process.argv.indexOf('--out');
+const out = outIndex > 0 ? path.resolve(process.argv[outIndex + 1]) : path.join(root, 'dist/web');
+const assets = path.join(out, 'assets');
+
+rmSync(out, { recursive: true, force: true });
+mkdirSync(assets, { recursive: true });
+
+const result = await build({
+  entryPoints: [path.join(root, 'web/src/main.tsx')],
+  bundle: true,
+  splitting: true,
+  format: 'esm',
+  target: ['es2022', 'chrome109', 'firefox115', 'safari16'],
+  minify: true,
+  sourcemap: false,
+  outdir: assets,
+  entryNames: '[name]-[hash]',
+  chunkNames: '[name]-[hash]',
+  assetNames: '[name]-[hash]',
+  jsx: 'automatic',
+  jsxImportSource: 'preact',
+  metafile: true,
+  legalComments: 'none',
+  define: { 'process.env.NODE_ENV': '"production"' },
+  logLevel: 'warning',
+});
+
+// The API types come from the server's schema files by type-only imports: a value import would
+// pull server code (and node: modules) into the page. Refuse the build if one slipped in.
+const serverInputs = Object.keys(result.metafile.inputs).filter((f) => f.startsWith('src/') || f.startsWith('node:'));
+if (serverInputs.length > 0) throw new Error(`server code in the web bundle: ${serverInputs.join(', ')}`);
+
+// What index.html loads: the entry script and its stylesheet; the chunks it imports statically
+// come with it (modulepreload). Dynamic imports (hls.js) load later, only when needed.
+const outputs = result.metafile.outputs;
+const rel = (file) => path.relative(out, path.resolve(root, file)).split(path.sep).join('/');
+const entry = Object.entries(outputs).find(([, o]) => o.entryPoint);
+if (!entry) throw new Error('esbuild wrote no entry point');
+const [entryFile, entryMeta] = entry;
+const css = entryMeta.cssBundle ? rel(entryMeta.cssBundle) : null;
+const firstScreen = new Set([rel(entryFile), ...(css ? [css] : [])]);
+const staticImports = (file) => (outputs[file]?.imports ?? []).filter((i) => i.kind === 'import-statement');
+const queue = [entryFile];
+while (queue.length) {
+  for (const imp of staticImports(queue.pop())) {
+    const name = rel(imp.path);
+    if (!firstScreen.has(name)) {
+      firstScreen.add(name);
+      queue.push(imp.path);
+    }
+  }
+}
+
+const template = readFileSync(path.join(root, 'web/index.html'), 'utf8');
+const preloads = [...firstScreen].filter((f) => f.endsWith('.js') && f !== rel(entryFile)).map((f) => `<link rel="modulepreload" href="/${f}">`);
+const html = template
+  .replace('<!--styles-->', css ? `<link rel="stylesheet" href="/${css}">` : '')
+  .replace('<!--scripts-->', [...preloads, `<script type="module" src="/${rel(entryFile)}"></script>`].join('\n    '));
+writeFileSync(path.join(out, 'index.html'), html);
+firstScreen.add('index.html');
+
+// Precompressed copies: @fastify/static picks one by Accept-Encoding.
+const sizes = [];
+for (const file of listFiles(out)) {
+  if (!/\.(js|css|html|svg|json|txt)$/.test(file)) continue;
+  const body = readFileSync(path.join(out, file));
+  const br = brotliCompressSync(body, { params: { [constants.BROTLI_PARAM_QUALITY]: 11, [constants.BROTLI_PARAM_SIZE_HINT]: body.length } });
+  const gz = gzipSync(body, { level: 9 });
+  writeFileSync(path.join(out, `${file}.br`), br);
+  writeFileSync(path.join(out, `${file}.gz`), gz);
+  sizes.push({ file, raw: body.length, br: br.length, gz: gz.length, first: firstScreen.has(file) });
+}
+
+const kb = (n) => (n / 1024).toFixed(1);
+sizes.sort((a, b) => Number(b.first) - Number(a.first) || b.raw - a.raw);
+console.log(`web app → ${path.relative(root, out) || out}`);
+console.log('file'.padEnd(40), 'raw KB'.padStart(8), 'br KB'.padStart(8), 'gz KB'.padStart(8), ' loaded');
+for (const s of sizes) console.log(s.file.padEnd(40), kb(s.raw).padStart(8), kb(s.br).padStart(8), kb(s.gz).padStart(8), s.first ? ' first screen' : ' on demand');
+const first = sizes.filter((s) => s.first);
+const sum = (key) => first.reduce((n, s) => n + s[key], 0);
+const goal = 150 * 1024;
+console.log(`first screen: ${kb(sum('br'))} KB brotli, ${kb(sum('gz'))} KB gzip (goal ≤ ${kb(goal)} KB compressed): ${sum('gz') <= goal ? 'met' : 'NOT met'}`);
+
+function listFiles(dir) {
+  return readdirSync(dir, { recursive: true })
+    .map((f) => String(f))
+    .filter((f) => statSync(path.join(dir, f)).isFile())
+    .map((f) => f.split(path.sep).join('/'));
+}

@@ -1,0 +1,105 @@
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import path from 'node:path';
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_WEB_ROOT } from '../../src/api/web-app.js';
+import { startTestGateway, type TestGateway } from '../support/gateway.js';
+
+// The web app as the gateway serves it (src/api/web-app.ts): the built files of dist/web (the test
+// setup builds them with scripts/build-web.mjs) at /, precompressed and with ETags, index.html for
+// the app's own routes, the security headers on the app only, and the API's JSON 404s untouched.
+
+let t: TestGateway;
+let assetNames: string[] = [];
+
+beforeAll(async () => {
+  if (!existsSync(path.join(DEFAULT_WEB_ROOT, 'index.html'))) throw new Error('dist/web is not built: node scripts/build-web.mjs');
+  assetNames = readdirSync(path.join(DEFAULT_WEB_ROOT, 'assets')).filter((f) => !f.endsWith('.br') && !f.endsWith('.gz'));
+  t = await startTestGateway();
+});
+afterAll(async () => {
+  await t?.stop();
+});
+
+describe('the app at /', () => {
+  it('serves index.html naming hashed assets, with the CSP and the other security headers', async () => {
+    const res = await t.request('/');
+    expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toMatch(/^text\/html/);
+    expect(res.text).toMatch(/<script type="module" src="\/assets\/main-[A-Z0-9]+\.js"><\/script>/);
+    // No inline script: every <script> names a file.
+    expect(res.text).not.toMatch(/<script(?![^>]*\bsrc=)[^>]*>/);
+    const csp = String(res.headers['content-security-policy']);
+    expect(csp).toContain("script-src 'self'");
+    expect(csp).toContain("frame-ancestors 'none'");
+    expect(csp).toContain("default-src 'self'");
+    expect(csp).not.toContain('unsafe-inline');
+    expect(res.headers['x-content-type-options']).toBe('nosniff');
+    expect(res.headers['referrer-policy']).toBe('same-origin');
+    expect(res.headers['cache-control']).toBe('no-cache');
+    expect(res.headers.etag).toBeTruthy();
+  });
+
+  it('answers an app route (client-side routing) with the same index.html', async () => {
+    const index = await t.request('/');
+    for (const route of ['/cameras/dev_1', '/events?camera=x&unread=1', '/clips', '/signin/callback?code=a&state=b']) {
+      const res = await t.request(route);
+      expect(res.status, route).toBe(200);
+      expect(res.text, route).toBe(index.text);
+    }
+  });
+
+  it('sends the precompressed file the client accepts, with an ETag that gives 304, hashed assets cached for good', async () => {
+    const js = assetNames.find((f) => f.startsWith('main-') && f.endsWith('.js'));
+    expect(js).toBeDefined();
+    const plain = readFileSync(path.join(DEFAULT_WEB_ROOT, 'assets', js as string));
+    const br = await t.request(`/assets/${js}`, { headers: { 'accept-encoding': 'br, gzip' } });
+    expect(br.status).toBe(200);
+    expect(br.headers['content-encoding']).toBe('br');
+    expect(br.headers['content-type']).toMatch(/javascript/);
+    expect(br.headers['cache-control']).toBe('public, max-age=31536000, immutable');
+    expect(brotliDecompressSync(br.body).equals(plain)).toBe(true);
+    const gz = await t.request(`/assets/${js}`, { headers: { 'accept-encoding': 'gzip' } });
+    expect(gz.headers['content-encoding']).toBe('gzip');
+    expect(gunzipSync(gz.body).equals(plain)).toBe(true);
+    const identity = await t.request(`/assets/${js}`);
+    expect(identity.headers['content-encoding']).toBeUndefined();
+    expect(identity.body.equals(plain)).toBe(true);
+    const etag = String(br.headers.etag);
+    const again = await t.request(`/assets/${js}`, { headers: { 'accept-encoding': 'br', 'if-none-match': etag } });
+    expect(again.status).toBe(304);
+  });
+
+  it('answers a missing asset with 404, not the app', async () => {
+    const res = await t.request('/assets/main-OLDHASH.js');
+    expect(res.status).toBe(404);
+    expect(res.text).not.toContain('<!doctype html>');
+  });
+});
+
+describe('what the app never shadows', () => {
+  it('keeps the JSON 404 of unknown paths under /v1, /oauth, /live, /.well-known, /metrics and /healthz', async () => {
+    for (const p of ['/v1/nothing', '/v1', '/oauth/nothing', '/live/nothing', '/live', '/.well-known/nothing', '/metrics', '/healthz/x']) {
+      const res = await t.request(p);
+      expect(res.status, p).toBe(404);
+      expect((res.json() as { error: string }).error, p).toBe('not_found');
+    }
+  });
+
+  it('leaves the API, the OAuth pages and /healthz their own headers (no app CSP on them)', async () => {
+    const api = await t.request('/v1/devices', { headers: await t.auth('devices:read') });
+    expect(api.status).toBe(200);
+    expect(api.headers['content-security-policy']).toBeUndefined();
+    const health = await t.request('/healthz');
+    expect(health.status).toBe(200);
+    expect(health.headers['content-security-policy']).toBeUndefined();
+    const page = await t.request('/oauth/authorize?client_id=nobody');
+    expect(page.headers['content-security-policy']).toBe("default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'");
+  });
+
+  it('refuses other methods on app paths as before', async () => {
+    const res = await t.request('/events', { method: 'POST', body: {} });
+    expect(res.status).toBe(404);
+    expect((res.json() as { error: string }).error).toBe('not_found');
+  });
+});

@@ -1,0 +1,123 @@
+import { UnreachableError, type Session } from './auth.js';
+import type { Alert, ControlAction, ControlResult, Device, EventType, Page, Recording, StreamAddress } from './types.js';
+
+// The /v1 API as the app uses it: the bearer token on every request, one retry with a fresh token
+// after a 401 (the token expired or the gateway restarted with new keys), and the gateway's
+// reachability reported as it is seen.
+
+/** An answer of the API that is not a success, with its error code (docs/api.md, Errors). */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export interface ApiDeps {
+  session: Pick<Session, 'accessToken' | 'refresh'>;
+  fetch: typeof fetch;
+  onReachable: (reachable: boolean) => void;
+}
+
+export type AlertFilter = { device_id?: string; type?: Alert['type']; unread?: boolean; limit?: number; cursor?: string };
+export type RecordingFilter = { start_date?: string; end_date?: string; event_type?: EventType; limit?: number; cursor?: string };
+
+export class Api {
+  constructor(private readonly deps: ApiDeps) {}
+
+  /** A response of the API (any status but 401 after one retry); network failures are UnreachableError. */
+  async request(path: string, init: RequestInit = {}): Promise<Response> {
+    const send = async (token: string): Promise<Response> => {
+      const headers = new Headers(init.headers);
+      headers.set('authorization', `Bearer ${token}`);
+      try {
+        const res = await this.deps.fetch(path, { ...init, headers, cache: 'no-store' });
+        this.deps.onReachable(res.status !== 502 && res.status !== 503 && res.status !== 504);
+        return res;
+      } catch (err) {
+        if (err instanceof DOMException && err.name === 'AbortError') throw err;
+        this.deps.onReachable(false);
+        throw new UnreachableError('The gateway cannot be reached.');
+      }
+    };
+    const res = await send(await this.deps.session.accessToken());
+    if (res.status !== 401) return res;
+    return send(await this.deps.session.refresh());
+  }
+
+  async json<T>(path: string, init?: RequestInit): Promise<T> {
+    const res = await this.request(path, init);
+    if (!res.ok) throw await apiError(res);
+    return (await res.json()) as T;
+  }
+
+  /** An image or video of the API as a blob: URL (an <img> cannot send the token). null on 404. Revoke it when done. */
+  async objectUrl(path: string, signal?: AbortSignal): Promise<string | null> {
+    const res = await this.request(path, signal ? { signal } : {});
+    if (res.status === 404) return null;
+    if (!res.ok) throw await apiError(res);
+    return URL.createObjectURL(await res.blob());
+  }
+
+  devices(): Promise<Page<Device>> {
+    return this.json('/v1/devices?limit=200');
+  }
+
+  device(id: string): Promise<Device> {
+    return this.json(`/v1/devices/${encodeURIComponent(id)}`);
+  }
+
+  alerts(filter: AlertFilter = {}): Promise<Page<Alert>> {
+    return this.json(`/v1/alerts${query(filter)}`);
+  }
+
+  markRead(id: string): Promise<Alert> {
+    return this.json(`/v1/alerts/${encodeURIComponent(id)}/read`, { method: 'POST' });
+  }
+
+  recordings(deviceId: string, filter: RecordingFilter = {}): Promise<Page<Recording>> {
+    return this.json(`/v1/devices/${encodeURIComponent(deviceId)}/recordings${query(filter)}`);
+  }
+
+  recording(id: string): Promise<Recording> {
+    return this.json(`/v1/recordings/${encodeURIComponent(id)}`);
+  }
+
+  stream(deviceId: string, protocol: 'webrtc' | 'hls', profile: 'main' | 'sub'): Promise<StreamAddress> {
+    return this.json(`/v1/devices/${encodeURIComponent(deviceId)}/stream${query({ protocol, profile })}`);
+  }
+
+  control(deviceId: string, action: ControlAction): Promise<ControlResult> {
+    return this.json(`/v1/devices/${encodeURIComponent(deviceId)}/control`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ action }),
+    });
+  }
+
+  snapshotPath(deviceId: string, width?: number): string {
+    return `/v1/devices/${encodeURIComponent(deviceId)}/snapshot${width ? `?width=${width}` : ''}`;
+  }
+
+  thumbnailPath(recordingId: string): string {
+    return `/v1/recordings/${encodeURIComponent(recordingId)}/thumbnail`;
+  }
+}
+
+function query(params: Record<string, string | number | boolean | undefined>): string {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== '') q.set(k, String(v));
+  const text = q.toString();
+  return text ? `?${text}` : '';
+}
+
+async function apiError(res: Response): Promise<ApiError> {
+  const body: unknown = await res.json().catch(() => null);
+  const fields = typeof body === 'object' && body !== null ? (body as Record<string, unknown>) : {};
+  const code = typeof fields.error === 'string' ? fields.error : `http_${res.status}`;
+  const description = typeof fields.error_description === 'string' ? fields.error_description : `The gateway answered ${res.status}.`;
+  return new ApiError(res.status, code, description);
+}

@@ -1,0 +1,192 @@
+import { createContext } from 'preact';
+import { useCallback, useContext, useEffect, useMemo, useState } from 'preact/hooks';
+import type { Api } from './api.js';
+import { SessionEndedError, UnreachableError, type AuthState, type Session } from './auth.js';
+import { startFeed, type EventHub, type FeedMode } from './events.js';
+import { navigate, parseRoute, useLocation } from './router.js';
+import { CamerasScreen } from './screens/cameras.js';
+import { ClipsScreen } from './screens/clips.js';
+import { EventsScreen } from './screens/events.js';
+import { LiveScreen } from './screens/live.js';
+import { SignInScreen } from './screens/signin.js';
+import type { Device } from './types.js';
+
+// The frame around the screens: sign-in state, the navigation, the banners (lost connection,
+// session expired), and what several screens use: the device list and the unread count.
+
+export interface AppContext {
+  api: Api;
+  hub: EventHub;
+  scopes: ReadonlySet<string>;
+  devices: Device[] | null;
+  /** Bumped when the gateway is reachable again: screens reload what they show. */
+  epoch: number;
+  /** A screen changed what is read; the unread count is fetched again. */
+  recountUnread: () => void;
+}
+
+const Ctx = createContext<AppContext | null>(null);
+
+export function useApp(): AppContext {
+  const ctx = useContext(Ctx);
+  if (!ctx) throw new Error('useApp outside App');
+  return ctx;
+}
+
+export interface AppProps {
+  session: Session;
+  api: Api;
+  hub: EventHub;
+  listeners: { auth: (state: AuthState) => void; reachable: (ok: boolean) => void };
+}
+
+type Boot = { kind: 'starting' } | { kind: 'ready'; auth: AuthState } | { kind: 'failed'; message: string };
+
+export function App({ session, api, hub, listeners }: AppProps) {
+  const [boot, setBoot] = useState<Boot>({ kind: 'starting' });
+  const [reachable, setReachable] = useState(true);
+  const [epoch, setEpoch] = useState(0);
+
+  useEffect(() => {
+    listeners.auth = (auth) => setBoot({ kind: 'ready', auth });
+    listeners.reachable = setReachable;
+    session
+      .start({ pathname: location.pathname, search: location.search })
+      .then(({ state, returnTo }) => {
+        if (returnTo !== null) navigate(returnTo, true);
+        setBoot({ kind: 'ready', auth: state });
+      })
+      .catch((err: unknown) => {
+        if (location.pathname.startsWith('/signin/')) navigate('/', true);
+        if (err instanceof SessionEndedError) setBoot({ kind: 'ready', auth: { kind: 'signed-out', reason: 'refused', detail: err.message } });
+        else if (err instanceof UnreachableError) setBoot({ kind: 'failed', message: 'The gateway cannot be reached. This page retries by itself.' });
+        else setBoot({ kind: 'failed', message: err instanceof Error ? err.message : 'Starting failed.' });
+      });
+  }, []);
+
+  // Lost connection: look for the gateway every few seconds; once it answers, screens reload.
+  useEffect(() => {
+    if (reachable && boot.kind !== 'failed') return;
+    const timer = setInterval(() => {
+      fetch('/healthz', { cache: 'no-store' })
+        .then((res) => {
+          if (!res.ok) return;
+          setReachable(true);
+          setEpoch((n) => n + 1);
+          if (boot.kind === 'failed') location.reload();
+        })
+        .catch(() => undefined);
+    }, 3_000);
+    return () => clearInterval(timer);
+  }, [reachable, boot.kind]);
+
+  if (boot.kind === 'starting') return <p class="boot" role="status">Loading…</p>;
+  if (boot.kind === 'failed') return <SignInScreen message={boot.message} onSignIn={null} />;
+  if (boot.auth.kind === 'signed-out') {
+    return <SignInScreen reason={boot.auth.reason} message={boot.auth.detail ?? null} onSignIn={() => void session.signIn(location.pathname + location.search)} />;
+  }
+  return <SignedIn session={session} api={api} hub={hub} scopes={boot.auth.scopes} reachable={reachable} epoch={epoch} />;
+}
+
+function SignedIn(props: { session: Session; api: Api; hub: EventHub; scopes: ReadonlySet<string>; reachable: boolean; epoch: number }) {
+  const { api, hub, scopes, epoch } = props;
+  const loc = useLocation();
+  const route = parseRoute(loc.pathname, loc.search);
+  const [devices, setDevices] = useState<Device[] | null>(null);
+  const [unread, setUnread] = useState<{ count: number; more: boolean } | null>(null);
+  const [feed, setFeed] = useState<FeedMode>('connecting');
+  const [recount, setRecount] = useState(0);
+  const recountUnread = useCallback(() => setRecount((n) => n + 1), []);
+
+  useEffect(() => startFeed(api, hub, setFeed), [api, hub]);
+
+  useEffect(() => {
+    const load = () =>
+      api
+        .devices()
+        .then((page) => setDevices(page.data))
+        .catch(() => undefined);
+    void load();
+    const off = hub.on((event) => {
+      if (event.type === 'device.status') setDevices((list) => list && list.map((d) => (d.id === event.data.id ? event.data : d)));
+      if (event.type === 'alert.created' || event.type === 'alert.read') recountUnread();
+    });
+    const timer = setInterval(() => void load(), 30_000);
+    return () => {
+      off();
+      clearInterval(timer);
+    };
+  }, [api, hub, epoch]);
+
+  useEffect(() => {
+    api
+      .alerts({ unread: true, limit: 200 })
+      .then((page) => setUnread({ count: page.data.length, more: page.next_cursor !== null }))
+      .catch(() => undefined);
+  }, [api, epoch, recount]);
+
+  const ctx = useMemo<AppContext>(() => ({ api, hub, scopes, devices, epoch, recountUnread }), [api, hub, scopes, devices, epoch, recountUnread]);
+  const current = route.screen;
+  const link = (href: string, label: string, screen: string, extra?: preact.ComponentChildren) => (
+    <a href={href} aria-current={current === screen ? 'page' : undefined}>
+      {label}
+      {extra}
+    </a>
+  );
+
+  return (
+    <Ctx.Provider value={ctx}>
+      <a class="skip" href="#main">
+        Skip to content
+      </a>
+      <header class="top">
+        <span class="brand">Edge gateway</span>
+        <nav aria-label="Screens">
+          {link('/', 'Cameras', current === 'live' ? 'live' : 'cameras')}
+          {link(
+            '/events',
+            'Events',
+            'events',
+            unread && unread.count > 0 ? (
+              <span class="badge" aria-label={`${unread.count}${unread.more ? ' or more' : ''} unread`} data-testid="unread-count">
+                {unread.count}
+                {unread.more ? '+' : ''}
+              </span>
+            ) : null,
+          )}
+          {scopes.has('recordings:read') ? link('/clips', 'Clips', 'clips') : null}
+        </nav>
+        <button type="button" class="quiet" onClick={() => void props.session.signOut()}>
+          Sign out
+        </button>
+      </header>
+      <div class="banners" aria-live="polite">
+        {!props.reachable ? (
+          <p class="banner warn" role="status">
+            Lost connection to the gateway. Retrying… (this page recovers by itself)
+          </p>
+        ) : feed === 'retrying' ? (
+          <p class="banner" role="status">
+            Live updates paused; reconnecting…
+          </p>
+        ) : null}
+      </div>
+      <main id="main" tabIndex={-1}>
+        {route.screen === 'cameras' ? <CamerasScreen /> : null}
+        {route.screen === 'live' ? <LiveScreen deviceId={route.deviceId} /> : null}
+        {route.screen === 'events' ? <EventsScreen params={route.params} /> : null}
+        {route.screen === 'clips' ? (
+          scopes.has('recordings:read') ? <ClipsScreen params={route.params} /> : <p>Your account may not view clips.</p>
+        ) : null}
+        {route.screen === 'missing' ? (
+          <section>
+            <h1>Nothing here</h1>
+            <p>
+              This page does not exist. <a href="/">Back to the cameras</a>.
+            </p>
+          </section>
+        ) : null}
+      </main>
+    </Ctx.Provider>
+  );
+}

@@ -1,0 +1,25 @@
+// Times as people read them, in the browser's own time zone and language.
+
+const timeFormat = new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2-digit', second: '2-digit' });
+const dateTimeFormat = new Intl.DateTimeFormat(undefined, { month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit' });
+
+export function when(iso: string, now = Date.now()): string {
+  const t = Date.parse(iso);
+  if (Number.isNaN(t)) return iso;
+  const ago = Math.round((now - t) / 1000);
+  if (ago < 45 && ago > -5) return 'just now';
+  if (ago < 3600 && ago > 0) return `${Math.round(ago / 60)} min ago`;
+  const sameDay = new Date(t).toDateString() === new Date(now).toDateString();
+  return sameDay ? timeFormat.format(t) : dateTimeFormat.format(t);
+}
+
+export function duration(seconds: number): string {
+  const s = Math.round(seconds);
+  return s < 60 ? `${s} s` : `${Math.floor(s / 60)} min ${s % 60} s`;
+}
+
+/** YYYY-MM-DD of a local date, as <input type="date"> and the API's date filters take it. */
+export function localDate(t: number): string {
+  const d = new Date(t);
+  return `${d.getFullYear()}-${String(d.getMonth() + 1).padStart(2, '0')}-${String(d.getDate()).padStart(2, '0')}`;
+}

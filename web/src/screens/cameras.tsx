@@ -1,0 +1,64 @@
+import { useEffect, useState } from 'preact/hooks';
+import { useApp } from '../app.js';
+import { when } from '../format.js';
+import { AuthImage } from '../parts/auth-image.js';
+import { DeviceStatus } from '../parts/device-status.js';
+import { ALERT_TYPE_NAMES, type Alert } from '../types.js';
+
+// Every camera: its picture (refreshed while on screen), name, status and last event. Click → live.
+
+const STILL_REFRESH_MS = 5_000;
+
+export function CamerasScreen() {
+  const { api, hub, devices, epoch } = useApp();
+  const [latest, setLatest] = useState<Record<string, Alert | null>>({});
+
+  useEffect(() => {
+    if (!devices) return;
+    let stopped = false;
+    for (const device of devices) {
+      api
+        .alerts({ device_id: device.id, limit: 1 })
+        .then((page) => !stopped && setLatest((m) => ({ ...m, [device.id]: page.data[0] ?? null })))
+        .catch(() => undefined);
+    }
+    const off = hub.on((event) => {
+      if (event.type === 'alert.created') setLatest((m) => ({ ...m, [event.data.device_id]: event.data }));
+    });
+    return () => {
+      stopped = true;
+      off();
+    };
+  }, [api, hub, devices?.map((d) => d.id).join(','), epoch]);
+
+  if (devices === null) return <p role="status">Loading cameras…</p>;
+  return (
+    <section>
+      <h1>Cameras</h1>
+      {devices.length === 0 ? <p>No cameras yet. The gateway adds the cameras it finds on the network, and those in its config.</p> : null}
+      <ul class="cameras">
+        {devices.map((device) => {
+          const last = latest[device.id];
+          return (
+            <li key={device.id} class="camera-card" data-testid="camera">
+              <a href={`/cameras/${encodeURIComponent(device.id)}`} class="card-link">
+                {device.status === 'online' ? (
+                  <AuthImage api={api} path={api.snapshotPath(device.id, 640)} alt={`Current picture of ${device.name}`} refreshMs={STILL_REFRESH_MS} placeholder="No picture yet" testId="still" />
+                ) : (
+                  <div class="picture">
+                    <span class="placeholder">No picture: camera {device.status === 'offline' ? 'offline' : 'refuses the gateway'}</span>
+                  </div>
+                )}
+                <span class="camera-name">{device.name}</span>
+              </a>
+              <DeviceStatus device={device} withAdvice />
+              <span class="last-event">
+                {last === undefined ? '' : last === null ? 'No events yet' : `${ALERT_TYPE_NAMES[last.type]} · ${when(last.created_at)}`}
+              </span>
+            </li>
+          );
+        })}
+      </ul>
+    </section>
+  );
+}

@@ -1,0 +1,185 @@
+import { useEffect, useState } from 'preact/hooks';
+import { useApp } from '../app.js';
+import { duration, localDate, when } from '../format.js';
+import { AuthImage } from '../parts/auth-image.js';
+import { Choice } from '../parts/choice.js';
+import { navigate } from '../router.js';
+import { EVENT_TYPE_NAMES, type EventType, type Recording } from '../types.js';
+
+// Recorded clips of one camera, filtered by date range and event type; one plays in the page
+// (seekable: a ticketed playback address the <video> fetches with Range requests) and downloads.
+
+const EVENT_TYPES = Object.keys(EVENT_TYPE_NAMES) as EventType[];
+const PAGE = 30;
+const DATE = /^\d{4}-\d{2}-\d{2}$/;
+
+interface Filter {
+  camera: string;
+  type: EventType | '';
+  from: string;
+  to: string;
+  recording: string;
+}
+
+function filterOf(params: URLSearchParams, firstCamera: string): Filter {
+  const type = params.get('type');
+  const from = params.get('from') ?? '';
+  const to = params.get('to') ?? '';
+  return {
+    camera: params.get('camera') ?? firstCamera,
+    type: EVENT_TYPES.includes(type as EventType) ? (type as EventType) : '',
+    from: DATE.test(from) ? from : '',
+    to: DATE.test(to) ? to : '',
+    recording: params.get('recording') ?? '',
+  };
+}
+
+/** Local midnight of a YYYY-MM-DD date (the browser's time zone), or its last millisecond. */
+function dayEdge(date: string, end: boolean): string {
+  const [y, m, d] = date.split('-').map(Number) as [number, number, number];
+  return (end ? new Date(y, m - 1, d + 1, 0, 0, 0, -1) : new Date(y, m - 1, d)).toISOString();
+}
+
+export function ClipsScreen(props: { params: URLSearchParams }) {
+  const { api, hub, devices, epoch } = useApp();
+  const filter = filterOf(props.params, devices?.[0]?.id ?? '');
+  const [clips, setClips] = useState<Recording[] | null>(null);
+  const [cursor, setCursor] = useState<string | null>(null);
+  const [playing, setPlaying] = useState<Recording | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const query = {
+    limit: PAGE,
+    ...(filter.type ? { event_type: filter.type } : {}),
+    ...(filter.from ? { start_date: dayEdge(filter.from, false) } : {}),
+    ...(filter.to ? { end_date: dayEdge(filter.to, true) } : {}),
+  };
+  const key = `${filter.camera}|${filter.type}|${filter.from}|${filter.to}`;
+
+  useEffect(() => {
+    if (!filter.camera) return;
+    setClips(null);
+    setError(null);
+    api
+      .recordings(filter.camera, query)
+      .then((page) => {
+        setClips(page.data);
+        setCursor(page.next_cursor);
+      })
+      .catch((err: unknown) => setError(err instanceof Error ? err.message : 'Loading failed.'));
+    return hub.on((event) => {
+      if (event.type !== 'recording.created') return;
+      const r = event.data;
+      if (r.device_id === filter.camera && (!filter.type || r.event_type === filter.type)) setClips((list) => (list && !list.some((c) => c.id === r.id) ? [r, ...list] : list));
+    });
+  }, [api, hub, key, epoch]);
+
+  // A clip named in the URL (from an event): fetched fresh, so its playback address is new.
+  useEffect(() => {
+    if (!filter.recording) return;
+    api
+      .recording(filter.recording)
+      .then(setPlaying)
+      .catch(() => setError('That clip is no longer on the gateway.'));
+  }, [api, filter.recording]);
+
+  const setFilter = (next: Partial<Filter>) => {
+    const merged = { ...filter, ...next };
+    const q = new URLSearchParams();
+    if (merged.camera) q.set('camera', merged.camera);
+    if (merged.type) q.set('type', merged.type);
+    if (merged.from) q.set('from', merged.from);
+    if (merged.to) q.set('to', merged.to);
+    if (merged.recording) q.set('recording', merged.recording);
+    navigate(`/clips?${q.toString()}`, true);
+  };
+
+  const play = async (clip: Recording) => {
+    // A fresh address each time: the ticket in the one listed may have expired.
+    setPlaying(await api.recording(clip.id).catch(() => clip));
+    setFilter({ recording: clip.id });
+  };
+
+  const more = async () => {
+    if (!cursor) return;
+    const page = await api.recordings(filter.camera, { ...query, cursor });
+    setClips((list) => [...(list ?? []), ...page.data]);
+    setCursor(page.next_cursor);
+  };
+
+  if (devices === null) return <p role="status">Loading…</p>;
+  const today = localDate(Date.now());
+  return (
+    <section>
+      <h1>Clips</h1>
+      <form class="filters" onSubmit={(e) => e.preventDefault()} aria-label="Filter clips">
+        <Choice label="Camera" value={filter.camera} all={null} choices={devices.map((d) => ({ value: d.id, name: d.name }))} onChange={(camera) => setFilter({ camera, recording: '' })} />
+        <label>
+          From
+          <input type="date" value={filter.from} max={filter.to || today} onChange={(e) => setFilter({ from: e.currentTarget.value })} />
+        </label>
+        <label>
+          To
+          <input type="date" value={filter.to} min={filter.from || undefined} max={today} onChange={(e) => setFilter({ to: e.currentTarget.value })} />
+        </label>
+        <Choice label="Type" value={filter.type} all="All types" choices={EVENT_TYPES.map((t) => ({ value: t, name: EVENT_TYPE_NAMES[t] }))} onChange={(type) => setFilter({ type })} />
+      </form>
+      {playing ? <Player clip={playing} cameraName={devices.find((d) => d.id === playing.device_id)?.name ?? 'Unknown camera'} onClose={() => { setPlaying(null); setFilter({ recording: '' }); }} /> : null}
+      {error ? (
+        <p class="banner warn" role="alert">
+          {error}
+        </p>
+      ) : null}
+      {devices.length === 0 ? <p>No cameras yet.</p> : null}
+      {clips === null && !error && devices.length > 0 ? <p role="status">Loading clips…</p> : null}
+      {clips?.length === 0 ? <p>No clips{filter.type || filter.from || filter.to ? ' match these filters' : ' from this camera yet'}.</p> : null}
+      <ul class="clips" aria-label="Clips, newest first">
+        {clips?.map((clip) => (
+          <li key={clip.id} class="clip" data-testid="clip">
+            <AuthImage api={api} path={api.thumbnailPath(clip.id)} alt={`${EVENT_TYPE_NAMES[clip.event_type]} clip`} class="thumb" placeholder="No picture" missingRetries={5} />
+            <div class="alert-text">
+              <span class={`type type-${clip.event_type}`}>{EVENT_TYPE_NAMES[clip.event_type]}</span>
+              <p class="meta">
+                <time dateTime={clip.started_at}>{when(clip.started_at)}</time> · {duration(clip.duration_s)} · {(clip.size_bytes / 1e6).toFixed(1)} MB
+              </p>
+              <div class="row-actions">
+                <button type="button" class="small" onClick={() => void play(clip)} aria-pressed={playing?.id === clip.id}>
+                  Play
+                </button>
+              </div>
+            </div>
+          </li>
+        ))}
+      </ul>
+      {cursor ? (
+        <button type="button" onClick={() => void more()}>
+          Show older clips
+        </button>
+      ) : null}
+    </section>
+  );
+}
+
+function Player(props: { clip: Recording; cameraName: string; onClose: () => void }) {
+  const { clip } = props;
+  const title = `${EVENT_TYPE_NAMES[clip.event_type]} at ${props.cameraName}, ${when(clip.started_at)}`;
+  return (
+    <div class="player" aria-label="Clip player" role="region">
+      <div class="player-head">
+        <h2>{title}</h2>
+        <button type="button" class="quiet" onClick={props.onClose}>
+          Close
+        </button>
+      </div>
+      {clip.playback_url ? (
+        <>
+          <video key={clip.id} src={clip.playback_url} controls autoplay muted playsInline preload="metadata" data-testid="clip-video" aria-label={title} />
+          <a class="button" href={clip.playback_url} download={`${props.cameraName}-${clip.started_at}.mp4`.replace(/[^\w.-]+/g, '_')}>
+            Download
+          </a>
+        </>
+      ) : (
+        <p class="placeholder-text">This gateway gives no playable address for clips yet (it needs the clip playback update), so clips cannot play in the page.</p>
+      )}
+    </div>
+  );
+}

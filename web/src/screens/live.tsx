@@ -1,0 +1,207 @@
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { ApiError } from '../api.js';
+import { useApp } from '../app.js';
+import { when } from '../format.js';
+import { playHls, playWhep, type Stop } from '../live-player.js';
+import { AuthImage } from '../parts/auth-image.js';
+import { Confirm } from '../parts/confirm.js';
+import { DeviceStatus } from '../parts/device-status.js';
+import { ALERT_TYPE_NAMES, type Alert, type ControlAction } from '../types.js';
+
+// One camera live: WebRTC, else LL-HLS, else a still refreshed every second; main/sub, mute, full
+// screen; its latest events beside it; reboot and set-clock for accounts with devices:write.
+
+type Mode = { kind: 'starting' } | { kind: 'webrtc' } | { kind: 'hls' } | { kind: 'stills'; why: string };
+type Profile = 'main' | 'sub';
+
+const CONTROL_TEXT: Record<ControlAction, { button: string; title: string; body: string; done: string }> = {
+  reboot: { button: 'Reboot camera', title: 'Reboot this camera?', body: 'It stops recording and streaming for about a minute.', done: 'The camera is rebooting.' },
+  sync_time: { button: 'Set clock', title: "Set the camera's clock?", body: "The camera's clock is set to the gateway's time.", done: "The camera's clock is set." },
+};
+
+export function LiveScreen(props: { deviceId: string }) {
+  const { api, devices, scopes } = useApp();
+  const device = devices?.find((d) => d.id === props.deviceId) ?? null;
+  const [profile, setProfile] = useState<Profile>('main');
+  const [muted, setMuted] = useState(true);
+  const [mode, setMode] = useState<Mode>({ kind: 'starting' });
+  const video = useRef<HTMLVideoElement>(null);
+  const stage = useRef<HTMLDivElement>(null);
+  const online = device?.status === 'online';
+
+  useEffect(() => {
+    const el = video.current;
+    if (!el || !online) return;
+    const abort = new AbortController();
+    let stop: Stop | null = null;
+    const start = async () => {
+      setMode({ kind: 'starting' });
+      try {
+        const address = await api.stream(props.deviceId, 'webrtc', profile);
+        stop = await playWhep(el, address.stream_url, abort.signal);
+        if (!abort.signal.aborted) setMode({ kind: 'webrtc' });
+        return;
+      } catch (err) {
+        if (abort.signal.aborted) return;
+        console.info('WebRTC did not play; trying LL-HLS', err);
+      }
+      try {
+        const address = await api.stream(props.deviceId, 'hls', profile);
+        stop = await playHls(el, address.stream_url, abort.signal);
+        if (!abort.signal.aborted) setMode({ kind: 'hls' });
+      } catch (err) {
+        if (abort.signal.aborted) return;
+        const why = err instanceof ApiError ? err.message : 'The live stream does not play here.';
+        setMode({ kind: 'stills', why });
+      }
+    };
+    void start();
+    return () => {
+      abort.abort();
+      stop?.();
+    };
+  }, [api, props.deviceId, profile, online]);
+
+  useEffect(() => {
+    if (video.current) video.current.muted = muted;
+  }, [muted, mode.kind]);
+
+  if (devices === null) return <p role="status">Loading…</p>;
+  if (!device) {
+    return (
+      <section>
+        <h1>Camera not found</h1>
+        <p>
+          The gateway has no camera with this address. <a href="/">Back to the cameras</a>.
+        </p>
+      </section>
+    );
+  }
+
+  const fullScreen = () => {
+    if (document.fullscreenElement) void document.exitFullscreen();
+    else void stage.current?.requestFullscreen().catch(() => undefined);
+  };
+
+  return (
+    <section class="live">
+      <div class="live-head">
+        <h1>{device.name}</h1>
+        <DeviceStatus device={device} withAdvice />
+      </div>
+      <div class="live-body">
+        <div class="live-main">
+          <div class="stage" ref={stage}>
+            {online ? (
+              <video ref={video} muted autoplay playsInline data-testid="live-video" hidden={mode.kind === 'stills'} aria-label={`Live video of ${device.name}`} />
+            ) : null}
+            {!online || mode.kind === 'stills' ? (
+              <AuthImage api={api} path={api.snapshotPath(device.id, 1280)} alt={`Latest picture of ${device.name}`} refreshMs={1_000} placeholder={online ? 'No live picture' : 'Camera offline'} />
+            ) : null}
+          </div>
+          <div class="toolbar" role="toolbar" aria-label="Live video">
+            <div class="segmented" role="group" aria-label="Stream quality">
+              <button type="button" aria-pressed={profile === 'main'} onClick={() => setProfile('main')}>
+                High quality
+              </button>
+              <button type="button" aria-pressed={profile === 'sub'} onClick={() => setProfile('sub')}>
+                Low bandwidth
+              </button>
+            </div>
+            <button type="button" onClick={() => setMuted((m) => !m)}>
+              {muted ? 'Unmute' : 'Mute'}
+            </button>
+            <button type="button" onClick={fullScreen}>
+              Full screen
+            </button>
+            <span class="mode" role="status" data-testid="live-mode">
+              {online ? modeText(mode) : 'Camera offline: showing its last picture'}
+            </span>
+          </div>
+          {scopes.has('devices:write') ? <Controls deviceId={device.id} online={online} /> : null}
+        </div>
+        <LatestEvents deviceId={device.id} />
+      </div>
+    </section>
+  );
+}
+
+function modeText(mode: Mode): string {
+  if (mode.kind === 'starting') return 'Connecting…';
+  if (mode.kind === 'webrtc') return 'Live (WebRTC)';
+  if (mode.kind === 'hls') return 'Live (LL-HLS, a few seconds behind)';
+  return `Stills every second: ${mode.why}`;
+}
+
+function Controls(props: { deviceId: string; online: boolean }) {
+  const { api } = useApp();
+  const [asking, setAsking] = useState<ControlAction | null>(null);
+  const [outcome, setOutcome] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+
+  const answer = async (yes: boolean) => {
+    const action = asking;
+    setAsking(null);
+    if (!yes || !action) return;
+    setBusy(true);
+    setOutcome(null);
+    try {
+      const result = await api.control(props.deviceId, action);
+      setOutcome(result.status === 'succeeded' ? CONTROL_TEXT[action].done : `The camera refused: ${result.error ?? 'no reason given'}`);
+    } catch (err) {
+      setOutcome(err instanceof Error ? err.message : 'The request failed.');
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <div class="controls" data-testid="device-controls">
+      {(['sync_time', 'reboot'] as const).map((action) => (
+        <button key={action} type="button" disabled={!props.online || busy} onClick={() => setAsking(action)}>
+          {CONTROL_TEXT[action].button}
+        </button>
+      ))}
+      <p role="status" class="outcome">
+        {outcome}
+      </p>
+      <Confirm open={asking !== null} title={asking ? CONTROL_TEXT[asking].title : ''} confirmLabel={asking === 'reboot' ? 'Reboot' : 'Set clock'} onAnswer={(yes) => void answer(yes)}>
+        <p>{asking ? CONTROL_TEXT[asking].body : ''}</p>
+      </Confirm>
+    </div>
+  );
+}
+
+function LatestEvents(props: { deviceId: string }) {
+  const { api, hub, epoch, scopes } = useApp();
+  const [alerts, setAlerts] = useState<Alert[] | null>(null);
+  useEffect(() => {
+    api
+      .alerts({ device_id: props.deviceId, limit: 10 })
+      .then((page) => setAlerts(page.data))
+      .catch(() => setAlerts([]));
+    return hub.on((event) => {
+      if (event.type === 'alert.created' && event.data.device_id === props.deviceId) setAlerts((list) => [event.data, ...(list ?? [])].slice(0, 10));
+    });
+  }, [api, hub, props.deviceId, epoch]);
+  return (
+    <aside class="latest" aria-labelledby="latest-title">
+      <h2 id="latest-title">Latest events</h2>
+      {alerts === null ? <p role="status">Loading…</p> : null}
+      {alerts?.length === 0 ? <p>No events from this camera yet.</p> : null}
+      <ul>
+        {alerts?.map((alert) => (
+          <li key={alert.id}>
+            <span class={`type type-${alert.type}`}>{ALERT_TYPE_NAMES[alert.type]}</span> <span class="time">{when(alert.created_at)}</span>
+            {alert.recording_id && scopes.has('recordings:read') ? (
+              <a href={`/clips?camera=${encodeURIComponent(alert.device_id)}&recording=${encodeURIComponent(alert.recording_id)}`} class="small-link">
+                Clip
+              </a>
+            ) : null}
+          </li>
+        ))}
+      </ul>
+      <a href={`/events?camera=${encodeURIComponent(props.deviceId)}`}>All events of this camera</a>
+    </aside>
+  );
+}

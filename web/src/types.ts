@@ -1,0 +1,32 @@
+import type { Static } from 'typebox';
+import type { AlertSchema, ControlResultSchema, DeviceSchema, RecordingSchema } from '../../src/domain/record-schemas.js';
+import type { CONTROL_ACTIONS, EVENT_TYPES } from '../../src/domain/types.js';
+
+// The API's shapes, from the same TypeBox schemas that validate and serialise them on the server.
+// Type-only imports: nothing of the server lands in the bundle.
+
+export type Device = Static<typeof DeviceSchema>;
+export type Alert = Static<typeof AlertSchema>;
+export type ControlResult = Static<typeof ControlResultSchema>;
+export type EventType = (typeof EVENT_TYPES)[number];
+export type ControlAction = (typeof CONTROL_ACTIONS)[number];
+
+/**
+ * A recording; `playback_url` (a short-lived ticketed path a <video> can play and seek, and its
+ * expiry) comes with the playable clip addresses of issue 15 and may be absent on an older gateway.
+ */
+export type Recording = Static<typeof RecordingSchema> & { playback_url?: string; playback_expires_at?: string };
+
+export interface Page<T> {
+  data: T[];
+  next_cursor: string | null;
+}
+
+export interface StreamAddress {
+  stream_url: string;
+  expires_at: string;
+  protocol: string;
+}
+
+export const EVENT_TYPE_NAMES: Record<EventType, string> = { motion: 'Motion', human: 'Person', vehicle: 'Vehicle' };
+export const ALERT_TYPE_NAMES: Record<Alert['type'], string> = { ...EVENT_TYPE_NAMES, device_offline: 'Camera offline' };
