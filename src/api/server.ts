@@ -13,7 +13,7 @@ import { authenticate } from './authenticate.js';
 import { toApiError } from './errors.js';
 import { useStrictJsonParser } from './json-body.js';
 import { finishOpenApiDocument } from './openapi-document.js';
-import type { DeviceControl, StreamAddresses } from './ports.js';
+import type { DeviceControl, DeviceSnapshots, StreamAddresses } from './ports.js';
 import { alertRoutes } from './routes/alerts.js';
 import { deviceRoutes } from './routes/devices.js';
 import { oauthRoutes, type OAuthRoutesOptions } from './routes/oauth.js';
@@ -24,6 +24,7 @@ import type { DetectorHealth } from '../detect/service.js';
 import { addRouteOnRequest } from './route-hooks.js';
 import { strictQuery } from './strict-query.js';
 import { guardConnections } from './connection-guard.js';
+import { snapshotRoutes } from './routes/snapshot.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -54,6 +55,8 @@ export interface ApiServerOptions {
   oauth: OAuthRoutesOptions | null;
   /** Browser live view under /live: WebRTC (WHEP) and LL-HLS; absent: none. */
   live?: LiveRoutesOptions;
+  /** GET /v1/devices/{id}/snapshot; absent: not served. */
+  snapshots?: DeviceSnapshots;
 }
 
 /**
@@ -188,6 +191,7 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<FastifyIns
   await app.register(alertRoutes, { store: opts.store });
   if (opts.oauth) await app.register(oauthRoutes, opts.oauth);
   if (opts.live) await app.register(liveRoutes, { ...opts.live, prefix: '/live' });
+  if (opts.snapshots) await app.register(snapshotRoutes, { store: opts.store, snapshots: opts.snapshots });
   await app.ready();
   return app;
 }

@@ -183,6 +183,15 @@ export const ConfigSchema = Type.Object(
     log: Section({
       level: Type.Enum([...LOG_LEVELS], { default: 'info' }),
     }),
+    snapshot: Section({
+      max_concurrent_decodes: Type.Integer({ minimum: 1, maximum: 16, default: 2 }),
+      max_queued_decodes: Type.Integer({ minimum: 0, maximum: 1000, default: 32 }),
+      decode_timeout_ms: Type.Integer({ minimum: 500, maximum: 60_000, default: 5000 }),
+      cache_ms: Type.Integer({ minimum: 0, maximum: 60_000, default: 1000 }),
+      keyframe_wait_ms: Type.Integer({ minimum: 0, maximum: 30_000, default: 4000 }),
+      camera_timeout_ms: Type.Integer({ minimum: 500, maximum: 60_000, default: 5000 }),
+      sub_max_width: Type.Integer({ minimum: 0, maximum: 3840, default: 640 }),
+    }),
   },
   { additionalProperties: false },
 );
