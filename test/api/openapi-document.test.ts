@@ -129,6 +129,9 @@ const PROBES: Probe[] = [
   { operationId: 'requestToken', what: 'an unknown client', path: '/oauth/token', options: form({ grant_type: 'client_credentials', client_id: 'nobody', client_secret: 'x' }), status: 401 },
   { operationId: 'getAuthorizationPage', what: 'no parameters', path: '/oauth/authorize', status: 400 },
   { operationId: 'submitAuthorizationForm', what: 'no CSRF cookie', path: '/oauth/authorize', options: form({ action: 'login', username: 'a', password: 'b' }), status: 403 },
+  { operationId: 'getDeviceSnapshot', what: 'width out of range', path: '/v1/devices/cam-off/snapshot?width=10', options: withScope('devices:read'), status: 400 },
+  { operationId: 'getDeviceSnapshot', what: 'an offline camera', path: '/v1/devices/cam-off/snapshot', options: withScope('devices:read'), status: 409 },
+  { operationId: 'getDeviceSnapshot', what: 'unknown device', path: '/v1/devices/nope/snapshot', options: withScope('devices:read'), status: 404 },
 ];
 
 function findOperation(operationId: string): { method: string; operation: Operation } {

@@ -46,15 +46,17 @@ export function createSnapshots(config: SnapshotConfig, deps: { ffmpegPath: stri
       has: (deviceId) => ({ stream: cameras.streamSource(deviceId, 'main') !== null, cameraSnapshot: cameras.snapshotSource(deviceId) !== null }),
       keyframe: async (deviceId, width) => {
         const profiles = snapshotProfiles(width, hasSub(deviceId), config.sub_max_width);
-        const cached = cachedPicture(streams, deviceId, profiles);
-        if (cached || config.keyframe_wait_ms === 0) return cached;
+        const cached = cachedPicture(streams, deviceId, profiles, width);
+        if (cached.picture || config.keyframe_wait_ms === 0) return cached.picture ?? cached.narrower;
+        // A sub picture too narrow means the main stream is not open: open it rather than upscale.
+        const open = cached.narrower ? 'main' : (profiles[0] ?? 'main');
         try {
-          return await awaitKeyframe(streams, deviceId, profiles[0] ?? 'main', config.keyframe_wait_ms);
+          return (await awaitKeyframe(streams, deviceId, open, config.keyframe_wait_ms)) ?? cached.narrower;
         } catch (err) {
           // The camera's stream cannot be had now (StreamUnavailableError and the like): its own
           // snapshot may still answer.
           deps.logger.debug({ deviceId, err: (err as Error).message }, 'snapshot: the relay could not open the stream');
-          return null;
+          return cached.narrower;
         }
       },
       cameraJpeg: async (deviceId) => {

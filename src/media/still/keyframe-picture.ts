@@ -1,4 +1,6 @@
 import type { VideoAccessUnit } from '../access-unit.js';
+import { parseH264Sps } from '../h26x.js';
+import { parseH265Sps } from '../h265-sps.js';
 import { createRtpHeader, readRtpHeaderInto } from '../rtp.js';
 import { mediaCodecs, parseSdp, SdpError } from '../sdp.js';
 import { VideoDepacketizer, type VideoCodec } from '../video-depacketizer.js';
@@ -43,6 +45,16 @@ export interface CachedPacket {
 export interface KeyframePicture {
   codec: VideoCodec;
   annexB: Buffer;
+  /** Its width in pixels from its SPS; null when the SPS does not say (a decoder may still manage). */
+  width: number | null;
+}
+
+function widthOf(codec: VideoCodec, nalus: readonly Buffer[]): number | null {
+  for (const nal of nalus) {
+    const sps = codec === 'H264' ? parseH264Sps(nal) : parseH265Sps(nal);
+    if (sps) return sps.width;
+  }
+  return null;
 }
 
 /** The first complete keyframe among `packets` (in arrival order) as Annex B. */
@@ -61,5 +73,5 @@ export function keyframePicture(plan: VideoTrackPlan, packets: Iterable<CachedPa
   if (!found) throw new StillError('no_keyframe', 'no complete keyframe among the cached packets');
   const nalus = withParameterSets(plan.codec, found.nalus, plan.fmtp);
   if (!nalus) throw new StillError('no_parameter_sets', `the keyframe has no ${plan.codec === 'H264' ? 'SPS/PPS' : 'VPS/SPS/PPS'} in band and the SDP none either`);
-  return { codec: plan.codec, annexB: annexB(nalus) };
+  return { codec: plan.codec, annexB: annexB(nalus), width: widthOf(plan.codec, nalus) };
 }

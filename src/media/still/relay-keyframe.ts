@@ -25,8 +25,8 @@ export interface KeyframeStreams {
 }
 
 /**
- * The profiles to try, best first: the sub stream for a picture no wider than it (cheaper to
- * decode, and often open for the motion watcher), else the main stream.
+ * The profiles to try, best first: the sub stream for a picture no wider than subMaxWidth (cheaper
+ * to decode, and often open for the motion watcher), else the main stream.
  */
 export function snapshotProfiles(width: number | null, hasSub: boolean, subMaxWidth: number): StreamProfile[] {
   if (!hasSub) return ['main'];
@@ -37,21 +37,36 @@ function pictureOf(stream: KeyframeStream): KeyframePicture {
   return keyframePicture(videoPlanOf(stream.sdp), stream.cachedKeyframePackets());
 }
 
-/** The picture of an open stream's cached keyframe; null when none is open with one. */
-export function cachedPicture(streams: KeyframeStreams, deviceId: string, profiles: readonly StreamProfile[]): KeyframePicture | null {
+/** Whether a picture will do for `width`: wide enough, or from the main stream (nothing is wider). */
+function wideEnough(picture: KeyframePicture, profile: StreamProfile, width: number | null): boolean {
+  return profile === 'main' || width === null || picture.width === null || picture.width >= width;
+}
+
+export interface CachedChoice {
+  /** A picture that will do; null when none. */
+  picture: KeyframePicture | null;
+  /** A picture narrower than asked (of the sub stream), for when the main stream cannot be had. */
+  narrower: KeyframePicture | null;
+}
+
+/** The cached keyframe of the open streams, in the order of `profiles`. */
+export function cachedPicture(streams: KeyframeStreams, deviceId: string, profiles: readonly StreamProfile[], width: number | null): CachedChoice {
   let problem: StillError | null = null;
+  let narrower: KeyframePicture | null = null;
   for (const profile of profiles) {
     const stream = streams.peek(deviceId, profile);
     if (!stream?.hasCachedKeyframe()) continue;
     try {
-      return pictureOf(stream);
+      const picture = pictureOf(stream);
+      if (wideEnough(picture, profile, width)) return { picture, narrower: null };
+      narrower = picture;
     } catch (err) {
       if (!(err instanceof StillError)) throw err;
       problem = err; // e.g. the keyframe's last packet has not come yet: another profile may do
     }
   }
-  if (problem && problem.failure !== 'no_keyframe') throw problem;
-  return null;
+  if (problem && problem.failure !== 'no_keyframe' && !narrower) throw problem;
+  return { picture: null, narrower };
 }
 
 /** Opens the stream and waits for its first complete keyframe; null when none came within waitMs. */

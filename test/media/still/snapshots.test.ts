@@ -8,7 +8,7 @@ import { Snapshots, type SnapshotSources } from '../../../src/media/still/snapsh
 // The service's rules with stand-in sources and decoder (the real ones have tests of their own and
 // meet in test/api/routes/snapshot.test.ts): coalescing, the cache's life, the camera fallback.
 
-const PICTURE: KeyframePicture = { codec: 'H264', annexB: Buffer.from('0000000165', 'hex') };
+const PICTURE: KeyframePicture = { codec: 'H264', annexB: Buffer.from('0000000165', 'hex'), width: 1280 };
 const CAMERA_JPEG = Buffer.from('ffd8cafeffd9', 'hex');
 
 function rig(over: Partial<SnapshotSources> = {}, slots = new DecodeSlots(2, 8)) {
