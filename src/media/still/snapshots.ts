@@ -45,6 +45,8 @@ export interface SnapshotsOptions {
   cacheMs: number;
   /** Pictures kept at most (each device and width is one); default 256. */
   maxCached?: number;
+  /** Bytes of pictures kept at most; default 32 MiB (a Pi's memory, full-size 4K JPEGs). */
+  maxCachedBytes?: number;
   now?: () => number;
   /** Told why the relay's picture failed before the camera's was tried. */
   onRelayFailure?: (deviceId: string, err: Error) => void;
@@ -57,10 +59,13 @@ export class Snapshots {
   private readonly cache = new Map<string, { snapshot: Snapshot; at: number }>();
   private readonly running = new Map<string, Promise<Snapshot>>();
   private readonly maxCached: number;
+  private readonly maxCachedBytes: number;
+  private cachedBytes = 0;
   private readonly now: () => number;
 
   constructor(private readonly opts: SnapshotsOptions) {
     this.maxCached = opts.maxCached ?? 256;
+    this.maxCachedBytes = opts.maxCachedBytes ?? 32 * 1024 * 1024;
     this.now = opts.now ?? Date.now;
   }
 
@@ -93,12 +98,21 @@ export class Snapshots {
 
   private remember(key: string, snapshot: Snapshot): void {
     const now = this.now();
-    this.cache.delete(key);
+    this.forget(key);
     for (const [k, v] of this.cache) {
-      if (this.cache.size < this.maxCached && now - v.at < this.opts.cacheMs) break;
-      this.cache.delete(k); // oldest first (insertion order): expired ones, or to make room
+      const full = this.cache.size >= this.maxCached || this.cachedBytes + snapshot.jpeg.length > this.maxCachedBytes;
+      if (!full && now - v.at < this.opts.cacheMs) break;
+      this.forget(k); // oldest first (insertion order): expired ones, or to make room
     }
     this.cache.set(key, { snapshot, at: now });
+    this.cachedBytes += snapshot.jpeg.length;
+  }
+
+  private forget(key: string): void {
+    const entry = this.cache.get(key);
+    if (!entry) return;
+    this.cache.delete(key);
+    this.cachedBytes -= entry.snapshot.jpeg.length;
   }
 
   private async make(deviceId: string, width: number | null): Promise<Snapshot> {

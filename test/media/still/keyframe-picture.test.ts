@@ -107,7 +107,7 @@ describe('keyframePicture', () => {
         expect(picture.annexB.subarray(0, 4).toString('hex')).toBe(START);
         pictures++;
       } catch (err) {
-        if (!(err instanceof StillError)) throw new Error(`seed ${rng.seed}: ${String(err)}`);
+        if (!(err instanceof StillError)) throw new Error(`seed ${rng.seed}: ${String(err)}`, { cause: err });
       }
     }
     expect(pictures, `seed ${rng.seed}`).toBeGreaterThan(0); // the untouched rounds still make pictures

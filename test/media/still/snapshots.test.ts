@@ -11,7 +11,7 @@ import { Snapshots, type SnapshotSources } from '../../../src/media/still/snapsh
 const PICTURE: KeyframePicture = { codec: 'H264', annexB: Buffer.from('0000000165', 'hex'), width: 1280 };
 const CAMERA_JPEG = Buffer.from('ffd8cafeffd9', 'hex');
 
-function rig(over: Partial<SnapshotSources> = {}, slots = new DecodeSlots(2, 8)) {
+function rig(over: Partial<SnapshotSources> = {}, slots = new DecodeSlots(2, 8), maxCachedBytes?: number) {
   let clock = 1_000;
   const decodes: Array<{ format: string; width: number | null }> = [];
   const gates: Array<() => void> = [];
@@ -27,6 +27,7 @@ function rig(over: Partial<SnapshotSources> = {}, slots = new DecodeSlots(2, 8))
     slots,
     cacheMs: 1000,
     maxCached: 3,
+    ...(maxCachedBytes === undefined ? {} : { maxCachedBytes }),
     now: () => clock,
     decode: async (format, input, width) => {
       decodes.push({ format, width });
@@ -81,6 +82,16 @@ describe('Snapshots', () => {
     expect(r.decodes).toHaveLength(5);
     await r.snapshots.get('d', null);
     expect(r.decodes).toHaveLength(5);
+  });
+
+  it('keeps at most maxCachedBytes of pictures', async () => {
+    const r = rig({}, undefined, 30); // each stand-in JPEG is 14 bytes: two fit
+    for (const id of ['a', 'b', 'c']) await r.snapshots.get(id, null);
+    await r.snapshots.get('c', null);
+    await r.snapshots.get('b', null);
+    expect(r.decodes).toHaveLength(3);
+    await r.snapshots.get('a', null); // pushed out by c
+    expect(r.decodes).toHaveLength(4);
   });
 
   it("no keyframe from the relay: the camera's JPEG as it is, or scaled to the width asked", async () => {
