@@ -191,6 +191,7 @@ export const ConfigSchema = Type.Object(
       keyframe_wait_ms: Type.Integer({ minimum: 0, maximum: 30_000, default: 4000 }),
       camera_timeout_ms: Type.Integer({ minimum: 500, maximum: 60_000, default: 5000 }),
       sub_max_width: Type.Integer({ minimum: 0, maximum: 3840, default: 352 }),
+      batch_window_ms: Type.Integer({ minimum: 0, maximum: 1000, default: 50 }),
     }),
   },
   { additionalProperties: false },

@@ -2,7 +2,8 @@ import type { BaseLogger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { StreamProfile } from '../../domain/types.js';
 import { fetchCameraSnapshot, type CameraSnapshotSource } from '../../onvif/snapshot.js';
-import { decodeStill } from './decode.js';
+import { decodeStills } from './decode.js';
+import { DecodeBatches } from './decode-batches.js';
 import { DecodeSlots } from './decode-slots.js';
 import { registerSnapshotMetrics } from './metrics.js';
 import { awaitKeyframe, cachedPicture, snapshotProfiles, type KeyframeStreams } from './relay-keyframe.js';
@@ -19,7 +20,11 @@ export interface SnapshotConfig {
   keyframe_wait_ms: number;
   camera_timeout_ms: number;
   sub_max_width: number;
+  batch_window_ms: number;
 }
+
+/** Most pictures decoded in one ffmpeg run. */
+const MAX_BATCH = 16;
 
 export interface SnapshotCameras {
   streamSource(deviceId: string, profile: StreamProfile): { url: string } | null;
@@ -32,15 +37,20 @@ const MAX_CAMERA_JPEG_BYTES = 8 * 1024 * 1024;
 export function createSnapshots(config: SnapshotConfig, deps: { ffmpegPath: string; streams: KeyframeStreams; cameras: SnapshotCameras; registry: Registry; logger: BaseLogger }): Snapshots {
   const { streams, cameras } = deps;
   const slots = new DecodeSlots(config.max_concurrent_decodes, config.max_queued_decodes);
+  const batches = new DecodeBatches(
+    slots,
+    (format, inputs, width) => decodeStills(format, inputs, width, { ffmpegPath: deps.ffmpegPath, timeoutMs: config.decode_timeout_ms }),
+    config.batch_window_ms,
+    MAX_BATCH,
+  );
   // The camera manager answers the main stream for 'sub' when a camera has none: then only main.
   const hasSub = (deviceId: string) => {
     const sub = cameras.streamSource(deviceId, 'sub');
     return sub !== null && sub.url !== cameras.streamSource(deviceId, 'main')?.url;
   };
   const snapshots = new Snapshots({
-    slots,
     cacheMs: config.cache_ms,
-    decode: (format, input, width) => decodeStill(format, input, width, { ffmpegPath: deps.ffmpegPath, timeoutMs: config.decode_timeout_ms }),
+    decode: (format, input, width, group) => batches.decode(format, input, width, group),
     onRelayFailure: (deviceId, err) => deps.logger.debug({ deviceId, err: err.message }, 'no picture from the relay; asking the camera'),
     sources: {
       has: (deviceId) => ({ stream: cameras.streamSource(deviceId, 'main') !== null, cameraSnapshot: cameras.snapshotSource(deviceId) !== null }),
@@ -66,6 +76,6 @@ export function createSnapshots(config: SnapshotConfig, deps: { ffmpegPath: stri
       },
     },
   });
-  registerSnapshotMetrics(deps.registry, () => snapshots.stats, () => slots.stats);
+  registerSnapshotMetrics(deps.registry, () => snapshots.stats, () => slots.stats, () => batches.stats);
   return snapshots;
 }

@@ -1,5 +1,4 @@
 import { spawn } from 'node:child_process';
-import { isWholeJpeg } from '../../onvif/snapshot.js';
 import { StillError } from './errors.js';
 
 // One still picture out of a short-lived ffmpeg: an Annex B keyframe (or a camera's JPEG, to
@@ -17,21 +16,36 @@ export interface DecodeOptions {
 
 const DEFAULT_MAX_OUTPUT = 8 * 1024 * 1024;
 
-export function stillArgs(format: StillInputFormat, width: number | null): string[] {
+export function stillArgs(format: StillInputFormat, width: number | null, pictures = 1): string[] {
   return [
     '-hide_banner', '-nostdin', '-v', 'error', '-threads', '1',
     '-f', format, '-i', 'pipe:0',
-    '-frames:v', '1', '-an',
+    // One JPEG per picture in, none repeated or dropped for timing.
+    '-frames:v', String(pictures), '-fps_mode', 'passthrough', '-an',
     // The JPEG encoder wants full-range YUV; -2 keeps the height even and the aspect ratio.
     '-vf', width === null ? 'format=yuvj420p' : `scale=${width}:-2,format=yuvj420p`,
-    '-q:v', '4', '-f', 'mjpeg', 'pipe:1',
+    '-q:v', '4', '-f', 'image2pipe', '-c:v', 'mjpeg', 'pipe:1',
   ];
 }
 
-export function decodeStill(format: StillInputFormat, input: Buffer, width: number | null, opts: DecodeOptions): Promise<Buffer> {
-  const maxBytes = opts.maxOutputBytes ?? DEFAULT_MAX_OUTPUT;
+/** One picture (a keyframe, or a camera's JPEG to scale) as a JPEG. */
+export async function decodeStill(format: StillInputFormat, input: Buffer, width: number | null, opts: DecodeOptions): Promise<Buffer> {
+  const [jpeg] = await decodeStills(format, [input], width, opts);
+  if (!jpeg) throw new StillError('decode_failed', 'the picture could not be decoded: no picture');
+  return jpeg;
+}
+
+/**
+ * Several pictures of one size (keyframes of cameras alike) in one ffmpeg run, one JPEG each in
+ * order: starting ffmpeg costs more CPU than decoding a small keyframe, so a page asking for many
+ * cameras at once pays it once. Each keyframe carries its own parameter sets, so they follow one
+ * another in one Annex B stream. Fewer JPEGs than inputs (a keyframe that did not decode) fails
+ * the whole run.
+ */
+export function decodeStills(format: StillInputFormat, inputs: readonly Buffer[], width: number | null, opts: DecodeOptions): Promise<Buffer[]> {
+  const maxBytes = (opts.maxOutputBytes ?? DEFAULT_MAX_OUTPUT) * inputs.length;
   return new Promise((resolve, reject) => {
-    const child = spawn(opts.ffmpegPath, stillArgs(format, width), { stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(opts.ffmpegPath, stillArgs(format, width, inputs.length), { stdio: ['pipe', 'pipe', 'pipe'] });
     const chunks: Buffer[] = [];
     let size = 0;
     let stderr = '';
@@ -57,11 +71,31 @@ export function decodeStill(format: StillInputFormat, input: Buffer, width: numb
     });
     child.on('close', (code) => {
       clearTimeout(timer);
-      const jpeg = Buffer.concat(chunks, Math.min(size, maxBytes));
-      if (problem === null && code === 0 && isWholeJpeg(jpeg)) return resolve(jpeg);
-      const why = problem ?? (stderr.trim().split('\n')[0] || `ffmpeg exited with ${code} and no picture`);
+      const jpegs = problem === null && code === 0 ? splitJpegs(Buffer.concat(chunks, Math.min(size, maxBytes))) : null;
+      if (jpegs && jpegs.length === inputs.length) return resolve(jpegs);
+      const why = problem ?? (stderr.trim().split('\n')[0] || `ffmpeg exited with ${code} and ${jpegs?.length ?? 0} of ${inputs.length} pictures`);
       reject(new StillError('decode_failed', `the picture could not be decoded: ${why}`));
     });
-    child.stdin.end(input);
+    child.stdin.end(inputs.length === 1 ? inputs[0] : Buffer.concat(inputs));
   });
 }
+
+/**
+ * ffmpeg's JPEGs one after another, cut at each EOI (FF D9 cannot occur inside a JPEG's coded
+ * data, where FF is followed by 00, and ffmpeg writes no thumbnails); null when the output is not
+ * whole JPEGs.
+ */
+export function splitJpegs(data: Buffer): Buffer[] | null {
+  const out: Buffer[] = [];
+  let at = 0;
+  while (at < data.length) {
+    if (data[at] !== 0xff || data[at + 1] !== 0xd8) return null;
+    const end = data.indexOf(EOI, at + 2);
+    if (end < 0) return null;
+    out.push(data.subarray(at, end + 2));
+    at = end + 2;
+  }
+  return out;
+}
+
+const EOI = Buffer.from([0xff, 0xd9]);

@@ -45,16 +45,17 @@ export interface CachedPacket {
 export interface KeyframePicture {
   codec: VideoCodec;
   annexB: Buffer;
-  /** Its width in pixels from its SPS; null when the SPS does not say (a decoder may still manage). */
+  /** Its size in pixels from its SPS; null when the SPS does not say (a decoder may still manage). */
   width: number | null;
+  height: number | null;
 }
 
-function widthOf(codec: VideoCodec, nalus: readonly Buffer[]): number | null {
+function sizeOf(codec: VideoCodec, nalus: readonly Buffer[]): { width: number | null; height: number | null } {
   for (const nal of nalus) {
     const sps = codec === 'H264' ? parseH264Sps(nal) : parseH265Sps(nal);
-    if (sps) return sps.width;
+    if (sps) return { width: sps.width, height: sps.height };
   }
-  return null;
+  return { width: null, height: null };
 }
 
 /** The first complete keyframe among `packets` (in arrival order) as Annex B. */
@@ -73,5 +74,5 @@ export function keyframePicture(plan: VideoTrackPlan, packets: Iterable<CachedPa
   if (!found) throw new StillError('no_keyframe', 'no complete keyframe among the cached packets');
   const nalus = withParameterSets(plan.codec, found.nalus, plan.fmtp);
   if (!nalus) throw new StillError('no_parameter_sets', `the keyframe has no ${plan.codec === 'H264' ? 'SPS/PPS' : 'VPS/SPS/PPS'} in band and the SDP none either`);
-  return { codec: plan.codec, annexB: annexB(nalus), width: widthOf(plan.codec, nalus) };
+  return { codec: plan.codec, annexB: annexB(nalus), ...sizeOf(plan.codec, nalus) };
 }

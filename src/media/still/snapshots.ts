@@ -1,13 +1,13 @@
 import { createHash } from 'node:crypto';
 import { DeviceUnavailableError } from '../../domain/errors.js';
 import type { StillInputFormat } from './decode.js';
-import type { DecodeSlots } from './decode-slots.js';
 import { StillError } from './errors.js';
 import type { KeyframePicture } from './keyframe-picture.js';
 
 // The current picture of a camera, as the snapshot endpoint serves it: one decode serves every
 // request for the same (device, width) for cacheMs: requests while it runs wait for it
-// (coalesced), requests after it get the cached JPEG. Decodes are bounded by DecodeSlots. The
+// (coalesced), requests after it get the cached JPEG. Decodes are bounded by DecodeSlots (in the
+// decode function given, decode-batches.ts). The
 // picture is the relay's cached keyframe; when the relay has none, the camera's own snapshot.
 
 export interface SnapshotSources {
@@ -27,7 +27,7 @@ export interface Snapshot {
 }
 
 export interface SnapshotStats {
-  /** ffmpeg runs, by what they decoded. */
+  /** Pictures decoded by ffmpeg, by what they were. */
   decodes: { keyframe: number; camera_jpeg: number };
   cameraFetches: number;
   cacheHits: number;
@@ -40,8 +40,8 @@ export interface SnapshotStats {
 
 export interface SnapshotsOptions {
   sources: SnapshotSources;
-  slots: DecodeSlots;
-  decode: (format: StillInputFormat, input: Buffer, width: number | null) => Promise<Buffer>;
+  /** Decodes one picture; `group` names pictures that give JPEGs of one size (batched: decode-batches.ts). */
+  decode: (format: StillInputFormat, input: Buffer, width: number | null, group: string) => Promise<Buffer>;
   cacheMs: number;
   /** Pictures kept at most (each device and width is one); default 256. */
   maxCached?: number;
@@ -124,10 +124,8 @@ export class Snapshots {
         const picture = await this.opts.sources.keyframe(deviceId, width);
         if (picture) {
           const format = picture.codec === 'H264' ? 'h264' : 'hevc';
-          const jpeg = await this.opts.slots.run(() => {
-            this.stats.decodes.keyframe++;
-            return this.opts.decode(format, picture.annexB, width);
-          });
+          this.stats.decodes.keyframe++;
+          const jpeg = await this.opts.decode(format, picture.annexB, width, `${picture.width ?? '?'}x${picture.height ?? '?'}`);
           return { jpeg, etag: etagOf(jpeg), source: 'relay' };
         }
       } catch (err) {
@@ -156,10 +154,11 @@ export class Snapshots {
     const jpeg =
       width === null
         ? original
-        : await this.opts.slots.run(() => {
+        : await (() => {
             this.stats.decodes.camera_jpeg++;
-            return this.opts.decode('mjpeg', original, width);
-          });
+            // Not batched with others: a camera's JPEG may be of any size.
+            return this.opts.decode('mjpeg', original, width, `camera:${deviceId}`);
+          })();
     return { jpeg, etag: etagOf(jpeg), source: 'camera' };
   }
 }

@@ -3,7 +3,7 @@ import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { decodeStill } from '../../../src/media/still/decode.js';
+import { decodeStill, decodeStills, splitJpegs } from '../../../src/media/still/decode.js';
 import { StillError } from '../../../src/media/still/errors.js';
 import { jpegSize } from './jpeg-size.js';
 
@@ -33,6 +33,14 @@ describe('decodeStill', () => {
     expect(jpegSize(scaled)).toEqual({ width: 160, height: 120 });
   });
 
+  it('several keyframes in one run: one JPEG each, in order', async () => {
+    const other = spawnSync('ffmpeg', ['-v', 'error', '-f', 'lavfi', '-i', 'mandelbrot=size=320x240', '-frames:v', '1', '-c:v', 'libx264', '-f', 'h264', 'pipe:1'], { maxBuffer: 16 << 20 }).stdout;
+    const jpegs = await decodeStills('h264', [H264, other, H264], 160, options);
+    expect(jpegs.map(jpegSize)).toEqual(Array(3).fill({ width: 160, height: 120 }));
+    expect(jpegs[0]).toEqual(jpegs[2]);
+    expect(jpegs[1]).not.toEqual(jpegs[0]);
+  });
+
   it('garbage in: StillError decode_failed with what ffmpeg said', async () => {
     const err = await decodeStill('h264', Buffer.alloc(2000, 0x55), null, options).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(StillError);
@@ -57,4 +65,15 @@ describe('decodeStill', () => {
     const err = await decodeStill('h264', H264, null, { ...options, maxOutputBytes: 100 }).catch((e: unknown) => e);
     expect((err as StillError).message).toMatch(/larger than 100 bytes/);
   });
+});
+
+describe('splitJpegs', () => {
+  const a = Buffer.from('ffd8aaffd9', 'hex');
+  const b = Buffer.from('ffd8bbff00ffd9', 'hex');
+  it.each([
+    ['two JPEGs', Buffer.concat([a, b]), [a, b]],
+    ['nothing', Buffer.alloc(0), []],
+    ['a cut-off second one', Buffer.concat([a, b.subarray(0, 4)]), null],
+    ['bytes before a JPEG', Buffer.concat([Buffer.of(0), a]), null],
+  ])('%s', (_what, data, want) => expect(splitJpegs(data)).toEqual(want));
 });

@@ -8,7 +8,7 @@ import { Snapshots, type SnapshotSources } from '../../../src/media/still/snapsh
 // The service's rules with stand-in sources and decoder (the real ones have tests of their own and
 // meet in test/api/routes/snapshot.test.ts): coalescing, the cache's life, the camera fallback.
 
-const PICTURE: KeyframePicture = { codec: 'H264', annexB: Buffer.from('0000000165', 'hex'), width: 1280 };
+const PICTURE: KeyframePicture = { codec: 'H264', annexB: Buffer.from('0000000165', 'hex'), width: 1280, height: 720 };
 const CAMERA_JPEG = Buffer.from('ffd8cafeffd9', 'hex');
 
 function rig(over: Partial<SnapshotSources> = {}, slots = new DecodeSlots(2, 8), maxCachedBytes?: number) {
@@ -24,16 +24,16 @@ function rig(over: Partial<SnapshotSources> = {}, slots = new DecodeSlots(2, 8),
   };
   const snapshots = new Snapshots({
     sources,
-    slots,
     cacheMs: 1000,
     maxCached: 3,
     ...(maxCachedBytes === undefined ? {} : { maxCachedBytes }),
     now: () => clock,
-    decode: async (format, input, width) => {
-      decodes.push({ format, width });
-      if (gated) await new Promise<void>((r) => gates.push(r));
-      return Buffer.concat([Buffer.of(0xff, 0xd8), Buffer.from(`${format}/${width}/${decodes.length}`), Buffer.of(0xff, 0xd9)]);
-    },
+    decode: (format, _input, width) =>
+      slots.run(async () => {
+        decodes.push({ format, width });
+        if (gated) await new Promise<void>((r) => gates.push(r));
+        return Buffer.concat([Buffer.of(0xff, 0xd8), Buffer.from(`${format}/${width}/${decodes.length}`), Buffer.of(0xff, 0xd9)]);
+      }),
   });
   return {
     snapshots,
