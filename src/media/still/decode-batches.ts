@@ -22,9 +22,15 @@ interface Job {
 
 export type DecodeMany = (format: StillInputFormat, inputs: readonly Buffer[], width: number | null) => Promise<Buffer[]>;
 
+interface Batch {
+  jobs: Job[];
+  timer: NodeJS.Timeout | null;
+}
+
 export class DecodeBatches {
   readonly stats: DecodeBatchStats = { runs: 0, pictures: 0 };
-  private readonly open = new Map<string, { jobs: Job[]; timer: NodeJS.Timeout }>();
+  /** Batches still taking pictures: until full, or until their run gets a decode slot. */
+  private readonly open = new Map<string, Batch>();
 
   constructor(
     private readonly slots: DecodeSlots,
@@ -39,41 +45,59 @@ export class DecodeBatches {
       const key = `${format}/${width ?? 'full'}/${group}`;
       let batch = this.open.get(key);
       if (!batch) {
-        const timer = setTimeout(() => this.flush(key, format, width), this.windowMs);
-        batch = { jobs: [], timer };
-        this.open.set(key, batch);
+        const created: Batch = { jobs: [], timer: null };
+        created.timer = setTimeout(() => this.queue(key, created, format, width), this.windowMs);
+        this.open.set(key, created);
+        batch = created;
       }
       batch.jobs.push({ input, resolve, reject });
-      if (batch.jobs.length >= this.maxBatch) this.flush(key, format, width);
+      if (batch.jobs.length >= this.maxBatch) {
+        this.open.delete(key);
+        this.queue(key, batch, format, width);
+      }
     });
   }
 
-  private flush(key: string, format: StillInputFormat, width: number | null): void {
-    const batch = this.open.get(key);
-    if (!batch) return;
-    this.open.delete(key);
+  /**
+   * Asks for a decode slot for the batch. It keeps taking pictures while it waits for one (all
+   * slots busy: a burst of requests joins the batch already waiting rather than queueing more runs).
+   */
+  private queue(key: string, batch: Batch, format: StillInputFormat, width: number | null): void {
+    if (batch.timer === null) return; // already queued
     clearTimeout(batch.timer);
-    void this.run(format, width, batch.jobs);
+    batch.timer = null;
+    this.runJobs(format, width, () => {
+      if (this.open.get(key) === batch) this.open.delete(key);
+      return batch.jobs;
+    });
   }
 
-  private async run(format: StillInputFormat, width: number | null, jobs: Job[]): Promise<void> {
-    try {
-      const jpegs = await this.slots.run(() => {
+  /** One ffmpeg run in a slot for the jobs `take` gives when the slot is had. */
+  private runJobs(format: StillInputFormat, width: number | null, take: () => Job[]): void {
+    let jobs: Job[] = [];
+    this.slots
+      .run(() => {
+        jobs = take();
         this.stats.runs++;
         this.stats.pictures += jobs.length;
         return this.decodeMany(format, jobs.map((j) => j.input), width);
-      });
-      jobs.forEach((job, i) => {
-        const jpeg = jpegs[i];
-        if (jpeg) job.resolve(jpeg);
-        else job.reject(new StillError('decode_failed', 'the picture could not be decoded: no picture'));
-      });
-    } catch (err) {
-      if (jobs.length > 1 && err instanceof StillError) {
-        for (const job of jobs) void this.run(format, width, [job]);
-        return;
-      }
-      for (const job of jobs) job.reject(err);
-    }
+      })
+      .then(
+        (jpegs) => {
+          jobs.forEach((job, i) => {
+            const jpeg = jpegs[i];
+            if (jpeg) job.resolve(jpeg);
+            else job.reject(new StillError('decode_failed', 'the picture could not be decoded: no picture'));
+          });
+        },
+        (err: unknown) => {
+          if (jobs.length === 0) jobs = take(); // refused before the run began
+          if (jobs.length > 1 && err instanceof StillError) {
+            for (const job of jobs) this.runJobs(format, width, () => [job]);
+            return;
+          }
+          for (const job of jobs) job.reject(err);
+        },
+      );
   }
 }

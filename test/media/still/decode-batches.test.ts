@@ -53,6 +53,20 @@ describe('DecodeBatches', () => {
     expect(r.runs.slice(1).sort()).toEqual([['a'], ['broken'], ['c']]);
   });
 
+  it('a batch waiting for a busy slot keeps taking pictures until it runs', async () => {
+    const slots = new DecodeSlots(1, 8);
+    let release: () => void = () => undefined;
+    const held = slots.run(() => new Promise<void>((resolve) => (release = resolve)));
+    const r = rig(5, 16, slots);
+    const first = ['a', 'b'].map((x) => r.batches.decode('h264', Buffer.from(x), null, 's'));
+    await new Promise((res) => setTimeout(res, 30)); // past the window: the batch waits for the slot
+    const late = r.batches.decode('h264', Buffer.from('c'), null, 's');
+    release();
+    await held;
+    await Promise.all([...first, late]);
+    expect(r.runs).toEqual([['a', 'b', 'c']]);
+  });
+
   it('runs past the decode slots and their queue: StillBusyError for the batch', async () => {
     const slots = new DecodeSlots(1, 0);
     let release: () => void = () => undefined;
