@@ -32,6 +32,7 @@ import { EventBus } from './domain/bus.js';
 import { createDiscovery } from './onvif/discovery/service.js';
 import { CameraManager, pickDeviceServiceUrl } from './onvif/manager.js';
 import { buildApiServer } from './api/server.js';
+import { createSnapshots } from './media/still/create.js';
 import { loadTlsCredentials } from './api/tls.js';
 import { registerGatewayMetrics } from './metrics/gateway-metrics.js';
 import { openMetricsListener } from './metrics/metrics-server.js';
@@ -309,6 +310,9 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
     for (const camera of store.listCameras()) if (store.getDevice(camera.deviceId)?.status === 'online') recorders.deviceStatus(camera.deviceId, true, Date.now());
     cleanups.unshift(() => recorders.stop());
 
+    // Still pictures for GET /v1/devices/{id}/snapshot: the relay's cached keyframe decoded once.
+    const snapshots = createSnapshots(config.snapshot, { ffmpegPath: config.ffmpeg.path, streams: relayStreams, cameras, registry, logger: log.child({ part: 'snapshot' }) });
+
     const api = await buildApiServer({
       logger: log,
       tls,
@@ -327,6 +331,7 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
       events: { hub: eventHub },
       localJwks: localIssuer ? () => localIssuer.publicJwks() : null,
       detector: () => detection?.health() ?? 'off',
+      snapshots,
       oauth: localIssuer
         ? {
             server: new AuthorizationServer({

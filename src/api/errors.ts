@@ -9,6 +9,7 @@ import { CodecMismatchError } from '../media/webrtc/codec-match.js';
 import { NotSdpError, SdpTooLargeError, WhepRefusedError } from '../media/webrtc/errors.js';
 import { OfferError } from '../media/webrtc/offer.js';
 import { EventStreamFullError } from './events/hub.js';
+import { StillBusyError, StillError } from '../media/still/errors.js';
 
 /** An error with its HTTP form. Everything thrown in the API is turned into one of these in toApiError. */
 export class ApiError extends Error {
@@ -116,6 +117,8 @@ export function toApiError(err: unknown): ApiError | null {
   if (err instanceof HlsNotFoundError) return new ApiError(404, 'not_found', err.message);
   if (err instanceof HlsUnavailableError) return new ApiError(503, 'temporarily_unavailable', err.message, { 'retry-after': '1' });
   if (err instanceof EventStreamFullError) return new ApiError(503, 'temporarily_unavailable', err.message, { 'retry-after': String(err.retryAfterS) });
+  if (err instanceof StillBusyError) return new ApiError(503, 'temporarily_unavailable', `too many pictures being made: ${err.message}`, { 'retry-after': '1' });
+  if (err instanceof StillError) return new ApiError(503, 'snapshot_unavailable', err.message, { 'retry-after': '2' });
   if (err instanceof RepeatedJsonNameError) return badRequest(err.member === null ? 'a body field is given more than once' : `body field ${err.member} is given more than once`);
   if (err instanceof SyntaxError && (err as { statusCode?: number }).statusCode === 400) return badRequest('the body is not valid JSON');
   if (isFastifyError(err)) {

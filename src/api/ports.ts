@@ -19,3 +19,12 @@ export interface StreamAddresses {
    */
   issue(deviceId: string, profile: StreamProfile, options?: { protocol?: StreamProtocol; requestHost?: string | null }): Promise<{ url: string; expiresAt: number }>;
 }
+
+export interface DeviceSnapshots {
+  /**
+   * The device's current picture as a JPEG `width` pixels wide (null: the camera's size), with a
+   * strong ETag. Throws DeviceUnavailableError (409) when the device has nothing to make one from,
+   * StillError (503) when no picture could be had, StillBusyError (503) when too many are being made.
+   */
+  get(deviceId: string, width: number | null): Promise<{ jpeg: Buffer; etag: string }>;
+}

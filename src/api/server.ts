@@ -13,7 +13,7 @@ import { authenticate } from './authenticate.js';
 import { toApiError } from './errors.js';
 import { useStrictJsonParser } from './json-body.js';
 import { finishOpenApiDocument } from './openapi-document.js';
-import type { DeviceControl, StreamAddresses } from './ports.js';
+import type { DeviceControl, DeviceSnapshots, StreamAddresses } from './ports.js';
 import { alertRoutes } from './routes/alerts.js';
 import { deviceRoutes } from './routes/devices.js';
 import { oauthRoutes, type OAuthRoutesOptions } from './routes/oauth.js';
@@ -29,6 +29,7 @@ import { redactUrl } from './log-url.js';
 import { playbackMinter, playbackRoutes } from './routes/playback.js';
 import type { TicketSigner } from '../media/ticket.js';
 import { DEFAULT_WEB_ROOT, webApp, type WebAppOptions } from './web-app.js';
+import { snapshotRoutes } from './routes/snapshot.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -65,6 +66,8 @@ export interface ApiServerOptions {
   events?: EventRoutesOptions;
   /** The web app at / (docs/web-app.md); absent: dist/web of this install; null: none. */
   web?: WebAppOptions | null;
+  /** GET /v1/devices/{id}/snapshot; absent: not served. */
+  snapshots?: DeviceSnapshots;
 }
 
 /**
@@ -206,6 +209,7 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<FastifyIns
   if (opts.playback) await app.register(playbackRoutes, { store: opts.store, storageDir: opts.storageDir, tickets: opts.playback.tickets });
   if (opts.events) await app.register(eventRoutes, opts.events);
   if (opts.web !== null) await app.register(webApp, opts.web ?? { root: DEFAULT_WEB_ROOT });
+  if (opts.snapshots) await app.register(snapshotRoutes, { store: opts.store, snapshots: opts.snapshots });
   await app.ready();
   return app;
 }

@@ -191,6 +191,16 @@ export const ConfigSchema = Type.Object(
       window_max_events: Type.Integer({ minimum: 100, maximum: 1_000_000, default: 10_000 }),
       window_max_age_s: Seconds(86_400, 60, 2_592_000),
     }),
+    snapshot: Section({
+      max_concurrent_decodes: Type.Integer({ minimum: 1, maximum: 16, default: 2 }),
+      max_queued_decodes: Type.Integer({ minimum: 0, maximum: 1000, default: 32 }),
+      decode_timeout_ms: Type.Integer({ minimum: 500, maximum: 60_000, default: 5000 }),
+      cache_ms: Type.Integer({ minimum: 0, maximum: 60_000, default: 1000 }),
+      keyframe_wait_ms: Type.Integer({ minimum: 0, maximum: 30_000, default: 4000 }),
+      camera_timeout_ms: Type.Integer({ minimum: 500, maximum: 60_000, default: 5000 }),
+      sub_max_width: Type.Integer({ minimum: 0, maximum: 3840, default: 352 }),
+      batch_window_ms: Type.Integer({ minimum: 0, maximum: 1000, default: 50 }),
+    }),
   },
   { additionalProperties: false },
 );

@@ -12,6 +12,7 @@ import { EventTracker } from './event-tracker.js';
 import { CameraFaultError, CameraUnauthorizedError, OnvifSession, pickMainAndSub, type CameraDescription } from './library.js';
 import { toNotifications } from './notification.js';
 import { classify } from './topics.js';
+import { snapshotUrlAt, type CameraSnapshotSource } from './snapshot.js';
 
 // Adopts cameras (configured or discovered), keeps their status, watches their events and carries
 // out control actions. One supervisor loop per camera; every wait is a timer that stop() cancels.
@@ -145,6 +146,18 @@ export class CameraManager {
   streamSource(deviceId: string, profile: StreamProfile): { url: string; username: string | null; password: string | null } | null {
     const cam = this.opts.store.getCamera(deviceId);
     const url = profile === 'sub' ? (cam?.subStreamUri ?? cam?.mainStreamUri) : cam?.mainStreamUri;
+    if (!cam || !url) return null;
+    const password = cam.passwordSealed ? this.opts.secretBox.open(cam.passwordSealed, passwordLabel(deviceId)).toString('utf8') : null;
+    return { url, username: cam.username, password };
+  }
+
+  /**
+   * Where the camera's own still picture is (its GetSnapshotUri answer at the address the gateway
+   * reaches it at, see snapshotUrlAt) and the credentials to fetch it with; null when it has none.
+   */
+  snapshotSource(deviceId: string): CameraSnapshotSource | null {
+    const cam = this.opts.store.getCamera(deviceId);
+    const url = cam?.snapshotUri ? snapshotUrlAt(cam.snapshotUri, cam.onvifUrl) : null;
     if (!cam || !url) return null;
     const password = cam.passwordSealed ? this.opts.secretBox.open(cam.passwordSealed, passwordLabel(deviceId)).toString('utf8') : null;
     return { url, username: cam.username, password };

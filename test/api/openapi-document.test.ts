@@ -136,6 +136,9 @@ const PROBES: Probe[] = [
   { operationId: 'submitAuthorizationForm', what: 'no CSRF cookie', path: '/oauth/authorize', options: form({ action: 'login', username: 'a', password: 'b' }), status: 403 },
   { operationId: 'revokeToken', what: 'no token', path: '/oauth/revoke', options: form({ client_id: 'gateway-web' }), status: 400 },
   { operationId: 'revokeToken', what: 'an unknown client', path: '/oauth/revoke', options: form({ client_id: 'nobody', token: 'x' }), status: 401 },
+  { operationId: 'getDeviceSnapshot', what: 'width out of range', path: '/v1/devices/cam-off/snapshot?width=10', options: withScope('devices:read'), status: 400 },
+  { operationId: 'getDeviceSnapshot', what: 'an offline camera', path: '/v1/devices/cam-off/snapshot', options: withScope('devices:read'), status: 409 },
+  { operationId: 'getDeviceSnapshot', what: 'unknown device', path: '/v1/devices/nope/snapshot', options: withScope('devices:read'), status: 404 },
 ];
 
 function findOperation(operationId: string): { method: string; operation: Operation } {

@@ -107,6 +107,21 @@ export class FanOut {
     return this.gopValid;
   }
 
+  /**
+   * The cached keyframe's video packets (those sharing its RTP timestamp, in arrival order), for a
+   * still picture; empty when no group of pictures is cached. The Buffers are shared: read only.
+   */
+  cachedKeyframePackets(): Array<{ track: number; packet: Buffer }> {
+    const out: Array<{ track: number; packet: Buffer }> = [];
+    if (!this.gopValid) return out;
+    for (const p of this.gop) {
+      if (p.track !== this.opts.videoTrack) continue;
+      if (!readRtpHeaderInto(p.packet, this.header) || this.header.timestamp !== this.gopTimestamp) break;
+      out.push(p);
+    }
+    return out;
+  }
+
   /** SSRC of the camera's video (for a keyframe request to it); null before its first packet. */
   get videoSsrc(): number | null {
     return this.lastVideoSsrc;

@@ -45,6 +45,8 @@ export interface StreamHandle {
   attach(reader: FanOutReader): () => void;
   /** A group of pictures is cached: a reader attached now starts on a keyframe at once. */
   hasCachedKeyframe(): boolean;
+  /** The cached keyframe's video packets (FanOut.cachedKeyframePackets); empty when none. */
+  cachedKeyframePackets(): Array<{ track: number; packet: Buffer }>;
   /**
    * Asks the camera for a keyframe (a viewer's decoder lost its picture and no cached keyframe can
    * serve it). At most one request per camera stream every keyframeRequestIntervalMs, whatever
@@ -188,6 +190,10 @@ class Stream implements StreamHandle {
     return this.fanout?.hasCachedKeyframe ?? false;
   }
 
+  cachedKeyframePackets(): Array<{ track: number; packet: Buffer }> {
+    return this.fanout?.cachedKeyframePackets() ?? [];
+  }
+
   requestKeyframe(): boolean {
     const now = Date.now();
     const ssrc = this.fanout?.videoSsrc ?? null;
@@ -267,6 +273,12 @@ export class RelayStreams {
     // Nobody may attach after all (the DESCRIBE was the only request): close when idle.
     if (stream.fanout?.readerCount === 0) stream.armIdleClose();
     return stream;
+  }
+
+  /** The shared stream of a device profile if it is open now (never opens one). */
+  peek(deviceId: string, profile: StreamProfile): StreamHandle | null {
+    const stream = this.streams.get(`${deviceId}/${profile}`);
+    return stream?.upstream ? stream : null;
   }
 
   /** Open camera sessions, for /metrics and tests. */

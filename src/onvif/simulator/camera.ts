@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { field, parseSoapRequest, type SoapRequest } from './request.js';
 import * as R from './responses.js';
 import { checkUsernameToken } from './wsse.js';
+import { SimulatedSnapshot } from './snapshot.js';
 
 // A simulated ONVIF camera: the device, media and events services over real HTTP, with WS-Security
 // UsernameToken digest auth, a settable clock skew, a reboot that drops the camera for a while, and
@@ -84,6 +85,8 @@ export class SimulatedCamera {
   readonly calls = new Map<string, number>();
   rebooting = false;
   private password: string;
+  /** GET /snapshot.jpg, the URI GetSnapshotUri answers (HTTP Digest with the camera's account). */
+  readonly snapshot: SimulatedSnapshot;
 
   constructor(private readonly opts: SimulatedCameraOptions) {
     this.host = opts.host ?? '127.0.0.1';
@@ -91,6 +94,7 @@ export class SimulatedCamera {
     this.skewMs = opts.skewMs ?? 0;
     this.password = opts.password;
     this.endpoint = opts.endpoint ?? `urn:uuid:${randomUUID()}`;
+    this.snapshot = new SimulatedSnapshot(() => ({ username: opts.username, password: this.password }));
     this.identity = { manufacturer: 'SimCam', model: 'SIM-4MP', firmware: '1.0.0', serial: this.endpoint.slice(-12), hardwareId: 'sim', ...opts.identity };
   }
 
@@ -196,6 +200,10 @@ export class SimulatedCamera {
     const reply = (status: number, xml: string) => {
       res.writeHead(status, { 'content-type': 'application/soap+xml; charset=utf-8' }).end(xml);
     };
+    if (req.method === 'GET' && req.url === '/snapshot.jpg') {
+      this.count('snapshot.jpg');
+      return this.snapshot.serve(req, res);
+    }
     if (req.method !== 'POST') return reply(405, R.fault('env:Sender', 'ter:InvalidArgVal', 'POST only'));
     if (req.url?.startsWith('/sim/')) return this.control(new URL(req.url, this.baseUrl), res);
     const chunks: Buffer[] = [];

@@ -1,0 +1,180 @@
+// The snapshot endpoint under the load of a camera page: the gateway as its own process, 16
+// simulated 1080p15 H.264 cameras (looped clip, 1 s GOP, a 320x180 sub stream) on loopback, and:
+//  - cold: the first picture of each camera at the width asked (nothing cached; the stream the
+//    picture comes from not yet read by the relay, so it includes the relay opening it and waiting
+//    for a keyframe), median and p90 over the cameras;
+//  - decode: a picture of a camera whose stream is open but whose last picture has expired (one
+//    ffmpeg decode of the cached keyframe), median over the cameras;
+//  - warm: the same picture asked again within snapshot.cache_ms (from the cache), median;
+//  - load: every camera asked every PERIOD s (phases spread) for SECONDS s, as a page showing the 16
+//    refreshes them: latency median/p90, and the gateway's CPU in % of one core (node plus the
+//    ffmpeg decodes it ran and reaped), against the same gateway with the same cameras and no
+//    snapshot requests (baseline: the relay and the recorder reading the main streams); the
+//    difference is what the snapshots cost.
+//    BENCH_SCHEDULE=spread (the default) spreads the cameras' phases over the period (the worst
+//    case for batching: one picture at a time); burst asks for all at once each period, as a page
+//    refreshing its stills on one timer does (a browser sends at most 6 at a time over HTTP/1.1;
+//    this client sends all 16).
+// Env: BENCH_WIDTH (default 320), BENCH_SECONDS (default 30), BENCH_PERIOD_S (default 5), BENCH_CAMERAS (default 16), BENCH_SCHEDULE.
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { Agent, request } from 'node:https';
+import os from 'node:os';
+import path from 'node:path';
+import { pino } from 'pino';
+import { startFleet } from '../../dist/onvif/simulator/fleet.js';
+import { getJson, startGatewayProcess } from '../gateway-process.mjs';
+
+const say = (text) => process.stderr.write(`web-snapshot: ${text}\n`);
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const quantile = (xs, q) => (xs.length === 0 ? null : [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) * q)]);
+const round = (x, d = 0) => (x === null ? null : Math.round(x * 10 ** d) / 10 ** d);
+
+/** CPU seconds of a process and of its children it has reaped (the snapshot decodes). */
+function cpu(pid) {
+  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return { self: (Number(f[11]) + Number(f[12])) / 100, children: (Number(f[13]) + Number(f[14])) / 100 };
+}
+
+async function metric(metricsUrl, series) {
+  const text = await (await fetch(metricsUrl)).text();
+  const escaped = series.replace(/[{}"]/g, '\\$&');
+  return Number(new RegExp(`^${escaped} (\\d+)`, 'm').exec(text)?.[1] ?? 0);
+}
+
+export async function measureSnapshot() {
+  const width = Number(process.env.BENCH_WIDTH ?? 320);
+  const seconds = Number(process.env.BENCH_SECONDS ?? 30);
+  const periodS = Number(process.env.BENCH_PERIOD_S ?? 5);
+  const count = Number(process.env.BENCH_CAMERAS ?? 16);
+  const schedule = process.env.BENCH_SCHEDULE === 'burst' ? 'burst' : 'spread';
+  const logger = pino({ level: 'silent' });
+  const fleet = await startFleet({ count, host: '127.0.0.1', basePort: 0, username: 'admin', password: 'bench', discovery: null, rtspPort: 0, mainBitrateKbps: 2000, looped: { width: 1920, height: 1080, fps: 15, gopS: 1, seconds: 10 }, logger });
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'eg-bench-snapshot-'));
+  let gateway = null;
+  try {
+    const configFile = path.join(dir, 'config.yaml');
+    const cameras = fleet.cameras.map((c, i) => `  - name: Cam ${i + 1}\n    onvif_url: ${c.deviceServiceUrl}\n    username: admin\n    password: bench\n`).join('');
+    writeFileSync(
+      configFile,
+      `gateway:\n  data_dir: ${dir}/data\napi:\n  host: 127.0.0.1\n  port: 0\nrtsp:\n  host: 127.0.0.1\n  port: 0\n  public_host: 127.0.0.1\n` +
+        `recording:\n  segment_dir: ${dir}/segments\nmetrics:\n  listen: 127.0.0.1:0\nonvif:\n  discovery:\n    enabled: false\ncameras:\n${cameras}log:\n  level: info\n`,
+    );
+    say(`${count} cameras up; starting the gateway`);
+    gateway = await startGatewayProcess(configFile);
+    const pid = gateway.child.pid;
+    const ca = readFileSync(path.join(dir, 'data/tls/cert.pem'));
+    const token = gateway.token('devices:read');
+    let devices = [];
+    for (let i = 0; i < 600 && devices.length < count; i++) {
+      devices = (await getJson(gateway.apiUrl, ca, token, '/v1/devices?limit=100')).data.filter((d) => d.status === 'online');
+      if (devices.length < count) await sleep(100);
+    }
+    if (devices.length < count) throw new Error(`${devices.length} of ${count} cameras adopted`);
+    const agent = new Agent({ keepAlive: true, ca, servername: 'localhost' });
+    const snapshot = (id) =>
+      new Promise((resolve, reject) => {
+        const t0 = performance.now();
+        const req = request(new URL(`/v1/devices/${id}/snapshot?width=${width}`, gateway.apiUrl), { agent, headers: { authorization: `Bearer ${token}` } }, (res) => {
+          let bytes = 0;
+          res.on('data', (c) => (bytes += c.length));
+          res.on('end', () => resolve({ status: res.statusCode, ms: performance.now() - t0, bytes }));
+        });
+        req.on('error', reject);
+        req.end();
+      });
+
+    say(`${count} cameras online; baseline`);
+    // Baseline: the cameras streaming to the relay and the recorder, no picture asked.
+    await sleep(5000);
+    const idle0 = cpu(pid);
+    const idleStart = performance.now();
+    await sleep(Math.min(seconds, 15) * 1000);
+    const idle1 = cpu(pid);
+    const baselinePct = ((idle1.self + idle1.children - idle0.self - idle0.children) / ((performance.now() - idleStart) / 1000)) * 100;
+
+    say('cold, warm and decode latencies');
+    const cold = [];
+    const warm = [];
+    for (const d of devices) {
+      const first = await snapshot(d.id);
+      if (first.status !== 200) throw new Error(`cold snapshot of ${d.id}: ${first.status}`);
+      cold.push(first.ms);
+      warm.push((await snapshot(d.id)).ms);
+    }
+    await sleep(1200); // past snapshot.cache_ms: the next pictures are decoded again
+    const decode = [];
+    for (const d of devices) decode.push((await snapshot(d.id)).ms);
+
+    say(`load: each camera every ${periodS} s for ${seconds} s`);
+    // Load: each camera every periodS, phases spread over the period.
+    const decodes0 = await metric(gateway.metricsUrl, 'edge_gateway_snapshot_decodes_total{input="keyframe"}');
+    const runs0 = await metric(gateway.metricsUrl, 'edge_gateway_snapshot_ffmpeg_runs_total');
+    const load0 = cpu(pid);
+    const loadStart = performance.now();
+    const latencies = [];
+    let failed = 0;
+    await Promise.all(
+      devices.map(async (d, i) => {
+        if (schedule === 'spread') await sleep((i * periodS * 1000) / devices.length);
+        while (performance.now() - loadStart < seconds * 1000) {
+          const due = performance.now() + periodS * 1000;
+          const r = await snapshot(d.id);
+          if (r.status === 200) latencies.push(r.ms);
+          else failed++;
+          await sleep(Math.max(0, due - performance.now()));
+        }
+      }),
+    );
+    const load1 = cpu(pid);
+    const loadS = (performance.now() - loadStart) / 1000;
+    const decodes = (await metric(gateway.metricsUrl, 'edge_gateway_snapshot_decodes_total{input="keyframe"}')) - decodes0;
+    const runs = (await metric(gateway.metricsUrl, 'edge_gateway_snapshot_ffmpeg_runs_total')) - runs0;
+    const nodePct = ((load1.self - load0.self) / loadS) * 100;
+    const ffmpegPct = ((load1.children - load0.children) / loadS) * 100;
+    agent.destroy();
+
+    const json = {
+      cameras: count,
+      width,
+      period_s: periodS,
+      schedule,
+      seconds,
+      cold_ms_median: round(quantile(cold, 0.5)),
+      cold_ms_p90: round(quantile(cold, 0.9)),
+      decode_ms_median: round(quantile(decode, 0.5)),
+      warm_ms_median: round(quantile(warm, 0.5), 1),
+      load_requests: latencies.length + failed,
+      load_failed: failed,
+      load_decodes: decodes,
+      load_ffmpeg_runs: runs,
+      load_ms_median: round(quantile(latencies, 0.5)),
+      load_ms_p90: round(quantile(latencies, 0.9)),
+      cpu_pct_load: round(nodePct + ffmpegPct, 1),
+      cpu_pct_load_node: round(nodePct, 1),
+      cpu_pct_load_ffmpeg: round(ffmpegPct, 1),
+      cpu_pct_baseline: round(baselinePct, 1),
+      cpu_pct_snapshots: round(nodePct + ffmpegPct - baselinePct, 1),
+      node: process.version,
+      cores: os.cpus().length,
+    };
+    const table = [
+      `web-snapshot: ${count} simulated 1080p15 H.264 cameras (sub 320x180, 1 s GOP, looped), pictures ${width} px wide, the gateway as its own process on loopback`,
+      '',
+      '| measure | value |',
+      '|---|---|',
+      `| cold (first picture of a camera: stream opened, keyframe awaited, decoded), median / p90 | ${json.cold_ms_median} / ${json.cold_ms_p90} ms |`,
+      `| decode (stream open, last picture expired), median | ${json.decode_ms_median} ms |`,
+      `| warm (within snapshot.cache_ms), median | ${json.warm_ms_median} ms |`,
+      `| load: each camera every ${periodS} s (${schedule}) for ${seconds} s: requests / failed / pictures decoded / ffmpeg runs | ${json.load_requests} / ${failed} / ${decodes} / ${runs} |`,
+      `| load latency median / p90 | ${json.load_ms_median} / ${json.load_ms_p90} ms |`,
+      `| gateway CPU under load (node + ffmpeg decodes) | ${json.cpu_pct_load} % (${json.cpu_pct_load_node} + ${json.cpu_pct_load_ffmpeg}) of one core |`,
+      `| gateway CPU, same cameras, no snapshots | ${json.cpu_pct_baseline} % |`,
+      `| what the snapshots cost | ${json.cpu_pct_snapshots} % of one core (goal ≤ 5 %) |`,
+    ].join('\n');
+    return { table, json };
+  } finally {
+    await gateway?.stop();
+    await fleet.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,81 @@
+import type { BaseLogger } from 'pino';
+import type { Registry } from 'prom-client';
+import type { StreamProfile } from '../../domain/types.js';
+import { fetchCameraSnapshot, type CameraSnapshotSource } from '../../onvif/snapshot.js';
+import { decodeStills } from './decode.js';
+import { DecodeBatches } from './decode-batches.js';
+import { DecodeSlots } from './decode-slots.js';
+import { registerSnapshotMetrics } from './metrics.js';
+import { awaitKeyframe, cachedPicture, snapshotProfiles, type KeyframeStreams } from './relay-keyframe.js';
+import { Snapshots } from './snapshots.js';
+
+// The snapshot service as main.ts builds it: the relay's streams and the camera manager as its
+// sources, the config's bounds, its series in /metrics.
+
+export interface SnapshotConfig {
+  max_concurrent_decodes: number;
+  max_queued_decodes: number;
+  decode_timeout_ms: number;
+  cache_ms: number;
+  keyframe_wait_ms: number;
+  camera_timeout_ms: number;
+  sub_max_width: number;
+  batch_window_ms: number;
+}
+
+/** Most pictures decoded in one ffmpeg run. */
+const MAX_BATCH = 16;
+
+export interface SnapshotCameras {
+  streamSource(deviceId: string, profile: StreamProfile): { url: string } | null;
+  snapshotSource(deviceId: string): CameraSnapshotSource | null;
+}
+
+/** Largest camera JPEG fetched (a 4K camera's snapshot is 1–2 MB). */
+const MAX_CAMERA_JPEG_BYTES = 8 * 1024 * 1024;
+
+export function createSnapshots(config: SnapshotConfig, deps: { ffmpegPath: string; streams: KeyframeStreams; cameras: SnapshotCameras; registry: Registry; logger: BaseLogger }): Snapshots {
+  const { streams, cameras } = deps;
+  const slots = new DecodeSlots(config.max_concurrent_decodes, config.max_queued_decodes);
+  const batches = new DecodeBatches(
+    slots,
+    (format, inputs, width) => decodeStills(format, inputs, width, { ffmpegPath: deps.ffmpegPath, timeoutMs: config.decode_timeout_ms }),
+    config.batch_window_ms,
+    MAX_BATCH,
+  );
+  // The camera manager answers the main stream for 'sub' when a camera has none: then only main.
+  const hasSub = (deviceId: string) => {
+    const sub = cameras.streamSource(deviceId, 'sub');
+    return sub !== null && sub.url !== cameras.streamSource(deviceId, 'main')?.url;
+  };
+  const snapshots = new Snapshots({
+    cacheMs: config.cache_ms,
+    decode: (format, input, width, group) => batches.decode(format, input, width, group),
+    onRelayFailure: (deviceId, err) => deps.logger.debug({ deviceId, err: err.message }, 'no picture from the relay; asking the camera'),
+    sources: {
+      has: (deviceId) => ({ stream: cameras.streamSource(deviceId, 'main') !== null, cameraSnapshot: cameras.snapshotSource(deviceId) !== null }),
+      keyframe: async (deviceId, width) => {
+        const profiles = snapshotProfiles(width, hasSub(deviceId), config.sub_max_width);
+        const cached = cachedPicture(streams, deviceId, profiles, width);
+        if (cached.picture || config.keyframe_wait_ms === 0) return cached.picture ?? cached.narrower;
+        // A sub picture too narrow means the main stream is not open: open it rather than upscale.
+        const open = cached.narrower ? 'main' : (profiles[0] ?? 'main');
+        try {
+          return (await awaitKeyframe(streams, deviceId, open, config.keyframe_wait_ms)) ?? cached.narrower;
+        } catch (err) {
+          // The camera's stream cannot be had now (StreamUnavailableError and the like): its own
+          // snapshot may still answer.
+          deps.logger.debug({ deviceId, err: (err as Error).message }, 'snapshot: the relay could not open the stream');
+          return cached.narrower;
+        }
+      },
+      cameraJpeg: async (deviceId) => {
+        const source = cameras.snapshotSource(deviceId);
+        if (!source) throw new Error('the camera has no snapshot address');
+        return fetchCameraSnapshot(source, { timeoutMs: config.camera_timeout_ms, maxBytes: MAX_CAMERA_JPEG_BYTES });
+      },
+    },
+  });
+  registerSnapshotMetrics(deps.registry, () => snapshots.stats, () => slots.stats, () => batches.stats);
+  return snapshots;
+}
