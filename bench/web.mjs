@@ -8,7 +8,8 @@
 //    decoded a frame (polled every 10 ms in the page): stream address, WHEP offer/answer, ICE, first
 //    keyframe. The first trial finds the relay's camera session cold; the others warm.
 // BENCH_TRIALS (default 5) fresh browser contexts (no cache, no session). Goal ≤ 1 s each.
-// Prints a table, then one JSON line.
+// Then the snapshot and event-stream parts (bench/web-snapshot.mjs, bench/web-events.mjs alone).
+// Prints tables, then one JSON line.
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -18,6 +19,8 @@ import { chromium } from 'playwright-core';
 import { pino } from 'pino';
 import { startFleet } from '../dist/onvif/simulator/fleet.js';
 import { Store } from '../dist/store/store.js';
+import { measureEvents } from './support/web-events.mjs';
+import { measureSnapshot } from './support/web-snapshot.mjs';
 import { startGatewayProcess } from './gateway-process.mjs';
 
 const root = path.resolve(import.meta.dirname, '..');
@@ -131,7 +134,17 @@ const result = {
   first_screen_br_bytes: firstScreenBytes(),
   goal_ms: 1000,
 };
-console.log(JSON.stringify(result));
 // Bounded: a stop that hangs must not hold the result back (the exit handler kills the gateway).
 await Promise.race([Promise.all([gateway.stop(), fleet.stop()]), new Promise((r) => setTimeout(r, 10_000))]);
+// The API the app leans on, each against a gateway of its own (BENCH_WEB_PARTS=app skips them):
+// the snapshot endpoint with 16 cameras on screen, and the event stream with 100 subscribers.
+if ((process.env.BENCH_WEB_PARTS ?? 'all') === 'all') {
+  const snapshot = await measureSnapshot();
+  console.log(`\nsnapshots (bench/support/web-snapshot.mjs):\n${snapshot.table}`);
+  const events = await measureEvents();
+  console.log(`\nevent stream (bench/support/web-events.mjs):\n${events.table}`);
+  result.snapshot = snapshot.json;
+  result.events = events.json;
+}
+console.log(JSON.stringify(result));
 process.exit(0);
