@@ -34,7 +34,7 @@ const dir = mkdtempSync(path.join(os.tmpdir(), 'eg-bench-live-'));
 const configFile = path.join(dir, 'config.yaml');
 writeFileSync(
   configFile,
-  `gateway:\n  data_dir: ${dir}/data\napi:\n  host: 127.0.0.1\n  port: 0\nrtsp:\n  host: 127.0.0.1\n  port: 0\n  public_host: 127.0.0.1\n  idle_close_s: 30\n` +
+  `gateway:\n  data_dir: ${dir}/data\napi:\n  host: 127.0.0.1\n  port: 0\nrtsp:\n  host: 127.0.0.1\n  port: 0\n  udp_port: 0\n  public_host: 127.0.0.1\n  idle_close_s: 30\n` +
     `webrtc:\n  bind_address: 127.0.0.1\n  max_sessions_per_address: 100\n  max_sessions: 100\n` +
     `onvif:\n  discovery:\n    enabled: false\ncameras:\n  - name: Bench\n    onvif_url: ${fleet.cameras[0].deviceServiceUrl}\n    username: admin\n    password: bench\nlog:\n  level: info\n`,
 );
