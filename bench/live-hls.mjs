@@ -42,7 +42,7 @@ const dir = mkdtempSync(path.join(os.tmpdir(), 'eg-bench-hls-'));
 const configFile = path.join(dir, 'config.yaml');
 writeFileSync(
   configFile,
-  `gateway:\n  data_dir: ${dir}/data\napi:\n  host: 127.0.0.1\n  port: 0\nrtsp:\n  host: 127.0.0.1\n  port: 0\n  public_host: 127.0.0.1\n  idle_close_s: 30\nhls:\n  target_duration_s: ${targetS}\n` +
+  `gateway:\n  data_dir: ${dir}/data\napi:\n  host: 127.0.0.1\n  port: 0\nrtsp:\n  host: 127.0.0.1\n  port: 0\n  udp_port: 0\n  public_host: 127.0.0.1\n  idle_close_s: 30\nhls:\n  target_duration_s: ${targetS}\n` +
     `onvif:\n  discovery:\n    enabled: false\ncameras:\n  - name: Bench\n    onvif_url: ${fleet.cameras[0].deviceServiceUrl}\n    username: admin\n    password: bench\nlog:\n  level: info\n`,
 );
 const gateway = await startGatewayProcess(configFile);
@@ -66,9 +66,12 @@ const PAGE = `<!doctype html><html><body><video id="v" muted playsinline></video
 <script src="/hls.min.js"></script>
 <script>
   const t0 = performance.now();
-  window.bench = { firstFrameMs: null, latencies: [], hlsLatencies: [], fatal: null };
+  window.bench = { firstFrameMs: null, latencies: [], hlsLatencies: [], targetLatencies: [], stalls: 0, fatal: null };
   const video = document.getElementById('v');
-  const hls = new Hls({ lowLatencyMode: true });
+  // BENCH_HLS_CONFIG: extra hls.js settings (JSON), e.g. {"maxLiveSyncPlaybackRate":1.5}.
+  const hls = new Hls({ lowLatencyMode: true, ...JSON.parse(new URLSearchParams(location.search).get('config') || '{}') });
+  // hls.js raises its target latency by liveSyncOnStallIncrease (1 s) at each stall, up to one TARGETDURATION.
+  video.addEventListener('waiting', () => { if (window.bench.firstFrameMs !== null) window.bench.stalls++; });
   hls.on(Hls.Events.ERROR, (_e, d) => { if (d.fatal) window.bench.fatal = d.details + ' ' + (d.response ? d.response.code : '') + ' ' + ((d.frag && d.frag.url) || (d.context && d.context.url) || ''); });
   hls.loadSource(new URLSearchParams(location.search).get('src'));
   hls.attachMedia(video);
@@ -82,6 +85,7 @@ const PAGE = `<!doctype html><html><body><video id="v" muted playsinline></video
     if (window.bench.firstFrameMs === null || video.paused || !hls.playingDate) return;
     window.bench.latencies.push(Date.now() - hls.playingDate.getTime());
     window.bench.hlsLatencies.push(hls.latency * 1000);
+    window.bench.targetLatencies.push(hls.targetLatency * 1000);
   }, 500);
 </script></body></html>`;
 const pages = createServer((req, res) => {
@@ -105,7 +109,7 @@ try {
     const opened = [];
     for (let i = 0; i < n; i++) {
       const page = await context.newPage();
-      await page.goto(`${origin}/?src=${encodeURIComponent(await hlsUrl())}`);
+      await page.goto(`${origin}/?src=${encodeURIComponent(await hlsUrl())}&config=${encodeURIComponent(process.env.BENCH_HLS_CONFIG ?? '{}')}`);
       opened.push(page);
     }
     const state = () => Promise.all(opened.map((p) => p.evaluate('window.bench')));
@@ -114,7 +118,7 @@ try {
     const fatal = started.find((s) => s.fatal);
     if (fatal) throw new Error(`hls.js: ${fatal.fatal}`);
     await sleep(2000); // settle: hls.js reaches its low-latency position
-    for (const p of opened) await p.evaluate('window.bench.latencies = []; window.bench.hlsLatencies = []');
+    for (const p of opened) await p.evaluate('window.bench.latencies = []; window.bench.hlsLatencies = []; window.bench.targetLatencies = []');
     const frames0 = await Promise.all(opened.map((p) => p.evaluate('document.getElementById("v").getVideoPlaybackQuality().totalVideoFrames')));
     const cpu0 = cpuSeconds(gateway.child.pid);
     await sleep(seconds * 1000);
@@ -129,6 +133,8 @@ try {
       latency_ms_median: round(median(latencies)),
       latency_ms_p90: round(p90(latencies)),
       hlsjs_latency_ms_median: round(median(ended.flatMap((s) => s.hlsLatencies))),
+      hlsjs_target_latency_ms_median: round(median(ended.flatMap((s) => s.targetLatencies))),
+      stalls_per_viewer: n === 0 ? null : round(ended.reduce((a, s) => a + s.stalls, 0) / n, 1),
       fps_per_viewer: n === 0 ? null : round(frames1.reduce((a, f, i) => a + f - frames0[i], 0) / n / seconds, 1),
       gateway_cpu_core_pct: round(cpu * 100, 1),
       gateway_cpu_pct_per_viewer: n === 0 || baselineCpu === null ? null : round(((cpu - baselineCpu) * 100) / n, 2),
@@ -146,4 +152,4 @@ try {
 }
 
 console.table(rows);
-console.log(JSON.stringify({ bench: 'live-hls', seconds, part_target_ms: 300, target_duration_s: targetS, camera: 'H.264 1280x720 15 fps 4 Mbit/s GOP 1 s', latency: 'gateway RTP arrival (PROGRAM-DATE-TIME) to presentation in chromium (hls.playingDate)', rows }));
+console.log(JSON.stringify({ bench: 'live-hls', seconds, part_target_ms: 300, target_duration_s: targetS, hlsjs_config: JSON.parse(process.env.BENCH_HLS_CONFIG ?? '{}'), camera: 'H.264 1280x720 15 fps 4 Mbit/s GOP 1 s', latency: 'gateway RTP arrival (PROGRAM-DATE-TIME) to presentation in chromium (hls.playingDate)', rows }));

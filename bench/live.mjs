@@ -34,7 +34,7 @@ const dir = mkdtempSync(path.join(os.tmpdir(), 'eg-bench-live-'));
 const configFile = path.join(dir, 'config.yaml');
 writeFileSync(
   configFile,
-  `gateway:\n  data_dir: ${dir}/data\napi:\n  host: 127.0.0.1\n  port: 0\nrtsp:\n  host: 127.0.0.1\n  port: 0\n  public_host: 127.0.0.1\n  idle_close_s: 30\n` +
+  `gateway:\n  data_dir: ${dir}/data\napi:\n  host: 127.0.0.1\n  port: 0\nrtsp:\n  host: 127.0.0.1\n  port: 0\n  udp_port: 0\n  public_host: 127.0.0.1\n  idle_close_s: 30\n` +
     `webrtc:\n  bind_address: 127.0.0.1\n  max_sessions_per_address: 100\n  max_sessions: 100\n` +
     `onvif:\n  discovery:\n    enabled: false\ncameras:\n  - name: Bench\n    onvif_url: ${fleet.cameras[0].deviceServiceUrl}\n    username: admin\n    password: bench\nlog:\n  level: info\n`,
 );
@@ -68,7 +68,7 @@ process.once('exit', () => warm.kill('SIGKILL'));
 await sleep(3000);
 
 // --- time to first decoded frame: chromium by WHEP
-const browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', headless: true, args: ['--no-sandbox', '--disable-dev-shm-usage', '--disable-gpu', '--disable-background-networking'] });
+const browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', headless: true, args: ['--no-sandbox', '--disable-dev-shm-usage', '--disable-gpu', '--disable-background-networking', ...(process.env.BENCH_CHROMIUM_ARGS ?? '').split(' ').filter(Boolean)] });
 const context = await browser.newContext({ ignoreHTTPSErrors: true });
 const PAGE_TRIAL = `async (url) => {
   const pc = new RTCPeerConnection();
@@ -77,24 +77,44 @@ const PAGE_TRIAL = `async (url) => {
   await pc.setLocalDescription(await pc.createOffer());
   await new Promise((resolve) => { const t = setTimeout(resolve, 3000); pc.addEventListener('icegatheringstatechange', () => { if (pc.iceGatheringState === 'complete') { clearTimeout(t); resolve(); } }); });
   const t0 = performance.now();
+  // Where the time goes, in ms after the POST started (null: never happened).
+  const steps = { answer: null, iceConnected: null, dtlsConnected: null, firstPacket: null, firstFrameReceived: null, firstFrameDecoded: null };
+  const mark = (step) => { steps[step] ??= Math.round(performance.now() - t0); };
+  pc.addEventListener('iceconnectionstatechange', () => { if (pc.iceConnectionState === 'connected' || pc.iceConnectionState === 'completed') mark('iceConnected'); });
+  pc.addEventListener('connectionstatechange', () => { if (pc.connectionState === 'connected') mark('dtlsConnected'); });
   const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/sdp' }, body: pc.localDescription.sdp });
   if (res.status !== 201) throw new Error('POST ' + res.status + ' ' + await res.text());
   const location = new URL(res.headers.get('location'), url).href;
   await pc.setRemoteDescription({ type: 'answer', sdp: await res.text() });
   const answerMs = performance.now() - t0;
+  mark('answer');
+  let video = {};
   for (;;) {
-    let frames = 0;
-    (await pc.getStats()).forEach((r) => { if (r.type === 'inbound-rtp' && r.kind === 'video') frames = r.framesDecoded || 0; });
-    if (frames > 0) break;
+    (await pc.getStats()).forEach((r) => { if (r.type === 'inbound-rtp' && r.kind === 'video') video = r; });
+    if (video.packetsReceived > 0) mark('firstPacket');
+    if (video.framesReceived > 0) mark('firstFrameReceived');
+    if (video.framesDecoded > 0) { mark('firstFrameDecoded'); break; }
     if (performance.now() - t0 > 20000) throw new Error('no frame in 20 s');
     await new Promise((r) => setTimeout(r, 10));
   }
   const firstFrameMs = performance.now() - t0;
+  await new Promise((r) => setTimeout(r, 300));
+  (await pc.getStats()).forEach((r) => { if (r.type === 'inbound-rtp' && r.kind === 'video') video = r; });
+  const after = { framesDecoded: video.framesDecoded, packetsLost: video.packetsLost, nackCount: video.nackCount, pliCount: video.pliCount, jitterBufferDelayMs: video.jitterBufferEmittedCount ? Math.round((video.jitterBufferDelay / video.jitterBufferEmittedCount) * 1000) : null };
   pc.close();
   await fetch(location, { method: 'DELETE' });
-  return { answerMs, firstFrameMs };
+  return { answerMs, firstFrameMs, steps, after };
 }`;
 step('camera adopted; WebRTC first-frame trials');
+// The gateway logs each session's start timeline ('webrtc session playing', src/media/webrtc/session.ts).
+const gatewayTimelines = [];
+let gatewayOut = '';
+gateway.child.stdout.on('data', (d) => {
+  gatewayOut += d;
+  const lines = gatewayOut.split('\n');
+  gatewayOut = lines.pop();
+  for (const line of lines) if (line.includes('"webrtc session playing"')) gatewayTimelines.push(JSON.parse(line).timeline);
+});
 const webrtcTrials = [];
 for (let i = 0; i < trials; i++) {
   const page = await context.newPage();
@@ -103,6 +123,7 @@ for (let i = 0; i < trials; i++) {
   webrtcTrials.push(await page.evaluate(`(${PAGE_TRIAL})(${JSON.stringify(await streamUrl('webrtc'))})`));
   await page.close();
   await sleep(700);
+  if (process.env.BENCH_STEPS) step(`trial ${i + 1}: page ${JSON.stringify(webrtcTrials[i].steps)} after ${JSON.stringify(webrtcTrials[i].after)}; gateway ${JSON.stringify(gatewayTimelines[i] ?? null)}`);
 }
 
 // --- time to first decoded frame: ffmpeg through the relay

@@ -128,6 +128,8 @@ const whepRoutes: FastifyPluginAsync<{ tickets: TicketSigner; webrtc: WebRtcSess
       offerSdp: request.body,
       address: request.ip,
       endsAt: now() + opts.maxSessionS * 1000,
+      // Set by the API server's first hook; 0 where these routes run without it (some tests).
+      ...(request.receivedAt > 0 ? { receivedAt: request.receivedAt } : {}),
     });
     return reply
       .code(201)

@@ -56,6 +56,11 @@ export class H264ParameterSetInjector {
     this.stapPayload = stap;
   }
 
+  /** Forgets the last picture that had its sets: the next keyframe gets them whatever its time. */
+  reset(): void {
+    this.lastSpsTimestamp = null;
+  }
+
   /**
    * The packet to send before this one: a STAP-A of SPS and PPS with this packet's header
    * (marker cleared) when the packet starts an IDR picture that brought no SPS; else null.

@@ -40,7 +40,29 @@ export interface WebRtcSessionOptions {
   /** Least time between two keyframes served to this peer from the cache. */
   keyframeIntervalMs: number;
   logger: BaseLogger;
+  /** performance.now() when the WHEP POST was received: the start timeline counts from it. */
+  receivedAt?: number;
   onEnd: (session: WebRtcSession, reason: SessionEnd) => void;
+}
+
+/**
+ * When each step of a session's start happened, in ms after the WHEP POST was received
+ * (null until it happens): to see where the time to the first picture goes (logged once the first
+ * live packet after the cached burst is sent).
+ */
+export interface StartTimeline {
+  answer: number | null;
+  iceConnected: number | null;
+  /** DTLS done: libdatachannel's peer connection state \`connected\`. */
+  dtlsConnected: number | null;
+  videoOpen: number | null;
+  firstVideoPacket: number | null;
+  /** The last packet of the first cached burst. */
+  burstSent: number | null;
+  burstPackets: number;
+  burstBytes: number;
+  firstLivePacket: number | null;
+  firstKeyframeRequest: number | null;
 }
 
 export interface SessionCounters {
@@ -69,14 +91,31 @@ export class WebRtcSession {
   private detach: (() => void) | null = null;
   private parameterSets: H264ParameterSetInjector | null = null;
   private inBurst = false;
+  /** Video packets go out only once the cached keyframe has (see startVideo). */
+  private videoStarted = false;
+  private videoStartQueued = false;
   private lastKeyframeServed = -Infinity;
   private readonly timers = new Set<NodeJS.Timeout>();
   private disconnectedTimer: NodeJS.Timeout | null = null;
   private connected = false;
   private ended: SessionEnd | null = null;
   readonly startedAt = Date.now();
+  private readonly t0: number;
+  readonly timeline: StartTimeline = {
+    answer: null,
+    iceConnected: null,
+    dtlsConnected: null,
+    videoOpen: null,
+    firstVideoPacket: null,
+    burstSent: null,
+    burstPackets: 0,
+    burstBytes: 0,
+    firstLivePacket: null,
+    firstKeyframeRequest: null,
+  };
 
   private constructor(private readonly opts: WebRtcSessionOptions) {
+    this.t0 = opts.receivedAt ?? performance.now();
     this.pc = new PeerConnection(opts.id, {
       iceServers: opts.iceServers,
       ...(opts.bindAddress ? { bindAddress: opts.bindAddress } : {}),
@@ -134,6 +173,9 @@ export class WebRtcSession {
       }
     }
     this.pc.onStateChange((state) => this.stateChanged(state));
+    this.pc.onIceStateChange((state) => {
+      if (state === 'connected' || state === 'completed') this.mark('iceConnected');
+    });
     const gathered = new Promise<void>((resolve, reject) => {
       const timer = this.timer(GATHER_TIMEOUT_MS, () => reject(new WhepRefusedError('stack_failed', 'the WebRTC stack gathered no candidates in time', 5)));
       this.pc.onGatheringStateChange((state) => {
@@ -155,6 +197,7 @@ export class WebRtcSession {
     // closes an unread one after rtsp.idle_close_s); packets go nowhere until the track opens,
     // which attaches again to get the cached group of pictures first.
     this.attach();
+    this.mark('answer');
     return writeAnswer(offer, choice, readLocalTransport(local.sdp), { videoSsrc, audioSsrc, cname, streamId, sessionId: String(randomInt(1, 2 ** 47)) });
   }
 
@@ -164,8 +207,9 @@ export class WebRtcSession {
     const rewriter = new RtpRewriter({ ...header, initialSequence: randomInt(0, 0x10000), initialTimestamp: randomInt(0, 0xffffffff) });
     const sender = { track, rewriter, cameraTrack };
     track.onOpen(() => {
-      // Video starts over from the cached keyframe; audio joins whatever is flowing.
-      if (sender === this.video && this.ended === null) this.attach();
+      if (sender !== this.video) return;
+      this.mark('videoOpen');
+      this.startVideo();
     });
     track.onMessage((message) => this.feedback(message));
     return sender;
@@ -181,6 +225,15 @@ export class WebRtcSession {
       try {
         const video = this.video;
         if (video && track === video.cameraTrack) {
+          if (!this.videoStarted) {
+            // The track is open before its onOpen callback reaches us (it comes through the event
+            // loop): start from the cached keyframe as soon as it is, after this packet's fan-out.
+            if (!this.videoStartQueued && video.track.isOpen()) {
+              this.videoStartQueued = true;
+              queueMicrotask(() => this.startVideo());
+            }
+            return;
+          }
           const sets = this.parameterSets?.before(packet);
           if (sets) this.send(video, sets);
           this.send(video, packet);
@@ -199,9 +252,23 @@ export class WebRtcSession {
     },
   };
 
+  /**
+   * Video starts from the cached keyframe (a new attach delivers the cached group first); audio
+   * joins whatever is flowing. Until then no video packet is sent: a browser given pictures from
+   * the middle of a group, or a keyframe without its parameter sets, drops them and asks for a
+   * keyframe instead, which costs up to a camera GOP (measured: 0.5-2 s).
+   */
+  private startVideo(): void {
+    if (this.videoStarted || this.ended !== null || !this.video?.track.isOpen()) return;
+    this.videoStarted = true;
+    this.attach();
+  }
+
   /** Attaches to the fan-out: the cached group of pictures comes first, packed at once. */
   private attach(): void {
     this.detach?.();
+    // Each burst is new pictures to the peer (new timestamps): its keyframe gets the sets again.
+    this.parameterSets?.reset();
     this.inBurst = true;
     this.video?.rewriter.beginBurst();
     try {
@@ -210,6 +277,24 @@ export class WebRtcSession {
       this.video?.rewriter.endBurst();
       this.inBurst = false;
     }
+    if (this.timeline.burstPackets > 0) this.mark('burstSent');
+  }
+
+  private mark(step: 'answer' | 'iceConnected' | 'dtlsConnected' | 'videoOpen' | 'firstVideoPacket' | 'burstSent' | 'firstLivePacket' | 'firstKeyframeRequest'): void {
+    this.timeline[step] ??= Math.round(performance.now() - this.t0);
+  }
+
+  /** Counts the first cached burst and logs the start timeline once live packets follow it. */
+  private videoSent(out: Buffer): void {
+    const t = this.timeline;
+    if (t.firstVideoPacket === null) this.mark('firstVideoPacket');
+    if (this.inBurst && t.burstSent === null) {
+      t.burstPackets++;
+      t.burstBytes += out.length;
+    } else if (!this.inBurst && t.firstLivePacket === null) {
+      this.mark('firstLivePacket');
+      this.opts.logger.info({ session: this.opts.id, timeline: t }, 'webrtc session playing');
+    }
   }
 
   private send(sender: Sender, packet: Buffer): void {
@@ -217,8 +302,10 @@ export class WebRtcSession {
     const out = sender.rewriter.rewrite(packet);
     if (!out) return;
     try {
-      if (sender.track.sendMessageBinary(out)) this.counters.packetsSent++;
-      else this.counters.packetsFailed++;
+      if (sender.track.sendMessageBinary(out)) {
+        this.counters.packetsSent++;
+        if (sender === this.video) this.videoSent(out);
+      } else this.counters.packetsFailed++;
     } catch {
       this.counters.packetsFailed++;
     }
@@ -235,6 +322,7 @@ export class WebRtcSession {
     this.counters.pli += fb.pli;
     this.counters.fir += fb.fir;
     if (fb.pli + fb.fir === 0 || this.ended !== null || !this.detach) return;
+    this.mark('firstKeyframeRequest');
     const now = Date.now();
     if (now - this.lastKeyframeServed < this.opts.keyframeIntervalMs) return;
     this.lastKeyframeServed = now;
@@ -249,6 +337,7 @@ export class WebRtcSession {
   private stateChanged(state: string): void {
     if (this.ended !== null) return;
     if (state === 'connected') {
+      this.mark('dtlsConnected');
       this.connected = true;
       if (this.disconnectedTimer) clearTimeout(this.disconnectedTimer);
       this.disconnectedTimer = null;

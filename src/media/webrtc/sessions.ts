@@ -35,6 +35,8 @@ export interface StartRequest {
   address: string;
   /** When the session must end at the latest (ms since the epoch): start + rtsp.max_session_s. */
   endsAt: number;
+  /** performance.now() when the POST was received (the session's start timeline counts from it). */
+  receivedAt?: number;
 }
 
 export interface WebRtcStats {
@@ -129,6 +131,7 @@ export class WebRtcSessions {
       nackBufferPackets: this.opts.nackBufferPackets,
       keyframeIntervalMs: 1000,
       logger: this.opts.logger,
+      ...(req.receivedAt !== undefined ? { receivedAt: req.receivedAt } : {}),
       onEnd: (session, reason) => this.ended_(id, session, reason),
     };
     const { session, answer } = await WebRtcSession.open(sessionOpts);

@@ -7,7 +7,8 @@ import { toApiError } from '../../../src/api/errors.js';
 import { liveRoutes } from '../../../src/api/routes/live.js';
 import { RelayStreams } from '../../../src/media/relay/streams.js';
 import { TicketSigner } from '../../../src/media/ticket.js';
-import { WebRtcSessions } from '../../../src/media/webrtc/sessions.js';
+import type { WebRtcSessions } from '../../../src/media/webrtc/sessions.js';
+import { loopbackWebRtcSessions } from './loopback-sessions.js';
 import { startSimulatedRtsp, type SimulatedRtsp } from '../../../src/onvif/simulator/rtsp.js';
 import { launchChromium } from '../../support/browser.js';
 import { CHROMIUM_OFFER } from './offers.js';
@@ -37,18 +38,7 @@ beforeAll(async () => {
     logger,
     idleCloseS: 1,
   });
-  webrtc = new WebRtcSessions({
-    acquire: (deviceId, profile) => streams.acquire(deviceId, profile),
-    maxSessions: 4,
-    maxSessionsPerAddress: 4,
-    bindAddress: '127.0.0.1',
-    iceServers: [],
-    portRange: null,
-    connectTimeoutS: 10,
-    nackBufferPackets: 512,
-    audioTranscode: false,
-    logger,
-  });
+  webrtc = loopbackWebRtcSessions(streams, logger);
   app = Fastify();
   // The API's one mapping of errors to answers (src/api/errors.ts), as buildApiServer installs it.
   app.setErrorHandler(async (err, _req, reply) => {

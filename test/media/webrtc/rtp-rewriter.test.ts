@@ -88,6 +88,15 @@ describe('H264ParameterSetInjector', () => {
     expect(inject.before(rtp(10, 90_000, { payload: [0x65, 0x88, 0x80, 0] }))).not.toBeNull();
   });
 
+  it('after reset() the same keyframe gets its sets again (a burst of the cached group sent anew)', () => {
+    const inject = new H264ParameterSetInjector({ sps: [sps], pps: [pps] });
+    const idr = rtp(7, 4500, { payload: [0x65, 0x88, 0x80, 0] });
+    expect(inject.before(idr)).not.toBeNull();
+    expect(inject.before(idr)).toBeNull();
+    inject.reset();
+    expect(inject.before(idr)).not.toBeNull();
+  });
+
   it('adds nothing when the camera sends its own SPS before the IDR, or when the SDP has no parameter sets', () => {
     const inject = new H264ParameterSetInjector({ sps: [sps], pps: [pps] });
     expect(inject.before(rtp(1, 100, { payload: [...sps] }))).toBeNull();
