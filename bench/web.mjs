@@ -2,8 +2,7 @@
 // gateway as its own process (built dist/, dist/web included) and one simulated camera, on loopback.
 //  - Sign-in to cameras visible: from the click on the login page's "Sign in" (credentials typed)
 //    to the camera's card with its status on the app's first screen; the code exchange, the app's
-//    first load and the device list are inside. Where the gateway still shows a consent page (no
-//    built-in first-party client yet), its "Allow" click is inside too.
+//    first load and the device list are inside (the built-in client gateway-web: no consent page).
 //  - Click to first live frame: from the click on the camera's card to the live <video> having
 //    decoded a frame (polled every 10 ms in the page): stream address, WHEP offer/answer, ICE, first
 //    keyframe. The first trial finds the relay's camera session cold; the others warm.
@@ -18,7 +17,6 @@ import { brotliCompressSync } from 'node:zlib';
 import { chromium } from 'playwright-core';
 import { pino } from 'pino';
 import { startFleet } from '../dist/onvif/simulator/fleet.js';
-import { Store } from '../dist/store/store.js';
 import { measureEvents } from './support/web-events.mjs';
 import { measureSnapshot } from './support/web-snapshot.mjs';
 import { startGatewayProcess } from './gateway-process.mjs';
@@ -47,13 +45,6 @@ execFileSync(process.execPath, [path.join(root, 'dist/cli.js'), 'users', 'add', 
 const gateway = await startGatewayProcess(configFile);
 const origin = gateway.apiUrl;
 step(`gateway started: ${origin}`);
-
-// The app's client, as the gateway registers it for its own origin once it does so itself.
-const store = Store.open(dataDir);
-if (!store.getOAuthClient('gateway-web')) {
-  store.insertOAuthClient({ id: 'gateway-web', name: 'Edge gateway web app', secretHash: null, redirectUris: [`${origin}/signin/callback`], grantTypes: ['authorization_code', 'refresh_token'], createdAt: Date.now() });
-}
-store.close();
 
 const browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', headless: true, args: ['--no-sandbox', '--disable-dev-shm-usage', '--disable-gpu', '--disable-background-networking'] });
 
@@ -100,11 +91,6 @@ async function signIn(page) {
   await page.fill('#password', USER.password);
   const t0 = performance.now();
   await page.click('button[value=login]');
-  const next = await Promise.race([
-    page.waitForSelector('button[value=allow]', { timeout: 30_000 }).then(() => 'consent'),
-    page.waitForSelector('[data-testid=camera] .status', { timeout: 30_000 }).then(() => 'app'),
-  ]);
-  if (next === 'consent') await page.click('button[value=allow]');
   await page.waitForSelector('[data-testid=camera] .status', { timeout: 30_000 });
   return performance.now() - t0;
 }

@@ -1,46 +1,23 @@
 import { mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
-import type { Store } from '../../src/store/store.js';
 
-// Helpers of the web app's browser tests: the first-party client, signing in through the real
-// login page, axe-core in the page, and screenshots for a reviewer.
+// Helpers of the web app's browser tests: signing in through the real login page (the gateway's
+// built-in client gateway-web, no consent page), axe-core in the page, and screenshots for a reviewer.
 
-export const WEB_CLIENT_ID = 'gateway-web';
 export const SCREENSHOT_DIR = path.resolve(import.meta.dirname, '../../test-output/screenshots');
 export const VIEWPORTS = [
   { width: 390, height: 844 },
   { width: 1440, height: 900 },
 ] as const;
 
-/**
- * The app's client, as the gateway registers it for its own origin (issue 15). Until the gateway
- * does so itself, the test registers it the way `edge-gateway clients add` writes clients.
- */
-export function ensureWebClient(store: Store, origin: string): void {
-  if (store.getOAuthClient(WEB_CLIENT_ID)) return;
-  store.insertOAuthClient({
-    id: WEB_CLIENT_ID,
-    name: 'Edge gateway web app',
-    secretHash: null,
-    redirectUris: [`${origin}/signin/callback`],
-    grantTypes: ['authorization_code', 'refresh_token'],
-    createdAt: Date.now(),
-  });
-}
-
-/** From the app's first screen through the login page (and the consent page, where the gateway still shows one) back to the app. */
+/** From the app's first screen through the login page back to the app. */
 export async function signIn(page: Page, origin: string, user: { username: string; password: string }): Promise<void> {
   await page.goto(`${origin}/`);
   await page.waitForSelector('#username');
   await page.fill('#username', user.username);
   await page.fill('#password', user.password);
-  await page.click('button[value=login]');
-  const next = await Promise.race([
-    page.waitForSelector('button[value=allow]').then(() => 'consent' as const),
-    page.waitForURL((url) => url.pathname === '/' && !url.search.includes('code=')).then(() => 'app' as const),
-  ]);
-  if (next === 'consent') await Promise.all([page.waitForURL((url) => url.origin === origin && !url.pathname.startsWith('/oauth')), page.click('button[value=allow]')]);
+  await Promise.all([page.waitForURL((url) => url.pathname === '/' && !url.search.includes('code=')), page.click('button[value=login]')]);
   await page.waitForSelector('header.top');
 }
 
