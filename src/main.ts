@@ -105,12 +105,13 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
 
     // Stream and playback tickets: live addresses, the relay, and the recordings' playback_url.
     const tickets = TicketSigner.openInDir(dataDir, secretBox);
+    const mintPlayback = playbackMinter(tickets, config.recording.playback_ttl_s);
     // The API's event stream: every change it tells of is kept in the store (same transaction) from
     // here on, before anything (crash recovery included) can make one.
     const eventHub = new EventHub({
       events: store,
       // recording.created carries playback_url as GET does (the stream's token has recordings:read).
-      mintPlayback: playbackMinter(tickets, config.recording.playback_ttl_s),
+      mintPlayback,
       maxSubscribers: config.events.max_subscribers,
       heartbeatMs: config.events.heartbeat_s * 1000,
       maxQueueBytes: config.events.max_queue_bytes,
@@ -327,7 +328,7 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
       registry,
       version: readVersion(),
       live: { tickets, hls, maxSessionS: config.rtsp.max_session_s, ...(config.webrtc.enabled ? { webrtc } : {}) },
-      playback: { tickets, ttlS: config.recording.playback_ttl_s },
+      playback: { tickets, mint: mintPlayback },
       events: { hub: eventHub },
       localJwks: localIssuer ? () => localIssuer.publicJwks() : null,
       detector: () => detection?.health() ?? 'off',

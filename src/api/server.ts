@@ -26,7 +26,8 @@ import { addRouteOnRequest } from './route-hooks.js';
 import { strictQuery } from './strict-query.js';
 import { guardConnections } from './connection-guard.js';
 import { redactUrl } from './log-url.js';
-import { playbackMinter, playbackRoutes } from './routes/playback.js';
+import { playbackRoutes } from './routes/playback.js';
+import type { MintPlayback } from '../domain/present.js';
 import type { TicketSigner } from '../media/ticket.js';
 import { DEFAULT_WEB_ROOT, webApp, type WebAppOptions } from './web-app.js';
 import { snapshotRoutes } from './routes/snapshot.js';
@@ -60,8 +61,8 @@ export interface ApiServerOptions {
   oauth: OAuthRoutesOptions | null;
   /** Browser live view under /live: WebRTC (WHEP) and LL-HLS; absent: none. */
   live?: LiveRoutesOptions;
-  /** Recordings' playback_url and GET /v1/recordings/{id}/play: the ticket signer and a ticket's life; absent: none. */
-  playback?: { tickets: TicketSigner; ttlS: number };
+  /** Recordings' playback_url and GET /v1/recordings/{id}/play: the ticket signer, and the minter the event stream shares (one ticket memo); absent: none. */
+  playback?: { tickets: TicketSigner; mint: MintPlayback };
   /** GET /v1/events (Server-Sent Events); absent: none. */
   events?: EventRoutesOptions;
   /** The web app at / (docs/web-app.md); absent: dist/web of this install; null: none. */
@@ -201,7 +202,7 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<FastifyIns
   await app.register(recordingRoutes, {
     store: opts.store,
     storageDir: opts.storageDir,
-    ...(opts.playback ? { mintPlayback: playbackMinter(opts.playback.tickets, opts.playback.ttlS) } : {}),
+    ...(opts.playback ? { mintPlayback: opts.playback.mint } : {}),
   });
   await app.register(alertRoutes, { store: opts.store });
   if (opts.oauth) await app.register(oauthRoutes, opts.oauth);
