@@ -68,9 +68,32 @@ async function webrtcViewer(): Promise<Peer> {
   });
   const res = await t.request(new URL(await streamUrl('webrtc')).pathname, { method: 'POST', headers: { 'content-type': 'application/sdp' }, body: offer });
   expect(res.status, res.text).toBe(201);
-  pc.setRemoteDescription(res.text, 'answer');
   peer.location = String(res.headers.location);
+  try {
+    pc.setRemoteDescription(res.text, 'answer');
+  } catch (err) {
+    // Its session on the gateway ends with it, so that it is not counted among the viewers.
+    await t.request(peer.location, { method: 'DELETE' });
+    pc.close();
+    throw err;
+  }
   return peer;
+}
+
+/**
+ * A viewer, made again when node-datachannel's own offer side fails ("Got a remote candidate
+ * without ICE transport": a race inside the library, seen now and then in this process, never an
+ * answer the gateway got wrong). The failed peer's session was ended by webrtcViewer.
+ */
+async function webrtcViewerRetried(): Promise<Peer> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await webrtcViewer();
+    } catch (err) {
+      if (attempt >= 3 || !/without ICE transport/.test((err as Error).message)) throw err;
+      console.warn(`mixed-viewers: WebRTC test peer failed on its side (${(err as Error).message}); making it again`);
+    }
+  }
 }
 
 describe('one camera session for every kind of viewer', () => {
@@ -81,7 +104,7 @@ describe('one camera session for every kind of viewer', () => {
     const rtsp = await Promise.all([streamUrl('rtsp'), streamUrl('rtsp')]);
     const rtspViewers = rtsp.map((url) => spawn('ffmpeg', ['-nostdin', '-v', 'error', '-rtsp_transport', 'tcp', '-i', url, '-t', '8', '-c', 'copy', '-f', 'null', '-'], { stdio: 'ignore' }));
     try {
-      for (let i = 0; i < 5; i++) peers.push(await webrtcViewer());
+      for (let i = 0; i < 5; i++) peers.push(await webrtcViewerRetried());
       const hls = await Promise.all([hlsAddress(t, deviceId), hlsAddress(t, deviceId)]);
       const played = Promise.all(hls.map((h) => ffmpegPlays(h.url, 4)));
       const rtspDone = Promise.all(rtspViewers.map((v) => new Promise<number | null>((r) => v.once('exit', r))));
