@@ -128,7 +128,10 @@ async function seal(argv: string[], env: NodeJS.ProcessEnv, io: Io, stdin: () =>
   return 0;
 }
 
-/** The store of the configured data_dir, for the management commands (the daemon may be running). */
+/**
+ * The store of the configured data_dir, for the management commands. The daemon may be running:
+ * each command closes it with closeWhenVisible, so the daemon sees its change once it returns.
+ */
 function openStore(configFlag: string | undefined, env: NodeJS.ProcessEnv): Store {
   return Store.open(config(configFlag, env).gateway.data_dir);
 }
@@ -168,7 +171,7 @@ async function clients(argv: string[], env: NodeJS.ProcessEnv, io: Io): Promise<
         createdAt: Date.now(),
       });
     } finally {
-      store.close();
+      await store.closeWhenVisible();
     }
     if (values.json) io.out(`${JSON.stringify({ client_id: clientId, client_secret: secret })}\n`);
     else io.out(`client_id: ${clientId}\n${secret === null ? 'public client: no secret\n' : `client_secret: ${secret}\n(shown once; only its hash is kept)\n`}`);
@@ -182,7 +185,7 @@ async function clients(argv: string[], env: NodeJS.ProcessEnv, io: Io): Promise<
       const list = store.listOAuthClients().filter((c) => !isFirstPartyClient(c.id)).map((c) => ({ client_id: c.id, name: c.name, public: c.secretHash === null, redirect_uris: c.redirectUris, grant_types: c.grantTypes }));
       io.out(values.json ? `${JSON.stringify(list)}\n` : list.map((c) => `${c.client_id}  ${c.name}  ${c.public ? 'public' : 'confidential'}  ${c.grant_types.join(',')}  ${c.redirect_uris.join(' ')}\n`).join(''));
     } finally {
-      store.close();
+      await store.closeWhenVisible();
     }
     return 0;
   }
@@ -197,7 +200,7 @@ async function clients(argv: string[], env: NodeJS.ProcessEnv, io: Io): Promise<
         return 1;
       }
     } finally {
-      store.close();
+      await store.closeWhenVisible();
     }
     return 0;
   }
@@ -229,7 +232,7 @@ async function users(argv: string[], env: NodeJS.ProcessEnv, io: Io, stdin: () =
       }
       store.insertLocalUser({ username, passwordHash, role, createdAt: Date.now() });
     } finally {
-      store.close();
+      await store.closeWhenVisible();
     }
     io.out(`user ${username} added (role ${role})\n`);
     return 0;
@@ -240,7 +243,7 @@ async function users(argv: string[], env: NodeJS.ProcessEnv, io: Io, stdin: () =
     try {
       io.out(store.listLocalUsers().map((u) => `${u.username}  ${u.role}\n`).join(''));
     } finally {
-      store.close();
+      await store.closeWhenVisible();
     }
     return 0;
   }
@@ -254,7 +257,7 @@ async function users(argv: string[], env: NodeJS.ProcessEnv, io: Io, stdin: () =
         return 1;
       }
     } finally {
-      store.close();
+      await store.closeWhenVisible();
     }
     return 0;
   }

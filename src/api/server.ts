@@ -159,9 +159,9 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<FastifyIns
     reply.code(404).send({ error: 'not_found', error_description: `no such resource: ${request.method} ${request.url.split('?')[0]}` }),
   );
 
-  // Lists need data no older than their request: a check for other connections' commits made
-  // after this moment, as the token check makes it, is enough (ListOptions.freshAsOf).
-  // Both set by a hook of each route's own, first among its onRequest hooks (src/api/route-hooks.ts).
+  // When the request's handling began (a WebRTC session's start timeline counts from it) and the
+  // route's label for metrics: both set by a hook of each route's own, first among its onRequest
+  // hooks (src/api/route-hooks.ts).
   app.decorateRequest('receivedAt', 0);
   app.decorateRequest('routeLabel', 'unmatched');
   app.addHook('onRoute', (route) => {

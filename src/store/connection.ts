@@ -2,7 +2,8 @@ import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { MIGRATIONS } from './migrations.js';
-import { PageMemo } from './paging.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { OTHER_COMMITS_LOOK_MS, PageMemo } from './paging.js';
 
 export const DATABASE_FILE = 'gateway.db';
 
@@ -18,6 +19,8 @@ export class Connection {
   readonly pages: PageMemo;
   private readonly rollbackListeners: Array<() => void> = [];
   private readonly userVersion: Database.Statement<[], number>;
+  /** Whether this connection has changed the database (what another process then has to see). */
+  private wrote = false;
 
   private constructor(
     readonly db: Database.Database,
@@ -51,18 +54,34 @@ export class Connection {
     if (this.db.open) this.db.close();
   }
 
+  /**
+   * Closes, then resolves once a daemon running on the same database is sure to see this
+   * connection's changes in every request that reaches it afterwards: it looks for other processes'
+   * commits at most OTHER_COMMITS_LOOK_MS apart (PageMemo). For the management commands, whose
+   * `users remove` must refuse the user's tokens from the moment it returns.
+   */
+  async closeWhenVisible(): Promise<void> {
+    this.close();
+    if (!this.wrote) return;
+    // Measured, not trusted to one timer: Node's timers may fire up to a millisecond early.
+    const closedAt = performance.now();
+    while (performance.now() - closedAt < 2 * OTHER_COMMITS_LOOK_MS) await sleep(OTHER_COMMITS_LOOK_MS);
+  }
+
   get schemaVersion(): number {
     return mustExist(this.userVersion.get(), 'PRAGMA user_version');
   }
 
   /** Every write goes through here, so no memoised page outlives a change. */
   run<P extends unknown[]>(statement: Database.Statement<P, unknown>, ...params: P): Database.RunResult {
+    this.wrote = true;
     this.pages.clear();
     return statement.run(...params);
   }
 
   /** Runs fn in one transaction: all its writes land together or none do. */
   transaction<T>(fn: () => T): T {
+    this.wrote = true;
     try {
       return this.db.transaction(fn)();
     } catch (err) {

@@ -323,8 +323,7 @@ export class OAuthRecords {
    */
   isAccessTokenRevoked(jti: string): boolean {
     // Asked on every API request, so its answer is memoised like a list page: until the next write
-    // here or commit elsewhere, which the data_version look below notices, on every call. That look
-    // also serves the request's list (ListOptions.freshAsOf; docs/performance.md).
+    // here or commit elsewhere, which the look below notices (OTHER_COMMITS_LOOK_MS; docs/performance.md).
     this.conn.pages.forgetIfChangedElsewhere();
     let revoked = this.revokedAccessTokens.get(jti);
     if (revoked === undefined) {

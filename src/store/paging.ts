@@ -6,14 +6,17 @@ const MAX_CACHED_PAGES = 64;
 export interface ListOptions {
   limit: number;
   after: PageKey | null;
-  /**
-   * performance.now() (ms) of the request this list answers. Another connection's commit is then
-   * looked for only if nothing looked since: the API request's token check already did (see
-   * OAuthRecords.isAccessTokenRevoked), and one look after the request arrived sees every commit
-   * before it.
-   */
-  freshAsOf?: number;
 }
+
+/**
+ * How long one look for other connections' commits (a read of PRAGMA data_version) serves later
+ * reads. A look is a read transaction, two fcntl locks: ~20 µs here, a fifth of an API request's
+ * whole cost when every request made one. The daemon is the only process that writes its database
+ * while it runs, apart from the management commands (`edge-gateway users remove`, `clients remove`);
+ * they close with `Store.closeWhenVisible`, which returns only after twice this long, so a request
+ * that reaches the daemon after such a command returned finds a look made after its commit.
+ */
+export const OTHER_COMMITS_LOOK_MS = 5;
 
 /** One WHERE clause and its bound value (undefined: the clause binds nothing). */
 export type ListFilter = [clause: string, value: unknown];
@@ -59,10 +62,13 @@ export class PageMemo {
   private readonly kept = new Map<string, { delete(key: string): boolean }>();
   private readonly others: Array<{ clear(): void }> = [];
   private dataVersion = -1;
-  /** performance.now() (ms) just before data_version was last read. */
+  /** now() (ms) just before data_version was last read. */
   private lookedAt = Number.NEGATIVE_INFINITY;
 
-  constructor(private readonly readDataVersion: () => number) {}
+  constructor(
+    private readonly readDataVersion: () => number,
+    private readonly now: () => number = () => performance.now(),
+  ) {}
 
   /** Another memo of reads, cleared whenever the pages are. */
   alsoForget(memo: { clear(): void }): void {
@@ -76,13 +82,12 @@ export class PageMemo {
   }
 
   /**
-   * Forgets everything memoised when another connection has committed since the last look. Each look
-   * is a read transaction (two fcntl locks and an fstat here), so a caller that knows when its
-   * request arrived (`freshAsOf`) skips it when a look since then already happened.
+   * Forgets everything memoised when another connection has committed since the last look, looking
+   * at most once every OTHER_COMMITS_LOOK_MS. This connection's own writes clear the memo at once.
    */
-  forgetIfChangedElsewhere(freshAsOf?: number): void {
-    if (freshAsOf !== undefined && this.lookedAt >= freshAsOf) return;
-    const lookedAt = performance.now();
+  forgetIfChangedElsewhere(): void {
+    const lookedAt = this.now();
+    if (lookedAt - this.lookedAt < OTHER_COMMITS_LOOK_MS) return;
     const dataVersion = this.readDataVersion();
     this.lookedAt = lookedAt;
     if (dataVersion !== this.dataVersion) {
@@ -117,7 +122,7 @@ export class PagedList<Row, Item> {
   ) {}
 
   page(filters: readonly ListFilter[], opts: ListOptions): Page<Item> {
-    this.memo.forgetIfChangedElsewhere(opts.freshAsOf);
+    this.memo.forgetIfChangedElsewhere();
     const q = keysetQuery(this.shape.table, this.shape.keyColumn, filters, opts);
     const cacheKey = `${q.sql}\u0000${JSON.stringify(q.params)}`;
     const hit = this.pages.get(cacheKey);

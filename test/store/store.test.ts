@@ -131,7 +131,7 @@ describe('Store', () => {
 });
 
 describe('Store list memo', () => {
-  it('never serves a page older than the last write, by this connection or another', () => {
+  it('never serves a page older than the last write, by this connection, or by another once it closed', async () => {
     const { store, dir } = open();
     store.upsertDevice(cam('c1', 1));
     const list = () => store.listDevices({ limit: 10, after: null }).items.map((d) => `${d.id}:${d.status}`);
@@ -140,9 +140,10 @@ describe('Store list memo', () => {
     store.upsertDevice({ ...cam('c1', 1), status: 'offline' });
     expect(list()).toEqual(['c1:offline']);
 
-    const other = new Database(path.join(dir, DATABASE_FILE));
-    other.prepare("UPDATE devices SET status = 'unauthorized' WHERE id = 'c1'").run();
-    other.close();
+    // What a management command does from its own process while the daemon runs (src/cli.ts).
+    const other = Store.open(dir);
+    other.upsertDevice({ ...cam('c1', 1), status: 'unauthorized' });
+    await other.closeWhenVisible();
     expect(list()).toEqual(['c1:unauthorized']);
 
     expect(() =>
@@ -162,7 +163,7 @@ describe('Store reads on the API hot path', () => {
   const grant = (id: string) => ({ id, clientId: 'app', user: null, scope: 'devices:read', createdAt: 1, revokedAt: null });
   const issue = (jti: string) => ({ accessJti: jti, accessExpiresAt: Date.now() + 60_000, refresh: null });
 
-  it("sees an access token's revocation at once, by this connection or another, though its answer is memoised", () => {
+  it("sees an access token's revocation at once by this connection, and by another once it closed, though its answer is memoised", async () => {
     const { store, dir } = open();
     store.insertOAuthClient(client);
     store.insertOAuthGrant(grant('g1'), issue('jti-1'));
@@ -175,32 +176,11 @@ describe('Store reads on the API hot path', () => {
     expect(store.isAccessTokenRevoked('jti-1')).toBe(true);
     expect(store.isAccessTokenRevoked('jti-2')).toBe(false);
 
-    // What `edge-gateway client delete` does from its own process while the daemon runs.
-    const other = new Database(path.join(dir, DATABASE_FILE));
-    other.pragma('foreign_keys = ON');
-    other.prepare("DELETE FROM oauth_clients WHERE id = 'app'").run();
-    other.close();
+    // What `edge-gateway clients remove` does from its own process while the daemon runs.
+    const other = Store.open(dir);
+    expect(other.deleteOAuthClient('app')).toBe(true);
+    await other.closeWhenVisible();
     expect(store.isAccessTokenRevoked('jti-2')).toBe(true);
-    store.close();
-  });
-
-  it("gives a list no older than its freshAsOf moment: another connection's commit before it shows", () => {
-    const { store, dir } = open();
-    store.upsertDevice(cam('c1', 1));
-    const list = (freshAsOf: number) => store.listDevices({ limit: 10, after: null, freshAsOf }).items.map((d) => `${d.id}:${d.status}`);
-    expect(list(performance.now())).toEqual(['c1:online']);
-
-    const other = new Database(path.join(dir, DATABASE_FILE));
-    other.prepare("UPDATE devices SET status = 'offline' WHERE id = 'c1'").run();
-    expect(list(performance.now())).toEqual(['c1:offline']);
-
-    // A token check (which reads data_version) after the request arrived serves its list too.
-    expect(list(performance.now())).toEqual(['c1:offline']); // memoised again
-    const arrived = performance.now();
-    other.prepare("UPDATE devices SET status = 'unauthorized' WHERE id = 'c1'").run();
-    other.close();
-    store.isAccessTokenRevoked('any');
-    expect(list(arrived)).toEqual(['c1:unauthorized']);
     store.close();
   });
 

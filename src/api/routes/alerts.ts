@@ -44,7 +44,6 @@ export const alertRoutes: FastifyPluginAsyncTypebox<AlertRoutesOptions> = async 
         unread: q.unread,
         limit: q.limit,
         after: decodeCursorParam(q.cursor),
-        freshAsOf: req.receivedAt,
       });
       return respond(reply, page);
     },

@@ -56,7 +56,7 @@ export const deviceRoutes: FastifyPluginAsyncTypebox<DeviceRoutesOptions> = asyn
     },
     async (req, reply) => {
       const q = req.query;
-      const page = store.listDevices({ status: q.status, type: q.type, limit: q.limit, after: decodeCursorParam(q.cursor), freshAsOf: req.receivedAt });
+      const page = store.listDevices({ status: q.status, type: q.type, limit: q.limit, after: decodeCursorParam(q.cursor) });
       return respond(reply, page);
     },
   );

@@ -92,7 +92,6 @@ export const recordingRoutes: FastifyPluginAsyncTypebox<RecordingRoutesOptions> 
         eventType: q.event_type,
         limit: q.limit,
         after: decodeCursorParam(q.cursor),
-        freshAsOf: req.receivedAt,
       });
       return envelope(page, presenter(req));
     },

@@ -1,4 +1,6 @@
-import { readFileSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { promisify } from 'node:util';
 import path from 'node:path';
 import { decodeJwt, decodeProtectedHeader } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,6 +15,9 @@ const USER = { username: 'alice', password: 'correct horse battery staple' };
 const PUBLIC_REDIRECT = 'http://127.0.0.1/callback';
 const APP_REDIRECT = 'https://app.example.com/cb';
 const STATE = 'st-1 x&y=z/~'; // spaces and URL syntax: must come back exactly
+
+/** The built CLI (the test setup builds dist/). */
+const CLI = path.resolve(import.meta.dirname, '../../../dist/cli.js');
 
 let t: TestGateway;
 let pub: RegisteredClient;
@@ -425,6 +430,23 @@ describe('removing a user', () => {
     expect((await api(issued.access_token)).status).toBe(401);
     expectOAuthError(await token({ grant_type: 'refresh_token', client_id: pub.clientId, refresh_token: issued.refresh_token }), 400, 'invalid_grant');
     expectOAuthError(await token({ grant_type: 'authorization_code', client_id: pub.clientId, code: approved.location?.searchParams.get('code'), redirect_uri: PUBLIC_REDIRECT, code_verifier: pending.verifier }), 400, 'invalid_grant');
+  });
+});
+
+describe('removing a client with the management command, from its own process', () => {
+  it("refuses the client's token from the moment `edge-gateway clients remove` returns, though the answer was memoised", async () => {
+    const removed = registerClient(t.gw.store, { redirectUris: [APP_REDIRECT], grants: ['client_credentials'] });
+    const res = await token('grant_type=client_credentials&scope=devices%3Aread', basic(removed));
+    const accessToken = (res.json() as { access_token: string }).access_token;
+    // Twice, so the daemon has memoised "not revoked" for this token.
+    expect((await api(accessToken)).status).toBe(200);
+    expect((await api(accessToken)).status).toBe(200);
+    const config = path.join(t.dataDir, 'cli.yaml');
+    writeFileSync(config, `gateway:\n  data_dir: ${t.dataDir}\n`);
+    await promisify(execFile)(process.execPath, [CLI, 'clients', 'remove', '--config', config, '--client-id', removed.clientId], { timeout: 30_000 });
+    const after = await api(accessToken);
+    expect(after.status).toBe(401);
+    expect(after.json()).toMatchObject({ error: 'invalid_token' });
   });
 });
 
