@@ -5,8 +5,6 @@ import { ConfigError } from './config/errors.js';
 import { configPathFrom, loadConfig } from './config/load.js';
 import type { Config } from './config/schema.js';
 import { openLocalIssuer } from './auth/local-issuer.js';
-import { createLogger, installFatalHandlers, startGateway } from './main.js';
-import { startFleet } from './onvif/simulator/fleet.js';
 import { pino } from 'pino';
 import { SecretBox, sealConfigSecret } from './platform/secret-box.js';
 import { Store } from './store/store.js';
@@ -81,6 +79,9 @@ function config(flag: string | undefined, env: NodeJS.ProcessEnv): Config {
 async function start(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
   const values = parse(argv, ['config']);
   const cfg = config(values.config, env);
+  // Imported here, not at the top: the daemon pulls in every part (Fastify, WebRTC, the detector's
+  // TensorFlow.js), a second of CPU here and several on a Pi that `users list` or `--help` need not pay.
+  const { createLogger, installFatalHandlers, startGateway } = await import('./main.js');
   const logger = createLogger(cfg);
   installFatalHandlers(logger);
   const gateway = await startGateway(cfg, { logger, env });
@@ -277,6 +278,7 @@ async function simulateCamera(argv: string[]): Promise<number> {
   const rtspPort = v['rtsp-port'] === 'off' ? null : int('rtsp-port', v['rtsp-port'], 8556, 0, 65535);
   const host = v.host ?? '127.0.0.1';
   const logger = pino({ level: 'info', base: { service: 'edge-gateway-simulator' } });
+  const { startFleet } = await import('./onvif/simulator/fleet.js');
   const fleet = await startFleet({
     count,
     host,
