@@ -6,7 +6,9 @@
 // process, as in production. The ratio that matters is gateway req/s / bare req/s (goal >= 0.8,
 // with the gateway's p99 <= 10 ms).
 // Env: BENCH_SECONDS (per slice, default 5), BENCH_ROUNDS (default 3), BENCH_CONNECTIONS (default 50),
-// BENCH_CPU_PROF (a directory: the gateway runs with --cpu-prof and writes its profile there on exit).
+// BENCH_CPU_PROF (a directory: the gateway runs with --cpu-prof and writes its profile there on exit),
+// BENCH_BASELINE (another build's dist/cli.js, e.g. of a worktree at the commit before a change: that
+// gateway, with the same 50 devices, takes its turns in the same rounds, and its ratio is printed too).
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:https';
 import os from 'node:os';
@@ -17,6 +19,7 @@ const seconds = Number(process.env.BENCH_SECONDS ?? 5);
 const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const profileDir = process.env.BENCH_CPU_PROF;
+const baselineCli = process.env.BENCH_BASELINE;
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'eg-bench-api-'));
 const dataDir = path.join(dir, 'data');
@@ -58,6 +61,15 @@ const targets = {
   devices: { pid: gateway.child.pid, target: devices },
   healthz: { pid: gateway.child.pid, target: { url: `${gateway.apiUrl}/healthz`, headers: {} } },
 };
+let baseline = null;
+if (baselineCli) {
+  const baseDir = path.join(dir, 'baseline');
+  const baseConfig = path.join(dir, 'baseline.yaml');
+  writeFileSync(baseConfig, readFileSync(configFile, 'utf8').replace(`data_dir: ${dataDir}`, `data_dir: ${baseDir}`));
+  seedDevices(baseDir, 50);
+  baseline = await startGatewayProcess(baseConfig, [], path.resolve(baselineCli));
+  targets.baseline = { pid: baseline.child.pid, target: { url: `${baseline.apiUrl}${route}?limit=50`, headers: { authorization: `Bearer ${baseline.token('devices:read')}` } } };
+}
 const names = Object.keys(targets);
 const slice = (name, duration) => measure(targets[name].pid, name, targets[name].target, { connections, duration });
 
@@ -70,6 +82,7 @@ for (let i = 0; i < rounds; i++) {
 }
 await bare.stop();
 await gateway.stop();
+await baseline?.stop();
 rmSync(dir, { recursive: true, force: true });
 
 const b = summarize(results.bare);
@@ -80,6 +93,7 @@ const ratio = Number((d.rps / b.rps).toFixed(3));
 const perSecond = (r) => r.requests.total / r.duration;
 const roundRatios = results.devices.map((r, i) => Number((perSecond(r) / perSecond(results.bare[i])).toFixed(3)));
 const cpuRatio = Number((d.server_cpu_us_per_req / b.server_cpu_us_per_req).toFixed(2));
+const base = baseline ? summarize(results.baseline) : null;
 
 console.log(`\nbench api: ${connections} connections, ${rounds} rounds × ${seconds}s per endpoint, HTTPS on loopback, node ${process.version}, ${os.cpus().length} cores\n`);
 const row = (name, r) =>
@@ -89,5 +103,9 @@ console.log('|------------------------------------------|--------|--------|-----
 console.log(row('bare Fastify, same bytes', b));
 console.log(row('gateway GET /v1/devices (50, bearer JWT)', d));
 console.log(row('gateway GET /healthz', h));
-console.log(`\nratio gateway/bare req/s: ${ratio} (goal >= 0.8; by round: ${roundRatios.join(', ')}); gateway CPU per request ${cpuRatio}× the bare server's; gateway p99 ${d.p99_ms} ms (goal <= 10)\n`);
-console.log(JSON.stringify({ bench: 'api', connections, seconds, rounds, bare: b, devices: d, healthz: h, ratio, round_ratios: roundRatios, cpu_per_req_x: cpuRatio, goal_ratio_met: ratio >= 0.8, goal_p99_met: d.p99_ms <= 10 }));
+if (base) console.log(row('baseline build GET /v1/devices', base));
+console.log(`\nratio gateway/bare req/s: ${ratio} (goal >= 0.8; by round: ${roundRatios.join(', ')}); gateway CPU per request ${cpuRatio}× the bare server's; gateway p99 ${d.p99_ms} ms (goal <= 10)`);
+const baselineFigures = base ? { baseline: base, baseline_ratio: Number((base.rps / b.rps).toFixed(3)), baseline_cpu_per_req_x: Number((base.server_cpu_us_per_req / b.server_cpu_us_per_req).toFixed(2)) } : {};
+if (base) console.log(`baseline build: ratio ${baselineFigures.baseline_ratio}, CPU per request ${baselineFigures.baseline_cpu_per_req_x}× the bare server's, p99 ${base.p99_ms} ms`);
+console.log('');
+console.log(JSON.stringify({ bench: 'api', connections, seconds, rounds, bare: b, devices: d, healthz: h, ratio, round_ratios: roundRatios, cpu_per_req_x: cpuRatio, ...baselineFigures, goal_ratio_met: ratio >= 0.8, goal_p99_met: d.p99_ms <= 10 }));

@@ -8,13 +8,14 @@ import autocannon from 'autocannon';
 import path from 'node:path';
 import { Store } from '../dist/store/store.js';
 
-const cli = path.resolve(import.meta.dirname, '../dist/cli.js');
+const defaultCli = path.resolve(import.meta.dirname, '../dist/cli.js');
 
 /**
  * Starts `edge-gateway start --config FILE`; resolves once it logged that it started (with its API and
- * metrics URLs). `nodeArgs` go to node before the CLI (e.g. --cpu-prof).
+ * metrics URLs). `nodeArgs` go to node before the CLI (e.g. --cpu-prof); `cli`, another build's
+ * dist/cli.js (a before/after comparison in one run).
  */
-export async function startGatewayProcess(configFile, nodeArgs = []) {
+export async function startGatewayProcess(configFile, nodeArgs = [], cli = defaultCli) {
   const { child, line, stop } = await spawnUntilLine([...nodeArgs, cli, 'start', '--config', configFile], (l) => l.includes('"edge gateway started"'), 'gateway');
   const { apiUrl, metricsUrl } = JSON.parse(line);
   const token = (scope) => execFileSync(process.execPath, [cli, 'token', '--config', configFile, '--scope', scope], { encoding: 'utf8' }).trim();

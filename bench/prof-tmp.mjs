@@ -1,0 +1,23 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import os from 'node:os';
+import path from 'node:path';
+import autocannon from 'autocannon';
+import { seedDevices, selfSignedCert, startGatewayProcess } from './gateway-process.mjs';
+const dir = mkdtempSync(path.join(os.tmpdir(), 'eg-prof-'));
+const dataDir = path.join(dir, 'data');
+const configFile = path.join(dir, 'config.yaml');
+const { certFile, keyFile } = selfSignedCert(dir);
+writeFileSync(configFile, `gateway:\n  data_dir: ${dataDir}\napi:\n  host: 127.0.0.1\n  port: 0\n  tls:\n    cert_file: ${certFile}\n    key_file: ${keyFile}\n` +
+    `onvif:\n  discovery:\n    enabled: false\nrtsp:\n  host: 127.0.0.1\n  port: 0\n  udp_port: 0\nlog:\n  level: info\n`);
+seedDevices(dataDir, 50);
+const gateway = await startGatewayProcess(configFile, ['--perf-basic-prof-only-functions', '--interpreted-frames-native-stack']);
+const url = `${gateway.apiUrl}${process.env.ROUTE ?? '/v1/devices?limit=50'}`;
+const headers = { authorization: `Bearer ${gateway.token('devices:read')}` };
+const run = (d) => new Promise((res, rej) => autocannon({ url, headers, connections: 50, duration: d }, (e, r) => e ? rej(e) : res(r)));
+await run(3);
+const perf = spawn('perf', ['record', '-F', '1999', '-g', '-p', String(gateway.child.pid), '-o', '/tmp/prof/perf.data', '--', 'sleep', '20'], { stdio: 'inherit' });
+const r = await run(20);
+await new Promise((res) => perf.on('exit', res));
+console.log('rps', r.requests.average, 'p99', r.latency.p99);
+await gateway.stop();
