@@ -36,7 +36,7 @@ import { chromium } from 'playwright-core';
 import { pino } from 'pino';
 import { startFleet } from '../dist/onvif/simulator/fleet.js';
 import { cpuSeconds, startGatewayProcess } from './gateway-process.mjs';
-import { FRAME_CLOCK_PAGE } from './support/frame-clock.mjs';
+import { FRAME_CLOCK_PAGE, tapFrameClock } from './support/frame-clock.mjs';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 8);
 const trials = Number(process.env.BENCH_TRIALS ?? 5);
@@ -181,6 +181,10 @@ async function browserTrial(fn, arg, libs) {
   await sleep(700);
   return result;
 }
+// The same clock read by ffmpeg on the camera and through the relay during the chromium trials:
+// how old a picture already is when the camera's RTSP server, and the relay, hand it on.
+const cameraUrl = fleet.rtsp.url(0, 'main').replace('rtsp://', 'rtsp://admin:bench@');
+const taps = { camera: tapFrameClock(cameraUrl), relay: tapFrameClock(await streamUrl('rtsp')) };
 step('camera adopted; WebRTC trials in chromium');
 const webrtcTrials = [];
 for (let i = 0; i < trials; i++) {
@@ -191,6 +195,7 @@ step('LL-HLS trials in chromium (hls.js)');
 const hlsTrials = [];
 for (let i = 0; i < trials; i++) hlsTrials.push(await browserTrial(HLS_TRIAL, { url: await streamUrl('hls'), settleMs: settleS * 1000, latencyMs: latencyS * 1000 }, [hlsJs, FRAME_CLOCK_PAGE]));
 await browser.close();
+for (const tap of Object.values(taps)) tap.stop();
 
 // --- ffmpeg: through the relay, and on the camera directly
 function ffmpegFirstFrameMs(url) {
@@ -209,7 +214,6 @@ function ffmpegFirstFrameMs(url) {
   });
 }
 step('RTSP first-frame trials (relay, camera)');
-const cameraUrl = fleet.rtsp.url(0, 'main').replace('rtsp://', 'rtsp://admin:bench@');
 const rtspTrials = [];
 const cameraTrials = [];
 for (let i = 0; i < trials; i++) {
@@ -294,8 +298,14 @@ const g2g = {
   webrtc: latency(webrtcTrials, 'displayAges'),
   webrtc_to_arrival: latency(webrtcTrials, 'receiveAges'),
   hls: latency(hlsTrials, 'displayAges'),
+  camera_output_ffmpeg: latency([{ ages: taps.camera.ages() }], 'ages'),
+  relay_output_ffmpeg: latency([{ ages: taps.relay.ages() }], 'ages'),
   unreadable_frames: [...webrtcTrials, ...hlsTrials].reduce((a, t) => a + t.unreadable, 0),
 };
+// The simulated camera's own delay (encoder, and gst-rtsp-server pacing by RTP timestamps from its
+// first packet) varies from run to run; what the gateway and the browser add is after it.
+g2g.webrtc_after_camera = g2g.webrtc.median === null || g2g.camera_output_ffmpeg.median === null ? null : g2g.webrtc.median - g2g.camera_output_ffmpeg.median;
+g2g.hls_after_camera = g2g.hls.median === null || g2g.camera_output_ffmpeg.median === null ? null : g2g.hls.median - g2g.camera_output_ffmpeg.median;
 const stepMedians = (list) => Object.fromEntries(Object.keys(list[0] ?? {}).filter((k) => typeof list[0][k] === 'number' || list[0][k] === null).map((k) => [k, median(list.map((s) => s[k]))]));
 const pageSteps = stepMedians(webrtcTrials.map((t) => t.steps));
 const gatewaySteps = stepMedians(gatewayTimelines.slice(0, trials));
@@ -314,6 +324,8 @@ console.log(`\nglass-to-glass (camera clock burnt into the picture -> display in
 console.log(`  WebRTC ${g2g.webrtc.median} / ${g2g.webrtc.p90} (${g2g.webrtc.frames}); of which to the frame's arrival in chromium ${g2g.webrtc_to_arrival.median} / ${g2g.webrtc_to_arrival.p90}`);
 console.log(`  LL-HLS ${g2g.hls.median} / ${g2g.hls.p90} (${g2g.hls.frames})`);
 console.log(`  (frames shown ${settleS}-${settleS + latencyS} s after each trial's first frame)`);
+console.log(`  the same clock decoded by ffmpeg: from the camera ${g2g.camera_output_ffmpeg.median} / ${g2g.camera_output_ffmpeg.p90}, through the relay ${g2g.relay_output_ffmpeg.median} / ${g2g.relay_output_ffmpeg.p90}`);
+console.log(`  WebRTC after the camera's output (WebRTC − camera medians): ${g2g.webrtc_after_camera}; LL-HLS: ${g2g.hls_after_camera}`);
 console.log(`  unreadable clocks: ${g2g.unreadable_frames}`);
 console.log('\n| WebRTC viewers | gateway CPU % of a core | per viewer (over 0) | RSS MiB | sent/viewer/s | received/viewer/s (min-max) |');
 console.log('|---|---|---|---|---|---|');

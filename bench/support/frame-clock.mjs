@@ -2,6 +2,7 @@
 // (`clockStrip`, CLOCK_STRIP in src/onvif/simulator/rtsp.ts); the page reads it back from every
 // frame it presents (requestVideoFrameCallback, the frame drawn on a canvas) and compares it with
 // the frame's expected display time on the same machine's clock.
+import { spawn } from 'node:child_process';
 import { CLOCK_STRIP } from '../../dist/onvif/simulator/rtsp.js';
 
 /**
@@ -39,3 +40,34 @@ export const FRAME_CLOCK_PAGE = `(() => {
     video.requestVideoFrameCallback(onFrame);
   });
 })()`;
+
+/**
+ * The same clock read by ffmpeg from an RTSP address (a camera's or the relay's) while it plays:
+ * `ages()` gives, for each frame decoded so far, its clock's age when its pixels reached this
+ * process (ffmpeg with no input buffering and low-delay decoding, one thread). `stop()` ends it.
+ */
+export function tapFrameClock(url) {
+  const W = CLOCK_STRIP.bits * CLOCK_STRIP.pitch;
+  const frameBytes = W * CLOCK_STRIP.size;
+  const ages = [];
+  let pending = Buffer.alloc(0);
+  const child = spawn('ffmpeg', ['-hide_banner', '-nostdin', '-v', 'error', '-fflags', 'nobuffer', '-flags', 'low_delay', '-threads', '1', '-rtsp_transport', 'tcp', '-i', url,
+    '-an', '-vf', `crop=${W}:${CLOCK_STRIP.size}:0:${CLOCK_STRIP.y}`, '-pix_fmt', 'gray', '-fps_mode', 'passthrough', '-flush_packets', '1', '-f', 'rawvideo', 'pipe:1'], { stdio: ['ignore', 'pipe', 'ignore'] });
+  process.once('exit', () => child.kill('SIGKILL'));
+  child.stdout.on('data', (chunk) => {
+    const now = Date.now();
+    pending = Buffer.concat([pending, chunk]);
+    while (pending.length >= frameBytes) {
+      const row = (CLOCK_STRIP.size >> 1) * W;
+      let clock = 0;
+      for (let k = 0; k < CLOCK_STRIP.bits; k++) if (pending[row + k * CLOCK_STRIP.pitch + (CLOCK_STRIP.size >> 1)] > 128) clock += 2 ** k;
+      const age = (((now - clock) % 2 ** CLOCK_STRIP.bits) + 2 ** CLOCK_STRIP.bits) % 2 ** CLOCK_STRIP.bits;
+      if (age < 30000) ages.push(age);
+      pending = pending.subarray(frameBytes);
+    }
+  });
+  return {
+    ages: () => ages,
+    stop: () => child.kill('SIGTERM'),
+  };
+}
