@@ -11,6 +11,9 @@
 //    Date.now() − playingDate is arrival-to-presentation on one machine's clock. Sampled every
 //    500 ms over the run, median and p90 over all pages; also hls.js's own estimate (hls.latency,
 //    distance to the live edge);
+//  - glass-to-glass: the simulated camera's wall clock burnt into each picture, read back from every
+//    frame shown during the same window (bench/support/frame-clock.mjs): camera encoder, RTSP
+//    server, relay, muxer, hls.js and chromium, on one machine's clock;
 //  - gateway CPU (% of one core, and per viewer over the N = 0 row) and RSS.
 // Env: BENCH_SECONDS per N (default 10), BENCH_VIEWERS (default 0,1,4), BENCH_TARGET_S
 // (hls.target_duration_s, default 4 as in config/default.yaml), CHROMIUM_PATH.
@@ -23,6 +26,7 @@ import { chromium } from 'playwright-core';
 import { pino } from 'pino';
 import { startFleet } from '../dist/onvif/simulator/fleet.js';
 import { cpuSeconds, getJson, startGatewayProcess } from './gateway-process.mjs';
+import { FRAME_CLOCK_PAGE } from './support/frame-clock.mjs';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const counts = (process.env.BENCH_VIEWERS ?? '0,1,4').split(',').map(Number);
@@ -37,7 +41,7 @@ const median = (xs) => {
 const p90 = (xs) => (xs.length === 0 ? null : [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) * 0.9)]);
 const round = (x, d = 0) => (x === null ? null : Math.round(x * 10 ** d) / 10 ** d);
 
-const fleet = await startFleet({ count: 1, host: '127.0.0.1', basePort: 0, username: 'admin', password: 'bench', discovery: null, rtspPort: 0, mainBitrateKbps: 4000, logger: pino({ level: 'silent' }) });
+const fleet = await startFleet({ count: 1, host: '127.0.0.1', basePort: 0, username: 'admin', password: 'bench', discovery: null, rtspPort: 0, mainBitrateKbps: 4000, clockStrip: true, logger: pino({ level: 'silent' }) });
 const dir = mkdtempSync(path.join(os.tmpdir(), 'eg-bench-hls-'));
 const configFile = path.join(dir, 'config.yaml');
 writeFileSync(
@@ -64,6 +68,7 @@ const hlsUrl = async () => {
 const hlsJs = readFileSync(createRequire(import.meta.url).resolve('hls.js/dist/hls.min.js'));
 const PAGE = `<!doctype html><html><body><video id="v" muted playsinline></video>
 <script src="/hls.min.js"></script>
+<script src="/frame-clock.js"></script>
 <script>
   const t0 = performance.now();
   window.bench = { firstFrameMs: null, latencies: [], hlsLatencies: [], targetLatencies: [], stalls: 0, fatal: null };
@@ -90,6 +95,7 @@ const PAGE = `<!doctype html><html><body><video id="v" muted playsinline></video
 </script></body></html>`;
 const pages = createServer((req, res) => {
   if (req.url.startsWith('/hls.min.js')) return void res.writeHead(200, { 'content-type': 'text/javascript' }).end(hlsJs);
+  if (req.url.startsWith('/frame-clock.js')) return void res.writeHead(200, { 'content-type': 'text/javascript' }).end(FRAME_CLOCK_PAGE);
   res.writeHead(200, { 'content-type': 'text/html' }).end(PAGE);
 });
 await new Promise((r) => pages.listen(0, '127.0.0.1', r));
@@ -120,9 +126,12 @@ try {
     await sleep(2000); // settle: hls.js reaches its low-latency position
     for (const p of opened) await p.evaluate('window.bench.latencies = []; window.bench.hlsLatencies = []; window.bench.targetLatencies = []');
     const frames0 = await Promise.all(opened.map((p) => p.evaluate('document.getElementById("v").getVideoPlaybackQuality().totalVideoFrames')));
+    // The burnt-in clock of every frame shown over the same window (bench/support/frame-clock.mjs).
+    const clocks = Promise.all(opened.map((p) => p.evaluate(`window.watchFrames(document.getElementById('v'), performance.now(), 0, ${seconds * 1000})`)));
     const cpu0 = cpuSeconds(gateway.child.pid);
     await sleep(seconds * 1000);
     const cpu = (cpuSeconds(gateway.child.pid) - cpu0) / seconds;
+    const g2g = (await clocks).flatMap((c) => c.displayAges);
     const frames1 = await Promise.all(opened.map((p) => p.evaluate('document.getElementById("v").getVideoPlaybackQuality().totalVideoFrames')));
     const ended = await state();
     const latencies = ended.flatMap((s) => s.latencies);
@@ -130,6 +139,8 @@ try {
     rows.push({
       viewers: n,
       first_frame_ms: round(median(started.map((s) => s.firstFrameMs))),
+      glass_to_glass_ms_median: round(median(g2g)),
+      glass_to_glass_ms_p90: round(p90(g2g)),
       latency_ms_median: round(median(latencies)),
       latency_ms_p90: round(p90(latencies)),
       hlsjs_latency_ms_median: round(median(ended.flatMap((s) => s.hlsLatencies))),
@@ -152,4 +163,4 @@ try {
 }
 
 console.table(rows);
-console.log(JSON.stringify({ bench: 'live-hls', seconds, part_target_ms: 300, target_duration_s: targetS, hlsjs_config: JSON.parse(process.env.BENCH_HLS_CONFIG ?? '{}'), camera: 'H.264 1280x720 15 fps 4 Mbit/s GOP 1 s', latency: 'gateway RTP arrival (PROGRAM-DATE-TIME) to presentation in chromium (hls.playingDate)', rows }));
+console.log(JSON.stringify({ bench: 'live-hls', seconds, part_target_ms: 300, target_duration_s: targetS, hlsjs_config: JSON.parse(process.env.BENCH_HLS_CONFIG ?? '{}'), camera: 'H.264 1280x720 15 fps 4 Mbit/s GOP 1 s', latency: 'gateway RTP arrival (PROGRAM-DATE-TIME) to presentation in chromium (hls.playingDate)', glass_to_glass: 'camera clock burnt into the picture to display in chromium', loadavg: os.loadavg().map((x) => round(x, 1)), rows }));

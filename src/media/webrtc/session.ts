@@ -88,6 +88,8 @@ export class WebRtcSession {
   private readonly pc: PeerConnection;
   private video: Sender | null = null;
   private audio: Sender | null = null;
+  /** Every track of the PeerConnection, inactive ones too: each is closed with it (see addTrack). */
+  private readonly tracks: Track[] = [];
   private detach: (() => void) | null = null;
   private parameterSets: H264ParameterSetInjector | null = null;
   private inBurst = false;
@@ -161,15 +163,15 @@ export class WebRtcSession {
         if (choice.video.encoding === 'H265') v.addH265Codec(choice.video.payloadType);
         else v.addH264Codec(choice.video.payloadType, choice.video.fmtp);
         v.addSSRC(videoSsrc, cname, streamId, 'video');
-        this.video = this.sender(this.pc.addTrack(v), { ssrc: videoSsrc, payloadType: choice.video.payloadType, clockRate: 90000 }, choice.video.cameraTrack);
+        this.video = this.sender(this.addTrack(v), { ssrc: videoSsrc, payloadType: choice.video.payloadType, clockRate: 90000 }, choice.video.cameraTrack);
       } else if (choice.audio && m.index === choice.audio.offerIndex) {
         const a = new Audio(m.mid, 'SendOnly');
         a.addAudioCodec(choice.audio.payloadType, `${choice.audio.encoding}/${choice.audio.clockRate}`);
         a.addSSRC(audioSsrc, cname, streamId, 'audio');
-        this.audio = this.sender(this.pc.addTrack(a), { ssrc: audioSsrc, payloadType: choice.audio.payloadType, clockRate: choice.audio.clockRate }, choice.audio.cameraTrack);
+        this.audio = this.sender(this.addTrack(a), { ssrc: audioSsrc, payloadType: choice.audio.payloadType, clockRate: choice.audio.clockRate }, choice.audio.cameraTrack);
       } else if (m.kind === 'audio' || m.kind === 'video') {
         // Otherwise the stack answers such a section on its own, with every offered codec.
-        this.pc.addTrack(m.kind === 'audio' ? new Audio(m.mid, 'Inactive') : new Video(m.mid, 'Inactive'));
+        this.addTrack(m.kind === 'audio' ? new Audio(m.mid, 'Inactive') : new Video(m.mid, 'Inactive'));
       }
     }
     this.pc.onStateChange((state) => this.stateChanged(state));
@@ -199,6 +201,19 @@ export class WebRtcSession {
     this.attach();
     this.mark('answer');
     return writeAnswer(offer, choice, readLocalTransport(local.sdp), { videoSsrc, audioSsrc, cname, streamId, sessionId: String(randomInt(1, 2 ** 47)) });
+  }
+
+  /**
+   * node-datachannel holds the event loop open for each track (thread-safe functions) until the
+   * track itself is closed (its open/message callbacks) and has reported that close to JavaScript,
+   * which it does only to an onClosed callback; closing the PeerConnection does neither. Without
+   * both, a daemon that had served one WebRTC viewer did not exit after its shutdown.
+   */
+  private addTrack(media: Video | Audio): Track {
+    const track = this.pc.addTrack(media);
+    track.onClosed(() => undefined);
+    this.tracks.push(track);
+    return track;
   }
 
   private sender(track: Track, header: { ssrc: number; payloadType: number; clockRate: number }, cameraTrack: number): Sender {
@@ -371,6 +386,7 @@ export class WebRtcSession {
     // Closing from inside one of the stack's callbacks would wait on itself: next tick.
     setImmediate(() => {
       try {
+        for (const track of this.tracks) track.close();
         this.pc.close();
       } catch (err) {
         this.opts.logger.debug({ session: this.opts.id, err: (err as Error).message }, 'webrtc: closing the peer connection failed');

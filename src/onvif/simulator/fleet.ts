@@ -22,6 +22,8 @@ export interface FleetOptions {
   /** Live video (ffmpeg + gst-rtsp-server) on this port (0: any free one); null: none. */
   rtspPort: number | null;
   mainBitrateKbps?: number;
+  /** The wall clock burnt into the main picture (see SimulatedRtspOptions.clockStrip); off by default. */
+  clockStrip?: boolean;
   /** Main and sub looped from a clip encoded once instead of encoded live (see SimulatedRtspOptions.looped); off by default. */
   looped?: LoopedSource;
   logger: BaseLogger;
@@ -59,6 +61,7 @@ export async function startFleet(opts: FleetOptions): Promise<Fleet> {
         username: opts.username,
         password: opts.password,
         mainBitrateKbps: opts.mainBitrateKbps,
+        clockStrip: opts.clockStrip,
         looped: opts.looped,
         logger: opts.logger,
       });

@@ -38,6 +38,11 @@ export interface SimulatedRtspOptions {
    * of a live encoder per camera; off (undefined) by default. The sub stream is a 320x180 clip.
    */
   looped?: LoopedSource;
+  /**
+   * The wall clock burnt into the live main picture (not with `looped`), for glass-to-glass latency:
+   * see CLOCK_STRIP. Off by default.
+   */
+  clockStrip?: boolean;
   /** Served at /camN/<name> besides main and sub; none by default (each costs encoder time). */
   extraMounts?: readonly ExtraMount[];
   /** Debian's interpreter: the one with python3-gi (a pyenv or venv python usually lacks it). */
@@ -207,12 +212,26 @@ function loopedArgs(clips: LoopedClips, mainPort: number, subPort: number): stri
   ];
 }
 
+/**
+ * The instant each main picture is made (wall clock, ms modulo 2^20), drawn over its top-left
+ * corner as CLOCK_BITS white-or-black squares of 30 px, least significant bit first, 34 px apart,
+ * from x = 0, y = 5: a reader of the decoded picture (a page drawing it on a canvas) compares it
+ * with its own clock. The picture's time base is switched to ms of the wall clock (RTCTIME) for the
+ * drawing, then back to frame numbers for the encoder.
+ */
+export const CLOCK_STRIP = { bits: 20, pitch: 34, size: 30, y: 5 } as const;
+const CLOCK_FILTER =
+  `settb=1/1000,setpts=RTCTIME/1000,split[pic][strip];` +
+  `[strip]crop=${CLOCK_STRIP.bits * CLOCK_STRIP.pitch}:${CLOCK_STRIP.y * 2 + CLOCK_STRIP.size}:0:0,` +
+  `geq=lum='if(lt(mod(X,${CLOCK_STRIP.pitch}),${CLOCK_STRIP.size})*gte(Y,${CLOCK_STRIP.y})*lt(Y,${CLOCK_STRIP.y + CLOCK_STRIP.size})*mod(floor(T*1000/pow(2,floor(X/${CLOCK_STRIP.pitch}))),2),235,16)':cb=128:cr=128[bits];` +
+  `[pic][bits]overlay=0:0,settb=1/15,setpts=N`;
+
 /** The live encoder of one camera: main and sub from ffmpeg's test source. */
-function liveArgs(mainKbps: number, mainPort: number, subPort: number): string[] {
+function liveArgs(mainKbps: number, mainPort: number, subPort: number, clockStrip: boolean): string[] {
   return [
     '-hide_banner', '-loglevel', 'error', '-nostdin', '-re',
     '-f', 'lavfi', '-i', 'testsrc2=size=1280x720:rate=15',
-    '-filter_complex', '[0:v]split=2[main][s];[s]scale=320:180[sub]',
+    '-filter_complex', clockStrip ? `[0:v]split=2[m][s];[s]scale=320:180[sub];[m]${CLOCK_FILTER}[main]` : '[0:v]split=2[main][s];[s]scale=320:180[sub]',
     '-map', '[main]', '-c:v', 'libx264', '-preset', 'ultrafast', '-tune', 'zerolatency', '-g', '15', '-b:v', `${mainKbps}k`, '-f', 'rtp', `rtp://127.0.0.1:${mainPort}`,
     '-map', '[sub]', '-c:v', 'libx264', '-preset', 'ultrafast', '-tune', 'zerolatency', '-g', '15', '-b:v', '200k', '-f', 'rtp', `rtp://127.0.0.1:${subPort}`,
   ];
@@ -284,7 +303,7 @@ export async function startSimulatedRtsp(opts: SimulatedRtspOptions): Promise<Si
       // One process per camera; -re paces it in real time like a sensor.
       const ffmpeg = spawn(
         ffmpegPath,
-        clips ? loopedArgs(clips, udp[2 * i] as number, udp[2 * i + 1] as number) : liveArgs(mainKbps, udp[2 * i] as number, udp[2 * i + 1] as number),
+        clips ? loopedArgs(clips, udp[2 * i] as number, udp[2 * i + 1] as number) : liveArgs(mainKbps, udp[2 * i] as number, udp[2 * i + 1] as number, opts.clockStrip ?? false),
         { stdio: ['ignore', 'ignore', 'pipe'] },
       );
       children.push(ffmpeg);

@@ -4,9 +4,11 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OnvifSession } from '../../../src/onvif/library.js';
 import { startFleet, type Fleet } from '../../../src/onvif/simulator/fleet.js';
+import { CLOCK_STRIP } from '../../../src/onvif/simulator/rtsp.js';
 
 // The simulated camera's live video, checked with a real RTSP client (ffprobe): the URI the camera
-// gives over ONVIF serves H.264 at the profile's size, behind Digest authentication.
+// gives over ONVIF serves H.264 at the profile's size, behind Digest authentication; with
+// clockStrip, its pictures carry the wall clock the benchmarks read back.
 
 const run = promisify(execFile);
 let fleet: Fleet;
@@ -42,6 +44,27 @@ describe('simulated camera RTSP', () => {
     const url = fleet.rtsp!.url(0, 'main');
     for (const u of [url, withCredentials(url, 'admin', 'wrong')]) {
       await expect(probe(u)).rejects.toThrow(/401 Unauthorized/);
+    }
+  });
+
+  it('burns the wall clock into the main picture with clockStrip (the clock read back from a decoded frame)', { timeout: 60_000 }, async () => {
+    const clocked = await startFleet({ count: 1, host: '127.0.0.1', basePort: 0, username: 'admin', password: 'pw', discovery: null, rtspPort: 0, clockStrip: true, logger: pino({ level: 'silent' }) });
+    try {
+      const W = CLOCK_STRIP.bits * CLOCK_STRIP.pitch;
+      const url = withCredentials(clocked.rtsp!.url(0, 'main'), 'admin', 'pw');
+      const { stdout } = await run('ffmpeg', ['-v', 'error', '-rtsp_transport', 'tcp', '-i', url, '-frames:v', '1', '-vf', `crop=${W}:${CLOCK_STRIP.size}:0:${CLOCK_STRIP.y}`, '-pix_fmt', 'gray', '-f', 'rawvideo', 'pipe:1'], {
+        encoding: 'buffer',
+        timeout: 30_000,
+      });
+      const read = Date.now();
+      const row = (CLOCK_STRIP.size >> 1) * W;
+      let clock = 0;
+      for (let k = 0; k < CLOCK_STRIP.bits; k++) if (stdout[row + k * CLOCK_STRIP.pitch + (CLOCK_STRIP.size >> 1)]! > 128) clock += 2 ** k;
+      // The picture was made before it was read (modulo 2^20 ms): not after, and not minutes before.
+      const age = (((read - clock) % 2 ** CLOCK_STRIP.bits) + 2 ** CLOCK_STRIP.bits) % 2 ** CLOCK_STRIP.bits;
+      expect(age).toBeLessThan(30_000);
+    } finally {
+      await clocked.stop();
     }
   });
 });
