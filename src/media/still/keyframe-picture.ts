@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { VideoAccessUnit } from '../access-unit.js';
 import { parseH264Sps } from '../h26x.js';
 import { parseH265Sps } from '../h265-sps.js';
@@ -50,6 +51,12 @@ export interface KeyframePicture {
   height: number | null;
   /** One picture a long-lived decoder hands on at once (annex-b.ts decodesAlone). */
   standalone: boolean;
+  /**
+   * A digest of its SPS: keyframes with the same one decode to pictures of one size, pixel format
+   * and range. One long-lived decoder takes only those: ffmpeg 5.1 rebuilds its filters when the
+   * format changes, and after a few such changes drops a picture or fails on the JPEG's timestamps.
+   */
+  sps: string;
 }
 
 function describe(codec: VideoCodec, nalus: readonly Buffer[]): Omit<KeyframePicture, 'codec' | 'annexB'> {
@@ -57,9 +64,9 @@ function describe(codec: VideoCodec, nalus: readonly Buffer[]): Omit<KeyframePic
     const sps = codec === 'H264' ? parseH264Sps(nal) : parseH265Sps(nal);
     if (!sps) continue;
     const shape = 'frameMbsOnly' in sps ? { frameMbsOnly: sps.frameMbsOnly, reorder: 0 } : { frameMbsOnly: true, reorder: sps.maxNumReorderPics };
-    return { width: sps.width, height: sps.height, standalone: decodesAlone(codec, nalus, shape) };
+    return { width: sps.width, height: sps.height, standalone: decodesAlone(codec, nalus, shape), sps: createHash('sha256').update(nal).digest('base64url').slice(0, 16) };
   }
-  return { width: null, height: null, standalone: false };
+  return { width: null, height: null, standalone: false, sps: '' };
 }
 
 /** The first complete keyframe among `packets` (in arrival order) as Annex B. */

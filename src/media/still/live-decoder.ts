@@ -3,7 +3,9 @@ import type { Readable, Writable } from 'node:stream';
 import { StillError } from './errors.js';
 import { JpegSplitter, JpegStreamError } from './jpeg-stream.js';
 
-// One ffmpeg kept running for still pictures of one (codec, width, picture size): a keyframe in on
+// One ffmpeg kept running for still pictures of one codec and width, from keyframes of one SPS (one
+// size and pixel format: a format change makes ffmpeg rebuild its filters, and after a few it drops
+// a picture or fails on timestamps; keyframe-picture.ts): a keyframe in on
 // stdin (Annex B with its parameter sets), one JPEG out on stdout. Starting ffmpeg costs ~0.2 s of
 // CPU on a small machine, decoding a sub stream's keyframe a tenth of that, so a page refreshing
 // many cameras' pictures should not pay the start each time (docs/api.md "Snapshots").

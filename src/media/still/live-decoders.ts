@@ -1,6 +1,7 @@
 import type { LiveDecoder, LiveDecoderError, LiveFailure } from './live-decoder.js';
 
-// The long-lived decoders (live-decoder.ts), one per (codec, width, picture size): at most `max`
+// The long-lived decoders (live-decoder.ts), one per (codec, width, group: the keyframes' SPS, so
+// one size and pixel format; keyframe-picture.ts): at most `max`
 // processes, each stopped after idleMs without a picture. A decoder that fails is gone; the next
 // one for its key starts after a backoff that doubles with each failure in a row (a decoder that
 // cannot work must not become a process started for every request). When no decoder can be had

@@ -145,7 +145,7 @@ export class Snapshots {
           }
           const format = picture.codec === 'H264' ? 'h264' : 'hevc';
           this.stats.decodes.keyframe++;
-          const jpeg = await this.opts.decode(format, picture.annexB, width, `${picture.width ?? '?'}x${picture.height ?? '?'}`, picture.standalone);
+          const jpeg = await this.opts.decode(format, picture.annexB, width, `${picture.width ?? '?'}x${picture.height ?? '?'}/${picture.sps}`, picture.standalone);
           return { snapshot: { jpeg, etag: etagOf(jpeg), source: 'relay' }, keyframe };
         }
       } catch (err) {

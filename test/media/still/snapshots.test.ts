@@ -8,7 +8,7 @@ import { Snapshots, type SnapshotSources } from '../../../src/media/still/snapsh
 // The service's rules with stand-in sources and decoder (the real ones have tests of their own and
 // meet in test/api/routes/snapshot.test.ts): coalescing, the cache's life, the camera fallback.
 
-const PICTURE: KeyframePicture = { codec: 'H264', annexB: Buffer.from('0000000165', 'hex'), width: 1280, height: 720, standalone: true };
+const PICTURE: KeyframePicture = { codec: 'H264', annexB: Buffer.from('0000000165', 'hex'), width: 1280, height: 720, standalone: true, sps: 'x' };
 // A new keyframe each time the relay is asked (a camera whose GOP is shorter than the cache's life).
 let keyframes = 0;
 const nextKeyframe = async (): Promise<KeyframePicture> => ({ ...PICTURE, annexB: Buffer.concat([PICTURE.annexB, Buffer.from(String(++keyframes))]) });
