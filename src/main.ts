@@ -312,7 +312,8 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
     cleanups.unshift(() => recorders.stop());
 
     // Still pictures for GET /v1/devices/{id}/snapshot: the relay's cached keyframe decoded once.
-    const snapshots = createSnapshots(config.snapshot, { ffmpegPath: config.ffmpeg.path, streams: relayStreams, cameras, registry, logger: log.child({ part: 'snapshot' }) });
+    const stills = createSnapshots(config.snapshot, { ffmpegPath: config.ffmpeg.path, streams: relayStreams, cameras, registry, logger: log.child({ part: 'snapshot' }) });
+    cleanups.unshift(() => stills.stop());
 
     const api = await buildApiServer({
       logger: log,
@@ -332,7 +333,7 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
       events: { hub: eventHub },
       localJwks: localIssuer ? () => localIssuer.publicJwks() : null,
       detector: () => detection?.health() ?? 'off',
-      snapshots,
+      snapshots: stills.snapshots,
       oauth: localIssuer
         ? {
             server: new AuthorizationServer({

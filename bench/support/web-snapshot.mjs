@@ -7,16 +7,19 @@
 //    ffmpeg decode of the cached keyframe), median over the cameras;
 //  - warm: the same picture asked again within snapshot.cache_ms (from the cache), median;
 //  - load: every camera asked every PERIOD s (phases spread) for SECONDS s, as a page showing the 16
-//    refreshes them: latency median/p90, and the gateway's CPU in % of one core (node plus the
-//    ffmpeg decodes it ran and reaped), against the same gateway with the same cameras and no
+//    refreshes them: latency median/p90, and the gateway's CPU in % of one core (node, plus its
+//    ffmpeg for pictures: the short-lived runs it reaped and the long-lived decoders still running;
+//    its other children, the recorders' ffmpeg, shown apart and not counted in either phase),
+//    against the same gateway with the same cameras and no
 //    snapshot requests (baseline: the relay and the recorder reading the main streams); the
 //    difference is what the snapshots cost.
 //    BENCH_SCHEDULE=spread (the default) spreads the cameras' phases over the period (the worst
 //    case for batching: one picture at a time); burst asks for all at once each period, as a page
 //    refreshing its stills on one timer does (a browser sends at most 6 at a time over HTTP/1.1;
 //    this client sends all 16).
-// Env: BENCH_WIDTH (default 320), BENCH_SECONDS (default 30), BENCH_PERIOD_S (default 5), BENCH_CAMERAS (default 16), BENCH_SCHEDULE.
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+// Env: BENCH_WIDTH (default 320), BENCH_SECONDS (default 30), BENCH_PERIOD_S (default 5), BENCH_CAMERAS (default 16), BENCH_SCHEDULE,
+// BENCH_MAX_DECODERS (snapshot.max_decoders; 0: no long-lived decoder, every picture one ffmpeg run, as before them).
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:https';
 import os from 'node:os';
 import path from 'node:path';
@@ -29,10 +32,50 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const quantile = (xs, q) => (xs.length === 0 ? null : [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) * q)]);
 const round = (x, d = 0) => (x === null ? null : Math.round(x * 10 ** d) / 10 ** d);
 
-/** CPU seconds of a process and of its children it has reaped (the snapshot decodes). */
+const statOf = (pid) => readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+
+/** The pids of a process's children still running (they are not in its reaped children's CPU). */
+function childrenOf(pid) {
+  const pids = [];
+  for (const task of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      pids.push(...readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number));
+    } catch {
+      // the thread ended
+    }
+  }
+  return pids;
+}
+
+/**
+ * CPU seconds of a process (self), of its children it has reaped (the short-lived snapshot ffmpeg
+ * runs, long-lived decoders that ended), and of each child still running, by pid, with whether it
+ * is a snapshot decoder (its command line writes JPEGs).
+ */
 function cpu(pid) {
-  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return { self: (Number(f[11]) + Number(f[12])) / 100, children: (Number(f[13]) + Number(f[14])) / 100 };
+  const f = statOf(pid);
+  const living = new Map();
+  for (const child of childrenOf(pid)) {
+    try {
+      const c = statOf(child);
+      living.set(child, { s: (Number(c[11]) + Number(c[12])) / 100, still: readFileSync(`/proc/${child}/cmdline`, 'utf8').includes('mjpeg') });
+    } catch {
+      // it ended meanwhile (then it is reaped and counted there)
+    }
+  }
+  return { self: (Number(f[11]) + Number(f[12])) / 100, children: (Number(f[13]) + Number(f[14])) / 100, living };
+}
+
+/** CPU seconds between two cpu() readings: node, ffmpeg for pictures (reaped + decoders), other children. */
+function cpuBetween(a, b) {
+  let stills = b.children - a.children;
+  let others = 0;
+  for (const [child, now] of b.living) {
+    const used = now.s - (a.living.get(child)?.s ?? 0);
+    if (now.still) stills += used;
+    else others += used;
+  }
+  return { node: b.self - a.self, stills, others, total: b.self - a.self + stills };
 }
 
 async function metric(metricsUrl, series) {
@@ -47,6 +90,7 @@ export async function measureSnapshot() {
   const periodS = Number(process.env.BENCH_PERIOD_S ?? 5);
   const count = Number(process.env.BENCH_CAMERAS ?? 16);
   const schedule = process.env.BENCH_SCHEDULE === 'burst' ? 'burst' : 'spread';
+  const maxDecoders = Number(process.env.BENCH_MAX_DECODERS ?? 4);
   const logger = pino({ level: 'silent' });
   const fleet = await startFleet({ count, host: '127.0.0.1', basePort: 0, username: 'admin', password: 'bench', discovery: null, rtspPort: 0, mainBitrateKbps: 2000, looped: { width: 1920, height: 1080, fps: 15, gopS: 1, seconds: 10 }, logger });
   const dir = mkdtempSync(path.join(os.tmpdir(), 'eg-bench-snapshot-'));
@@ -57,7 +101,7 @@ export async function measureSnapshot() {
     writeFileSync(
       configFile,
       `gateway:\n  data_dir: ${dir}/data\napi:\n  host: 127.0.0.1\n  port: 0\nrtsp:\n  host: 127.0.0.1\n  port: 0\n  public_host: 127.0.0.1\n` +
-        `recording:\n  segment_dir: ${dir}/segments\nmetrics:\n  listen: 127.0.0.1:0\nonvif:\n  discovery:\n    enabled: false\ncameras:\n${cameras}log:\n  level: info\n`,
+        `recording:\n  segment_dir: ${dir}/segments\nmetrics:\n  listen: 127.0.0.1:0\nonvif:\n  discovery:\n    enabled: false\nsnapshot:\n  max_decoders: ${maxDecoders}\ncameras:\n${cameras}log:\n  level: info\n`,
     );
     say(`${count} cameras up; starting the gateway`);
     gateway = await startGatewayProcess(configFile);
@@ -90,7 +134,7 @@ export async function measureSnapshot() {
     const idleStart = performance.now();
     await sleep(Math.min(seconds, 15) * 1000);
     const idle1 = cpu(pid);
-    const baselinePct = ((idle1.self + idle1.children - idle0.self - idle0.children) / ((performance.now() - idleStart) / 1000)) * 100;
+    const baselinePct = (cpuBetween(idle0, idle1).total / ((performance.now() - idleStart) / 1000)) * 100;
 
     say('cold, warm and decode latencies');
     const cold = [];
@@ -109,6 +153,8 @@ export async function measureSnapshot() {
     // Load: each camera every periodS, phases spread over the period.
     const decodes0 = await metric(gateway.metricsUrl, 'edge_gateway_snapshot_decodes_total{input="keyframe"}');
     const runs0 = await metric(gateway.metricsUrl, 'edge_gateway_snapshot_ffmpeg_runs_total');
+    const starts0 = await metric(gateway.metricsUrl, 'edge_gateway_snapshot_decoder_starts_total');
+    const reused0 = await metric(gateway.metricsUrl, 'edge_gateway_snapshot_reused_total');
     const load0 = cpu(pid);
     const loadStart = performance.now();
     const latencies = [];
@@ -129,8 +175,12 @@ export async function measureSnapshot() {
     const loadS = (performance.now() - loadStart) / 1000;
     const decodes = (await metric(gateway.metricsUrl, 'edge_gateway_snapshot_decodes_total{input="keyframe"}')) - decodes0;
     const runs = (await metric(gateway.metricsUrl, 'edge_gateway_snapshot_ffmpeg_runs_total')) - runs0;
-    const nodePct = ((load1.self - load0.self) / loadS) * 100;
-    const ffmpegPct = ((load1.children - load0.children) / loadS) * 100;
+    const starts = (await metric(gateway.metricsUrl, 'edge_gateway_snapshot_decoder_starts_total')) - starts0;
+    const reused = (await metric(gateway.metricsUrl, 'edge_gateway_snapshot_reused_total')) - reused0;
+    const used = cpuBetween(load0, load1);
+    const nodePct = (used.node / loadS) * 100;
+    const ffmpegPct = (used.stills / loadS) * 100;
+    const otherPct = (used.others / loadS) * 100;
     agent.destroy();
 
     const json = {
@@ -138,6 +188,7 @@ export async function measureSnapshot() {
       width,
       period_s: periodS,
       schedule,
+      max_decoders: maxDecoders,
       seconds,
       cold_ms_median: round(quantile(cold, 0.5)),
       cold_ms_p90: round(quantile(cold, 0.9)),
@@ -147,27 +198,30 @@ export async function measureSnapshot() {
       load_failed: failed,
       load_decodes: decodes,
       load_ffmpeg_runs: runs,
+      load_decoder_starts: starts,
+      load_reused: reused,
       load_ms_median: round(quantile(latencies, 0.5)),
       load_ms_p90: round(quantile(latencies, 0.9)),
       cpu_pct_load: round(nodePct + ffmpegPct, 1),
       cpu_pct_load_node: round(nodePct, 1),
       cpu_pct_load_ffmpeg: round(ffmpegPct, 1),
+      cpu_pct_load_other_children: round(otherPct, 1),
       cpu_pct_baseline: round(baselinePct, 1),
       cpu_pct_snapshots: round(nodePct + ffmpegPct - baselinePct, 1),
       node: process.version,
       cores: os.cpus().length,
     };
     const table = [
-      `web-snapshot: ${count} simulated 1080p15 H.264 cameras (sub 320x180, 1 s GOP, looped), pictures ${width} px wide, the gateway as its own process on loopback`,
+      `web-snapshot: ${count} simulated 1080p15 H.264 cameras (sub 320x180, 1 s GOP, looped), pictures ${width} px wide, snapshot.max_decoders ${maxDecoders}, the gateway as its own process on loopback`,
       '',
       '| measure | value |',
       '|---|---|',
       `| cold (first picture of a camera: stream opened, keyframe awaited, decoded), median / p90 | ${json.cold_ms_median} / ${json.cold_ms_p90} ms |`,
       `| decode (stream open, last picture expired), median | ${json.decode_ms_median} ms |`,
       `| warm (within snapshot.cache_ms), median | ${json.warm_ms_median} ms |`,
-      `| load: each camera every ${periodS} s (${schedule}) for ${seconds} s: requests / failed / pictures decoded / ffmpeg runs | ${json.load_requests} / ${failed} / ${decodes} / ${runs} |`,
+      `| load: each camera every ${periodS} s (${schedule}) for ${seconds} s: requests / failed / pictures decoded / short ffmpeg runs / decoders started / pictures reused | ${json.load_requests} / ${failed} / ${decodes} / ${runs} / ${starts} / ${reused} |`,
       `| load latency median / p90 | ${json.load_ms_median} / ${json.load_ms_p90} ms |`,
-      `| gateway CPU under load (node + ffmpeg decodes) | ${json.cpu_pct_load} % (${json.cpu_pct_load_node} + ${json.cpu_pct_load_ffmpeg}) of one core |`,
+      `| gateway CPU under load (node + ffmpeg for pictures) | ${json.cpu_pct_load} % (${json.cpu_pct_load_node} + ${json.cpu_pct_load_ffmpeg}) of one core (its recorders' ffmpeg, not counted: ${json.cpu_pct_load_other_children} %) |`,
       `| gateway CPU, same cameras, no snapshots | ${json.cpu_pct_baseline} % |`,
       `| what the snapshots cost | ${json.cpu_pct_snapshots} % of one core (goal ≤ 5 %) |`,
     ].join('\n');

@@ -200,6 +200,8 @@ export const ConfigSchema = Type.Object(
       camera_timeout_ms: Type.Integer({ minimum: 500, maximum: 60_000, default: 5000 }),
       sub_max_width: Type.Integer({ minimum: 0, maximum: 3840, default: 352 }),
       batch_window_ms: Type.Integer({ minimum: 0, maximum: 1000, default: 50 }),
+      max_decoders: Type.Integer({ minimum: 0, maximum: 16, default: 4 }),
+      decoder_idle_s: Seconds(60, 5, 3600),
     }),
   },
   { additionalProperties: false },

@@ -40,6 +40,42 @@ function isH264ParameterSet(nal: Buffer): boolean {
 }
 
 function isH265ParameterSet(nal: Buffer): boolean {
-  const type = ((nal[0] ?? 0) >> 1) & 0x3f;
+  const type = h265Type(nal);
   return type >= 32 && type <= 34;
+}
+
+/**
+ * Whether the access unit is one picture that a decoder hands on as soon as it has it, so that a
+ * long-lived decoder gives exactly one JPEG for it (live-decoder.ts): parameter sets and SEI
+ * first, then the slices of one frame (only the first begins a picture: first_mb_in_slice 0, or
+ * first_slice_segment_in_pic_flag), nothing after them that would begin another access unit; for
+ * H.264 frames only (two fields would be two pictures to the parser); for H.265 no picture
+ * reordering declared (the decoder would hold the picture back). H.264's reordering lives in its
+ * VUI, not read here: such a decoder does not answer in time and the pool stops using it.
+ */
+export function decodesAlone(codec: VideoCodec, nalus: readonly Buffer[], opts: { frameMbsOnly: boolean; reorder: number }): boolean {
+  if (!opts.frameMbsOnly || opts.reorder > 0) return false;
+  let slices = 0;
+  for (const nal of nalus) {
+    const vcl = codec === 'H264' ? isH264Slice(nal) : isH265Slice(nal);
+    if (vcl) {
+      const begins = ((nal[codec === 'H264' ? 1 : 2] ?? 0) & 0x80) !== 0;
+      if (begins !== (slices === 0)) return false;
+      slices++;
+    } else if (slices > 0 && !(codec === 'H265' && h265Type(nal) === H265_SUFFIX_SEI)) return false;
+  }
+  return slices > 0;
+}
+
+const H265_SUFFIX_SEI = 40;
+
+function isH264Slice(nal: Buffer): boolean {
+  const type = (nal[0] ?? 0) & 0x1f;
+  return type === 1 || type === 5;
+}
+
+const h265Type = (nal: Buffer): number => ((nal[0] ?? 0) >> 1) & 0x3f;
+
+function isH265Slice(nal: Buffer): boolean {
+  return h265Type(nal) < 32;
 }

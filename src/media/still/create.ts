@@ -5,6 +5,9 @@ import { fetchCameraSnapshot, type CameraSnapshotSource } from '../../onvif/snap
 import { decodeStills } from './decode.js';
 import { DecodeBatches } from './decode-batches.js';
 import { DecodeSlots } from './decode-slots.js';
+import { LiveDecoder } from './live-decoder.js';
+import { LiveDecoders } from './live-decoders.js';
+import { liveFirst } from './live-first.js';
 import { registerSnapshotMetrics } from './metrics.js';
 import { awaitKeyframe, cachedPicture, snapshotProfiles, type KeyframeStreams } from './relay-keyframe.js';
 import { Snapshots } from './snapshots.js';
@@ -21,6 +24,8 @@ export interface SnapshotConfig {
   camera_timeout_ms: number;
   sub_max_width: number;
   batch_window_ms: number;
+  max_decoders: number;
+  decoder_idle_s: number;
 }
 
 /** Most pictures decoded in one ffmpeg run. */
@@ -33,10 +38,17 @@ export interface SnapshotCameras {
 
 /** Largest camera JPEG fetched (a 4K camera's snapshot is 1–2 MB). */
 const MAX_CAMERA_JPEG_BYTES = 8 * 1024 * 1024;
+/** Largest JPEG a long-lived decoder may write (a 3840-wide JPEG stays well under 4 MB). */
+const MAX_LIVE_JPEG_BYTES = 8 * 1024 * 1024;
 
-export function createSnapshots(config: SnapshotConfig, deps: { ffmpegPath: string; streams: KeyframeStreams; cameras: SnapshotCameras; registry: Registry; logger: BaseLogger }): Snapshots {
+export function createSnapshots(config: SnapshotConfig, deps: { ffmpegPath: string; streams: KeyframeStreams; cameras: SnapshotCameras; registry: Registry; logger: BaseLogger }): { snapshots: Snapshots; stop: () => void } {
   const { streams, cameras } = deps;
   const slots = new DecodeSlots(config.max_concurrent_decodes, config.max_queued_decodes);
+  const live = new LiveDecoders({
+    max: config.max_decoders,
+    idleMs: config.decoder_idle_s * 1000,
+    start: (format, width) => new LiveDecoder({ ffmpegPath: deps.ffmpegPath, format, width, timeoutMs: config.decode_timeout_ms, maxOutputBytes: MAX_LIVE_JPEG_BYTES }),
+  });
   const batches = new DecodeBatches(
     slots,
     (format, inputs, width) => decodeStills(format, inputs, width, { ffmpegPath: deps.ffmpegPath, timeoutMs: config.decode_timeout_ms }),
@@ -50,7 +62,7 @@ export function createSnapshots(config: SnapshotConfig, deps: { ffmpegPath: stri
   };
   const snapshots = new Snapshots({
     cacheMs: config.cache_ms,
-    decode: (format, input, width, group) => batches.decode(format, input, width, group),
+    decode: liveFirst({ live: config.max_decoders > 0 ? live : null, slots, batches, logger: deps.logger }),
     onRelayFailure: (deviceId, err) => deps.logger.debug({ deviceId, err: err.message }, 'no picture from the relay; asking the camera'),
     sources: {
       has: (deviceId) => ({ stream: cameras.streamSource(deviceId, 'main') !== null, cameraSnapshot: cameras.snapshotSource(deviceId) !== null }),
@@ -76,6 +88,6 @@ export function createSnapshots(config: SnapshotConfig, deps: { ffmpegPath: stri
       },
     },
   });
-  registerSnapshotMetrics(deps.registry, () => snapshots.stats, () => slots.stats, () => batches.stats);
-  return snapshots;
+  registerSnapshotMetrics(deps.registry, { snapshots: () => snapshots.stats, slots: () => slots.stats, batches: () => batches.stats, live: () => live.stats });
+  return { snapshots, stop: () => live.stop() };
 }

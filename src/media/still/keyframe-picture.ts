@@ -1,10 +1,11 @@
+import { createHash } from 'node:crypto';
 import type { VideoAccessUnit } from '../access-unit.js';
 import { parseH264Sps } from '../h26x.js';
 import { parseH265Sps } from '../h265-sps.js';
 import { createRtpHeader, readRtpHeaderInto } from '../rtp.js';
 import { mediaCodecs, parseSdp, SdpError } from '../sdp.js';
 import { VideoDepacketizer, type VideoCodec } from '../video-depacketizer.js';
-import { annexB, withParameterSets } from './annex-b.js';
+import { annexB, decodesAlone, withParameterSets } from './annex-b.js';
 import { StillError } from './errors.js';
 
 // The relay's cached keyframe as one Annex B picture for a decoder: RTP packets (as the fan-out
@@ -48,14 +49,24 @@ export interface KeyframePicture {
   /** Its size in pixels from its SPS; null when the SPS does not say (a decoder may still manage). */
   width: number | null;
   height: number | null;
+  /** One picture a long-lived decoder hands on at once (annex-b.ts decodesAlone). */
+  standalone: boolean;
+  /**
+   * A digest of its SPS: keyframes with the same one decode to pictures of one size, pixel format
+   * and range. One long-lived decoder takes only those: ffmpeg 5.1 rebuilds its filters when the
+   * format changes, and after a few such changes drops a picture or fails on the JPEG's timestamps.
+   */
+  sps: string;
 }
 
-function sizeOf(codec: VideoCodec, nalus: readonly Buffer[]): { width: number | null; height: number | null } {
+function describe(codec: VideoCodec, nalus: readonly Buffer[]): Omit<KeyframePicture, 'codec' | 'annexB'> {
   for (const nal of nalus) {
     const sps = codec === 'H264' ? parseH264Sps(nal) : parseH265Sps(nal);
-    if (sps) return { width: sps.width, height: sps.height };
+    if (!sps) continue;
+    const shape = 'frameMbsOnly' in sps ? { frameMbsOnly: sps.frameMbsOnly, reorder: 0 } : { frameMbsOnly: true, reorder: sps.maxNumReorderPics };
+    return { width: sps.width, height: sps.height, standalone: decodesAlone(codec, nalus, shape), sps: createHash('sha256').update(nal).digest('base64url').slice(0, 16) };
   }
-  return { width: null, height: null };
+  return { width: null, height: null, standalone: false, sps: '' };
 }
 
 /** The first complete keyframe among `packets` (in arrival order) as Annex B. */
@@ -74,5 +85,5 @@ export function keyframePicture(plan: VideoTrackPlan, packets: Iterable<CachedPa
   if (!found) throw new StillError('no_keyframe', 'no complete keyframe among the cached packets');
   const nalus = withParameterSets(plan.codec, found.nalus, plan.fmtp);
   if (!nalus) throw new StillError('no_parameter_sets', `the keyframe has no ${plan.codec === 'H264' ? 'SPS/PPS' : 'VPS/SPS/PPS'} in band and the SDP none either`);
-  return { codec: plan.codec, annexB: annexB(nalus), ...sizeOf(plan.codec, nalus) };
+  return { codec: plan.codec, annexB: annexB(nalus), ...describe(plan.codec, nalus) };
 }

@@ -7,8 +7,9 @@ import type { KeyframePicture } from './keyframe-picture.js';
 // The current picture of a camera, as the snapshot endpoint serves it: one decode serves every
 // request for the same (device, width) for cacheMs: requests while it runs wait for it
 // (coalesced), requests after it get the cached JPEG. Decodes are bounded by DecodeSlots (in the
-// decode function given, decode-batches.ts). The
-// picture is the relay's cached keyframe; when the relay has none, the camera's own snapshot.
+// decode function given). The picture is the relay's cached keyframe; when the relay has none, the
+// camera's own snapshot. A keyframe decoded before gives the picture it gave then (cameras with a
+// GOP longer than a page's refresh period; the ETag stays, so the page gets 304).
 
 export interface SnapshotSources {
   /** What the device has to make a picture from; neither: DeviceUnavailableError. */
@@ -31,6 +32,8 @@ export interface SnapshotStats {
   decodes: { keyframe: number; camera_jpeg: number };
   cameraFetches: number;
   cacheHits: number;
+  /** Pictures not decoded again: the relay's keyframe was the one decoded last time. */
+  reused: number;
   /** Requests that joined a decode already running. */
   coalesced: number;
   /** Pictures being made now. */
@@ -40,8 +43,11 @@ export interface SnapshotStats {
 
 export interface SnapshotsOptions {
   sources: SnapshotSources;
-  /** Decodes one picture; `group` names pictures that give JPEGs of one size (batched: decode-batches.ts). */
-  decode: (format: StillInputFormat, input: Buffer, width: number | null, group: string) => Promise<Buffer>;
+  /**
+   * Decodes one picture; `group` names pictures that give JPEGs of one size (batched, or one
+   * long-lived decoder); `standalone`: a keyframe a long-lived decoder can take (KeyframePicture).
+   */
+  decode: (format: StillInputFormat, input: Buffer, width: number | null, group: string, standalone: boolean) => Promise<Buffer>;
   cacheMs: number;
   /** Pictures kept at most (each device and width is one); default 256. */
   maxCached?: number;
@@ -53,10 +59,19 @@ export interface SnapshotsOptions {
 }
 
 const etagOf = (jpeg: Buffer): string => `"${createHash('sha256').update(jpeg).digest('base64url').slice(0, 27)}"`;
+const digestOf = (keyframe: Buffer): string => createHash('sha256').update(keyframe).digest('base64url');
+
+interface Cached {
+  snapshot: Snapshot;
+  at: number;
+  /** Digest of the keyframe it was decoded from (null: the camera's JPEG). */
+  keyframe: string | null;
+}
 
 export class Snapshots {
-  readonly stats: SnapshotStats = { decodes: { keyframe: 0, camera_jpeg: 0 }, cameraFetches: 0, cacheHits: 0, coalesced: 0, inFlight: 0, failures: { relay: 0, camera: 0, unavailable: 0 } };
-  private readonly cache = new Map<string, { snapshot: Snapshot; at: number }>();
+  readonly stats: SnapshotStats = { decodes: { keyframe: 0, camera_jpeg: 0 }, cameraFetches: 0, cacheHits: 0, reused: 0, coalesced: 0, inFlight: 0, failures: { relay: 0, camera: 0, unavailable: 0 } };
+  /** Pictures by device and width; kept past cacheMs (until room is needed) for their keyframe. */
+  private readonly cache = new Map<string, Cached>();
   private readonly running = new Map<string, Promise<Snapshot>>();
   private readonly maxCached: number;
   private readonly maxCachedBytes: number;
@@ -82,10 +97,10 @@ export class Snapshots {
       this.stats.coalesced++;
       return running;
     }
-    const made = this.make(deviceId, width).then(
-      (snapshot) => {
-        this.remember(key, snapshot);
-        return snapshot;
+    const made = this.make(deviceId, width, key).then(
+      (made) => {
+        this.remember(key, made.snapshot, made.keyframe);
+        return made.snapshot;
       },
     ).finally(() => {
       this.running.delete(key);
@@ -96,15 +111,14 @@ export class Snapshots {
     return made;
   }
 
-  private remember(key: string, snapshot: Snapshot): void {
-    const now = this.now();
+  private remember(key: string, snapshot: Snapshot, keyframe: string | null): void {
     this.forget(key);
-    for (const [k, v] of this.cache) {
+    for (const k of this.cache.keys()) {
       const full = this.cache.size >= this.maxCached || this.cachedBytes + snapshot.jpeg.length > this.maxCachedBytes;
-      if (!full && now - v.at < this.opts.cacheMs) break;
-      this.forget(k); // oldest first (insertion order): expired ones, or to make room
+      if (!full) break;
+      this.forget(k); // oldest first (insertion order), to make room
     }
-    this.cache.set(key, { snapshot, at: now });
+    this.cache.set(key, { snapshot, at: this.now(), keyframe });
     this.cachedBytes += snapshot.jpeg.length;
   }
 
@@ -115,7 +129,7 @@ export class Snapshots {
     this.cachedBytes -= entry.snapshot.jpeg.length;
   }
 
-  private async make(deviceId: string, width: number | null): Promise<Snapshot> {
+  private async make(deviceId: string, width: number | null, key: string): Promise<{ snapshot: Snapshot; keyframe: string | null }> {
     const has = this.opts.sources.has(deviceId);
     if (!has.stream && !has.cameraSnapshot) throw new DeviceUnavailableError(`device ${deviceId} has no video stream and no snapshot address (yet)`);
     let relayProblem: Error | null = null;
@@ -123,10 +137,16 @@ export class Snapshots {
       try {
         const picture = await this.opts.sources.keyframe(deviceId, width);
         if (picture) {
+          const keyframe = digestOf(picture.annexB);
+          const before = this.cache.get(key);
+          if (before?.keyframe === keyframe) {
+            this.stats.reused++;
+            return { snapshot: before.snapshot, keyframe };
+          }
           const format = picture.codec === 'H264' ? 'h264' : 'hevc';
           this.stats.decodes.keyframe++;
-          const jpeg = await this.opts.decode(format, picture.annexB, width, `${picture.width ?? '?'}x${picture.height ?? '?'}`);
-          return { jpeg, etag: etagOf(jpeg), source: 'relay' };
+          const jpeg = await this.opts.decode(format, picture.annexB, width, `${picture.width ?? '?'}x${picture.height ?? '?'}/${picture.sps}`, picture.standalone);
+          return { snapshot: { jpeg, etag: etagOf(jpeg), source: 'relay' }, keyframe };
         }
       } catch (err) {
         if (!(err instanceof StillError)) throw err; // busy, or a bug: not the camera's business
@@ -139,7 +159,7 @@ export class Snapshots {
       this.stats.failures.unavailable++;
       throw relayProblem ?? new StillError('unavailable', `no picture from device ${deviceId}'s stream yet`);
     }
-    return this.fromCamera(deviceId, width);
+    return { snapshot: await this.fromCamera(deviceId, width), keyframe: null };
   }
 
   private async fromCamera(deviceId: string, width: number | null): Promise<Snapshot> {
@@ -157,7 +177,7 @@ export class Snapshots {
         : await (() => {
             this.stats.decodes.camera_jpeg++;
             // Not batched with others: a camera's JPEG may be of any size.
-            return this.opts.decode('mjpeg', original, width, `camera:${deviceId}`);
+            return this.opts.decode('mjpeg', original, width, `camera:${deviceId}`, false);
           })();
     return { jpeg, etag: etagOf(jpeg), source: 'camera' };
   }

@@ -130,6 +130,12 @@ describe('GET /v1/devices/{id}/snapshot', () => {
     expect(await metric('edge_gateway_snapshot_in_flight{stage="pictures"}')).toBe(0);
   }, 60_000);
 
+  it('the keyframes went to long-lived decoders, at most snapshot.max_decoders of them running', async () => {
+    expect(await metric('edge_gateway_snapshot_decoder_starts_total')).toBeGreaterThanOrEqual(1);
+    expect(await metric('edge_gateway_snapshot_decoder_pictures_total')).toBeGreaterThanOrEqual(1);
+    expect(await metric('edge_gateway_snapshot_decoders')).toBeLessThanOrEqual(4);
+  });
+
   it("a camera whose stream cannot be had: its own snapshot URI (Digest), as it is or scaled", async () => {
     const calls = noStream.calls.get('snapshot.jpg') ?? 0;
     const res = await snapshot(ids.noStream);

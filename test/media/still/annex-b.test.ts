@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { annexB, withParameterSets } from '../../../src/media/still/annex-b.js';
+import { annexB, decodesAlone, withParameterSets } from '../../../src/media/still/annex-b.js';
 
 const SPS = Buffer.from('6742c01e8c8d40', 'hex');
 const PPS = Buffer.from('68ce3c80', 'hex');
@@ -32,4 +32,26 @@ describe('withParameterSets', () => {
   ])('$what', ({ codec, nalus, sdp, want }) => {
     expect(withParameterSets(codec, nalus, fmtp(sdp))).toEqual(want);
   });
+});
+
+describe('decodesAlone', () => {
+  const SEI = Buffer.from('0605', 'hex');
+  const IDR2 = Buffer.from('65408000', 'hex'); // a second slice of the picture (first_mb_in_slice 1)
+  const AUD = Buffer.from('09f0', 'hex');
+  const HSEI_SUFFIX = Buffer.from('5001', 'hex');
+  const IRAP2 = Buffer.from('26010000', 'hex'); // not the first slice segment
+  const frames = { frameMbsOnly: true, reorder: 0 };
+  it.each<{ what: string; codec: 'H264' | 'H265'; nalus: Buffer[]; shape?: { frameMbsOnly: boolean; reorder: number }; want: boolean }>([
+    { what: 'H.264 sets, SEI, one slice', codec: 'H264', nalus: [SPS, PPS, SEI, IDR], want: true },
+    { what: 'H.264 two slices of one picture', codec: 'H264', nalus: [SPS, PPS, IDR, IDR2], want: true },
+    { what: 'H.264 two pictures (a second slice that begins one)', codec: 'H264', nalus: [SPS, PPS, IDR, IDR], want: false },
+    { what: 'H.264 a first slice that does not begin a picture', codec: 'H264', nalus: [SPS, PPS, IDR2], want: false },
+    { what: 'H.264 something after the slices', codec: 'H264', nalus: [SPS, PPS, IDR, AUD], want: false },
+    { what: 'H.264 no slice', codec: 'H264', nalus: [SPS, PPS], want: false },
+    { what: 'H.264 fields', codec: 'H264', nalus: [SPS, PPS, IDR], shape: { frameMbsOnly: false, reorder: 0 }, want: false },
+    { what: 'H.265 sets, one slice, a suffix SEI', codec: 'H265', nalus: [VPS, HSPS, HPPS, IRAP, HSEI_SUFFIX], want: true },
+    { what: 'H.265 two slice segments of one picture', codec: 'H265', nalus: [VPS, HSPS, HPPS, IRAP, IRAP2], want: true },
+    { what: 'H.265 two pictures', codec: 'H265', nalus: [VPS, HSPS, HPPS, IRAP, IRAP], want: false },
+    { what: 'H.265 reordering declared', codec: 'H265', nalus: [VPS, HSPS, HPPS, IRAP], shape: { frameMbsOnly: true, reorder: 2 }, want: false },
+  ])('$what: $want', ({ codec, nalus, shape, want }) => expect(decodesAlone(codec, nalus, shape ?? frames)).toBe(want));
 });

@@ -49,7 +49,8 @@ describe('the relay\'s cached keyframe as a JPEG', () => {
     ['H.265', () => h265, 'H265' as const, 'hevc' as const],
   ])('%s: decodes to a whole 320x240 JPEG, and to 128 pixels wide', async (_what, capture, codec, format) => {
     const picture = cachedPicture(capture(), codec);
-    expect(picture).toMatchObject({ codec, width: 320 });
+    // One picture, no reordering (-bf 0): a long-lived decoder may take it, keyed by its SPS.
+    expect(picture).toMatchObject({ codec, width: 320, standalone: true, sps: expect.stringMatching(/^[\w-]{16}$/) });
     const jpeg = await decodeStill(format, picture.annexB, null, { ffmpegPath: 'ffmpeg', timeoutMs: 20_000 });
     expect(jpegSize(jpeg)).toEqual({ width: 320, height: 240 });
     const small = await decodeStill(format, picture.annexB, 128, { ffmpegPath: 'ffmpeg', timeoutMs: 20_000 });

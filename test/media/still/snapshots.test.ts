@@ -8,7 +8,10 @@ import { Snapshots, type SnapshotSources } from '../../../src/media/still/snapsh
 // The service's rules with stand-in sources and decoder (the real ones have tests of their own and
 // meet in test/api/routes/snapshot.test.ts): coalescing, the cache's life, the camera fallback.
 
-const PICTURE: KeyframePicture = { codec: 'H264', annexB: Buffer.from('0000000165', 'hex'), width: 1280, height: 720 };
+const PICTURE: KeyframePicture = { codec: 'H264', annexB: Buffer.from('0000000165', 'hex'), width: 1280, height: 720, standalone: true, sps: 'x' };
+// A new keyframe each time the relay is asked (a camera whose GOP is shorter than the cache's life).
+let keyframes = 0;
+const nextKeyframe = async (): Promise<KeyframePicture> => ({ ...PICTURE, annexB: Buffer.concat([PICTURE.annexB, Buffer.from(String(++keyframes))]) });
 const CAMERA_JPEG = Buffer.from('ffd8cafeffd9', 'hex');
 
 function rig(over: Partial<SnapshotSources> = {}, slots = new DecodeSlots(2, 8), maxCachedBytes?: number) {
@@ -18,7 +21,7 @@ function rig(over: Partial<SnapshotSources> = {}, slots = new DecodeSlots(2, 8),
   let gated = false;
   const sources: SnapshotSources = {
     has: () => ({ stream: true, cameraSnapshot: true }),
-    keyframe: async () => PICTURE,
+    keyframe: nextKeyframe,
     cameraJpeg: async () => CAMERA_JPEG,
     ...over,
   };
@@ -73,6 +76,18 @@ describe('Snapshots', () => {
     const again = await r.snapshots.get('cam', null);
     expect(again.etag).not.toBe(first.etag);
     expect(r.decodes).toHaveLength(3);
+  });
+
+  it('the keyframe decoded last time: its picture again (same ETag), not decoded again', async () => {
+    const r = rig({ keyframe: async () => PICTURE });
+    const first = await r.snapshots.get('cam', 320);
+    r.advance(5000);
+    const again = await r.snapshots.get('cam', 320);
+    expect(again.etag).toBe(first.etag);
+    expect(r.decodes).toHaveLength(1);
+    expect(r.snapshots.stats).toMatchObject({ reused: 1, decodes: { keyframe: 1 } });
+    await r.snapshots.get('cam', 640); // another width is another picture
+    expect(r.decodes).toHaveLength(2);
   });
 
   it('keeps at most maxCached pictures', async () => {
