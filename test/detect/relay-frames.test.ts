@@ -109,6 +109,20 @@ describe('relayFrames', () => {
     expect(await closed.next()).toBeNull();
   });
 
+  it('a corrupt stream (junk in every payload): no frame, ended, no hang', { timeout: 30_000 }, async () => {
+    const junk = capture.packets.map((p, i) => {
+      const copy = Buffer.from(p);
+      for (let k = 12; k < copy.length; k++) copy[k] = (k * 31 + i * 7) & 0xff;
+      return copy;
+    });
+    const s = streamOf({ packets: junk, sdp: capture.sdp }, 'H264');
+    s.feedThrough(12);
+    const source = relayFrames(s.stream, decoders, { count: 3, stallMs: 500 });
+    s.feedAll();
+    expect(await all(source)).toEqual([]);
+    expect(source.ended).toMatch(/no picture from the stream|decoder|no parameter sets/);
+  });
+
   it('a stream the relay cannot give, or no decoder: ended, no frames, no hang', { timeout: 30_000 }, async () => {
     const gone: FrameStream = { sdp: capture.sdp, attach: () => { throw new Error('stream not ready'); } };
     const source = relayFrames(gone, decoders);
