@@ -65,7 +65,8 @@ export class Decoders {
   take(codec: VideoCodec): ChildProcess {
     const ready = this.spare.get(codec);
     this.spare.delete(codec);
-    const child = ready && ready.exitCode === null && ready.signalCode === null ? ready : this.spawn(codec);
+    // A spare that could not start (no pid) or has ended is replaced: its events have been missed.
+    const child = ready?.pid !== undefined && ready.exitCode === null && ready.signalCode === null ? ready : this.spawn(codec);
     if (!this.closed) this.spare.set(codec, this.spawn(codec));
     return child;
   }
