@@ -50,7 +50,7 @@ export interface MotionCheckerOptions {
   logger: BaseLogger;
   count?: (what: CheckCount) => void;
   /**
-   * Most checks holding frames at once (being grabbed, queued or running): frames are taken only
+   * Most checks holding frames at once (being taken, queued or running): frames are taken only
    * when there is room, so memory is bounded even when every camera moves at once. Beyond it a
    * motion start is dropped at once (counted), before any frame is decoded. Unbounded by default.
    */
