@@ -4,8 +4,11 @@
 // detector checks 3 frames from the relay, and the alert appears as human. The alert's created_at is
 // the motion start; the latency is when GET /v1/alerts (polled every 100 ms) first lists the human
 // alert, minus that. Goal: <= 2 s on this machine.
+// Where the time goes: the gateway logs one 'motion check timeline' line per checked motion start
+// (ms after the motion start at which each stage ended); the median of each stage is reported.
+// Alone: `npm run bench -- detect-latency` (BENCH_LATENCY_S, default 60) prints a table and a JSON line.
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:https';
 import os from 'node:os';
 import path from 'node:path';
@@ -63,6 +66,19 @@ export async function alertLatency({ photos, seconds }) {
     log: { level: 'info' },
   }));
   const gateway = await startGatewayProcess(configFile);
+  const timelines = [];
+  let partial = '';
+  gateway.child.stdout.on('data', (d) => {
+    if (process.env.BENCH_LOG) appendFileSync(process.env.BENCH_LOG, d);
+    const lines = (partial + d).split('\n');
+    partial = lines.pop();
+    for (const line of lines) {
+      if (!line.includes('"motion check timeline"')) continue;
+      const entry = JSON.parse(line);
+      if (entry.type === 'human') timelines.push(entry.ms);
+      else console.error(`a check ended as ${entry.type} (${entry.result}): ${JSON.stringify(entry.ms)}`);
+    }
+  });
   try {
     const token = gateway.token('alerts:read');
     const healthz = async () => new Promise((resolve) => request(`${gateway.apiUrl}/healthz`, { rejectUnauthorized: false }, (res) => {
@@ -81,10 +97,47 @@ export async function alertLatency({ photos, seconds }) {
     }
     const human = [...seen.values()].filter((a) => a.type === 'human').map((a) => a.latencyS).sort((a, b) => a - b);
     const motion = [...seen.values()].filter((a) => a.type === 'motion').length;
-    return { human, motion };
+    return { human, motion, stages: medianStages(timelines), written: timelines.map((t) => t.alert_written).sort((a, b) => a - b) };
   } finally {
     await gateway.stop();
     await fleet.stop();
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** Each stage's median over the timelines that have it, in the order stages first appear. */
+function medianStages(timelines) {
+  const names = [...new Set(timelines.flatMap((t) => Object.keys(t)))];
+  const med = (xs) => xs.sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)];
+  return Object.fromEntries(names.map((n) => [n, med(timelines.filter((t) => n in t).map((t) => t[n]))]).sort((a, b) => a[1] - b[1]));
+}
+
+if (process.argv[2] === 'detect-latency') {
+  const photos = execFileSync(path.resolve(import.meta.dirname, '../run'), ['test-photos'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim();
+  const seconds = Number(process.env.BENCH_LATENCY_S ?? 60);
+  const load = os.loadavg()[0];
+  const r = await alertLatency({ photos, seconds });
+  const pct = (xs, p) => xs[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))];
+  const round = (v) => Number(v.toFixed(2));
+  console.log(`\nbench detect-latency: motion start → classified alert, whole gateway, ${seconds} s of a looping scene, load ${load.toFixed(1)}\n`);
+  console.log(`human alerts ${r.human.length}, motion alerts ${r.motion}; seen by the API after p50 ${r.human.length ? round(pct(r.human, 50)) : '-'} s, max ${r.human.length ? round(Math.max(...r.human)) : '-'} s (goal <= 2 s)`);
+  console.log('\nstage (ms after the motion start, median)');
+  for (const [stage, ms] of Object.entries(r.stages)) console.log(`  ${stage.padEnd(18)} ${String(Math.round(ms)).padStart(6)}`);
+  console.log(
+    JSON.stringify({
+      bench: 'detect-latency',
+      cores: os.cpus().length,
+      loadavg_start: round(load),
+      loadavg: round(os.loadavg()[0]),
+      seconds,
+      human_alerts: r.human.length,
+      motion_alerts: r.motion,
+      p50_s: r.human.length ? round(pct(r.human, 50)) : null,
+      max_s: r.human.length ? round(Math.max(...r.human)) : null,
+      latencies_s: r.human.map(round),
+      alert_written_ms: r.written,
+      stages_ms_p50: Object.fromEntries(Object.entries(r.stages).map(([k, v]) => [k, Math.round(v)])),
+      goal_met: r.human.length > 0 && Math.max(...r.human) <= 2,
+    }),
+  );
 }

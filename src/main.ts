@@ -275,7 +275,7 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
     const detection = startDetection({
       config: config.detection,
       ffmpegPath: config.ffmpeg.path,
-      frameUrl: (deviceId) => recorderUrl(deviceId, 'main'),
+      frameStream: (deviceId) => relayStreams.acquire(deviceId, 'main'),
       camera: cameraConfig,
       registry,
       logger: log.child({ part: 'detect' }),

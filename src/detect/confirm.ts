@@ -10,6 +10,8 @@ export function median(values: readonly number[]): number {
   return s.length % 2 === 1 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
 }
 
+const bestScore = (category: Category, frame: readonly Detection[]): number => Math.max(0, ...frame.filter((d) => d.category === category).map((d) => d.score));
+
 export interface Verdict {
   /** The most specific category confirmed (human before vehicle), or null: plain motion. */
   type: Category | null;
@@ -28,7 +30,7 @@ export interface Verdict {
  * Per category rather than per tracked object: 3 frames over 1.5 s are too few to track.
  */
 export function confirm(frames: readonly (readonly Detection[])[], threshold: number): Verdict {
-  const best = (category: Category, frame: readonly Detection[]): number => Math.max(0, ...frame.filter((d) => d.category === category).map((d) => d.score));
+  const best = bestScore;
   const medians = {
     human: median(frames.map((f) => best('human', f))),
     vehicle: median(frames.map((f) => best('vehicle', f))),
@@ -44,6 +46,27 @@ export function confirm(frames: readonly (readonly Detection[])[], threshold: nu
   return { type, medians, bestFrame, detections };
 }
 
+/**
+ * The verdict the rule gives over `total` frames, known from the first few already: null while a
+ * frame still to come could change it. A frame not seen yet may score anything from 0 to 1, so a
+ * category is settled once its median is on the same side of the threshold with the missing frames
+ * at 0 and at 1 (with 3 frames: 2 that agree). The type is then exactly the one all `total` frames
+ * would give; the thumbnail and its detections come from the frames seen. With every frame seen (or
+ * the stream ended early: total = frames seen) it is confirm()'s verdict.
+ */
+export function confirmSoFar(frames: readonly (readonly Detection[])[], total: number, threshold: number): Verdict | null {
+  const missing = Math.max(0, total - frames.length);
+  if (missing > 0) {
+    for (const category of ['human', 'vehicle'] as const) {
+      const seen = frames.map((f) => bestScore(category, f));
+      const low = median([...seen, ...new Array<number>(missing).fill(0)]);
+      const high = median([...seen, ...new Array<number>(missing).fill(1)]);
+      if (low < threshold && high >= threshold) return null;
+    }
+  }
+  return confirm(frames, threshold);
+}
+
 export interface CheckRules {
   labels: LabelMap;
   minScore: number;
@@ -52,13 +75,20 @@ export interface CheckRules {
   requiredZones: readonly string[];
 }
 
+/** One frame's raw detections as the rule counts them: labels, min_score, required zones, duplicates merged. */
+function keptOf(raw: readonly RawDetection[], rules: CheckRules): Detection[] {
+  return suppressOverlaps(
+    classify(raw, rules.labels, rules.minScore).filter((d) => inRequiredZones(d.box, rules.zones, rules.requiredZones)),
+    (d) => d.category,
+  );
+}
+
 /** From the model's raw detections per frame to the verdict: labels, min_score, required zones, confirmation. */
 export function judgeCheck(frames: readonly (readonly RawDetection[])[], rules: CheckRules): Verdict {
-  const kept = frames.map((raw) =>
-    suppressOverlaps(
-      classify(raw, rules.labels, rules.minScore).filter((d) => inRequiredZones(d.box, rules.zones, rules.requiredZones)),
-      (d) => d.category,
-    ),
-  );
-  return confirm(kept, rules.threshold);
+  return confirm(frames.map((raw) => keptOf(raw, rules)), rules.threshold);
+}
+
+/** judgeCheck() for the first frames of `total`: null while the frames to come could change the verdict (confirmSoFar). */
+export function judgeSoFar(frames: readonly (readonly RawDetection[])[], total: number, rules: CheckRules): Verdict | null {
+  return confirmSoFar(frames.map((raw) => keptOf(raw, rules)), total, rules.threshold);
 }

@@ -1,10 +1,10 @@
 import type { BaseLogger } from 'pino';
 import type { DetectedObject, EventType } from '../domain/types.js';
 import { drawBox } from './annotate.js';
-import { judgeCheck, type CheckRules } from './confirm.js';
+import { judgeSoFar, type CheckRules, type Verdict } from './confirm.js';
 import type { CheckRequest } from './detector-pool.js';
 import { CheckDroppedError, DetectorUnavailableError } from './errors.js';
-import type { Box, Category, Frame, RawDetection } from './types.js';
+import type { Box, Category, Frame, FrameSource, RawDetection } from './types.js';
 
 // One motion start checked by the detector: frames from the camera (through the relay), the pool,
 // the confirmation rules, and a thumbnail of the best frame with its boxes drawn. What the recorder
@@ -22,11 +22,16 @@ export interface DetectionOutcome {
   type: EventType;
   /** The confirmed objects in the best frame (empty unless confirmed), boxes in 0–1 of the frame. */
   detections: DetectedObject[];
-  /** That frame as a JPEG with the boxes drawn, or null. */
-  thumbnail: Buffer | null;
+  /** That frame as a JPEG with the boxes drawn (null when none): made after the answer, which does not wait for it. */
+  thumbnail: Promise<Buffer | null>;
   /** Why a check was not made (unchecked), for the log. */
   reason: string | null;
+  /** When each stage of the check ended (epoch ms, in order), for the log's latency timeline. */
+  timeline: TimelineStage[];
 }
+
+/** One stage of a check and when it ended (epoch ms). */
+export type TimelineStage = [stage: string, at: number];
 
 /** Counted per outcome in /metrics: what happened to each motion start looked at. */
 export type CheckCount = Category | 'motion' | 'dropped' | 'no_frames' | 'failed' | 'unavailable';
@@ -34,8 +39,10 @@ export type CheckCount = Category | 'motion' | 'dropped' | 'no_frames' | 'failed
 export interface MotionCheckerOptions {
   /** The pool (or any detector behind the same call). */
   detector: { check(request: CheckRequest): Promise<RawDetection[][]> };
-  /** A few frames of the camera now (grabFrames through the relay). */
-  grab: (deviceId: string) => Promise<Frame[]>;
+  /** The camera's frames from now on, as they come (relayFrames). */
+  frames: (deviceId: string) => Promise<FrameSource>;
+  /** Frames the rule is over (3 by default); fewer are looked at when they settle it. */
+  frameCount?: number;
   /** The camera's rules: labels, min_score, threshold, zones. */
   rules: (deviceId: string) => CheckRules;
   /** An RGB frame as a thumbnail JPEG. */
@@ -43,19 +50,23 @@ export interface MotionCheckerOptions {
   logger: BaseLogger;
   count?: (what: CheckCount) => void;
   /**
-   * Most checks holding frames at once (being grabbed, queued or running): frames are taken only
+   * Most checks holding frames at once (being taken, queued or running): frames are taken only
    * when there is room, so memory is bounded even when every camera moves at once. Beyond it a
    * motion start is dropped at once (counted), before any frame is decoded. Unbounded by default.
    */
   maxInFlight?: number;
+  now?: () => number;
 }
 
 const COLOURS: Record<Category, [number, number, number]> = { human: [255, 48, 48], vehicle: [255, 200, 0] };
 
 export class MotionChecker {
   private inFlight = 0;
+  private readonly now: () => number;
 
-  constructor(private readonly opts: MotionCheckerOptions) {}
+  constructor(private readonly opts: MotionCheckerOptions) {
+    this.now = opts.now ?? Date.now;
+  }
 
   /** Checks holding frames now. */
   get checking(): number {
@@ -64,58 +75,97 @@ export class MotionChecker {
 
   /** Checks a motion start; never rejects (a failure is an `unchecked` outcome). */
   async check(deviceId: string, where: (() => Box | null) | null): Promise<DetectionOutcome> {
+    const timeline: TimelineStage[] = [];
     if (this.inFlight >= (this.opts.maxInFlight ?? Number.POSITIVE_INFINITY)) {
-      return this.unchecked(deviceId, 'dropped', `${this.inFlight} checks are under way already (detection.queue_size + threads)`);
+      return this.unchecked(deviceId, 'dropped', `${this.inFlight} checks are under way already (detection.queue_size + threads)`, timeline);
     }
     this.inFlight++;
+    let outcome: DetectionOutcome | null = null;
     try {
-      return await this.run(deviceId, where);
+      outcome = await this.run(deviceId, where, timeline);
+      return outcome;
     } finally {
-      this.inFlight--;
+      // The best frame is held until its thumbnail is made.
+      if (outcome) void outcome.thumbnail.finally(() => this.inFlight--);
+      else this.inFlight--;
     }
   }
 
-  private unchecked(deviceId: string, what: CheckCount, reason: string): DetectionOutcome {
+  private unchecked(deviceId: string, what: CheckCount, reason: string, timeline: TimelineStage[]): DetectionOutcome {
     this.opts.count?.(what);
     this.opts.logger.info({ device: deviceId, reason }, 'motion not checked by the detector: it stays motion');
-    return { result: 'unchecked', type: 'motion', detections: [], thumbnail: null, reason };
+    return { result: 'unchecked', type: 'motion', detections: [], thumbnail: NO_THUMBNAIL, reason, timeline };
   }
 
-  private async run(deviceId: string, where: (() => Box | null) | null): Promise<DetectionOutcome> {
-    const unchecked = (what: CheckCount, reason: string) => this.unchecked(deviceId, what, reason);
-    let frames: Frame[];
+  /**
+   * Each frame goes to the detector as soon as it comes (the next one is being taken meanwhile),
+   * and the check ends as soon as the frames seen settle the confirmation rule (judgeSoFar): with
+   * 3 frames, 2 that agree. The thumbnail is made after the answer, which does not wait for it.
+   */
+  private async run(deviceId: string, where: (() => Box | null) | null, timeline: TimelineStage[]): Promise<DetectionOutcome> {
+    const unchecked = (what: CheckCount, reason: string) => this.unchecked(deviceId, what, reason, timeline);
+    const stage = (name: string) => timeline.push([name, this.now()]);
+    const total = this.opts.frameCount ?? 3;
+    const rules = this.opts.rules(deviceId);
+    stage('frames_requested');
+    let source: FrameSource;
     try {
-      frames = await this.opts.grab(deviceId);
+      source = await this.opts.frames(deviceId);
     } catch (err) {
       return unchecked('no_frames', (err as Error).message);
     }
-    let raw: RawDetection[][];
+    const frames: Frame[] = [];
+    const raw: RawDetection[][] = [];
+    let verdict: Verdict | null = null;
     try {
-      // The area asked now, after the frames: it grew while they were taken.
-      raw = await this.opts.detector.check({ camera: deviceId, frames, motion: where?.() ?? null });
-    } catch (err) {
-      const what: CheckCount = err instanceof CheckDroppedError ? 'dropped' : err instanceof DetectorUnavailableError ? 'unavailable' : 'failed';
-      return unchecked(what, (err as Error).message);
+      while (verdict === null) {
+        const frame = await source.next();
+        if (!frame) break;
+        frames.push(frame);
+        stage(`frame_${frames.length}`);
+        try {
+          // The area asked now: it grows while the frames are taken.
+          const [found] = await this.opts.detector.check({ camera: deviceId, frames: [frame], motion: where?.() ?? null });
+          raw.push(found ?? []);
+        } catch (err) {
+          const what: CheckCount = err instanceof CheckDroppedError ? 'dropped' : err instanceof DetectorUnavailableError ? 'unavailable' : 'failed';
+          return unchecked(what, (err as Error).message);
+        }
+        stage(`inference_${raw.length}`);
+        verdict = judgeSoFar(raw, total, rules);
+      }
+    } finally {
+      source.close();
     }
-    const verdict = judgeCheck(raw, this.opts.rules(deviceId));
+    if (verdict === null) {
+      // The stream ended before the frames could settle the rule: nobody can tell, it stays motion.
+      const why = source.ended ?? 'the stream gave no frame';
+      return unchecked('no_frames', frames.length === 0 ? `no frame from the stream: ${why}` : `${frames.length} of ${total} frames, too few to decide: ${why}`);
+    }
+    stage('decided');
     if (verdict.type === null || verdict.bestFrame === null) {
       this.opts.count?.('motion');
-      this.opts.logger.debug({ device: deviceId, medians: verdict.medians }, 'motion checked: no person or vehicle');
-      return { result: 'unconfirmed', type: 'motion', detections: [], thumbnail: null, reason: null };
+      this.opts.logger.debug({ device: deviceId, medians: verdict.medians, frames: frames.length }, 'motion checked: no person or vehicle');
+      return { result: 'unconfirmed', type: 'motion', detections: [], thumbnail: NO_THUMBNAIL, reason: null, timeline };
     }
     this.opts.count?.(verdict.type);
     const detections = verdict.detections.map((d) => ({ label: d.label, score: round(d.score, 3), box: roundBox(d.box) }));
-    let picture = frames[verdict.bestFrame]!;
+    this.opts.logger.info({ device: deviceId, type: verdict.type, medians: verdict.medians, frames: frames.length, detections }, 'motion checked');
+    return { result: 'confirmed', type: verdict.type, detections, thumbnail: this.thumbnail(deviceId, frames[verdict.bestFrame]!, verdict), reason: null, timeline };
+  }
+
+  private async thumbnail(deviceId: string, frame: Frame, verdict: Verdict): Promise<Buffer | null> {
+    let picture = frame;
     const thickness = Math.max(2, Math.round(picture.width / 320));
     for (const d of verdict.detections) picture = drawBox(picture, d.box, COLOURS[d.category], thickness);
-    const thumbnail = await this.opts.encode(picture).catch((err: Error) => {
+    return this.opts.encode(picture).catch((err: Error) => {
       this.opts.logger.warn({ device: deviceId, err: err.message }, 'the detection thumbnail could not be made');
       return null;
     });
-    this.opts.logger.info({ device: deviceId, type: verdict.type, medians: verdict.medians, detections }, 'motion checked');
-    return { result: 'confirmed', type: verdict.type, detections, thumbnail, reason: null };
   }
 }
+
+const NO_THUMBNAIL: Promise<Buffer | null> = Promise.resolve(null);
 
 function round(v: number, digits: number): number {
   const f = 10 ** digits;

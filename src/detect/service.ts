@@ -6,8 +6,8 @@ import { encodeJpeg } from './annotate.js';
 import type { CheckRules } from './confirm.js';
 import { DetectorPool, type PoolState } from './detector-pool.js';
 import type { Polygon } from './geometry.js';
-import { grabFrames } from './grab.js';
 import { MotionChecker, type CheckCount } from './motion-check.js';
+import { Decoders, relayFrames, type FrameStream } from './relay-frames.js';
 
 // The detector as the daemon runs it: the pool (model loaded once per thread), the checker that
 // feeds it frames from the relay, the per-camera rules from the config, and its /metrics series.
@@ -38,8 +38,8 @@ export type DetectorHealth = 'off' | 'loading' | 'ready' | 'failed';
 export interface DetectionServiceOptions {
   config: Config['detection'];
   ffmpegPath: string;
-  /** A loopback relay URL (recorder ticket) of the stream the frames are taken from. */
-  frameUrl: (deviceId: string) => string;
+  /** The relay's stream the frames are taken from (the camera's main stream: the most pixels). */
+  frameStream: (deviceId: string) => Promise<FrameStream>;
   camera: (deviceId: string) => CameraDetectionSettings | null;
   registry: Registry;
   logger: BaseLogger;
@@ -67,7 +67,7 @@ export function startDetection(opts: DetectionServiceOptions): DetectionService 
   if (c.mode === 'off') return null;
   const runSeconds = new Histogram({
     name: 'edge_gateway_detection_run_seconds',
-    help: 'Time a detector thread spent on one check (all its frames and crops), queue wait excluded',
+    help: 'Time a detector thread spent on one frame of a check (all its crops), queue wait excluded',
     buckets: [0.1, 0.25, 0.5, 1, 2, 4, 8, 16],
     registers: [opts.registry],
   });
@@ -118,9 +118,10 @@ export function startDetection(opts: DetectionServiceOptions): DetectionService 
     const cam = opts.camera(deviceId);
     return { labels: c.labels, minScore: c.min_score, threshold: c.threshold, zones: cam?.zones ?? {}, requiredZones: cam?.required_zones ?? [] };
   };
+  const decoders = new Decoders(opts.ffmpegPath, FRAME_MAX_WIDTH);
   const checker = new MotionChecker({
     detector: pool,
-    grab: (deviceId) => grabFrames({ ffmpegPath: opts.ffmpegPath, inputUrl: opts.frameUrl(deviceId), maxWidth: FRAME_MAX_WIDTH }),
+    frames: async (deviceId) => relayFrames(await opts.frameStream(deviceId), decoders),
     rules,
     encode: (frame) => encodeJpeg(frame, { ffmpegPath: opts.ffmpegPath, width: THUMBNAIL_WIDTH }),
     logger: log,
@@ -132,13 +133,17 @@ export function startDetection(opts: DetectionServiceOptions): DetectionService 
       wanted: (deviceId, reportsObjects) => pool.state !== 'error' && detectionWanted(c.mode, opts.camera(deviceId)?.detection ?? 'auto', reportsObjects),
       check: async (deviceId, where) => {
         const outcome = await checker.check(deviceId, where);
-        if (outcome.result === 'confirmed' && outcome.thumbnail) opts.onConfirmed?.(deviceId, outcome.thumbnail);
+        const onConfirmed = opts.onConfirmed;
+        if (outcome.result === 'confirmed' && onConfirmed) void outcome.thumbnail.then((jpeg) => jpeg && onConfirmed(deviceId, jpeg));
         return outcome;
       },
       unconfirmed: c.unconfirmed,
       maxWaitMs: c.max_wait_s * 1000,
     },
     health: () => HEALTH[pool.state],
-    close: () => pool.close(),
+    close: () => {
+      decoders.close();
+      return pool.close();
+    },
   };
 }

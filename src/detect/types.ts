@@ -5,6 +5,15 @@ export interface Frame {
   height: number;
 }
 
+/** Frames of a camera as they come: `next()` answers null once there are no more (see `ended`). */
+export interface FrameSource {
+  next(): Promise<Frame | null>;
+  /** Why the frames ended before all were taken (the stream stopped, the decoder failed), or null. */
+  readonly ended: string | null;
+  /** Stops taking frames. */
+  close(): void;
+}
+
 /** A rectangle in 0–1 coordinates of a frame (x, y: its top-left corner). */
 export interface Box {
   x: number;

@@ -13,6 +13,10 @@ const send = (msg: WorkerMessage): void => port.postMessage(msg);
 
 try {
   const detector = await loadCenterNet({ floorScore: config.floorScore, ...(config.modelDir ? { modelDir: config.modelDir } : {}) });
+  // The first run of a graph sets up its kernels and buffers and costs several later ones: paid
+  // here, before 'ready', not by the first motion start's alert.
+  const side = detector.inputSize;
+  await detector.detect({ data: new Uint8Array(side * side * 3), width: side, height: side });
   port.on('message', (msg: CheckMessage) => {
     void (async () => {
       try {

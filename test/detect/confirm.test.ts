@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { CheckQueue } from '../../src/detect/check-queue.js';
-import { confirm, judgeCheck, median } from '../../src/detect/confirm.js';
+import { confirm, confirmSoFar, judgeCheck, median } from '../../src/detect/confirm.js';
 import type { Category, Detection, RawDetection } from '../../src/detect/types.js';
 
 const box = { x: 0.4, y: 0.3, w: 0.1, h: 0.4 };
@@ -34,6 +34,39 @@ describe('confirm: the median over the frames of the best score per frame >= thr
   it('carries every confirmed category of the best frame, best first', () => {
     const frames = [[det('vehicle', 0.9), det('human', 0.6)], [det('vehicle', 0.8), det('human', 0.6)], [det('vehicle', 0.7)]];
     expect(confirm(frames, 0.5).detections.map((d) => [d.category, d.score])).toEqual([['vehicle', 0.9], ['human', 0.6]]);
+  });
+});
+
+describe('confirmSoFar: the verdict of all frames, once the first ones settle it', () => {
+  const h = (score: number) => [det('human', score)];
+  const v = (score: number) => [det('vehicle', score)];
+  it.each([
+    ['one frame of three: never settled', [h(0.9)], 3, 'open'],
+    ['no frame: never settled', [], 3, 'open'],
+    ['two that agree on a person', [h(0.6), h(0.7)], 3, 'human'],
+    ['two that agree on nothing', [[], h(0.3)], 3, null],
+    ['two that disagree: the third decides', [h(0.9), []], 3, 'open'],
+    ['a person settled, a car still open: the detections to keep are not known yet', [[...h(0.6), ...v(0.6)], h(0.6)], 3, 'open'],
+    ['a person in two, a car in none', [[...h(0.6), ...v(0.2)], h(0.6)], 3, 'human'],
+    ['a car in two, nobody', [v(0.6), v(0.9)], 3, 'vehicle'],
+    ['all three seen: confirm()', [h(0.9), [], []], 3, null],
+    ['five frames, three agree', [h(0.6), h(0.6), h(0.7)], 5, 'human'],
+  ] as const)('%s → %s', (_name, frames, total, expected) => {
+    const verdict = confirmSoFar(frames, total, 0.5);
+    if (expected === 'open') return expect(verdict).toBeNull();
+    expect(verdict?.type).toBe(expected);
+  });
+
+  it('whenever it settles early, it says what confirm() says of all frames, whatever the rest score (seeded sweep)', () => {
+    const scores = [0, 0.3, 0.5, 0.7];
+    const frameOf = (i: number) => [...(i % 4 ? h(scores[i % 4]!) : []), ...(i >> 2 ? v(scores[i >> 2]!) : [])];
+    for (let a = 0; a < 16; a++) {
+      for (let b = 0; b < 16; b++) {
+        const early = confirmSoFar([frameOf(a), frameOf(b)], 3, 0.5);
+        if (!early) continue;
+        for (let c = 0; c < 16; c++) expect(confirm([frameOf(a), frameOf(b), frameOf(c)], 0.5).type).toBe(early.type);
+      }
+    }
   });
 });
 

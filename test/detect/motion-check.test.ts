@@ -1,26 +1,33 @@
-import { execFile } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
-import path from 'node:path';
-import { promisify } from 'node:util';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { drawBox, encodeJpeg } from '../../src/detect/annotate.js';
 import type { CheckRequest } from '../../src/detect/detector-pool.js';
 import { CheckDroppedError, DetectorUnavailableError, FrameError } from '../../src/detect/errors.js';
-import { grabFrames, PpmSplitter } from '../../src/detect/grab.js';
 import { decodeJpeg } from '../../src/detect/jpeg.js';
 import { MotionChecker, type CheckCount } from '../../src/detect/motion-check.js';
 import { detectionWanted } from '../../src/detect/service.js';
-import type { Frame, RawDetection } from '../../src/detect/types.js';
-import { tempDir } from '../support/gateway.js';
+import type { Frame, FrameSource, RawDetection } from '../../src/detect/types.js';
 
-// The parts between a motion start and the detector: frames from a stream (ffmpeg), the checker's
-// outcomes (with a scripted detector: the real one is in detector.test.ts and the end-to-end test),
-// the boxed thumbnail, and which cameras are checked.
+// The parts between a motion start and the detector: the checker's outcomes (with a scripted
+// detector: the real one is in detector.test.ts and the end-to-end test; frames from the relay are
+// in relay-frames.test.ts), the boxed thumbnail, and which cameras are checked.
 
-const run = promisify(execFile);
 const grey = (width: number, height: number, value = 100): Frame => ({ data: new Uint8Array(width * height * 3).fill(value), width, height });
-const ppm = (f: Frame) => Buffer.concat([Buffer.from(`P6\n${f.width} ${f.height}\n255\n`), Buffer.from(f.data)]);
+
+/** A source giving `frames`, then the end (`ended` says why when it gave fewer than 3). */
+function sourceOf(frames: Frame[], ended: string | null = null): FrameSource & { closed: boolean } {
+  const left = [...frames];
+  return {
+    closed: false,
+    next: () => Promise.resolve(left.shift() ?? null),
+    get ended() {
+      return left.length === 0 ? ended : null;
+    },
+    close() {
+      this.closed = true;
+    },
+  };
+}
 
 describe('detectionWanted', () => {
   it.each([
@@ -34,56 +41,6 @@ describe('detectionWanted', () => {
     ['auto', 'off', false, false],
   ] as const)('global %s, camera %s, reports objects %s → %s', (global, cam, reports, wanted) => {
     expect(detectionWanted(global, cam, reports)).toBe(wanted);
-  });
-});
-
-describe('PpmSplitter', () => {
-  it('cuts a stream of pictures wherever the chunks split it', () => {
-    const a = grey(3, 2, 10);
-    const b = grey(2, 2, 200);
-    const stream = Buffer.concat([ppm(a), ppm(b)]);
-    for (let cut = 1; cut < stream.length; cut += 7) {
-      const s = new PpmSplitter(1000);
-      const frames = [...s.push(stream.subarray(0, cut)), ...s.push(stream.subarray(cut))];
-      expect(frames.map((f) => [f.width, f.height, f.data[0]])).toEqual([
-        [3, 2, 10],
-        [2, 2, 200],
-      ]);
-    }
-  });
-
-  it('refuses what is not a PPM, and pictures over its size limit', () => {
-    expect(() => new PpmSplitter(1000).push(Buffer.alloc(100, 0x41))).toThrow(FrameError);
-    expect(() => new PpmSplitter(10).push(ppm(grey(4, 4)))).toThrow(/larger than allowed/);
-  });
-});
-
-describe('grabFrames', () => {
-  it('keeps the frames a stream gave before it stopped', { timeout: 30_000 }, async () => {
-    const dir = tempDir('eg-grab-');
-    const clip = path.join(dir, 'short.mp4');
-    // 1 s of video: at 2 frames a second there are only 2 of the 3 asked for.
-    await run('ffmpeg', ['-v', 'error', '-f', 'lavfi', '-i', 'testsrc2=size=320x180:rate=10:d=1', '-c:v', 'libx264', '-pix_fmt', 'yuv420p', clip]);
-    const frames = await grabFrames({ ffmpegPath: 'ffmpeg', inputUrl: clip, rtsp: false, count: 3, fps: 2 });
-    expect(frames.length).toBe(2);
-    expect(frames.every((f) => f.width === 320 && f.height === 180 && f.data.length === 320 * 180 * 3)).toBe(true);
-  });
-
-  it('scales wide pictures down to maxWidth', { timeout: 30_000 }, async () => {
-    const dir = tempDir('eg-grab-');
-    const clip = path.join(dir, 'wide.mp4');
-    await run('ffmpeg', ['-v', 'error', '-f', 'lavfi', '-i', 'testsrc2=size=1280x720:rate=5:d=1', '-c:v', 'libx264', '-pix_fmt', 'yuv420p', clip]);
-    const [frame] = await grabFrames({ ffmpegPath: 'ffmpeg', inputUrl: clip, rtsp: false, count: 1, maxWidth: 640 });
-    expect([frame!.width, frame!.height]).toEqual([640, 360]);
-  });
-
-  it('a corrupt stream, a dead address and a missing ffmpeg are FrameErrors, not hangs', { timeout: 30_000 }, async () => {
-    const dir = tempDir('eg-grab-');
-    const junk = path.join(dir, 'junk.mp4');
-    writeFileSync(junk, Buffer.alloc(50_000, 0x5a));
-    await expect(grabFrames({ ffmpegPath: 'ffmpeg', inputUrl: junk, rtsp: false })).rejects.toThrow(FrameError);
-    await expect(grabFrames({ ffmpegPath: 'ffmpeg', inputUrl: 'rtsp://127.0.0.1:9/nothing', timeoutMs: 8000 })).rejects.toThrow(/no frame from the stream/);
-    await expect(grabFrames({ ffmpegPath: '/nonexistent/ffmpeg', inputUrl: junk, rtsp: false })).rejects.toThrow(/cannot run/);
   });
 });
 
@@ -115,39 +72,63 @@ describe('drawBox and encodeJpeg', () => {
 describe('MotionChecker', () => {
   const person: RawDetection = { label: 'person', score: 0.7, box: { x: 0.25, y: 0.25, w: 0.25, h: 0.5 } };
   const rules = () => ({ labels: { human: ['person'], vehicle: ['car'] }, minScore: 0.35, threshold: 0.45, zones: {}, requiredZones: [] });
+  const three = () => sourceOf([grey(64, 48, 1), grey(64, 48, 2), grey(64, 48, 3)]);
 
-  function checker(detect: (req: CheckRequest) => Promise<RawDetection[][]>, grab: () => Promise<Frame[]> = async () => [grey(64, 48), grey(64, 48), grey(64, 48)]) {
+  /** A checker whose detector answers `perFrame[i]` for the i-th frame it is asked about. */
+  function checker(perFrame: (i: number) => Promise<RawDetection[]>, source: () => FrameSource = three) {
     const counts: CheckCount[] = [];
     const seen: CheckRequest[] = [];
+    const sources: FrameSource[] = [];
     const c = new MotionChecker({
-      detector: { check: (req) => (seen.push(req), detect(req)) },
-      grab: () => grab(),
+      detector: { check: async (req) => (seen.push(req), [await perFrame(seen.length - 1)]) },
+      frames: () => {
+        const s = source();
+        sources.push(s);
+        return Promise.resolve(s);
+      },
       rules,
       encode: (frame) => encodeJpeg(frame, { ffmpegPath: 'ffmpeg', width: 64 }),
       logger: pino({ level: 'silent' }),
       count: (w) => counts.push(w),
     });
-    return { c, counts, seen };
+    return { c, counts, seen, sources };
   }
+  const answers = (...frames: RawDetection[][]) => (i: number) => Promise.resolve(frames[i] ?? []);
 
-  it('a person in most frames: confirmed human, her detections and a thumbnail; the moving area is asked after the frames', { timeout: 20_000 }, async () => {
-    const { c, counts, seen } = checker(async () => [[person], [], [{ ...person, score: 0.8 }]]);
+  it('a person in the first two frames: confirmed human after two inferences, her detections, a thumbnail; the area asked per frame', { timeout: 20_000 }, async () => {
+    const { c, counts, seen, sources } = checker(answers([person], [{ ...person, score: 0.8 }], []));
     let asked = 0;
     const outcome = await c.check('dev_a', () => (asked++, { x: 0.1, y: 0.1, w: 0.5, h: 0.5 }));
     expect(outcome.result).toBe('confirmed');
     expect(outcome.type).toBe('human');
     expect(outcome.detections).toEqual([{ label: 'person', score: 0.8, box: person.box }]);
-    expect(outcome.thumbnail?.subarray(0, 2)).toEqual(Buffer.from([0xff, 0xd8]));
-    expect(asked).toBe(1);
+    expect((await outcome.thumbnail)?.subarray(0, 2)).toEqual(Buffer.from([0xff, 0xd8]));
+    // Settled by two frames that agree: the third is never looked at, the frames stop.
+    expect(seen.map((r) => r.frames[0]!.data[0])).toEqual([1, 2]);
+    expect(asked).toBe(2);
     expect(seen[0]!.motion).toEqual({ x: 0.1, y: 0.1, w: 0.5, h: 0.5 });
+    expect((sources[0] as FrameSource & { closed: boolean }).closed).toBe(true);
     expect(counts).toEqual(['human']);
+    expect(outcome.timeline.map(([stage]) => stage)).toEqual(['frames_requested', 'frame_1', 'inference_1', 'frame_2', 'inference_2', 'decided']);
+  });
+
+  it('frames that disagree: the third decides', async () => {
+    const { c, seen } = checker(answers([person], [], [person]));
+    const outcome = await c.check('dev_a', null);
+    expect([outcome.result, outcome.type, seen.length]).toEqual(['confirmed', 'human', 3]);
   });
 
   it('one lucky frame is not enough: unconfirmed motion', async () => {
-    const { c, counts } = checker(async () => [[person], [], []]);
+    const { c, counts } = checker(answers([person], [], []));
     const outcome = await c.check('dev_a', null);
-    expect([outcome.result, outcome.type, outcome.detections, outcome.thumbnail]).toEqual(['unconfirmed', 'motion', [], null]);
+    expect([outcome.result, outcome.type, outcome.detections, await outcome.thumbnail]).toEqual(['unconfirmed', 'motion', [], null]);
     expect(counts).toEqual(['motion']);
+  });
+
+  it('nothing in the first two frames: motion without a third inference', async () => {
+    const { c, seen } = checker(answers([], [], [person]));
+    expect((await c.check('dev_a', null)).result).toBe('unconfirmed');
+    expect(seen.length).toBe(2);
   });
 
   it.each<[string, () => Error, CheckCount]>([
@@ -155,25 +136,39 @@ describe('MotionChecker', () => {
     ['no model', () => new DetectorUnavailableError('not loaded'), 'unavailable'],
     ['a bad frame', () => new FrameError('bad'), 'failed'],
   ])('%s: unchecked (stays motion, never dropped), counted', async (_name, error, count) => {
-    const { c, counts } = checker(async () => {
-      throw error();
-    });
+    const { c, counts, sources } = checker(() => Promise.reject(error()));
     const outcome = await c.check('dev_a', null);
     expect([outcome.result, outcome.type]).toEqual(['unchecked', 'motion']);
     expect(counts).toEqual([count]);
+    expect((sources[0] as FrameSource & { closed: boolean }).closed).toBe(true);
   });
 
   it('no frames from the camera (stream stopped): unchecked, the detector not asked', async () => {
-    const { c, counts, seen } = checker(
-      async () => [[person]],
-      async () => {
-        throw new FrameError('no frame from the stream: connection refused');
-      },
-    );
+    const { c, counts, seen } = checker(answers([person]), () => sourceOf([], 'no picture from the stream for 3000 ms'));
     const outcome = await c.check('dev_a', null);
     expect(outcome.result).toBe('unchecked');
-    expect(outcome.reason).toMatch(/connection refused/);
+    expect(outcome.reason).toMatch(/no frame from the stream: no picture from the stream for 3000 ms/);
     expect(seen).toEqual([]);
     expect(counts).toEqual(['no_frames']);
+  });
+
+  it('the stream stops before the frames settle the rule: unchecked, even after a person in one frame', async () => {
+    const { c, counts } = checker(answers([person], []), () => sourceOf([grey(64, 48), grey(64, 48)], 'the relay let the stream go'));
+    const outcome = await c.check('dev_a', null);
+    expect([outcome.result, outcome.type]).toEqual(['unchecked', 'motion']);
+    expect(outcome.reason).toMatch(/2 of 3 frames, too few to decide: the relay let the stream go/);
+    expect(counts).toEqual(['no_frames']);
+  });
+
+  it('the relay cannot give the stream: unchecked', async () => {
+    const c = new MotionChecker({
+      detector: { check: () => Promise.resolve([[person]]) },
+      frames: () => Promise.reject(new Error('device dev_a has no main stream')),
+      rules,
+      encode: () => Promise.resolve(Buffer.alloc(0)),
+      logger: pino({ level: 'silent' }),
+    });
+    const outcome = await c.check('dev_a', null);
+    expect([outcome.result, outcome.reason]).toEqual(['unchecked', 'device dev_a has no main stream']);
   });
 });

@@ -84,7 +84,8 @@ interface Pending {
 interface Finding {
   type: EventType;
   detections: DetectedObject[];
-  thumbnail: Buffer | null;
+  /** The detector's boxed picture, made after its answer (DetectionOutcome.thumbnail). */
+  thumbnail: Promise<Buffer | null> | null;
 }
 
 const SPECIFICITY: Record<EventType, number> = { motion: 0, vehicle: 1, human: 2 };
@@ -193,13 +194,26 @@ export class CameraRecorder {
         this.opts.logger.info({ device: this.opts.deviceId, episode }, 'motion without a person or vehicle dropped (detection.unconfirmed: drop)');
         return;
       }
-      this.openAlert(episode, moreSpecific(waiting.type, finding?.type ?? 'motion'), waiting.at, waiting.fromAt, finding);
+      const type = moreSpecific(waiting.type, finding?.type ?? 'motion');
+      this.openAlert(episode, type, waiting.at, waiting.fromAt, finding);
+      this.logTimeline(episode, type, waiting.at, outcome);
     };
     const waiting: Pending = { type: 'motion', at, fromAt, decided, settle };
     this.pending.set(episode, waiting);
     const timer = setTimeout(() => settle(null), detection.maxWaitMs);
     timer.unref();
     void detection.check(where).then(settle, () => settle(null));
+  }
+
+  /**
+   * Where the time from motion start to alert went (ms after the motion start, per stage): the
+   * latency goal of docs/detection.md is checked against these lines (bench/detect-latency.mjs).
+   */
+  private logTimeline(episode: number, type: EventType, at: number, outcome: DetectionOutcome | null): void {
+    const ms: Record<string, number> = {};
+    for (const [stage, when] of outcome?.timeline ?? []) ms[stage] = when - at;
+    ms.alert_written = this.now() - at;
+    this.opts.logger.info({ device: this.opts.deviceId, episode, type, result: outcome?.result ?? 'timed_out', ms }, 'motion check timeline');
   }
 
   /** A finding after the alert was made as motion (the check took longer than maxWaitMs): it upgrades the alert. */
@@ -311,7 +325,8 @@ export class CameraRecorder {
       log.info({ ...where, recording: id, seconds: Math.round(durationS * 10) / 10, bytes: written.sizeBytes }, 'clip recorded');
       const atS = (cut.triggeredAt - selection.startAt) / 1000;
       // The first part shows what the detector found, its box drawn; the others a frame of their own.
-      if (cut.part === 0 && finding?.thumbnail) await writeThumbnailJpeg(this.opts.storageDir, fileName, finding.thumbnail);
+      const boxed = cut.part === 0 ? await finding?.thumbnail : null;
+      if (boxed) await writeThumbnailJpeg(this.opts.storageDir, fileName, boxed);
       else await writeThumbnail({ ffmpegPath: this.opts.ffmpegPath, storageDir: this.opts.storageDir, fileName, atS, durationS });
     } catch (err) {
       log.error({ ...where, err: (err as Error).message }, 'clip could not be written');
