@@ -1,5 +1,6 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { useApp } from '../app.js';
+import { focusFirst, focusIsLost } from '../focus.js';
 import { when } from '../format.js';
 import { AuthImage } from '../parts/auth-image.js';
 import { Choice } from '../parts/choice.js';
@@ -72,8 +73,24 @@ export function EventsScreen(props: { params: URLSearchParams }) {
     navigate(`/events${text ? `?${text}` : ''}`, true);
   };
 
-  const markRead = async (ids: string[]) => {
+  const listEl = useRef<HTMLUListElement>(null);
+  /** The alert whose "Mark as read" had the focus: the button goes once it is read. */
+  const refocusFrom = useRef<string | null>(null);
+  // Before the browser paints the list without the button: the focus is never seen on <body>.
+  useLayoutEffect(() => {
+    const from = refocusFrom.current;
+    if (from === null || !focusIsLost()) return;
+    refocusFrom.current = null;
+    // On to the next unread alert's button (the list is worked down by keyboard), else this alert's clip.
+    const rows = [...(listEl.current?.querySelectorAll<HTMLElement>('[data-testid=alert]') ?? [])];
+    const at = Math.max(0, rows.findIndex((row) => row.dataset.alertId === from));
+    const ordered = [...rows.slice(at), ...rows.slice(0, at)];
+    focusFirst([...ordered.map((row) => row.querySelector<HTMLElement>('button.mark-read')), rows[at]?.querySelector<HTMLElement>('a')]);
+  }, [alerts]);
+
+  const markRead = async (ids: string[], from: string | null) => {
     setError(null);
+    refocusFrom.current = from;
     try {
       const updated = await Promise.all(ids.map((id) => api.markRead(id)));
       const byId = new Map(updated.map((a) => [a.id, a]));
@@ -106,7 +123,7 @@ export function EventsScreen(props: { params: URLSearchParams }) {
           Unread only
         </label>
         {canMark ? (
-          <button type="button" disabled={unreadShown.length === 0} onClick={() => void markRead(unreadShown)}>
+          <button type="button" disabled={unreadShown.length === 0} onClick={() => void markRead(unreadShown, unreadShown[0] ?? null)}>
             Mark all shown as read
           </button>
         ) : null}
@@ -118,7 +135,7 @@ export function EventsScreen(props: { params: URLSearchParams }) {
       ) : null}
       {alerts === null && !error ? <p role="status">Loading events…</p> : null}
       {alerts?.length === 0 ? <p>No events{filter.camera || filter.type || filter.unread ? ' match these filters' : ' yet'}.</p> : null}
-      <ul class="alerts" aria-label="Events, newest first">
+      <ul class="alerts" aria-label="Events, newest first" ref={listEl}>
         {alerts?.map((alert) => (
           <li key={alert.id} class={alert.read ? 'alert read' : 'alert unread'} data-testid="alert" data-alert-id={alert.id}>
             {alert.recording_id && canClips ? (
@@ -140,7 +157,7 @@ export function EventsScreen(props: { params: URLSearchParams }) {
                   <a href={`/clips?camera=${encodeURIComponent(alert.device_id)}&recording=${encodeURIComponent(alert.recording_id)}`}>Play clip</a>
                 ) : null}
                 {canMark && !alert.read ? (
-                  <button type="button" class="small" onClick={() => void markRead([alert.id])}>
+                  <button type="button" class="small mark-read" onClick={() => void markRead([alert.id], alert.id)}>
                     Mark as read
                   </button>
                 ) : null}

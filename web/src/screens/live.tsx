@@ -158,7 +158,8 @@ function Controls(props: { deviceId: string; online: boolean }) {
   return (
     <div class="controls" data-testid="device-controls">
       {(['sync_time', 'reboot'] as const).map((action) => (
-        <button key={action} type="button" disabled={!props.online || busy} onClick={() => setAsking(action)}>
+        // Busy, not disabled: a disabled button would drop the focus the closed dialog gave back to it.
+        <button key={action} type="button" disabled={!props.online} aria-disabled={busy} onClick={() => busy || setAsking(action)}>
           {CONTROL_TEXT[action].button}
         </button>
       ))}
