@@ -8,7 +8,7 @@ import { LocalIssuer, openLocalIssuer, startKeyRotation } from './auth/local-iss
 import { AuthorizationServer, openTokenKey } from './auth/oauth/authorization-server.js';
 import { LoginSessions } from './auth/oauth/login-sessions.js';
 import { LoginRateLimiter } from './auth/oauth/password.js';
-import { localAccessTokenId, withRevocation } from './auth/revocation.js';
+import { localAccessTokenId, tokenRevocation, withRevocation } from './auth/revocation.js';
 import { TokenVerifier } from './auth/verifier.js';
 import type { Config } from './config/schema.js';
 import { isOwnHost } from './config/lan-address.js';
@@ -115,6 +115,7 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
       maxSubscribers: config.events.max_subscribers,
       heartbeatMs: config.events.heartbeat_s * 1000,
       maxQueueBytes: config.events.max_queue_bytes,
+      revocationCheckMs: config.events.revocation_check_ms,
     });
     store.enableEventLog({ maxEvents: config.events.window_max_events, maxAgeMs: config.events.window_max_age_s * 1000 }, () => eventHub.notify());
     cleanups.unshift(() => eventHub.close(0));
@@ -320,7 +321,7 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
       bodyLimit: config.api.body_limit_bytes,
       connections: { maxPerAddress: config.api.max_connections_per_address, requestTimeoutMs: config.api.request_timeout_s * 1000, idleTimeoutMs: config.api.idle_timeout_s * 1000 },
       // Tokens of the local authorization server whose grant was revoked are refused until they expire.
-      verifier: localIssuer ? withRevocation(verifier, localIssuer.issuer, (jti) => store.isAccessTokenRevoked(jti)) : verifier,
+      verifier: localIssuer ? withRevocation(verifier, localIssuer.issuer, (jti, at) => store.isAccessTokenRevoked(jti, at)) : verifier,
       store,
       storageDir,
       control: cameras,
@@ -329,7 +330,7 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
       version: readVersion(),
       live: { tickets, hls, maxSessionS: config.rtsp.max_session_s, ...(config.webrtc.enabled ? { webrtc } : {}) },
       playback: { tickets, mint: mintPlayback },
-      events: { hub: eventHub },
+      events: { hub: eventHub, ...(localIssuer ? { revoked: tokenRevocation(localIssuer.issuer, (jti, at) => store.isAccessTokenRevoked(jti, at)) } : {}) },
       localJwks: localIssuer ? () => localIssuer.publicJwks() : null,
       detector: () => detection?.health() ?? 'off',
       snapshots,

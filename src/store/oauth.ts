@@ -339,11 +339,11 @@ export class OAuthRecords {
    * longer exists (its client or user was removed). Tokens it does not know (from the token
    * command, or from other issuers) are not its business: false.
    */
-  isAccessTokenRevoked(jti: string): boolean {
+  isAccessTokenRevoked(jti: string, freshAsOf?: number): boolean {
     // Asked on every API request, so its answer is memoised like a list page: until the next write
     // here or commit elsewhere, which the data_version look below notices, on every call. That look
     // also serves the request's list (ListOptions.freshAsOf; docs/performance.md).
-    this.conn.pages.forgetIfChangedElsewhere();
+    this.conn.pages.forgetIfChangedElsewhere(freshAsOf);
     let revoked = this.revokedAccessTokens.get(jti);
     if (revoked === undefined) {
       const live = this.sql.accessTokenLive.get(jti);

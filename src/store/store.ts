@@ -311,8 +311,8 @@ export class Store {
     return this.oauth.getOAuthAccessTokenGrant(jti);
   }
 
-  isAccessTokenRevoked(jti: string): boolean {
-    return this.oauth.isAccessTokenRevoked(jti);
+  isAccessTokenRevoked(jti: string, freshAsOf?: number): boolean {
+    return this.oauth.isAccessTokenRevoked(jti, freshAsOf);
   }
 
   pruneOAuth(now?: number): void {

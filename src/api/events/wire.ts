@@ -41,7 +41,7 @@ export function formatReset(reason: ResetReason, latest: number): string {
 }
 
 /** Why the gateway ends a stream it could have gone on with (the data of an `end` event). */
-export type EndReason = 'token_expired' | 'gateway_stopping';
+export type EndReason = 'token_expired' | 'token_revoked' | 'gateway_stopping';
 
 export function formatEnd(reason: EndReason): string {
   return `event: end\ndata: ${JSON.stringify({ reason })}\n\n`;
