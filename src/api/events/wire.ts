@@ -8,6 +8,7 @@ import type { EventWindow, StoredEvent, StreamEventType } from '../../store/stor
 export const EVENT_SCOPES: Readonly<Record<StreamEventType, string>> = {
   'alert.created': 'alerts:read',
   'alert.read': 'alerts:read',
+  'alert.updated': 'alerts:read',
   'device.status': 'devices:read',
   'recording.created': 'recordings:read',
 };
@@ -21,6 +22,7 @@ function presentRecord(e: StoredEvent, mintPlayback: MintPlayback | undefined): 
   switch (e.type) {
     case 'alert.created':
     case 'alert.read':
+    case 'alert.updated':
       return presentAlert(e.record);
     case 'device.status':
       return presentDevice(e.record);

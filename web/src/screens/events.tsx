@@ -54,12 +54,9 @@ export function EventsScreen(props: { params: URLSearchParams }) {
       .catch((err: unknown) => setError(err instanceof Error ? err.message : 'Loading failed.'));
     return hub.on((event) => {
       if (event.type === 'alert.created' && matches(event.data)) setAlerts((list) => (list && !list.some((a) => a.id === event.data.id) ? [event.data, ...list] : list));
-      if (event.type === 'alert.read') setAlerts((list) => list && list.map((a) => (a.id === event.data.id ? event.data : a)));
-      // The clip of a new alert is written after its post-roll: then the alert gets its picture.
-      if (event.type === 'recording.created' && event.data.alert_id) {
-        const { alert_id: alertId, id } = event.data;
-        setAlerts((list) => list && list.map((a) => (a.id === alertId && a.recording_id === null ? { ...a, recording_id: id, recording_status: 'recorded' } : a)));
-      }
+      // Read, or changed since (its type refined by detection, its clip written after the
+      // post-roll, which brings its picture): the alert as the gateway has it now.
+      if (event.type === 'alert.read' || event.type === 'alert.updated') setAlerts((list) => list && list.map((a) => (a.id === event.data.id ? event.data : a)));
     });
   }, [api, hub, key, epoch]);
 

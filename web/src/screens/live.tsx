@@ -183,6 +183,7 @@ function LatestEvents(props: { deviceId: string }) {
       .catch(() => setAlerts([]));
     return hub.on((event) => {
       if (event.type === 'alert.created' && event.data.device_id === props.deviceId) setAlerts((list) => [event.data, ...(list ?? [])].slice(0, 10));
+      if (event.type === 'alert.updated' || event.type === 'alert.read') setAlerts((list) => list && list.map((a) => (a.id === event.data.id ? event.data : a)));
     });
   }, [api, hub, props.deviceId, epoch]);
   return (
