@@ -29,10 +29,12 @@ Commands:
                                          register a client of the local authorization server; prints its
                                          client_id (and client_secret, shown once, stored hashed)
   clients list [--json] | clients remove --client-id ID   [--config FILE]
-  users add --username U [--role viewer|admin] --password-stdin | users list | users remove --username U   [--config FILE]
+  users add --username U [--role viewer|admin] --password-stdin | users list | users remove --username U
+  users set-role --username U --role viewer|admin   [--config FILE]
                                          local accounts for the gateway's own login page; a token gets only the
                                          scopes of its user's role (default ${DEFAULT_ROLE}):
-                                         viewer: ${ROLE_SCOPES.viewer.join(' ')}; admin: every scope
+                                         viewer: ${ROLE_SCOPES.viewer.join(' ')}; admin: every scope;
+                                         a lowered role ends the user's sign-ins at once
   seal   [--config FILE]                 read a secret on stdin, print it sealed with this gateway's key
                                          (for sync.mqtt.password: "sealed:…"; only this data_dir opens it)
   simulate-camera [--count N] [--host 127.0.0.1] [--port 8081] [--username admin] [--password admin]
@@ -262,7 +264,26 @@ async function users(argv: string[], env: NodeJS.ProcessEnv, io: Io, stdin: () =
     }
     return 0;
   }
-  throw new UsageError('users needs add, list or remove');
+  if (sub === 'set-role') {
+    const { values } = parseArgsStrict(rest, { config: { type: 'string' }, username: { type: 'string' }, role: { type: 'string' } });
+    if (!values.username) throw new UsageError('users set-role needs --username');
+    if (values.role === undefined) throw new UsageError(`users set-role needs --role (${ROLES.join(' or ')})`);
+    if (!isRole(values.role)) throw new UsageError(`--role must be one of ${ROLES.join(', ')}, not ${values.role}`);
+    const store = openStore(values.config, env);
+    try {
+      const changed = store.setLocalUserRole(values.username, values.role);
+      if (changed === null) {
+        io.err(`edge-gateway users set-role: no user ${values.username}\n`);
+        return 1;
+      }
+      const revoked = changed.revokedGrants > 0 ? `; ${changed.revokedGrants} sign-in${changed.revokedGrants === 1 ? '' : 's'} ended (sign in again)` : '';
+      io.out(changed.previous === values.role ? `user ${values.username} already has role ${values.role}\n` : `user ${values.username}: role ${values.role} (was ${changed.previous})${revoked}\n`);
+    } finally {
+      await store.closeWhenVisible();
+    }
+    return 0;
+  }
+  throw new UsageError('users needs add, list, set-role or remove');
 }
 
 async function simulateCamera(argv: string[]): Promise<number> {

@@ -8,7 +8,7 @@ import { LocalIssuer, openLocalIssuer, startKeyRotation } from './auth/local-iss
 import { AuthorizationServer, openTokenKey } from './auth/oauth/authorization-server.js';
 import { LoginSessions } from './auth/oauth/login-sessions.js';
 import { LoginRateLimiter } from './auth/oauth/password.js';
-import { localAccessTokenId, withRevocation } from './auth/revocation.js';
+import { localAccessTokenId, tokenRevocation, withRevocation } from './auth/revocation.js';
 import { TokenVerifier } from './auth/verifier.js';
 import type { Config } from './config/schema.js';
 import { isOwnHost } from './config/lan-address.js';
@@ -115,6 +115,7 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
       maxSubscribers: config.events.max_subscribers,
       heartbeatMs: config.events.heartbeat_s * 1000,
       maxQueueBytes: config.events.max_queue_bytes,
+      revocationCheckMs: config.events.revocation_check_ms,
     });
     store.enableEventLog({ maxEvents: config.events.window_max_events, maxAgeMs: config.events.window_max_age_s * 1000 }, () => eventHub.notify());
     cleanups.unshift(() => eventHub.close(0));
@@ -330,7 +331,7 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
       version: readVersion(),
       live: { tickets, hls, maxSessionS: config.rtsp.max_session_s, ...(config.webrtc.enabled ? { webrtc } : {}) },
       playback: { tickets, mint: mintPlayback },
-      events: { hub: eventHub },
+      events: { hub: eventHub, ...(localIssuer ? { revoked: tokenRevocation(localIssuer.issuer, (jti) => store.isAccessTokenRevoked(jti)) } : {}) },
       localJwks: localIssuer ? () => localIssuer.publicJwks() : null,
       detector: () => detection?.health() ?? 'off',
       snapshots: stills.snapshots,

@@ -4,7 +4,8 @@ import { request } from 'node:https';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Store } from '../src/store/store.js';
-import { tempDir } from './support/gateway.js';
+import { startTestGateway, tempDir, type TestGateway } from './support/gateway.js';
+import { signInAsWebApp, tokenRequest } from './support/oauth.js';
 import { makeClient } from './support/https.js';
 
 const CLI = path.resolve(import.meta.dirname, '../dist/cli.js');
@@ -318,3 +319,71 @@ describe('edge-gateway clients and users (the local authorization server stand-i
   });
 });
 
+
+describe('edge-gateway users set-role, against the gateway running on the same database', () => {
+  const run = (args: string[]) => spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', timeout: 30_000, env: { PATH: process.env.PATH ?? '' } });
+  const ALL = 'devices:read devices:write alerts:read alerts:write recordings:read';
+  const VIEWER_SCOPES = 'alerts:read devices:read recordings:read';
+  const sorted = (scope: string) => scope.split(' ').sort().join(' ');
+
+  const signIn = (t: TestGateway, username: string, password: string) => signInAsWebApp(t.gw.apiUrl, t.request, { username, password }, ALL);
+  async function refresh(t: TestGateway, token: string): Promise<{ scope: string; error?: string }> {
+    const res = await tokenRequest(t.request, { grant_type: 'refresh_token', refresh_token: token, client_id: 'gateway-web' });
+    const body = res.json() as { scope: string; error?: string };
+    return res.status === 200 ? { scope: body.scope } : { scope: '', ...(body.error === undefined ? {} : { error: body.error }) };
+  }
+  const devicesStatus = async (t: TestGateway, access: string) => (await t.request('/v1/devices', { headers: { authorization: `Bearer ${access}` } })).status;
+
+  it('lowers a role: the sign-ins end at once, the next grant has the new role; raising keeps them; bad input changes nothing', { timeout: 120_000 }, async () => {
+    const dir = workDir();
+    const t = await startTestGateway({}, { dataDir: path.join(dir, 'data'), keepDataDir: true });
+    try {
+      const cfg = writeConfig(dir, `gateway:\n  data_dir: ${dir}/data\n`);
+      const added = spawnSync(process.execPath, [CLI, 'users', 'add', '--config', cfg, '--username', 'boss', '--role', 'admin', '--password-stdin'], { input: 'boss password 1\n', encoding: 'utf8', env: { PATH: process.env.PATH ?? '' } });
+      expect(added.status).toBe(0);
+      const admin = await signIn(t, 'boss', 'boss password 1');
+      expect(sorted(admin.scope)).toBe(sorted(ALL));
+      expect(await devicesStatus(t, admin.access)).toBe(200);
+
+      // Bad input: a clear error, a failing exit code, and the role and the sign-in untouched.
+      for (const [args, status, message] of [
+        [['--username', 'nobody', '--role', 'viewer'], 1, /no user nobody/],
+        [['--username', 'boss', '--role', 'root'], 2, /--role must be one of viewer, admin, not root/],
+        [['--username', 'boss'], 2, /needs --role \(viewer or admin\)/],
+        [['--role', 'viewer'], 2, /needs --username/],
+        [['--username', 'boss', '--role', 'viewer', '--colour', 'red'], 2, /colour/],
+      ] as const) {
+        const r = run(['users', 'set-role', '--config', cfg, ...args]);
+        expect(r.status, args.join(' ')).toBe(status);
+        expect(r.stderr).toMatch(message);
+        expect(r.stdout).toBe('');
+      }
+      expect(run(['users', 'list', '--config', cfg]).stdout).toBe('boss  admin\n');
+      expect(await devicesStatus(t, admin.access)).toBe(200);
+
+      const same = run(['users', 'set-role', '--config', cfg, '--username', 'boss', '--role', 'admin']);
+      expect([same.status, same.stdout]).toEqual([0, 'user boss already has role admin\n']);
+
+      // Lowered: the running gateway refuses the access token at once and the refresh token too.
+      const lowered = run(['users', 'set-role', '--config', cfg, '--username', 'boss', '--role', 'viewer']);
+      expect([lowered.status, lowered.stdout]).toEqual([0, 'user boss: role viewer (was admin); 1 sign-in ended (sign in again)\n']);
+      expect(run(['users', 'list', '--config', cfg]).stdout).toBe('boss  viewer\n');
+      expect(await devicesStatus(t, admin.access)).toBe(401);
+      expect((await refresh(t, admin.refresh)).error).toBe('invalid_grant');
+      // The next grant is cut to the role, whatever the app asks for.
+      const viewer = await signIn(t, 'boss', 'boss password 1');
+      expect(sorted(viewer.scope)).toBe(VIEWER_SCOPES);
+
+      // Raised: nothing ends; the grant keeps what it was given (no more), a new sign-in gets the rest.
+      const raised = run(['users', 'set-role', '--config', cfg, '--username', 'boss', '--role', 'admin']);
+      expect([raised.status, raised.stdout]).toEqual([0, 'user boss: role admin (was viewer)\n']);
+      expect(await devicesStatus(t, viewer.access)).toBe(200);
+      const refreshed = await refresh(t, viewer.refresh);
+      expect(refreshed.error).toBeUndefined();
+      expect(sorted(refreshed.scope)).toBe(VIEWER_SCOPES);
+      expect(sorted((await signIn(t, 'boss', 'boss password 1')).scope)).toBe(sorted(ALL));
+    } finally {
+      await t.stop();
+    }
+  });
+});

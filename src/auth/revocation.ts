@@ -7,9 +7,18 @@ import type { TokenCheck, VerifiedToken } from './verifier.js';
 // expires. Signature and claims are the verifier's business; this runs after it, on every request,
 // cached tokens included.
 
-export function withRevocation(verifier: TokenCheck, localIssuer: string, isRevoked: (jti: string) => boolean): TokenCheck {
+/** The store's answer for a local access token's jti. */
+export type IsRevoked = (jti: string) => boolean;
+
+/** Whether a verified token's grant was revoked: only the local issuer's tokens with a jti can be. */
+export function tokenRevocation(localIssuer: string, isRevoked: IsRevoked): (token: Pick<VerifiedToken, 'issuer' | 'tokenId'>) => boolean {
+  return (token) => token.issuer === localIssuer && token.tokenId !== null && isRevoked(token.tokenId);
+}
+
+export function withRevocation(verifier: TokenCheck, localIssuer: string, isRevoked: IsRevoked): TokenCheck {
+  const revoked = tokenRevocation(localIssuer, isRevoked);
   const refuseRevoked = (verified: VerifiedToken): VerifiedToken => {
-    if (verified.issuer === localIssuer && verified.tokenId !== null && isRevoked(verified.tokenId)) throw new InvalidTokenError('token revoked');
+    if (revoked(verified)) throw new InvalidTokenError('token revoked');
     return verified;
   };
   const check: TokenCheck = {

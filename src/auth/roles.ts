@@ -27,3 +27,9 @@ export function scopesForRole(requested: Iterable<string>, role: Role): Set<stri
   const allowed: ReadonlySet<string> = new Set(ROLE_SCOPES[role]);
   return new Set([...requested].filter((s) => allowed.has(s)));
 }
+
+/** True when `to` may be granted less than `from`: a grant made under `from` may hold scopes `to` lacks. */
+export function roleNarrows(from: Role, to: Role): boolean {
+  const allowed: ReadonlySet<string> = new Set(ROLE_SCOPES[to]);
+  return ROLE_SCOPES[from].some((s) => !allowed.has(s));
+}

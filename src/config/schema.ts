@@ -188,6 +188,7 @@ export const ConfigSchema = Type.Object(
       max_subscribers: Type.Integer({ minimum: 1, maximum: 10_000, default: 64 }),
       heartbeat_s: Seconds(15, 1, 300),
       max_queue_bytes: Type.Integer({ minimum: 16_384, maximum: 16_777_216, default: 262_144 }),
+      revocation_check_ms: Type.Integer({ minimum: 100, maximum: 60_000, default: 1000 }),
       window_max_events: Type.Integer({ minimum: 100, maximum: 1_000_000, default: 10_000 }),
       window_max_age_s: Seconds(86_400, 60, 2_592_000),
     }),

@@ -3,12 +3,12 @@ import type { Alert, Device, Recording } from '../domain/types.js';
 import type { Connection } from './connection.js';
 
 /** What the API's event stream tells of (the type column's CHECK constraint says the same). */
-export const STREAM_EVENT_TYPES = ['alert.created', 'alert.read', 'device.status', 'recording.created'] as const;
+export const STREAM_EVENT_TYPES = ['alert.created', 'alert.read', 'alert.updated', 'device.status', 'recording.created'] as const;
 export type StreamEventType = (typeof STREAM_EVENT_TYPES)[number];
 
 /** An event as written with its change: the record as it was then (the API presents it when it sends it). */
 export type StoredEvent = { seq: number; createdAt: number } & (
-  | { type: 'alert.created' | 'alert.read'; record: Alert }
+  | { type: 'alert.created' | 'alert.read' | 'alert.updated'; record: Alert }
   | { type: 'device.status'; record: Device }
   | { type: 'recording.created'; record: Recording }
 );
@@ -107,6 +107,7 @@ function toEvent(r: EventRow): StoredEvent {
   switch (r.type) {
     case 'alert.created':
     case 'alert.read':
+    case 'alert.updated':
       return { ...base, type: r.type, record: JSON.parse(r.body) as Alert };
     case 'device.status':
       return { ...base, type: r.type, record: JSON.parse(r.body) as Device };

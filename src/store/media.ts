@@ -383,13 +383,14 @@ export class MediaRecords {
   }
 
   /**
-   * The alert as it is now, with its message for the cloud and, for the changes the API's event
-   * stream tells of, its event (inside the change's transaction).
+   * The alert as it is now, with its message for the cloud and its event for the API's event
+   * stream (inside the change's transaction): created, read, or any other change (its type refined
+   * by detection, its clip linked, its recording settled) as alert.updated.
    */
-  private alertChanged(id: string, now: number, event: 'alert.created' | 'alert.read' | null = null): Alert {
+  private alertChanged(id: string, now: number, event: 'alert.created' | 'alert.read' | 'alert.updated' = 'alert.updated'): Alert {
     const alert = mustExist(this.getAlert(id), 'the alert just changed');
     this.outbox.enqueue('alert', id, alert, now);
-    if (event) this.events.append(event, id, alert, now);
+    this.events.append(event, id, alert, now);
     return alert;
   }
 }

@@ -224,4 +224,23 @@ export const MIGRATIONS: readonly string[] = [
   ) STRICT;
   CREATE INDEX event_log_created ON event_log (created_at);
   `,
+  // 11: alert.updated (an alert's other changes: type refined, clip linked, recording settled).
+  // SQLite cannot change a CHECK constraint: the table is made again with its rows, and the
+  // AUTOINCREMENT counter carried over, so no id is ever handed out twice (also when every row
+  // had been pruned).
+  `
+  CREATE TABLE event_log_next (
+    seq        INTEGER PRIMARY KEY AUTOINCREMENT,
+    type       TEXT NOT NULL CHECK (type IN ('alert.created', 'alert.read', 'alert.updated', 'device.status', 'recording.created')),
+    subject_id TEXT NOT NULL,
+    body       TEXT NOT NULL,
+    created_at INTEGER NOT NULL
+  ) STRICT;
+  INSERT INTO event_log_next (seq, type, subject_id, body, created_at) SELECT seq, type, subject_id, body, created_at FROM event_log;
+  DELETE FROM sqlite_sequence WHERE name = 'event_log_next';
+  INSERT INTO sqlite_sequence (name, seq) SELECT 'event_log_next', seq FROM sqlite_sequence WHERE name = 'event_log';
+  DROP TABLE event_log;
+  ALTER TABLE event_log_next RENAME TO event_log;
+  CREATE INDEX event_log_created ON event_log (created_at);
+  `,
 ];

@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import { isRole, type Role } from '../auth/roles.js';
+import { isRole, roleNarrows, type Role } from '../auth/roles.js';
 import { type Connection, StoreError } from './connection.js';
 
 /** Access tokens whose revocation is memoised: the apps and clients polling one gateway at a time. */
@@ -144,6 +144,7 @@ function prepare(db: Database.Database) {
     users: db.prepare<[], Omit<LocalUserRow, 'password_hash'>>('SELECT username, role, created_at FROM local_users ORDER BY username'),
     revokeGrantsOfUser: db.prepare<{ username: string } & Now>('UPDATE oauth_grants SET revoked_at = @now WHERE user = @username AND revoked_at IS NULL'),
     deleteUser: db.prepare<{ username: string }>('DELETE FROM local_users WHERE username = @username'),
+    setUserRole: db.prepare<{ username: string; role: Role }>('UPDATE local_users SET role = @role WHERE username = @username'),
     setUserPassword: db.prepare<{ username: string; passwordHash: string }>('UPDATE local_users SET password_hash = @passwordHash WHERE username = @username'),
 
     insertCode: db.prepare<OAuthCodeRecord>(
@@ -236,6 +237,23 @@ export class OAuthRecords {
     return this.conn.transaction(() => {
       this.conn.run(this.sql.revokeGrantsOfUser, { username, now });
       return this.conn.run(this.sql.deleteUser, { username }).changes > 0;
+    });
+  }
+
+  /**
+   * Gives the user another role. A role that may be granted less (admin → viewer) also revokes
+   * every grant the user gave, in the same transaction: their tokens stop at once instead of
+   * keeping scopes the role no longer allows until they expire. null: no such user.
+   */
+  setLocalUserRole(username: string, role: Role, now = Date.now()): { previous: Role; revokedGrants: number } | null {
+    return this.conn.transaction(() => {
+      const row = this.sql.user.get(username);
+      if (!row) return null;
+      const previous = roleOf(row.role);
+      if (previous === role) return { previous, revokedGrants: 0 };
+      this.conn.run(this.sql.setUserRole, { username, role });
+      const revokedGrants = roleNarrows(previous, role) ? this.conn.run(this.sql.revokeGrantsOfUser, { username, now }).changes : 0;
+      return { previous, revokedGrants };
     });
   }
 

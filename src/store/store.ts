@@ -272,6 +272,10 @@ export class Store {
     return this.oauth.deleteLocalUser(username, now);
   }
 
+  setLocalUserRole(username: string, role: LocalUserRecord['role'], now?: number): { previous: LocalUserRecord['role']; revokedGrants: number } | null {
+    return this.oauth.setLocalUserRole(username, role, now);
+  }
+
   updateLocalUserPassword(username: string, passwordHash: string): void {
     this.oauth.updateLocalUserPassword(username, passwordHash);
   }

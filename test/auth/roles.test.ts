@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_ROLE, isRole, ROLE_SCOPES, scopesForRole } from '../../src/auth/roles.js';
+import { DEFAULT_ROLE, isRole, ROLE_SCOPES, roleNarrows, scopesForRole } from '../../src/auth/roles.js';
 import { SCOPES } from '../../src/auth/scope-catalogue.js';
 
 describe('roles', () => {
@@ -21,5 +21,14 @@ describe('roles', () => {
   it('knows its roles and nothing else', () => {
     expect(['viewer', 'admin'].every(isRole)).toBe(true);
     for (const other of ['Admin', 'root', '', ' viewer', null, 1]) expect(isRole(other)).toBe(false);
+  });
+
+  it.each([
+    ['admin', 'viewer', true],
+    ['viewer', 'admin', false],
+    ['viewer', 'viewer', false],
+    ['admin', 'admin', false],
+  ] as const)('says whether %s → %s may be granted less', (from, to, narrows) => {
+    expect(roleNarrows(from, to)).toBe(narrows);
   });
 });

@@ -1,6 +1,9 @@
+import Database from 'better-sqlite3';
 import { rmSync } from 'node:fs';
+import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Store } from '../../src/store/store.js';
+import { MIGRATIONS } from '../../src/store/migrations.js';
+import { DATABASE_FILE, Store } from '../../src/store/store.js';
 import { tempDir } from '../support/gateway.js';
 
 // The event stream's log: an event per change the API's stream tells of, written in the change's
@@ -37,25 +40,64 @@ describe('event log', () => {
     expect(store.eventWindow()).toEqual({ after: 0, latest: 0 });
   });
 
-  it('writes the four kinds of change with the record as it was then, and nothing for other changes', () => {
+  it('writes each kind of change with the record as it was then, and nothing for other changes', () => {
     const { store } = open();
     const now = Date.now();
     store.upsertDevice(device('cam1', 'online', now)); // new: device.status
     store.upsertDevice({ ...device('cam1', 'online', now), name: 'Renamed' }); // same status: none
     store.insertAlert(alert('alr1', now));
-    store.setAlertType('alr1', 'human', 'Person', now); // refined: none
-    store.saveRecording({ id: 'rec1', deviceId: 'cam1', eventType: 'human', startedAt: now - 10, endedAt: now, sizeBytes: 100, fileName: 'cam1/rec1.mp4', alertId: 'alr1' }, now);
+    store.setAlertType('alr1', 'human', 'Person', now); // refined: alert.updated
+    store.saveRecording({ id: 'rec1', deviceId: 'cam1', eventType: 'human', startedAt: now - 10, endedAt: now, sizeBytes: 100, fileName: 'cam1/rec1.mp4', alertId: 'alr1' }, now); // and its alert's clip linked
     store.markAlertRead('alr1', now + 1);
     store.markAlertRead('alr1', now + 2); // already read: none
     store.setDeviceStatus('cam1', 'online', now + 3); // unchanged: none
     store.setDeviceStatus('cam1', 'offline', now + 4, { id: 'alr2', deviceId: 'cam1', type: 'device_offline', message: 'Renamed went offline', createdAt: now + 4 });
-    expect(listed(store)).toEqual(['1 device.status cam1', '2 alert.created alr1', '3 recording.created rec1', '4 alert.read alr1', '5 alert.created alr2', '6 device.status cam1']);
+    expect(listed(store)).toEqual([
+      '1 device.status cam1',
+      '2 alert.created alr1',
+      '3 alert.updated alr1',
+      '4 recording.created rec1',
+      '5 alert.updated alr1',
+      '6 alert.read alr1',
+      '7 alert.created alr2',
+      '8 device.status cam1',
+    ]);
     const events = store.eventsAfter(0, 100);
     expect(events[1]).toMatchObject({ type: 'alert.created', record: { id: 'alr1', type: 'motion', readAt: null } });
-    expect(events[3]).toMatchObject({ type: 'alert.read', record: { id: 'alr1', type: 'human', readAt: now + 1, recordingId: 'rec1' } });
-    expect(events[5]).toMatchObject({ type: 'device.status', createdAt: now + 4, record: { id: 'cam1', name: 'Renamed', status: 'offline' } });
-    expect(store.eventsAfter(4, 1).map((e) => e.seq)).toEqual([5]);
-    expect(store.eventWindow()).toEqual({ after: 0, latest: 6 });
+    expect(events[2]).toMatchObject({ type: 'alert.updated', record: { id: 'alr1', type: 'human', message: 'Person', recordingId: null } });
+    expect(events[4]).toMatchObject({ type: 'alert.updated', record: { id: 'alr1', type: 'human', recordingId: 'rec1', readAt: null } });
+    expect(events[5]).toMatchObject({ type: 'alert.read', record: { id: 'alr1', type: 'human', readAt: now + 1, recordingId: 'rec1' } });
+    expect(events[7]).toMatchObject({ type: 'device.status', createdAt: now + 4, record: { id: 'cam1', name: 'Renamed', status: 'offline' } });
+    expect(store.eventsAfter(6, 1).map((e) => e.seq)).toEqual([7]);
+    expect(store.eventWindow()).toEqual({ after: 0, latest: 8 });
+  });
+
+  it('migration 11 keeps the events and the last id issued, also when every event had been pruned', () => {
+    const dir = tempDir('eg-events-mig-');
+    dirs.push(dir);
+    const raw = new Database(path.join(dir, DATABASE_FILE));
+    for (const m of MIGRATIONS.slice(0, 10)) raw.exec(m);
+    raw.pragma('user_version = 10');
+    raw.exec(`INSERT INTO event_log (type, subject_id, body, created_at) VALUES ('alert.read', 'a', '{"id":"a"}', ${Date.now()}), ('alert.read', 'b', '{"id":"b"}', ${Date.now()}), ('alert.read', 'c', '{"id":"c"}', ${Date.now()});
+      DELETE FROM event_log WHERE seq < 3;`);
+    raw.close();
+    const { store } = open(dir);
+    expect(store.eventWindow()).toEqual({ after: 2, latest: 3 });
+    store.upsertDevice(device('cam1'));
+    expect(listed(store)).toEqual(['3 alert.read c', '4 device.status cam1']);
+    stores.splice(0).forEach((s) => s.close());
+
+    const empty = tempDir('eg-events-mig-');
+    dirs.push(empty);
+    const raw2 = new Database(path.join(empty, DATABASE_FILE));
+    for (const m of MIGRATIONS.slice(0, 10)) raw2.exec(m);
+    raw2.pragma('user_version = 10');
+    raw2.exec(`INSERT INTO event_log (type, subject_id, body, created_at) VALUES ('alert.read', 'a', '{}', 1), ('alert.read', 'b', '{}', 1); DELETE FROM event_log;`);
+    raw2.close();
+    const again = open(empty).store;
+    expect(again.eventWindow().latest).toBe(2);
+    again.upsertDevice(device('cam1'));
+    expect(listed(again)).toEqual(['3 device.status cam1']);
   });
 
   it('writes no event for a change that rolled back', () => {

@@ -127,3 +127,30 @@ export function fetchTrusting(ca: Buffer) {
     return new globalThis.Response(res.body, { status: res.status, headers });
   };
 }
+
+export interface FirstPartyTokens {
+  access: string;
+  refresh: string;
+  scope: string;
+}
+
+/** The web app's sign-in (its built-in client gateway-web, PKCE) without a browser: the login form, then the code for tokens. */
+export async function signInAsWebApp(apiUrl: string, request: Client, user: { username: string; password: string }, scope: string): Promise<FirstPartyTokens> {
+  const { verifier, challenge } = pkcePair();
+  const redirectUri = `${apiUrl}/signin/callback`;
+  const browser = new FormBrowser(request);
+  const query = new URLSearchParams({ client_id: 'gateway-web', redirect_uri: redirectUri, response_type: 'code', state: 's', scope, code_challenge: challenge, code_challenge_method: 'S256' });
+  const login = await browser.get(`/oauth/authorize?${query.toString()}`);
+  const answer = await browser.post('/oauth/authorize', { ...formFields(login.text), action: 'login', username: user.username, password: user.password });
+  const code = typeof answer.headers.location === 'string' ? new URL(answer.headers.location).searchParams.get('code') : null;
+  if (!code) throw new Error(`no code: ${answer.status} ${answer.headers.location ?? answer.text}`);
+  const res = await tokenRequest(request, { grant_type: 'authorization_code', code, redirect_uri: redirectUri, client_id: 'gateway-web', code_verifier: verifier });
+  if (res.status !== 200) throw new Error(`token request: ${res.status} ${res.text}`);
+  const body = res.json() as { access_token: string; refresh_token: string; scope: string };
+  return { access: body.access_token, refresh: body.refresh_token, scope: body.scope };
+}
+
+/** POST /oauth/token with these form fields. */
+export function tokenRequest(request: Client, fields: Record<string, string>, headers: Record<string, string> = {}): Promise<Response> {
+  return request('/oauth/token', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers }, body: new URLSearchParams(fields).toString() });
+}

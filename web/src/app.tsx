@@ -1,8 +1,9 @@
 import { createContext } from 'preact';
-import { useCallback, useContext, useEffect, useMemo, useState } from 'preact/hooks';
+import { useCallback, useContext, useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import type { Api } from './api.js';
 import { SessionEndedError, UnreachableError, type AuthState, type Session } from './auth.js';
 import { startFeed, type EventHub, type FeedMode } from './events.js';
+import { focusScreenHeading } from './focus.js';
 import { navigate, parseRoute, useLocation } from './router.js';
 import { CamerasScreen } from './screens/cameras.js';
 import { ClipsScreen } from './screens/clips.js';
@@ -40,7 +41,7 @@ export interface AppProps {
   listeners: { auth: (state: AuthState) => void; reachable: (ok: boolean) => void };
 }
 
-type Boot = { kind: 'starting' } | { kind: 'ready'; auth: AuthState } | { kind: 'failed'; message: string };
+type Boot = { kind: 'starting' } | { kind: 'ready'; auth: AuthState; fromSignIn?: boolean } | { kind: 'failed'; message: string };
 
 export function App({ session, api, hub, listeners }: AppProps) {
   const [boot, setBoot] = useState<Boot>({ kind: 'starting' });
@@ -54,7 +55,7 @@ export function App({ session, api, hub, listeners }: AppProps) {
       .start({ pathname: location.pathname, search: location.search })
       .then(({ state, returnTo }) => {
         if (returnTo !== null) navigate(returnTo, true);
-        setBoot({ kind: 'ready', auth: state });
+        setBoot({ kind: 'ready', auth: state, fromSignIn: returnTo !== null });
       })
       .catch((err: unknown) => {
         if (location.pathname.startsWith('/signin/')) navigate('/', true);
@@ -85,13 +86,35 @@ export function App({ session, api, hub, listeners }: AppProps) {
   if (boot.auth.kind === 'signed-out') {
     return <SignInScreen reason={boot.auth.reason} message={boot.auth.detail ?? null} onSignIn={() => void session.signIn(location.pathname + location.search)} />;
   }
-  return <SignedIn session={session} api={api} hub={hub} scopes={boot.auth.scopes} reachable={reachable} epoch={epoch} />;
+  return <SignedIn session={session} api={api} hub={hub} scopes={boot.auth.scopes} reachable={reachable} epoch={epoch} fromSignIn={boot.fromSignIn === true} />;
 }
 
-function SignedIn(props: { session: Session; api: Api; hub: EventHub; scopes: ReadonlySet<string>; reachable: boolean; epoch: number }) {
+/**
+ * A new screen (and the first one after signing in) takes the focus to its heading once it is
+ * shown: the link that led there is gone or elsewhere, and a screen reader says where the user
+ * is. Not when the user has already moved into the new screen.
+ */
+function useFocusOnNewScreen(pathname: string, focusFirst: boolean): void {
+  const pending = useRef(focusFirst);
+  const shown = useRef(pathname);
+  if (shown.current !== pathname) {
+    shown.current = pathname;
+    pending.current = true;
+  }
+  useEffect(() => {
+    if (!pending.current) return;
+    const active = document.activeElement;
+    const main = document.getElementById('main');
+    const movedIn = active !== null && active !== main && main?.contains(active) === true && active.tagName !== 'H1';
+    if (movedIn || focusScreenHeading()) pending.current = false;
+  });
+}
+
+function SignedIn(props: { session: Session; api: Api; hub: EventHub; scopes: ReadonlySet<string>; reachable: boolean; epoch: number; fromSignIn: boolean }) {
   const { api, hub, scopes, epoch } = props;
   const loc = useLocation();
   const route = parseRoute(loc.pathname, loc.search);
+  useFocusOnNewScreen(loc.pathname, props.fromSignIn);
   const [devices, setDevices] = useState<Device[] | null>(null);
   const [unread, setUnread] = useState<{ count: number; more: boolean } | null>(null);
   const [feed, setFeed] = useState<FeedMode>('connecting');
@@ -136,7 +159,16 @@ function SignedIn(props: { session: Session; api: Api; hub: EventHub; scopes: Re
 
   return (
     <Ctx.Provider value={ctx}>
-      <a class="skip" href="#main">
+      <a
+        class="skip"
+        href="#main"
+        onClick={(e) => {
+          // Past the navigation to the screen's heading; the router would drop the #main.
+          e.preventDefault();
+          e.stopPropagation();
+          focusScreenHeading();
+        }}
+      >
         Skip to content
       </a>
       <header class="top">

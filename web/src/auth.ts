@@ -2,9 +2,12 @@
 // (authorization code + PKCE S256, docs/web-app.md). The access token lives in this object only;
 // the refresh token in sessionStorage (this tab, gone when it closes), so a reload stays signed in.
 
+import { issuerProblem, readIssuerMetadata, type IssuerMetadata } from './issuer.js';
+
 export const CLIENT_ID = 'gateway-web';
 export const REQUESTED_SCOPE = 'devices:read devices:write alerts:read alerts:write recordings:read';
 export const CALLBACK_PATH = '/signin/callback';
+const METADATA_PATH = '/.well-known/oauth-authorization-server';
 
 const REFRESH_KEY = 'edge-gateway.refresh';
 const PENDING_KEY = 'edge-gateway.signin';
@@ -123,18 +126,32 @@ export class Session {
   }
 
   private async finishSignIn(params: URLSearchParams): Promise<string> {
+    // Read before the pending sign-in is dropped: a gateway that cannot be reached now leaves it
+    // for the reload that retries.
+    const metadata = await this.metadata();
     const raw = this.deps.storage.getItem(PENDING_KEY);
     this.deps.storage.removeItem(PENDING_KEY);
     const pending = parsePending(raw);
     if (!pending || params.get('state') !== pending.state) {
       throw new SessionEndedError('This sign-in link is stale or was not started here. Sign in again.');
     }
+    // Before anything of the answer is believed, its error included (RFC 9207 §2.4).
+    const wrongIssuer = issuerProblem(params.get('iss'), metadata);
+    if (wrongIssuer !== null) throw new SessionEndedError(wrongIssuer);
     const error = params.get('error');
     if (error !== null) throw new SessionEndedError(params.get('error_description') ?? `Sign-in refused (${error}).`);
     const code = params.get('code');
     if (code === null) throw new SessionEndedError('The sign-in answer had no code. Sign in again.');
     await this.tokenRequest({ grant_type: 'authorization_code', code, redirect_uri: this.redirectUri(), client_id: CLIENT_ID, code_verifier: pending.verifier });
     return pending.returnTo;
+  }
+
+  /** The authorization server's metadata (RFC 8414), from this origin like every other call. */
+  private async metadata(): Promise<IssuerMetadata> {
+    const res = await this.send(METADATA_PATH, {});
+    const metadata = res.ok ? readIssuerMetadata(await res.json().catch(() => null)) : null;
+    if (metadata === null) throw new SessionEndedError(`The gateway did not describe its sign-in server (status ${res.status}). Sign in again.`);
+    return metadata;
   }
 
   private async doRefresh(): Promise<string> {
@@ -144,18 +161,7 @@ export class Session {
   }
 
   private async tokenRequest(fields: Record<string, string>): Promise<string> {
-    let res: Response;
-    try {
-      res = await this.deps.fetch('/oauth/token', { method: 'POST', body: new URLSearchParams(fields), cache: 'no-store' });
-    } catch {
-      this.deps.onReachable(false);
-      throw new UnreachableError('The gateway cannot be reached.');
-    }
-    if (res.status >= 500) {
-      this.deps.onReachable(false);
-      throw new UnreachableError(`The gateway answered ${res.status}.`);
-    }
-    this.deps.onReachable(true);
+    const res = await this.send('/oauth/token', { method: 'POST', body: new URLSearchParams(fields) });
     const body: unknown = await res.json().catch(() => null);
     if (!res.ok || !isTokenResponse(body)) {
       const detail = isRecord(body) && typeof body.error_description === 'string' ? body.error_description : `status ${res.status}`;
@@ -168,6 +174,23 @@ export class Session {
     if (body.refresh_token) this.deps.storage.setItem(REFRESH_KEY, body.refresh_token);
     this.schedule(body.expires_in * 1000);
     return body.access_token;
+  }
+
+  /** A request to the authorization server; UnreachableError when the gateway cannot answer. */
+  private async send(path: string, init: RequestInit): Promise<Response> {
+    let res: Response;
+    try {
+      res = await this.deps.fetch(path, { ...init, cache: 'no-store' });
+    } catch {
+      this.deps.onReachable(false);
+      throw new UnreachableError('The gateway cannot be reached.');
+    }
+    if (res.status >= 500) {
+      this.deps.onReachable(false);
+      throw new UnreachableError(`The gateway answered ${res.status}.`);
+    }
+    this.deps.onReachable(true);
+    return res;
   }
 
   /** Refreshes ahead of expiry, so requests never wait for it (and a 401 stays the exception). */

@@ -6,7 +6,7 @@ import type { Alert, Device, Page, Recording } from './types.js';
 // A gateway without the stream (404) is polled instead, and the screens cannot tell the difference.
 
 export type GatewayEvent =
-  | { type: 'alert.created' | 'alert.read'; data: Alert }
+  | { type: 'alert.created' | 'alert.read' | 'alert.updated'; data: Alert }
   | { type: 'device.status'; data: Device }
   | { type: 'recording.created'; data: Recording };
 
@@ -37,7 +37,7 @@ export class EventHub {
   }
 }
 
-const KNOWN = new Set(['alert.created', 'alert.read', 'device.status', 'recording.created']);
+const KNOWN = new Set(['alert.created', 'alert.read', 'alert.updated', 'device.status', 'recording.created']);
 
 function toEvent(frame: SseFrame): GatewayEvent | null {
   if (!KNOWN.has(frame.event)) return null;
@@ -109,14 +109,14 @@ async function poll(api: FeedApi, hub: EventHub, signal: AbortSignal, onMode: (m
       const [alertPage, devicePage] = await Promise.all([api.alerts({ limit: 50 }), api.devices()]);
       onMode('polling');
       // Only the newest page is remembered: an alert older than it never comes back into it.
-      // A known alert that changed (read, or its clip written) is sent as alert.read: listeners
-      // replace the alert they show with the one sent.
+      // A known alert that changed is sent as the stream would: alert.read when it became read,
+      // else alert.updated (its type refined, its clip written); listeners replace the one they show.
       const current = new Map<string, string>();
       for (const alert of [...alertPage.data].reverse()) {
         const known = alerts.get(alert.id);
-        const state = `${alert.read}|${alert.recording_id}|${alert.recording_status}`;
+        const state = `${alert.read}|${alert.type}|${alert.recording_id}|${alert.recording_status}`;
         if (seeded && known === undefined) hub.emit({ type: 'alert.created', data: alert });
-        else if (seeded && known !== state) hub.emit({ type: 'alert.read', data: alert });
+        else if (seeded && known !== state) hub.emit({ type: alert.read && known?.startsWith('false|') ? 'alert.read' : 'alert.updated', data: alert });
         current.set(alert.id, state);
       }
       alerts = current;

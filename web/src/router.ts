@@ -25,6 +25,7 @@ export function useLocation(): { pathname: string; search: string } {
 
 /** Same-origin links go through navigate (no reload); modified clicks keep the browser's meaning. */
 export function onLinkClick(event: MouseEvent): void {
+  if (event.defaultPrevented) return;
   const target = event.target instanceof Element ? event.target.closest('a') : null;
   if (!target || target.target || target.hasAttribute('download') || event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return;
   const url = new URL(target.href, location.href);

@@ -18,6 +18,8 @@ export interface EventHubOptions {
   maxQueueBytes: number;
   /** Playback tickets for recording.created (its playback_url, as GET answers); absent: null. */
   mintPlayback?: MintPlayback;
+  /** How often the streams' tokens are looked at for revocation (Subscription.revoked). */
+  revocationCheckMs: number;
 }
 
 /** Every stream is taken (events.max_subscribers): the API answers 503 with Retry-After. */
@@ -47,6 +49,12 @@ export interface Subscription {
   start: StreamStart;
   /** ms: the stream ends then (the client reconnects with a fresh token). */
   expiresAt: number;
+  /**
+   * Whether the token's grant has been revoked since (sign-out, a removed user or client, a
+   * lowered role): the stream then ends. Asked of every stream every revocationCheckMs, never per
+   * event. Absent: a token nothing can revoke.
+   */
+  revoked?: () => boolean;
   /** Bytes the response holds that the client has not taken yet. */
   unsent: () => number;
   /** Closes the connection at once, with whatever it held (a slow client's backlog). */
@@ -65,6 +73,7 @@ interface Subscriber {
   readonly unsent: () => number;
   readonly abort: () => void;
   readonly done: Promise<unknown>;
+  readonly revoked: (() => boolean) | null;
   expiry: NodeJS.Timeout | null;
 }
 
@@ -89,14 +98,17 @@ export class EventHub {
   private unsent: StoredEvent[] = [];
   private closed = false;
   private readonly heartbeat: NodeJS.Timeout;
+  private readonly revocationCheck: NodeJS.Timeout;
   private sent = 0;
   private refused = 0;
-  private readonly disconnects: Record<DisconnectReason, number> = { slow_consumer: 0, token_expired: 0, gateway_stopping: 0, client_closed: 0 };
+  private readonly disconnects: Record<DisconnectReason, number> = { slow_consumer: 0, token_expired: 0, token_revoked: 0, gateway_stopping: 0, client_closed: 0 };
 
   constructor(private readonly opts: EventHubOptions) {
     this.seq = opts.events.eventWindow().latest;
     this.heartbeat = setInterval(() => this.beat(), opts.heartbeatMs);
     this.heartbeat.unref();
+    this.revocationCheck = setInterval(() => this.endRevoked(), opts.revocationCheckMs);
+    this.revocationCheck.unref();
   }
 
   /** The store wrote an event (maybe inside its transaction): read it once the transaction is over. */
@@ -126,6 +138,7 @@ export class EventHub {
       unsent: s.unsent,
       abort: s.abort,
       done: s.done,
+      revoked: s.revoked ?? null,
       expiry: null,
     };
     this.subscribers.add(sub);
@@ -149,6 +162,7 @@ export class EventHub {
   async close(graceMs = 1000): Promise<void> {
     this.closed = true;
     clearInterval(this.heartbeat);
+    clearInterval(this.revocationCheck);
     const ending = [...this.subscribers];
     for (const sub of ending) this.end(sub, 'gateway_stopping');
     let timer: NodeJS.Timeout | undefined;
@@ -238,6 +252,13 @@ export class EventHub {
 
   private write(sub: Subscriber, text: string): void {
     if (this.push(sub, text)) this.sent++;
+  }
+
+  /** Ends the streams whose token's grant was revoked: one round over the open streams. */
+  private endRevoked(): void {
+    for (const sub of this.subscribers) {
+      if (sub.revoked?.() === true) this.end(sub, 'token_revoked');
+    }
   }
 
   private beat(): void {

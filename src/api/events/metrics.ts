@@ -18,7 +18,7 @@ export function registerEventStreamMetrics(registry: Registry, stats: () => Even
   mirroredCounter(
     registry,
     'edge_gateway_event_stream_disconnects_total',
-    'Event streams ended, by reason (slow_consumer: cut off past events.max_queue_bytes; token_expired; gateway_stopping; client_closed)',
+    'Event streams ended, by reason (slow_consumer: cut off past events.max_queue_bytes; token_expired; token_revoked; gateway_stopping; client_closed)',
     () => stats().disconnects,
     'reason',
   );

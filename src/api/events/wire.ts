@@ -8,6 +8,7 @@ import type { EventWindow, StoredEvent, StreamEventType } from '../../store/stor
 export const EVENT_SCOPES: Readonly<Record<StreamEventType, string>> = {
   'alert.created': 'alerts:read',
   'alert.read': 'alerts:read',
+  'alert.updated': 'alerts:read',
   'device.status': 'devices:read',
   'recording.created': 'recordings:read',
 };
@@ -21,6 +22,7 @@ function presentRecord(e: StoredEvent, mintPlayback: MintPlayback | undefined): 
   switch (e.type) {
     case 'alert.created':
     case 'alert.read':
+    case 'alert.updated':
       return presentAlert(e.record);
     case 'device.status':
       return presentDevice(e.record);
@@ -41,7 +43,7 @@ export function formatReset(reason: ResetReason, latest: number): string {
 }
 
 /** Why the gateway ends a stream it could have gone on with (the data of an `end` event). */
-export type EndReason = 'token_expired' | 'gateway_stopping';
+export type EndReason = 'token_expired' | 'token_revoked' | 'gateway_stopping';
 
 export function formatEnd(reason: EndReason): string {
   return `event: end\ndata: ${JSON.stringify({ reason })}\n\n`;

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { once } from 'node:events';
 import Type from 'typebox';
+import type { VerifiedToken } from '../../auth/verifier.js';
 import type { EventHub } from '../events/hub.js';
 import { parseLastEventId, streamStart } from '../events/wire.js';
 import { badRequest } from '../errors.js';
@@ -8,17 +9,19 @@ import { errorResponse, errorResponses } from '../schemas.js';
 
 export interface EventRoutesOptions {
   hub: EventHub;
+  /** Whether a stream's token has been revoked since it was checked (the stream then ends); absent: never. */
+  revoked?: (token: VerifiedToken) => boolean;
 }
 
 const EventStreamBody = {
   description:
-    'Server-Sent Events: `alert.created`, `alert.read` (data: an Alert), `device.status` (a Device), `recording.created` (a Recording), ' +
+    'Server-Sent Events: `alert.created`, `alert.read`, `alert.updated` (data: an Alert), `device.status` (a Device), `recording.created` (a Recording), ' +
     'each with its `id:`; `reset` first when the events after Last-Event-ID cannot all be had; `end` before the gateway closes the stream ' +
-    '(token_expired, gateway_stopping); comment lines as heartbeats. See docs/api.md, "The event stream".',
+    '(token_expired, token_revoked, gateway_stopping); comment lines as heartbeats. See docs/api.md, "The event stream".',
   content: { 'text/event-stream': { schema: Type.Unsafe<unknown>({ type: 'string' }) } },
 };
 
-export const eventRoutes: FastifyPluginAsyncTypebox<EventRoutesOptions> = async (app, { hub }) => {
+export const eventRoutes: FastifyPluginAsyncTypebox<EventRoutesOptions> = async (app, { hub, revoked }) => {
   // Before the server's close: it would otherwise wait for every open stream to end on its own.
   app.addHook('preClose', async () => hub.close());
 
@@ -52,6 +55,7 @@ export const eventRoutes: FastifyPluginAsyncTypebox<EventRoutesOptions> = async 
         scopes: token.scopes,
         start: streamStart(last, hub.window()),
         expiresAt: token.expiresAt,
+        ...(revoked ? { revoked: () => revoked(token) } : {}),
         unsent: () => reply.raw.writableLength,
         abort: () => reply.raw.destroy(),
         done: once(reply.raw, 'close'),

@@ -96,6 +96,26 @@ describe('GET /v1/events', () => {
     await noSubscribers();
   });
 
+  it('sends alert.updated, the alert as GET answers it, when detection refines it and its clip is linked', async () => {
+    const alerts = await stream('alerts:read');
+    const recordings = await stream('recordings:read');
+    const alertId = newAlert();
+    t.gw.store.setAlertType(alertId, 'human', 'Person at the door', Date.now(), [{ label: 'person', score: 0.9, box: { x: 0.1, y: 0.1, w: 0.4, h: 0.8 } }]);
+    const refined = await alerts.next(ofType('alert.updated', alertId));
+    expect(json(refined)).toEqual(await get(`/v1/alerts/${alertId}`, 'alerts:read'));
+    expect(json(refined)).toMatchObject({ type: 'human', message: 'Person at the door', recording_id: null });
+
+    t.gw.store.saveRecording({ id: 'rec-up', deviceId: 'cam-1', eventType: 'human', startedAt: Date.now() - 3000, endedAt: Date.now(), sizeBytes: 10, fileName: 'cam-1/rec-up.mp4', alertId });
+    const linked = await alerts.next((e) => e.event === 'alert.updated' && e.id !== refined.id && (JSON.parse(e.data) as { id: string }).id === alertId);
+    expect(json(linked)).toEqual(await get(`/v1/alerts/${alertId}`, 'alerts:read'));
+    expect(json(linked)).toMatchObject({ recording_id: 'rec-up', recording_status: 'recorded' });
+    // After its recording.created, for a client that has both scopes; not at all without alerts:read.
+    expect(Number(linked.id)).toBeGreaterThan(Number(refined.id));
+    await recordings.next(ofType('recording.created', 'rec-up'));
+    expect(recordings.events.some((e) => e.event === 'alert.updated')).toBe(false);
+    await noSubscribers();
+  });
+
   it('refuses a token with none of the read scopes (403), and no token (401)', async () => {
     const s = await stream('alerts:write devices:write');
     expect(s.status).toBe(403);

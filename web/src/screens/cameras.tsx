@@ -24,6 +24,8 @@ export function CamerasScreen() {
     }
     const off = hub.on((event) => {
       if (event.type === 'alert.created') setLatest((m) => ({ ...m, [event.data.device_id]: event.data }));
+      // Its type refined (motion → person): the card says so.
+      if (event.type === 'alert.updated') setLatest((m) => (m[event.data.device_id]?.id === event.data.id ? { ...m, [event.data.device_id]: event.data } : m));
     });
     return () => {
       stopped = true;

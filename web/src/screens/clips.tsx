@@ -1,5 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { useApp } from '../app.js';
+import { focusFirst } from '../focus.js';
 import { duration, localDate, when } from '../format.js';
 import { AuthImage } from '../parts/auth-image.js';
 import { Choice } from '../parts/choice.js';
@@ -99,6 +100,13 @@ export function ClipsScreen(props: { params: URLSearchParams }) {
     setFilter({ recording: clip.id });
   };
 
+  const close = (id: string) => {
+    setPlaying(null);
+    setFilter({ recording: '' });
+    // The Close button goes with the player: the focus goes back to the clip's Play button.
+    focusFirst([document.querySelector<HTMLElement>(`[data-clip-id="${CSS.escape(id)}"] button`)]);
+  };
+
   const more = async () => {
     if (!cursor) return;
     const page = await api.recordings(filter.camera, { ...query, cursor });
@@ -123,7 +131,7 @@ export function ClipsScreen(props: { params: URLSearchParams }) {
         </label>
         <Choice label="Type" value={filter.type} all="All types" choices={EVENT_TYPES.map((t) => ({ value: t, name: EVENT_TYPE_NAMES[t] }))} onChange={(type) => setFilter({ type })} />
       </form>
-      {playing ? <Player clip={playing} cameraName={devices.find((d) => d.id === playing.device_id)?.name ?? 'Unknown camera'} onClose={() => { setPlaying(null); setFilter({ recording: '' }); }} /> : null}
+      {playing ? <Player clip={playing} cameraName={devices.find((d) => d.id === playing.device_id)?.name ?? 'Unknown camera'} onClose={() => close(playing.id)} /> : null}
       {error ? (
         <p class="banner warn" role="alert">
           {error}
@@ -134,7 +142,7 @@ export function ClipsScreen(props: { params: URLSearchParams }) {
       {clips?.length === 0 ? <p>No clips{filter.type || filter.from || filter.to ? ' match these filters' : ' from this camera yet'}.</p> : null}
       <ul class="clips" aria-label="Clips, newest first">
         {clips?.map((clip) => (
-          <li key={clip.id} class="clip" data-testid="clip">
+          <li key={clip.id} class="clip" data-testid="clip" data-clip-id={clip.id}>
             <AuthImage api={api} path={api.thumbnailPath(clip.id)} alt={`${EVENT_TYPE_NAMES[clip.event_type]} clip`} class="thumb" placeholder="No picture" missingRetries={5} />
             <div class="alert-text">
               <span class={`type type-${clip.event_type}`}>{EVENT_TYPE_NAMES[clip.event_type]}</span>

@@ -1,5 +1,6 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { useApp } from '../app.js';
+import { focusFirst, focusIsLost } from '../focus.js';
 import { when } from '../format.js';
 import { AuthImage } from '../parts/auth-image.js';
 import { Choice } from '../parts/choice.js';
@@ -53,12 +54,9 @@ export function EventsScreen(props: { params: URLSearchParams }) {
       .catch((err: unknown) => setError(err instanceof Error ? err.message : 'Loading failed.'));
     return hub.on((event) => {
       if (event.type === 'alert.created' && matches(event.data)) setAlerts((list) => (list && !list.some((a) => a.id === event.data.id) ? [event.data, ...list] : list));
-      if (event.type === 'alert.read') setAlerts((list) => list && list.map((a) => (a.id === event.data.id ? event.data : a)));
-      // The clip of a new alert is written after its post-roll: then the alert gets its picture.
-      if (event.type === 'recording.created' && event.data.alert_id) {
-        const { alert_id: alertId, id } = event.data;
-        setAlerts((list) => list && list.map((a) => (a.id === alertId && a.recording_id === null ? { ...a, recording_id: id, recording_status: 'recorded' } : a)));
-      }
+      // Read, or changed since (its type refined by detection, its clip written after the
+      // post-roll, which brings its picture): the alert as the gateway has it now.
+      if (event.type === 'alert.read' || event.type === 'alert.updated') setAlerts((list) => list && list.map((a) => (a.id === event.data.id ? event.data : a)));
     });
   }, [api, hub, key, epoch]);
 
@@ -72,8 +70,24 @@ export function EventsScreen(props: { params: URLSearchParams }) {
     navigate(`/events${text ? `?${text}` : ''}`, true);
   };
 
-  const markRead = async (ids: string[]) => {
+  const listEl = useRef<HTMLUListElement>(null);
+  /** The alert whose "Mark as read" had the focus: the button goes once it is read. */
+  const refocusFrom = useRef<string | null>(null);
+  // Before the browser paints the list without the button: the focus is never seen on <body>.
+  useLayoutEffect(() => {
+    const from = refocusFrom.current;
+    if (from === null || !focusIsLost()) return;
+    refocusFrom.current = null;
+    // On to the next unread alert's button (the list is worked down by keyboard), else this alert's clip.
+    const rows = [...(listEl.current?.querySelectorAll<HTMLElement>('[data-testid=alert]') ?? [])];
+    const at = Math.max(0, rows.findIndex((row) => row.dataset.alertId === from));
+    const ordered = [...rows.slice(at), ...rows.slice(0, at)];
+    focusFirst([...ordered.map((row) => row.querySelector<HTMLElement>('button.mark-read')), rows[at]?.querySelector<HTMLElement>('a')]);
+  }, [alerts]);
+
+  const markRead = async (ids: string[], from: string | null) => {
     setError(null);
+    refocusFrom.current = from;
     try {
       const updated = await Promise.all(ids.map((id) => api.markRead(id)));
       const byId = new Map(updated.map((a) => [a.id, a]));
@@ -106,7 +120,7 @@ export function EventsScreen(props: { params: URLSearchParams }) {
           Unread only
         </label>
         {canMark ? (
-          <button type="button" disabled={unreadShown.length === 0} onClick={() => void markRead(unreadShown)}>
+          <button type="button" disabled={unreadShown.length === 0} onClick={() => void markRead(unreadShown, unreadShown[0] ?? null)}>
             Mark all shown as read
           </button>
         ) : null}
@@ -118,7 +132,7 @@ export function EventsScreen(props: { params: URLSearchParams }) {
       ) : null}
       {alerts === null && !error ? <p role="status">Loading events…</p> : null}
       {alerts?.length === 0 ? <p>No events{filter.camera || filter.type || filter.unread ? ' match these filters' : ' yet'}.</p> : null}
-      <ul class="alerts" aria-label="Events, newest first">
+      <ul class="alerts" aria-label="Events, newest first" ref={listEl}>
         {alerts?.map((alert) => (
           <li key={alert.id} class={alert.read ? 'alert read' : 'alert unread'} data-testid="alert" data-alert-id={alert.id}>
             {alert.recording_id && canClips ? (
@@ -140,7 +154,7 @@ export function EventsScreen(props: { params: URLSearchParams }) {
                   <a href={`/clips?camera=${encodeURIComponent(alert.device_id)}&recording=${encodeURIComponent(alert.recording_id)}`}>Play clip</a>
                 ) : null}
                 {canMark && !alert.read ? (
-                  <button type="button" class="small" onClick={() => void markRead([alert.id])}>
+                  <button type="button" class="small mark-read" onClick={() => void markRead([alert.id], alert.id)}>
                     Mark as read
                   </button>
                 ) : null}

@@ -158,7 +158,8 @@ function Controls(props: { deviceId: string; online: boolean }) {
   return (
     <div class="controls" data-testid="device-controls">
       {(['sync_time', 'reboot'] as const).map((action) => (
-        <button key={action} type="button" disabled={!props.online || busy} onClick={() => setAsking(action)}>
+        // Busy, not disabled: a disabled button would drop the focus the closed dialog gave back to it.
+        <button key={action} type="button" disabled={!props.online} aria-disabled={busy} onClick={() => busy || setAsking(action)}>
           {CONTROL_TEXT[action].button}
         </button>
       ))}
@@ -182,6 +183,7 @@ function LatestEvents(props: { deviceId: string }) {
       .catch(() => setAlerts([]));
     return hub.on((event) => {
       if (event.type === 'alert.created' && event.data.device_id === props.deviceId) setAlerts((list) => [event.data, ...(list ?? [])].slice(0, 10));
+      if (event.type === 'alert.updated' || event.type === 'alert.read') setAlerts((list) => list && list.map((a) => (a.id === event.data.id ? event.data : a)));
     });
   }, [api, hub, props.deviceId, epoch]);
   return (
