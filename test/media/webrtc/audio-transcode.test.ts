@@ -67,6 +67,9 @@ describe('webrtc.audio_transcode: true', () => {
     const seen = first.count('audio', PT.OPUS);
     await expect.poll(() => first.count('audio', PT.OPUS), POLL).toBeGreaterThan(seen + 25);
     expect([...first.packets.audio.keys()]).toEqual([PT.OPUS]);
+    // Opus indeed (TOC config 31: CELT, full band, 20 ms, as ffmpeg is told), not the camera's AAC
+    // relabelled (its RFC 3640 payload starts with the AU-headers length, 0x00).
+    expect(new Set([...first.audioFirstBytes].map((b) => b >> 3))).toEqual(new Set([31]));
     expect(first.count('video', PT.H264)).toBeGreaterThan(0);
 
     // A second viewer of the same camera profile shares the ffmpeg.

@@ -21,6 +21,8 @@ export interface RecordingPeer {
   location: string | null;
   /** RTP packets received, by track and payload type. */
   packets: { video: Map<number, number>; audio: Map<number, number> };
+  /** The first payload byte of every audio packet, distinct (an Opus packet's TOC byte, RFC 6716 3.1). */
+  audioFirstBytes: Set<number>;
   count(kind: 'video' | 'audio', payloadType: number): number;
   close(): Promise<void>;
 }
@@ -38,11 +40,14 @@ function gather(pc: nodeDataChannel.PeerConnection): Promise<string> {
 export async function startPeer(request: Client, whepPath: string, offer: PeerOffer): Promise<RecordingPeer> {
   const pc = new nodeDataChannel.PeerConnection('test-viewer', { iceServers: [], bindAddress: '127.0.0.1' });
   const packets = { video: new Map<number, number>(), audio: new Map<number, number>() };
+  const audioFirstBytes = new Set<number>();
   const record = (into: Map<number, number>) => (message: Buffer) => {
     const second = message[1] as number;
     if (second >= 192 && second <= 223) return; // RTCP
     const header = readRtpHeader(message);
-    if (header) into.set(header.payloadType, (into.get(header.payloadType) ?? 0) + 1);
+    if (!header) return;
+    into.set(header.payloadType, (into.get(header.payloadType) ?? 0) + 1);
+    if (into === packets.audio) audioFirstBytes.add(message[header.payloadOffset] as number);
   };
   const video = new nodeDataChannel.Video('0', 'RecvOnly');
   if (offer.video === 'H265') video.addH265Codec(PT.H265);
@@ -69,6 +74,7 @@ export async function startPeer(request: Client, whepPath: string, offer: PeerOf
     body: res.text,
     location,
     packets,
+    audioFirstBytes,
     count: (kind, payloadType) => packets[kind].get(payloadType) ?? 0,
     close: async () => {
       if (location) await request(location, { method: 'DELETE' });
