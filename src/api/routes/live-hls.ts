@@ -114,7 +114,7 @@ export const liveHlsRoutes: FastifyPluginAsyncTypebox<LiveHlsRoutesOptions> = as
     const { ticket, session: sessionId, file } = req.params;
     if (!SESSION_ID.test(sessionId)) throw new HlsNotFoundError('no such HLS session');
     const { session, muxer } = opts.hls.find(ticket, sessionId);
-    if (file === 'index.m3u8') return playlist(reply, await mediaPlaylist(session, muxer, req.query as Record<string, unknown>, reply));
+    if (file === 'index.m3u8') return playlist(reply, await mediaPlaylist(session, muxer, req.query, reply));
     if (file === 'init.mp4') {
       if (!muxer.init) throw new HlsNotFoundError('no init segment yet');
       return media(reply, muxer.init, 3600);
