@@ -26,7 +26,8 @@ import { registerHlsMetrics } from './media/hls/metrics.js';
 import { HlsService } from './media/hls/service.js';
 import { StreamAddressIssuer } from './media/relay/stream-addresses.js';
 import { TicketSigner } from './media/ticket.js';
-import { registerWebRtcMetrics } from './media/webrtc/metrics.js';
+import { AudioTranscoders } from './media/webrtc/audio-transcoders.js';
+import { registerAudioTranscoderMetrics, registerWebRtcMetrics } from './media/webrtc/metrics.js';
 import { WebRtcSessions } from './media/webrtc/sessions.js';
 import { EventBus } from './domain/bus.js';
 import { createDiscovery } from './onvif/discovery/service.js';
@@ -200,6 +201,9 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
     });
     cleanups.unshift(() => relay.close());
     registerRelayMetrics(registry, { server: () => relay.stats(), streams: () => relayStreams.stats() });
+    // A loopback relay URL with a recorder ticket (the recorder's and the audio transcoder's): short-lived (it only has to start a session).
+    const recorderUrl = (deviceId: string, profile: StreamProfile) =>
+      `rtsp://${relayHost.includes(':') ? `[${relayHost}]` : relayHost}:${relay.port}/live/${tickets.issue({ deviceId, profile, expiresAt: Date.now() + 60_000, recorder: true })}`;
     // LL-HLS: muxers fed by the same camera sessions, served under /live/{ticket}/ by the API.
     const hls = new HlsService({
       acquire: (deviceId, profile) => relayStreams.acquire(deviceId, profile),
@@ -233,6 +237,20 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
 
     // WebRTC live view (WHEP): sessions read the relay's camera streams like RTSP viewers.
     const w = config.webrtc;
+    // AAC → Opus for WebRTC (webrtc.audio_transcode): ffmpeg reads the audio through the relay, as the recorder does.
+    const audioTranscoders = w.audio_transcode
+      ? new AudioTranscoders({
+          ffmpegPath: config.ffmpeg.path,
+          inputUrl: (deviceId, profile) => recorderUrl(deviceId, profile),
+          maxTranscoders: w.max_audio_transcoders,
+          bitrate: 32_000,
+          logger: log.child({ part: 'webrtc' }),
+        })
+      : null;
+    if (audioTranscoders) {
+      cleanups.unshift(() => audioTranscoders.close());
+      registerAudioTranscoderMetrics(registry, () => audioTranscoders.stats());
+    }
     const webrtc = new WebRtcSessions({
       acquire: (deviceId, profile) => relayStreams.acquire(deviceId, profile),
       maxSessions: w.max_sessions,
@@ -242,7 +260,7 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
       portRange: w.udp_port_max > 0 ? { begin: w.udp_port_min || 1024, end: w.udp_port_max } : null,
       connectTimeoutS: w.connect_timeout_s,
       nackBufferPackets: w.nack_buffer_packets,
-      audioTranscode: false,
+      audioTranscode: audioTranscoders,
       logger: log.child({ part: 'webrtc' }),
     });
     cleanups.unshift(() => webrtc.close());
@@ -268,9 +286,6 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
     });
     cleanups.unshift(() => retention.close());
     await retention.check(true);
-    // A loopback relay URL with a recorder ticket: short-lived (it only has to start a session).
-    const recorderUrl = (deviceId: string, profile: StreamProfile) =>
-      `rtsp://${relayHost.includes(':') ? `[${relayHost}]` : relayHost}:${relay.port}/live/${tickets.issue({ deviceId, profile, expiresAt: Date.now() + 60_000, recorder: true })}`;
     // The object detector for motion starts (docs/detection.md); its settings per configured camera.
     const cameraConfig = (deviceId: string) => config.cameras.find((c) => c.onvif_url === store.getCamera(deviceId)?.onvifUrl) ?? null;
     const detection = startDetection({

@@ -114,6 +114,8 @@ export const ConfigSchema = Type.Object(
       udp_port_max: Type.Integer({ minimum: 0, maximum: 65_535, default: 0 }),
       connect_timeout_s: Seconds(10, 2, 120),
       nack_buffer_packets: Type.Integer({ minimum: 16, maximum: 4096, default: 512 }),
+      audio_transcode: Type.Boolean({ default: false }),
+      max_audio_transcoders: Type.Integer({ minimum: 1, maximum: 64, default: 4 }),
     }),
     cameras: Type.Array(Camera, { default: [] }),
     onvif: Section({

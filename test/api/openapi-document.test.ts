@@ -86,6 +86,13 @@ describe('GET /v1/openapi.json', () => {
     expect(bodyOf('/v1/alerts/{alert_id}/read')?.required).toBe(false);
     expect(bodyOf('/v1/devices/{device_id}/control')?.required).toBe(true);
   });
+
+  it('describes the live view under /live like the rest: WHEP with SDP bodies, LL-HLS with playlists and fMP4 (docs/live.md)', () => {
+    const types = (route: string, method: string) => Object.keys(doc.paths[route]?.[method]?.responses['200']?.content ?? doc.paths[route]?.[method]?.responses['201']?.content ?? {});
+    expect(types('/live/{ticket}/whep', 'post')).toEqual(['application/sdp']);
+    expect(types('/live/{ticket}/index.m3u8', 'get')).toEqual(['application/vnd.apple.mpegurl']);
+    expect(types('/live/{ticket}/{session}/{file}', 'get')).toEqual(['application/vnd.apple.mpegurl', 'video/mp4']);
+  });
 });
 
 /** A bad request to one operation and the status the gateway answers it with. */
@@ -139,6 +146,11 @@ const PROBES: Probe[] = [
   { operationId: 'getDeviceSnapshot', what: 'width out of range', path: '/v1/devices/cam-off/snapshot?width=10', options: withScope('devices:read'), status: 400 },
   { operationId: 'getDeviceSnapshot', what: 'an offline camera', path: '/v1/devices/cam-off/snapshot', options: withScope('devices:read'), status: 409 },
   { operationId: 'getDeviceSnapshot', what: 'unknown device', path: '/v1/devices/nope/snapshot', options: withScope('devices:read'), status: 404 },
+  { operationId: 'startHlsSession', what: 'a malformed ticket', path: '/live/not-a-ticket/index.m3u8', status: 404 },
+  { operationId: 'getHlsSessionFile', what: 'an unknown session', path: `/live/not-a-ticket/${'A'.repeat(22)}/index.m3u8`, status: 404 },
+  { operationId: 'getHlsSessionFile', what: 'a repeated _HLS_msn', path: `/live/not-a-ticket/${'A'.repeat(22)}/index.m3u8?_HLS_msn=1&_HLS_msn=2`, status: 400 },
+  { operationId: 'startWhepSession', what: 'a JSON body', path: '/live/not-a-ticket/whep', options: { method: 'POST', body: { sdp: 'v=0' } }, status: 415 },
+  { operationId: 'endWhepSession', what: 'an unknown session', path: '/live/not-a-ticket/whep/nope', options: { method: 'DELETE' }, status: 404 },
 ];
 
 function findOperation(operationId: string): { method: string; operation: Operation } {

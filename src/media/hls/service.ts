@@ -79,8 +79,15 @@ export class HlsService {
    * cannot be had.
    */
   async start(ticket: string, deviceId: string, profile: StreamProfile, signal?: AbortSignal): Promise<{ session: HlsSession; muxer: CameraMuxer }> {
-    const session = this.sessions.start(ticket, deviceId, profile, this.now());
-    if (!session) throw this.refuse('too_many_sessions', `${this.opts.maxSessions} HLS sessions are open`);
+    let started = this.sessions.start(ticket, deviceId, profile, this.now());
+    // The ticket's session whose stream ended (the camera changed codecs) is over: start afresh.
+    const ended = started && !started.created ? this.muxerOfSession.get(started.session)?.ended : null;
+    if (started && ended !== null && ended !== undefined && started.session.inFlight === 0) {
+      this.sessions.end(started.session.id);
+      started = this.sessions.start(ticket, deviceId, profile, this.now());
+    }
+    if (!started) throw this.refuse('too_many_sessions', `${this.opts.maxSessions} HLS sessions are open`);
+    const { session, created } = started;
     // Not idle while the camera connects and the first segment comes.
     session.inFlight++;
     try {
@@ -91,7 +98,8 @@ export class HlsService {
       await this.block(session, muxer, () => (muxer.init && muxer.window.playlist().segments.length > 0 ? true : undefined), signal);
       return { session, muxer };
     } catch (err) {
-      this.sessions.end(session.id);
+      // A failed start ends the session it made, unless another request for the ticket waits on it.
+      if (created && session.inFlight === 1) this.sessions.end(session.id);
       throw err;
     } finally {
       session.inFlight--;

@@ -156,7 +156,7 @@ function chooseH265(track: MediaCodec, section: OfferMedia): VideoChoice | strin
       (c.fmtp.get('profile-id') ?? '1') === profileId &&
       (c.fmtp.get('tx-mode') ?? 'SRST').toUpperCase() === 'SRST',
   );
-  if (!chosen) return `the offer has no H.265 (profile-id ${profileId}); the sub profile is the usual fallback`;
+  if (!chosen) return `this camera profile sends H.265 and the browser's offer has no H.265 (profile-id ${profileId}), so it cannot be played here: ask for the sub profile (profile=sub), usually H.264`;
   const fmtp = [
     `level-id=${track.fmtp.get('level-id') ?? '93'}`,
     `profile-id=${profileId}`,

@@ -42,6 +42,11 @@ export interface WebRtcSessionOptions {
   logger: BaseLogger;
   /** performance.now() when the WHEP POST was received: the start timeline counts from it. */
   receivedAt?: number;
+  /**
+   * The Opus packets of the AAC transcoder (webrtc.audio_transcode) for a choice whose audio is
+   * transcoded: subscribes, returns the unsubscribe (null: no transcoder to be had, no sound).
+   */
+  opus?: (listener: (packet: Buffer) => void) => (() => void) | null;
   onEnd: (session: WebRtcSession, reason: SessionEnd) => void;
 }
 
@@ -91,6 +96,7 @@ export class WebRtcSession {
   /** Every track of the PeerConnection, inactive ones too: each is closed with it (see addTrack). */
   private readonly tracks: Track[] = [];
   private detach: (() => void) | null = null;
+  private stopOpus: (() => void) | null = null;
   private parameterSets: H264ParameterSetInjector | null = null;
   private inBurst = false;
   /** Video packets go out only once the cached keyframe has (see startVideo). */
@@ -166,7 +172,8 @@ export class WebRtcSession {
         this.video = this.sender(this.addTrack(v), { ssrc: videoSsrc, payloadType: choice.video.payloadType, clockRate: 90000 }, choice.video.cameraTrack);
       } else if (choice.audio && m.index === choice.audio.offerIndex) {
         const a = new Audio(m.mid, 'SendOnly');
-        a.addAudioCodec(choice.audio.payloadType, `${choice.audio.encoding}/${choice.audio.clockRate}`);
+        if (choice.audio.encoding === 'OPUS') a.addOpusCodec(choice.audio.payloadType);
+        else a.addAudioCodec(choice.audio.payloadType, `${choice.audio.encoding}/${choice.audio.clockRate}`);
         a.addSSRC(audioSsrc, cname, streamId, 'audio');
         this.audio = this.sender(this.addTrack(a), { ssrc: audioSsrc, payloadType: choice.audio.payloadType, clockRate: choice.audio.clockRate }, choice.audio.cameraTrack);
       } else if (m.kind === 'audio' || m.kind === 'video') {
@@ -199,6 +206,8 @@ export class WebRtcSession {
     // closes an unread one after rtsp.idle_close_s); packets go nowhere until the track opens,
     // which attaches again to get the cached group of pictures first.
     this.attach();
+    // Started with the answer, as the video's camera session: ffmpeg's start overlaps ICE and DTLS.
+    if (choice.audio?.transcoded) this.stopOpus = this.opts.opus?.((packet) => this.sendOpus(packet)) ?? null;
     this.mark('answer');
     return writeAnswer(offer, choice, readLocalTransport(local.sdp), { videoSsrc, audioSsrc, cname, streamId, sessionId: String(randomInt(1, 2 ** 47)) });
   }
@@ -253,8 +262,9 @@ export class WebRtcSession {
           if (sets) this.send(video, sets);
           this.send(video, packet);
         }
-        // Cached audio is in the past: it would only delay the sound behind the picture.
-        else if (this.audio && track === this.audio.cameraTrack && !this.inBurst) this.send(this.audio, packet);
+        // Cached audio is in the past: it would only delay the sound behind the picture. AAC that
+        // is transcoded comes from the transcoder instead (sendOpus).
+        else if (this.audio && track === this.audio.cameraTrack && !this.inBurst && !this.opts.choice.audio?.transcoded) this.send(this.audio, packet);
       } catch (err) {
         this.counters.packetsFailed++;
         this.opts.logger.debug({ session: this.opts.id, err: (err as Error).message }, 'webrtc: a packet could not be sent');
@@ -266,6 +276,16 @@ export class WebRtcSession {
       this.close('evicted');
     },
   };
+
+  /** An Opus packet of the shared transcoder; like the fan-out, nothing may throw into it. */
+  private sendOpus(packet: Buffer): void {
+    if (!this.audio || this.ended !== null) return;
+    try {
+      this.send(this.audio, packet);
+    } catch {
+      this.counters.packetsFailed++;
+    }
+  }
 
   /**
    * Video starts from the cached keyframe (a new attach delivers the cached group first); audio
@@ -383,6 +403,8 @@ export class WebRtcSession {
     this.timers.clear();
     this.detach?.();
     this.detach = null;
+    this.stopOpus?.();
+    this.stopOpus = null;
     // Closing from inside one of the stack's callbacks would wait on itself: next tick.
     setImmediate(() => {
       try {

@@ -3,7 +3,7 @@ import type { BaseLogger } from 'pino';
 import type { StreamProfile } from '../../domain/types.js';
 import type { StreamHandle } from '../relay/streams.js';
 import { parseSdp } from '../sdp.js';
-import { matchCodecs } from './codec-match.js';
+import { matchCodecs, type CodecChoice } from './codec-match.js';
 import { WhepRefusedError } from './errors.js';
 import { readWebRtcOffer } from './offer.js';
 import { WebRtcSession, type SessionEnd, type WebRtcSessionOptions } from './session.js';
@@ -22,8 +22,17 @@ export interface WebRtcSessionsOptions {
   portRange: { begin: number; end: number } | null;
   connectTimeoutS: number;
   nackBufferPackets: number;
-  audioTranscode: boolean;
+  /** The AAC → Opus transcoders (webrtc.audio_transcode); null: off, AAC is dropped. */
+  audioTranscode: OpusTranscoders | null;
   logger: BaseLogger;
+}
+
+/** What a session needs of the AAC → Opus transcoders (audio-transcoders.ts). */
+export interface OpusTranscoders {
+  /** Room for this device profile's transcoder (it runs, or fewer than the most run); counts a refusal. */
+  available(deviceId: string, profile: StreamProfile): boolean;
+  subscribe(deviceId: string, profile: StreamProfile, listener: (packet: Buffer) => void): (() => void) | null;
+  readonly limit: number;
 }
 
 export interface StartRequest {
@@ -108,13 +117,18 @@ export class WebRtcSessions {
       this.refused.stream_unavailable++;
       throw err;
     }
-    let choice;
+    let choice: CodecChoice;
+    const transcoders = this.opts.audioTranscode;
     try {
-      choice = matchCodecs(parseSdp(stream.sdp), offer, { audioTranscode: this.opts.audioTranscode });
+      choice = matchCodecs(parseSdp(stream.sdp), offer, { audioTranscode: transcoders !== null });
     } catch (err) {
       this.refused.no_common_codec++;
       throw err;
     }
+    if (choice.audio?.transcoded && !transcoders?.available(req.deviceId, req.profile)) {
+      choice = { ...choice, audio: null, audioDropped: `AAC needs a transcoder to Opus and ${transcoders?.limit ?? 0} run already (webrtc.max_audio_transcoders)` };
+    }
+    if (choice.audioDropped) this.opts.logger.info({ device: req.deviceId, reason: choice.audioDropped }, 'webrtc: the camera\'s audio is not sent');
     if (choice.video.profileMatch === 'assumed') this.opts.logger.info({ device: req.deviceId, fmtp: choice.video.fmtp }, 'webrtc: the browser offers no decoder profile covering the camera\'s; sending it anyway');
     const id = randomBytes(16).toString('base64url');
     const sessionOpts: WebRtcSessionOptions = {
@@ -132,6 +146,7 @@ export class WebRtcSessions {
       keyframeIntervalMs: 1000,
       logger: this.opts.logger,
       ...(req.receivedAt !== undefined ? { receivedAt: req.receivedAt } : {}),
+      ...(transcoders ? { opus: (listener: (packet: Buffer) => void) => transcoders.subscribe(req.deviceId, req.profile, listener) } : {}),
       onEnd: (session, reason) => this.ended_(id, session, reason),
     };
     const { session, answer } = await WebRtcSession.open(sessionOpts);

@@ -104,6 +104,20 @@ describe('LL-HLS playlists', () => {
     expect(init.body.subarray(4, 8).toString('latin1')).toBe('ftyp');
   });
 
+  it('the ticket\'s index.m3u8 loaded again leads to the same session: reloads hold no new session', async () => {
+    const { url } = await hlsAddress(rig.t, rig.devices.AAC);
+    const first = await startSession(url);
+    const sessions = await metric('edge_gateway_hls_sessions');
+    for (let i = 0; i < 5; i++) expect((await startSession(url)).variant).toBe(first.variant);
+    // Earlier tests' sessions may end meanwhile (idle): the count may fall, never grow.
+    expect(await metric('edge_gateway_hls_sessions')).toBeLessThanOrEqual(sessions);
+    // Another address of the same camera is another session (a ticket is made of whole seconds:
+    // one asked in the same second would be the same text).
+    await new Promise((r) => setTimeout(r, 1100));
+    const other = await startSession((await hlsAddress(rig.t, rig.devices.AAC)).url);
+    expect(other.variant).not.toBe(first.variant);
+  });
+
   it('a blocking reload waits for the asked part; the hinted part is answered once made', async () => {
     const { url } = await hlsAddress(rig.t, rig.devices.AAC);
     const { variant } = await startSession(url);

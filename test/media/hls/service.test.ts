@@ -87,13 +87,30 @@ describe('HlsService', () => {
     ['maxBlockedRequests', { maxBlockedRequests: 1 }, ['cam1', 'cam1'], 'too_many_blocked'],
   ] as const)('refuses a start beyond %s, and counts it', async (_name, limits, [first, second], reason) => {
     const s = service(limits);
-    const waiting = s.start('t', first, 'main');
+    const waiting = s.start('t1', first, 'main');
     await expect.poll(() => s.stats().blockedRequests).toBe(1);
-    expect(await refusal(s.start('t', second, 'main'))).toBe(reason);
+    expect(await refusal(s.start('t2', second, 'main'))).toBe(reason);
     expect(s.stats().refused[reason]).toBe(1);
     expect(s.stats().sessions).toBe(1); // the refused start left no session behind
     s.close();
     await waiting.catch(() => undefined);
+  });
+
+  it('leads every start under one ticket to its one session while it lasts: reloads hold no more places', async () => {
+    const s = service({ maxSessions: 1, maxBlockedRequests: 8, idleS: 1, sweepMs: 100 });
+    const starts = [s.start('t', 'cam', 'main'), s.start('t', 'cam', 'main'), s.start('t', 'cam', 'main')];
+    await expect.poll(() => s.stats().blockedRequests).toBe(3);
+    expect(s.stats().sessions).toBe(1);
+    // Another ticket finds the one place taken.
+    expect(await refusal(s.start('u', 'cam', 'main'))).toBe('too_many_sessions');
+    for (const start of starts) expect(await refusal(start)).toBe('timeout');
+    // Once idle the session ends, and the place is free again.
+    await expect.poll(() => s.stats().sessions, { timeout: 4000 }).toBe(0);
+    const again = s.start('u', 'cam', 'main');
+    await expect.poll(() => s.stats().blockedRequests).toBe(1);
+    expect(s.stats().sessions).toBe(1);
+    s.close();
+    await again.catch(() => undefined);
   });
 
   it('answers 503 stream_unavailable when the relay cannot open the camera', async () => {

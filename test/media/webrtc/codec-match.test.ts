@@ -107,7 +107,7 @@ describe('matchCodecs: no answer possible', () => {
       camera(H265, PCMA),
       CHROMIUM_OFFER,
       'no_common_video_codec',
-      /the offer has no H\.265 \(profile-id 1\); the sub profile is the usual fallback; the camera sends H265\/90000 \(video\), PCMA\/8000 \(audio\)/,
+      /this camera profile sends H\.265 and the browser's offer has no H\.265 \(profile-id 1\), so it cannot be played here: ask for the sub profile \(profile=sub\), usually H\.264; the camera sends H265\/90000 \(video\), PCMA\/8000 \(audio\)/,
     ],
     ['H.265 with decoding-order numbers', camera(H265_DONL), SAFARI_OFFER, 'no_common_video_codec', /sprop-max-don-diff/],
     ['H.264 interleaved mode', camera(H264_INTERLEAVED), CHROMIUM_OFFER, 'no_common_video_codec', /packetization-mode 2/],

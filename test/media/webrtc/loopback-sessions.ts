@@ -13,7 +13,7 @@ export function loopbackWebRtcSessions(streams: RelayStreams, logger: BaseLogger
     portRange: null,
     connectTimeoutS: 10,
     nackBufferPackets: 512,
-    audioTranscode: false,
+    audioTranscode: null,
     logger,
   });
 }
