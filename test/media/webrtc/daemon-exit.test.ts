@@ -35,7 +35,29 @@ interface Viewer {
   location: string;
 }
 
-async function viewer(d: Daemon, streamUrl: string): Promise<Viewer> {
+/**
+ * A playing viewer. The test peer runs in this process on node-datachannel, and under a loaded CI
+ * machine it has been seen to get nothing at all (once in a clean-clone run; never alone): such a
+ * peer's session is ended and the peer made again, at most 3 times, saying so with the daemon's
+ * WebRTC lines. What the test asserts is the daemon's exit, not this peer's luck.
+ */
+async function viewer(d: Daemon, streamUrl: () => Promise<string>): Promise<Viewer> {
+  for (let attempt = 1; ; attempt++) {
+    const v = await offerViewer(d, await streamUrl());
+    try {
+      await expect.poll(() => v.packets, { timeout: 15_000, interval: 200 }).toBeGreaterThan(20);
+      return v;
+    } catch (err) {
+      await d.request(v.location, { method: 'DELETE' });
+      v.pc.close();
+      if (attempt >= 3) throw err;
+      const lines = d.logs().split('\n').filter((l) => l.includes('webrtc'));
+      console.warn(`daemon-exit: the test viewer got ${v.packets} packets in 15 s; making it again. The daemon's WebRTC lines:\n${lines.slice(-8).join('\n')}`);
+    }
+  }
+}
+
+async function offerViewer(d: Daemon, streamUrl: string): Promise<Viewer> {
   const pc = new nodeDataChannel.PeerConnection('viewer', { iceServers: [], bindAddress: '127.0.0.1' });
   const video = new nodeDataChannel.Video('0', 'RecvOnly');
   video.addH264Codec(102, 'level-asymmetry-allowed=1;packetization-mode=1;profile-level-id=42e01f');
@@ -52,7 +74,6 @@ async function viewer(d: Daemon, streamUrl: string): Promise<Viewer> {
   expect(res.status, res.text).toBe(201);
   v.location = String(res.headers.location);
   pc.setRemoteDescription(res.text, 'answer');
-  await expect.poll(() => v.packets, { timeout: 30_000, interval: 200 }).toBeGreaterThan(20);
   return v;
 }
 
@@ -87,10 +108,10 @@ describe('daemon shutdown after WebRTC viewers', () => {
       .not.toBe('');
     const streamUrl = async () => ((await d.request(`/v1/devices/${deviceId}/stream?protocol=webrtc`, { headers })).json() as { stream_url: string }).stream_url;
 
-    const ended = await viewer(d, await streamUrl());
+    const ended = await viewer(d, streamUrl);
     expect((await d.request(ended.location, { method: 'DELETE' })).status).toBe(200);
     ended.pc.close();
-    const playing = await viewer(d, await streamUrl());
+    const playing = await viewer(d, streamUrl);
 
     d.child.kill('SIGTERM');
     // Bounded wait for an outcome (did it exit at all), not a timing: a stuck daemon never exits.
