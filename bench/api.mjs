@@ -66,7 +66,9 @@ if (baselineCli) {
   const baseDir = path.join(dir, 'baseline');
   const baseConfig = path.join(dir, 'baseline.yaml');
   writeFileSync(baseConfig, readFileSync(configFile, 'utf8').replace(`data_dir: ${dataDir}`, `data_dir: ${baseDir}`));
-  seedDevices(baseDir, 50);
+  // With that build's own store: its schema may be older than this one's.
+  const { Store: BaselineStore } = await import(path.join(path.dirname(path.resolve(baselineCli)), 'store/store.js'));
+  seedDevices(baseDir, 50, BaselineStore);
   baseline = await startGatewayProcess(baseConfig, [], path.resolve(baselineCli));
   targets.baseline = { pid: baseline.child.pid, target: { url: `${baseline.apiUrl}${route}?limit=50`, headers: { authorization: `Bearer ${baseline.token('devices:read')}` } } };
 }

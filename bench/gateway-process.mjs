@@ -65,8 +65,8 @@ export async function startBareServer({ certFile, keyFile, bodyFile, route, cont
 }
 
 /** `count` cameras in the store of `dataDir` (every fifth offline), as the list benchmarks read them. */
-export function seedDevices(dataDir, count) {
-  const store = Store.open(dataDir);
+export function seedDevices(dataDir, count, StoreOfBuild = Store) {
+  const store = StoreOfBuild.open(dataDir);
   for (let i = 0; i < count; i++) {
     store.upsertDevice({
       id: `cam-${i}`, name: `Camera ${i}`, type: 'camera', status: i % 5 ? 'online' : 'offline',
