@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { chromium, type Browser, type BrowserContext } from 'playwright-core';
 
 // A real headless browser for the OAuth login page: Debian's chromium package (`./run test`
@@ -26,4 +28,17 @@ export function launchChromium(): Promise<Browser> {
  *  `ignoreHTTPSErrors: true` (the default here) unless they test certificate handling. */
 export function newContext(browser: Browser, opts: { ignoreHTTPSErrors?: boolean } = {}): Promise<BrowserContext> {
   return browser.newContext({ ignoreHTTPSErrors: opts.ignoreHTTPSErrors ?? true });
+}
+
+/** A page of another origin than the gateway's (plain HTTP on loopback): its origin and a close. */
+export async function servePage(html: string): Promise<{ origin: string; close: () => Promise<void> }> {
+  const server = createServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/html' });
+    res.end(html);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
 }

@@ -1,7 +1,7 @@
-import { readdirSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHlsRig, type HlsRig } from '../../support/live-hls.js';
 import { mLine, PT, startPeer, type RecordingPeer } from './recording-peer.js';
+import { transcoderPids } from './transcoder-pids.js';
 
 // webrtc.audio_transcode on, the started gateway (real HTTPS) and its simulated cameras adopted
 // over ONVIF: "AAC" sends H.264 + AAC, "HEVC" H.265 + AAC. Real WebRTC viewers (node-datachannel)
@@ -36,22 +36,6 @@ async function peer(deviceId: string, video: 'H264' | 'H265', audio: Array<'OPUS
 async function metric(series: string): Promise<number> {
   const text = await rig.t.metrics();
   return Number(new RegExp(`^${series.replace(/[{}"]/g, '\\$&')} (\\d+)`, 'm').exec(text)?.[1] ?? NaN);
-}
-
-/** The transcoder ffmpeg processes this test process (the gateway runs in it) started. */
-function transcoderPids(): number[] {
-  const pids: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      if (ppid === process.pid && readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes('libopus')) pids.push(Number(entry));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return pids;
 }
 
 // Generous: the simulated camera and ffmpeg share 2 loaded cores with other work.
@@ -117,7 +101,7 @@ describe('webrtc.audio_transcode: true', () => {
 
   // Last, and checked on the gateway's side only: after a restart the test viewer (node-datachannel
   // in this process) sometimes stops receiving anything, video included, though the gateway sends
-  // on; see docs/webrtc.md, "Open".
+  // on; chromium-transcode-restart.test.ts checks what a browser sees (docs/webrtc.md).
   it('restarts a dying ffmpeg (counted) and its Opus comes again to the session', async () => {
     const p = await peer(rig.devices.AAC, 'H264', ['OPUS']);
     await expect.poll(() => p.count('audio', PT.OPUS), POLL).toBeGreaterThan(10);

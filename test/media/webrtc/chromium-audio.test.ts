@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { pino } from 'pino';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { toApiError } from '../../../src/api/errors.js';
 import { liveRoutes } from '../../../src/api/routes/live.js';
@@ -12,7 +12,7 @@ import { loopbackWebRtcSessions } from './loopback-sessions.js';
 import { startSimulatedRtsp, type SimulatedRtsp } from '../../../src/onvif/simulator/rtsp.js';
 import { launchChromium } from '../../support/browser.js';
 import { CHROMIUM_OFFER } from './offers.js';
-import { whepPlay } from './whep-page.js';
+import { pageStats as stats, whepPlay } from './whep-page.js';
 
 // The camera's audio in a real browser: the simulated camera's extra mounts (gst-rtsp-server,
 // Digest auth) behind the relay's RelayStreams and the WHEP routes (plain HTTP on loopback here,
@@ -62,30 +62,6 @@ afterAll(async () => {
 
 const whep = (deviceId: string) => `${base}/live/${tickets.issue({ deviceId, profile: 'main', expiresAt: Date.now() + 60_000 })}/whep`;
 
-
-const STATS = `(async () => {
-  const out = { frames: 0, audioPackets: 0, audioCodec: null };
-  const stats = await window.pc.getStats();
-  stats.forEach((r) => {
-    if (r.type === 'inbound-rtp' && r.kind === 'video') out.frames = r.framesDecoded || 0;
-    if (r.type === 'inbound-rtp' && r.kind === 'audio') {
-      out.audioPackets = r.packetsReceived || 0;
-      const codec = stats.get(r.codecId);
-      out.audioCodec = codec ? codec.mimeType + '/' + codec.clockRate : null;
-    }
-  });
-  return out;
-})()`;
-
-interface PageStats {
-  frames: number;
-  audioPackets: number;
-  audioCodec: string | null;
-}
-
-async function stats(page: Page): Promise<PageStats> {
-  return page.evaluate<PageStats>(STATS);
-}
 
 describe('camera audio through WebRTC in chromium', () => {
   it('H.264 + G.711 µ-law: video decodes and PCMU/8000 packets keep coming', async () => {

@@ -1,10 +1,8 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFleet, type Fleet } from '../../../src/onvif/simulator/fleet.js';
-import { launchChromium, newContext } from '../../support/browser.js';
+import { launchChromium, newContext, servePage } from '../../support/browser.js';
 import { firstOnlineDevice, startTestGateway, type TestGateway } from '../../support/gateway.js';
 import { whepPlay } from './whep-page.js';
 
@@ -19,8 +17,7 @@ let t: TestGateway;
 let deviceId = '';
 let browser: Browser;
 let context: BrowserContext;
-let pageServer: Server;
-let pageOrigin = '';
+let pageServer: Awaited<ReturnType<typeof servePage>>;
 
 beforeAll(async () => {
   fleet = await startFleet({ count: 1, host: '127.0.0.1', basePort: 0, username: 'admin', password: 'cam-secret-7', discovery: null, rtspPort: 0, logger: pino({ level: 'silent' }) });
@@ -31,16 +28,11 @@ beforeAll(async () => {
   deviceId = await firstOnlineDevice(t);
   browser = await launchChromium();
   context = await newContext(browser);
-  pageServer = createServer((_req, res) => {
-    res.writeHead(200, { 'content-type': 'text/html' });
-    res.end('<!doctype html><title>live</title><video id="v" muted autoplay playsinline></video>');
-  });
-  await new Promise<void>((resolve) => pageServer.listen(0, '127.0.0.1', resolve));
-  pageOrigin = `http://127.0.0.1:${(pageServer.address() as AddressInfo).port}`;
+  pageServer = await servePage('<!doctype html><title>live</title><video id="v" muted autoplay playsinline></video>');
 }, 120_000);
 afterAll(async () => {
   await browser?.close();
-  await new Promise((resolve) => pageServer?.close(resolve));
+  await pageServer?.close();
   await t?.stop();
   await fleet?.stop();
 });
@@ -70,7 +62,7 @@ describe('chromium plays the WebRTC stream_url (WHEP) of the started gateway', (
     const { stream_url } = res.json() as { stream_url: string };
     const page = await context.newPage();
     page.on('pageerror', (err) => console.error('[page]', err.message));
-    await page.goto(pageOrigin);
+    await page.goto(pageServer.origin);
 
     const location: unknown = await page.evaluate(whepPlay(stream_url));
     expect(typeof location).toBe('string');

@@ -1,3 +1,5 @@
+import type { Page } from 'playwright-core';
+
 // What a non-trickle WHEP player does in the page, as text (the project compiles without DOM
 // types): a recvonly video + audio RTCPeerConnection whose offer is taken once ICE gathering is
 // over (bounded wait), then, for playing, the POST to the WHEP URL and the answer.
@@ -33,4 +35,30 @@ export function whepPlay(url: string): string {
   window.pc = pc;
   return new URL(res.headers.get('location'), url).href;
 })(${JSON.stringify(url)})`;
+}
+
+/** What `window.pc`'s getStats says of the received video and audio. */
+export interface PageStats {
+  frames: number;
+  audioPackets: number;
+  audioCodec: string | null;
+}
+
+const PAGE_STATS = `(async () => {
+  const out = { frames: 0, audioPackets: 0, audioCodec: null };
+  const stats = await window.pc.getStats();
+  stats.forEach((r) => {
+    if (r.type === 'inbound-rtp' && r.kind === 'video') out.frames = r.framesDecoded || 0;
+    if (r.type === 'inbound-rtp' && r.kind === 'audio') {
+      out.audioPackets = r.packetsReceived || 0;
+      const codec = stats.get(r.codecId);
+      out.audioCodec = codec ? codec.mimeType + '/' + codec.clockRate : null;
+    }
+  });
+  return out;
+})()`;
+
+/** Decoded video frames, received audio packets and the audio codec of the page's `window.pc`. */
+export function pageStats(page: Page): Promise<PageStats> {
+  return page.evaluate<PageStats>(PAGE_STATS);
 }
