@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFleet, type Fleet } from '../../src/onvif/simulator/fleet.js';
 import { firstOnlineDevice, startTestGateway, type TestGateway } from '../support/gateway.js';
 import { ffmpegPlays, hlsAddress } from '../support/live-hls.js';
+import { madeAgain } from '../support/test-peer.js';
 
 // Issue 14: every kind of viewer at once on one camera — 5 WebRTC peers (node-datachannel, a real
 // WebRTC stack: ICE, DTLS, SRTP), 2 LL-HLS players and 2 RTSP players (ffmpeg) and the recorder —
@@ -85,16 +86,7 @@ async function webrtcViewer(): Promise<Peer> {
  * without ICE transport": a race inside the library, seen now and then in this process, never an
  * answer the gateway got wrong). The failed peer's session was ended by webrtcViewer.
  */
-async function webrtcViewerRetried(): Promise<Peer> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await webrtcViewer();
-    } catch (err) {
-      if (attempt >= 3 || !/without ICE transport/.test((err as Error).message)) throw err;
-      console.warn(`mixed-viewers: WebRTC test peer failed on its side (${(err as Error).message}); making it again`);
-    }
-  }
-}
+const webrtcViewerRetried = (): Promise<Peer> => madeAgain('mixed-viewers', webrtcViewer, (err) => /without ICE transport/.test(err.message));
 
 describe('one camera session for every kind of viewer', () => {
   it('5 WebRTC + 2 LL-HLS + 2 RTSP viewers and the recorder: the camera sees one RTSP session, every viewer gets video', { timeout: 180_000 }, async () => {

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFleet, type Fleet } from '../../../src/onvif/simulator/fleet.js';
 import { cliToken, startDaemon, type Daemon } from '../../support/daemon.js';
 import { tempDir } from '../../support/gateway.js';
+import { madeAgain } from '../../support/test-peer.js';
 
 // The built daemon (dist/cli.js) ends by itself on SIGTERM after serving WebRTC viewers: one that
 // ended by DELETE and one still playing at shutdown. node-datachannel held the event loop open for
@@ -41,21 +42,26 @@ interface Viewer {
  * peer's session is ended and the peer made again, at most 3 times, saying so with the daemon's
  * WebRTC lines. What the test asserts is the daemon's exit, not this peer's luck.
  */
-async function viewer(d: Daemon, streamUrl: () => Promise<string>): Promise<Viewer> {
-  for (let attempt = 1; ; attempt++) {
-    const v = await offerViewer(d, await streamUrl());
-    try {
-      await expect.poll(() => v.packets, { timeout: 15_000, interval: 200 }).toBeGreaterThan(20);
-      return v;
-    } catch (err) {
-      await d.request(v.location, { method: 'DELETE' });
-      v.pc.close();
-      if (attempt >= 3) throw err;
-      const lines = d.logs().split('\n').filter((l) => l.includes('webrtc'));
-      console.warn(`daemon-exit: the test viewer got ${v.packets} packets in 15 s; making it again. The daemon's WebRTC lines:\n${lines.slice(-8).join('\n')}`);
-    }
-  }
+function viewer(d: Daemon, streamUrl: () => Promise<string>): Promise<Viewer> {
+  return madeAgain(
+    'daemon-exit',
+    async () => {
+      const v = await offerViewer(d, await streamUrl());
+      try {
+        await expect.poll(() => v.packets, { timeout: 15_000, interval: 200 }).toBeGreaterThan(20);
+        return v;
+      } catch {
+        await d.request(v.location, { method: 'DELETE' });
+        v.pc.close();
+        const lines = d.logs().split('\n').filter((l) => l.includes('webrtc'));
+        throw new NoPacketsError(`the test viewer got ${v.packets} packets in 15 s. The daemon's WebRTC lines:\n${lines.slice(-8).join('\n')}`);
+      }
+    },
+    (err) => err instanceof NoPacketsError,
+  );
 }
+
+class NoPacketsError extends Error {}
 
 async function offerViewer(d: Daemon, streamUrl: string): Promise<Viewer> {
   const pc = new nodeDataChannel.PeerConnection('viewer', { iceServers: [], bindAddress: '127.0.0.1' });
