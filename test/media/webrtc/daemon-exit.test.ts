@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFleet, type Fleet } from '../../../src/onvif/simulator/fleet.js';
 import { cliToken, startDaemon, type Daemon } from '../../support/daemon.js';
 import { tempDir } from '../../support/gateway.js';
-import { madeAgain } from '../../support/test-peer.js';
+import { isPeerRace, madeAgain, stateHistory, takeAnswer } from '../../support/test-peer.js';
 
 // The built daemon (dist/cli.js) ends by itself on SIGTERM after serving WebRTC viewers: one that
 // ended by DELETE and one still playing at shutdown. node-datachannel held the event loop open for
@@ -57,7 +57,7 @@ function viewer(d: Daemon, streamUrl: () => Promise<string>): Promise<Viewer> {
         throw new NoPacketsError(`the test viewer got ${v.packets} packets in 15 s. The daemon's WebRTC lines:\n${lines.slice(-8).join('\n')}`);
       }
     },
-    (err) => err instanceof NoPacketsError,
+    (err) => err instanceof NoPacketsError || isPeerRace(err),
   );
 }
 
@@ -65,6 +65,7 @@ class NoPacketsError extends Error {}
 
 async function offerViewer(d: Daemon, streamUrl: string): Promise<Viewer> {
   const pc = new nodeDataChannel.PeerConnection('viewer', { iceServers: [], bindAddress: '127.0.0.1' });
+  const history = stateHistory(pc);
   const video = new nodeDataChannel.Video('0', 'RecvOnly');
   video.addH264Codec(102, 'level-asymmetry-allowed=1;packetization-mode=1;profile-level-id=42e01f');
   const track = pc.addTrack(video);
@@ -79,7 +80,7 @@ async function offerViewer(d: Daemon, streamUrl: string): Promise<Viewer> {
   const res = await d.request(new URL(streamUrl).pathname, { method: 'POST', headers: { 'content-type': 'application/sdp' }, body: offer });
   expect(res.status, res.text).toBe(201);
   v.location = String(res.headers.location);
-  pc.setRemoteDescription(res.text, 'answer');
+  await takeAnswer(pc, res.text, () => d.request(v.location, { method: 'DELETE' }), history);
   return v;
 }
 

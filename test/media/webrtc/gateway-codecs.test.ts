@@ -33,7 +33,7 @@ const post = async (deviceId: string, offer: string, profile: 'main' | 'sub' = '
   rig.t.request(await whepPath(deviceId, profile), { method: 'POST', headers: { 'content-type': 'application/sdp' }, body: offer });
 
 async function peer(deviceId: string, video: 'H264' | 'H265', audio: Array<'OPUS' | 'PCMU'>): Promise<RecordingPeer> {
-  const p = await startPeer(rig.t.request, await whepPath(deviceId), { video, audio });
+  const p = await startPeer(rig.t.request, () => whepPath(deviceId), { video, audio });
   peers.push(p);
   return p;
 }

@@ -1,6 +1,7 @@
 import nodeDataChannel from 'node-datachannel';
 import { readRtpHeader } from '../../../src/media/rtp.js';
 import type { Client } from '../../support/https.js';
+import { isPeerRace, madeAgain, stateHistory, takeAnswer } from '../../support/test-peer.js';
 
 // A real WebRTC viewer for the tests of the started gateway: a node-datachannel peer (recvonly, as
 // a browser's WHEP offer is) with the video codec and the audio codecs asked for, POSTed over the
@@ -19,11 +20,17 @@ export interface RecordingPeer {
   /** The answer (or the error body). */
   body: string;
   location: string | null;
+  /** Offers the gateway answered for this viewer: more than 1 when the library's race made it again. */
+  attempts: number;
   /** RTP packets received, by track and payload type. */
   packets: { video: Map<number, number>; audio: Map<number, number> };
   /** The first payload byte of every audio packet, distinct (an Opus packet's TOC byte, RFC 6716 3.1). */
   audioFirstBytes: Set<number>;
   count(kind: 'video' | 'audio', payloadType: number): number;
+  /** The receiving tracks, kept referenced for as long as the peer is (see startPeer). */
+  tracks: readonly nodeDataChannel.Track[];
+  /** The peer connection's state changes as they came, for a failure's message (stateHistory). */
+  states: () => string;
   close(): Promise<void>;
 }
 
@@ -37,7 +44,13 @@ function gather(pc: nodeDataChannel.PeerConnection): Promise<string> {
   });
 }
 
-export async function startPeer(request: Client, whepPath: string, offer: PeerOffer): Promise<RecordingPeer> {
+/** A viewer on a fresh address from `whepPath`, made again when the library's own race refuses the answer. */
+export function startPeer(request: Client, whepPath: () => Promise<string>, offer: PeerOffer): Promise<RecordingPeer> {
+  let attempts = 0;
+  return madeAgain('recording-peer', async () => offerTo(request, await whepPath(), offer, ++attempts), isPeerRace);
+}
+
+async function offerTo(request: Client, whepPath: string, offer: PeerOffer, attempts: number): Promise<RecordingPeer> {
   const pc = new nodeDataChannel.PeerConnection('test-viewer', { iceServers: [], bindAddress: '127.0.0.1' });
   const packets = { video: new Map<number, number>(), audio: new Map<number, number>() };
   const audioFirstBytes = new Set<number>();
@@ -52,7 +65,11 @@ export async function startPeer(request: Client, whepPath: string, offer: PeerOf
   const video = new nodeDataChannel.Video('0', 'RecvOnly');
   if (offer.video === 'H265') video.addH265Codec(PT.H265);
   else video.addH264Codec(PT.H264, 'level-asymmetry-allowed=1;packetization-mode=1;profile-level-id=42e01f');
+  // Held by the returned peer: node-datachannel closes a track whose JavaScript object is collected
+  // (TrackWrapper's destructor), and the peer then receives nothing while the gateway sends on.
+  const tracks: nodeDataChannel.Track[] = [];
   const videoTrack = pc.addTrack(video);
+  tracks.push(videoTrack);
   videoTrack.setMediaHandler(new nodeDataChannel.RtcpReceivingSession());
   videoTrack.onMessage(record(packets.video));
   if (offer.audio.length > 0) {
@@ -62,17 +79,22 @@ export async function startPeer(request: Client, whepPath: string, offer: PeerOf
       else audio.addAudioCodec(PT.PCMU, 'PCMU/8000');
     }
     const audioTrack = pc.addTrack(audio);
+    tracks.push(audioTrack);
     audioTrack.setMediaHandler(new nodeDataChannel.RtcpReceivingSession());
     audioTrack.onMessage(record(packets.audio));
   }
+  const history = stateHistory(pc);
   const sdp = await gather(pc);
   const res = await request(whepPath, { method: 'POST', headers: { 'content-type': 'application/sdp' }, body: sdp });
   const location = typeof res.headers.location === 'string' ? res.headers.location : null;
-  if (res.status === 201) pc.setRemoteDescription(res.text, 'answer');
+  if (res.status === 201) await takeAnswer(pc, res.text, () => request(location ?? '', { method: 'DELETE' }), history);
   return {
     status: res.status,
     body: res.text,
     location,
+    attempts,
+    states: history,
+    tracks,
     packets,
     audioFirstBytes,
     count: (kind, payloadType) => packets[kind].get(payloadType) ?? 0,

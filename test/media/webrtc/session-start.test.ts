@@ -10,6 +10,7 @@ import { readRtpHeader } from '../../../src/media/rtp.js';
 import { TicketSigner } from '../../../src/media/ticket.js';
 import type { WebRtcSessions } from '../../../src/media/webrtc/sessions.js';
 import { loopbackWebRtcSessions } from './loopback-sessions.js';
+import { isPeerRace, madeAgain, stateHistory, takeAnswer } from '../../support/test-peer.js';
 import { startSimulatedRtsp, type SimulatedRtsp } from '../../../src/onvif/simulator/rtsp.js';
 
 // What a new WebRTC peer gets first, seen from a real peer (node-datachannel, recvonly, as a
@@ -87,9 +88,13 @@ function nalTypes(packet: Buffer, offset: number): number[] {
   return out;
 }
 
+/** A peer made again when the library's own race refuses the answer (test/support/test-peer.ts). */
+const viewer = () => madeAgain('session-start', () => peer(whep()), isPeerRace);
+
 /** A recvonly H.264 peer that POSTs its offer to the WHEP URL and records every RTP packet. */
 async function peer(url: string) {
   const pc = new nodeDataChannel.PeerConnection('test-peer', { iceServers: [], bindAddress: '127.0.0.1' });
+  const history = stateHistory(pc);
   // SendRecv so that the peer may send its own RTCP (a NACK) through the track; the answer is sendonly.
   const video = new nodeDataChannel.Video('0', 'SendRecv');
   video.addH264Codec(H264_PT, 'level-asymmetry-allowed=1;packetization-mode=1;profile-level-id=42e01f');
@@ -114,16 +119,28 @@ async function peer(url: string) {
   const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/sdp' }, body: offer });
   const answer = await res.text();
   expect(res.status, answer).toBe(201);
-  pc.setRemoteDescription(answer, 'answer');
+  const session = new URL(res.headers.get('location') ?? '', base);
+  await takeAnswer(pc, answer, () => fetch(session, { method: 'DELETE' }), history);
   return {
     pc,
     track,
     received,
+    /** For a failure's message: where the peer's connection stands, and the sessions' counters. */
+    state: () => `peer ${pc.state()}, ICE ${pc.iceState()}, track open ${track.isOpen()} (${history()}); sessions ${JSON.stringify(webrtc.stats())}`,
     close: async () => {
-      await fetch(new URL(res.headers.get('location') ?? '', base), { method: 'DELETE' });
+      await fetch(session, { method: 'DELETE' });
       pc.close();
     },
   };
+}
+
+/** Waits until the peer has more than `count` packets; a failure says where its connection stood. */
+async function receives(p: Awaited<ReturnType<typeof peer>>, count: number): Promise<void> {
+  try {
+    await expect.poll(() => p.received.length, { timeout: 20_000, interval: 50 }).toBeGreaterThan(count);
+  } catch (err) {
+    throw new Error(`the peer got ${p.received.length} packets in 20 s: ${p.state()}`, { cause: err });
+  }
 }
 
 /** Signed difference a − b of two 32-bit RTP timestamps (or 16-bit sequence numbers). */
@@ -142,9 +159,9 @@ const whep = () => `${base}/live/${tickets.issue({ deviceId: 'cam', profile: 'ma
 
 describe('the start of a WebRTC peer', () => {
   it('begins with the parameter sets and the keyframe, then the cached pictures with timestamps and sequence numbers running on', async () => {
-    const p = await peer(whep());
+    const p = await viewer();
     try {
-      await expect.poll(() => p.received.length, { timeout: 20_000, interval: 50 }).toBeGreaterThan(60);
+      await receives(p, 60);
       const first = pictureAt(p.received, 0);
       const nals = first.flatMap((r) => r.nals);
       // SPS (7) and PPS (8) come before the first slice of the IDR (5), all in the first picture.
@@ -172,9 +189,9 @@ describe('the start of a WebRTC peer', () => {
   }, 60_000);
 
   it('answers a PLI with a keyframe and its parameter sets from the cache; counts a NACK', async () => {
-    const p = await peer(whep());
+    const p = await viewer();
     try {
-      await expect.poll(() => p.received.length, { timeout: 20_000, interval: 50 }).toBeGreaterThan(20);
+      await receives(p, 20);
       const fromCacheBefore = webrtc.stats().keyframesFromCache;
       const mark = p.received.length;
       expect(p.track.requestKeyframe()).toBe(true);
