@@ -3,6 +3,8 @@
 //  - Sign-in to cameras visible: from the click on the login page's "Sign in" (credentials typed)
 //    to the camera's card with its status on the app's first screen; the code exchange, the app's
 //    first load and the device list are inside (the built-in client gateway-web: no consent page).
+//    Timed in the browser (the click's event to the card's appearance); with playwright's own
+//    work around the click (before the event, polling after) beside it.
 //  - Click to first live frame: from the click on the camera's card to the live <video> having
 //    decoded a frame (polled every 10 ms in the page): stream address, WHEP offer/answer, ICE, first
 //    keyframe. The first trial finds the relay's camera session cold; the others warm.
@@ -73,26 +75,46 @@ const rows = [];
 for (let i = 0; i < trials; i++) {
   const context = await browser.newContext({ ignoreHTTPSErrors: true });
   const page = await context.newPage();
-  const signInMs = await signIn(page);
+  const { inPageMs: signInMs, outsideMs: signInOutsideMs } = await signIn(page);
   const mode = async () => page.textContent('[data-testid=live-mode]').catch(() => '');
   const firstFrameMs = await page.evaluate(FIRST_FRAME);
-  rows.push({ trial: i + 1, signInMs, firstFrameMs, mode: await mode() });
-  step(`trial ${i + 1}: sign-in ${signInMs.toFixed(0)} ms, first frame ${firstFrameMs.toFixed(0)} ms`);
+  rows.push({ trial: i + 1, signInMs, signInOutsideMs, firstFrameMs, mode: await mode() });
+  step(`trial ${i + 1}: sign-in ${signInMs.toFixed(0)} ms (${signInOutsideMs.toFixed(0)} ms with playwright's own), first frame ${firstFrameMs.toFixed(0)} ms`);
   await context.close();
   await new Promise((r) => setTimeout(r, 500));
 }
 await browser.close();
 
-/** Types the credentials, then times the click on "Sign in" to the camera card with its status. */
+/**
+ * Types the credentials, then times the click on "Sign in" to the camera card with its status, in
+ * the browser's own clock: the click's event (the login page) to the card's first appearance (the
+ * app, two documents later; both same-origin, so the click time waits in sessionStorage). What
+ * playwright adds around it (its click's checks before the event, its polling after) is timed too,
+ * from this process, and shown beside it.
+ */
 async function signIn(page) {
+  await page.addInitScript(() => {
+    const seen = () => document.querySelector('[data-testid=camera] .status') !== null;
+    new MutationObserver((_, observer) => {
+      if (!seen()) return;
+      sessionStorage.setItem('bench.card', String(performance.timeOrigin + performance.now()));
+      observer.disconnect();
+    }).observe(document, { childList: true, subtree: true });
+  });
   await page.goto(`${origin}/`);
   await page.waitForSelector('#username');
   await page.fill('#username', USER.username);
   await page.fill('#password', USER.password);
+  await page.evaluate(() => {
+    const button = document.querySelector('button[value=login]');
+    button.addEventListener('click', () => sessionStorage.setItem('bench.click', String(performance.timeOrigin + performance.now())), { capture: true });
+  });
   const t0 = performance.now();
   await page.click('button[value=login]');
   await page.waitForSelector('[data-testid=camera] .status', { timeout: 30_000 });
-  return performance.now() - t0;
+  const outsideMs = performance.now() - t0;
+  const inPageMs = await page.evaluate(() => Number(sessionStorage.getItem('bench.card')) - Number(sessionStorage.getItem('bench.click')));
+  return { inPageMs, outsideMs };
 }
 
 /** What the first screen downloads, brotli-compressed: index.html and what it names. */
@@ -106,13 +128,14 @@ function firstScreenBytes() {
 }
 
 const fmt = (ms) => ms.toFixed(0).padStart(8);
-console.log('trial  sign-in→cameras ms  click→first frame ms  mode');
-for (const r of rows) console.log(`${String(r.trial).padStart(5)}  ${fmt(r.signInMs)}            ${fmt(r.firstFrameMs)}              ${r.mode}`);
+console.log('trial  sign-in→cameras ms  (with playwright)  click→first frame ms  mode');
+for (const r of rows) console.log(`${String(r.trial).padStart(5)}  ${fmt(r.signInMs)}            ${fmt(r.signInOutsideMs)}          ${fmt(r.firstFrameMs)}              ${r.mode}`);
 const result = {
   bench: 'web',
   trials,
   signin_to_cameras_ms_median: Math.round(median(rows.map((r) => r.signInMs))),
   signin_to_cameras_ms_max: Math.round(Math.max(...rows.map((r) => r.signInMs))),
+  signin_to_cameras_with_playwright_ms_median: Math.round(median(rows.map((r) => r.signInOutsideMs))),
   click_to_first_frame_ms_median: Math.round(median(rows.map((r) => r.firstFrameMs))),
   click_to_first_frame_ms_first: Math.round(rows[0].firstFrameMs),
   click_to_first_frame_ms_max: Math.round(Math.max(...rows.map((r) => r.firstFrameMs))),

@@ -1,5 +1,5 @@
 import { createContext } from 'preact';
-import { useCallback, useContext, useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import { useCallback, useContext, useEffect, useLayoutEffect, useMemo, useRef, useState } from 'preact/hooks';
 import type { Api } from './api.js';
 import { SessionEndedError, UnreachableError, type AuthState, type Session } from './auth.js';
 import { startFeed, type EventHub, type FeedMode } from './events.js';
@@ -36,6 +36,8 @@ export function useApp(): AppContext {
 
 export interface AppProps {
   session: Session;
+  /** session.start() for this page's address, begun before the first render. */
+  started: ReturnType<Session['start']>;
   api: Api;
   hub: EventHub;
   listeners: { auth: (state: AuthState) => void; reachable: (ok: boolean) => void };
@@ -43,16 +45,18 @@ export interface AppProps {
 
 type Boot = { kind: 'starting' } | { kind: 'ready'; auth: AuthState; fromSignIn?: boolean } | { kind: 'failed'; message: string };
 
-export function App({ session, api, hub, listeners }: AppProps) {
+export function App({ session, started, api, hub, listeners }: AppProps) {
   const [boot, setBoot] = useState<Boot>({ kind: 'starting' });
   const [reachable, setReachable] = useState(true);
   const [epoch, setEpoch] = useState(0);
 
-  useEffect(() => {
+  // Layout effects here and below: Preact runs useEffect only after the next painted frame (up to
+  // 100 ms later, more in a tab not drawn), and what the first screen waits for is chained on these
+  // (measured in `npm run bench -- web`: sign-in to cameras, docs/web-app.md).
+  useLayoutEffect(() => {
     listeners.auth = (auth) => setBoot({ kind: 'ready', auth });
     listeners.reachable = setReachable;
-    session
-      .start({ pathname: location.pathname, search: location.search })
+    started
       .then(({ state, returnTo }) => {
         if (returnTo !== null) navigate(returnTo, true);
         setBoot({ kind: 'ready', auth: state, fromSignIn: returnTo !== null });
@@ -123,7 +127,8 @@ function SignedIn(props: { session: Session; api: Api; hub: EventHub; scopes: Re
 
   useEffect(() => startFeed(api, hub, setFeed), [api, hub]);
 
-  useEffect(() => {
+  // The device list is what the first screen waits for: its request leaves with this render.
+  useLayoutEffect(() => {
     const load = () =>
       api
         .devices()
@@ -141,7 +146,7 @@ function SignedIn(props: { session: Session; api: Api; hub: EventHub; scopes: Re
     };
   }, [api, hub, epoch]);
 
-  useEffect(() => {
+  useLayoutEffect(() => {
     api
       .alerts({ unread: true, limit: 200 })
       .then((page) => setUnread({ count: page.data.length, more: page.next_cursor !== null }))

@@ -36,6 +36,8 @@ interface PendingSignIn {
   state: string;
   verifier: string;
   returnTo: string;
+  /** The server the request went to (RFC 9207 §2.4 compares the answer's `iss` with it). */
+  issuer: IssuerMetadata;
 }
 
 export interface SessionDeps {
@@ -75,9 +77,17 @@ export class Session {
 
   /** Off to the sign-in page; back at CALLBACK_PATH, then to returnTo. */
   async signIn(returnTo: string): Promise<void> {
+    let issuer: IssuerMetadata;
+    try {
+      issuer = await this.metadata();
+    } catch (err) {
+      // Unreachable: the banner says so (send). Refused: the sign-in screen says why.
+      if (err instanceof SessionEndedError) this.deps.onChange({ kind: 'signed-out', reason: 'refused', detail: err.message });
+      return;
+    }
     const verifier = randomToken();
     const state = randomToken();
-    const pending: PendingSignIn = { state, verifier, returnTo };
+    const pending: PendingSignIn = { state, verifier, returnTo, issuer };
     this.deps.storage.setItem(PENDING_KEY, JSON.stringify(pending));
     const query = new URLSearchParams({
       response_type: 'code',
@@ -125,24 +135,31 @@ export class Session {
     return `${this.deps.origin}${CALLBACK_PATH}`;
   }
 
+  /**
+   * The answer of the sign-in page. Its issuer is checked against the one read when the request was
+   * made, so the code exchange is the first request back here (no metadata round trip first).
+   */
   private async finishSignIn(params: URLSearchParams): Promise<string> {
-    // Read before the pending sign-in is dropped: a gateway that cannot be reached now leaves it
-    // for the reload that retries.
-    const metadata = await this.metadata();
-    const raw = this.deps.storage.getItem(PENDING_KEY);
-    this.deps.storage.removeItem(PENDING_KEY);
-    const pending = parsePending(raw);
+    const pending = parsePending(this.deps.storage.getItem(PENDING_KEY));
     if (!pending || params.get('state') !== pending.state) {
+      this.deps.storage.removeItem(PENDING_KEY);
       throw new SessionEndedError('This sign-in link is stale or was not started here. Sign in again.');
     }
-    // Before anything of the answer is believed, its error included (RFC 9207 §2.4).
-    const wrongIssuer = issuerProblem(params.get('iss'), metadata);
-    if (wrongIssuer !== null) throw new SessionEndedError(wrongIssuer);
-    const error = params.get('error');
-    if (error !== null) throw new SessionEndedError(params.get('error_description') ?? `Sign-in refused (${error}).`);
-    const code = params.get('code');
-    if (code === null) throw new SessionEndedError('The sign-in answer had no code. Sign in again.');
-    await this.tokenRequest({ grant_type: 'authorization_code', code, redirect_uri: this.redirectUri(), client_id: CLIENT_ID, code_verifier: pending.verifier });
+    try {
+      // Before anything of the answer is believed, its error included (RFC 9207 §2.4).
+      const wrongIssuer = issuerProblem(params.get('iss'), pending.issuer);
+      if (wrongIssuer !== null) throw new SessionEndedError(wrongIssuer);
+      const error = params.get('error');
+      if (error !== null) throw new SessionEndedError(params.get('error_description') ?? `Sign-in refused (${error}).`);
+      const code = params.get('code');
+      if (code === null) throw new SessionEndedError('The sign-in answer had no code. Sign in again.');
+      await this.tokenRequest({ grant_type: 'authorization_code', code, redirect_uri: this.redirectUri(), client_id: CLIENT_ID, code_verifier: pending.verifier });
+    } catch (err) {
+      // A gateway that cannot be reached now leaves the pending sign-in for the reload that retries.
+      if (!(err instanceof UnreachableError)) this.deps.storage.removeItem(PENDING_KEY);
+      throw err;
+    }
+    this.deps.storage.removeItem(PENDING_KEY);
     return pending.returnTo;
   }
 
@@ -244,8 +261,9 @@ function parsePending(raw: string | null): PendingSignIn | null {
   if (raw === null) return null;
   try {
     const value: unknown = JSON.parse(raw);
-    if (isRecord(value) && typeof value.state === 'string' && typeof value.verifier === 'string' && typeof value.returnTo === 'string') {
-      return { state: value.state, verifier: value.verifier, returnTo: /^\/(?![/\\])/.test(value.returnTo) ? value.returnTo : '/' };
+    const issuer = isRecord(value) ? readIssuerMetadata(value.issuer) : null;
+    if (isRecord(value) && typeof value.state === 'string' && typeof value.verifier === 'string' && typeof value.returnTo === 'string' && issuer !== null) {
+      return { state: value.state, verifier: value.verifier, returnTo: /^\/(?![/\\])/.test(value.returnTo) ? value.returnTo : '/', issuer };
     }
   } catch {
     // fall through: not ours

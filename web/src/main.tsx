@@ -22,5 +22,8 @@ if (root) {
   });
   const api = new Api({ session, fetch: (input, init) => fetch(input, init), onReachable: (ok) => listeners.reachable(ok) });
   document.addEventListener('click', onLinkClick);
-  render(<App session={session} api={api} hub={new EventHub()} listeners={listeners} />, root);
+  // Started before the first render, not from an effect (those run after a frame is painted): back
+  // from the sign-in page, the code exchange is the first thing the page does.
+  const started = session.start({ pathname: location.pathname, search: location.search });
+  render(<App session={session} started={started} api={api} hub={new EventHub()} listeners={listeners} />, root);
 }

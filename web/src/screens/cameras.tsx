@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useLayoutEffect, useState } from 'preact/hooks';
 import { useApp } from '../app.js';
 import { when } from '../format.js';
 import { AuthImage } from '../parts/auth-image.js';
@@ -13,7 +13,8 @@ export function CamerasScreen() {
   const { api, hub, devices, epoch } = useApp();
   const [latest, setLatest] = useState<Record<string, Alert | null>>({});
 
-  useEffect(() => {
+  // With the render, as the device list in app.tsx: the cards' last events come in the same round.
+  useLayoutEffect(() => {
     if (!devices) return;
     let stopped = false;
     for (const device of devices) {
