@@ -70,11 +70,16 @@ describe('startFeed', () => {
 
   it('polls the lists when the gateway has no event stream, and reports only changes', async () => {
     let round = 0;
+    // The new alert first comes as motion; in round 4 detection has refined it and its clip is written.
+    const motion = { ...alert('alr_new'), type: 'motion' as const, message: 'Motion detected' };
+    const refined = { ...alert('alr_new'), recording_id: 'rec_1' };
     const api: FeedApi = {
       request: async () => new Response(JSON.stringify({ error: 'not_found', error_description: 'no such resource' }), { status: 404 }),
       alerts: async () => {
         round++;
-        return page(round === 1 ? [alert('alr_old')] : round === 2 ? [alert('alr_new'), alert('alr_old')] : [alert('alr_new'), alert('alr_old', true)]);
+        if (round === 1) return page([alert('alr_old')]);
+        if (round === 2) return page([motion, alert('alr_old')]);
+        return page([round === 3 ? motion : refined, alert('alr_old', true)]);
       },
       devices: async () => page([round >= 2 ? { ...device, status: 'offline' as const } : device]),
     };
@@ -83,9 +88,11 @@ describe('startFeed', () => {
     hub.on((e) => seen.push(e));
     const modes: FeedMode[] = [];
     const stop = startFeed(api, hub, (m) => modes.push(m));
-    await expect.poll(() => seen.length, { timeout: 15_000 }).toBe(3);
+    await expect.poll(() => seen.length, { timeout: 20_000 }).toBe(4);
     stop();
-    expect(seen.map((e) => `${e.type} ${e.data.id}`)).toEqual(['alert.created alr_new', 'device.status dev_1', 'alert.read alr_old']);
+    expect(seen.map((e) => `${e.type} ${e.data.id}`)).toEqual(['alert.created alr_new', 'device.status dev_1', 'alert.read alr_old', 'alert.updated alr_new']);
+    // The update carries the alert as it now is, as the stream's alert.updated does.
+    expect(seen[3]?.data).toMatchObject({ type: 'human', recording_id: 'rec_1' });
     expect(modes).toContain('polling');
-  }, 20_000);
+  }, 30_000);
 });
