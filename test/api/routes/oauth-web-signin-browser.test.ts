@@ -92,8 +92,10 @@ describe('the sign-in page of the web app', () => {
       await page.keyboard.press('Tab');
       expect(await page.evaluate(ACTIVE_ID)).toBe('password');
       await page.keyboard.type(USER.password);
-      await Promise.all([page.waitForURL((u) => u.href.startsWith(callback)), page.keyboard.press('Enter')]);
-      const landed = new URL(page.url());
+      // The request for the callback, not the page's address after it: the app there, finding no
+      // sign-in of its own pending, replaces its address at once.
+      const [request] = await Promise.all([page.waitForRequest((req) => req.url().startsWith(callback)), page.keyboard.press('Enter')]);
+      const landed = new URL(request.url());
       expect(landed.searchParams.get('state')).toBe('kbd-state');
       expect(landed.searchParams.get('code')).toMatch(/^[A-Za-z0-9_-]{43}$/);
       expect(landed.searchParams.get('iss')).toBe(t.gw.apiUrl);
