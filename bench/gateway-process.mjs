@@ -23,8 +23,8 @@ export async function startGatewayProcess(configFile, nodeArgs = [], cli = defau
 }
 
 /** Spawns node with `args`; resolves with the first line of its stdout that `isReady` accepts. */
-async function spawnUntilLine(args, isReady, name) {
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+async function spawnUntilLine(args, isReady, name, env = process.env) {
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'], env });
   // A benchmark that fails half-way must not leave a server running.
   process.once('exit', () => child.kill('SIGTERM'));
   const line = await new Promise((resolve, reject) => {
@@ -58,9 +58,9 @@ export function selfSignedCert(dir) {
  * A bare Fastify HTTPS server (bench/support/bare-https-server.mjs) in its own process, answering
  * GET `route` with `bodyFile`'s bytes: what the gateway's answer would cost without the gateway.
  */
-export async function startBareServer({ certFile, keyFile, bodyFile, route, contentType }) {
+export async function startBareServer({ certFile, keyFile, bodyFile, route, contentType, bodyAs = 'string' }) {
   const script = path.resolve(import.meta.dirname, 'support/bare-https-server.mjs');
-  const { child, line, stop } = await spawnUntilLine([script, certFile, keyFile, bodyFile, route, contentType], (l) => l.startsWith('{"url"'), 'bare server');
+  const { child, line, stop } = await spawnUntilLine([script, certFile, keyFile, bodyFile, route, contentType], (l) => l.startsWith('{"url"'), 'bare server', { ...process.env, BODY_AS: bodyAs });
   return { child, url: JSON.parse(line).url, stop };
 }
 
