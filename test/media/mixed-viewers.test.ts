@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFleet, type Fleet } from '../../src/onvif/simulator/fleet.js';
 import { firstOnlineDevice, startTestGateway, type TestGateway } from '../support/gateway.js';
 import { ffmpegPlays, hlsAddress } from '../support/live-hls.js';
-import { isPeerRace, madeAgain, stateHistory, takeAnswer } from '../support/test-peer.js';
+import { gatheredOffer, isPeerRace, madeAgain, stateHistory, takeAnswer } from '../support/test-peer.js';
 
 // Issue 14: every kind of viewer at once on one camera — 5 WebRTC peers (node-datachannel, a real
 // WebRTC stack: ICE, DTLS, SRTP), 2 LL-HLS players and 2 RTSP players (ffmpeg) and the recorder —
@@ -62,12 +62,7 @@ async function webrtcViewer(): Promise<Peer> {
   track.setMediaHandler(new nodeDataChannel.RtcpReceivingSession());
   const peer: Peer = { pc, track, packets: 0, location: '' };
   track.onMessage(() => peer.packets++);
-  const offer = await new Promise<string>((resolve) => {
-    pc.onGatheringStateChange((s) => {
-      if (s === 'complete') resolve(pc.localDescription()?.sdp ?? '');
-    });
-    pc.setLocalDescription();
-  });
+  const offer = await gatheredOffer(pc);
   const res = await t.request(new URL(await streamUrl('webrtc')).pathname, { method: 'POST', headers: { 'content-type': 'application/sdp' }, body: offer });
   expect(res.status, res.text).toBe(201);
   peer.location = String(res.headers.location);

@@ -33,6 +33,16 @@ export class PeerRaceError extends Error {}
 
 export const isPeerRace = (err: Error): boolean => err instanceof PeerRaceError;
 
+/** The peer's offer once its candidates are gathered (the gateway takes no trickled candidates). */
+export function gatheredOffer(pc: nodeDataChannel.PeerConnection): Promise<string> {
+  return new Promise<string>((resolve) => {
+    pc.onGatheringStateChange((state) => {
+      if (state === 'complete') resolve(pc.localDescription()?.sdp ?? '');
+    });
+    pc.setLocalDescription();
+  });
+}
+
 /**
  * The peer's state changes as they come, in ms since this was called, for a failure's message
  * (it takes the peer's onStateChange, onIceStateChange and onSignalingStateChange).

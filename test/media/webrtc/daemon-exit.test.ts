@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFleet, type Fleet } from '../../../src/onvif/simulator/fleet.js';
 import { cliToken, startDaemon, type Daemon } from '../../support/daemon.js';
 import { tempDir } from '../../support/gateway.js';
-import { isPeerRace, madeAgain, stateHistory, takeAnswer } from '../../support/test-peer.js';
+import { gatheredOffer, isPeerRace, madeAgain, stateHistory, takeAnswer } from '../../support/test-peer.js';
 
 // The built daemon (dist/cli.js) ends by itself on SIGTERM after serving WebRTC viewers: one that
 // ended by DELETE and one still playing at shutdown. node-datachannel held the event loop open for
@@ -71,12 +71,7 @@ async function offerViewer(d: Daemon, streamUrl: string): Promise<Viewer> {
   const track = pc.addTrack(video);
   const v: Viewer = { pc, track, packets: 0, location: '' };
   track.onMessage(() => v.packets++);
-  const offer = await new Promise<string>((resolve) => {
-    pc.onGatheringStateChange((s) => {
-      if (s === 'complete') resolve(pc.localDescription()?.sdp ?? '');
-    });
-    pc.setLocalDescription();
-  });
+  const offer = await gatheredOffer(pc);
   const res = await d.request(new URL(streamUrl).pathname, { method: 'POST', headers: { 'content-type': 'application/sdp' }, body: offer });
   expect(res.status, res.text).toBe(201);
   v.location = String(res.headers.location);

@@ -1,7 +1,7 @@
 import nodeDataChannel from 'node-datachannel';
 import { readRtpHeader } from '../../../src/media/rtp.js';
 import type { Client } from '../../support/https.js';
-import { isPeerRace, madeAgain, stateHistory, takeAnswer } from '../../support/test-peer.js';
+import { gatheredOffer, isPeerRace, madeAgain, stateHistory, takeAnswer } from '../../support/test-peer.js';
 
 // A real WebRTC viewer for the tests of the started gateway: a node-datachannel peer (recvonly, as
 // a browser's WHEP offer is) with the video codec and the audio codecs asked for, POSTed over the
@@ -32,16 +32,6 @@ export interface RecordingPeer {
   /** The peer connection's state changes as they came, for a failure's message (stateHistory). */
   states: () => string;
   close(): Promise<void>;
-}
-
-/** The peer's offer once its candidates are gathered. */
-function gather(pc: nodeDataChannel.PeerConnection): Promise<string> {
-  return new Promise<string>((resolve) => {
-    pc.onGatheringStateChange((state) => {
-      if (state === 'complete') resolve(pc.localDescription()?.sdp ?? '');
-    });
-    pc.setLocalDescription();
-  });
 }
 
 /** A viewer on a fresh address from `whepPath`, made again when the library's own race refuses the answer. */
@@ -84,7 +74,7 @@ async function offerTo(request: Client, whepPath: string, offer: PeerOffer, atte
     audioTrack.onMessage(record(packets.audio));
   }
   const history = stateHistory(pc);
-  const sdp = await gather(pc);
+  const sdp = await gatheredOffer(pc);
   const res = await request(whepPath, { method: 'POST', headers: { 'content-type': 'application/sdp' }, body: sdp });
   const location = typeof res.headers.location === 'string' ? res.headers.location : null;
   if (res.status === 201) await takeAnswer(pc, res.text, () => request(location ?? '', { method: 'DELETE' }), history);

@@ -10,7 +10,7 @@ import { readRtpHeader } from '../../../src/media/rtp.js';
 import { TicketSigner } from '../../../src/media/ticket.js';
 import type { WebRtcSessions } from '../../../src/media/webrtc/sessions.js';
 import { loopbackWebRtcSessions } from './loopback-sessions.js';
-import { isPeerRace, madeAgain, stateHistory, takeAnswer } from '../../support/test-peer.js';
+import { gatheredOffer, isPeerRace, madeAgain, stateHistory, takeAnswer } from '../../support/test-peer.js';
 import { startSimulatedRtsp, type SimulatedRtsp } from '../../../src/onvif/simulator/rtsp.js';
 
 // What a new WebRTC peer gets first, seen from a real peer (node-datachannel, recvonly, as a
@@ -110,12 +110,7 @@ async function peer(url: string) {
     if (!header) return;
     received.push({ at: Date.now(), sequence: header.sequence, timestamp: header.timestamp, nals: nalTypes(message, header.payloadOffset), packet: Buffer.from(message) });
   });
-  const offer = await new Promise<string>((resolve) => {
-    pc.onGatheringStateChange((state) => {
-      if (state === 'complete') resolve(pc.localDescription()?.sdp ?? '');
-    });
-    pc.setLocalDescription();
-  });
+  const offer = await gatheredOffer(pc);
   const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/sdp' }, body: offer });
   const answer = await res.text();
   expect(res.status, answer).toBe(201);
