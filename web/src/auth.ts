@@ -135,31 +135,36 @@ export class Session {
     return `${this.deps.origin}${CALLBACK_PATH}`;
   }
 
-  /**
-   * The answer of the sign-in page. Its issuer is checked against the one read when the request was
-   * made, so the code exchange is the first request back here (no metadata round trip first).
-   */
+  /** The answer of the sign-in page; the pending sign-in is dropped with it, unless the gateway could not be reached. */
   private async finishSignIn(params: URLSearchParams): Promise<string> {
-    const pending = parsePending(this.deps.storage.getItem(PENDING_KEY));
-    if (!pending || params.get('state') !== pending.state) {
-      this.deps.storage.removeItem(PENDING_KEY);
-      throw new SessionEndedError('This sign-in link is stale or was not started here. Sign in again.');
-    }
     try {
-      // Before anything of the answer is believed, its error included (RFC 9207 §2.4).
-      const wrongIssuer = issuerProblem(params.get('iss'), pending.issuer);
-      if (wrongIssuer !== null) throw new SessionEndedError(wrongIssuer);
-      const error = params.get('error');
-      if (error !== null) throw new SessionEndedError(params.get('error_description') ?? `Sign-in refused (${error}).`);
-      const code = params.get('code');
-      if (code === null) throw new SessionEndedError('The sign-in answer had no code. Sign in again.');
-      await this.tokenRequest({ grant_type: 'authorization_code', code, redirect_uri: this.redirectUri(), client_id: CLIENT_ID, code_verifier: pending.verifier });
+      const returnTo = await this.exchangeAnswer(params);
+      this.deps.storage.removeItem(PENDING_KEY);
+      return returnTo;
     } catch (err) {
-      // A gateway that cannot be reached now leaves the pending sign-in for the reload that retries.
+      // Left for the reload that retries.
       if (!(err instanceof UnreachableError)) this.deps.storage.removeItem(PENDING_KEY);
       throw err;
     }
-    this.deps.storage.removeItem(PENDING_KEY);
+  }
+
+  /**
+   * Checks the answer and exchanges its code. Its issuer is compared with the one read when the
+   * request was made, so the exchange is the first request back here (no metadata round trip).
+   */
+  private async exchangeAnswer(params: URLSearchParams): Promise<string> {
+    const pending = parsePending(this.deps.storage.getItem(PENDING_KEY));
+    if (!pending || params.get('state') !== pending.state) {
+      throw new SessionEndedError('This sign-in link is stale or was not started here. Sign in again.');
+    }
+    // Before anything of the answer is believed, its error included (RFC 9207 §2.4).
+    const wrongIssuer = issuerProblem(params.get('iss'), pending.issuer);
+    if (wrongIssuer !== null) throw new SessionEndedError(wrongIssuer);
+    const error = params.get('error');
+    if (error !== null) throw new SessionEndedError(params.get('error_description') ?? `Sign-in refused (${error}).`);
+    const code = params.get('code');
+    if (code === null) throw new SessionEndedError('The sign-in answer had no code. Sign in again.');
+    await this.tokenRequest({ grant_type: 'authorization_code', code, redirect_uri: this.redirectUri(), client_id: CLIENT_ID, code_verifier: pending.verifier });
     return pending.returnTo;
   }
 
