@@ -42,7 +42,9 @@ const serverInputs = Object.keys(result.metafile.inputs).filter((f) => f.startsW
 if (serverInputs.length > 0) throw new Error(`server code in the web bundle: ${serverInputs.join(', ')}`);
 
 // What index.html loads: the entry script and its stylesheet; the chunks it imports statically
-// come with it (modulepreload). Dynamic imports (hls.js) load later, only when needed.
+// come with it (modulepreload), and so does the app the entry imports dynamically (main.tsx: the
+// entry starts the session while the app's file is still on its way). Dynamic imports further
+// down (hls.js) load later, only when needed.
 const outputs = result.metafile.outputs;
 const rel = (file) => path.relative(out, path.resolve(root, file)).split(path.sep).join('/');
 const entry = Object.entries(outputs).find(([, o]) => o.entryPoint);
@@ -52,6 +54,10 @@ const css = entryMeta.cssBundle ? rel(entryMeta.cssBundle) : null;
 const firstScreen = new Set([rel(entryFile), ...(css ? [css] : [])]);
 const staticImports = (file) => (outputs[file]?.imports ?? []).filter((i) => i.kind === 'import-statement');
 const queue = [entryFile];
+for (const imp of (outputs[entryFile]?.imports ?? []).filter((i) => i.kind === 'dynamic-import')) {
+  firstScreen.add(rel(imp.path));
+  queue.push(imp.path);
+}
 while (queue.length) {
   for (const imp of staticImports(queue.pop())) {
     const name = rel(imp.path);

@@ -27,6 +27,12 @@ describe('the app at /', () => {
     expect(res.status).toBe(200);
     expect(res.headers['content-type']).toMatch(/^text\/html/);
     expect(res.text).toMatch(/<script type="module" src="\/assets\/main-[A-Z0-9]+\.js"><\/script>/);
+    // The app's own file, which the small entry imports once it has started the session, is
+    // preloaded beside it (scripts/build-web.mjs), so both download at once.
+    const app = /<link rel="modulepreload" href="\/assets\/(mount-[A-Z0-9]+\.js)">/.exec(res.text)?.[1];
+    expect(app).toBeDefined();
+    const entry = /src="\/assets\/(main-[A-Z0-9]+\.js)"/.exec(res.text)?.[1] as string;
+    expect(readFileSync(path.join(DEFAULT_WEB_ROOT, 'assets', entry), 'utf8')).toContain(`import("./${app}")`);
     // No inline script: every <script> names a file.
     expect(res.text).not.toMatch(/<script(?![^>]*\bsrc=)[^>]*>/);
     const csp = String(res.headers['content-security-policy']);

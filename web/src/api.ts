@@ -25,8 +25,30 @@ export interface ApiDeps {
 export type AlertFilter = { device_id?: string; type?: Alert['type']; unread?: boolean; limit?: number; cursor?: string };
 export type RecordingFilter = { start_date?: string; end_date?: string; event_type?: EventType; limit?: number; cursor?: string };
 
+/** The unread alerts every signed-in screen counts (the badge). */
+export const UNREAD_FILTER: AlertFilter = { unread: true, limit: 200 };
+
+/** How long an answer fetched ahead (prefetchFirstScreen) may wait for the screen that asked for it. */
+const PREFETCH_KEEP_MS = 5_000;
+
 export class Api {
+  /** Answers fetched ahead, by path, each taken once by the next json() of that path. */
+  private readonly ahead = new Map<string, { at: number; answer: Promise<unknown> }>();
+
   constructor(private readonly deps: ApiDeps) {}
+
+  /**
+   * Starts the GETs every signed-in screen begins with (the device list, the unread count) as
+   * soon as there is a token, so that they do not wait for the app's first render. The screens'
+   * own calls take these answers once; after PREFETCH_KEEP_MS they ask again instead.
+   */
+  prefetchFirstScreen(): void {
+    for (const path of [DEVICES_PATH, alertsPath(UNREAD_FILTER)]) {
+      const answer = this.fetchJson(path);
+      answer.catch(() => undefined);
+      this.ahead.set(path, { at: Date.now(), answer });
+    }
+  }
 
   /** A response of the API (any status but 401 after one retry); network failures are UnreachableError. */
   async request(path: string, init: RequestInit = {}): Promise<Response> {
@@ -49,6 +71,15 @@ export class Api {
   }
 
   async json<T>(path: string, init?: RequestInit): Promise<T> {
+    const early = init === undefined ? this.ahead.get(path) : undefined;
+    if (early) {
+      this.ahead.delete(path);
+      if (Date.now() - early.at < PREFETCH_KEEP_MS) return early.answer as Promise<T>;
+    }
+    return this.fetchJson(path, init);
+  }
+
+  private async fetchJson<T>(path: string, init?: RequestInit): Promise<T> {
     const res = await this.request(path, init);
     if (!res.ok) throw await apiError(res);
     return (await res.json()) as T;
@@ -63,7 +94,7 @@ export class Api {
   }
 
   devices(): Promise<Page<Device>> {
-    return this.json('/v1/devices?limit=200');
+    return this.json(DEVICES_PATH);
   }
 
   device(id: string): Promise<Device> {
@@ -71,7 +102,7 @@ export class Api {
   }
 
   alerts(filter: AlertFilter = {}): Promise<Page<Alert>> {
-    return this.json(`/v1/alerts${query(filter)}`);
+    return this.json(alertsPath(filter));
   }
 
   markRead(id: string): Promise<Alert> {
@@ -105,6 +136,12 @@ export class Api {
   thumbnailPath(recordingId: string): string {
     return `/v1/recordings/${encodeURIComponent(recordingId)}/thumbnail`;
   }
+}
+
+const DEVICES_PATH = '/v1/devices?limit=200';
+
+function alertsPath(filter: AlertFilter): string {
+  return `/v1/alerts${query(filter)}`;
 }
 
 function query(params: Record<string, string | number | boolean | undefined>): string {

@@ -1,6 +1,6 @@
 import { createContext } from 'preact';
 import { useCallback, useContext, useEffect, useLayoutEffect, useMemo, useRef, useState } from 'preact/hooks';
-import type { Api } from './api.js';
+import { UNREAD_FILTER, type Api } from './api.js';
 import { SessionEndedError, UnreachableError, type AuthState, type Session } from './auth.js';
 import { startFeed, type EventHub, type FeedMode } from './events.js';
 import { focusScreenHeading } from './focus.js';
@@ -148,7 +148,7 @@ function SignedIn(props: { session: Session; api: Api; hub: EventHub; scopes: Re
 
   useLayoutEffect(() => {
     api
-      .alerts({ unread: true, limit: 200 })
+      .alerts(UNREAD_FILTER)
       .then((page) => setUnread({ count: page.data.length, more: page.next_cursor !== null }))
       .catch(() => undefined);
   }, [api, epoch, recount]);

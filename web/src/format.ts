@@ -1,7 +1,10 @@
 // Times as people read them, in the browser's own time zone and language.
 
-const timeFormat = new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2-digit', second: '2-digit' });
-const dateTimeFormat = new Intl.DateTimeFormat(undefined, { month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit' });
+// Made on first use, not when the script loads: the first DateTimeFormat loads the browser's
+// locale data (20–60 ms on a Pi-class CPU), and at load it would hold back the app's first
+// request (the sign-in's code exchange) by that much. The first times shown come later.
+let timeFormat: Intl.DateTimeFormat | null = null;
+let dateTimeFormat: Intl.DateTimeFormat | null = null;
 
 export function when(iso: string, now = Date.now()): string {
   const t = Date.parse(iso);
@@ -10,7 +13,8 @@ export function when(iso: string, now = Date.now()): string {
   if (ago < 45 && ago > -5) return 'just now';
   if (ago < 3600 && ago > 0) return `${Math.round(ago / 60)} min ago`;
   const sameDay = new Date(t).toDateString() === new Date(now).toDateString();
-  return sameDay ? timeFormat.format(t) : dateTimeFormat.format(t);
+  if (sameDay) return (timeFormat ??= new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2-digit', second: '2-digit' })).format(t);
+  return (dateTimeFormat ??= new Intl.DateTimeFormat(undefined, { month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit' })).format(t);
 }
 
 export function duration(seconds: number): string {

@@ -1,13 +1,12 @@
-import { render } from 'preact';
 import { Api } from './api.js';
-import { App } from './app.js';
 import { Session, type AuthState } from './auth.js';
-import { EventHub } from './events.js';
-import { onLinkClick } from './router.js';
 import './style.css';
 
-// Wires the parts once: the session (tokens), the API client and the event hub are made here and
-// handed down; the components keep their own state and nothing else is shared.
+// The entry: what the first screen waits for starts here, in a small script, and the app itself
+// (Preact, the screens) comes as a second file that index.html preloads beside this one. Back from
+// the sign-in page, the code exchange and then the device list leave while that file is still
+// being parsed and run, instead of after it (measured in `npm run bench -- web`, docs/web-app.md).
+// The session, the API client and the listeners are made once here and handed down.
 
 const root = document.getElementById('app');
 if (root) {
@@ -21,9 +20,11 @@ if (root) {
     onReachable: (ok) => listeners.reachable(ok),
   });
   const api = new Api({ session, fetch: (input, init) => fetch(input, init), onReachable: (ok) => listeners.reachable(ok) });
-  document.addEventListener('click', onLinkClick);
-  // Started before the first render, not from an effect (those run after a frame is painted): back
-  // from the sign-in page, the code exchange is the first thing the page does.
   const started = session.start({ pathname: location.pathname, search: location.search });
-  render(<App session={session} started={started} api={api} hub={new EventHub()} listeners={listeners} />, root);
+  started
+    .then(({ state }) => {
+      if (state.kind === 'signed-in') api.prefetchFirstScreen();
+    })
+    .catch(() => undefined);
+  void import('./mount.js').then(({ mount }) => mount(root, { session, started, api, listeners }));
 }
