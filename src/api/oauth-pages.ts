@@ -45,6 +45,10 @@ const STYLE_HASH = `'sha256-${createHash('sha256').update(STYLE, 'utf8').digest(
  * that follows a form POST, and ours goes to the client's redirect URI. Referrer only to this
  * origin: the page's URL carries state and the PKCE challenge; and not "no-referrer", which makes
  * browsers send `Origin: null` with the form, which the CSRF check then refuses.
+ * Origin-Agent-Cluster as the web app sends it (helmet): when the two differ, chromium gives the
+ * app's document a new renderer process on the way back from signing in (measured: 150–300 ms
+ * more before the app's first request, docs/web-app.md). No Cross-Origin-Opener-Policy: a client
+ * of another origin may open this page in a popup and must keep its window.opener.
  */
 export const PAGE_HEADERS: Readonly<Record<string, string>> = {
   'content-type': 'text/html; charset=utf-8',
@@ -54,6 +58,7 @@ export const PAGE_HEADERS: Readonly<Record<string, string>> = {
   'content-security-policy': `default-src 'none'; style-src ${STYLE_HASH}; frame-ancestors 'none'; base-uri 'none'`,
   'referrer-policy': 'same-origin',
   'x-content-type-options': 'nosniff',
+  'origin-agent-cluster': '?1',
 };
 
 function page(title: string, body: string): string {

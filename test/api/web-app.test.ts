@@ -42,6 +42,9 @@ describe('the app at /', () => {
     expect(csp).not.toContain('unsafe-inline');
     expect(res.headers['x-content-type-options']).toBe('nosniff');
     expect(res.headers['referrer-policy']).toBe('same-origin');
+    // The same as the sign-in pages' (src/api/oauth-pages.ts), so chromium keeps one renderer
+    // process from the login page back to the app.
+    expect(res.headers['origin-agent-cluster']).toBe('?1');
     expect(res.headers['cache-control']).toBe('no-cache');
     expect(res.headers.etag).toBeTruthy();
   });

@@ -365,6 +365,9 @@ describe('the authorization pages', () => {
     expect(login.headers['x-frame-options']).toBe('DENY');
     expect(login.headers['content-security-policy']).toContain("frame-ancestors 'none'");
     expect(login.headers['cache-control']).toBe('no-store');
+    // As the web app's pages say it (test/api/web-app.test.ts): when the two differ, chromium
+    // starts a new renderer process for the app on the way back from signing in.
+    expect(login.headers['origin-agent-cluster']).toBe('?1');
     const posted = await browser.post('/oauth/authorize', { ...formFields(login.text), action: 'login', ...USER });
     expect(posted.status).toBe(303);
     expect(posted.headers.location).toMatch(/^\/oauth\/authorize\?/);

@@ -9,9 +9,21 @@ import { ALERT_TYPE_NAMES, type Alert } from '../types.js';
 
 const STILL_REFRESH_MS = 5_000;
 
+/**
+ * A User Timing mark when this page first shows the camera list: how long a sign-in or a load
+ * took to reach the cameras, readable in the browser's own clock (performance panel, a RUM
+ * script, `npm run bench -- web`) without watching the page while it starts.
+ */
+export const CAMERAS_SHOWN_MARK = 'edge-gateway:cameras-shown';
+
 export function CamerasScreen() {
   const { api, hub, devices, epoch } = useApp();
   const [latest, setLatest] = useState<Record<string, Alert | null>>({});
+
+  // Run with the render that draws the cards, before they are painted.
+  useLayoutEffect(() => {
+    if (devices !== null && performance.getEntriesByName(CAMERAS_SHOWN_MARK).length === 0) performance.mark(CAMERAS_SHOWN_MARK);
+  }, [devices !== null]);
 
   // With the render, as the device list in app.tsx: the cards' last events come in the same round.
   useLayoutEffect(() => {
