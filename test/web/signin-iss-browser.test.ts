@@ -101,3 +101,19 @@ describe('the sign-in answer names its issuer (RFC 9207)', { timeout: 60_000 }, 
     expect(tokenRequests).toEqual(['authorization_code']);
   });
 });
+
+// Not the issuer, but the same page's start: the entry (web/src/main.tsx) imports the app's own
+// file; when that file does not arrive, the page says so instead of staying blank.
+describe("the app's own file", { timeout: 60_000 }, () => {
+  it('that does not arrive leaves a sentence, not a blank page', async () => {
+    const other = await newContext(browser);
+    try {
+      const blank = await other.newPage();
+      await blank.route(/\/assets\/mount-[A-Z0-9]+\.js$/, (route) => route.abort('connectionreset'));
+      await blank.goto(`${t.gw.apiUrl}/`);
+      await expect.poll(() => blank.locator('#app').textContent(), { timeout: 20_000 }).toBe('The app could not be loaded. Reload the page to try again.');
+    } finally {
+      await other.close();
+    }
+  });
+});

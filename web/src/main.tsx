@@ -26,5 +26,10 @@ if (root) {
       if (state.kind === 'signed-in') api.prefetchFirstScreen();
     })
     .catch(() => undefined);
-  void import('./mount.js').then(({ mount }) => mount(root, { session, started, api, listeners }));
+  import('./mount.js')
+    .then(({ mount }) => mount(root, { session, started, api, listeners }))
+    .catch(() => {
+      // The app's own file did not arrive (the gateway restarted with a new build, or went away).
+      root.textContent = 'The app could not be loaded. Reload the page to try again.';
+    });
 }
