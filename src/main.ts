@@ -159,6 +159,7 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
       logger: log.child({ part: 'onvif' }),
       credentials: config.onvif.credentials,
       healthIntervalS: config.onvif.health_interval_s,
+      maxBackoffMs: config.onvif.max_backoff_s * 1000,
     });
     cleanups.unshift(() => cameras.stop());
 

@@ -127,6 +127,7 @@ export const ConfigSchema = Type.Object(
       }),
       credentials: Type.Array(Credential, { default: [] }),
       health_interval_s: Seconds(30, 1, 3600),
+      max_backoff_s: Seconds(60, 1, 3600),
     }),
     recording: Section({
       storage_dir: NullableString(),

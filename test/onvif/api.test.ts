@@ -41,7 +41,9 @@ beforeAll(async () => {
       { name: 'Locked', onvif_url: locked.deviceServiceUrl, username: 'admin', password: 'wrong' },
       ...hostileCameras,
     ],
-    onvif: { discovery: { enabled: false }, health_interval_s: 1 },
+    // Reconnection waits of at most 2 s: the reboot test's camera is back within its poll window
+    // whatever the jitter (at 60 s a run of unlucky draws outlasted it, seen on a loaded machine).
+    onvif: { discovery: { enabled: false }, health_interval_s: 1, max_backoff_s: 2 },
   });
 });
 afterAll(async () => {
