@@ -26,7 +26,7 @@ export type AlertFilter = { device_id?: string; type?: Alert['type']; unread?: b
 export type RecordingFilter = { start_date?: string; end_date?: string; event_type?: EventType; limit?: number; cursor?: string };
 
 /** The unread alerts every signed-in screen counts (the badge). */
-export const UNREAD_FILTER: AlertFilter = { unread: true, limit: 200 };
+export const UNREAD_FILTER: Readonly<AlertFilter> = Object.freeze({ unread: true, limit: 200 });
 
 /** How long an answer fetched ahead (prefetchFirstScreen) may wait for the screen that asked for it. */
 const PREFETCH_KEEP_MS = 5_000;
