@@ -187,7 +187,9 @@ describe('LL-HLS refusals', () => {
       `/live/${ticket}/short/index.m3u8`,
       `/live/${other.ticket}/${sessionId}/index.m3u8`,
       `/live/${ticket}/${sessionId}/seg999999.mp4`,
-      `/live/${ticket}/${sessionId}/part${hint + 1}.mp4`,
+      // Far beyond the preload hint (1000 parts, minutes away): the part after the hint would
+      // exist by the time it is asked for on a slow machine (seen in CI: 200).
+      `/live/${ticket}/${sessionId}/part${hint + 1000}.mp4`,
       `/live/${ticket}/${sessionId}/part0x.mp4`,
       `/live/${ticket}/${sessionId}/other.txt`,
     ]) {
