@@ -127,24 +127,26 @@ function readSignInPhases(mark) {
   const shown = performance.timeOrigin + performance.getEntriesByName(mark)[0].startTime;
   const at = (t) => Math.round(performance.timeOrigin + t - click);
   const nav = performance.getEntriesByType('navigation')[0];
-  const done = (part) => performance.getEntriesByType('resource').find((e) => e.name.includes(part));
-  const entry = performance.getEntriesByType('resource').find((e) => /\/assets\/main-[^/]*\.js$/.test(e.name));
-  const app = performance.getEntriesByType('resource').find((e) => /\/assets\/mount-[^/]*\.js$/.test(e.name));
+  const resource = (pattern) => performance.getEntriesByType('resource').find((e) => pattern.test(e.name));
+  const entry = resource(/\/assets\/main-[^/]*\.js$/);
+  const app = resource(/\/assets\/mount-[^/]*\.js$/);
+  const token = resource(/\/oauth\/token$/);
+  const devices = resource(/\/v1\/devices\?/);
   const phases = {
     login_post_sent: at(0),
     login_post_answered: at(nav.redirectEnd),
     html_received: at(nav.responseEnd),
-    dom_content_loaded: at(nav.domContentLoadedEventEnd),
-    token_received: done('/oauth/token') ? at(done('/oauth/token').responseEnd) : null,
-    devices_received: done('/v1/devices') ? at(done('/v1/devices').responseEnd) : null,
-    devices_sent: done('/v1/devices') ? at(done('/v1/devices').startTime) : null,
-    devices_connecting_ms: done('/v1/devices') ? Math.round(done('/v1/devices').connectEnd - done('/v1/devices').connectStart) : null,
-    devices_server_ms: done('/v1/devices') ? Math.round(done('/v1/devices').responseStart - done('/v1/devices').requestStart) : null,
-    token_server_ms: done('/oauth/token') ? Math.round(done('/oauth/token').responseStart - done('/oauth/token').requestStart) : null,
     entry_script_received: entry ? at(entry.responseEnd) : null,
     app_script_received: app ? at(app.responseEnd) : null,
-    token_sent: done('/oauth/token') ? at(done('/oauth/token').startTime) : null,
     dom_interactive: at(nav.domInteractive),
+    token_sent: token ? at(token.startTime) : null,
+    token_server_ms: token ? Math.round(token.responseStart - token.requestStart) : null,
+    token_received: token ? at(token.responseEnd) : null,
+    dom_content_loaded: at(nav.domContentLoadedEventEnd),
+    devices_sent: devices ? at(devices.startTime) : null,
+    devices_connecting_ms: devices ? Math.round(devices.connectEnd - devices.connectStart) : null,
+    devices_server_ms: devices ? Math.round(devices.responseStart - devices.requestStart) : null,
+    devices_received: devices ? at(devices.responseEnd) : null,
     cameras_shown: Math.round(shown - click),
   };
   return { inPageMs: shown - click, phases };

@@ -52,14 +52,11 @@ if (!entry) throw new Error('esbuild wrote no entry point');
 const [entryFile, entryMeta] = entry;
 const css = entryMeta.cssBundle ? rel(entryMeta.cssBundle) : null;
 const firstScreen = new Set([rel(entryFile), ...(css ? [css] : [])]);
-const staticImports = (file) => (outputs[file]?.imports ?? []).filter((i) => i.kind === 'import-statement');
+// Static imports everywhere; the entry's dynamic import (the app) too.
+const loadedWith = (file) => (outputs[file]?.imports ?? []).filter((i) => i.kind === 'import-statement' || (file === entryFile && i.kind === 'dynamic-import'));
 const queue = [entryFile];
-for (const imp of (outputs[entryFile]?.imports ?? []).filter((i) => i.kind === 'dynamic-import')) {
-  firstScreen.add(rel(imp.path));
-  queue.push(imp.path);
-}
 while (queue.length) {
-  for (const imp of staticImports(queue.pop())) {
+  for (const imp of loadedWith(queue.pop())) {
     const name = rel(imp.path);
     if (!firstScreen.has(name)) {
       firstScreen.add(name);
