@@ -112,6 +112,8 @@ describe("the app's own file", { timeout: 60_000 }, () => {
       await blank.route(/\/assets\/mount-[A-Z0-9]+\.js$/, (route) => route.abort('connectionreset'));
       await blank.goto(`${t.gw.apiUrl}/`);
       await expect.poll(() => blank.locator('#app').textContent(), { timeout: 20_000 }).toBe('The app could not be loaded. Reload the page to try again.');
+      expect(await blank.getByRole('alert').textContent()).toBe('The app could not be loaded. Reload the page to try again.');
+      await screenshots(blank, 'app-not-loaded');
     } finally {
       await other.close();
     }

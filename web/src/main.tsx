@@ -30,6 +30,10 @@ if (root) {
     .then(({ mount }) => mount(root, { session, started, api, listeners }))
     .catch(() => {
       // The app's own file did not arrive (the gateway restarted with a new build, or went away).
-      root.textContent = 'The app could not be loaded. Reload the page to try again.';
+      const message = document.createElement('p');
+      message.className = 'boot';
+      message.setAttribute('role', 'alert');
+      message.textContent = 'The app could not be loaded. Reload the page to try again.';
+      root.replaceChildren(message);
     });
 }
