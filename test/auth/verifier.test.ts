@@ -563,6 +563,22 @@ describe('TokenVerifier: verified-token cache', () => {
     expect(await metric(registry, 'edge_gateway_token_verifications_total', { result: 'invalid' })).toBe(1);
   });
 
+  it('never answers from the cache for another token that ends like a cached one', async () => {
+    const { verifier, registry } = await readyVerifier();
+    const token = await sign(ed);
+    await verifier.verify(token);
+    // The cache is keyed by the token's tail (its signature's end): a token with another header and
+    // payload but the very same signature shares that key, and must be checked, not looked up.
+    const [, , signature] = token.split('.');
+    const forged = `${base64url.encode(JSON.stringify({ alg: 'EdDSA', kid: ed.kid, typ: 'at+jwt' }))}.${base64url.encode(JSON.stringify({ iss: ISSUER, sub: 'admin', aud: AUDIENCE, iat: Math.floor(T0 / 1000), exp: Math.floor(T0 / 1000) + 600, scope: 'devices:write' }))}.${signature}`;
+    expect(forged.slice(-43)).toBe(token.slice(-43));
+    expect(verifier.cached(forged)).toBeNull();
+    await expectInvalid(verifier.verify(forged), 'signature invalid');
+    // The genuine token is still answered from the cache: a failed look-alike evicts nothing.
+    expect(verifier.cached(token)).toMatchObject({ subject: 'user-1' });
+    expect(await metric(registry, 'edge_gateway_token_cache_entries')).toBe(1);
+  });
+
   it('cached gives nothing past exp, and refuses a cached token whose iat is ahead of a clock that stepped back', async () => {
     const { verifier, clock } = await readyVerifier({ clockToleranceS: 0 });
     const token = await sign(ed, { claims: { exp: Math.floor(T0 / 1000) + 60 } });
