@@ -14,7 +14,7 @@ export type BearerResult =
 
 // RFC 6750 §2.1 b64token.
 const B64TOKEN = /^[A-Za-z0-9\-._~+/]+=*$/;
-const OWS = /^[ \t]+|[ \t]+$/g;
+const AUTHORIZATION = 'authorization';
 const SCHEME_SEPARATOR = /[ \t]+/;
 
 export function parseBearer(input: BearerInput): BearerResult {
@@ -24,19 +24,21 @@ export function parseBearer(input: BearerInput): BearerResult {
     return { kind: 'malformed', reason: 'access_token in the query string is not accepted' };
   }
 
-  const values: string[] = [];
+  let found: string | null = null;
   const headers = input.rawHeaders;
   for (let i = 0; i + 1 < headers.length; i += 2) {
     const name = headers[i];
     const value = headers[i + 1];
-    if (typeof name === 'string' && name.toLowerCase() === 'authorization' && typeof value === 'string') values.push(value);
+    // The length first: every request's other headers are passed over without a lower-cased copy.
+    if (typeof name !== 'string' || name.length !== AUTHORIZATION.length || name.toLowerCase() !== AUTHORIZATION || typeof value !== 'string') continue;
+    // Two headers may come from a client and a proxy disagreeing; picking either one would let
+    // whichever hop we did not expect decide who the caller is.
+    if (found !== null) return { kind: 'malformed', reason: 'more than one Authorization header' };
+    found = value;
   }
-  if (values.length === 0) return { kind: 'none' };
-  // Two headers may come from a client and a proxy disagreeing; picking either one would let
-  // whichever hop we did not expect decide who the caller is.
-  if (values.length > 1) return { kind: 'malformed', reason: 'more than one Authorization header' };
+  if (found === null) return { kind: 'none' };
 
-  const value = (values[0] as string).replace(OWS, '');
+  const value = trimOws(found);
   if (value === '') return { kind: 'malformed', reason: 'empty Authorization header' };
 
   const sep = SCHEME_SEPARATOR.exec(value);
@@ -46,10 +48,23 @@ export function parseBearer(input: BearerInput): BearerResult {
   if (sep === null) return { kind: 'malformed', reason: 'Bearer without a token' };
 
   const rest = value.slice(sep.index + sep[0].length);
+  // One pass over the token when it is well formed (b64token has no blanks); which fault it has
+  // is only worked out for one that is not.
+  if (B64TOKEN.test(rest)) return { kind: 'token', token: rest };
   if (SCHEME_SEPARATOR.test(rest)) return { kind: 'malformed', reason: 'unexpected data after the token' };
-  if (!B64TOKEN.test(rest)) return { kind: 'malformed', reason: 'token has characters not allowed by RFC 6750' };
-  return { kind: 'token', token: rest };
+  return { kind: 'malformed', reason: 'token has characters not allowed by RFC 6750' };
 }
+
+/** The value without leading and trailing spaces and tabs (RFC 9110 OWS), scanned from each end. */
+function trimOws(value: string): string {
+  let start = 0;
+  let end = value.length;
+  while (start < end && isOws(value.charCodeAt(start))) start++;
+  while (end > start && isOws(value.charCodeAt(end - 1))) end--;
+  return start === 0 && end === value.length ? value : value.slice(start, end);
+}
+
+const isOws = (code: number): boolean => code === 0x20 || code === 0x09;
 
 function hasAccessTokenParam(query: string): boolean {
   if (query === '') return false;
