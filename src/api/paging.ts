@@ -19,18 +19,20 @@ export const envelope = <T, R>(page: Page<T>, present: (t: T) => R) => ({ data: 
  * Answers a list page with its envelope, serialised by the route's own response schema once per
  * page object: the store hands out the same page until the next write, so a list apps poll costs
  * one serialisation per change instead of one per request (half the CPU of a 50-device list).
+ * It sends at once and returns nothing, for list handlers that are plain functions: an async
+ * handler adds a promise and a turn of the microtask queue to every request for nothing.
  */
 export function pageResponder<T, R>(present: (t: T) => R) {
   // Kept as UTF-8 bytes, not as the string: a string body is measured (Buffer.byteLength) and
   // encoded again on every send, ~10 % of a 50-device list's CPU (docs/performance.md).
   const bodies = new WeakMap<Page<T>, Buffer>();
-  return (reply: FastifyReply, page: Page<T>): FastifyReply => {
+  return (reply: FastifyReply, page: Page<T>): void => {
     let body = bodies.get(page);
     if (body === undefined) {
       // With a JSON response schema the route's serialiser always yields a string.
       body = Buffer.from(reply.serialize(envelope(page, present)) as string, 'utf8');
       bodies.set(page, body);
     }
-    return reply.type('application/json; charset=utf-8').send(body);
+    reply.type('application/json; charset=utf-8').send(body);
   };
 }

@@ -36,7 +36,7 @@ export const alertRoutes: FastifyPluginAsyncTypebox<AlertRoutesOptions> = async 
         response: { 200: Envelope(AlertSchema), ...errorResponses },
       },
     },
-    async (req, reply) => {
+    (req, reply) => {
       const q = req.query;
       const page = store.listAlerts({
         deviceId: q.device_id,
@@ -45,7 +45,7 @@ export const alertRoutes: FastifyPluginAsyncTypebox<AlertRoutesOptions> = async 
         limit: q.limit,
         after: decodeCursorParam(q.cursor),
       });
-      return respond(reply, page);
+      respond(reply, page);
     },
   );
 

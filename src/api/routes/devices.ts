@@ -54,10 +54,10 @@ export const deviceRoutes: FastifyPluginAsyncTypebox<DeviceRoutesOptions> = asyn
         response: { 200: Envelope(DeviceSchema), ...errorResponses },
       },
     },
-    async (req, reply) => {
+    (req, reply) => {
       const q = req.query;
       const page = store.listDevices({ status: q.status, type: q.type, limit: q.limit, after: decodeCursorParam(q.cursor) });
-      return respond(reply, page);
+      respond(reply, page);
     },
   );
 
