@@ -22,6 +22,8 @@ export const MAX_TOKEN_LENGTH = 8192;
 const MAX_CACHE_ENTRIES = 10_000;
 /** 43 base64url characters: 256 bits of the signature, the shortest we accept (ES256, EdDSA) has 86. */
 const CACHE_KEY_LENGTH = 43;
+/** The token text the cache holds at most: ~8,000 tokens of a usual 1 KB, fewer of the longest (8 KB). */
+const MAX_CACHE_CHARS = 8 * 1024 * 1024;
 const ALGORITHMS = ['RS256', 'ES256', 'EdDSA'];
 const REQUIRED_CLAIMS = ['iss', 'exp', 'aud', 'sub', 'iat'];
 
@@ -41,6 +43,8 @@ export interface VerifierOptions {
   registry: Registry;
   /** ms, for tests */
   now?: () => number;
+  /** For tests: the cache's bound on token text (characters; default MAX_CACHE_CHARS). */
+  cacheChars?: number;
 }
 
 export interface VerifiedToken {
@@ -92,6 +96,8 @@ export class TokenVerifier implements TokenCheck {
   private readonly issuers = new Map<string, TrustedIssuer>();
   private readonly stores: JwksStore[] = [];
   private readonly cache = new Map<string, CacheEntry>();
+  /** Characters of token text in the cache, bounded by MAX_CACHE_CHARS as its entries are by MAX_CACHE_ENTRIES. */
+  private cachedChars = 0;
   private readonly now: () => number;
   // Plain numbers on the hot path, mirrored into prom-client at scrape time (label hashing on every
   // request cost ~1.5 µs).
@@ -169,6 +175,7 @@ export class TokenVerifier implements TokenCheck {
   close(): void {
     for (const store of this.stores) store.close();
     this.cache.clear();
+    this.cachedChars = 0;
     this.cacheEntries.set(0);
   }
 
@@ -296,7 +303,7 @@ export class TokenVerifier implements TokenCheck {
     // Stale keys fail closed for cached tokens too, or the cache would outlive the staleness limit.
     const keysOk = trusted !== undefined && (trusted.store === null || trusted.store.isFresh());
     if (this.now() >= entry.token.expiresAt || !keysOk) {
-      this.cache.delete(key);
+      this.forget(key);
       this.cacheEntries.set(this.cache.size);
       return null;
     }
@@ -308,17 +315,28 @@ export class TokenVerifier implements TokenCheck {
   private remember(key: string, bearer: string, token: VerifiedToken, issuedAt: number): void {
     // Accepted only through the clock tolerance: nothing left to cache.
     if (token.expiresAt <= this.now()) return;
-    if (this.cache.size >= MAX_CACHE_ENTRIES) {
-      const oldest = this.cache.keys().next();
-      if (oldest.done !== true) this.cache.delete(oldest.value);
+    // A cached token that shares this one's tail gives way to it.
+    this.forget(key);
+    const maxChars = this.opts.cacheChars ?? MAX_CACHE_CHARS;
+    for (const oldest of this.cache.keys()) {
+      if (this.cache.size < MAX_CACHE_ENTRIES && this.cachedChars + bearer.length <= maxChars) break;
+      this.forget(oldest);
     }
     this.cache.set(key, { bearer, token, issuedAt });
+    this.cachedChars += bearer.length;
     this.cacheEntries.set(this.cache.size);
+  }
+
+  private forget(key: string): void {
+    const entry = this.cache.get(key);
+    if (entry === undefined) return;
+    this.cache.delete(key);
+    this.cachedChars -= entry.bearer.length;
   }
 
   private forgetIssuer(issuer: string): void {
     for (const [key, entry] of this.cache) {
-      if (entry.token.issuer === issuer) this.cache.delete(key);
+      if (entry.token.issuer === issuer) this.forget(key);
     }
     this.cacheEntries.set(this.cache.size);
   }

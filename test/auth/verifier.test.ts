@@ -579,6 +579,21 @@ describe('TokenVerifier: verified-token cache', () => {
     expect(await metric(registry, 'edge_gateway_token_cache_entries')).toBe(1);
   });
 
+  it('holds a bounded amount of token text: the oldest tokens give way', async () => {
+    const tokens = [await sign(ed, { claims: { jti: 'a' } }), await sign(ed, { claims: { jti: 'b' } }), await sign(ed, { claims: { jti: 'c' } })];
+    const longest = Math.max(...tokens.map((t) => t.length));
+    const { verifier, registry } = await readyVerifier({ cacheChars: 2 * longest + 10 });
+    for (const token of tokens) await verifier.verify(token);
+    expect(await metric(registry, 'edge_gateway_token_cache_entries')).toBe(2);
+    expect(verifier.cached(tokens[0] as string)).toBeNull();
+    expect(verifier.cached(tokens[1] as string)).toMatchObject({ tokenId: 'b' });
+    expect(verifier.cached(tokens[2] as string)).toMatchObject({ tokenId: 'c' });
+    // The one that gave way is verified again, and the next oldest gives way to it in turn.
+    await verifier.verify(tokens[0] as string);
+    expect(verifier.cached(tokens[1] as string)).toBeNull();
+    expect(await metric(registry, 'edge_gateway_token_cache_entries')).toBe(2);
+  });
+
   it('cached gives nothing past exp, and refuses a cached token whose iat is ahead of a clock that stepped back', async () => {
     const { verifier, clock } = await readyVerifier({ clockToleranceS: 0 });
     const token = await sign(ed, { claims: { exp: Math.floor(T0 / 1000) + 60 } });
