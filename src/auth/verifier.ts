@@ -103,7 +103,6 @@ export class TokenVerifier implements TokenCheck {
   // request cost ~1.5 µs).
   private readonly verifications: Record<VerificationResult, number> = { ok: 0, invalid: 0, unavailable: 0 };
   private readonly cacheHits = { total: 0 };
-  private readonly cacheEntries: Gauge;
 
   constructor(private readonly opts: VerifierOptions) {
     if (!(opts.clockToleranceS >= 0 && opts.clockToleranceS <= 60)) throw new RangeError('clockToleranceS must be within 0..60');
@@ -117,10 +116,15 @@ export class TokenVerifier implements TokenCheck {
       registers: [opts.registry],
     });
     mirroredCounter(opts.registry, 'edge_gateway_token_cache_hits_total', 'Verifications answered from the verified-token cache', () => this.cacheHits);
-    this.cacheEntries = new Gauge({
+    const cache = this.cache;
+    // Read at scrape time: the cache's size is not kept twice.
+    new Gauge({
       name: 'edge_gateway_token_cache_entries',
       help: 'Verified tokens held in the cache',
       registers: [opts.registry],
+      collect() {
+        this.set(cache.size);
+      },
     });
 
     for (const entry of opts.issuers) {
@@ -176,7 +180,6 @@ export class TokenVerifier implements TokenCheck {
     for (const store of this.stores) store.close();
     this.cache.clear();
     this.cachedChars = 0;
-    this.cacheEntries.set(0);
   }
 
   async verify(token: string): Promise<VerifiedToken> {
@@ -304,7 +307,6 @@ export class TokenVerifier implements TokenCheck {
     const keysOk = trusted !== undefined && (trusted.store === null || trusted.store.isFresh());
     if (this.now() >= entry.token.expiresAt || !keysOk) {
       this.forget(key);
-      this.cacheEntries.set(this.cache.size);
       return null;
     }
     this.checkIssuedAt(entry.issuedAt);
@@ -324,7 +326,6 @@ export class TokenVerifier implements TokenCheck {
     }
     this.cache.set(key, { bearer, token, issuedAt });
     this.cachedChars += bearer.length;
-    this.cacheEntries.set(this.cache.size);
   }
 
   private forget(key: string): void {
@@ -338,7 +339,6 @@ export class TokenVerifier implements TokenCheck {
     for (const [key, entry] of this.cache) {
       if (entry.token.issuer === issuer) this.forget(key);
     }
-    this.cacheEntries.set(this.cache.size);
   }
 
   private toInvalidToken(err: unknown): InvalidTokenError {
