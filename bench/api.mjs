@@ -130,7 +130,8 @@ for (let i = 0; i < rounds; i++) {
 // saturation the slower server also pays for waking its client on the other core on every write,
 // which makes the req/s ratio wider than the CPU spent on the request (docs/performance.md, sixth
 // round).
-const offered = Number(process.env.BENCH_RATE ?? Math.round(summarize(results.devices).rps / 2));
+const d = summarize(results.devices);
+const offered = Number(process.env.BENCH_RATE ?? Math.round(d.rps / 2));
 const atRate = { bare_bytes: [], devices: [] };
 for (let i = 0; i < rounds; i++) {
   for (const name of i % 2 ? ['devices', 'bare_bytes'] : ['bare_bytes', 'devices']) {
@@ -145,8 +146,7 @@ rmSync(dir, { recursive: true, force: true });
 
 const b = summarize(results.bare);
 const bb = summarize(results.bare_bytes);
-const ratioBytes = Number((summarize(results.devices).rps / bb.rps).toFixed(3));
-const d = summarize(results.devices);
+const ratioBytes = Number((d.rps / bb.rps).toFixed(3));
 const h = summarize(results.healthz);
 const ratio = Number((d.rps / b.rps).toFixed(3));
 // Per round too: the load of a shared machine moves between rounds more than within one.
