@@ -1,10 +1,12 @@
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, truncateSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { connect, type TLSSocket } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from '../support/gateway.js';
 
 // What one client can hold open on the API port: a request trickling in (slowloris), a TLS
-// connection that never asks anything, and how many connections one address may have at once.
+// connection that never asks anything or stops reading its answer, and how many connections one
+// address may have at once.
 
 let gw: TestGateway;
 let ca: Buffer;
@@ -14,7 +16,17 @@ beforeAll(async () => {
   gw = await startTestGateway({ api: { request_timeout_s: 2, idle_timeout_s: 3, max_connections_per_address: 3 } });
   ca = readFileSync(gw.gw.certFile);
   port = Number(new URL(gw.gw.apiUrl).port);
+  // A download far larger than what the loopback's socket buffers hold, so a client that stops
+  // reading stops it. Sparse: no disk is written.
+  const clip = path.join(gw.dataDir, 'recordings', 'cam-a', 'big.mp4');
+  mkdirSync(path.dirname(clip), { recursive: true });
+  writeFileSync(clip, '');
+  truncateSync(clip, BIG_CLIP_BYTES);
+  const store = gw.gw.store;
+  store.upsertDevice({ id: 'cam-a', name: 'Front door', type: 'camera', status: 'online', model: 'X', manufacturer: 'Y', firmwareVersion: '1', lastSeenAt: Date.now() });
+  store.insertRecording({ id: 'rec-big', deviceId: 'cam-a', eventType: 'motion', startedAt: Date.now() - 60_000, endedAt: Date.now(), sizeBytes: BIG_CLIP_BYTES, fileName: 'cam-a/big.mp4', alertId: null });
 });
+const BIG_CLIP_BYTES = 256 * 1024 * 1024;
 afterAll(async () => gw?.stop());
 
 /** A TLS connection to the API, resolved once the handshake is done. */
@@ -48,6 +60,67 @@ describe('API connection bounds', () => {
     await c.closed;
     // Node counts a connection that sent nothing as a request not received in time: a 408 or nothing.
     expect(c.received()).toMatch(/^(|HTTP\/1\.1 408 [\s\S]*)$/);
+  });
+
+  it('closes a keep-alive connection left unused for idle_timeout_s, and says so in Keep-Alive', async () => {
+    const c = await open();
+    c.socket.write('GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n');
+    await expect.poll(() => c.received(), { timeout: 10_000 }).toMatch(/"status":"ok"/);
+    expect(c.received()).toMatch(/\r\nKeep-Alive: timeout=3\r\n/i);
+    await c.closed;
+    expect(c.received().match(/^HTTP\/1\.1 /gm)).toHaveLength(1);
+  });
+
+  it('closes a connection whose client stops reading a download for idle_timeout_s, and counts it', async () => {
+    // The earlier tests' connections may not be gone yet on the gateway's side.
+    await expect.poll(async () => gauge(await gw.metrics()), { timeout: 10_000 }).toBe(0);
+    const closedBefore = quietClosed(await gw.metrics());
+    const c = await open();
+    // The client reads nothing, so the download stalls once the socket buffers are full.
+    c.socket.removeAllListeners('data');
+    c.socket.pause();
+    const token = await gw.token('recordings:write');
+    c.socket.write(`GET /v1/recordings/rec-big/download HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${token}\r\n\r\n`);
+    try {
+      await expect.poll(async () => quietClosed(await gw.metrics()), { timeout: 20_000 }).toBe(closedBefore + 1);
+      // Closed on the gateway's side (the client, reading nothing, may not notice yet).
+      await expect.poll(async () => gauge(await gw.metrics()), { timeout: 10_000 }).toBe(0);
+      expect(c.socket.readableLength).toBeLessThan(BIG_CLIP_BYTES);
+    } finally {
+      c.socket.destroy();
+    }
+  });
+
+  it('keeps a download open for a client that reads it slowly, past idle_timeout_s', async () => {
+    const closedBefore = quietClosed(await gw.metrics());
+    const c = await open();
+    c.socket.removeAllListeners('data');
+    let received = 0;
+    c.socket.on('data', (d: Buffer) => (received += d.length));
+    c.socket.pause();
+    const token = await gw.token('recordings:write');
+    c.socket.write(`GET /v1/recordings/rec-big/download HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${token}\r\n\r\n`);
+    // Reading for 100 ms of every second: the socket buffers fill while it pauses, and only what
+    // it then reads lets the gateway send more.
+    const sip = setInterval(() => {
+      c.socket.resume();
+      setTimeout(() => c.socket.pause(), 100);
+    }, 1000);
+    try {
+      const marks: number[] = [];
+      for (let s = 0; s < 3; s++) {
+        await new Promise((r) => setTimeout(r, 2500));
+        marks.push(received);
+      }
+      // Twice idle_timeout_s (3 s) and more: still open, still receiving, nothing closed as quiet.
+      expect(c.socket.destroyed).toBe(false);
+      expect(marks[2]).toBeGreaterThan(marks[1] ?? 0);
+      expect(received).toBeLessThan(BIG_CLIP_BYTES);
+      expect(quietClosed(await gw.metrics())).toBe(closedBefore);
+    } finally {
+      clearInterval(sip);
+      c.socket.destroy();
+    }
   });
 
   it('keeps a connection in use and answers it', async () => {
@@ -93,3 +166,4 @@ function sample(metrics: string, name: string): number {
 }
 const counter = (metrics: string) => sample(metrics, 'edge_gateway_api_connections_refused_total');
 const gauge = (metrics: string) => sample(metrics, 'edge_gateway_api_connections');
+const quietClosed = (metrics: string) => sample(metrics, 'edge_gateway_api_connections_idle_closed_total');
