@@ -12,6 +12,7 @@ import type { TokenCheck } from '../auth/verifier.js';
 import { authenticate } from './authenticate.js';
 import { toApiError } from './errors.js';
 import { useStrictJsonParser } from './json-body.js';
+import { memoizedQueryParser, memoizedValidation, type ValidationResult } from './query-memo.js';
 import { finishOpenApiDocument } from './openapi-document.js';
 import type { DeviceControl, DeviceSnapshots, StreamAddresses } from './ports.js';
 import { alertRoutes } from './routes/alerts.js';
@@ -79,13 +80,15 @@ export interface ApiServerOptions {
 const validatorCompiler: FastifySchemaCompiler<TSchema> = ({ schema, httpPart }) => {
   const check = Compile(schema);
   const readParams = paramsReader(schema);
-  return (value: unknown) => {
+  const validate = (value: unknown): ValidationResult => {
     // No body at all is read as {}: "POST …/read" needs none, and for other routes the error then
     // names the missing field instead of saying "must be object".
     const prepared = httpPart === 'body' ? (value ?? {}) : readParams(value);
     if (check.Check(prepared)) return { value: prepared };
     return { error: check.Errors(prepared) as unknown as Error };
   };
+  // Query strings come from memoizedQueryParser: the same one is checked once per route.
+  return httpPart === 'querystring' ? memoizedValidation(validate) : validate;
 };
 
 export async function buildApiServer(opts: ApiServerOptions): Promise<FastifyInstance> {
@@ -106,7 +109,7 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<FastifyIns
     logController: new LogController({ disableRequestLogging: true }),
     return503OnClosing: true,
     forceCloseConnections: 'idle',
-    routerOptions: { ignoreTrailingSlash: false, maxParamLength: 200 },
+    routerOptions: { ignoreTrailingSlash: false, maxParamLength: 200, querystringParser: memoizedQueryParser() },
     // Oversized headers and the like are answered in the API's error shape (src/api/client-error.ts).
     clientErrorHandler: makeClientErrorHandler(opts.logger),
   }).withTypeProvider<TypeBoxTypeProvider>();
