@@ -46,6 +46,14 @@ function keysetQuery(table: string, keyColumn: string, filters: readonly ListFil
   return { sql, params };
 }
 
+/**
+ * A page's key in the memo: its filters (clause and value), limit and starting point, which decide
+ * its query exactly. Made without the query's SQL text, which a page served from the memo never needs.
+ */
+function pageKey(filters: readonly ListFilter[], opts: ListOptions): string {
+  return JSON.stringify([opts.limit, opts.after?.at ?? null, opts.after?.id ?? null, filters]);
+}
+
 function page<R, T>(rows: R[], limit: number, map: (r: R) => T, key: (t: T) => PageKey): Page<T> {
   const items = rows.slice(0, limit).map(map);
   const last = items[items.length - 1];
@@ -125,10 +133,10 @@ export class PagedList<Row, Item> {
 
   page(filters: readonly ListFilter[], opts: ListOptions): Page<Item> {
     this.memo.forgetIfChangedElsewhere();
-    const q = keysetQuery(this.shape.table, this.shape.keyColumn, filters, opts);
-    const cacheKey = `${q.sql}\u0000${JSON.stringify(q.params)}`;
+    const cacheKey = pageKey(filters, opts);
     const hit = this.pages.get(cacheKey);
     if (hit) return hit;
+    const q = keysetQuery(this.shape.table, this.shape.keyColumn, filters, opts);
     const result = page(this.statement(q.sql).all(...q.params), opts.limit, this.shape.toItem, this.shape.keyOf);
     this.memo.keep(cacheKey, this.pages);
     this.pages.set(cacheKey, result);
