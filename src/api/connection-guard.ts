@@ -4,20 +4,13 @@ import { REPEAT_LOG_INTERVAL_MS, throttledLog, type LevelLogger } from '../daemo
 
 // Connections to the API port are cheap to open and, without a bound, free to keep: an idle TLS
 // connection, a slowloris request or a client that stops reading an answer holds a file descriptor
-// and some memory for as long as its sender likes. Node's request timeout ends requests that do not
-// arrive in time (also a connection that never sends one) and its keep-alive timeout ends idle
-// connections between requests; this caps how many one address may hold at once, and closes a
-// connection on which nothing has moved either way for idleTimeoutMs (a client that stopped reading
-// a download). Counted on the raw TCP socket, before TLS: a handshake never finished counts too.
-//
-// Why a sweep and not a socket timeout (Fastify's connectionTimeout): a socket timeout is re-armed
-// on every read and write of every request, ~5 µs of a 50-device list's ~60 (docs/performance.md).
-// Here each open connection costs a look once a second instead, and a request nothing at all.
+// and some memory for as long as its sender likes. Fastify's request and idle timeouts end them in
+// time (the idle ones are closed and counted here); this caps how many one address may hold at
+// once, so one host on the LAN cannot use up the gateway's descriptors while the timeouts run.
+// Counted on the raw TCP socket, before TLS: a handshake never finished counts too.
 
 export interface ConnectionGuardOptions {
   maxPerAddress: number;
-  /** A connection on which no byte has moved either way for this long is closed (api.idle_timeout_s). */
-  idleTimeoutMs: number;
   registry: Registry;
   logger: LevelLogger;
 }
@@ -28,39 +21,26 @@ export interface ConnectionGuard {
   close(): void;
 }
 
-/** How often open connections are looked at: at most a second past idleTimeoutMs, and half of a shorter one. */
-const sweepInterval = (idleTimeoutMs: number): number => Math.min(1000, Math.max(50, idleTimeoutMs / 2));
-
-interface Traffic {
-  /** Bytes read and written so far, as of the last look. */
-  bytes: number;
-  /** When the last look found bytes had moved (performance.now(), ms). */
-  movedAt: number;
-}
-
 export function guardConnections(server: Server, opts: ConnectionGuardOptions): ConnectionGuard {
   const perAddress = new Map<string, number>();
-  const traffic = new Map<Socket, Traffic>();
   const refused = new Counter({
     name: 'edge_gateway_api_connections_refused_total',
     help: 'API connections closed at once because their address already held api.max_connections_per_address',
     registers: [opts.registry],
   });
-  const quietClosed = new Counter({
+  const open = new Gauge({ name: 'edge_gateway_api_connections', help: 'Open connections to the API port', registers: [opts.registry] });
+  const idleClosed = new Counter({
     name: 'edge_gateway_api_connections_idle_closed_total',
-    help: 'API connections closed because no byte moved either way for api.idle_timeout_s',
+    help: 'API connections closed because nothing moved either way for api.idle_timeout_s',
     registers: [opts.registry],
   });
-  new Gauge({
-    name: 'edge_gateway_api_connections',
-    help: 'Open connections to the API port',
-    registers: [opts.registry],
-    collect() {
-      this.set(traffic.size);
-    },
+  // A listener takes the close over from Node, which would otherwise destroy the socket unseen.
+  server.on('timeout', (socket: Socket) => {
+    idleClosed.inc();
+    socket.destroy();
   });
   const log = throttledLog({ logger: opts.logger, level: 'warn', msg: 'API connection refused: too many from one address', intervalMs: REPEAT_LOG_INTERVAL_MS });
-  server.on('connection', (socket: Socket) => {
+  server.on('connection', (socket) => {
     const address = socket.remoteAddress ?? '?';
     const held = perAddress.get(address) ?? 0;
     if (held >= opts.maxPerAddress) {
@@ -70,36 +50,13 @@ export function guardConnections(server: Server, opts: ConnectionGuardOptions): 
       return;
     }
     perAddress.set(address, held + 1);
-    traffic.set(socket, { bytes: 0, movedAt: performance.now() });
+    open.inc();
     socket.once('close', () => {
-      traffic.delete(socket);
+      open.dec();
       const left = (perAddress.get(address) ?? 1) - 1;
       if (left === 0) perAddress.delete(address);
       else perAddress.set(address, left);
     });
   });
-
-  const sweep = setInterval(() => {
-    const now = performance.now();
-    for (const [socket, seen] of traffic) {
-      // The raw socket's counters include what TLS reads and writes through it, handshake included.
-      const bytes = socket.bytesRead + socket.bytesWritten;
-      if (bytes !== seen.bytes) {
-        seen.bytes = bytes;
-        seen.movedAt = now;
-      } else if (now - seen.movedAt >= opts.idleTimeoutMs) {
-        quietClosed.inc();
-        socket.destroy();
-      }
-    }
-  }, sweepInterval(opts.idleTimeoutMs));
-  sweep.unref();
-
-  return {
-    open: (address) => perAddress.get(address) ?? 0,
-    close: () => {
-      clearInterval(sweep);
-      log.close();
-    },
-  };
+  return { open: (address) => perAddress.get(address) ?? 0, close: () => log.close() };
 }

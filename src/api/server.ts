@@ -99,11 +99,13 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<FastifyIns
     https: { cert: opts.tls.cert, key: opts.tls.key, minVersion: 'TLSv1.2', connectionsCheckingInterval: 1000 },
     bodyLimit: opts.bodyLimit,
     // A request must arrive whole within requestTimeout (slowloris; also a connection that never
-    // sends one), and a keep-alive connection unused for idleTimeout is closed, which the Keep-Alive
-    // header tells clients. A connection silent while an answer is under way (a client that stopped
-    // reading) is closed by the guard below: no socket timeout (connectionTimeout), which would be
-    // re-armed on every read and write of every request.
+    // sends one), and a connection silent for idleTimeout is closed (a client that stopped reading
+    // an answer). Between requests the keep-alive timeout replaces the idle one: the same, so that
+    // what the Keep-Alive header announces is when an unused connection is closed. Fastify's
+    // defaults leave the first two off and the third at 72 s. A download or event stream in
+    // progress is not silent.
     requestTimeout: opts.connections.requestTimeoutMs,
+    connectionTimeout: opts.connections.idleTimeoutMs,
     keepAliveTimeout: opts.connections.idleTimeoutMs,
     // Per-request info lines would dominate the journal (and SD card) of a busy gateway; errors are logged below.
     logController: new LogController({ disableRequestLogging: true }),
@@ -114,7 +116,7 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<FastifyIns
     clientErrorHandler: makeClientErrorHandler(opts.logger),
   }).withTypeProvider<TypeBoxTypeProvider>();
   app.setValidatorCompiler(validatorCompiler);
-  const guard = guardConnections(app.server, { maxPerAddress: opts.connections.maxPerAddress, idleTimeoutMs: opts.connections.idleTimeoutMs, registry: opts.registry, logger: opts.logger });
+  const guard = guardConnections(app.server, { maxPerAddress: opts.connections.maxPerAddress, registry: opts.registry, logger: opts.logger });
   app.addHook('onClose', async () => guard.close());
 
   // An empty body with Content-Type: application/json is what many clients send for "no body"
