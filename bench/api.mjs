@@ -13,7 +13,12 @@
 // BENCH_CPU_PROF (a directory: the gateway runs with --cpu-prof and writes its profile there on exit),
 // BENCH_BASELINE (another build's dist/cli.js, e.g. of a worktree at the commit before a change: that
 // gateway, with the same 50 devices, takes its turns in the same rounds, and its ratio is printed too),
-// BENCH_RATE (the offered load of the unsaturated rounds, req/s; default half the gateway's rate).
+// BENCH_RATE (the offered load of the unsaturated rounds, req/s; default half the gateway's rate),
+// BENCH_PROCESSES (default 2): each server runs as this many processes, started in turn (gateway,
+// bare, bare, [baseline, baseline,] bare, bare, gateway) and each taking its turn in every slice.
+// One process of the very same build can cost ~5 µs a request more or less than another for as long
+// as it runs (where its memory landed), enough to decide a before/after comparison on its own
+// (docs/performance.md, seventh round); pooled over two, that mostly evens out.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:https';
 import os from 'node:os';
@@ -25,6 +30,7 @@ const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const profileDir = process.env.BENCH_CPU_PROF;
 const baselineCli = process.env.BENCH_BASELINE;
+const processes = Math.max(1, Number(process.env.BENCH_PROCESSES ?? 2));
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'eg-bench-api-'));
 const dataDir = path.join(dir, 'data');
@@ -38,6 +44,18 @@ writeFileSync(
 );
 
 seedDevices(dataDir, 50);
+
+/** Another gateway of build `cli` beside the first, with its own copy of the config and 50 devices. */
+const startAnotherGateway = async (name, cli) => {
+  const otherDir = path.join(dir, name);
+  const otherConfig = path.join(dir, `${name}.yaml`);
+  writeFileSync(otherConfig, readFileSync(configFile, 'utf8').replace(`data_dir: ${dataDir}`, `data_dir: ${otherDir}`));
+  // With that build's own store: its schema may be older than this one's.
+  const { Store: StoreOfBuild } = await import(path.join(path.dirname(path.resolve(cli)), 'store/store.js'));
+  seedDevices(otherDir, 50, StoreOfBuild);
+  return startGatewayProcess(otherConfig, [], path.resolve(cli));
+};
+const gatewayTarget = (g) => ({ pid: g.child.pid, target: { url: `${g.apiUrl}/v1/devices?limit=50`, headers: { authorization: `Bearer ${g.token('devices:read')}` } } });
 
 const gateway = await startGatewayProcess(configFile, profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : []);
 const route = '/v1/devices';
@@ -56,65 +74,73 @@ const get = ({ url, headers }) =>
 
 // Measured in the steady state: the detector's model loads in a worker for a few seconds after
 // the start, which would land in the first slices.
-for (let i = 0; i < 120; i++) {
-  const health = await get({ url: `${gateway.apiUrl}/healthz`, headers: {} });
-  if (!/"detector":"loading"/.test(health.body)) break;
-  await new Promise((r) => setTimeout(r, 250));
-}
+const steady = async (g) => {
+  for (let i = 0; i < 120; i++) {
+    const health = await get({ url: `${g.apiUrl}/healthz`, headers: {} });
+    if (!/"detector":"loading"/.test(health.body)) return;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+};
+await steady(gateway);
 
 // The bare server answers exactly what the gateway answered.
 const answer = await get(devices);
 if (answer.status !== 200) throw new Error(`GET ${route}: ${answer.status} ${answer.body}`);
 const bodyFile = path.join(dir, 'devices.json');
 writeFileSync(bodyFile, answer.body);
-const bare = await startBareServer({ certFile, keyFile, bodyFile, route, contentType: answer.contentType });
+const startBare = () => startBareServer({ certFile, keyFile, bodyFile, route, contentType: answer.contentType });
 // A stricter yardstick beside it: the same bytes sent as a Buffer, as the gateway sends them.
-const bareBytes = await startBareServer({ certFile, keyFile, bodyFile, route, contentType: answer.contentType, bodyAs: 'bytes' });
+const startBareBytes = () => startBareServer({ certFile, keyFile, bodyFile, route, contentType: answer.contentType, bodyAs: 'bytes' });
+const bares = [await startBare()];
+const bareBytesServers = [await startBareBytes()];
+const baselines = [];
+if (baselineCli) for (let k = 0; k < processes; k++) baselines.push(await startAnotherGateway(`baseline-${k}`, baselineCli));
+for (let k = 1; k < processes; k++) bareBytesServers.push(await startBareBytes());
+for (let k = 1; k < processes; k++) bares.push(await startBare());
+const gateways = [gateway];
+for (let k = 1; k < processes; k++) gateways.push(await startAnotherGateway(`gateway-${k}`, path.resolve(import.meta.dirname, '../dist/cli.js')));
+for (const g of [...gateways, ...baselines]) await steady(g);
 
 // The yardsticks get the very same request as the gateway, its bearer header included (~800 bytes
 // to decrypt and parse on every request), and ignore it: they differ from the gateway only in what
 // they do with it.
+// Each name's processes, each measured for a whole slice in its turn.
+const bareTarget = (server) => ({ pid: server.child.pid, target: { url: `${server.url}${route}?limit=50`, headers: devices.headers } });
 const targets = {
-  bare: { pid: bare.child.pid, target: { url: `${bare.url}${route}?limit=50`, headers: devices.headers } },
-  bare_bytes: { pid: bareBytes.child.pid, target: { url: `${bareBytes.url}${route}?limit=50`, headers: devices.headers } },
-  devices: { pid: gateway.child.pid, target: devices },
-  healthz: { pid: gateway.child.pid, target: { url: `${gateway.apiUrl}/healthz`, headers: {} } },
+  bare: bares.map(bareTarget),
+  bare_bytes: bareBytesServers.map(bareTarget),
+  devices: gateways.map(gatewayTarget),
+  healthz: [{ pid: gateway.child.pid, target: { url: `${gateway.apiUrl}/healthz`, headers: {} } }],
 };
-let baseline = null;
-if (baselineCli) {
-  const baseDir = path.join(dir, 'baseline');
-  const baseConfig = path.join(dir, 'baseline.yaml');
-  writeFileSync(baseConfig, readFileSync(configFile, 'utf8').replace(`data_dir: ${dataDir}`, `data_dir: ${baseDir}`));
-  // With that build's own store: its schema may be older than this one's.
-  const { Store: BaselineStore } = await import(path.join(path.dirname(path.resolve(baselineCli)), 'store/store.js'));
-  seedDevices(baseDir, 50, BaselineStore);
-  baseline = await startGatewayProcess(baseConfig, [], path.resolve(baselineCli));
-  targets.baseline = { pid: baseline.child.pid, target: { url: `${baseline.apiUrl}${route}?limit=50`, headers: { authorization: `Bearer ${baseline.token('devices:read')}` } } };
-}
+if (baselineCli) targets.baseline = baselines.map(gatewayTarget);
 const names = Object.keys(targets);
 // The gateway's garbage collections during its /v1/devices slices (prom-client's default metrics):
 // at 50 connections a pause holds every request in flight, so they set much of the p99.
 const gc = {};
 const gcTotals = async () => {
-  if (!gateway.metricsUrl) return null;
-  const text = await (await fetch(gateway.metricsUrl)).text();
   const totals = {};
-  for (const [, part, kind, value] of text.matchAll(/^edge_gateway_nodejs_gc_duration_seconds_(sum|count)\{kind="(\w+)"\} (\S+)$/gm)) {
-    totals[kind] ??= { count: 0, s: 0 };
-    totals[kind][part === 'sum' ? 's' : 'count'] = Number(value);
+  for (const g of gateways) {
+    if (!g.metricsUrl) return null;
+    const text = await (await fetch(g.metricsUrl)).text();
+    for (const [, part, kind, value] of text.matchAll(/^edge_gateway_nodejs_gc_duration_seconds_(sum|count)\{kind="(\w+)"\} (\S+)$/gm)) {
+      totals[kind] ??= { count: 0, s: 0 };
+      totals[kind][part === 'sum' ? 's' : 'count'] += Number(value);
+    }
   }
   return totals;
 };
+/** A slice of `name`: each of its processes in turn for `duration` s; their runs. */
 const slice = async (name, duration) => {
   const before = name === 'devices' ? await gcTotals() : null;
-  const result = await measure(targets[name].pid, name, targets[name].target, { connections, duration });
+  const runs = [];
+  for (const { pid, target } of targets[name]) runs.push(await measure(pid, name, target, { connections, duration }));
   const after = before ? await gcTotals() : null;
   for (const kind of Object.keys(after ?? {})) {
     gc[kind] ??= { count: 0, s: 0 };
     gc[kind].count += after[kind].count - (before[kind]?.count ?? 0);
     gc[kind].s += after[kind].s - (before[kind]?.s ?? 0);
   }
-  return result;
+  return runs;
 };
 
 for (const name of names) await slice(name, 2); // warm-up: JIT, TLS session setup, token cache
@@ -125,6 +151,10 @@ for (let i = 0; i < rounds; i++) {
   const order = names.map((_, k) => names[(k + i) % names.length]);
   for (const name of order) results[name].push(await slice(name, seconds));
 }
+// Per round: each name's processes pooled.
+const perSecond = (runs) => runs.reduce((a, r) => a + r.requests.total, 0) / runs.reduce((a, r) => a + r.duration, 0);
+const roundRatios = results.devices.map((runs, i) => Number((perSecond(runs) / perSecond(results.bare[i])).toFixed(3)));
+for (const name of names) results[name] = results[name].flat();
 // The same requests at one offered load that neither server is saturated by (half the gateway's
 // rate above, or BENCH_RATE): CPU per request as a Pi pays it with its clients elsewhere. At
 // saturation the slower server also pays for waking its client on the other core on every write,
@@ -135,13 +165,11 @@ const offered = Number(process.env.BENCH_RATE ?? Math.round(d.rps / 2));
 const atRate = { bare_bytes: [], devices: [] };
 for (let i = 0; i < rounds; i++) {
   for (const name of i % 2 ? ['devices', 'bare_bytes'] : ['bare_bytes', 'devices']) {
-    atRate[name].push(await measure(targets[name].pid, name, targets[name].target, { connections, duration: seconds, overallRate: offered }));
+    const [{ pid, target }] = targets[name];
+    atRate[name].push(await measure(pid, name, target, { connections, duration: seconds, overallRate: offered }));
   }
 }
-await bare.stop();
-await bareBytes.stop();
-await gateway.stop();
-await baseline?.stop();
+for (const server of [...bares, ...bareBytesServers, ...gateways, ...baselines]) await server.stop();
 rmSync(dir, { recursive: true, force: true });
 
 const b = summarize(results.bare);
@@ -149,13 +177,10 @@ const bb = summarize(results.bare_bytes);
 const ratioBytes = Number((d.rps / bb.rps).toFixed(3));
 const h = summarize(results.healthz);
 const ratio = Number((d.rps / b.rps).toFixed(3));
-// Per round too: the load of a shared machine moves between rounds more than within one.
-const perSecond = (r) => r.requests.total / r.duration;
-const roundRatios = results.devices.map((r, i) => Number((perSecond(r) / perSecond(results.bare[i])).toFixed(3)));
 const cpuRatio = Number((d.server_cpu_us_per_req / b.server_cpu_us_per_req).toFixed(2));
-const base = baseline ? summarize(results.baseline) : null;
+const base = baselineCli ? summarize(results.baseline) : null;
 
-console.log(`\nbench api: ${connections} connections, ${rounds} rounds × ${seconds}s per endpoint, HTTPS on loopback, node ${process.version}, ${os.cpus().length} cores\n`);
+console.log(`\nbench api: ${connections} connections, ${rounds} rounds × ${seconds}s per endpoint and process, ${processes} processes of each server, HTTPS on loopback, node ${process.version}, ${os.cpus().length} cores\n`);
 const row = (name, r) =>
   `| ${name.padEnd(40)} | ${String(r.rps).padStart(6)} | ${String(r.p50_ms).padStart(6)} | ${String(r.p99_ms).padStart(6)} | ${String(r.server_cpu_us_per_req).padStart(17)} | ${String(r.bytes_per_req).padStart(9)} |`;
 console.log('| endpoint                                 | req/s  | p50 ms | p99 ms | server µs CPU/req | bytes/req |');
@@ -192,6 +217,6 @@ const gcFigures = Object.fromEntries(
 );
 console.log(`gateway garbage collection during its /v1/devices slices (${devicesRequests} requests): ${Object.entries(gcFigures).map(([k, g]) => `${k} ${g.count}× (mean ${g.ms_mean} ms)`).join(', ') || 'not read (no metrics listener)'}`);
 const roundP99 = Object.fromEntries(['bare', 'bare_bytes', 'devices'].map((n) => [n, results[n].map((r) => r.latency.p99)]));
-console.log(`p99 by round (ms): ${Object.entries(roundP99).map(([n, xs]) => `${n} ${xs.join(', ')}`).join('; ')}`);
+console.log(`p99 by round, each process in turn (ms): ${Object.entries(roundP99).map(([n, xs]) => `${n} ${xs.join(', ')}`).join('; ')}`);
 console.log('');
-console.log(JSON.stringify({ bench: 'api', at_offered_rate: atOfferedRate, round_p99_ms: roundP99, gateway_gc_during_devices: gcFigures, connections, seconds, rounds, bare: b, bare_bytes: bb, devices: d, healthz: h, ratio, round_ratios: roundRatios, cpu_per_req_x: cpuRatio, ratio_bytes: ratioBytes, cpu_per_req_x_bytes: Number((d.server_cpu_us_per_req / bb.server_cpu_us_per_req).toFixed(2)), ...baselineFigures, goal_ratio_met: ratio >= 0.8, goal_p99_met: d.p99_ms <= 10 }));
+console.log(JSON.stringify({ bench: 'api', processes, at_offered_rate: atOfferedRate, round_p99_ms: roundP99, gateway_gc_during_devices: gcFigures, connections, seconds, rounds, bare: b, bare_bytes: bb, devices: d, healthz: h, ratio, round_ratios: roundRatios, cpu_per_req_x: cpuRatio, ratio_bytes: ratioBytes, cpu_per_req_x_bytes: Number((d.server_cpu_us_per_req / bb.server_cpu_us_per_req).toFixed(2)), ...baselineFigures, goal_ratio_met: ratio >= 0.8, goal_p99_met: d.p99_ms <= 10 }));
