@@ -55,11 +55,12 @@ const startAnotherGateway = async (name, cli) => {
   seedDevices(otherDir, 50, StoreOfBuild);
   return startGatewayProcess(otherConfig, [], path.resolve(cli));
 };
-const gatewayTarget = (g) => ({ pid: g.child.pid, target: { url: `${g.apiUrl}/v1/devices?limit=50`, headers: { authorization: `Bearer ${g.token('devices:read')}` } } });
+const route = '/v1/devices';
+const gatewayTarget = (g) => ({ pid: g.child.pid, target: { url: `${g.apiUrl}${route}?limit=50`, headers: { authorization: `Bearer ${g.token('devices:read')}` } } });
 
 const gateway = await startGatewayProcess(configFile, profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : []);
-const route = '/v1/devices';
-const devices = { url: `${gateway.apiUrl}${route}?limit=50`, headers: { authorization: `Bearer ${gateway.token('devices:read')}` } };
+const firstGateway = gatewayTarget(gateway);
+const devices = firstGateway.target;
 
 /** One GET, the certificate trusted: status, Content-Type and body. */
 const get = ({ url, headers }) =>
@@ -109,7 +110,7 @@ const bareTarget = (server) => ({ pid: server.child.pid, target: { url: `${serve
 const targets = {
   bare: bares.map(bareTarget),
   bare_bytes: bareBytesServers.map(bareTarget),
-  devices: gateways.map(gatewayTarget),
+  devices: [firstGateway, ...gateways.slice(1).map(gatewayTarget)],
   healthz: [{ pid: gateway.child.pid, target: { url: `${gateway.apiUrl}/healthz`, headers: {} } }],
 };
 if (baselineCli) targets.baseline = baselines.map(gatewayTarget);
