@@ -1,11 +1,21 @@
-import type { onRequestHookHandler, RouteOptions } from 'fastify';
+import type { onRequestHookHandler, onResponseHookHandler, RouteOptions } from 'fastify';
 
 // Per-request work that depends only on the route (its scope, its URL pattern) is decided once, in
 // an onRoute hook, as a hook of that route's own: reading request.routeOptions instead builds a new
-// object on every read.
+// object on every read, and a hook added to the whole server runs for every route whether it
+// needs it or not.
 
 /** Adds `hook` to the route's own onRequest hooks, before or after those it has. */
 export function addRouteOnRequest(route: Pick<RouteOptions, 'onRequest'>, hook: onRequestHookHandler, where: 'first' | 'last'): void {
-  const existing = route.onRequest === undefined ? [] : Array.isArray(route.onRequest) ? route.onRequest : [route.onRequest];
-  route.onRequest = where === 'first' ? [hook, ...existing] : [...existing, hook];
+  route.onRequest = placed(route.onRequest, hook, where);
+}
+
+/** Adds `hook` after the route's own onResponse hooks. */
+export function addRouteOnResponse(route: Pick<RouteOptions, 'onResponse'>, hook: onResponseHookHandler): void {
+  route.onResponse = placed(route.onResponse, hook, 'last');
+}
+
+function placed<H>(existing: H | H[] | undefined, hook: H, where: 'first' | 'last'): H[] {
+  const list = existing === undefined ? [] : Array.isArray(existing) ? existing : [existing];
+  return where === 'first' ? [hook, ...list] : [...list, hook];
 }

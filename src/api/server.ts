@@ -1,7 +1,7 @@
 import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifySchemaCompiler } from 'fastify';
-import { Counter, Histogram, type Registry } from 'prom-client';
+import type { Registry } from 'prom-client';
 import type { TSchema } from 'typebox';
 import { Compile } from 'typebox/compile';
 import { makeClientErrorHandler } from './client-error.js';
@@ -23,7 +23,8 @@ import { recordingRoutes } from './routes/recordings.js';
 import { systemRoutes } from './routes/system.js';
 import { eventRoutes, type EventRoutesOptions } from './routes/events.js';
 import type { DetectorHealth } from '../detect/service.js';
-import { addRouteOnRequest } from './route-hooks.js';
+import { addRouteOnResponse } from './route-hooks.js';
+import { requestMetrics } from './request-metrics.js';
 import { strictQuery } from './strict-query.js';
 import { guardConnections } from './connection-guard.js';
 import { redactUrl } from './log-url.js';
@@ -32,15 +33,6 @@ import type { MintPlayback } from '../domain/present.js';
 import type { TicketSigner } from '../media/ticket.js';
 import { DEFAULT_WEB_ROOT, webApp, type WebAppOptions } from './web-app.js';
 import { snapshotRoutes } from './routes/snapshot.js';
-
-declare module 'fastify' {
-  interface FastifyRequest {
-    /** performance.now() when the request's onRequest hooks began (ms). */
-    receivedAt: number;
-    /** The route's URL pattern, as metrics label it; 'unmatched' when no route matched. */
-    routeLabel: string;
-  }
-}
 
 export interface ApiServerOptions {
   logger: FastifyBaseLogger;
@@ -123,25 +115,9 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<FastifyIns
   // (POST /v1/alerts/{id}/read); a member named twice is refused (src/api/json-body.ts).
   useStrictJsonParser(app, { emptyBody: 'absent' });
 
-  const requests = new Counter({
-    name: 'edge_gateway_http_requests_total',
-    help: 'API requests answered, by route and status',
-    labelNames: ['method', 'route', 'status'] as const,
-    registers: [opts.registry],
-  });
-  const duration = new Histogram({
-    name: 'edge_gateway_http_request_duration_seconds',
-    help: 'API request handling time',
-    labelNames: ['route'] as const,
-    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
-    registers: [opts.registry],
-  });
-  app.addHook('onResponse', (request, reply, done) => {
-    const route = request.routeLabel;
-    requests.inc({ method: request.method, route, status: reply.statusCode });
-    duration.observe({ route }, reply.elapsedTime / 1000);
-    done();
-  });
+  // Answers counted and timed by each route's own onResponse hook (src/api/request-metrics.ts).
+  const answers = requestMetrics(opts.registry);
+  app.addHook('onRoute', (route) => addRouteOnResponse(route, answers.hookFor(route.url)));
 
   // Anyone who can reach the port decides how often these happen (a forged token naming an issuer
   // whose keys are out of reach answers 503): the first of a burst is written, the rest summed up
@@ -162,27 +138,13 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<FastifyIns
     if (api.statusCode >= 500) serverSide.hit({ url: redactUrl(request.url), status: api.statusCode, error: api.code, description: api.description }, `${api.statusCode} ${route}`);
     return reply.code(api.statusCode).headers(api.headers).send({ error: api.code, error_description: api.description });
   });
-  app.setNotFoundHandler(async (request, reply) =>
-    reply.code(404).send({ error: 'not_found', error_description: `no such resource: ${request.method} ${request.url.split('?')[0]}` }),
-  );
-
-  // When the request's handling began (a WebRTC session's start timeline counts from it) and the
-  // route's label for metrics: both set by a hook of each route's own, first among its onRequest
-  // hooks (src/api/route-hooks.ts).
-  app.decorateRequest('receivedAt', 0);
-  app.decorateRequest('routeLabel', 'unmatched');
-  app.addHook('onRoute', (route) => {
-    const label = route.url;
-    addRouteOnRequest(
-      route,
-      (request, _reply, done) => {
-        request.receivedAt = performance.now();
-        request.routeLabel = label;
-        done();
-      },
-      'first',
-    );
+  // Not a route, so without a route's hooks: the handler counts its own answers (timed until here;
+  // what is left is sending 80 bytes).
+  app.setNotFoundHandler(async (request, reply) => {
+    answers.unmatched.record(request.method, 404, reply.elapsedTime / 1000);
+    return reply.code(404).send({ error: 'not_found', error_description: `no such resource: ${request.method} ${request.url.split('?')[0]}` });
   });
+
   await app.register(authenticate, { verifier: opts.verifier });
   await app.register(strictQuery);
   await app.register(swagger, {

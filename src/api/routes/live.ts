@@ -128,8 +128,8 @@ const whepRoutes: FastifyPluginAsync<{ tickets: TicketSigner; webrtc: WebRtcSess
       offerSdp: request.body,
       address: request.ip,
       endsAt: now() + opts.maxSessionS * 1000,
-      // Set by the API server's first hook; 0 where these routes run without it (some tests).
-      ...(request.receivedAt > 0 ? { receivedAt: request.receivedAt } : {}),
+      // When Fastify began on the request, before its onRequest hooks: the session's timeline starts there.
+      receivedAt: performance.now() - reply.elapsedTime,
     });
     return reply
       .code(201)

@@ -63,12 +63,21 @@ describe('public endpoints', () => {
 describe('the metrics listener (metrics.listen, plain HTTP on loopback)', () => {
   it('serves Prometheus text with request and token counters, and no gateway id label on the series', async () => {
     await t.request('/v1/devices', { headers: await t.auth('devices:read') });
+    expect((await t.request('/v1/devices')).status).toBe(401);
+    expect((await t.request('/v1/no-such-thing', { method: 'DELETE' })).status).toBe(404);
     expect(t.gw.metricsUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/metrics$/);
     const res = await fetch(t.gw.metricsUrl ?? '');
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^text\/plain/);
     const text = await res.text();
     expect(text).toMatch(/^edge_gateway_http_requests_total\{.*route="\/v1\/devices".*status="200".*\} [1-9]/m);
+    expect(text).toMatch(/^edge_gateway_http_requests_total\{method="GET",route="\/v1\/devices",status="401"\} [1-9]/m);
+    expect(text).toMatch(/^edge_gateway_http_requests_total\{method="DELETE",route="unmatched",status="404"\} [1-9]/m);
+    // Timed by route: every answer lands in +Inf, and the count says the same.
+    const count = /^edge_gateway_http_request_duration_seconds_count\{route="\/v1\/devices"\} (\d+)$/m.exec(text)?.[1];
+    expect(Number(count)).toBeGreaterThanOrEqual(2);
+    expect(text).toContain(`edge_gateway_http_request_duration_seconds_bucket{le="+Inf",route="/v1/devices"} ${count}`);
+    expect(text).toMatch(/^edge_gateway_http_request_duration_seconds_count\{route="unmatched"\} [1-9]/m);
     expect(text).toMatch(/^edge_gateway_token_verifications_total\{.*result="ok".*\} [1-9]/m);
     expect(text).toContain('edge_gateway_process_resident_memory_bytes');
     // The id once, in the info series (on loopback only); Prometheus adds its target labels itself.

@@ -1,0 +1,90 @@
+import type { onResponseHookHandler } from 'fastify';
+import { Counter, type Registry } from 'prom-client';
+import { PrecountedHistogram, type BucketCounts } from '../metrics/precounted-histogram.js';
+
+// Every API answer is counted by method, route pattern and status, and timed by route. Each route
+// has a tally of its own, reached from a hook of that route's own (made once, when the route is
+// added), so a request costs two small Map updates and a walk over nine bucket bounds: no label
+// object, no label hashing and nothing of prom-client's until a scrape reads the tallies. Done with
+// prom-client's counter and histogram on every request, that cost several µs a request
+// (docs/performance.md, eighth round). The tallies are bounded: routes are fixed at start, methods
+// are the HTTP parser's and statuses the three-digit codes.
+
+/** Upper bounds of the request duration histogram, in seconds. */
+export const DURATION_BUCKETS_S: readonly number[] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1];
+
+/** The label of answers no route matched (the not-found handler's). */
+export const UNMATCHED = 'unmatched';
+
+/** One route's answers: counts by method and status, durations by bucket. */
+export class RouteTally {
+  readonly #answers = new Map<string, Map<number, number>>();
+  readonly #buckets = new Float64Array(DURATION_BUCKETS_S.length);
+  #sum = 0;
+  #count = 0;
+
+  constructor(readonly route: string) {}
+
+  record(method: string, status: number, seconds: number): void {
+    let byStatus = this.#answers.get(method);
+    if (byStatus === undefined) this.#answers.set(method, (byStatus = new Map()));
+    byStatus.set(status, (byStatus.get(status) ?? 0) + 1);
+    let i = 0;
+    while (i < DURATION_BUCKETS_S.length && seconds > DURATION_BUCKETS_S[i]!) i++;
+    if (i < DURATION_BUCKETS_S.length) this.#buckets[i]! += 1;
+    this.#sum += seconds;
+    this.#count += 1;
+  }
+
+  *answers(): Iterable<{ method: string; status: number; count: number }> {
+    for (const [method, byStatus] of this.#answers) for (const [status, count] of byStatus) yield { method, status, count };
+  }
+
+  durations(): BucketCounts<'route'> {
+    return { labels: { route: this.route }, counts: this.#buckets, sum: this.#sum, count: this.#count };
+  }
+}
+
+export interface RequestMetrics {
+  /** The onResponse hook that tallies the answers of the route `url` (one tally per URL pattern). */
+  hookFor(url: string): onResponseHookHandler;
+  /** The tally of answers no route matched. */
+  readonly unmatched: RouteTally;
+}
+
+export function requestMetrics(registry: Registry): RequestMetrics {
+  const tallies = new Map<string, RouteTally>();
+  const tallyOf = (route: string): RouteTally => {
+    let tally = tallies.get(route);
+    if (tally === undefined) tallies.set(route, (tally = new RouteTally(route)));
+    return tally;
+  };
+  new Counter({
+    name: 'edge_gateway_http_requests_total',
+    help: 'API requests answered, by route and status',
+    labelNames: ['method', 'route', 'status'] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const tally of tallies.values()) for (const { method, status, count } of tally.answers()) this.inc({ method, route: tally.route, status }, count);
+    },
+  });
+  new PrecountedHistogram({
+    name: 'edge_gateway_http_request_duration_seconds',
+    help: 'API request handling time',
+    labelNames: ['route'] as const,
+    buckets: DURATION_BUCKETS_S,
+    registers: [registry],
+    read: () => [...tallies.values()].filter((t) => t.durations().count > 0).map((t) => t.durations()),
+  });
+  return {
+    hookFor(url) {
+      const tally = tallyOf(url);
+      return (request, reply, done) => {
+        tally.record(request.method, reply.statusCode, reply.elapsedTime / 1000);
+        done();
+      };
+    },
+    unmatched: tallyOf(UNMATCHED),
+  };
+}
