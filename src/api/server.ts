@@ -101,6 +101,10 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<FastifyIns
     keepAliveTimeout: opts.connections.idleTimeoutMs,
     // Per-request info lines would dominate the journal (and SD card) of a busy gateway; errors are logged below.
     logController: new LogController({ disableRequestLogging: true }),
+    // Fastify makes a child logger on every request to bind the request's id to its log lines. With
+    // those lines off (above) the id would tie nothing together, and making the child costs a few µs
+    // a request (docs/performance.md, eighth round): a request logs through the server's logger.
+    childLoggerFactory: (logger) => logger,
     return503OnClosing: true,
     forceCloseConnections: 'idle',
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 200, querystringParser: memoizedQueryParser() },
