@@ -12,7 +12,8 @@
 // Env: BENCH_SECONDS (per slice, default 5), BENCH_ROUNDS (default 3), BENCH_CONNECTIONS (default 50),
 // BENCH_CPU_PROF (a directory: the gateway runs with --cpu-prof and writes its profile there on exit),
 // BENCH_BASELINE (another build's dist/cli.js, e.g. of a worktree at the commit before a change: that
-// gateway, with the same 50 devices, takes its turns in the same rounds, and its ratio is printed too),
+// gateway, with the same 50 devices, takes its turns in the same rounds; its ratio is printed too, and
+// this build against it round by round),
 // BENCH_RATE (the offered load of the unsaturated rounds, req/s; default half the gateway's rate),
 // BENCH_PROCESSES (default 2): each server runs as this many processes, started in turn (gateway,
 // bare, bare, [baseline, baseline,] bare, bare, gateway) and each taking its turn in every slice.
@@ -154,7 +155,22 @@ for (let i = 0; i < rounds; i++) {
 }
 // Per round: each name's processes pooled.
 const perSecond = (runs) => runs.reduce((a, r) => a + r.requests.total, 0) / runs.reduce((a, r) => a + r.duration, 0);
-const roundRatios = results.devices.map((runs, i) => Number((perSecond(runs) / perSecond(results.bare[i])).toFixed(3)));
+const roundRatiosOf = (name) => results[name].map((runs, i) => Number((perSecond(runs) / perSecond(results.bare[i])).toFixed(3)));
+const roundRatios = roundRatiosOf('devices');
+// The machine's speed can swing ~2× within a minute: a slow spell that falls on one server's slices
+// moves the pooled ratio, the median round much less.
+const medianOf = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return Number((s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2).toFixed(3));
+};
+const baselineRoundRatios = baselineCli ? roundRatiosOf('baseline') : null;
+// This build against the baseline round by round (both pooled over their processes): req/s ratio and
+// CPU µs a request more (+) or less (-). Paired like this, a before/after survives a noisy machine
+// better than the totals do.
+const cpuPerRequest = (runs) => (runs.reduce((a, r) => a + r.serverCpuS, 0) / runs.reduce((a, r) => a + r.requests.total, 0)) * 1e6;
+const paired = baselineCli
+  ? results.devices.map((runs, i) => ({ ratio: perSecond(runs) / perSecond(results.baseline[i]), cpuUs: cpuPerRequest(runs) - cpuPerRequest(results.baseline[i]) }))
+  : null;
 for (const name of names) results[name] = results[name].flat();
 // The same requests at one offered load that neither server is saturated by (half the gateway's
 // rate above, or BENCH_RATE): CPU per request as a Pi pays it with its clients elsewhere. At
@@ -191,10 +207,28 @@ console.log(row('bare Fastify, same bytes (Buffer)', bb));
 console.log(row('gateway GET /v1/devices (50, bearer JWT)', d));
 console.log(row('gateway GET /healthz', h));
 if (base) console.log(row('baseline build GET /v1/devices', base));
-console.log(`\nratio gateway/bare req/s: ${ratio} (goal >= 0.8; by round: ${roundRatios.join(', ')}); gateway CPU per request ${cpuRatio}× the bare server's; gateway p99 ${d.p99_ms} ms (goal <= 10)`);
+console.log(`\nratio gateway/bare req/s: ${ratio} (goal >= 0.8; by round: ${roundRatios.join(', ')}; median round ${medianOf(roundRatios)}); gateway CPU per request ${cpuRatio}× the bare server's; gateway p99 ${d.p99_ms} ms (goal <= 10)`);
 console.log(`against the bare server sending a Buffer (stricter): ratio ${ratioBytes}, CPU per request ${(d.server_cpu_us_per_req / bb.server_cpu_us_per_req).toFixed(2)}×`);
-const baselineFigures = base ? { baseline: base, baseline_ratio: Number((base.rps / b.rps).toFixed(3)), baseline_cpu_per_req_x: Number((base.server_cpu_us_per_req / b.server_cpu_us_per_req).toFixed(2)) } : {};
-if (base) console.log(`baseline build: ratio ${baselineFigures.baseline_ratio}, CPU per request ${baselineFigures.baseline_cpu_per_req_x}× the bare server's, p99 ${base.p99_ms} ms`);
+const baselineFigures = base
+  ? {
+      baseline: base,
+      baseline_ratio: Number((base.rps / b.rps).toFixed(3)),
+      baseline_round_ratios: baselineRoundRatios,
+      baseline_round_ratio_median: medianOf(baselineRoundRatios),
+      baseline_cpu_per_req_x: Number((base.server_cpu_us_per_req / b.server_cpu_us_per_req).toFixed(2)),
+      vs_baseline: {
+        round_rps_ratio_median: medianOf(paired.map((p) => p.ratio)),
+        round_cpu_us_diff_median: Number(medianOf(paired.map((p) => p.cpuUs)).toFixed(1)),
+        rounds_faster: paired.filter((p) => p.ratio > 1).length,
+        rounds: paired.length,
+      },
+    }
+  : {};
+if (base) console.log(`baseline build: ratio ${baselineFigures.baseline_ratio} (median round ${baselineFigures.baseline_round_ratio_median}), CPU per request ${baselineFigures.baseline_cpu_per_req_x}× the bare server's, p99 ${base.p99_ms} ms`);
+if (base) {
+  const v = baselineFigures.vs_baseline;
+  console.log(`this build against the baseline, round by round: req/s ratio median ${v.round_rps_ratio_median}, CPU a request ${v.round_cpu_us_diff_median >= 0 ? '+' : ''}${v.round_cpu_us_diff_median} µs (median); faster in ${v.rounds_faster} of ${v.rounds} rounds`);
+}
 const rateBare = summarize(atRate.bare_bytes);
 const rateDevices = summarize(atRate.devices);
 const atOfferedRate = {
@@ -220,4 +254,4 @@ console.log(`gateway garbage collection during its /v1/devices slices (${devices
 const roundP99 = Object.fromEntries(['bare', 'bare_bytes', 'devices'].map((n) => [n, results[n].map((r) => r.latency.p99)]));
 console.log(`p99 by round, each process in turn (ms): ${Object.entries(roundP99).map(([n, xs]) => `${n} ${xs.join(', ')}`).join('; ')}`);
 console.log('');
-console.log(JSON.stringify({ bench: 'api', processes, at_offered_rate: atOfferedRate, round_p99_ms: roundP99, gateway_gc_during_devices: gcFigures, connections, seconds, rounds, bare: b, bare_bytes: bb, devices: d, healthz: h, ratio, round_ratios: roundRatios, cpu_per_req_x: cpuRatio, ratio_bytes: ratioBytes, cpu_per_req_x_bytes: Number((d.server_cpu_us_per_req / bb.server_cpu_us_per_req).toFixed(2)), ...baselineFigures, goal_ratio_met: ratio >= 0.8, goal_p99_met: d.p99_ms <= 10 }));
+console.log(JSON.stringify({ bench: 'api', processes, at_offered_rate: atOfferedRate, round_p99_ms: roundP99, gateway_gc_during_devices: gcFigures, connections, seconds, rounds, bare: b, bare_bytes: bb, devices: d, healthz: h, ratio, round_ratios: roundRatios, round_ratio_median: medianOf(roundRatios), cpu_per_req_x: cpuRatio, ratio_bytes: ratioBytes, cpu_per_req_x_bytes: Number((d.server_cpu_us_per_req / bb.server_cpu_us_per_req).toFixed(2)), ...baselineFigures, goal_ratio_met: ratio >= 0.8, goal_p99_met: d.p99_ms <= 10 }));
