@@ -27,7 +27,7 @@ export class RouteTally {
 
   record(method: string, status: number, seconds: number): void {
     let byStatus = this.#answers.get(method);
-    if (byStatus === undefined) this.#answers.set(method, (byStatus = new Map()));
+    if (byStatus === undefined) this.#answers.set(method, (byStatus = new Map<number, number>()));
     byStatus.set(status, (byStatus.get(status) ?? 0) + 1);
     let i = 0;
     while (i < DURATION_BUCKETS_S.length && seconds > DURATION_BUCKETS_S[i]!) i++;

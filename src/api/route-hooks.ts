@@ -7,15 +7,12 @@ import type { onRequestHookHandler, onResponseHookHandler, RouteOptions } from '
 
 /** Adds `hook` to the route's own onRequest hooks, before or after those it has. */
 export function addRouteOnRequest(route: Pick<RouteOptions, 'onRequest'>, hook: onRequestHookHandler, where: 'first' | 'last'): void {
-  route.onRequest = placed(route.onRequest, hook, where);
+  const existing = route.onRequest === undefined ? [] : Array.isArray(route.onRequest) ? route.onRequest : [route.onRequest];
+  route.onRequest = where === 'first' ? [hook, ...existing] : [...existing, hook];
 }
 
 /** Adds `hook` after the route's own onResponse hooks. */
 export function addRouteOnResponse(route: Pick<RouteOptions, 'onResponse'>, hook: onResponseHookHandler): void {
-  route.onResponse = placed(route.onResponse, hook, 'last');
-}
-
-function placed<H>(existing: H | H[] | undefined, hook: H, where: 'first' | 'last'): H[] {
-  const list = existing === undefined ? [] : Array.isArray(existing) ? existing : [existing];
-  return where === 'first' ? [hook, ...list] : [...list, hook];
+  const existing = route.onResponse === undefined ? [] : Array.isArray(route.onResponse) ? route.onResponse : [route.onResponse];
+  route.onResponse = [...existing, hook];
 }

@@ -143,7 +143,7 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<FastifyIns
     return reply.code(api.statusCode).headers(api.headers).send({ error: api.code, error_description: api.description });
   });
   // Not a route, so without a route's hooks: the handler counts its own answers (timed until here;
-  // what is left is sending 80 bytes).
+  // what is left is sending a short body).
   app.setNotFoundHandler(async (request, reply) => {
     answers.unmatched.record(request.method, 404, reply.elapsedTime / 1000);
     return reply.code(404).send({ error: 'not_found', error_description: `no such resource: ${request.method} ${request.url.split('?')[0]}` });
