@@ -21,10 +21,9 @@
 // as it runs (where its memory landed), enough to decide a before/after comparison on its own
 // (docs/performance.md, seventh round); pooled over two, that mostly evens out.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { request } from 'node:https';
 import os from 'node:os';
 import path from 'node:path';
-import { measure, seedDevices, selfSignedCert, startBareServer, startGatewayProcess, summarize } from './gateway-process.mjs';
+import { getTrusted, measure, seedDevices, selfSignedCert, startBareServer, startGatewayProcess, summarize } from './gateway-process.mjs';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);
 const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -63,22 +62,11 @@ const gateway = await startGatewayProcess(configFile, profileDir ? ['--cpu-prof'
 const firstGateway = gatewayTarget(gateway);
 const devices = firstGateway.target;
 
-/** One GET, the certificate trusted: status, Content-Type and body. */
-const get = ({ url, headers }) =>
-  new Promise((resolve, reject) => {
-    const req = request(url, { headers, ca: readFileSync(certFile) }, (res) => {
-      let body = '';
-      res.setEncoding('utf8').on('data', (d) => (body += d));
-      res.on('end', () => resolve({ status: res.statusCode, contentType: res.headers['content-type'], body }));
-    });
-    req.on('error', reject).end();
-  });
-
 // Measured in the steady state: the detector's model loads in a worker for a few seconds after
 // the start, which would land in the first slices.
 const steady = async (g) => {
   for (let i = 0; i < 120; i++) {
-    const health = await get({ url: `${g.apiUrl}/healthz`, headers: {} });
+    const health = await getTrusted(certFile, { url: `${g.apiUrl}/healthz`, headers: {} });
     if (!/"detector":"loading"/.test(health.body)) return;
     await new Promise((r) => setTimeout(r, 250));
   }
@@ -86,7 +74,7 @@ const steady = async (g) => {
 await steady(gateway);
 
 // The bare server answers exactly what the gateway answered.
-const answer = await get(devices);
+const answer = await getTrusted(certFile, devices);
 if (answer.status !== 200) throw new Error(`GET ${route}: ${answer.status} ${answer.body}`);
 const bodyFile = path.join(dir, 'devices.json');
 writeFileSync(bodyFile, answer.body);

@@ -25,8 +25,10 @@ export async function startGatewayProcess(configFile, nodeArgs = [], cli = defau
 /** Spawns node with `args`; resolves with the first line of its stdout that `isReady` accepts. */
 async function spawnUntilLine(args, isReady, name, env = process.env) {
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'], env });
-  // A benchmark that fails half-way must not leave a server running.
-  process.once('exit', () => child.kill('SIGTERM'));
+  // A benchmark that fails half-way must not leave a server running; one that stopped it drops this.
+  const killOnExit = () => child.kill('SIGTERM');
+  process.once('exit', killOnExit);
+  child.once('exit', () => process.removeListener('exit', killOnExit));
   const line = await new Promise((resolve, reject) => {
     let out = '';
     child.stdout.on('data', (d) => {
@@ -118,5 +120,17 @@ export function getJson(apiUrl, ca, token, p) {
     });
     req.on('error', reject);
     req.end();
+  });
+}
+
+/** One GET of `url` trusting only the certificate in `certFile`: status, Content-Type and body as text. */
+export function getTrusted(certFile, { url, headers }) {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { headers, ca: readFileSync(certFile) }, (res) => {
+      let body = '';
+      res.setEncoding('utf8').on('data', (d) => (body += d));
+      res.on('end', () => resolve({ status: res.statusCode, contentType: res.headers['content-type'], body }));
+    });
+    req.on('error', reject).end();
   });
 }

@@ -1,0 +1,124 @@
+// Benchmark: this build's GET /v1/devices against another build's (BENCH_BASELINE, its dist/cli.js,
+// e.g. of a worktree at the commit before a change) and against bench/api's yardstick, the bare
+// Fastify server answering the same bytes (as a string), with new processes in every round.
+// Why: one process of the very same build can cost ~5–15 µs a request more or less than another for
+// as long as it runs (where its memory landed, what it shares a core with), and two processes of
+// each, as bench/api pools them, still decided before/after runs either way on this machine
+// (docs/performance.md, eighth round). Here each round starts one gateway of each build (which one
+// first alternates), warms both up, measures each twice for BENCH_SECONDS at 50 connections
+// (A B B A), and stops both: the process's luck is drawn anew every round, and the medians of the
+// paired differences say which build is cheaper.
+// Env: BENCH_BASELINE (required), BENCH_ROUNDS (default 20), BENCH_SECONDS (default 2),
+// BENCH_CONNECTIONS (default 50). Both gateways run with 50 devices, the detector off (it is not on
+// the API's path) and the same certificate.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { getTrusted, measure, seedDevices, selfSignedCert, startBareServer, startGatewayProcess } from './gateway-process.mjs';
+
+const baselineCli = process.env.BENCH_BASELINE;
+if (!baselineCli) {
+  console.error('BENCH_BASELINE=path/to/other/dist/cli.js npm run bench -- api-ab');
+  process.exit(2);
+}
+const rounds = Number(process.env.BENCH_ROUNDS ?? 20);
+const seconds = Number(process.env.BENCH_SECONDS ?? 2);
+const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
+const builds = { baseline: path.resolve(baselineCli), this: path.resolve(import.meta.dirname, '../dist/cli.js') };
+
+const dir = mkdtempSync(path.join(os.tmpdir(), 'eg-bench-api-ab-'));
+const { certFile, keyFile } = selfSignedCert(dir);
+const configs = {};
+for (const [name, cli] of Object.entries(builds)) {
+  const dataDir = path.join(dir, name);
+  configs[name] = path.join(dir, `${name}.yaml`);
+  writeFileSync(
+    configs[name],
+    `gateway:\n  data_dir: ${dataDir}\napi:\n  host: 127.0.0.1\n  port: 0\n  tls:\n    cert_file: ${certFile}\n    key_file: ${keyFile}\n` +
+      `onvif:\n  discovery:\n    enabled: false\nrtsp:\n  host: 127.0.0.1\n  port: 0\n  udp_port: 0\nmetrics:\n  listen: 127.0.0.1:0\nlog:\n  level: info\ndetection:\n  mode: off\n`,
+  );
+  // With that build's own store: its schema may be older than this one's.
+  const { Store } = await import(path.join(path.dirname(cli), 'store/store.js'));
+  seedDevices(dataDir, 50, Store);
+}
+
+const route = '/v1/devices';
+const bodyFile = path.join(dir, 'devices.json');
+let contentType = null;
+const names = [...Object.keys(builds), 'bare'];
+const perRound = [];
+for (let i = 0; i < rounds; i++) {
+  const order = names.map((_, k) => names[(k + i) % names.length]);
+  const servers = {};
+  const targets = {};
+  for (const name of order) {
+    if (name === 'bare') continue;
+    const g = (servers[name] = await startGatewayProcess(configs[name], [], builds[name]));
+    targets[name] = { url: `${g.apiUrl}${route}?limit=50`, headers: { authorization: `Bearer ${g.token('devices:read')}` } };
+  }
+  if (contentType === null) {
+    // The bare server answers exactly what this build answered (the yardstick gets the same request,
+    // bearer header included, and ignores it).
+    const res = await getTrusted(certFile, targets.this);
+    if (res.status !== 200) throw new Error(`GET ${route}: ${res.status} ${res.body}`);
+    contentType = res.contentType;
+    writeFileSync(bodyFile, res.body);
+  }
+  servers.bare = await startBareServer({ certFile, keyFile, bodyFile, route, contentType });
+  targets.bare = { url: `${servers.bare.url}${route}?limit=50`, headers: targets.this.headers };
+  for (const name of order) await measure(servers[name].child.pid, name, targets[name], { connections, duration: 1 }); // warm-up
+  const sums = Object.fromEntries(names.map((n) => [n, { requests: 0, cpuS: 0, durationS: 0 }]));
+  for (const name of [...order, ...[...order].reverse()]) {
+    const r = await measure(servers[name].child.pid, name, targets[name], { connections, duration: seconds });
+    sums[name].requests += r.requests.total;
+    sums[name].cpuS += r.serverCpuS;
+    sums[name].durationS += r.duration;
+  }
+  for (const name of order) await servers[name].stop();
+  const figures = (s) => ({ rps: s.requests / s.durationS, cpuUs: (s.cpuS / s.requests) * 1e6 });
+  perRound.push({ this: figures(sums.this), baseline: figures(sums.baseline), bare: figures(sums.bare) });
+  console.error(`round ${i + 1} of ${rounds} measured`); // a run takes ~25 s a round
+}
+rmSync(dir, { recursive: true, force: true });
+
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+};
+const ratios = perRound.map((r) => r.this.rps / r.baseline.rps);
+const diffs = perRound.map((r) => r.this.cpuUs - r.baseline.cpuUs);
+const toBare = (build) => perRound.map((r) => r[build].rps / r.bare.rps);
+
+console.log(`\nbench api-ab: GET /v1/devices, ${connections} connections, ${rounds} rounds with new processes, each server 2 × ${seconds} s a round, node ${process.version}, ${os.cpus().length} cores\n`);
+console.log('| round | bare req/s | baseline req/s | this req/s | this/baseline | this/bare | baseline/bare | bare µs CPU/req | baseline µs | this µs | this − baseline µs |');
+console.log('|-------|------------|----------------|------------|---------------|-----------|---------------|-----------------|-------------|---------|--------------------|');
+const f = (x, d, w) => x.toFixed(d).padStart(w);
+perRound.forEach((r, i) =>
+  console.log(
+    `| ${String(i + 1).padStart(5)} | ${f(r.bare.rps, 0, 10)} | ${f(r.baseline.rps, 0, 14)} | ${f(r.this.rps, 0, 10)} | ${f(ratios[i], 3, 13)} | ${f(toBare('this')[i], 3, 9)} | ${f(toBare('baseline')[i], 3, 13)} | ${f(r.bare.cpuUs, 1, 15)} | ${f(r.baseline.cpuUs, 1, 11)} | ${f(r.this.cpuUs, 1, 7)} | ${f(diffs[i], 1, 18)} |`,
+  ),
+);
+const result = {
+  bench: 'api-ab',
+  rounds,
+  seconds,
+  connections,
+  baseline: baselineCli,
+  rps_ratio_median: Number(median(ratios).toFixed(3)),
+  cpu_us_diff_median: Number(median(diffs).toFixed(1)),
+  rounds_this_faster: ratios.filter((r) => r > 1).length,
+  rounds_this_cheaper: diffs.filter((d) => d < 0).length,
+  baseline_cpu_us_median: Number(median(perRound.map((r) => r.baseline.cpuUs)).toFixed(1)),
+  this_cpu_us_median: Number(median(perRound.map((r) => r.this.cpuUs)).toFixed(1)),
+  bare_cpu_us_median: Number(median(perRound.map((r) => r.bare.cpuUs)).toFixed(1)),
+  ratio_to_bare_median: Number(median(toBare('this')).toFixed(3)),
+  baseline_ratio_to_bare_median: Number(median(toBare('baseline')).toFixed(3)),
+  rounds_at_goal: toBare('this').filter((x) => x >= 0.8).length,
+};
+console.log(
+  `\nthis build against the bare server: req/s ratio ${result.ratio_to_bare_median} (median of rounds; goal ≥ 0.8, reached in ${result.rounds_at_goal} of ${rounds}); the baseline ${result.baseline_ratio_to_bare_median}`,
+);
+console.log(
+  `this build against the baseline: req/s ratio ${result.rps_ratio_median} (median of rounds), CPU a request ${result.cpu_us_diff_median >= 0 ? '+' : ''}${result.cpu_us_diff_median} µs (median); faster in ${result.rounds_this_faster} of ${rounds} rounds, cheaper in ${result.rounds_this_cheaper}\n`,
+);
+console.log(JSON.stringify(result));
