@@ -75,7 +75,7 @@ export function requestMetrics(registry: Registry): RequestMetrics {
     labelNames: ['route'] as const,
     buckets: DURATION_BUCKETS_S,
     registers: [registry],
-    read: () => [...tallies.values()].filter((t) => t.durations().count > 0).map((t) => t.durations()),
+    read: () => [...tallies.values()].map((t) => t.durations()).filter((d) => d.count > 0),
   });
   return {
     hookFor(url) {
