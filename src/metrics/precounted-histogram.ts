@@ -47,7 +47,6 @@ export class PrecountedHistogram<T extends string> extends Histogram<T> {
     };
   }
 
-
   override async get(): Promise<Exported<T>> {
     return this.#export();
   }
