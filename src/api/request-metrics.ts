@@ -1,5 +1,6 @@
 import type { onResponseHookHandler } from 'fastify';
-import { Counter, type Registry } from 'prom-client';
+import type { Registry } from 'prom-client';
+import { mirroredCounterSeries } from '../metrics/mirrored-counter.js';
 import { PrecountedHistogram, type BucketCounts } from '../metrics/precounted-histogram.js';
 
 // Every API answer is counted by method, route pattern and status, and timed by route. Each route
@@ -59,15 +60,8 @@ export function requestMetrics(registry: Registry): RequestMetrics {
     if (tally === undefined) tallies.set(route, (tally = new RouteTally(route)));
     return tally;
   };
-  new Counter({
-    name: 'edge_gateway_http_requests_total',
-    help: 'API requests answered, by route and status',
-    labelNames: ['method', 'route', 'status'] as const,
-    registers: [registry],
-    collect() {
-      this.reset();
-      for (const tally of tallies.values()) for (const { method, status, count } of tally.answers()) this.inc({ method, route: tally.route, status }, count);
-    },
+  mirroredCounterSeries(registry, 'edge_gateway_http_requests_total', 'API requests answered, by route and status', ['method', 'route', 'status'], function* () {
+    for (const tally of tallies.values()) for (const { method, status, count } of tally.answers()) yield { labels: { method, route: tally.route, status }, value: count };
   });
   new PrecountedHistogram({
     name: 'edge_gateway_http_request_duration_seconds',
