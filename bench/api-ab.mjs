@@ -4,17 +4,18 @@
 // Why: one process of the very same build can cost ~5–15 µs a request more or less than another for
 // as long as it runs (where its memory landed, what it shares a core with), and two processes of
 // each, as bench/api pools them, still decided before/after runs either way on this machine
-// (docs/performance.md, eighth round). Here each round starts one gateway of each build (which one
-// first alternates), warms both up, measures each twice for BENCH_SECONDS at 50 connections
-// (A B B A), and stops both: the process's luck is drawn anew every round, and the medians of the
-// paired differences say which build is cheaper.
+// (docs/performance.md, eighth round). Here each round starts one gateway of each build and one bare
+// server (in turns; which first rotates), warms them up, measures each twice for BENCH_SECONDS at 50
+// connections (A B C C B A), and stops them: each process's luck is drawn anew every round, and the
+// medians of the paired ratios say which build is cheaper and how this one stands to the yardstick
+// (issue 13's goal: ≥ 0.8 of its req/s).
 // Env: BENCH_BASELINE (required), BENCH_ROUNDS (default 20), BENCH_SECONDS (default 2),
 // BENCH_CONNECTIONS (default 50). Both gateways run with 50 devices, the detector off (it is not on
 // the API's path) and the same certificate.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { getTrusted, measure, seedDevices, selfSignedCert, startBareServer, startGatewayProcess } from './gateway-process.mjs';
+import { getTrusted, measure, median, seedDevices, selfSignedCert, startBareServer, startGatewayProcess } from './gateway-process.mjs';
 
 const baselineCli = process.env.BENCH_BASELINE;
 if (!baselineCli) {
@@ -81,10 +82,6 @@ for (let i = 0; i < rounds; i++) {
 }
 rmSync(dir, { recursive: true, force: true });
 
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-};
 const ratios = perRound.map((r) => r.this.rps / r.baseline.rps);
 const diffs = perRound.map((r) => r.this.cpuUs - r.baseline.cpuUs);
 const toBare = (build) => perRound.map((r) => r[build].rps / r.bare.rps);

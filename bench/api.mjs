@@ -23,7 +23,7 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { getTrusted, measure, seedDevices, selfSignedCert, startBareServer, startGatewayProcess, summarize } from './gateway-process.mjs';
+import { getTrusted, measure, median, seedDevices, selfSignedCert, startBareServer, startGatewayProcess, summarize } from './gateway-process.mjs';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);
 const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -147,10 +147,7 @@ const roundRatiosOf = (name) => results[name].map((runs, i) => Number((perSecond
 const roundRatios = roundRatiosOf('devices');
 // The machine's speed can swing ~2× within a minute: a slow spell that falls on one server's slices
 // moves the pooled ratio, the median round much less.
-const medianOf = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return Number((s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2).toFixed(3));
-};
+const medianOf = (xs) => Number(median(xs).toFixed(3));
 const baselineRoundRatios = baselineCli ? roundRatiosOf('baseline') : null;
 // This build against the baseline round by round (both pooled over their processes): req/s ratio and
 // CPU µs a request more (+) or less (-). Paired like this, a before/after survives a noisy machine
