@@ -83,9 +83,23 @@ const validatorCompiler: FastifySchemaCompiler<TSchema> = ({ schema, httpPart })
   return httpPart === 'querystring' ? memoizedValidation(validate) : validate;
 };
 
+/**
+ * `logger` as Fastify's logger: its child() is the logger itself. Fastify makes a child on every
+ * request to bind the request's id to its log lines; with those lines off (disableRequestLogging)
+ * the id would tie nothing together, and a pino child costs a few µs a request. A
+ * `childLoggerFactory` returning the logger spares the child, but Fastify checks what a custom
+ * factory returns on every request (docs/performance.md, ninth round). Made as pino makes its own
+ * children, an object inheriting from the logger: a level set on the logger shows through.
+ */
+function withoutRequestChildren(logger: FastifyBaseLogger): FastifyBaseLogger {
+  const shared = Object.create(logger) as FastifyBaseLogger;
+  shared.child = () => shared;
+  return shared;
+}
+
 export async function buildApiServer(opts: ApiServerOptions): Promise<FastifyInstance> {
   const app = Fastify({
-    loggerInstance: opts.logger,
+    loggerInstance: withoutRequestChildren(opts.logger),
     // Node checks request timeouts on a timer (30 s by default): every second keeps a slow request
     // from outliving requestTimeout by much; the check only walks the open connections.
     https: { cert: opts.tls.cert, key: opts.tls.key, minVersion: 'TLSv1.2', connectionsCheckingInterval: 1000 },
@@ -101,10 +115,6 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<FastifyIns
     keepAliveTimeout: opts.connections.idleTimeoutMs,
     // Per-request info lines would dominate the journal (and SD card) of a busy gateway; errors are logged below.
     logController: new LogController({ disableRequestLogging: true }),
-    // Fastify makes a child logger on every request to bind the request's id to its log lines. With
-    // those lines off (above) the id would tie nothing together, and making the child costs a few µs
-    // a request (docs/performance.md, eighth round): a request logs through the server's logger.
-    childLoggerFactory: (logger) => logger,
     return503OnClosing: true,
     forceCloseConnections: 'idle',
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 200, querystringParser: memoizedQueryParser() },
