@@ -18,6 +18,21 @@ const AUTHORIZATION = 'authorization';
 const SCHEME_SEPARATOR = /[ \t]+/;
 
 export function parseBearer(input: BearerInput): BearerResult {
+  const located = locateBearer(input);
+  if (located.kind !== 'unchecked') return located;
+  const fault = b64TokenFault(located.token);
+  return fault === null ? { kind: 'token', token: located.token } : { kind: 'malformed', reason: fault };
+}
+
+/** parseBearer's answer before the token's characters are looked at (b64TokenFault does that). */
+export type LocatedBearer = Exclude<BearerResult, { kind: 'token' }> | { kind: 'unchecked'; token: string };
+
+/**
+ * parseBearer without the scan of the token's characters: where the token is, or why there is none.
+ * For a caller that can tell a well-formed token without the scan (one equal to a token it has
+ * verified before); any other token must go through b64TokenFault before it is used.
+ */
+export function locateBearer(input: BearerInput): LocatedBearer {
   // Checked before the header so a token in the URL is refused even when the header is fine:
   // by the time we see it, it has already been written to proxy and access logs.
   if (hasAccessTokenParam(input.query)) {
@@ -46,13 +61,16 @@ export function parseBearer(input: BearerInput): BearerResult {
   // Basic, Digest … are someone else's credentials: the caller is unauthenticated to us, not malformed.
   if (scheme.toLowerCase() !== 'bearer') return { kind: 'none' };
   if (sep === null) return { kind: 'malformed', reason: 'Bearer without a token' };
+  return { kind: 'unchecked', token: value.slice(sep.index + sep[0].length) };
+}
 
-  const rest = value.slice(sep.index + sep[0].length);
+/** Why `token` is not an RFC 6750 b64token, or null when it is one. */
+export function b64TokenFault(token: string): string | null {
   // One pass over the token when it is well formed (b64token has no blanks); which fault it has
   // is only worked out for one that is not.
-  if (B64TOKEN.test(rest)) return { kind: 'token', token: rest };
-  if (SCHEME_SEPARATOR.test(rest)) return { kind: 'malformed', reason: 'unexpected data after the token' };
-  return { kind: 'malformed', reason: 'token has characters not allowed by RFC 6750' };
+  if (B64TOKEN.test(token)) return null;
+  if (SCHEME_SEPARATOR.test(token)) return 'unexpected data after the token';
+  return 'token has characters not allowed by RFC 6750';
 }
 
 /** The value without leading and trailing spaces and tabs (RFC 9110 OWS), scanned from each end. */

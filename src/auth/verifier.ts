@@ -19,6 +19,13 @@ import type { LocalIssuer } from './local-issuer.js';
 import { parseScope } from './scope-claim.js';
 
 export const MAX_TOKEN_LENGTH = 8192;
+
+/**
+ * Three base64url parts: a JWS in compact serialisation. The third may be empty, so that an
+ * unsecured JWT (`alg: none`) is refused for its algorithm, which says more than "malformed".
+ */
+const COMPACT_JWS = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
+
 const MAX_CACHE_ENTRIES = 10_000;
 /** 43 base64url characters: 256 bits of the signature, the shortest we accept (ES256, EdDSA) has 86. */
 const CACHE_KEY_LENGTH = 43;
@@ -237,6 +244,10 @@ export class TokenVerifier implements TokenCheck {
     const cached = this.fromCache(token, cacheKey);
     if (cached !== null) return cached;
 
+    // jose reads base64url leniently (it skips blanks in a segment), so a token could verify in more
+    // than one spelling; only the compact serialisation itself (RFC 7515 §7.1) is taken. Every
+    // token cached is then an RFC 6750 b64token, which the API's hook relies on (cachedOrWellFormed).
+    if (!COMPACT_JWS.test(token)) throw new InvalidTokenError('malformed token');
     let header: ProtectedHeaderParameters;
     let unverified: JWTPayload;
     try {

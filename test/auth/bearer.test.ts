@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseBearer, type BearerResult } from '../../src/auth/bearer.js';
+import { b64TokenFault, locateBearer, parseBearer, type BearerResult } from '../../src/auth/bearer.js';
 import { makeRng, mutate } from '../support/fuzz.js';
 
 const JWT = 'eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJ4In0.c2ln';
@@ -53,6 +53,38 @@ describe('parseBearer', () => {
   });
 });
 
+describe('locateBearer and b64TokenFault: parseBearer in two steps', () => {
+  it('locates a token without looking at its characters', () => {
+    for (const token of [JWT, 'tok"en', 'abcé', 'ab=cd', `${JWT} extra`]) {
+      expect(locateBearer({ rawHeaders: ['Authorization', `Bearer ${token}`], query: '' })).toEqual({ kind: 'unchecked', token });
+    }
+  });
+
+  it('refuses what parseBearer refuses before the characters, with the same reasons', () => {
+    const inputs = [
+      { rawHeaders: [], query: 'access_token=abc' },
+      { rawHeaders: ['Authorization', `Bearer ${JWT}`, 'authorization', `Bearer ${JWT}`], query: '' },
+      { rawHeaders: ['Authorization', 'Bearer'], query: '' },
+      { rawHeaders: ['Authorization', ''], query: '' },
+      { rawHeaders: ['Authorization', 'Basic eA=='], query: '' },
+      { rawHeaders: [], query: '' },
+    ];
+    for (const input of inputs) expect(locateBearer(input)).toEqual(parseBearer(input));
+  });
+
+  const faults: Array<[token: string, fault: string | null]> = [
+    [JWT, null],
+    ['aZ09-._~+/==', null],
+    ['ab=cd', 'token has characters not allowed by RFC 6750'],
+    ['tok"en', 'token has characters not allowed by RFC 6750'],
+    [`${JWT} extra`, 'unexpected data after the token'],
+    [`${JWT}\textra`, 'unexpected data after the token'],
+  ];
+  it.each(faults)('b64TokenFault(%j) = %j', (token, fault) => {
+    expect(b64TokenFault(token)).toBe(fault);
+  });
+});
+
 describe('parseBearer fuzz', () => {
   const rng = makeRng();
   it(`never throws and returns one of the union kinds (seed ${rng.seed})`, () => {
@@ -69,6 +101,11 @@ describe('parseBearer fuzz', () => {
       const query = rng.int(2) === 0 ? '' : mutate(rng, rng.pick(['a=1', 'access_token=x', 'cursor=abc&limit=5']), queryAlphabet);
       const result = parseBearer({ rawHeaders, query });
       const context = `seed ${rng.seed}, iteration ${i}: ${JSON.stringify({ rawHeaders, query })}`;
+      // The two steps the API's hook takes (the second only for a token it has not verified before) agree with it.
+      const located = locateBearer({ rawHeaders, query });
+      const fault = located.kind === 'unchecked' ? b64TokenFault(located.token) : null;
+      const stepwise = located.kind !== 'unchecked' ? located : fault === null ? { kind: 'token', token: located.token } : { kind: 'malformed', reason: fault };
+      expect(stepwise, context).toEqual(result);
       expect(['none', 'token', 'malformed'], context).toContain(result.kind);
       if (result.kind === 'token') expect(result.token, context).toMatch(/^[A-Za-z0-9\-._~+/]+=*$/);
       if (result.kind === 'malformed') expect(result.reason.length, context).toBeGreaterThan(0);

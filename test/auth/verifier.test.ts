@@ -404,6 +404,18 @@ describe('TokenVerifier: malformed input', () => {
     await expectInvalid(verifier.verify('a'.repeat(8193)), 'token too long');
     await expectInvalid(verifier.verify('a'.repeat(8192)), 'malformed token');
   });
+
+  it('takes a token only in its compact serialisation: a blank or padding in a part is refused, though jose reads past them', async () => {
+    const { verifier } = await readyVerifier();
+    const token = await sign(ec);
+    const [h, p, s] = token.split('.') as [string, string, string];
+    for (const spelling of [`${h}.${p}.${s.slice(0, 10)} ${s.slice(10)}`, `${h}.${p}.${s.slice(0, 10)}\n${s.slice(10)}`, `${h}.${p}.${s}=`]) {
+      await expectInvalid(verifier.verify(spelling), 'malformed token');
+      // Nothing but compact JWS is cached: the API's hook takes a cached token as well formed.
+      expect(verifier.cached(spelling)).toBeNull();
+    }
+    await expect(verifier.verify(token)).resolves.toMatchObject({ issuer: ISSUER });
+  });
 });
 
 describe('TokenVerifier: key rotation', () => {
