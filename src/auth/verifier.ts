@@ -74,7 +74,9 @@ export interface TokenCheck {
    * verify's answer at once when it needs no wait: a token verified before and still in the cache,
    * checked for expiry, key freshness (and revocation, when wrapped) exactly as verify checks it.
    * Throws what verify would reject with; null: not cached, call verify. Every request pays for a
-   * promise and a turn of the microtask queue per async layer otherwise.
+   * promise and a turn of the microtask queue per async layer otherwise. A token it answers for is
+   * one verify accepted, so a compact JWS and an RFC 6750 b64token: the API's hook does not scan
+   * the characters of such a token again.
    */
   cached?(token: string): VerifiedToken | null;
 }
