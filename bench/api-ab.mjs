@@ -10,9 +10,14 @@
 // medians of the paired ratios say which build is cheaper and how this one stands to the yardstick
 // (issue 13's goal: ≥ 0.8 of its req/s, with a p99 ≤ 10 ms; each slice's p99 is printed, the bare
 // server's too, since at 50 connections on 2 shared cores the machine sets much of it).
-// Env: BENCH_BASELINE (required), BENCH_ROUNDS (default 20), BENCH_SECONDS (default 2),
-// BENCH_CONNECTIONS (default 50). Both gateways run with 50 devices, the detector off (it is not on
-// the API's path) and the same certificate.
+// Env: BENCH_BASELINE (required), BENCH_ROUNDS (default 20), BENCH_SECONDS (default 2), BENCH_WARMUP
+// (each server's warm-up a round, s; default 3),
+// BENCH_CONNECTIONS (default 50), BENCH_PIN=1 (the servers on the last core, this process and so
+// autocannon on the others, with taskset: as on a gateway whose clients are on the LAN, the client's
+// work does not share the server's core, and what is left of the p99 is the server's and the
+// machine's). Both gateways run with 50 devices, the detector off (it is not on the API's path) and
+// the same certificate.
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -26,7 +31,16 @@ if (!baselineCli) {
 const rounds = Number(process.env.BENCH_ROUNDS ?? 20);
 const seconds = Number(process.env.BENCH_SECONDS ?? 2);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
+// After 1 s the first measured slice of each server still had a p99 2–4× its second one (pinned,
+// 34–61 against 7–19 ms): V8 was still compiling the hot path, on the server's own core.
+const warmupSeconds = Number(process.env.BENCH_WARMUP ?? 3);
 const builds = { baseline: path.resolve(baselineCli), this: path.resolve(import.meta.dirname, '../dist/cli.js') };
+const cores = os.cpus().length;
+const pinned = process.env.BENCH_PIN === '1';
+if (pinned && cores < 2) throw new Error('BENCH_PIN=1 needs two cores or more');
+/** Every thread of process `pid` onto the CPUs `list` (taskset's syntax, e.g. "0-2"). */
+const pin = (pid, list) => execFileSync('taskset', ['--all-tasks', '--pid', '--cpu-list', list, String(pid)], { stdio: 'ignore' });
+if (pinned) pin(process.pid, cores === 2 ? '0' : `0-${cores - 2}`);
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'eg-bench-api-ab-'));
 const { certFile, keyFile } = selfSignedCert(dir);
@@ -68,7 +82,8 @@ for (let i = 0; i < rounds; i++) {
   }
   servers.bare = await startBareServer({ certFile, keyFile, bodyFile, route, contentType });
   targets.bare = { url: `${servers.bare.url}${route}?limit=50`, headers: targets.this.headers };
-  for (const name of order) await measure(servers[name].child.pid, name, targets[name], { connections, duration: 1 }); // warm-up
+  if (pinned) for (const server of Object.values(servers)) pin(server.child.pid, String(cores - 1));
+  for (const name of order) await measure(servers[name].child.pid, name, targets[name], { connections, duration: warmupSeconds });
   const sums = Object.fromEntries(names.map((n) => [n, { requests: 0, cpuS: 0, durationS: 0, p99: [] }]));
   for (const name of [...order, ...[...order].reverse()]) {
     const r = await measure(servers[name].child.pid, name, targets[name], { connections, duration: seconds });
@@ -80,7 +95,7 @@ for (let i = 0; i < rounds; i++) {
   for (const name of order) await servers[name].stop();
   const figures = (s) => ({ rps: s.requests / s.durationS, cpuUs: (s.cpuS / s.requests) * 1e6, p99: s.p99 });
   perRound.push({ this: figures(sums.this), baseline: figures(sums.baseline), bare: figures(sums.bare) });
-  console.error(`round ${i + 1} of ${rounds} measured`); // a run takes ~25 s a round
+  console.error(`round ${i + 1} of ${rounds} measured`); // a round takes ~30 s
 }
 rmSync(dir, { recursive: true, force: true });
 
@@ -88,7 +103,7 @@ const ratios = perRound.map((r) => r.this.rps / r.baseline.rps);
 const diffs = perRound.map((r) => r.this.cpuUs - r.baseline.cpuUs);
 const toBare = (build) => perRound.map((r) => r[build].rps / r.bare.rps);
 
-console.log(`\nbench api-ab: GET /v1/devices, ${connections} connections, ${rounds} rounds with new processes, each server 2 × ${seconds} s a round, node ${process.version}, ${os.cpus().length} cores\n`);
+console.log(`\nbench api-ab: GET /v1/devices, ${connections} connections, ${rounds} rounds with new processes, each server 2 × ${seconds} s a round, node ${process.version}, ${cores} cores${pinned ? `, the servers pinned to core ${cores - 1} and autocannon to the others` : ''}\n`);
 console.log('| round | bare req/s | baseline req/s | this req/s | this/baseline | this/bare | baseline/bare | bare µs CPU/req | baseline µs | this µs | this − baseline µs | p99 ms: bare; baseline; this |');
 console.log('|-------|------------|----------------|------------|---------------|-----------|---------------|-----------------|-------------|---------|--------------------|------------------------------|');
 const f = (x, d, w) => x.toFixed(d).padStart(w);
@@ -102,6 +117,8 @@ const result = {
   rounds,
   seconds,
   connections,
+  warmup_seconds: warmupSeconds,
+  pinned,
   baseline: baselineCli,
   rps_ratio_median: Number(median(ratios).toFixed(3)),
   cpu_us_diff_median: Number(median(diffs).toFixed(1)),
