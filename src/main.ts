@@ -39,7 +39,7 @@ import { registerGatewayMetrics } from './metrics/gateway-metrics.js';
 import { openMetricsListener } from './metrics/metrics-server.js';
 import { createLogger } from './daemon/process.js';
 import { gatewayId } from './daemon/gateway-id.js';
-import { choosePort, clockSynchronized } from './daemon/host.js';
+import { clockSynchronized, reservePort } from './daemon/host.js';
 import { createCloudSync } from './sync/create.js';
 import { createSdNotify, type SdNotify } from './daemon/sd-notify.js';
 import { isLoopbackHost } from './config/load.js';
@@ -125,8 +125,9 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
     cleanups.unshift(() => eventHub.close(0));
     registerEventStreamMetrics(registry, () => eventHub.stats());
 
-    const apiPort = await choosePort(config.api.host, config.api.port);
-    const localIssuer = config.auth.local.enabled ? await openLocalIssuer(config, secretBox, apiPort) : null;
+    const apiPort = await reservePort(config.api.host, config.api.port);
+    cleanups.unshift(() => apiPort.release());
+    const localIssuer = config.auth.local.enabled ? await openLocalIssuer(config, secretBox, apiPort.port) : null;
     if (localIssuer) {
       const stopRotation = await startKeyRotation(localIssuer, config.auth.local.key_rotation_days, log);
       cleanups.unshift(stopRotation);
@@ -228,7 +229,7 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
       ticketTtlS: config.rtsp.ticket_ttl_s,
       publicHost: config.rtsp.public_host,
       relayPort: relay.port,
-      apiPort,
+      apiPort: apiPort.port,
       ownNames: config.api.public_host ? [config.api.public_host] : [],
     });
     const streams: StreamAddresses = {
@@ -370,14 +371,15 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
             users: store,
             sessions: new LoginSessions(),
             limits: { byUser: new LoginRateLimiter(), byAddress: new LoginRateLimiter() },
-            firstParty: { apiPort, isOwnHost: (host) => isOwnHost(host, config.api.public_host ? [config.api.public_host] : []) },
+            firstParty: { apiPort: apiPort.port, isOwnHost: (host) => isOwnHost(host, config.api.public_host ? [config.api.public_host] : []) },
             logger: log.child({ part: 'oauth' }),
             ...(opts.oauthClock ? { now: opts.oauthClock } : {}),
           }
         : null,
     });
     cleanups.unshift(() => api.close());
-    await api.listen({ host: config.api.host, port: apiPort });
+    await apiPort.release();
+    await api.listen({ host: config.api.host, port: apiPort.port });
     const addr = api.server.address() as AddressInfo;
     const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
     const apiUrl = `https://${host}:${addr.port}`;
