@@ -7,12 +7,16 @@ import type { onRequestHookHandler, onResponseHookHandler, RouteOptions } from '
 
 /** Adds `hook` to the route's own onRequest hooks, before or after those it has. */
 export function addRouteOnRequest(route: Pick<RouteOptions, 'onRequest'>, hook: onRequestHookHandler, where: 'first' | 'last'): void {
-  const existing = route.onRequest === undefined ? [] : Array.isArray(route.onRequest) ? route.onRequest : [route.onRequest];
+  const existing = asList(route.onRequest);
   route.onRequest = where === 'first' ? [hook, ...existing] : [...existing, hook];
 }
 
 /** Adds `hook` after the route's own onResponse hooks. */
 export function addRouteOnResponse(route: Pick<RouteOptions, 'onResponse'>, hook: onResponseHookHandler): void {
-  const existing = route.onResponse === undefined ? [] : Array.isArray(route.onResponse) ? route.onResponse : [route.onResponse];
-  route.onResponse = [...existing, hook];
+  route.onResponse = [...asList(route.onResponse), hook];
+}
+
+/** A route option that takes one hook or a list of them, as a list. */
+function asList<H>(hooks: H | H[] | undefined): H[] {
+  return hooks === undefined ? [] : Array.isArray(hooks) ? hooks : [hooks];
 }
