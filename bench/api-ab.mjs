@@ -21,7 +21,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { getTrusted, measure, median, seedDevices, selfSignedCert, startBareServer, startGatewayProcess } from './gateway-process.mjs';
+import { apiBenchConfig, getTrusted, measure, median, seedDevices, selfSignedCert, startBareServer, startGatewayProcess } from './gateway-process.mjs';
 
 const baselineCli = process.env.BENCH_BASELINE;
 if (!baselineCli) {
@@ -48,11 +48,7 @@ const configs = {};
 for (const [name, cli] of Object.entries(builds)) {
   const dataDir = path.join(dir, name);
   configs[name] = path.join(dir, `${name}.yaml`);
-  writeFileSync(
-    configs[name],
-    `gateway:\n  data_dir: ${dataDir}\napi:\n  host: 127.0.0.1\n  port: 0\n  tls:\n    cert_file: ${certFile}\n    key_file: ${keyFile}\n` +
-      `onvif:\n  discovery:\n    enabled: false\nrtsp:\n  host: 127.0.0.1\n  port: 0\n  udp_port: 0\nmetrics:\n  listen: 127.0.0.1:0\nlog:\n  level: info\ndetection:\n  mode: off\n`,
-  );
+  writeFileSync(configs[name], apiBenchConfig({ dataDir, certFile, keyFile }, 'detection:\n  mode: off\n'));
   // With that build's own store: its schema may be older than this one's.
   const { Store } = await import(path.join(path.dirname(cli), 'store/store.js'));
   seedDevices(dataDir, 50, Store);

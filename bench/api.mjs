@@ -23,7 +23,7 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { getTrusted, measure, median, seedDevices, selfSignedCert, startBareServer, startGatewayProcess, summarize } from './gateway-process.mjs';
+import { apiBenchConfig, getTrusted, measure, median, seedDevices, selfSignedCert, startBareServer, startGatewayProcess, summarize } from './gateway-process.mjs';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);
 const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -37,11 +37,7 @@ const dataDir = path.join(dir, 'data');
 const configFile = path.join(dir, 'config.yaml');
 // One certificate (ECDSA P-256, like the gateway's own) for both servers: the same TLS work.
 const { certFile, keyFile } = selfSignedCert(dir);
-writeFileSync(
-  configFile,
-  `gateway:\n  data_dir: ${dataDir}\napi:\n  host: 127.0.0.1\n  port: 0\n  tls:\n    cert_file: ${certFile}\n    key_file: ${keyFile}\n` +
-    `onvif:\n  discovery:\n    enabled: false\nrtsp:\n  host: 127.0.0.1\n  port: 0\n  udp_port: 0\nmetrics:\n  listen: 127.0.0.1:0\nlog:\n  level: info\n`,
-);
+writeFileSync(configFile, apiBenchConfig({ dataDir, certFile, keyFile }));
 
 seedDevices(dataDir, 50);
 

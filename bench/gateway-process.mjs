@@ -66,6 +66,18 @@ export async function startBareServer({ certFile, keyFile, bodyFile, route, cont
   return { child, url: JSON.parse(line).url, stop };
 }
 
+/**
+ * The config of an API benchmark's gateway: its data in `dataDir`, the API on a free loopback port
+ * with the certificate given, no discovery, the relay and metrics on free ports; `extra` YAML after.
+ */
+export function apiBenchConfig({ dataDir, certFile, keyFile }, extra = '') {
+  return (
+    `gateway:\n  data_dir: ${dataDir}\napi:\n  host: 127.0.0.1\n  port: 0\n  tls:\n    cert_file: ${certFile}\n    key_file: ${keyFile}\n` +
+    `onvif:\n  discovery:\n    enabled: false\nrtsp:\n  host: 127.0.0.1\n  port: 0\n  udp_port: 0\nmetrics:\n  listen: 127.0.0.1:0\nlog:\n  level: info\n` +
+    extra
+  );
+}
+
 /** `count` cameras in the store of `dataDir` (every fifth offline), as the list benchmarks read them. */
 export function seedDevices(dataDir, count, StoreOfBuild = Store) {
   const store = StoreOfBuild.open(dataDir);
