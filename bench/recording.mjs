@@ -32,7 +32,8 @@
 // stream, a separate cost, and the test picture moves all the time.
 // Env: BENCH_CAMERAS (default 1,4,8,16), BENCH_SECONDS (default 20), BENCH_SETTLE_S (default 5),
 // BENCH_EVENT_S (default 3), BENCH_EVENT_TRIALS (default 3), BENCH_EVENT_CAMERAS (the N values with
-// the event step; default the smallest and the largest). Needs ffmpeg, ffprobe and the simulator's
+// the event step; default the smallest and the largest), BENCH_NODE_ARGS (flags for the gateway's
+// node, split on spaces: `--cpu-prof --cpu-prof-dir=DIR` profiles the daemon). Needs ffmpeg, ffprobe and the simulator's
 // packages (see ./run). About 4 minutes with the defaults.
 import { execFile, execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -51,6 +52,7 @@ const eventHoldS = Number(process.env.BENCH_EVENT_S ?? 3);
 const eventTrials = Number(process.env.BENCH_EVENT_TRIALS ?? 3);
 // The event step for the smallest and the largest N by default (it adds about 15 s per trial).
 const eventCounts = process.env.BENCH_EVENT_CAMERAS ? process.env.BENCH_EVENT_CAMERAS.split(',').map(Number) : [Math.min(...counts), Math.max(...counts)];
+const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
 const PRE_ROLL_S = 5;
 const POST_ROLL_S = 5;
 const MAIN_KBPS = 4000;
@@ -217,7 +219,7 @@ async function benchCameras(n, withEvent) {
         `log:\n  level: info\n`,
     );
     const tGateway = performance.now();
-    gateway = await startGatewayProcess(configFile);
+    gateway = await startGatewayProcess(configFile, nodeArgs);
     // The gateway's warnings and errors (pino JSON on stdout): restarts and stalls show up here.
     let partial = '';
     gateway.child.stdout.on('data', (d) => {

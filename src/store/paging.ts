@@ -65,11 +65,12 @@ function page<R, T>(rows: R[], limit: number, map: (r: R) => T, key: (t: T) => P
  * same way (`alsoForget`: the revocation answers). List pages are read far more often than written
  * (apps poll; devices and alerts change rarely), and turning SQLite rows into objects costs ~3 µs a
  * row on a Pi-class CPU. Pages are memoised until the next write: the connection's writes clear the
- * memo directly, other connections' show in data_version.
+ * memo directly, other connections' show in data_version. Every page of every list is in one map,
+ * keyed by its list and its query, so a clear can never miss one.
  */
 export class PageMemo {
-  /** Every kept page's key, oldest first, with the list that holds the page. */
-  private readonly kept = new Map<string, { delete(key: string): boolean }>();
+  /** Every kept page by `list\0query`, oldest first. */
+  private readonly pages = new Map<string, unknown>();
   private readonly others: Array<{ clear(): void }> = [];
   private dataVersion = -1;
   /** now() (ms) just before data_version was last read. */
@@ -85,9 +86,12 @@ export class PageMemo {
     this.others.push(memo);
   }
 
+  get size(): number {
+    return this.pages.size;
+  }
+
   clear(): void {
-    for (const [key, list] of this.kept) list.delete(key);
-    this.kept.clear();
+    this.pages.clear();
     for (const memo of this.others) memo.clear();
   }
 
@@ -106,16 +110,20 @@ export class PageMemo {
     }
   }
 
-  /** Counts a page `list` is about to keep under `key`, giving up the oldest kept page when full. */
-  keep(key: string, list: { delete(key: string): boolean }): void {
-    if (this.kept.size >= MAX_CACHED_PAGES) {
-      for (const [oldest, holder] of this.kept) {
-        holder.delete(oldest);
-        this.kept.delete(oldest);
+  /** The page kept for this list and query, if any (the caller knows its type: one list, one type). */
+  get<T>(list: string, query: string): T | undefined {
+    return this.pages.get(`${list}\0${query}`) as T | undefined;
+  }
+
+  /** Keeps a page, giving up the oldest kept page when full. */
+  keep(list: string, query: string, page: unknown): void {
+    if (this.pages.size >= MAX_CACHED_PAGES) {
+      for (const oldest of this.pages.keys()) {
+        this.pages.delete(oldest);
         break;
       }
     }
-    this.kept.set(key, list);
+    this.pages.set(`${list}\0${query}`, page);
   }
 }
 
@@ -123,7 +131,6 @@ export class PageMemo {
 export class PagedList<Row, Item> {
   // Prepared once per distinct SQL text; the set is finite (the combinations of this list's filters).
   private readonly statements = new Map<string, Database.Statement<unknown[], Row>>();
-  private readonly pages = new Map<string, Page<Item>>();
 
   constructor(
     private readonly db: Database.Database,
@@ -134,12 +141,11 @@ export class PagedList<Row, Item> {
   page(filters: readonly ListFilter[], opts: ListOptions): Page<Item> {
     this.memo.forgetIfChangedElsewhere();
     const cacheKey = pageKey(filters, opts);
-    const hit = this.pages.get(cacheKey);
+    const hit = this.memo.get<Page<Item>>(this.shape.table, cacheKey);
     if (hit) return hit;
     const q = keysetQuery(this.shape.table, this.shape.keyColumn, filters, opts);
     const result = page(this.statement(q.sql).all(...q.params), opts.limit, this.shape.toItem, this.shape.keyOf);
-    this.memo.keep(cacheKey, this.pages);
-    this.pages.set(cacheKey, result);
+    this.memo.keep(this.shape.table, cacheKey, result);
     return result;
   }
 

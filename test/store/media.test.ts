@@ -138,3 +138,37 @@ describe('open episodes and recording status', () => {
     store.close();
   });
 });
+
+describe('list pages after a clip is written', () => {
+  // The sequence a person's app makes: the camera's alerts and recordings listed with the same
+  // filters while an event is being recorded, then the recordings again once its clip is written.
+  // The two lists' pages had one key, so a write forgot only the list that held the key last.
+  it('lists a new clip at once, whatever other list was read with the same filters', () => {
+    const { store } = open();
+    const page = { deviceId: 'c1', limit: 100, after: null };
+    expect(store.listRecordings(page).items).toEqual([]);
+    expect(store.listAlerts(page).items).toEqual([]);
+    store.openEpisode(alert('a1'), episode);
+    expect(store.listAlerts(page).items.map((a) => a.id)).toEqual(['a1']);
+    expect(store.listRecordings(page).items).toEqual([]);
+    store.beginClip('a1', clip('r1', true));
+    store.saveRecording(rec('r1'), 200);
+    expect(store.listRecordings(page).items.map((r) => r.id)).toEqual(['r1']);
+    expect(store.listAlerts(page).items[0]).toMatchObject({ id: 'a1', recordingId: 'r1' });
+    store.close();
+  });
+
+  it('forgets every list\'s pages on a write, also when the lists were read in every order', () => {
+    const { store } = open();
+    const page = { deviceId: 'c1', limit: 100, after: null };
+    store.listAlerts(page);
+    store.listRecordings(page);
+    store.openEpisode(alert('a1'), episode);
+    store.listRecordings(page);
+    store.listAlerts(page);
+    store.saveRecording(rec('r1'), 200);
+    expect(store.listRecordings(page).items.map((r) => r.id)).toEqual(['r1']);
+    expect(store.listAlerts(page).items[0]).toMatchObject({ id: 'a1', recordingId: 'r1' });
+    store.close();
+  });
+});

@@ -9,33 +9,43 @@ describe('PageMemo', () => {
       () => dataVersion,
       () => now,
     );
-    const a = new Map<string, number>();
-    const b = new Map<string, number>();
-    for (let i = 0; i < 64; i++) {
-      const list = i % 2 === 0 ? a : b;
-      memo.keep(`k${i}`, list);
-      list.set(`k${i}`, i);
-    }
-    expect(a.size + b.size).toBe(64);
-    memo.keep('k64', b);
-    b.set('k64', 64);
-    expect(a.has('k0')).toBe(false); // the oldest, in another list
-    expect(a.size + b.size).toBe(64);
+    for (let i = 0; i < 64; i++) memo.keep(i % 2 === 0 ? 'a' : 'b', `k${i}`, i);
+    expect(memo.size).toBe(64);
+    memo.keep('b', 'k64', 64);
+    expect(memo.get('a', 'k0')).toBeUndefined(); // the oldest, in another list
+    expect(memo.get('b', 'k64')).toBe(64);
+    expect(memo.size).toBe(64);
 
     memo.forgetIfChangedElsewhere(); // first look: remembers the version, drops what it cannot vouch for
-    a.set('fresh', 1);
-    memo.keep('fresh', a);
+    expect(memo.size).toBe(0);
+    memo.keep('a', 'fresh', 1);
     memo.forgetIfChangedElsewhere();
-    expect(a.get('fresh')).toBe(1);
+    expect(memo.get('a', 'fresh')).toBe(1);
     dataVersion = 2;
     now += OTHER_COMMITS_LOOK_MS;
     memo.forgetIfChangedElsewhere();
-    expect(a.size + b.size).toBe(0);
+    expect(memo.size).toBe(0);
 
-    memo.keep('again', b);
-    b.set('again', 1);
+    memo.keep('b', 'again', 1);
     memo.clear();
-    expect(b.size).toBe(0);
+    expect(memo.size).toBe(0);
+  });
+
+  it('keeps the pages of two lists read with the same query apart, and forgets both on a write', () => {
+    const memo = new PageMemo(() => 1);
+    memo.keep('recordings', 'q', 'r');
+    memo.keep('alerts', 'q', 'a');
+    expect([memo.get('recordings', 'q'), memo.get('alerts', 'q')]).toEqual(['r', 'a']);
+    memo.clear();
+    expect([memo.get('recordings', 'q'), memo.get('alerts', 'q')]).toEqual([undefined, undefined]);
+  });
+
+  it('clears the other memos it was given with its pages', () => {
+    const memo = new PageMemo(() => 1);
+    const other = new Map([['x', 1]]);
+    memo.alsoForget(other);
+    memo.clear();
+    expect(other.size).toBe(0);
   });
 
   it('looks for other connections\' commits at most every OTHER_COMMITS_LOOK_MS, and at the next call after that', () => {
@@ -49,18 +59,16 @@ describe('PageMemo', () => {
       },
       () => now,
     );
-    const pages = new Map<string, number>();
     memo.forgetIfChangedElsewhere();
-    memo.keep('p', pages);
-    pages.set('p', 1);
+    memo.keep('list', 'p', 1);
     dataVersion = 2; // another process commits
     now += OTHER_COMMITS_LOOK_MS - 0.001;
     memo.forgetIfChangedElsewhere();
     expect(looks).toBe(1); // the look before still serves
-    expect(pages.get('p')).toBe(1);
+    expect(memo.get('list', 'p')).toBe(1);
     now += 0.001;
     memo.forgetIfChangedElsewhere();
     expect(looks).toBe(2);
-    expect(pages.size).toBe(0);
+    expect(memo.size).toBe(0);
   });
 });

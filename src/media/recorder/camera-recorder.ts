@@ -109,8 +109,11 @@ export class CameraRecorder {
   private readonly ticker: NodeJS.Timeout;
   private readonly now: () => number;
   private stopped = false;
-  /** Per ffmpeg run (segment file prefix): its audio does not change within a run. */
-  private readonly audioModes = new Map<string, AudioMode>();
+  /**
+   * Per ffmpeg run (segment file prefix): its audio does not change within a run. Asked as soon as
+   * the run lists its first segment, so the first clip of a run does not wait for an ffmpeg start.
+   */
+  private readonly audioModes = new Map<string, Promise<AudioMode>>();
   /** Episodes whose alert waits for the detector. */
   private readonly pending = new Map<number, Pending>();
   /** Episodes the detector looked at and found nothing in, with unconfirmed: drop: nothing is written. */
@@ -240,6 +243,8 @@ export class CameraRecorder {
     let keepFrom = this.tracker.current?.from ?? null;
     for (const cut of this.unwritten) keepFrom = keepFrom === null ? cut.from : Math.min(keepFrom, cut.from);
     this.segmenter.prune(now - this.opts.preRollMs - 10_000, keepFrom);
+    const newest = this.segmenter.ring.list().at(-1);
+    if (newest) void this.audioModeOf(this.segmenter.file(newest.file));
   }
 
   private enqueue(cuts: ClipCut[]): void {
@@ -335,11 +340,11 @@ export class CameraRecorder {
   }
 
   /** What the clip does with audio, asked of ffmpeg once per segmenter run (it costs an ffmpeg start). */
-  private async audioModeOf(segment: string): Promise<AudioMode> {
+  private audioModeOf(segment: string): Promise<AudioMode> {
     const run = path.basename(segment).split('-')[0] ?? '';
     let mode = this.audioModes.get(run);
     if (!mode) {
-      mode = await audioModeOf(this.opts.ffmpegPath, segment);
+      mode = audioModeOf(this.opts.ffmpegPath, segment);
       if (this.audioModes.size > 16) this.audioModes.clear();
       this.audioModes.set(run, mode);
     }

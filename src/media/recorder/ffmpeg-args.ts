@@ -25,6 +25,18 @@ export interface SegmenterArgs {
 }
 
 /**
+ * The packets ffmpeg's RTSP demuxer (5.1, as Debian 12 and Raspberry Pi OS ship it) reads while it
+ * probes the streams come out with broken times, whatever the camera: the first picture with none
+ * (the segment muxer warns that this is deprecated and will stop working), the first audio frames
+ * all at 0 (ffmpeg warns and nudges them by one tick). Not probing (`-fflags +nobuffer`) would drop
+ * them instead: about two seconds of footage at every start of the recorder's ffmpeg. These give
+ * them their place in the stream, and leave every other packet as it is: the first picture one
+ * frame before the next, an audio frame no later than the one before it right after that one.
+ */
+const VIDEO_TIMES = 'setts=pts=if(eq(PTS\\,NOPTS)\\,DTS-DURATION\\,PTS):dts=if(eq(PTS\\,NOPTS)\\,DTS-DURATION\\,DTS)';
+const AUDIO_TIMES = 'setts=ts=if(lte(TS\\,PREV_OUTDTS)\\,PREV_OUTDTS+DURATION\\,TS)';
+
+/**
  * The always-on segmenter: the main stream copied into NUT segments, and one CSV line on stdout per
  * finished segment (`name,start,end` in stream seconds), which is how the recorder learns of
  * segments without polling the directory. NUT, not MPEG-TS: TS cannot carry G.711 audio (common on
@@ -37,6 +49,8 @@ export function segmenterArgs(o: SegmenterArgs): string[] {
     ...relayInput(o.inputUrl, o.readTimeoutS),
     '-map', '0:v:0', '-map', '0:a:0?',
     '-c', 'copy',
+    '-bsf:v', VIDEO_TIMES,
+    '-bsf:a', AUDIO_TIMES,
     '-f', 'segment',
     '-segment_time', String(o.segmentSeconds),
     '-segment_format', 'nut',

@@ -155,6 +155,8 @@ export class Segmenter {
     const args = segmenterArgs({ inputUrl: this.opts.inputUrl(), pattern: path.join(this.opts.dir, segmentPattern(run)), segmentSeconds: this.opts.segmentSeconds ?? 0.5, readTimeoutS: 5 });
     const child = spawn(this.opts.ffmpegPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     this.child = child;
+    // Not its arguments: the input URL holds a ticket.
+    this.opts.logger.debug({ device: this.opts.deviceId, run, pid: child.pid }, 'recorder ffmpeg started');
     this.lastSegmentAt = this.now();
     const stderr = new RateLimitedLines(this.opts.logger, 'recorder ffmpeg says');
     child.stderr?.on('data', (d: Buffer) => stderr.push(d));

@@ -4,11 +4,13 @@ import { roll, rtpTimeAt, secondsAt, senderReportAnchor, type ClockAnchor } from
 import { createRtpHeader, readRtpHeaderInto } from '../rtp.js';
 
 // One camera stream, many readers (LAN viewers and the recorder). The camera session feeds packets
-// in once; each is copied once (the upstream hands views into its socket chunks) and the same
-// Buffer goes to every reader. The packets since the last keyframe are kept, so a new reader starts
-// at once on a keyframe. A reader that falls behind loses packets, never the others' time: past its
-// byte budget it skips to the next keyframe (a decodable restart), and one that stays behind too
-// long is evicted.
+// in once and the same Buffer goes to every reader: the upstream hands views into its socket reads,
+// each read its own memory that nothing writes again, so a packet is never copied here (a copy per
+// packet would be a new ArrayBuffer every few packets, and V8 runs a full collection about every
+// second for that external memory with 16 cameras). The packets since the last keyframe are kept,
+// so a new reader starts at once on a keyframe. A reader that falls behind loses packets, never the
+// others' time: past its byte budget it skips to the next keyframe (a decodable restart), and one
+// that stays behind too long is evicted.
 
 export interface FanOutReader {
   /** Bytes written to this reader and not yet sent (e.g. a socket's writableLength). */
@@ -217,9 +219,12 @@ export class FanOut {
     this.stats.readers = this.readers.size;
   }
 
-  /** Feeds one RTP packet from the camera (a view: it is copied here, once). */
-  push(track: number, view: Buffer): void {
-    if (!readRtpHeaderInto(view, this.header)) return;
+  /**
+   * Feeds one RTP packet from the camera. It is kept as given (in the cached group of pictures) and
+   * shared with every reader: its bytes must never change afterwards.
+   */
+  push(track: number, packet: Buffer): void {
+    if (!readRtpHeaderInto(packet, this.header)) return;
     const rtpTime = this.header.timestamp;
     if (track === this.opts.videoTrack) {
       this.lastVideoRtpTime = rtpTime;
@@ -231,10 +236,9 @@ export class FanOut {
     if (srClock) roll(srClock, rtpTime);
     const keyframe =
       track === this.opts.videoTrack &&
-      this.startsKeyframe(view, this.header.payloadOffset, this.header.payloadLength) &&
+      this.startsKeyframe(packet, this.header.payloadOffset, this.header.payloadLength) &&
       // The parameter sets and the first slice of one picture share a timestamp: one group.
       this.header.timestamp !== this.gopTimestamp;
-    const packet = Buffer.from(view);
     if (keyframe) {
       this.gop = [];
       this.gopBytes = 0;

@@ -156,28 +156,60 @@ export function sessionReader(session: RelaySession, udp: RelayUdp, udpAddress: 
     };
   }
   const socket = session.connection as Socket;
-  const write = (channel: number, packet: Buffer) => {
-    if (socket.destroyed) return;
-    // allocUnsafe of 4 bytes is a view into Node's shared pool, not a fresh ArrayBuffer per packet.
-    const header = Buffer.allocUnsafe(4);
-    header[0] = 0x24;
-    header[1] = channel;
-    header.writeUInt16BE(packet.length, 2);
-    socket.cork();
-    socket.write(header);
-    socket.write(packet);
-    socket.uncork();
-  };
+  const frames = new InterleavedBatch(socket);
   return {
-    pendingBytes: () => socket.writableLength,
+    pendingBytes: () => socket.writableLength + frames.bytes,
     deliver: (track, packet) => {
       const out = session.tracks.get(track);
-      if (out?.kind === 'tcp') write(out.channel, packet);
+      if (out?.kind === 'tcp' && !socket.destroyed) frames.add(out.channel, packet);
     },
     deliverRtcp: (track, report) => {
       const out = session.tracks.get(track);
-      if (out?.kind === 'tcp') write(out.channel + 1, report);
+      if (out?.kind === 'tcp' && !socket.destroyed) frames.add(out.channel + 1, report);
     },
     evict: () => socket.destroy(),
   };
+}
+
+/**
+ * Interleaved frames (RFC 2326 §10.12: `$`, channel, length, packet) gathered while the packets of
+ * one camera read are handed out, and written together once that read is done (next tick). A
+ * camera sends a picture as one burst of a few dozen packets: one system call (and one wake-up of
+ * the reader, ffmpeg for the recorder) per picture instead of one per packet. The packets are
+ * written as they are (the socket gathers them, corked); only their 4-byte headers are new, all in
+ * one small buffer per batch.
+ */
+export class InterleavedBatch {
+  private packets: Buffer[] = [];
+  private channels: number[] = [];
+  /** Bytes gathered and not yet written, headers included. */
+  bytes = 0;
+
+  constructor(private readonly socket: Pick<Socket, 'cork' | 'uncork' | 'write' | 'destroyed'>) {}
+
+  add(channel: number, packet: Buffer): void {
+    if (this.packets.length === 0) process.nextTick(() => this.flush());
+    this.packets.push(packet);
+    this.channels.push(channel);
+    this.bytes += 4 + packet.length;
+  }
+
+  private flush(): void {
+    const { packets, channels, socket } = this;
+    this.packets = [];
+    this.channels = [];
+    this.bytes = 0;
+    if (socket.destroyed) return;
+    const headers = Buffer.allocUnsafe(4 * packets.length);
+    socket.cork();
+    for (const [i, packet] of packets.entries()) {
+      const at = 4 * i;
+      headers[at] = 0x24;
+      headers[at + 1] = channels[i] ?? 0;
+      headers.writeUInt16BE(packet.length, at + 2);
+      socket.write(headers.subarray(at, at + 4));
+      socket.write(packet);
+    }
+    socket.uncork();
+  }
 }

@@ -17,7 +17,8 @@ import { mediaCodecs, parseSdp, resolveControl, type MediaCodec, type SdpSession
 
 // The relay's client side: one RTSP session to a camera, RTP over the RTSP TCP connection
 // (interleaved), Basic or Digest authentication, keep-alive, and a stall watchdog. Packets are
-// handed to onPacket as views into the received chunk: the receiver copies what it keeps.
+// handed to onPacket as views into the received chunk (a copy where a packet spans two): each socket
+// read is memory of its own that nothing writes again, so the receiver may keep them as they are.
 
 export class UpstreamError extends Error {
   override readonly name = 'UpstreamError';

@@ -209,6 +209,10 @@ type State =
   | { phase: 'head'; scan: HeadScan }
   | { phase: 'body'; item: Extract<ReadItem, { kind: 'request' | 'response' }>; length: number };
 
+// The two states without data, made once: a camera's stream passes through them for every packet.
+const START: State = { phase: 'start' };
+const FRAME: State = { phase: 'frame' };
+
 function positiveInt(value: number | undefined, fallback: number, min: number, what: string): number {
   if (value === undefined) return fallback;
   if (!Number.isSafeInteger(value) || value < min) throw new TypeError(`${what} must be an integer >= ${min}`);
@@ -239,7 +243,7 @@ export class RtspStreamReader {
   readonly #maxBody: number;
   readonly #maxFrame: number;
   readonly #queue = new ByteQueue();
-  #state: State = { phase: 'start' };
+  #state: State = START;
   #failed: RtspParseError | null = null;
 
   constructor(opts: RtspStreamReaderOptions = {}) {
@@ -282,7 +286,7 @@ export class RtspStreamReader {
           while (q.length > 0 && (q.byteAt(0) === CR || q.byteAt(0) === LF)) q.skip(1);
           if (q.length === 0) return null;
           this.#state = q.byteAt(0) === DOLLAR
-            ? { phase: 'frame' }
+            ? FRAME
             : { phase: 'head', scan: { pos: 0, firstLineDone: false, start: 'unknown', inMethod: true, lineLen: 0 } };
           break;
         }
@@ -294,7 +298,7 @@ export class RtspStreamReader {
           if (q.length < 4 + size) return null;
           q.skip(4);
           const payload = q.take(size);
-          this.#state = { phase: 'start' };
+          this.#state = START;
           return { kind: 'interleaved', channel, payload };
         }
         case 'head': {
@@ -312,7 +316,7 @@ export class RtspStreamReader {
         case 'body': {
           if (q.length < state.length) return null;
           state.item.msg.body = q.take(state.length);
-          this.#state = { phase: 'start' };
+          this.#state = START;
           return state.item;
         }
       }

@@ -21,6 +21,9 @@ describe('ffmpeg argument lists', () => {
     expect(args.at(-1)).toBe('/dev/shm/x/r1-%09d.nut');
     expect(args.join(' ')).toContain('-segment_format nut');
     expect(args).not.toContain('-c:v');
+    // The packets read while ffmpeg probes get their place in the stream (segmenter-warnings.test.ts).
+    expect(args[args.indexOf('-bsf:v') + 1]).toMatch(/^setts=pts=if\(eq\(PTS\\,NOPTS\)/);
+    expect(args[args.indexOf('-bsf:a') + 1]).toMatch(/^setts=ts=if\(lte\(TS\\,PREV_OUTDTS\)/);
   });
 
   it.each([
