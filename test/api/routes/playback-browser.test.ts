@@ -90,6 +90,12 @@ describe('a recorded clip in a <video> element', () => {
     const context = await newContext(browser);
     try {
       const page = await context.newPage();
+      // What the media element asked the play route for, as chromium saw the answers (the gateway
+      // counts an answer only once it is sent to the end, which one chromium cuts short is not).
+      const plays: Array<{ status: number; range: string | undefined }> = [];
+      page.on('response', (res) => {
+        if (new URL(res.url()).pathname.endsWith('/play')) plays.push({ status: res.status(), range: res.request().headers().range });
+      });
       // The gateway's own origin, as the web app: playback_url is a path relative to it.
       await page.goto(`${t.gw.apiUrl}/healthz`);
       // Page code as text: the tests are compiled without the DOM library.
@@ -120,11 +126,10 @@ describe('a recorded clip in a <video> element', () => {
       expect(result.presentedAt).toBeGreaterThanOrEqual(result.middle - 0.5);
       expect(result.presentedAt).toBeLessThan(result.duration);
       expect(result.frames).toBeGreaterThan(0);
+      // The element fetched it by byte ranges from the play route.
+      expect(plays.some((p) => p.status === 206 && p.range?.startsWith('bytes='))).toBe(true);
     } finally {
       await context.close();
     }
-    // The element fetched it by byte ranges from the play route.
-    const metrics = await t.metrics();
-    expect(metrics).toMatch(/edge_gateway_http_requests_total\{method="GET",route="\/v1\/recordings\/:recording_id\/play",status="206"\} [1-9]/);
   }, 120_000);
 });
