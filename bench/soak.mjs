@@ -1,0 +1,403 @@
+// Benchmark: memory over time under ordinary use. The gateway as its own process with N simulated
+// cameras (default 4; 1280x720, 15 frames/s, 2 Mbit/s, looped, so the source costs little), its
+// recorders, the detector on every motion start, cloud sync to a Mosquitto on loopback, and a
+// scripted mix of what people and cameras do, for a duration given on the command line:
+//   npm run bench -- soak [DURATION]       DURATION: 30m (default), 2h, 900s, …
+//  - every 5 s a motion event on the next camera (3 s long), checked by the detector;
+//  - every 5 s each camera's snapshot (width=320) and recordings list, and the alerts list;
+//  - every 15 s an RTSP viewer (ffmpeg, copying) for 4 s; every 20 s an LL-HLS viewer (playlist,
+//    init segment and parts fetched as a player would) for 6 s, on the next camera;
+//  - one GET /v1/events stream held open all along;
+//  - every 10 min the MQTT broker stopped for 60 s (the outbox fills, then drains); every 10 min,
+//    5 min later, the next camera rebooted (gone 3 s, then back with no subscription).
+// Every 30 s, after a full garbage collection (HeapProfiler.collectGarbage through the daemon's
+// inspector, on a loopback port), it samples the daemon's RSS (/proc), process.memoryUsage() (heap
+// used, external, array buffers; through the inspector), its open files and its threads.
+// It reports the samples, the least-squares slope of RSS over the last two thirds of the run in MB
+// per hour (goal: <= 2 once warm) and of heap and external likewise, the API errors and the
+// gateway's warnings. Env: BENCH_CAMERAS (default 4), BENCH_SAMPLE_S (default 30), BENCH_NODE_ARGS
+// (more flags for the daemon's node, split on spaces), BENCH_ENV (NAME=VALUE pairs for the daemon,
+// split on spaces: e.g. MALLOC_ARENA_MAX=2), BENCH_FEATURES (comma list of what runs; default all:
+// events,snapshots,lists,rtsp,hls,sse,mqtt,reboot), to bisect. Needs ffmpeg, mosquitto and the
+// simulator's packages (see ./run).
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { Agent, request } from 'node:https';
+import { createServer } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { pino } from 'pino';
+import { startFleet } from '../dist/onvif/simulator/fleet.js';
+
+const durationArg = process.argv[3] ?? '30m';
+const unit = { s: 1, m: 60, h: 3600 };
+const durationMatch = /^(\d+(?:\.\d+)?)([smh]?)$/.exec(durationArg);
+if (!durationMatch) {
+  console.error(`usage: npm run bench -- soak [DURATION]   (e.g. 30m, 2h, 900s; got ${durationArg})`);
+  process.exit(2);
+}
+const durationS = Number(durationMatch[1]) * unit[durationMatch[2] || 's'];
+const cameras = Number(process.env.BENCH_CAMERAS ?? 4);
+const sampleS = Number(process.env.BENCH_SAMPLE_S ?? 30);
+const features = new Set((process.env.BENCH_FEATURES ?? 'events,snapshots,lists,rtsp,hls,sse,mqtt,reboot').split(','));
+const extraNodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+const extraEnv = Object.fromEntries((process.env.BENCH_ENV ?? '').split(' ').filter(Boolean).map((p) => p.split('=')));
+const logger = pino({ level: 'silent' });
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const round1 = (x) => Math.round(x * 10) / 10;
+const MiB = 2 ** 20;
+
+async function freePort() {
+  return new Promise((resolve) => {
+    const s = createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+const dir = mkdtempSync(path.join(os.tmpdir(), 'eg-bench-soak-'));
+const segmentDir = mkdtempSync('/dev/shm/eg-bench-soak-');
+const stopAt = Date.now() + durationS * 1000;
+const running = () => Date.now() < stopAt;
+/** A sleep that ends with the run. */
+const nap = (ms) => sleep(Math.min(ms, Math.max(0, stopAt - Date.now())));
+const counts = { api: 0, apiErrors: 0, apiErrorExamples: [], events: 0, rtspViewers: 0, rtspFailed: 0, hlsViewers: 0, hlsFailed: 0, sseBytes: 0, brokerOutages: 0, reboots: 0 };
+const warnings = new Map();
+let gateway = null;
+let broker = null;
+let fleet = null;
+
+// --- the broker ----------------------------------------------------------------------------------
+const brokerPort = await freePort();
+const brokerConf = path.join(dir, 'mosquitto.conf');
+writeFileSync(brokerConf, `user ${os.userInfo().username}\nlistener ${brokerPort} 127.0.0.1\nallow_anonymous true\npersistence false\n`);
+const startBroker = () => {
+  broker = spawn('/usr/sbin/mosquitto', ['-c', brokerConf], { stdio: 'ignore' });
+};
+const stopBroker = async () => {
+  const b = broker;
+  broker = null;
+  if (!b) return;
+  b.kill('SIGTERM');
+  await new Promise((r) => (b.exitCode !== null ? r() : b.once('exit', r)));
+};
+
+// --- the daemon's inspector: forced collections and process.memoryUsage() -----------------------
+class Inspector {
+  #ws;
+  #id = 0;
+  #pending = new Map();
+  static async connect(port) {
+    let list = null;
+    for (let i = 0; i < 50 && !list; i++) {
+      list = await fetch(`http://127.0.0.1:${port}/json/list`).then((r) => r.json()).catch(() => null);
+      if (!list) await sleep(100);
+    }
+    if (!list?.[0]) throw new Error('the daemon\'s inspector did not answer');
+    const me = new Inspector();
+    me.#ws = new WebSocket(list[0].webSocketDebuggerUrl);
+    await new Promise((resolve, reject) => {
+      me.#ws.onopen = resolve;
+      me.#ws.onerror = () => reject(new Error('cannot open the inspector'));
+    });
+    me.#ws.onmessage = (m) => {
+      const msg = JSON.parse(m.data);
+      const waiter = me.#pending.get(msg.id);
+      if (!waiter) return;
+      me.#pending.delete(msg.id);
+      if (msg.error) waiter.reject(new Error(msg.error.message));
+      else waiter.resolve(msg.result);
+    };
+    return me;
+  }
+  call(method, params = {}) {
+    const id = ++this.#id;
+    this.#ws.send(JSON.stringify({ id, method, params }));
+    return new Promise((resolve, reject) => this.#pending.set(id, { resolve, reject }));
+  }
+  async memoryUsage() {
+    const r = await this.call('Runtime.evaluate', { expression: 'JSON.stringify(process.memoryUsage())', returnByValue: true });
+    return JSON.parse(r.result.value);
+  }
+  close() {
+    this.#ws.close();
+  }
+}
+
+function procStatus(pid) {
+  const text = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (name) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(text)?.[1] ?? 0) * 1024;
+  return { rss: kb('VmRSS'), threads: Number(/^Threads:\s+(\d+)/m.exec(text)?.[1] ?? 0), fds: readdirSync(`/proc/${pid}/fd`).length };
+}
+
+/** Least-squares slope of y over t (s), per hour. */
+function slopePerHour(points) {
+  if (points.length < 2) return null;
+  const mt = points.reduce((a, p) => a + p.t, 0) / points.length;
+  const my = points.reduce((a, p) => a + p.y, 0) / points.length;
+  const stt = points.reduce((a, p) => a + (p.t - mt) ** 2, 0);
+  return stt > 0 ? (points.reduce((a, p) => a + (p.t - mt) * (p.y - my), 0) / stt) * 3600 : null;
+}
+
+const samples = [];
+let inspector = null;
+try {
+  startBroker();
+  fleet = await startFleet({ count: cameras, host: '127.0.0.1', basePort: 0, username: 'admin', password: 'soak', discovery: null, rtspPort: 0, mainBitrateKbps: 2000, looped: { width: 1280, height: 720, fps: 15, gopS: 1, seconds: 10 }, logger });
+  const cameraList = fleet.cameras.map((c, i) => `  - name: Soak ${i}\n    onvif_url: ${c.deviceServiceUrl}\n    username: admin\n    password: soak\n`).join('');
+  const configFile = path.join(dir, 'config.yaml');
+  mkdirSync(path.join(dir, 'storage'));
+  writeFileSync(
+    configFile,
+    `gateway:\n  data_dir: ${dir}/data\napi:\n  host: 127.0.0.1\n  port: 0\nrtsp:\n  host: 127.0.0.1\n  port: 0\n  udp_port: 0\n  public_host: 127.0.0.1\n` +
+      `metrics:\n  listen: 127.0.0.1:0\nonvif:\n  discovery:\n    enabled: false\ncameras:\n${cameraList}` +
+      `recording:\n  storage_dir: ${dir}/storage\n  segment_dir: ${segmentDir}\n  pre_roll_s: 3\n  post_roll_s: 3\n  motion:\n    mode: 'off'\n` +
+      `detection:\n  mode: 'on'\n` +
+      (features.has('mqtt') ? `sync:\n  mqtt:\n    url: mqtt://127.0.0.1:${brokerPort}\n` : '') +
+      `log:\n  level: info\n`,
+  );
+  const inspectPort = await freePort();
+  const cli = path.resolve(import.meta.dirname, '../dist/cli.js');
+  const child = spawn(process.execPath, [`--inspect=127.0.0.1:${inspectPort}`, ...extraNodeArgs, cli, 'start', '--config', configFile], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...extraEnv } });
+  process.once('exit', () => child.kill('SIGKILL'));
+  child.stderr.resume();
+  const started = await new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout.on('data', (d) => {
+      out += d;
+      const lines = out.split('\n');
+      out = lines.pop();
+      for (const line of lines) {
+        if (!line.startsWith('{')) continue;
+        let entry;
+        try {
+          entry = JSON.parse(line);
+        } catch {
+          continue;
+        }
+        if (entry.msg === 'edge gateway started') resolve(entry);
+        if (entry.level >= 40) {
+          const text = `${entry.msg}${entry.err ? `: ${String(entry.err).slice(0, 120)}` : ''}`;
+          warnings.set(text, (warnings.get(text) ?? 0) + 1);
+        }
+      }
+    });
+    child.once('exit', (code) => reject(new Error(`the gateway exited ${code}`)));
+  });
+  gateway = { child, apiUrl: started.apiUrl, pid: child.pid };
+  const token = execFileSync(process.execPath, [cli, 'token', '--config', configFile, '--scope', 'devices:read alerts:read recordings:read'], { encoding: 'utf8' }).trim();
+  const ca = readFileSync(path.join(dir, 'data/tls/cert.pem'));
+  const agent = new Agent({ keepAlive: true, maxSockets: 8, ca });
+  /** One API call; resolves with status and body (Buffer); counts errors (5xx, transport). */
+  const call = (p, { stream = false } = {}) =>
+    new Promise((resolve) => {
+      counts.api++;
+      const req = request(new URL(p, gateway.apiUrl), { agent, ca, servername: 'localhost', headers: { authorization: `Bearer ${token}` } }, (res) => {
+        if (stream) return resolve({ status: res.statusCode, res });
+        const chunks = [];
+        res.on('data', (c) => chunks.push(c));
+        res.on('end', () => {
+          if (res.statusCode >= 500) fail(`${p.split('?')[0]}: ${res.statusCode}`);
+          resolve({ status: res.statusCode, body: Buffer.concat(chunks) });
+        });
+        res.on('error', (e) => {
+          fail(`${p}: ${e.message}`);
+          resolve({ status: 0, body: Buffer.alloc(0) });
+        });
+      });
+      req.on('error', (e) => {
+        fail(`${p.split('?')[0]}: ${e.message}`);
+        resolve({ status: 0, body: Buffer.alloc(0) });
+      });
+      req.end();
+    });
+  const fail = (what) => {
+    counts.apiErrors++;
+    if (counts.apiErrorExamples.length < 5) counts.apiErrorExamples.push(what);
+  };
+
+  // All cameras online.
+  let devices = [];
+  for (const deadline = Date.now() + 90_000; Date.now() < deadline && devices.length < cameras; await sleep(500)) {
+    const r = await call('/v1/devices?limit=200&status=online');
+    if (r.status === 200) devices = JSON.parse(r.body).data;
+  }
+  if (devices.length < cameras) throw new Error(`only ${devices.length} of ${cameras} cameras online`);
+  const ids = devices.map((d) => d.id).sort();
+  // Camera i of the fleet reports the model SIM-(i+1).
+  const cameraOf = (id) => fleet.cameras[Number(devices.find((d) => d.id === id).model.slice(4)) - 1];
+  inspector = await Inspector.connect(inspectPort);
+  const t0 = Date.now();
+
+  // --- what people and cameras do ---
+  const every = (ms, fn, offsetMs = 0) =>
+    (async () => {
+      await nap(offsetMs);
+      for (let i = 0; running(); i++) {
+        const at = Date.now();
+        await fn(i).catch((e) => fail(`script: ${e.message}`));
+        await nap(Math.max(0, ms - (Date.now() - at)));
+      }
+    })();
+  const loops = [];
+  if (features.has('events'))
+    loops.push(
+      every(5000, async (i) => {
+        const cam = cameraOf(ids[i % ids.length]);
+        cam.trigger('motion', true);
+        counts.events++;
+        await sleep(3000);
+        cam.trigger('motion', false);
+      }),
+    );
+  if (features.has('snapshots')) loops.push(every(5000, async () => void (await Promise.all(ids.map((id) => call(`/v1/devices/${id}/snapshot?width=320`))))));
+  if (features.has('lists'))
+    loops.push(
+      every(5000, async () => {
+        await Promise.all(ids.map((id) => call(`/v1/devices/${id}/recordings?limit=20`)));
+        await call('/v1/alerts?limit=50');
+      }),
+    );
+  if (features.has('rtsp'))
+    loops.push(
+      every(15_000, async (i) => {
+        const r = await call(`/v1/devices/${ids[i % ids.length]}/stream?protocol=rtsp`);
+        if (r.status !== 200) return;
+        counts.rtspViewers++;
+        const ok = await new Promise((resolve) => {
+          const v = spawn('ffmpeg', ['-v', 'error', '-rtsp_transport', 'tcp', '-i', JSON.parse(r.body).stream_url, '-t', '4', '-c', 'copy', '-f', 'null', '-'], { stdio: 'ignore' });
+          const timer = setTimeout(() => v.kill('SIGKILL'), 15_000);
+          v.once('exit', (code) => {
+            clearTimeout(timer);
+            resolve(code === 0);
+          });
+        });
+        if (!ok) counts.rtspFailed++;
+      }),
+    );
+  if (features.has('hls'))
+    loops.push(
+      every(20_000, async (i) => {
+        const r = await call(`/v1/devices/${ids[(i + 1) % ids.length]}/stream?protocol=hls`);
+        if (r.status !== 200) return;
+        counts.hlsViewers++;
+        const playlistUrl = JSON.parse(r.body).stream_url;
+        const fetched = new Set();
+        let good = false;
+        for (const until = Date.now() + 6000; Date.now() < until; await sleep(500)) {
+          const pl = await call(new URL(playlistUrl).pathname + new URL(playlistUrl).search);
+          if (pl.status !== 200) break;
+          const text = pl.body.toString();
+          const uris = [...text.matchAll(/(?:URI="([^"]+)")|^([^#\s][^\s]*)$/gm)].map((m) => m[1] ?? m[2]);
+          for (const uri of uris.slice(-4)) {
+            if (fetched.has(uri)) continue;
+            fetched.add(uri);
+            const part = await call(new URL(uri, playlistUrl).pathname + new URL(uri, playlistUrl).search);
+            if (part.status === 200) good = true;
+          }
+        }
+        if (!good) counts.hlsFailed++;
+      }, 7000),
+    );
+  if (features.has('sse'))
+    loops.push(
+      (async () => {
+        while (running()) {
+          const r = await call('/v1/events', { stream: true });
+          if (!r.res) {
+            await sleep(1000);
+            continue;
+          }
+          await new Promise((resolve) => {
+            r.res.on('data', (c) => (counts.sseBytes += c.length));
+            r.res.on('end', resolve);
+            r.res.on('error', resolve);
+            const timer = setInterval(() => {
+              if (!running()) {
+                r.res.destroy();
+                clearInterval(timer);
+                resolve();
+              }
+            }, 1000);
+          });
+        }
+      })(),
+    );
+  if (features.has('mqtt'))
+    loops.push(
+      every(
+        600_000,
+        async () => {
+          if (Date.now() + 60_000 > stopAt) return;
+          await stopBroker();
+          counts.brokerOutages++;
+          await nap(60_000);
+          startBroker();
+        },
+        120_000,
+      ),
+    );
+  if (features.has('reboot'))
+    loops.push(
+      every(
+        600_000,
+        async (i) => {
+          cameraOf(ids[i % ids.length]).reboot();
+          counts.reboots++;
+        },
+        300_000,
+      ),
+    );
+
+  // --- sampling ---
+  const sample = async () => {
+    await inspector.call('HeapProfiler.collectGarbage');
+    const mem = await inspector.memoryUsage();
+    const st = procStatus(gateway.pid);
+    const s = { t: Math.round((Date.now() - t0) / 1000), rss: st.rss, heapUsed: mem.heapUsed, external: mem.external, arrayBuffers: mem.arrayBuffers, fds: st.fds, threads: st.threads };
+    samples.push(s);
+    console.error(`soak ${s.t}s: rss ${round1(s.rss / MiB)} MiB, heap ${round1(s.heapUsed / MiB)}, external ${round1(s.external / MiB)}, arrayBuffers ${round1(s.arrayBuffers / MiB)}, fds ${s.fds}, threads ${s.threads}`);
+  };
+  await sample();
+  while (running()) {
+    await sleep(Math.min(sampleS * 1000, Math.max(0, stopAt - Date.now())));
+    await sample();
+  }
+  await Promise.all(loops);
+} catch (err) {
+  counts.error = err.message;
+} finally {
+  inspector?.close();
+  if (gateway) {
+    gateway.child.kill('SIGTERM');
+    await new Promise((r) => (gateway.child.exitCode !== null ? r() : gateway.child.once('exit', r)));
+  }
+  await fleet?.stop();
+  await stopBroker();
+  rmSync(dir, { recursive: true, force: true });
+  rmSync(segmentDir, { recursive: true, force: true });
+}
+
+// --- report ---
+const warm = samples.filter((s) => s.t >= (samples.at(-1)?.t ?? 0) / 3);
+const slope = (key) => {
+  const v = slopePerHour(warm.map((s) => ({ t: s.t, y: s[key] / 1e6 })));
+  return v === null ? null : round1(v);
+};
+const slopes = { rss: slope('rss'), heapUsed: slope('heapUsed'), external: slope('external'), arrayBuffers: slope('arrayBuffers') };
+const fdsFlat = warm.length > 0 && Math.max(...warm.map((s) => s.fds)) - Math.min(...warm.map((s) => s.fds)) <= 4;
+console.log(`\nbench soak: ${cameras} simulated cameras, ${durationS} s, features ${[...features].join(',')}, node ${process.version}, ${os.cpus().length} cores\n`);
+console.log('| t (s) | RSS MiB | heap used MiB | external MiB | array buffers MiB | fds | threads |');
+console.log('|------:|--------:|--------------:|-------------:|------------------:|----:|--------:|');
+for (const s of samples) console.log(`| ${s.t} | ${round1(s.rss / MiB)} | ${round1(s.heapUsed / MiB)} | ${round1(s.external / MiB)} | ${round1(s.arrayBuffers / MiB)} | ${s.fds} | ${s.threads} |`);
+console.log(`\nslope over the last two thirds (after a full GC each sample), MB per hour: RSS ${slopes.rss}, heap ${slopes.heapUsed}, external ${slopes.external}, array buffers ${slopes.arrayBuffers}`);
+console.log(`activity: ${JSON.stringify({ ...counts, apiErrorExamples: undefined })}`);
+if (counts.apiErrorExamples.length) console.log(`API errors, first: ${counts.apiErrorExamples.join('; ')}`);
+if (warnings.size) console.log(`gateway warnings: ${[...warnings].slice(0, 10).map(([w, n]) => `${n}x ${w}`).join('; ')}`);
+if (counts.error) console.log(`error: ${counts.error}`);
+const goals = { rss_flat_le_2mb_per_h: slopes.rss !== null && slopes.rss <= 2, fds_flat: fdsFlat, no_api_errors: counts.apiErrors === 0 };
+console.log(`\ngoals: RSS <= 2 MB/h once warm: ${goals.rss_flat_le_2mb_per_h}; fds flat: ${goals.fds_flat}; no API errors: ${goals.no_api_errors}\n`);
+console.log(JSON.stringify({ bench: 'soak', cameras, duration_s: durationS, sample_s: sampleS, features: [...features], env: extraEnv, node_args: extraNodeArgs, slopes_mb_per_h: slopes, first: samples[0] ?? null, last: samples.at(-1) ?? null, counts: { ...counts, apiErrorExamples: undefined }, goals }));
+process.exit(0);
