@@ -13,12 +13,12 @@
 // Env: BENCH_SECONDS (per round, default 5), BENCH_ROUNDS (default 3), BENCH_CONNECTIONS (autocannon,
 // default 20), BENCH_SLOWLORIS (500), BENCH_IDLE_TLS (1000), BENCH_RTSP (1000), BENCH_ADDRESSES (50).
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { connect as tcpConnect, createServer } from 'node:net';
+import { connect as tcpConnect } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
 import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
-import { cpuSeconds, seedDevices, startGatewayProcess, summarize } from './gateway-process.mjs';
+import { cpuSeconds, freePort, seedDevices, startGatewayProcess, summarize } from './gateway-process.mjs';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);
 const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -30,15 +30,6 @@ const ADDRESSES = Number(process.env.BENCH_ADDRESSES ?? 50);
 const PER_ADDRESS = Math.ceil(RTSP / ADDRESSES);
 /** Source addresses 127.0.0.10 … : every one is loopback on Linux, none is the gateway's own. */
 const address = (i) => `127.0.0.${10 + (i % ADDRESSES)}`;
-
-const freePort = () =>
-  new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject).listen(0, '127.0.0.1', () => {
-      const { port } = probe.address();
-      probe.close(() => resolve(port));
-    });
-  });
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'eg-bench-abuse-'));
 const dataDir = path.join(dir, 'data');

@@ -4,6 +4,7 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { request } from 'node:https';
+import { createServer } from 'node:net';
 import autocannon from 'autocannon';
 import path from 'node:path';
 import { Store } from '../dist/store/store.js';
@@ -13,10 +14,10 @@ const defaultCli = path.resolve(import.meta.dirname, '../dist/cli.js');
 /**
  * Starts `edge-gateway start --config FILE`; resolves once it logged that it started (with its API and
  * metrics URLs). `nodeArgs` go to node before the CLI (e.g. --cpu-prof); `cli`, another build's
- * dist/cli.js (a before/after comparison in one run).
+ * dist/cli.js (a before/after comparison in one run); `env`, the daemon's environment.
  */
-export async function startGatewayProcess(configFile, nodeArgs = [], cli = defaultCli) {
-  const { child, line, stop } = await spawnUntilLine([...nodeArgs, cli, 'start', '--config', configFile], (l) => l.includes('"edge gateway started"'), 'gateway');
+export async function startGatewayProcess(configFile, nodeArgs = [], cli = defaultCli, env = process.env) {
+  const { child, line, stop } = await spawnUntilLine([...nodeArgs, cli, 'start', '--config', configFile], (l) => l.includes('"edge gateway started"'), 'gateway', env);
   const { apiUrl, metricsUrl } = JSON.parse(line);
   const token = (scope) => execFileSync(process.execPath, [cli, 'token', '--config', configFile, '--scope', scope], { encoding: 'utf8' }).trim();
   return { child, apiUrl, metricsUrl, token, stop };
@@ -151,4 +152,33 @@ export function getTrusted(certFile, { url, headers }) {
 export function median(xs) {
   const s = [...xs].sort((a, b) => a - b);
   return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+}
+
+/** A port free on loopback now (another process may take it before it is used: benches only). */
+export const freePort = () =>
+  new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject).listen(0, '127.0.0.1', () => {
+      const { port } = probe.address();
+      probe.close(() => resolve(port));
+    });
+  });
+
+/** Calls `onEntry` with each log entry (pino JSON on stdout) the gateway writes from now on. */
+export function onLogEntries(child, onEntry) {
+  let partial = '';
+  child.stdout.on('data', (d) => {
+    const lines = (partial + d).split('\n');
+    partial = lines.pop();
+    for (const line of lines) {
+      if (!line.startsWith('{')) continue;
+      let entry;
+      try {
+        entry = JSON.parse(line);
+      } catch {
+        continue; // not a log line
+      }
+      onEntry(entry);
+    }
+  });
 }

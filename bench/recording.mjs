@@ -43,7 +43,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { pino } from 'pino';
 import { startFleet } from '../dist/onvif/simulator/fleet.js';
-import { startGatewayProcess } from './gateway-process.mjs';
+import { onLogEntries, startGatewayProcess } from './gateway-process.mjs';
 
 const counts = (process.env.BENCH_CAMERAS ?? '1,4,8,16').split(',').map(Number);
 const seconds = Number(process.env.BENCH_SECONDS ?? 20);
@@ -221,19 +221,8 @@ async function benchCameras(n, withEvent) {
     const tGateway = performance.now();
     gateway = await startGatewayProcess(configFile, nodeArgs);
     // The gateway's warnings and errors (pino JSON on stdout): restarts and stalls show up here.
-    let partial = '';
-    gateway.child.stdout.on('data', (d) => {
-      const lines = (partial + d).split('\n');
-      partial = lines.pop();
-      for (const line of lines) {
-        if (!line.startsWith('{')) continue;
-        try {
-          const entry = JSON.parse(line);
-          if (entry.level >= 40) warnings.push({ at: performance.now(), level: entry.level, msg: entry.msg, detail: entry.stderr ?? entry.err ?? null });
-        } catch {
-          // not a log line
-        }
-      }
+    onLogEntries(gateway.child, (entry) => {
+      if (entry.level >= 40) warnings.push({ at: performance.now(), level: entry.level, msg: entry.msg, detail: entry.stderr ?? entry.err ?? null });
     });
     const ca = readFileSync(path.join(dir, 'data/tls/cert.pem'));
     const token = gateway.token('devices:read recordings:read alerts:read');

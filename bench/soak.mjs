@@ -20,14 +20,14 @@
 // split on spaces: e.g. MALLOC_ARENA_MAX=2), BENCH_FEATURES (comma list of what runs; default all:
 // events,snapshots,lists,rtsp,hls,sse,mqtt,reboot), to bisect. Needs ffmpeg, mosquitto and the
 // simulator's packages (see ./run).
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:https';
-import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { pino } from 'pino';
 import { startFleet } from '../dist/onvif/simulator/fleet.js';
+import { freePort, onLogEntries, startGatewayProcess } from './gateway-process.mjs';
 
 const durationArg = process.argv[3] ?? '30m';
 const unit = { s: 1, m: 60, h: 3600 };
@@ -46,16 +46,6 @@ const logger = pino({ level: 'silent' });
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const round1 = (x) => Math.round(x * 10) / 10;
 const MiB = 2 ** 20;
-
-async function freePort() {
-  return new Promise((resolve) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'eg-bench-soak-'));
 const segmentDir = mkdtempSync('/dev/shm/eg-bench-soak-');
@@ -159,35 +149,14 @@ try {
       `log:\n  level: info\n`,
   );
   const inspectPort = await freePort();
-  const cli = path.resolve(import.meta.dirname, '../dist/cli.js');
-  const child = spawn(process.execPath, [`--inspect=127.0.0.1:${inspectPort}`, ...extraNodeArgs, cli, 'start', '--config', configFile], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...extraEnv } });
-  process.once('exit', () => child.kill('SIGKILL'));
-  child.stderr.resume();
-  const started = await new Promise((resolve, reject) => {
-    let out = '';
-    child.stdout.on('data', (d) => {
-      out += d;
-      const lines = out.split('\n');
-      out = lines.pop();
-      for (const line of lines) {
-        if (!line.startsWith('{')) continue;
-        let entry;
-        try {
-          entry = JSON.parse(line);
-        } catch {
-          continue;
-        }
-        if (entry.msg === 'edge gateway started') resolve(entry);
-        if (entry.level >= 40) {
-          const text = `${entry.msg}${entry.err ? `: ${String(entry.err).slice(0, 120)}` : ''}`;
-          warnings.set(text, (warnings.get(text) ?? 0) + 1);
-        }
-      }
-    });
-    child.once('exit', (code) => reject(new Error(`the gateway exited ${code}`)));
+  gateway = await startGatewayProcess(configFile, [`--inspect=127.0.0.1:${inspectPort}`, ...extraNodeArgs], undefined, { ...process.env, ...extraEnv });
+  // The gateway's warnings and errors (pino JSON on stdout), by message.
+  onLogEntries(gateway.child, (entry) => {
+    if (entry.level < 40) return;
+    const text = `${entry.msg}${entry.err ? `: ${String(entry.err).slice(0, 120)}` : ''}`;
+    warnings.set(text, (warnings.get(text) ?? 0) + 1);
   });
-  gateway = { child, apiUrl: started.apiUrl, pid: child.pid };
-  const token = execFileSync(process.execPath, [cli, 'token', '--config', configFile, '--scope', 'devices:read alerts:read recordings:read'], { encoding: 'utf8' }).trim();
+  const token = gateway.token('devices:read alerts:read recordings:read');
   const ca = readFileSync(path.join(dir, 'data/tls/cert.pem'));
   const agent = new Agent({ keepAlive: true, maxSockets: 8, ca });
   /** One API call; resolves with status and body (Buffer); counts errors (5xx, transport). */
@@ -355,7 +324,7 @@ try {
   const sample = async () => {
     await inspector.call('HeapProfiler.collectGarbage');
     const mem = await inspector.memoryUsage();
-    const st = procStatus(gateway.pid);
+    const st = procStatus(gateway.child.pid);
     const s = { t: Math.round((Date.now() - t0) / 1000), rss: st.rss, heapUsed: mem.heapUsed, external: mem.external, arrayBuffers: mem.arrayBuffers, fds: st.fds, threads: st.threads };
     samples.push(s);
     console.error(`soak ${s.t}s: rss ${round1(s.rss / MiB)} MiB, heap ${round1(s.heapUsed / MiB)}, external ${round1(s.external / MiB)}, arrayBuffers ${round1(s.arrayBuffers / MiB)}, fds ${s.fds}, threads ${s.threads}`);
@@ -370,10 +339,7 @@ try {
   counts.error = err.message;
 } finally {
   inspector?.close();
-  if (gateway) {
-    gateway.child.kill('SIGTERM');
-    await new Promise((r) => (gateway.child.exitCode !== null ? r() : gateway.child.once('exit', r)));
-  }
+  await gateway?.stop();
   await fleet?.stop();
   await stopBroker();
   rmSync(dir, { recursive: true, force: true });

@@ -11,19 +11,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { connect } from 'mqtt';
 import { Store } from '../dist/store/store.js';
-import { startGatewayProcess } from './gateway-process.mjs';
+import { freePort, startGatewayProcess } from './gateway-process.mjs';
 
 const events = Number(process.env.BENCH_EVENTS ?? 100_000);
 const dir = mkdtempSync(path.join(os.tmpdir(), 'eg-bench-sync-'));
 const rssMiB = (pid) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]) / 1024;
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-const freePort = () =>
-  new Promise((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
 
 // The broker: Mosquitto from Debian, loopback only, no queue limit for the subscriber.
 const brokerPort = await freePort();

@@ -96,7 +96,7 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
   try {
     const registry = new Registry();
     // The event-loop delay is sampled by a timer; prom-client's 10 ms one woke an idle gateway 100
-    // times a second, ~1 % of a core doing nothing (docs/performance.md, eighth round). Every
+    // times a second, ~1 % of a core doing nothing (docs/performance.md). Every
     // 100 ms still catches every stall that long and samples shorter ones.
     collectDefaultMetrics({ register: registry, prefix: 'edge_gateway_', eventLoopMonitoringPrecision: 100 });
     const metricsListen = config.metrics.listen === null ? null : parseListenAddress(config.metrics.listen);

@@ -8,7 +8,7 @@ import { PrecountedHistogram, type BucketCounts } from '../metrics/precounted-hi
 // added), so a request costs two small Map updates and a walk over nine bucket bounds: no label
 // object, no label hashing and nothing of prom-client's until a scrape reads the tallies. Done with
 // prom-client's counter and histogram on every request, that cost several µs a request
-// (docs/performance.md, eighth round). The tallies are bounded: routes are fixed at start, methods
+// (docs/performance.md). The tallies are bounded: routes are fixed at start, methods
 // are the HTTP parser's and statuses the three-digit codes.
 
 /** Upper bounds of the request duration histogram, in seconds. */

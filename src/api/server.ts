@@ -88,7 +88,7 @@ const validatorCompiler: FastifySchemaCompiler<TSchema> = ({ schema, httpPart })
  * request to bind the request's id to its log lines; with those lines off (disableRequestLogging)
  * the id would tie nothing together, and a pino child costs a few µs a request. A
  * `childLoggerFactory` returning the logger spares the child, but Fastify checks what a custom
- * factory returns on every request (docs/performance.md, ninth round). Made as pino makes its own
+ * factory returns on every request (docs/performance.md). Made as pino makes its own
  * children, an object inheriting from the logger: a level set on the logger shows through.
  */
 function withoutRequestChildren(logger: FastifyBaseLogger): FastifyBaseLogger {

@@ -34,7 +34,7 @@ export const DeviceSchema = Type.Object(
   { title: 'Device' },
 );
 
-/** One object the gateway's detector found (issue 16). */
+/** One object the gateway's detector found. */
 export const DetectionSchema = Type.Object(
   {
     label: Type.String({ description: "The model's class, a COCO name: person, car, truck, bus, motorcycle, bicycle…" }),

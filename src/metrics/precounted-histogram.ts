@@ -2,8 +2,8 @@ import { Histogram, type Registry } from 'prom-client';
 
 // A Prometheus histogram whose buckets are counted elsewhere, in plain numbers, and read only when
 // scraped. prom-client's own observe() hashes its labels and turns the bucket's bound into a
-// property name on every call, which costs a busy API several µs a request (docs/performance.md,
-// eighth round); this costs nothing until a scrape. The text it exports is prom-client's own.
+// property name on every call, which costs a busy API several µs a request (docs/performance.md);
+// this costs nothing until a scrape. The text it exports is prom-client's own.
 
 /** One label set's observations: counts per bucket (not cumulative; one per bound, in order), their sum and their count (which also holds those above the last bound). */
 export interface BucketCounts<T extends string> {

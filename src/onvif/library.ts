@@ -23,8 +23,8 @@ import type { Account } from './soap/security.js';
 
 // Everything else talks to cameras through OnvifSession. Each ONVIF operation the gateway uses is
 // sent by our own SOAP client (src/onvif/soap/): every answer, silence or broken connection ends as
-// a result or a typed error of that one call, never as an exception outside its promise (the onvif
-// npm package threw from its response handlers and took the daemon down, issue 12).
+// a result or a typed error of that one call, never as an exception outside its promise (a throw
+// from a response handler would take the daemon down: README, "Dependencies and why").
 
 export { CameraFaultError, CameraUnauthorizedError, CameraUnreachableError };
 export type { CameraProfile };

@@ -197,13 +197,13 @@ export const MIGRATIONS: readonly string[] = [
       (SELECT substr(a.alias, 5) FROM device_aliases a WHERE a.device_id = d.id AND a.alias LIKE 'url:%' ORDER BY a.alias LIMIT 1)
     ) AS onvif_url FROM devices d;
   `,
-  // 8: what the object detector found in an event (issue 16): JSON [{label, score, box}], on the
+  // 8: what the object detector found in an event: JSON [{label, score, box}], on the
   // alert and on each of its recordings.
   `
   ALTER TABLE alerts ADD COLUMN detections TEXT NOT NULL DEFAULT '[]';
   ALTER TABLE recordings ADD COLUMN detections TEXT NOT NULL DEFAULT '[]';
   `,
-  // 9: roles of the local accounts (issue 15), and the gateway's own web app as a client of the
+  // 9: roles of the local accounts, and the gateway's own web app as a client of the
   // local authorization server. Accounts made before roles could be granted every scope: admin.
   // The client is public (no secret); its redirect URIs follow the browser's Host (first-party.ts).
   `

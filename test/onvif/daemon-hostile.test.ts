@@ -8,8 +8,8 @@ import { tempDir } from '../support/gateway.js';
 import { HostileCamera, type FailureMode } from '../support/hostile-camera.js';
 
 // The built daemon (dist/cli.js) with hostile cameras and a simulated one in its config: cameras
-// that break operations in every way, and the reproduction of issue 12 (reboot, then sync_time while
-// the camera is down), must leave the process running, the API answering and the fatal handler
+// that break operations in every way, and a reboot followed by sync_time while
+// the camera is down, must leave the process running, the API answering and the fatal handler
 // untouched. The handler itself is shown to work on a process that does throw.
 
 const MAIN = path.resolve(import.meta.dirname, '../../dist/main.js');
@@ -109,7 +109,7 @@ describe('the daemon with hostile cameras', () => {
     await stillAlive();
   }, 90_000);
 
-  it('survives reboot then sync_time one second later while the camera is rebooting (issue 12)', async () => {
+  it('survives reboot then sync_time one second later while the camera is rebooting', async () => {
     await expect.poll(async () => (await devices()).find((d) => d.name === 'Yard')?.status, { timeout: 20_000 }).toBe('online');
     const id = await idOf('Yard');
     const reboot = await control(id, 'reboot');

@@ -6,7 +6,7 @@ import { FAILURE_MODES, HostileCamera, type FailureMode } from '../support/hosti
 
 // Every ONVIF operation the gateway uses, against a camera that breaks that one operation in each
 // failure mode: the call ends as a result or a typed error of that call, never as an exception
-// outside its promise (which is what killed the daemon, issue 12).
+// outside its promise (which would end the daemon).
 
 const TRANSPORT: readonly FailureMode[] = ['hang', 'refused', 'reset', 'cut'];
 type Outcome = 'ok' | 'CameraFaultError' | 'CameraUnreachableError' | 'CameraUnauthorizedError' | `untyped: ${string}`;

@@ -142,7 +142,7 @@ describe('open episodes and recording status', () => {
 describe('list pages after a clip is written', () => {
   // The sequence a person's app makes: the camera's alerts and recordings listed with the same
   // filters while an event is being recorded, then the recordings again once its clip is written.
-  // The two lists' pages had one key, so a write forgot only the list that held the key last.
+  // Two lists read with the same filters keep pages of their own, and a write forgets both.
   it('lists a new clip at once, whatever other list was read with the same filters', () => {
     const { store } = open();
     const page = { deviceId: 'c1', limit: 100, after: null };

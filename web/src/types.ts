@@ -13,7 +13,7 @@ export type ControlAction = (typeof CONTROL_ACTIONS)[number];
 
 /**
  * A recording; `playback_url` (a short-lived ticketed path a <video> can play and seek, and its
- * expiry) comes with the playable clip addresses of issue 15 and may be absent on an older gateway.
+ * expiry) is absent when the token may not play recordings.
  */
 export type Recording = Static<typeof RecordingSchema> & { playback_url?: string; playback_expires_at?: string };
 

@@ -16,7 +16,7 @@ export const systemRoutes: FastifyPluginAsyncTypebox<SystemRoutesOptions> = asyn
   // Up or not, nothing more: the API faces the LAN, and a version or uptime tells a stranger what to
   // try. The API listens only once the gateway has started, and answers 503 while it stops
   // (return503OnClosing). Versions, uptime, clock state and the rest are on the metrics listener.
-  // The detector's state is the exception (issue 16): whether people are being told apart is what
+  // The detector's state is the exception: whether people are being told apart is what
   // an installer checks after setup; its reason for failing stays in the log.
   const detector = opts.detector;
   app.get(

@@ -54,7 +54,7 @@ export interface CameraRecorderOptions {
   now?: () => number;
   /** When the machine booted (ms): a restart on another boot knows its RAM segments are gone. */
   bootAt?: number;
-  /** The object detector for motion starts (issue 16; docs/detection.md), or null: none. */
+  /** The object detector for motion starts (docs/detection.md), or null: none. */
   detection?: RecorderDetection | null;
 }
 

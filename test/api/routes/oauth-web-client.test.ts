@@ -5,7 +5,7 @@ import { startTestGateway, type TestGateway } from '../../support/gateway.js';
 import type { Response } from '../../support/https.js';
 import { addUser, FormBrowser, fetchTrusting, formFields, pkcePair, registerClient } from '../../support/oauth.js';
 
-// The gateway's own web app as a client of the local authorization server (issue 15), over real
+// The gateway's own web app as a client of the local authorization server, over real
 // HTTPS with oauth4webapi: the built-in public client gateway-web (code + PKCE S256, no consent
 // page, a redirect URI on the host the browser used when that host is this box), the scopes a
 // user's role allows, and token revocation (RFC 7009) ending the whole grant.

@@ -147,7 +147,7 @@ describe('FanOut', () => {
     expect(small.stats.gopBytes).toBeLessThanOrEqual(2000);
 
     // The upstream's packets are views into socket reads that nothing writes again: shared as they
-    // are with every reader, live or late (a copy per packet cost a full GC a second at 16 cameras).
+    // are with every reader, live or late.
     const fan = new FanOut({ videoTrack: 0, codec: 'H264' });
     const live = new Reader();
     fan.add(live);

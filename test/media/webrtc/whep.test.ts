@@ -8,7 +8,7 @@ import { firstOnlineDevice, startTestGateway, type TestGateway } from '../../sup
 import { CHROMIUM_OFFER } from './offers.js';
 
 // The WHEP endpoint of the started gateway (real HTTPS, the simulated camera through the relay):
-// the address, CORS, a session's start and end, and every bad input of issue 14 with its answer.
+// the address, CORS, a session's start and end, and every bad input with its answer.
 // Offers are Chromium's stored one: its ICE credentials belong to no live peer, so these sessions
 // never connect and are dropped after webrtc.connect_timeout_s (which the flood test relies on).
 // A real browser playing is test/media/webrtc/chromium-play.test.ts.
