@@ -135,7 +135,7 @@ export class SegmentRing {
 /**
  * The segments a clip [from, to) needs, of `segments` in order: from the last one that starts at
  * or before `from` (so the clip opens on a keyframe and the pre-roll is never short) through the
- * first that reaches `to`. Null when no segment covers `from` at all and none begins before `to`.
+ * first that reaches `to`; when `from` falls in a gap, from the first segment after it. Null when no segment covers `from` at all and none begins before `to`.
  */
 export function selectSegments(segments: readonly Segment[], from: number, to: number): Selection | null {
   let first = -1;
@@ -143,8 +143,10 @@ export function selectSegments(segments: readonly Segment[], from: number, to: n
     if ((segments[i] as Segment).startAt <= from) first = i;
     else break;
   }
-  // The ring no longer (or never) held `from`: start with the oldest segment that overlaps.
-  if (first < 0) first = segments.findIndex((s) => s.endAt > from);
+  // The ring no longer (or never) held `from`, or `from` falls in a gap (the camera was down and the
+  // segment before it ended earlier): start with the oldest segment that overlaps. Footage from
+  // before a gap is no pre-roll; it would also date the clip before the outage.
+  if (first < 0 || (segments[first] as Segment).endAt <= from) first = segments.findIndex((s) => s.endAt > from);
   if (first < 0 || (segments[first] as Segment).startAt >= to) return null;
   const chosen: Segment[] = [];
   for (let i = first; i < segments.length; i++) {

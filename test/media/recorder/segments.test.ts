@@ -94,6 +94,18 @@ describe('SegmentRing', () => {
     expect(ring.select(6000, 8000)).toBeNull();
   });
 
+  it('starts after a gap in the footage, not with the last segment before it (the camera was down)', () => {
+    const ring = new SegmentRing();
+    feed(ring, 0, 0, [1, 1]); // [0,1000), [1000,2000)
+    ring.newRun();
+    ring.add({ file: 'r2-0.ts', startS: 0, endS: 1 }, 31_000); // [30000,31000) after the outage
+    ring.add({ file: 'r2-1.ts', startS: 1, endS: 2 }, 32_000);
+    expect(ring.select(29_000, 31_500)?.segments.map((s) => s.file)).toEqual(['r2-0.ts', 'r2-1.ts']);
+    expect(ring.select(29_000, 31_500)?.startAt).toBe(30_000);
+    // An event that began before the outage keeps its footage from both sides.
+    expect(ring.select(1500, 30_500)?.segments.map((s) => s.file)).toEqual(['r1-1.ts', 'r2-0.ts']);
+  });
+
   it('prunes what ended before the horizon, but keeps what a pending clip needs', () => {
     const ring = new SegmentRing();
     feed(ring, 0, 0, [1, 1, 1, 1, 1, 1]);
