@@ -4,12 +4,13 @@
 // Why: one process of the very same build can cost ~5–15 µs a request more or less than another for
 // as long as it runs (where its memory landed, what it shares a core with), and two processes of
 // each, as bench/api pools them, still decided before/after runs either way on this machine
-// (docs/performance.md, eighth round). Here each round starts one gateway of each build and one bare
-// server (in turns; which first rotates), warms them up, measures each twice for BENCH_SECONDS at 50
-// connections (A B C C B A), and stops them: each process's luck is drawn anew every round, and the
-// medians of the paired ratios say which build is cheaper and how this one stands to the yardstick
-// (issue 13's goal: ≥ 0.8 of its req/s, with a p99 ≤ 10 ms; each slice's p99 is printed, the bare
-// server's too, since at 50 connections on 2 shared cores the machine sets much of it).
+// (docs/notes/performance-history.md, eighth round). Here each round starts one gateway of each
+// build and one bare server (in turns; which first rotates), warms them up, measures each twice for
+// BENCH_SECONDS at 50 connections (A B C C B A), and stops them: each process's luck is drawn anew
+// every round, and the medians of the paired ratios say which build is cheaper and how this one
+// stands to the yardstick (the goal: ≥ 0.8 of its req/s, with a p99 ≤ 10 ms; each slice's p99 is
+// printed, the bare server's too, since at 50 connections on 2 shared cores the machine sets much
+// of it).
 // Env: BENCH_BASELINE (required), BENCH_ROUNDS (default 20), BENCH_SECONDS (default 2), BENCH_WARMUP
 // (each server's warm-up a round, s; default 3),
 // BENCH_CONNECTIONS (default 50), BENCH_PIN=1 (the servers on the last core, this process and so

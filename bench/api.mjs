@@ -4,8 +4,8 @@
 // against the gateway's own /healthz. All are driven by autocannon over HTTPS on loopback, in
 // alternating rounds of one run so machine noise hits each alike. The gateway runs as its own
 // process, as in production. The ratio that matters is gateway req/s / bare req/s (goal >= 0.8,
-// with the gateway's p99 <= 10 ms). The bare server sends the body as a string, as when the issue
-// was measured; the same bare server sending it as a Buffer (as the gateway does, cheaper) is
+// with the gateway's p99 <= 10 ms). The bare server sends the body as a string (the goal's
+// yardstick); the same bare server sending it as a Buffer (as the gateway does, cheaper) is
 // measured too, as a stricter yardstick. Also printed: each round's p99 (the yardstick's too: at
 // 50 connections the client, autocannon in this process on the same 2 cores, sets much of it) and
 // the gateway's garbage collections during its /v1/devices slices (from its /metrics).
@@ -19,7 +19,7 @@
 // bare, bare, [baseline, baseline,] bare, bare, gateway) and each taking its turn in every slice.
 // One process of the very same build can cost ~5 µs a request more or less than another for as long
 // as it runs (where its memory landed), enough to decide a before/after comparison on its own
-// (docs/performance.md, seventh round); pooled over two, that mostly evens out.
+// (docs/notes/performance-history.md, seventh round); pooled over two, that mostly evens out.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -156,8 +156,8 @@ for (const name of names) results[name] = results[name].flat();
 // The same requests at one offered load that neither server is saturated by (half the gateway's
 // rate above, or BENCH_RATE): CPU per request as a Pi pays it with its clients elsewhere. At
 // saturation the slower server also pays for waking its client on the other core on every write,
-// which makes the req/s ratio wider than the CPU spent on the request (docs/performance.md, sixth
-// round).
+// which makes the req/s ratio wider than the CPU spent on the request (docs/performance.md, "Reading
+// profiles").
 const d = summarize(results.devices);
 const offered = Number(process.env.BENCH_RATE ?? Math.round(d.rps / 2));
 const atRate = { bare_bytes: [], devices: [] };

@@ -1,4 +1,4 @@
-// Benchmark: the person / vehicle detector (issue 16) as the daemon runs it: a DetectorPool with one
+// Benchmark: the person / vehicle detector as the daemon runs it: a DetectorPool with one
 // worker thread (the tfjs-wasm CenterNet backend, SIMD, one thread) fed through its queue.
 //  - inference time per 512×512 region (one model run, including the trip to the worker): p50 / p95
 //  - CPU seconds per motion event checked (3 frames of a 1280×720 camera): with a moving area from

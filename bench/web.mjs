@@ -1,4 +1,4 @@
-// Benchmark: the gateway's web app (issue 15) in Debian's chromium (playwright-core), against the
+// Benchmark: the gateway's web app in Debian's chromium (playwright-core), against the
 // gateway as its own process (built dist/, dist/web included) and one simulated camera, on loopback.
 //  - Sign-in to cameras visible: from the click on the login page's "Sign in" (credentials typed)
 //    to the camera's card with its status on the app's first screen; the code exchange, the app's

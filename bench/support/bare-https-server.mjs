@@ -2,7 +2,7 @@
 // GET PATH with the very bytes (and Content-Type) the gateway answered, with no auth, no store, no
 // serialisation, no logger and no hooks. Run as its own process, like the gateway, so each has a
 // core's worth of scheduling and its own CPU figures in /proc.
-// The body is sent as a string (how the first figures were taken), or with BODY_AS=bytes as
+// The body is sent as a string (the goal's yardstick), or with BODY_AS=bytes as
 // a Buffer, which is what the gateway sends and costs less per request (no encoding on each send).
 // Usage: node bare-https-server.mjs CERT_FILE KEY_FILE BODY_FILE PATH CONTENT_TYPE
 // Prints one JSON line {"url": …} once it listens on 127.0.0.1.

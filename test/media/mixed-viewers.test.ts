@@ -8,7 +8,7 @@ import { firstOnlineDevice, startTestGateway, type TestGateway } from '../suppor
 import { ffmpegPlays, hlsAddress } from '../support/live-hls.js';
 import { gatheredOffer, isPeerRace, madeAgain, stateHistory, takeAnswer } from '../support/test-peer.js';
 
-// Issue 14: every kind of viewer at once on one camera — 5 WebRTC peers (node-datachannel, a real
+// Every kind of viewer at once on one camera — 5 WebRTC peers (node-datachannel, a real
 // WebRTC stack: ICE, DTLS, SRTP), 2 LL-HLS players and 2 RTSP players (ffmpeg) and the recorder —
 // and the camera sees exactly one RTSP session (counted on its side, with `ss`), while every viewer
 // receives video.

@@ -86,7 +86,7 @@ describe('CameraManager', () => {
   });
 
   // Real firmware answers the clock, GetCapabilities and GetServices to anyone and refuses only
-  // GetDeviceInformation and later calls: the case that used to leave no device at all.
+  // GetDeviceInformation and later calls: such a camera must still be listed as a device.
   const realFirmware = { password: 'right', openOperations: ['GetCapabilities', 'GetServices'] };
 
   it('lists a configured camera with a wrong password as unauthorized (config name, no identity), without a retry loop, and online once the config is corrected (restart)', async () => {

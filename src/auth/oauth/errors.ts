@@ -93,7 +93,7 @@ export function isTokenError(err: OAuthError): err is OAuthError<TokenErrorCode>
 
 export type OAuthErrorStatus = 400 | 401 | 500 | 503;
 
-/** HTTP status of a token endpoint error (RFC 6749 §5.2; the issue fixes invalid_client at 401). */
+/** HTTP status of a token endpoint error (RFC 6749 §5.2; invalid_client is always 401). */
 export function oauthErrorStatus(code: OAuthErrorCode): OAuthErrorStatus {
   switch (code) {
     case 'invalid_client':

@@ -15,7 +15,7 @@ import { JpegSplitter, JpegStreamError } from './jpeg-stream.js';
 // one thread each for the decoder and the JPEG encoder (frame threads hold a picture back until the
 // next); a small probe. A decoder that reorders pictures (B-frames declared in the SPS) still holds
 // one back: the caller sends only pictures it knows decode alone, and a picture that does not come
-// within the deadline ends this process (the pool starts another, the caller decodes it the old way).
+// within the deadline ends this process (the pool starts another, the caller uses a short-lived run).
 //
 // One picture at a time, and any output that no picture asked for ends the process: a JPEG can
 // never be handed to the wrong request (another camera's picture).

@@ -6,7 +6,7 @@ import type { LiveDecoder, LiveDecoderError, LiveFailure } from './live-decoder.
 // one for its key starts after a backoff that doubles with each failure in a row (a decoder that
 // cannot work must not become a process started for every request). When no decoder can be had
 // (all `max` busy with other sizes, or backing off) decode() answers null and the caller decodes
-// the picture the old way (one ffmpeg run).
+// the picture by a short-lived ffmpeg run.
 
 export interface LiveDecoderStats {
   /** Processes running now. */

@@ -121,7 +121,7 @@ describe('matchRedirectUri', () => {
     ['localhost, registered port', 'http://localhost:8080/native/cb', false],
     ['https for a loopback registration', 'https://127.0.0.1:8080/native/cb', false],
     ['loopback userinfo', 'http://127.0.0.1:8080@evil.example/native/cb', false],
-    // Attack list of the issue.
+    // Known redirect URI attacks: near matches that must not pass.
     ['suffix on the path', 'https://app.example/cb/evil', false],
     ['suffix on the host', 'https://app.example.evil.example/cb', false],
     ['prefix on the host', 'https://evilapp.example/cb', false],

@@ -9,7 +9,7 @@ import { CHROMIUM_OFFER, FIREFOX_OFFER } from './offers.js';
 // in order and with the same mids; the chosen ones sendonly with the camera's parameters; the rest
 // rejected; all our candidates and end-of-candidates.
 
-// What libdatachannel gave in the spike (shortened): the transport is all that is read from it.
+// A local description as libdatachannel makes it (shortened): the transport is all that is read from it.
 const LOCAL = [
   'v=0',
   'o=rtc 1351603304 0 IN IP4 127.0.0.1',

@@ -104,8 +104,8 @@ describe('webrtc.audio_transcode: true', () => {
     await aac.close();
   }, 150_000);
 
-  // The viewer's side too: the test peer once seemed to stop receiving after a restart; it was its
-  // tracks being garbage collected (recording-peer.ts keeps them now, docs/webrtc.md).
+  // The viewer's side too: recording-peer.ts keeps its tracks, since node-datachannel closes a track
+  // whose object is garbage collected and the viewer would stop receiving (docs/webrtc.md).
   it('restarts a dying ffmpeg (counted) and its Opus comes again to the session', async () => {
     const p = await peer(rig.devices.AAC, 'H264', ['OPUS']);
     await expect.poll(() => p.count('audio', PT.OPUS), POLL).toBeGreaterThan(10);
