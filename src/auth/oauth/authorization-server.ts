@@ -12,7 +12,7 @@ import { checkTokenPkce } from './pkce.js';
 
 // The token side of the local authorization server: client authentication, authorization codes,
 // grants, refresh-token rotation and the access tokens themselves. The HTTP layer
-// (src/api/routes/oauth.ts) parses requests with params.ts and hands them here; every refusal is
+// (src/api/routes/oauth/) parses requests with params.ts and hands them here; every refusal is
 // an OAuthError the route turns into the RFC 6749 response.
 
 /** Authorization codes live 60 s (RFC 6749 §4.1.2 advises at most 10 minutes). */

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_LOGIN_RATE_LIMIT } from '../../../src/auth/oauth/password.js';
+import { DEFAULT_LOGIN_RATE_LIMIT } from '../../../src/auth/oauth/login-rate-limit.js';
 import { startTestGateway, type TestGateway } from '../../support/gateway.js';
 import { addUser, FormBrowser, formFields, registerClient, type RegisteredClient } from '../../support/oauth.js';
 
