@@ -13,7 +13,7 @@ import { GRANT_TYPES } from './auth/oauth/params.js';
 import { hashPassword, PasswordPolicyError } from './auth/oauth/password.js';
 import { validateRegisteredRedirectUri } from './auth/oauth/redirect-uri.js';
 import { isFirstPartyClient } from './auth/oauth/first-party.js';
-import { DEFAULT_ROLE, isRole, ROLE_SCOPES, ROLES } from './auth/roles.js';
+import { DEFAULT_ROLE, isRole, ROLE_SCOPES, roleNarrows, ROLES } from './auth/roles.js';
 import { newId } from './domain/ids.js';
 import { readVersion } from './version.js';
 
@@ -271,7 +271,7 @@ async function users(argv: string[], env: NodeJS.ProcessEnv, io: Io, stdin: () =
     if (!isRole(values.role)) throw new UsageError(`--role must be one of ${ROLES.join(', ')}, not ${values.role}`);
     const store = openStore(values.config, env);
     try {
-      const changed = store.setLocalUserRole(values.username, values.role);
+      const changed = store.setLocalUserRole(values.username, values.role, roleNarrows);
       if (changed === null) {
         io.err(`edge-gateway users set-role: no user ${values.username}\n`);
         return 1;

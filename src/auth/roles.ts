@@ -1,11 +1,11 @@
+import type { Role } from '../domain/roles.js';
 import { SCOPES, type Scope } from './scope-catalogue.js';
 
 // Roles of the local accounts (`edge-gateway users add --role`): what a user may be granted,
 // whatever an app asks for. A token gets the intersection of the requested scopes with the role's.
+// The role names are defined in src/domain (the store keeps them too) and offered here with the rest.
 
-export const ROLES = ['viewer', 'admin'] as const;
-
-export type Role = (typeof ROLES)[number];
+export { isRole, ROLES, type Role } from '../domain/roles.js';
 
 /**
  * `users add` without --role: the least that is still useful (docs/oauth.md). Accounts made before
@@ -17,10 +17,6 @@ export const ROLE_SCOPES: Readonly<Record<Role, readonly Scope[]>> = {
   viewer: ['devices:read', 'alerts:read', 'recordings:read'],
   admin: SCOPES,
 };
-
-export function isRole(value: unknown): value is Role {
-  return typeof value === 'string' && (ROLES as readonly string[]).includes(value);
-}
 
 /** The requested scopes this role may have (possibly none). */
 export function scopesForRole(requested: Iterable<string>, role: Role): Set<string> {

@@ -3,9 +3,9 @@ import { isIP } from 'node:net';
 import path from 'node:path';
 import Value from 'typebox/value';
 import { parseDocument } from 'yaml';
-import { polygonProblem } from '../detect/geometry.js';
-import { labelMapProblem } from '../detect/labels.js';
-import { validatePrefix } from '../sync/topics.js';
+import { labelMapProblem } from '../domain/object-classes.js';
+import { polygonProblem } from '../domain/polygon.js';
+import { topicPrefixProblem } from '../domain/topic-names.js';
 import { ConfigError } from './errors.js';
 import { parseListenAddress } from './listen.js';
 import { ConfigSchema, type Config } from './schema.js';
@@ -182,11 +182,9 @@ function checkCrossKeyRules(config: Config): void {
   if (config.sync.mqtt.url !== null) {
     // The whole topic tree hangs under it (src/sync/topics.ts); the gateway id, the level after it,
     // is valid by gateway.id's own pattern or generated so.
-    try {
-      validatePrefix(config.sync.mqtt.topic_prefix);
-    } catch (err) {
-      throw new ConfigError('sync.mqtt.topic_prefix', (err as Error).message);
-    }
+    const prefix = config.sync.mqtt.topic_prefix;
+    const problem = topicPrefixProblem(prefix);
+    if (problem) throw new ConfigError('sync.mqtt.topic_prefix', `${problem} (got ${JSON.stringify(prefix)})`);
   }
   if (config.metrics.listen !== null) {
     try {

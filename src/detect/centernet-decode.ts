@@ -1,5 +1,5 @@
+import { COCO_LABELS } from '../domain/object-classes.js';
 import { clampBox } from './boxes.js';
-import { COCO_LABELS } from './labels.js';
 import type { RawDetection } from './types.js';
 
 /** Values per row of CenterNet's "detections" output: x1, y1, x2, y2 (input pixels), score, class id. */

@@ -1,6 +1,8 @@
+import type { LabelMap } from '../domain/object-classes.js';
+import type { Polygon } from '../domain/polygon.js';
 import { suppressOverlaps } from './boxes.js';
-import { inRequiredZones, type Polygon } from './geometry.js';
-import { classify, type LabelMap } from './labels.js';
+import { inRequiredZones } from './geometry.js';
+import { classify } from './labels.js';
 import type { Category, Detection, RawDetection } from './types.js';
 
 export function median(values: readonly number[]): number {

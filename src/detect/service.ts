@@ -1,13 +1,13 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { BaseLogger } from 'pino';
 import type { Config } from '../config/schema.js';
-import type { RecordersDetection } from '../media/recorder/recorders.js';
+import type { Polygon } from '../domain/polygon.js';
 import { encodeJpeg } from './annotate.js';
 import type { CheckRules } from './confirm.js';
 import { DetectorPool, type PoolState } from './detector-pool.js';
-import type { Polygon } from './geometry.js';
-import { MotionChecker, type CheckCount } from './motion-check.js';
+import { MotionChecker, type CheckCount, type DetectionOutcome } from './motion-check.js';
 import { Decoders, relayFrames, type FrameStream } from './relay-frames.js';
+import type { Box } from './types.js';
 
 // The detector as the daemon runs it: the pool (model loaded once per thread), the checker that
 // feeds it frames from the relay, the per-camera rules from the config, and its /metrics series.
@@ -49,8 +49,24 @@ export interface DetectionServiceOptions {
   onConfirmed?: (deviceId: string, thumbnail: Buffer) => void;
 }
 
+/**
+ * The detector as the recorder asks it about each motion start. The recorder declares what it needs
+ * (RecordersDetection, src/media/recorder/recorders.ts) and main.ts passes this to it: detect sits
+ * below the recorder and does not import it, so this shape is checked where the two meet.
+ */
+export interface MotionStartChecks {
+  /**
+   * Whether a camera's motion is checked: its detection mode, and for `auto`, whether the camera
+   * has reported human or vehicle events itself since the gateway started.
+   */
+  wanted: (deviceId: string, reportsObjects: boolean) => boolean;
+  check: (deviceId: string, where: (() => Box | null) | null) => Promise<DetectionOutcome>;
+  unconfirmed: 'keep' | 'drop';
+  maxWaitMs: number;
+}
+
 export interface DetectionService {
-  recorders: RecordersDetection;
+  recorders: MotionStartChecks;
   health(): DetectorHealth;
   close(): Promise<void>;
 }

@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import { isRole, roleNarrows, type Role } from '../auth/roles.js';
+import { isRole, type Role } from '../domain/roles.js';
 import { type Connection, StoreError } from './connection.js';
 
 /** Access tokens whose revocation is memoised: the apps and clients polling one gateway at a time. */
@@ -56,7 +56,7 @@ export interface OAuthIssue {
 export interface LocalUserRecord {
   username: string;
   passwordHash: string;
-  /** What the user may be granted (src/auth/roles.ts). */
+  /** What the user may be granted (the scopes of each: src/auth/roles.ts). */
   role: Role;
   createdAt: number;
 }
@@ -241,18 +241,19 @@ export class OAuthRecords {
   }
 
   /**
-   * Gives the user another role. A role that may be granted less (admin → viewer) also revokes
-   * every grant the user gave, in the same transaction: their tokens stop at once instead of
-   * keeping scopes the role no longer allows until they expire. null: no such user.
+   * Gives the user another role. A role that may be granted less (admin → viewer; `narrows`, auth's
+   * roleNarrows: the store does not know the roles' scopes) also revokes every grant the user gave,
+   * in the same transaction: their tokens stop at once instead of keeping scopes the role no longer
+   * allows until they expire. null: no such user.
    */
-  setLocalUserRole(username: string, role: Role, now = Date.now()): { previous: Role; revokedGrants: number } | null {
+  setLocalUserRole(username: string, role: Role, narrows: (from: Role, to: Role) => boolean, now = Date.now()): { previous: Role; revokedGrants: number } | null {
     return this.conn.transaction(() => {
       const row = this.sql.user.get(username);
       if (!row) return null;
       const previous = roleOf(row.role);
       if (previous === role) return { previous, revokedGrants: 0 };
       this.conn.run(this.sql.setUserRole, { username, role });
-      const revokedGrants = roleNarrows(previous, role) ? this.conn.run(this.sql.revokeGrantsOfUser, { username, now }).changes : 0;
+      const revokedGrants = narrows(previous, role) ? this.conn.run(this.sql.revokeGrantsOfUser, { username, now }).changes : 0;
       return { previous, revokedGrants };
     });
   }

@@ -272,8 +272,8 @@ export class Store {
     return this.oauth.deleteLocalUser(username, now);
   }
 
-  setLocalUserRole(username: string, role: LocalUserRecord['role'], now?: number): { previous: LocalUserRecord['role']; revokedGrants: number } | null {
-    return this.oauth.setLocalUserRole(username, role, now);
+  setLocalUserRole(username: string, role: LocalUserRecord['role'], narrows: (from: LocalUserRecord['role'], to: LocalUserRecord['role']) => boolean, now?: number): { previous: LocalUserRecord['role']; revokedGrants: number } | null {
+    return this.oauth.setLocalUserRole(username, role, narrows, now);
   }
 
   updateLocalUserPassword(username: string, passwordHash: string): void {

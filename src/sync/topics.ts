@@ -1,3 +1,4 @@
+import { topicLevelProblem, topicPrefixProblem } from '../domain/topic-names.js';
 import { EVENT_TYPES } from '../domain/types.js';
 
 // The gateway's MQTT topic tree (docs/mqtt.md). Pure: builds and parses topic names, nothing else.
@@ -37,42 +38,15 @@ export class TopicError extends Error {
   }
 }
 
-// Control characters (C0, DEL, C1) and non-characters: the MQTT spec says topics should not hold
-// them and brokers may refuse them; U+0000 must not appear at all. Lone surrogates cannot be
-// encoded as UTF-8 (they would go out as U+FFFD, another topic than the one asked for).
-const FORBIDDEN_CHARS = /[\p{Cc}\p{Cs}\p{Noncharacter_Code_Point}]/u;
-
-/** Why `value` cannot be one topic level, or null when it can. */
-function levelProblem(value: string): string | null {
-  if (value.length === 0) return 'is empty';
-  if (value.includes('/')) return 'contains "/" (it would add a topic level)';
-  if (value.includes('+') || value.includes('#')) return 'contains an MQTT wildcard ("+" or "#")';
-  if (FORBIDDEN_CHARS.test(value)) return 'contains a control character, a non-character or a lone surrogate';
-  return null;
-}
-
-/** Why `value` cannot be a topic prefix of one or more levels, or null when it can. */
-function prefixProblem(value: string): string | null {
-  if (value.length === 0) return 'is empty';
-  if (value.startsWith('$')) return 'starts with "$" (reserved for the broker)';
-  const levels = value.split('/');
-  if (levels.some((l) => l.length === 0)) return 'has an empty level (a leading, trailing or doubled "/")';
-  for (const level of levels) {
-    const problem = levelProblem(level);
-    if (problem) return problem;
-  }
-  return null;
-}
-
 /** Throws TopicError unless `prefix` can head the gateway's topics (one or more levels). */
 export function validatePrefix(prefix: string, field: TopicField = 'prefix'): void {
-  const problem = prefixProblem(prefix);
+  const problem = topicPrefixProblem(prefix);
   if (problem) throw new TopicError(field, prefix, problem);
 }
 
 /** Throws TopicError unless `value` can be one topic level (an id). */
 export function validateLevel(value: string, field: TopicField): void {
-  const problem = levelProblem(value);
+  const problem = topicLevelProblem(value);
   if (problem) throw new TopicError(field, value, problem);
 }
 
@@ -166,5 +140,5 @@ export function parseControlTopic(prefix: string, gatewayId: string, topic: stri
   const end = topic.length - CONTROL_SUFFIX.length;
   if (end <= start) return null;
   const deviceId = topic.slice(start, end);
-  return levelProblem(deviceId) === null ? deviceId : null;
+  return topicLevelProblem(deviceId) === null ? deviceId : null;
 }

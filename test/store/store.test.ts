@@ -206,4 +206,26 @@ describe('Store reads on the API hot path', () => {
       store.close();
     }
   });
+
+  it("changes a user's role and revokes their grants when the caller's rule says the new role narrows", () => {
+    const { store } = open();
+    try {
+      store.insertOAuthClient(client);
+      store.insertLocalUser({ username: 'dan', passwordHash: 'scrypt$x', role: 'admin', createdAt: 1 });
+      store.insertOAuthGrant({ ...grant('g1'), user: 'dan' }, issue('jti-1'));
+      const asked: string[] = [];
+      const narrows = (from: string, to: string) => {
+        asked.push(`${from} → ${to}`);
+        return from === 'admin';
+      };
+      expect(store.setLocalUserRole('dan', 'admin', narrows)).toEqual({ previous: 'admin', revokedGrants: 0 });
+      expect(store.setLocalUserRole('dan', 'viewer', narrows)).toEqual({ previous: 'admin', revokedGrants: 1 });
+      expect(store.isAccessTokenRevoked('jti-1')).toBe(true);
+      expect(store.setLocalUserRole('dan', 'admin', narrows)).toEqual({ previous: 'viewer', revokedGrants: 0 });
+      expect(asked).toEqual(['admin → viewer', 'viewer → admin']);
+      expect(store.setLocalUserRole('nobody', 'viewer', narrows)).toBeNull();
+    } finally {
+      store.close();
+    }
+  });
 });

@@ -1,8 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { BaseLogger } from 'pino';
-import type { Polygon } from '../../detect/geometry.js';
 import type { Box } from '../../detect/types.js';
 import { backoffMs } from '../../domain/backoff.js';
+import type { Polygon } from '../../domain/polygon.js';
 import { motionArgs } from './ffmpeg-args.js';
 import { GrayFrameSplitter, MotionDetector } from './motion.js';
 import { RateLimitedLines } from './process.js';

@@ -1,5 +1,6 @@
-import { inAnyPolygon, movingArea, type Polygon } from '../../detect/geometry.js';
+import { inAnyPolygon, movingArea } from '../../detect/geometry.js';
 import type { Box } from '../../detect/types.js';
+import type { Polygon } from '../../domain/polygon.js';
 
 // Software motion detection for cameras without their own events: ffmpeg decodes the sub stream
 // to a few small grey frames a second (raw `gray`, width × height bytes each) and each frame is

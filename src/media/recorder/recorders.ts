@@ -1,9 +1,9 @@
 import { rmdirSync } from 'node:fs';
 import path from 'node:path';
 import type { BaseLogger } from 'pino';
-import type { Polygon } from '../../detect/geometry.js';
 import type { DetectionOutcome } from '../../detect/motion-check.js';
 import type { Box } from '../../detect/types.js';
+import type { Polygon } from '../../domain/polygon.js';
 import type { EventType } from '../../domain/types.js';
 import { CameraRecorder, type CameraRecorderOptions, type RecorderStore } from './camera-recorder.js';
 import { MotionWatcher } from './motion-watcher.js';
