@@ -1,10 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { EventHub, startFeed, type FeedApi, type FeedMode, type GatewayEvent } from '../../web/src/events.js';
-import type { Alert, Device, Page } from '../../web/src/types.js';
+import type { Alert, Device } from '../../web/src/types.js';
 
 // The web app's feed of changes (web/src/events.ts) against a stand-in of the API client: what it
-// does with GET /v1/events (frames split anywhere, Last-Event-ID on reconnection) and without it
-// (404: the lists polled, changes turned into the same events).
+// does with GET /v1/events (frames split anywhere, Last-Event-ID on reconnection).
 
 const alert = (id: string, read = false): Alert => ({
   id,
@@ -20,7 +19,6 @@ const alert = (id: string, read = false): Alert => ({
   detections: [],
 });
 const device: Device = { id: 'dev_1', name: 'Porch', type: 'camera', status: 'online', model: null, manufacturer: null, firmware_version: null, last_seen_at: null, address: null };
-const page = <T>(data: T[]): Page<T> => ({ data, next_cursor: null });
 
 /** A text/event-stream response sending `chunks`, then staying open until `close` resolves. */
 function sse(chunks: string[], close: Promise<void> = Promise.resolve()): Response {
@@ -50,8 +48,6 @@ describe('startFeed', () => {
         }
         return sse([`id: 42\nevent: device.status\ndata: ${JSON.stringify(device)}\n\n`], new Promise((resolve) => (hold = resolve)));
       },
-      alerts: async () => page([]),
-      devices: async () => page([]),
     };
     const hub = new EventHub();
     const seen: GatewayEvent[] = [];
@@ -67,32 +63,4 @@ describe('startFeed', () => {
     expect(modes).toContain('live');
     expect(modes).toContain('retrying');
   });
-
-  it('polls the lists when the gateway has no event stream, and reports only changes', async () => {
-    let round = 0;
-    // The new alert first comes as motion; in round 4 detection has refined it and its clip is written.
-    const motion = { ...alert('alr_new'), type: 'motion' as const, message: 'Motion detected' };
-    const refined = { ...alert('alr_new'), recording_id: 'rec_1' };
-    const api: FeedApi = {
-      request: async () => new Response(JSON.stringify({ error: 'not_found', error_description: 'no such resource' }), { status: 404 }),
-      alerts: async () => {
-        round++;
-        if (round === 1) return page([alert('alr_old')]);
-        if (round === 2) return page([motion, alert('alr_old')]);
-        return page([round === 3 ? motion : refined, alert('alr_old', true)]);
-      },
-      devices: async () => page([round >= 2 ? { ...device, status: 'offline' as const } : device]),
-    };
-    const hub = new EventHub();
-    const seen: GatewayEvent[] = [];
-    hub.on((e) => seen.push(e));
-    const modes: FeedMode[] = [];
-    const stop = startFeed(api, hub, (m) => modes.push(m));
-    await expect.poll(() => seen.length, { timeout: 20_000 }).toBe(4);
-    stop();
-    expect(seen.map((e) => `${e.type} ${e.data.id}`)).toEqual(['alert.created alr_new', 'device.status dev_1', 'alert.read alr_old', 'alert.updated alr_new']);
-    // The update carries the alert as it now is, as the stream's alert.updated does.
-    expect(seen[3]?.data).toMatchObject({ type: 'human', recording_id: 'rec_1' });
-    expect(modes).toContain('polling');
-  }, 30_000);
 });

@@ -16,14 +16,14 @@ export class ApiError extends Error {
   }
 }
 
-export interface ApiDeps {
+interface ApiDeps {
   session: Pick<Session, 'accessToken' | 'refresh'>;
   fetch: typeof fetch;
   onReachable: (reachable: boolean) => void;
 }
 
-export type AlertFilter = { device_id?: string; type?: Alert['type']; unread?: boolean; limit?: number; cursor?: string };
-export type RecordingFilter = { start_date?: string; end_date?: string; event_type?: EventType; limit?: number; cursor?: string };
+type AlertFilter = { device_id?: string; type?: Alert['type']; unread?: boolean; limit?: number; cursor?: string };
+type RecordingFilter = { start_date?: string; end_date?: string; event_type?: EventType; limit?: number; cursor?: string };
 
 /** The unread alerts every signed-in screen counts (the badge). */
 export const UNREAD_FILTER: Readonly<AlertFilter> = Object.freeze({ unread: true, limit: 200 });

@@ -4,7 +4,10 @@ import { UNREAD_FILTER, type Api } from './api.js';
 import { SessionEndedError, UnreachableError, type AuthState, type Session } from './auth.js';
 import { startFeed, type EventHub, type FeedMode } from './events.js';
 import { focusScreenHeading } from './focus.js';
-import { navigate, parseRoute, useLocation } from './router.js';
+import type { Subscribe } from './hub.js';
+import { isSignInPath } from './paths.js';
+import { navigate, useLocation } from './router.js';
+import { parseRoute } from './routes.js';
 import { CamerasScreen } from './screens/cameras.js';
 import { ClipsScreen } from './screens/clips.js';
 import { EventsScreen } from './screens/events.js';
@@ -15,7 +18,7 @@ import type { Device } from './types.js';
 // The frame around the screens: sign-in state, the navigation, the banners (lost connection,
 // session expired), and what several screens use: the device list and the unread count.
 
-export interface AppContext {
+interface AppContext {
   api: Api;
   hub: EventHub;
   scopes: ReadonlySet<string>;
@@ -40,34 +43,38 @@ export interface AppProps {
   started: ReturnType<Session['start']>;
   api: Api;
   hub: EventHub;
-  listeners: { auth: (state: AuthState) => void; reachable: (ok: boolean) => void };
+  /** The session's sign-in state as it changes (signed out elsewhere, expired, refused). */
+  authChanges: Subscribe<AuthState>;
+  /** Whether the gateway answers, as the session's and the API's requests find it. */
+  reachability: Subscribe<boolean>;
 }
 
 type Boot = { kind: 'starting' } | { kind: 'ready'; auth: AuthState; fromSignIn?: boolean } | { kind: 'failed'; message: string };
 
-export function App({ session, started, api, hub, listeners }: AppProps) {
+export function App({ session, started, api, hub, authChanges, reachability }: AppProps) {
   const [boot, setBoot] = useState<Boot>({ kind: 'starting' });
   const [reachable, setReachable] = useState(true);
   const [epoch, setEpoch] = useState(0);
+  const signIn = useCallback(() => void session.signIn(location.pathname + location.search), [session]);
 
   // Layout effects here and below: Preact runs useEffect only after the next painted frame (up to
   // 100 ms later, more in a tab not drawn), and what the first screen waits for is chained on these
   // (measured in `npm run bench -- web`: sign-in to cameras, docs/web-app.md).
+  useLayoutEffect(() => reachability(setReachable), [reachability]);
+  useLayoutEffect(() => authChanges((auth) => setBoot({ kind: 'ready', auth })), [authChanges]);
   useLayoutEffect(() => {
-    listeners.auth = (auth) => setBoot({ kind: 'ready', auth });
-    listeners.reachable = setReachable;
     started
       .then(({ state, returnTo }) => {
         if (returnTo !== null) navigate(returnTo, true);
         setBoot({ kind: 'ready', auth: state, fromSignIn: returnTo !== null });
       })
       .catch((err: unknown) => {
-        if (location.pathname.startsWith('/signin/')) navigate('/', true);
+        if (isSignInPath(location.pathname)) navigate('/', true);
         if (err instanceof SessionEndedError) setBoot({ kind: 'ready', auth: { kind: 'signed-out', reason: 'refused', detail: err.message } });
         else if (err instanceof UnreachableError) setBoot({ kind: 'failed', message: 'The gateway cannot be reached. This page retries by itself.' });
         else setBoot({ kind: 'failed', message: err instanceof Error ? err.message : 'Starting failed.' });
       });
-  }, []);
+  }, [started]);
 
   // Lost connection: look for the gateway every few seconds; once it answers, screens reload.
   useEffect(() => {
@@ -88,7 +95,7 @@ export function App({ session, started, api, hub, listeners }: AppProps) {
   if (boot.kind === 'starting') return <p class="boot" role="status">Loading…</p>;
   if (boot.kind === 'failed') return <SignInScreen message={boot.message} onSignIn={null} />;
   if (boot.auth.kind === 'signed-out') {
-    return <SignInScreen reason={boot.auth.reason} message={boot.auth.detail ?? null} onSignIn={() => void session.signIn(location.pathname + location.search)} />;
+    return <SignInScreen reason={boot.auth.reason} message={boot.auth.detail ?? null} onSignIn={signIn} />;
   }
   return <SignedIn session={session} api={api} hub={hub} scopes={boot.auth.scopes} reachable={reachable} epoch={epoch} fromSignIn={boot.fromSignIn === true} />;
 }
@@ -144,7 +151,7 @@ function SignedIn(props: { session: Session; api: Api; hub: EventHub; scopes: Re
       off();
       clearInterval(timer);
     };
-  }, [api, hub, epoch]);
+  }, [api, hub, epoch, recountUnread]);
 
   useLayoutEffect(() => {
     api

@@ -3,10 +3,10 @@
 // the refresh token in sessionStorage (this tab, gone when it closes), so a reload stays signed in.
 
 import { issuerProblem, readIssuerMetadata, type IssuerMetadata } from './issuer.js';
+import { CALLBACK_PATH, returnPath } from './paths.js';
 
-export const CLIENT_ID = 'gateway-web';
-export const REQUESTED_SCOPE = 'devices:read devices:write alerts:read alerts:write recordings:read';
-export const CALLBACK_PATH = '/signin/callback';
+const CLIENT_ID = 'gateway-web';
+const REQUESTED_SCOPE = 'devices:read devices:write alerts:read alerts:write recordings:read';
 const METADATA_PATH = '/.well-known/oauth-authorization-server';
 
 const REFRESH_KEY = 'edge-gateway.refresh';
@@ -40,7 +40,7 @@ interface PendingSignIn {
   issuer: IssuerMetadata;
 }
 
-export interface SessionDeps {
+interface SessionDeps {
   storage: Pick<Storage, 'getItem' | 'setItem' | 'removeItem'>;
   fetch: typeof fetch;
   origin: string;
@@ -268,7 +268,7 @@ function parsePending(raw: string | null): PendingSignIn | null {
     const value: unknown = JSON.parse(raw);
     const issuer = isRecord(value) ? readIssuerMetadata(value.issuer) : null;
     if (isRecord(value) && typeof value.state === 'string' && typeof value.verifier === 'string' && typeof value.returnTo === 'string' && issuer !== null) {
-      return { state: value.state, verifier: value.verifier, returnTo: /^\/(?![/\\])/.test(value.returnTo) ? value.returnTo : '/', issuer };
+      return { state: value.state, verifier: value.verifier, returnTo: returnPath(value.returnTo), issuer };
     }
   } catch {
     // fall through: not ours

@@ -1,6 +1,6 @@
-// The app's screens by path; pure, so tests run it without a browser.
+// The app's screens by path (none under the paths of paths.ts); pure, so tests run it without a browser.
 
-export type Route =
+type Route =
   | { screen: 'cameras' }
   | { screen: 'live'; deviceId: string }
   | { screen: 'events'; params: URLSearchParams }

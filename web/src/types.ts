@@ -7,15 +7,10 @@ import type { CONTROL_ACTIONS, EVENT_TYPES } from '../../src/domain/types.js';
 
 export type Device = Static<typeof DeviceSchema>;
 export type Alert = Static<typeof AlertSchema>;
+export type Recording = Static<typeof RecordingSchema>;
 export type ControlResult = Static<typeof ControlResultSchema>;
 export type EventType = (typeof EVENT_TYPES)[number];
 export type ControlAction = (typeof CONTROL_ACTIONS)[number];
-
-/**
- * A recording; `playback_url` (a short-lived ticketed path a <video> can play and seek, and its
- * expiry) is absent when the token may not play recordings.
- */
-export type Recording = Static<typeof RecordingSchema> & { playback_url?: string; playback_expires_at?: string };
 
 export interface Page<T> {
   data: T[];

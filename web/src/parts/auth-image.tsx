@@ -5,7 +5,8 @@ import { ApiError, type Api } from '../api.js';
 // so it is fetched and shown from a blob: URL. With refreshMs it is fetched again while it is on
 // screen and the tab is visible; the old picture stays until the new one is there.
 
-type Shown = { kind: 'loading' } | { kind: 'image'; url: string } | { kind: 'none'; why: string };
+/** `offline`: the camera did not answer, which the placeholder says instead of props.placeholder. */
+type Shown = { kind: 'loading' } | { kind: 'image'; url: string } | { kind: 'none'; offline: boolean };
 
 /** How often, and how many times, a picture that is not there yet (404) is asked for again. */
 const MISSING_RETRY_MS = 3_000;
@@ -41,7 +42,7 @@ export function AuthImage(props: {
             return;
           }
           if (url === null) {
-            setShown({ kind: 'none', why: props.placeholder ?? 'No picture' });
+            setShown({ kind: 'none', offline: false });
             if (!props.refreshMs && retries-- > 0) timer = setTimeout(() => void load(), MISSING_RETRY_MS);
           } else {
             setShown({ kind: 'image', url });
@@ -50,8 +51,7 @@ export function AuthImage(props: {
           }
         } catch (err) {
           if (stopped) return;
-          const why = err instanceof ApiError && err.code === 'device_unavailable' ? 'Camera offline: no picture' : (props.placeholder ?? 'No picture');
-          if (current === null) setShown({ kind: 'none', why });
+          if (current === null) setShown({ kind: 'none', offline: err instanceof ApiError && err.code === 'device_unavailable' });
         }
       }
       if (props.refreshMs && !stopped) timer = setTimeout(() => void load(), props.refreshMs);
@@ -76,7 +76,7 @@ export function AuthImage(props: {
   return (
     <div class={`picture ${props.class ?? ''}`} ref={box} data-testid={props.testId}>
       {shown.kind === 'image' ? <img src={shown.url} alt={props.alt} /> : null}
-      {shown.kind === 'none' ? <span class="placeholder">{shown.why}</span> : null}
+      {shown.kind === 'none' ? <span class="placeholder">{shown.offline ? 'Camera offline: no picture' : (props.placeholder ?? 'No picture')}</span> : null}
       {shown.kind === 'loading' ? <span class="placeholder" aria-hidden="true" /> : null}
     </div>
   );

@@ -6,6 +6,7 @@ import { AuthImage } from '../parts/auth-image.js';
 import { Choice } from '../parts/choice.js';
 import { navigate } from '../router.js';
 import { EVENT_TYPE_NAMES, type EventType, type Recording } from '../types.js';
+import { usePagedList } from '../use-paged-list.js';
 
 // Recorded clips of one camera, filtered by date range and event type; one plays in the page
 // (seekable: a ticketed playback address the <video> fetches with Range requests) and downloads.
@@ -41,38 +42,36 @@ function dayEdge(date: string, end: boolean): string {
   return (end ? new Date(y, m - 1, d + 1, 0, 0, 0, -1) : new Date(y, m - 1, d)).toISOString();
 }
 
-export function ClipsScreen(props: { params: URLSearchParams }) {
-  const { api, hub, devices, epoch } = useApp();
-  const filter = filterOf(props.params, devices?.[0]?.id ?? '');
-  const [clips, setClips] = useState<Recording[] | null>(null);
-  const [cursor, setCursor] = useState<string | null>(null);
-  const [playing, setPlaying] = useState<Recording | null>(null);
-  const [error, setError] = useState<string | null>(null);
-  const query = {
+function queryOf(filter: Filter) {
+  return {
     limit: PAGE,
     ...(filter.type ? { event_type: filter.type } : {}),
     ...(filter.from ? { start_date: dayEdge(filter.from, false) } : {}),
     ...(filter.to ? { end_date: dayEdge(filter.to, true) } : {}),
   };
-  const key = `${filter.camera}|${filter.type}|${filter.from}|${filter.to}`;
+}
 
-  useEffect(() => {
-    if (!filter.camera) return;
-    setClips(null);
-    setError(null);
-    api
-      .recordings(filter.camera, query)
-      .then((page) => {
-        setClips(page.data);
-        setCursor(page.next_cursor);
-      })
-      .catch((err: unknown) => setError(err instanceof Error ? err.message : 'Loading failed.'));
-    return hub.on((event) => {
-      if (event.type !== 'recording.created') return;
-      const r = event.data;
-      if (r.device_id === filter.camera && (!filter.type || r.event_type === filter.type)) setClips((list) => (list && !list.some((c) => c.id === r.id) ? [r, ...list] : list));
-    });
-  }, [api, hub, key, epoch]);
+/** The clips screen with this filter, in place of the one shown. */
+function showFilter(filter: Filter): void {
+  const q = new URLSearchParams();
+  if (filter.camera) q.set('camera', filter.camera);
+  if (filter.type) q.set('type', filter.type);
+  if (filter.from) q.set('from', filter.from);
+  if (filter.to) q.set('to', filter.to);
+  if (filter.recording) q.set('recording', filter.recording);
+  navigate(`/clips?${q.toString()}`, true);
+}
+
+export function ClipsScreen(props: { params: URLSearchParams }) {
+  const { api, devices } = useApp();
+  const filter = filterOf(props.params, devices?.[0]?.id ?? '');
+  const [playing, setPlaying] = useState<Recording | null>(null);
+  const list = usePagedList<Recording>(
+    filter.camera ? `${filter.camera}|${filter.type}|${filter.from}|${filter.to}` : null,
+    (cursor) => api.recordings(filter.camera, { ...queryOf(filter), cursor }),
+    (event) => (event.type === 'recording.created' && event.data.device_id === filter.camera && (!filter.type || event.data.event_type === filter.type) ? { added: event.data } : null),
+  );
+  const { items: clips, setError } = list;
 
   // A clip named in the URL (from an event): fetched fresh, so its playback address is new.
   useEffect(() => {
@@ -81,37 +80,19 @@ export function ClipsScreen(props: { params: URLSearchParams }) {
       .recording(filter.recording)
       .then(setPlaying)
       .catch(() => setError('That clip is no longer on the gateway.'));
-  }, [api, filter.recording]);
-
-  const setFilter = (next: Partial<Filter>) => {
-    const merged = { ...filter, ...next };
-    const q = new URLSearchParams();
-    if (merged.camera) q.set('camera', merged.camera);
-    if (merged.type) q.set('type', merged.type);
-    if (merged.from) q.set('from', merged.from);
-    if (merged.to) q.set('to', merged.to);
-    if (merged.recording) q.set('recording', merged.recording);
-    navigate(`/clips?${q.toString()}`, true);
-  };
+  }, [api, filter.recording, setError]);
 
   const play = async (clip: Recording) => {
     // A fresh address each time: the ticket in the one listed may have expired.
     setPlaying(await api.recording(clip.id).catch(() => clip));
-    setFilter({ recording: clip.id });
+    showFilter({ ...filter, recording: clip.id });
   };
 
   const close = (id: string) => {
     setPlaying(null);
-    setFilter({ recording: '' });
+    showFilter({ ...filter, recording: '' });
     // The Close button goes with the player: the focus goes back to the clip's Play button.
     focusFirst([document.querySelector<HTMLElement>(`[data-clip-id="${CSS.escape(id)}"] button`)]);
-  };
-
-  const more = async () => {
-    if (!cursor) return;
-    const page = await api.recordings(filter.camera, { ...query, cursor });
-    setClips((list) => [...(list ?? []), ...page.data]);
-    setCursor(page.next_cursor);
   };
 
   if (devices === null) return <p role="status">Loading…</p>;
@@ -120,50 +101,57 @@ export function ClipsScreen(props: { params: URLSearchParams }) {
     <section>
       <h1>Clips</h1>
       <form class="filters" onSubmit={(e) => e.preventDefault()} aria-label="Filter clips">
-        <Choice label="Camera" value={filter.camera} all={null} choices={devices.map((d) => ({ value: d.id, name: d.name }))} onChange={(camera) => setFilter({ camera, recording: '' })} />
+        <Choice label="Camera" value={filter.camera} all={null} choices={devices.map((d) => ({ value: d.id, name: d.name }))} onChange={(camera) => showFilter({ ...filter, camera, recording: '' })} />
         <label>
           From
-          <input type="date" value={filter.from} max={filter.to || today} onChange={(e) => setFilter({ from: e.currentTarget.value })} />
+          <input type="date" value={filter.from} max={filter.to || today} onChange={(e) => showFilter({ ...filter, from: e.currentTarget.value })} />
         </label>
         <label>
           To
-          <input type="date" value={filter.to} min={filter.from || undefined} max={today} onChange={(e) => setFilter({ to: e.currentTarget.value })} />
+          <input type="date" value={filter.to} min={filter.from || undefined} max={today} onChange={(e) => showFilter({ ...filter, to: e.currentTarget.value })} />
         </label>
-        <Choice label="Type" value={filter.type} all="All types" choices={EVENT_TYPES.map((t) => ({ value: t, name: EVENT_TYPE_NAMES[t] }))} onChange={(type) => setFilter({ type })} />
+        <Choice label="Type" value={filter.type} all="All types" choices={EVENT_TYPES.map((t) => ({ value: t, name: EVENT_TYPE_NAMES[t] }))} onChange={(type) => showFilter({ ...filter, type })} />
       </form>
       {playing ? <Player clip={playing} cameraName={devices.find((d) => d.id === playing.device_id)?.name ?? 'Unknown camera'} onClose={() => close(playing.id)} /> : null}
-      {error ? (
+      {list.error ? (
         <p class="banner warn" role="alert">
-          {error}
+          {list.error}
         </p>
       ) : null}
       {devices.length === 0 ? <p>No cameras yet.</p> : null}
-      {clips === null && !error && devices.length > 0 ? <p role="status">Loading clips…</p> : null}
+      {clips === null && !list.error && devices.length > 0 ? <p role="status">Loading clips…</p> : null}
       {clips?.length === 0 ? <p>No clips{filter.type || filter.from || filter.to ? ' match these filters' : ' from this camera yet'}.</p> : null}
       <ul class="clips" aria-label="Clips, newest first">
         {clips?.map((clip) => (
-          <li key={clip.id} class="clip" data-testid="clip" data-clip-id={clip.id}>
-            <AuthImage api={api} path={api.thumbnailPath(clip.id)} alt={`${EVENT_TYPE_NAMES[clip.event_type]} clip`} class="thumb" placeholder="No picture" missingRetries={5} />
-            <div class="alert-text">
-              <span class={`type type-${clip.event_type}`}>{EVENT_TYPE_NAMES[clip.event_type]}</span>
-              <p class="meta">
-                <time dateTime={clip.started_at}>{when(clip.started_at)}</time> · {duration(clip.duration_s)} · {(clip.size_bytes / 1e6).toFixed(1)} MB
-              </p>
-              <div class="row-actions">
-                <button type="button" class="small" onClick={() => void play(clip)} aria-pressed={playing?.id === clip.id}>
-                  Play
-                </button>
-              </div>
-            </div>
-          </li>
+          <ClipRow key={clip.id} clip={clip} playing={playing?.id === clip.id} onPlay={() => void play(clip)} />
         ))}
       </ul>
-      {cursor ? (
-        <button type="button" onClick={() => void more()}>
+      {list.more ? (
+        <button type="button" onClick={list.more}>
           Show older clips
         </button>
       ) : null}
     </section>
+  );
+}
+
+function ClipRow({ clip, playing, onPlay }: { clip: Recording; playing: boolean; onPlay: () => void }) {
+  const { api } = useApp();
+  return (
+    <li class="clip" data-testid="clip" data-clip-id={clip.id}>
+      <AuthImage api={api} path={api.thumbnailPath(clip.id)} alt={`${EVENT_TYPE_NAMES[clip.event_type]} clip`} class="thumb" placeholder="No picture" missingRetries={5} />
+      <div class="alert-text">
+        <span class={`type type-${clip.event_type}`}>{EVENT_TYPE_NAMES[clip.event_type]}</span>
+        <p class="meta">
+          <time dateTime={clip.started_at}>{when(clip.started_at)}</time> · {duration(clip.duration_s)} · {(clip.size_bytes / 1e6).toFixed(1)} MB
+        </p>
+        <div class="row-actions">
+          <button type="button" class="small" onClick={onPlay} aria-pressed={playing}>
+            Play
+          </button>
+        </div>
+      </div>
+    </li>
   );
 }
 
@@ -186,7 +174,7 @@ function Player(props: { clip: Recording; cameraName: string; onClose: () => voi
           </a>
         </>
       ) : (
-        <p class="placeholder-text">This gateway gives no playable address for clips yet (it needs the clip playback update), so clips cannot play in the page.</p>
+        <p class="placeholder-text">The gateway gives no playable address for this clip, so it cannot play in the page.</p>
       )}
     </div>
   );

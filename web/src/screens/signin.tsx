@@ -12,11 +12,12 @@ const HEADINGS: Record<SignedOutReason, string> = {
 };
 
 export function SignInScreen(props: { reason?: SignedOutReason; message: string | null; onSignIn: (() => void) | null }) {
+  const { onSignIn } = props;
   const reason = props.reason ?? 'refused';
-  const auto = reason === 'new' && props.message === null && props.onSignIn !== null;
+  const auto = reason === 'new' && props.message === null && onSignIn !== null;
   useEffect(() => {
-    if (auto) props.onSignIn?.();
-  }, [auto]);
+    if (auto) onSignIn?.();
+  }, [auto, onSignIn]);
   return (
     <main class="signin" id="main">
       <p class="brand-line">Edge gateway</p>
