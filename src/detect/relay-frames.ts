@@ -3,7 +3,7 @@ import type { VideoAccessUnit } from '../media/access-unit.js';
 import type { FanOutReader } from '../media/relay/fanout.js';
 import { createRtpHeader, readRtpHeaderInto } from '../media/rtp.js';
 import { annexB, withParameterSets } from '../media/still/annex-b.js';
-import { videoPlanOf } from '../media/still/keyframe-picture.js';
+import { videoPlanOf, type VideoTrackPlan } from '../media/still/keyframe-picture.js';
 import { VideoDepacketizer, type VideoCodec } from '../media/video-depacketizer.js';
 import { FrameError } from './errors.js';
 import type { Frame, FrameSource } from './types.js';
@@ -88,134 +88,265 @@ export class Decoders {
 
 /** Frames of `stream` from its newest cached picture on (see the file's comment). */
 export function relayFrames(stream: FrameStream, decoders: Decoders, opts: RelayFramesOptions = {}): FrameSource {
-  const count = opts.count ?? 3;
-  const spacing = Math.round(((opts.spacingMs ?? 500) * VIDEO_CLOCK) / 1000);
-  const plan = videoPlanOf(stream.sdp);
-  const depacketizer = new VideoDepacketizer({ codec: plan.codec, donl: plan.donl }, (unit) => onUnit(unit));
-  const header = createRtpHeader();
-  const frames: Frame[] = [];
-  const waiters: Array<(f: Frame | null) => void> = [];
-  /** RTP time of each access unit given to the decoder, in decoding order (its output frame numbers). */
-  const times: number[] = [];
-  const pending: VideoAccessUnit[] = [];
-  let child: ChildProcess | null = null;
-  let first = -1; // the decoder's output number of the first frame wanted (the newest cached picture)
-  let lastTaken: number | null = null;
-  let taken = 0;
-  let done = false;
-  let ended: string | null = null;
-  let detach: (() => void) | null = null;
-  let stderr = '';
-
-  const finish = (why: string | null): void => {
-    if (done) return;
-    done = true;
-    if (taken < count) ended = why ?? 'the frames ended';
-    clearTimeout(timer);
-    clearTimeout(stall);
-    child?.kill('SIGKILL');
-    // Leaving from inside deliver() would change the fan-out's reader list while it loops over it.
-    queueMicrotask(() => detach?.());
-    for (const w of waiters.splice(0)) w(null);
+  const run = new RelayFrameRun(videoPlanOf(stream.sdp), settingsOf(opts));
+  run.start(stream, decoders);
+  return {
+    next: () => run.next(),
+    get ended() {
+      return run.ended;
+    },
+    close: () => run.close(),
   };
-  const timer = setTimeout(() => finish(`no ${count} frames within ${opts.timeoutMs ?? 10_000} ms`), opts.timeoutMs ?? 10_000);
-  const stallMs = opts.stallMs ?? 3000;
+}
+
+/** RelayFramesOptions with their defaults; `spacing` in RTP clock ticks. */
+interface RelayFramesSettings {
+  count: number;
+  spacing: number;
+  timeoutMs: number;
+  stallMs: number;
+  maxPendingBytes: number;
+}
+
+function settingsOf(opts: RelayFramesOptions): RelayFramesSettings {
+  return {
+    count: opts.count ?? 3,
+    spacing: Math.round(((opts.spacingMs ?? 500) * VIDEO_CLOCK) / 1000),
+    timeoutMs: opts.timeoutMs ?? 10_000,
+    stallMs: opts.stallMs ?? 3000,
+    maxPendingBytes: opts.maxPendingBytes ?? 16 * 1024 * 1024,
+  };
+}
+
+/**
+ * Which of the decoder's pictures become frames, by their output numbers: the newest cached
+ * picture, then one every `spacing` of stream time, `count` in all.
+ */
+class FramePicker {
+  /** RTP time of each access unit given to the decoder, in decoding order (its output frame numbers). */
+  private readonly times: number[] = [];
+  private first = -1; // the decoder's output number of the first frame wanted (the newest cached picture)
+  private lastTaken: number | null = null;
+  private taken = 0;
+
+  constructor(private readonly count: number, private readonly spacing: number) {}
+
+  /** Whether the decoder has been given an access unit yet. */
+  get started(): boolean {
+    return this.times.length > 0;
+  }
+
+  /** Whether all `count` frames have been taken. */
+  get complete(): boolean {
+    return this.taken >= this.count;
+  }
+
+  /** The first frame wanted is the decoder's output number `n`. */
+  startAt(n: number): void {
+    this.first = n;
+  }
+
+  /** The decoder was given the access unit of RTP time `rtpTime` (its next output number). */
+  given(rtpTime: number): void {
+    this.times.push(rtpTime);
+  }
+
+  /** Whether the decoder's picture number `n` is one to look at: the newest cached, then one every spacing. */
+  wanted(n: number): boolean {
+    if (n < this.first || this.taken >= this.count) return false;
+    const at = this.times[n];
+    if (at === undefined) return false;
+    if (this.lastTaken !== null && ((at - this.lastTaken) >>> 0) < this.spacing) return false;
+    this.lastTaken = at;
+    return true;
+  }
+
+  /** A wanted picture came out of the decoder as a frame. */
+  took(): void {
+    this.taken++;
+  }
+}
+
+/** Frames taken and not yet asked for, and the next() calls waiting for one. */
+class FrameQueue {
+  private readonly frames: Frame[] = [];
+  private readonly waiters: Array<(f: Frame | null) => void> = [];
+
+  put(frame: Frame): void {
+    const w = this.waiters.shift();
+    if (w) w(frame);
+    else this.frames.push(frame);
+  }
+
+  /** The next frame, or null once there is none and no more will come (`over`). */
+  next(over: boolean): Promise<Frame | null> {
+    const frame = this.frames.shift();
+    if (frame) return Promise.resolve(frame);
+    if (over) return Promise.resolve(null);
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
+
+  /** No more frames will come: those waiting get null. */
+  end(): void {
+    for (const w of this.waiters.splice(0)) w(null);
+  }
+}
+
+/** What the decoder's process tells: pictures out, that it cannot run, that it exited and why. */
+interface DecoderEvents {
+  output(chunk: Buffer): void;
+  failed(err: Error): void;
+  exited(why: string): void;
+}
+
+/** Listens to the decoder `child`; why it exited is its first error line, else its exit code. */
+function watchDecoder(child: ChildProcess, on: DecoderEvents): void {
+  let stderr = '';
+  child.stdout?.on('data', (chunk: Buffer) => on.output(chunk));
+  child.stderr?.on('data', (d: Buffer) => {
+    if (stderr.length < 2000) stderr += d.toString();
+  });
+  child.once('error', (err) => on.failed(err));
+  child.once('close', (code) => on.exited(stderr.trim().split('\n')[0] || `the decoder exited with ${code}`));
+}
+
+/**
+ * One relayFrames source: reads the stream's access units, writes them to the decoder and takes
+ * the pictures it writes, until all are taken or something ends it (finish, once).
+ */
+class RelayFrameRun {
+  private readonly picker: FramePicker;
+  private readonly queue = new FrameQueue();
+  private readonly depacketizer: VideoDepacketizer;
+  private readonly header = createRtpHeader();
+  private readonly pending: VideoAccessUnit[] = [];
+  private readonly timer: NodeJS.Timeout;
+  private stall: NodeJS.Timeout;
+  private child: ChildProcess | null = null;
+  private done = false;
+  private endedWhy: string | null = null;
+  private streamEnd: string | null = null;
+  private detach: (() => void) | null = null;
+
+  constructor(private readonly plan: VideoTrackPlan, private readonly settings: RelayFramesSettings) {
+    this.picker = new FramePicker(settings.count, settings.spacing);
+    this.depacketizer = new VideoDepacketizer({ codec: plan.codec, donl: plan.donl }, (unit) => this.onUnit(unit));
+    this.timer = setTimeout(() => this.finish(`no ${settings.count} frames within ${settings.timeoutMs} ms`), settings.timeoutMs);
+    this.stall = this.stallTimer();
+  }
+
+  get ended(): string | null {
+    return this.endedWhy;
+  }
+
+  /** Reads the stream and, unless it cannot be read, decodes it with a decoder of `decoders`. */
+  start(stream: FrameStream, decoders: Decoders): void {
+    try {
+      // The cached group of pictures comes within attach(): those units wait in `pending`.
+      this.detach = stream.attach(this.reader());
+    } catch (err) {
+      this.finish(`the stream cannot be read: ${(err as Error).message}`);
+    }
+    if (!this.done) this.decodeWith(decoders.take(this.plan.codec));
+  }
+
+  next(): Promise<Frame | null> {
+    return this.queue.next(this.done);
+  }
+
+  close(): void {
+    this.finish('closed');
+  }
+
+  private reader(): FanOutReader {
+    return {
+      pendingBytes: () => 0,
+      deliver: (track, packet) => {
+        if (this.done || track !== this.plan.track || !readRtpHeaderInto(packet, this.header)) return;
+        this.depacketizer.push(packet, this.header);
+      },
+      deliverRtcp: () => undefined,
+      evict: (reason) => this.streamEnded(`the relay let the stream go: ${reason}`),
+    };
+  }
+
+  /** The cached units first: the newest of them is the first frame wanted. */
+  private decodeWith(child: ChildProcess): void {
+    this.picker.startAt(Math.max(0, this.pending.length - 1));
+    this.child = child;
+    const splitter = new PpmSplitter(4096 * 4096 * 3, (n) => this.picker.wanted(n));
+    watchDecoder(child, {
+      output: (chunk) => this.onPictures(splitter, chunk),
+      failed: (err) => this.finish(`cannot run the decoder: ${err.message}`),
+      exited: (why) => this.finish(this.streamEnd ?? why),
+    });
+    for (const unit of this.pending.splice(0)) this.write(unit);
+  }
+
+  private onUnit(unit: VideoAccessUnit): void {
+    // A decoder can start at a keyframe only: the units before the first are of no use to it.
+    if (this.done || this.streamEnd !== null || (!this.picker.started && this.pending.length === 0 && !unit.keyframe)) return;
+    clearTimeout(this.stall);
+    this.stall = this.stallTimer();
+    if (this.child) this.write(unit);
+    else this.pending.push(unit);
+  }
+
+  private write(unit: VideoAccessUnit): void {
+    const stdin = this.child?.stdin;
+    if (!stdin) return;
+    const nalus = this.picker.started ? unit.nalus : withParameterSets(this.plan.codec, unit.nalus, this.plan.fmtp);
+    if (!nalus) return this.finish(`the stream's keyframe has no parameter sets`);
+    this.picker.given(unit.rtpTime);
+    stdin.write(annexB(nalus));
+    stdin.write(AUD[this.plan.codec]);
+    if (stdin.writableLength > this.settings.maxPendingBytes) this.finish('the decoder does not keep up');
+  }
+
+  private onPictures(splitter: PpmSplitter, chunk: Buffer): void {
+    try {
+      for (const frame of splitter.push(chunk)) {
+        this.picker.took();
+        this.queue.put(frame);
+        if (this.picker.complete) this.finish(null);
+      }
+    } catch (err) {
+      this.finish((err as Error).message);
+    }
+  }
+
+  private stallTimer(): NodeJS.Timeout {
+    return setTimeout(() => this.streamEnded(`no picture from the stream for ${this.settings.stallMs} ms`), this.settings.stallMs);
+  }
+
   /**
    * The stream ends (stopped, or the relay let it go): the decoder is told there is no more input
    * and ends once it has written the pictures it has, which are still taken.
    */
-  const streamEnded = (why: string): void => {
-    if (done || streamEnd !== null) return;
-    streamEnd = why;
-    clearTimeout(stall);
-    queueMicrotask(() => detach?.());
-    if (child?.stdin) child.stdin.end();
-    else finish(why);
-  };
-  let streamEnd: string | null = null;
-  let stall = setTimeout(() => streamEnded(`no picture from the stream for ${stallMs} ms`), stallMs);
-
-  function onUnit(unit: VideoAccessUnit): void {
-    if (done || streamEnd !== null || (times.length === 0 && pending.length === 0 && !unit.keyframe)) return;
-    clearTimeout(stall);
-    stall = setTimeout(() => streamEnded(`no picture from the stream for ${stallMs} ms`), stallMs);
-    if (child) write(unit);
-    else pending.push(unit);
+  private streamEnded(why: string): void {
+    if (this.done || this.streamEnd !== null) return;
+    this.streamEnd = why;
+    clearTimeout(this.stall);
+    this.leaveStream();
+    if (this.child?.stdin) this.child.stdin.end();
+    else this.finish(why);
   }
 
-  function write(unit: VideoAccessUnit): void {
-    const stdin = child?.stdin;
-    if (!stdin) return;
-    const nalus = times.length === 0 ? withParameterSets(plan.codec, unit.nalus, plan.fmtp) : unit.nalus;
-    if (!nalus) return finish(`the stream's keyframe has no parameter sets`);
-    times.push(unit.rtpTime);
-    stdin.write(annexB(nalus));
-    stdin.write(AUD[plan.codec]);
-    if (stdin.writableLength > (opts.maxPendingBytes ?? 16 * 1024 * 1024)) finish('the decoder does not keep up');
+  private finish(why: string | null): void {
+    if (this.done) return;
+    this.done = true;
+    if (!this.picker.complete) this.endedWhy = why ?? 'the frames ended';
+    clearTimeout(this.timer);
+    clearTimeout(this.stall);
+    this.child?.kill('SIGKILL');
+    this.leaveStream();
+    this.queue.end();
   }
 
-  /** Whether the decoder's picture number `n` is one to look at: the newest cached, then one every spacing. */
-  const wanted = (n: number): boolean => {
-    if (n < first || taken >= count) return false;
-    const at = times[n];
-    if (at === undefined) return false;
-    if (lastTaken !== null && ((at - lastTaken) >>> 0) < spacing) return false;
-    lastTaken = at;
-    return true;
-  };
-
-  const reader: FanOutReader = {
-    pendingBytes: () => 0,
-    deliver: (track, packet) => {
-      if (done || track !== plan.track || !readRtpHeaderInto(packet, header)) return;
-      depacketizer.push(packet, header);
-    },
-    deliverRtcp: () => undefined,
-    evict: (reason) => streamEnded(`the relay let the stream go: ${reason}`),
-  };
-  try {
-    // The cached group of pictures comes within attach(): those units wait in `pending`.
-    detach = stream.attach(reader);
-  } catch (err) {
-    finish(`the stream cannot be read: ${(err as Error).message}`);
+  private leaveStream(): void {
+    // Leaving from inside deliver() would change the fan-out's reader list while it loops over it.
+    queueMicrotask(() => this.detach?.());
   }
-  if (!done) {
-    first = Math.max(0, pending.length - 1);
-    child = decoders.take(plan.codec);
-    const splitter = new PpmSplitter(4096 * 4096 * 3, (n) => wanted(n));
-    child.stdout?.on('data', (chunk: Buffer) => {
-      try {
-        for (const frame of splitter.push(chunk)) {
-          taken++;
-          const w = waiters.shift();
-          if (w) w(frame);
-          else frames.push(frame);
-          if (taken >= count) finish(null);
-        }
-      } catch (err) {
-        finish((err as Error).message);
-      }
-    });
-    child.stderr?.on('data', (d: Buffer) => {
-      if (stderr.length < 2000) stderr += d.toString();
-    });
-    child.once('error', (err) => finish(`cannot run the decoder: ${err.message}`));
-    child.once('close', (code) => finish(streamEnd ?? (stderr.trim().split('\n')[0] || `the decoder exited with ${code}`)));
-    for (const unit of pending.splice(0)) write(unit);
-  }
-
-  return {
-    next: () => {
-      const frame = frames.shift();
-      if (frame) return Promise.resolve(frame);
-      if (done) return Promise.resolve(null);
-      return new Promise((resolve) => waiters.push(resolve));
-    },
-    get ended() {
-      return ended;
-    },
-    close: () => finish('closed'),
-  };
 }
 
 /**

@@ -1,13 +1,15 @@
 import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
 import type { Config } from '../config/schema.js';
+import type { EventBus } from '../domain/bus.js';
 import { readMqttCredentials } from '../config/mqtt-credentials.js';
 import { openConfigSecret, type SecretBox } from '../platform/secret-box.js';
-import type { Store } from '../store/store.js';
 import { readVersion } from '../version.js';
-import { CloudSync, type SyncControl } from './cloud-sync.js';
+import { CloudSync, type SyncControl, type SyncStore } from './cloud-sync.js';
+import { registerSyncMetrics, type OutboxFigures } from './metrics.js';
 
 /** The cloud link from the sync.mqtt config (TLS files read now: a wrong path stops the start). */
-export function createCloudSync(config: Config, url: string, deps: { id: string; store: Store; cameras: SyncControl; logger: Logger; secretBox: SecretBox }): CloudSync {
+function createCloudSync(config: Config, url: string, deps: { id: string; store: SyncStore; cameras: SyncControl; logger: Logger; secretBox: SecretBox }): CloudSync {
   const m = config.sync.mqtt;
   const { tls, password } = readMqttCredentials(m, (value) => openConfigSecret(deps.secretBox, value));
   return new CloudSync({
@@ -23,4 +25,32 @@ export function createCloudSync(config: Config, url: string, deps: { id: string;
     homeAssistant: m.home_assistant ? { discoveryPrefix: m.home_assistant_prefix } : null,
     version: readVersion(),
   });
+}
+
+/** What the cloud link needs of the store besides what it reads: the outbox, switched on. */
+export type OutboxStore = SyncStore & OutboxFigures & { enableOutbox(maxRows: number, onMessage: () => void): void };
+
+/**
+ * The cloud link when sync.mqtt.url is set, else null. From here on every change also writes its
+ * message to the outbox (same transaction); the MQTT link drains it whenever the broker is
+ * reachable. Camera events and status changes reach it from the bus. Connecting waits for start().
+ */
+export function createCloudLink(
+  config: Config,
+  deps: { id: string; store: OutboxStore; cameras: SyncControl; bus: EventBus; registry: Registry; logger: Logger; secretBox: SecretBox },
+  defer: (undo: () => unknown) => void,
+): CloudSync | null {
+  const url = config.sync.mqtt.url;
+  if (!url) return null;
+  const { store, bus } = deps;
+  const sync = createCloudSync(config, url, { id: deps.id, store, cameras: deps.cameras, logger: deps.logger, secretBox: deps.secretBox });
+  store.enableOutbox(config.sync.outbox.max_rows, () => sync.kick());
+  bus.on('camera.event', (e) => sync.cameraEvent(e.deviceId, e.kind, e.phase === 'start'));
+  bus.on('device.status', (e) => {
+    const device = store.getDevice(e.deviceId);
+    if (device) sync.deviceChanged(device);
+  });
+  registerSyncMetrics(deps.registry, sync, store);
+  defer(() => sync.stop());
+  return sync;
 }

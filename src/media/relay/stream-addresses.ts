@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
 import { bareHost, firstLanAddress, interfaceAddresses, isOwnHost } from '../../config/lan-address.js';
+import { DeviceUnavailableError } from '../../domain/errors.js';
 import type { StreamProfile, StreamProtocol } from '../../domain/types.js';
 import type { TicketSigner } from '../ticket.js';
 
@@ -93,4 +94,52 @@ export class StreamAddressIssuer {
     const ticket = this.opts.tickets.issue({ deviceId: req.deviceId, profile: req.profile, expiresAt });
     return { url: format(ticket), expiresAt };
   }
+}
+
+/** Whether a camera can be streamed now. */
+export interface StreamAvailability {
+  isOnline(deviceId: string): boolean;
+  hasStream(deviceId: string, profile: StreamProfile): boolean;
+}
+
+/**
+ * Addresses only for a camera that is online and has the profile asked for: anything else is
+ * DeviceUnavailableError (the API's 409), not an address that would lead nowhere.
+ */
+export function availableStreamAddresses(issuer: StreamAddressIssuer, availability: StreamAvailability) {
+  return {
+    issue: async (deviceId: string, profile: StreamProfile, options: { protocol?: StreamProtocol; requestHost?: string | null } = {}): Promise<IssuedStreamAddress> => {
+      if (!availability.isOnline(deviceId)) throw new DeviceUnavailableError(`device ${deviceId} is not online`);
+      if (!availability.hasStream(deviceId, profile)) throw new DeviceUnavailableError(`device ${deviceId} has no ${profile} stream`);
+      return issuer.byProtocol(options.protocol ?? 'rtsp', { deviceId, profile, requestHost: options.requestHost ?? null });
+    },
+  };
+}
+
+/**
+ * The live addresses of config rtsp.* (ticket lifetime, public host) for the relay's and the
+ * API's ports, for cameras that are online and have the profile asked for.
+ */
+export function createStreamAddresses(
+  config: { rtsp: { ticket_ttl_s: number; public_host: string | null }; api: { public_host: string | null } },
+  deps: {
+    tickets: TicketSigner;
+    relayPort: number;
+    apiPort: number;
+    devices: { getDevice(deviceId: string): { status: string } | null };
+    cameras: { streamSource(deviceId: string, profile: StreamProfile): unknown };
+  },
+) {
+  const issuer = new StreamAddressIssuer({
+    tickets: deps.tickets,
+    ticketTtlS: config.rtsp.ticket_ttl_s,
+    publicHost: config.rtsp.public_host,
+    relayPort: deps.relayPort,
+    apiPort: deps.apiPort,
+    ownNames: config.api.public_host ? [config.api.public_host] : [],
+  });
+  return availableStreamAddresses(issuer, {
+    isOnline: (deviceId) => deps.devices.getDevice(deviceId)?.status === 'online',
+    hasStream: (deviceId, profile) => deps.cameras.streamSource(deviceId, profile) !== null,
+  });
 }

@@ -1,0 +1,119 @@
+import path from 'node:path';
+import { mkdirSync } from 'node:fs';
+import type { BaseLogger, Logger } from 'pino';
+import type { Config } from '../../config/schema.js';
+import type { EventBus } from '../../domain/bus.js';
+import type { StreamProfile } from '../../domain/types.js';
+import type { RecorderStore } from './camera-recorder.js';
+import { Recorders, type RecordersDetection, type RecordersOptions } from './recorders.js';
+import { recoverEpisodes, type RecoveryStore } from './recovery.js';
+import { cleanStorage, Retention, type StorageStore } from './storage.js';
+
+export interface RecordingStorage {
+  /** Where clips and thumbnails are kept (recording.storage_dir, else data_dir/recordings). */
+  storageDir: string;
+  /** The RAM directory the recorders' segments go to. */
+  segmentRoot: string;
+  retention: Retention;
+}
+
+/**
+ * The clips' storage, made consistent before any recorder runs: the episodes a crash interrupted
+ * get what clip can still be had (a whole clip file, or the footage left in RAM) and their alerts
+ * say what is missing; then files and rows are matched (a half clip, a clip without its row go);
+ * then retention runs once and keeps running. Segments go to RAM: recording.segment_dir, else
+ * systemd's RuntimeDirectory, else /dev/shm (never the SD card).
+ */
+export async function openRecordingStorage(
+  config: Config,
+  /** `logger`: the gateway's, for the recorder's and retention's lines. */
+  deps: { store: RecoveryStore & StorageStore; gatewayId: string; env: NodeJS.ProcessEnv; logger: Logger },
+  defer: (undo: () => unknown) => void,
+): Promise<RecordingStorage> {
+  const r = config.recording;
+  const storageDir = r.storage_dir ?? path.join(config.gateway.data_dir, 'recordings');
+  mkdirSync(storageDir, { recursive: true, mode: 0o700 });
+  const runtimeDir = deps.env.RUNTIME_DIRECTORY;
+  const segmentRoot = r.segment_dir ?? (runtimeDir ? path.join(runtimeDir, 'segments') : `/dev/shm/edge-gateway-${deps.gatewayId}`);
+  const logger = deps.logger.child({ part: 'recorder' });
+  await recoverEpisodes({ store: deps.store, storageDir, segmentRoot, ffmpegPath: config.ffmpeg.path, maxClipMs: r.max_clip_s * 1000, logger });
+  await cleanStorage(storageDir, deps.store, logger);
+  const retention = new Retention({
+    storageDir,
+    store: deps.store,
+    logger: deps.logger.child({ part: 'retention' }),
+    maxAgeDays: r.retention.max_age_days,
+    maxBytes: r.retention.max_bytes,
+    minFreeBytes: r.retention.min_free_bytes,
+  });
+  defer(() => retention.close());
+  await retention.check(true);
+  return { storageDir, segmentRoot, retention };
+}
+
+/** What the recorders need of the cameras: their streams and whether they report events themselves. */
+export interface RecordedCameras {
+  streamSource(deviceId: string, profile: StreamProfile): unknown;
+  hasEventSubscription(deviceId: string): boolean;
+}
+
+/** What the recorders need of the store: their journal and clips, and the devices' names and states. */
+export type RecordedStore = RecorderStore & {
+  listCameras(): Array<{ deviceId: string }>;
+  getDevice(deviceId: string): { status: string; name: string } | null;
+};
+
+/**
+ * One recorder per online camera (config recording.*): each copies the main stream through the
+ * relay (`localUrl`) into RAM segments and turns events into clips; motion is watched on the sub
+ * stream where there is one.
+ */
+export function createRecorders(
+  config: Config,
+  storage: RecordingStorage,
+  deps: {
+    store: RecordedStore;
+    /** Cameras going online and offline, and their events. */
+    bus: EventBus;
+    cameras: RecordedCameras;
+    /** Where a camera's software motion is ignored (cameras[].motion_mask). */
+    motionMask: NonNullable<RecordersOptions['motion']['mask']>;
+    /** The relay: its URL for this box's readers, and its shared camera sessions. */
+    relay: { localUrl(deviceId: string, profile: StreamProfile): string; streams: { acquire(deviceId: string, profile: StreamProfile): Promise<unknown> } };
+    detection: RecordersDetection | null;
+    logger: BaseLogger;
+  },
+  defer: (undo: () => unknown) => void,
+): Recorders {
+  const r = config.recording;
+  const { cameras, relay, store } = deps;
+  const hasStream = (deviceId: string, profile: StreamProfile) => cameras.streamSource(deviceId, profile) !== null;
+  const recorders = new Recorders({
+    store,
+    deviceName: (deviceId) => store.getDevice(deviceId)?.name ?? deviceId,
+    hasStream: (deviceId) => hasStream(deviceId, 'main'),
+    inputUrl: (deviceId) => relay.localUrl(deviceId, 'main'),
+    streamReady: async (deviceId) => void (await relay.streams.acquire(deviceId, 'main')),
+    ffmpegPath: config.ffmpeg.path,
+    segmentRoot: storage.segmentRoot,
+    storageDir: storage.storageDir,
+    preRollMs: r.pre_roll_s * 1000,
+    postRollMs: r.post_roll_s * 1000,
+    maxClipMs: r.max_clip_s * 1000,
+    logger: deps.logger,
+    afterClip: () => void storage.retention.check(),
+    motion: {
+      ...r.motion,
+      hasOwnEvents: (deviceId) => cameras.hasEventSubscription(deviceId),
+      inputUrl: (deviceId) => relay.localUrl(deviceId, hasStream(deviceId, 'sub') ? 'sub' : 'main'),
+      mask: deps.motionMask,
+    },
+    detection: deps.detection,
+  });
+  defer(() => recorders.stop());
+  deps.bus.on('device.status', (e) => recorders.deviceStatus(e.deviceId, e.status === 'online', e.at));
+  deps.bus.on('camera.event', (e) => recorders.event(e.deviceId, e.kind, e.phase, e.at));
+  // Cameras online at the last stop: the manager reports a change only, so these start here.
+  for (const camera of store.listCameras()) if (store.getDevice(camera.deviceId)?.status === 'online') recorders.deviceStatus(camera.deviceId, true, Date.now());
+  return recorders;
+}

@@ -1,0 +1,40 @@
+import type { BaseLogger } from 'pino';
+import type { Config } from '../config/schema.js';
+import type { EventBus } from '../domain/bus.js';
+import type { SecretBox } from '../platform/secret-box.js';
+import type { Store } from '../store/store.js';
+import { createDiscovery } from './discovery/service.js';
+import { CameraManager, pickDeviceServiceUrl } from './manager.js';
+
+/** The camera manager of config onvif.*: adopts cameras, keeps their sessions and tells the bus. */
+export function createCameraManager(
+  config: Config,
+  deps: { store: Store; secretBox: SecretBox; bus: EventBus; logger: BaseLogger },
+  defer: (undo: () => unknown) => void,
+): CameraManager {
+  const cameras = new CameraManager({
+    ...deps,
+    credentials: config.onvif.credentials,
+    healthIntervalS: config.onvif.health_interval_s,
+    maxBackoffMs: config.onvif.max_backoff_s * 1000,
+  });
+  defer(() => cameras.stop());
+  return cameras;
+}
+
+/**
+ * The configured cameras, and WS-Discovery of config onvif.discovery when enabled: every camera
+ * found becomes a target of the manager, which adopts it. `defer` is given what stops discovery.
+ */
+export async function startCameras(config: Config, cameras: CameraManager, logger: BaseLogger, defer: (undo: () => unknown) => void): Promise<void> {
+  cameras.start(config.cameras);
+  const d = config.onvif.discovery;
+  if (!d.enabled) return;
+  const discovery = createDiscovery({ interfaces: d.interfaces, unicastTargets: d.unicast_targets, intervalS: d.interval_s, logger });
+  discovery.on('found', (found) => {
+    const url = pickDeviceServiceUrl(found.xaddrs);
+    if (url) cameras.addTarget({ url, source: 'discovery', endpoint: found.endpoint });
+  });
+  defer(() => discovery.stop());
+  await discovery.start();
+}
