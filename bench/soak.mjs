@@ -18,7 +18,9 @@
 // gateway's warnings. Env: BENCH_CAMERAS (default 4), BENCH_SAMPLE_S (default 30), BENCH_NODE_ARGS
 // (more flags for the daemon's node, split on spaces), BENCH_ENV (NAME=VALUE pairs for the daemon,
 // split on spaces: e.g. MALLOC_ARENA_MAX=2), BENCH_FEATURES (comma list of what runs; default all:
-// events,snapshots,lists,rtsp,hls,sse,mqtt,reboot), to bisect. Needs ffmpeg, mosquitto and the
+// events,snapshots,lists,rtsp,hls,sse,mqtt,reboot), to bisect, BENCH_PERIOD_S (default 600: how
+// often the broker goes away and a camera reboots; the outage starts a fifth into each period,
+// the reboot half-way). Needs ffmpeg, mosquitto and the
 // simulator's packages (see ./run).
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -39,6 +41,8 @@ if (!durationMatch) {
 const durationS = Number(durationMatch[1]) * unit[durationMatch[2] || 's'];
 const cameras = Number(process.env.BENCH_CAMERAS ?? 4);
 const sampleS = Number(process.env.BENCH_SAMPLE_S ?? 30);
+/** How often the broker goes away and a camera reboots (BENCH_PERIOD_S, default 600 s). */
+const periodMs = Number(process.env.BENCH_PERIOD_S ?? 600) * 1000;
 const features = new Set((process.env.BENCH_FEATURES ?? 'events,snapshots,lists,rtsp,hls,sse,mqtt,reboot').split(','));
 const extraNodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
 const extraEnv = Object.fromEntries((process.env.BENCH_ENV ?? '').split(' ').filter(Boolean).map((p) => p.split('=')));
@@ -297,7 +301,7 @@ try {
   if (features.has('mqtt'))
     loops.push(
       every(
-        600_000,
+        periodMs,
         async () => {
           if (Date.now() + 60_000 > stopAt) return;
           await stopBroker();
@@ -305,18 +309,18 @@ try {
           await nap(60_000);
           startBroker();
         },
-        120_000,
+        periodMs / 5,
       ),
     );
   if (features.has('reboot'))
     loops.push(
       every(
-        600_000,
+        periodMs,
         async (i) => {
           cameraOf(ids[i % ids.length]).reboot();
           counts.reboots++;
         },
-        300_000,
+        periodMs / 2,
       ),
     );
 
