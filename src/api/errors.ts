@@ -149,10 +149,10 @@ function liveApiError(err: unknown): ApiError | null {
 const PLAYBACK_REFUSED: Record<TicketFailure, string> = {
   expired: 'the playback address has expired: get a new one from GET /v1/recordings/{recording_id} (playback_url)',
   malformed: 'the ticket is not a playback ticket of this gateway (malformed)',
-  'unknown key': 'the ticket was signed with a key this gateway no longer has: get a new playback_url',
-  'bad signature': 'the ticket has been altered (its signature does not match)',
-  'wrong kind': "a stream ticket does not play recordings: use the recording's playback_url",
-  'other subject': 'the ticket is for another recording',
+  unknown_key: 'the ticket was signed with a key this gateway no longer has: get a new playback_url',
+  bad_signature: 'the ticket has been altered (its signature does not match)',
+  wrong_kind: "a stream ticket does not play recordings: use the recording's playback_url",
+  other_subject: 'the ticket is for another recording',
 };
 
 /** The ticket of GET /v1/recordings/{id}/play: an expired one is 401 as on /live, any other refusal 403 with its reason. */

@@ -38,8 +38,22 @@ export interface PlaybackClaims {
 
 export type TicketKind = 'stream' | 'playback';
 
-/** 'wrong kind': an authentic ticket of the other kind; 'other subject': a playback ticket of another recording. */
-export type TicketFailure = 'malformed' | 'unknown key' | 'bad signature' | 'expired' | 'wrong kind' | 'other subject';
+/**
+ * Why a ticket is refused, a code for logs and callers to branch on. 'unknown_key': signed with a
+ * key this gateway no longer has; 'wrong_kind': an authentic ticket of the other kind;
+ * 'other_subject': a playback ticket of another recording.
+ */
+export type TicketFailure = 'malformed' | 'unknown_key' | 'bad_signature' | 'expired' | 'wrong_kind' | 'other_subject';
+
+/** Each failure as people read it, in the error's message (the RTSP relay answers with it). */
+const FAILURE_TEXT: Record<TicketFailure, string> = {
+  malformed: 'malformed',
+  unknown_key: 'unknown key',
+  bad_signature: 'bad signature',
+  expired: 'expired',
+  wrong_kind: 'wrong kind',
+  other_subject: 'other subject',
+};
 
 export class TicketError extends Error {
   override readonly name = 'TicketError';
@@ -48,7 +62,7 @@ export class TicketError extends Error {
     readonly reason: TicketFailure,
     readonly kind: TicketKind = 'stream',
   ) {
-    super(`${kind} ticket ${reason}`);
+    super(`${kind} ticket ${FAILURE_TEXT[reason]}`);
   }
 }
 
@@ -68,7 +82,7 @@ export class TicketSigner {
 
   constructor(private readonly key: Buffer) {
     if (key.length < 32) throw new RangeError('ticket key must be at least 32 bytes');
-    // Names the key inside each ticket, so a ticket from before a key change reads "unknown key".
+    // Names the key inside each ticket, so a ticket from before a key change is refused as 'unknown_key'.
     this.keyId = createHash('sha256').update(key).digest().subarray(0, 2);
   }
 
@@ -102,7 +116,7 @@ export class TicketSigner {
   verifyPlayback(ticket: string, nowMs: number, recordingId: string): PlaybackClaims {
     const { body, expiresAt } = this.open(ticket, 'playback');
     const subject = body.subarray(8).toString('utf8');
-    if (subject !== recordingId) throw new TicketError('other subject', 'playback');
+    if (subject !== recordingId) throw new TicketError('other_subject', 'playback');
     if (nowMs >= expiresAt) throw new TicketError('expired', 'playback');
     return { recordingId: subject, expiresAt };
   }
@@ -129,14 +143,14 @@ export class TicketSigner {
     if (body.length < 9 || body.toString('base64url') !== bodyText || maxFlags === undefined || (body[7] as number) > maxFlags) {
       throw new TicketError('malformed', kind);
     }
-    if (!body.subarray(1, 3).equals(this.keyId)) throw new TicketError('unknown key', kind);
+    if (!body.subarray(1, 3).equals(this.keyId)) throw new TicketError('unknown_key', kind);
     const mac = Buffer.from(macText, 'base64url');
     // 22 base64 characters carry 132 bits for 128: the last character has spellings that decode
     // alike, so the text is checked too (found by the fuzz test).
     if (mac.length !== MAC_BYTES || mac.toString('base64url') !== macText) throw new TicketError('malformed', kind);
-    if (!timingSafeEqual(mac, this.mac(body))) throw new TicketError('bad signature', kind);
+    if (!timingSafeEqual(mac, this.mac(body))) throw new TicketError('bad_signature', kind);
     // Only an authentic ticket is said to be of the other kind.
-    if (body[0] !== KIND_BYTE[kind]) throw new TicketError('wrong kind', kind);
+    if (body[0] !== KIND_BYTE[kind]) throw new TicketError('wrong_kind', kind);
     return { body, expiresAt: body.readUInt32BE(3) * 1000 };
   }
 

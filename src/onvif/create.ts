@@ -2,14 +2,13 @@ import type { BaseLogger } from 'pino';
 import type { Config } from '../config/schema.js';
 import type { EventBus } from '../domain/bus.js';
 import type { SecretBox } from '../platform/secret-box.js';
-import type { Store } from '../store/store.js';
 import { createDiscovery } from './discovery/service.js';
-import { CameraManager, pickDeviceServiceUrl } from './manager.js';
+import { CameraManager, pickDeviceServiceUrl, type CameraStore } from './manager.js';
 
 /** The camera manager of config onvif.*: adopts cameras, keeps their sessions and tells the bus. */
 export function createCameraManager(
   config: Config,
-  deps: { store: Store; secretBox: SecretBox; bus: EventBus; logger: BaseLogger },
+  deps: { store: CameraStore; secretBox: SecretBox; bus: EventBus; logger: BaseLogger },
   defer: (undo: () => unknown) => void,
 ): CameraManager {
   const cameras = new CameraManager({

@@ -1,13 +1,11 @@
-import { createHash } from 'node:crypto';
 import type { BaseLogger } from 'pino';
 import { backoffMs } from '../domain/backoff.js';
 import type { EventBus } from '../domain/bus.js';
+import { aliasOf, deviceIdFrom, endpointOf, type DeviceAlias } from '../domain/device-alias.js';
 import { DeviceCommandError, DeviceUnavailableError } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
-import type { ControlAction, ControlRequest, DeviceStatus, StreamProfile } from '../domain/types.js';
-import type { SecretBox } from '../platform/secret-box.js';
-import type { Store } from '../store/store.js';
-import { deviceIdFrom, stableEndpoint } from './discovery/messages.js';
+import type { Alert, CameraRecord, ControlAction, ControlRequest, Device, DeviceStatus, StreamProfile } from '../domain/types.js';
+import { openCameraPassword, sealCameraPassword, type SecretBox } from '../platform/secret-box.js';
 import { EventTracker } from './event-tracker.js';
 import { CameraFaultError, CameraUnauthorizedError, OnvifSession, pickMainAndSub, type CameraDescription } from './library.js';
 import { toNotifications } from './notification.js';
@@ -28,8 +26,35 @@ export interface CameraTarget {
   endpoint?: string | null;
 }
 
+/**
+ * What the manager reads and writes of the store: devices, how to reach their cameras, the aliases
+ * they are known by and control requests. Declared here so onvif depends on no more of the store
+ * than it uses; main.ts passes the Store.
+ */
+export interface CameraStore {
+  getDevice(id: string): Device | null;
+  /** createdAt is the store's: the time the device is first written. */
+  upsertDevice(d: Omit<Device, 'createdAt' | 'address'>): unknown;
+  /** The alert is written only when the status changes, in the same transaction. */
+  setDeviceStatus(
+    id: string,
+    status: DeviceStatus,
+    now: number,
+    alertOnChange?: Pick<Alert, 'id' | 'deviceId' | 'type' | 'message' | 'createdAt'> | null,
+  ): { changed: boolean } | null;
+  findDeviceByAlias(aliases: readonly DeviceAlias[]): string | null;
+  aliasesOf(deviceId: string): DeviceAlias[];
+  addAliases(deviceId: string, aliases: readonly DeviceAlias[]): void;
+  upsertCamera(c: CameraRecord): void;
+  getCamera(deviceId: string): CameraRecord | null;
+  listCameras(): CameraRecord[];
+  insertControlRequest(c: Pick<ControlRequest, 'id' | 'deviceId' | 'action' | 'requestedAt'>): ControlRequest;
+  completeControlRequest(id: string, outcome: { status: 'succeeded' | 'failed'; error: string | null }): ControlRequest;
+  transaction<T>(fn: () => T): T;
+}
+
 export interface CameraManagerOptions {
-  store: Store;
+  store: CameraStore;
   secretBox: SecretBox;
   bus: EventBus;
   logger: BaseLogger;
@@ -45,9 +70,6 @@ export interface CameraManagerOptions {
   random?: () => number;
 }
 
-const passwordLabel = (deviceId: string) => `camera-password:${deviceId}`;
-
-
 interface Worker {
   target: CameraTarget;
   deviceId: string | null;
@@ -61,7 +83,7 @@ interface Worker {
 }
 
 export class CameraManager {
-  private readonly workers = new Map<string, Worker>(); // by target key
+  private readonly workers = new Map<DeviceAlias, Worker>(); // by target key
   private stopped = false;
   private readonly random: () => number;
 
@@ -147,7 +169,7 @@ export class CameraManager {
     const cam = this.opts.store.getCamera(deviceId);
     const url = profile === 'sub' ? (cam?.subStreamUri ?? cam?.mainStreamUri) : cam?.mainStreamUri;
     if (!cam || !url) return null;
-    const password = cam.passwordSealed ? this.opts.secretBox.open(cam.passwordSealed, passwordLabel(deviceId)).toString('utf8') : null;
+    const password = openCameraPassword(this.opts.secretBox, cam);
     return { url, username: cam.username, password };
   }
 
@@ -159,13 +181,16 @@ export class CameraManager {
     const cam = this.opts.store.getCamera(deviceId);
     const url = cam?.snapshotUri ? snapshotUrlAt(cam.snapshotUri, cam.onvifUrl) : null;
     if (!cam || !url) return null;
-    const password = cam.passwordSealed ? this.opts.secretBox.open(cam.passwordSealed, passwordLabel(deviceId)).toString('utf8') : null;
+    const password = openCameraPassword(this.opts.secretBox, cam);
     return { url, username: cam.username, password };
   }
 
   private endpointAliasOf(deviceId: string): string | null {
-    const alias = this.opts.store.aliasesOf(deviceId).find((a) => a.startsWith('epr:'));
-    return alias ? alias.slice(4) : null;
+    for (const alias of this.opts.store.aliasesOf(deviceId)) {
+      const endpoint = endpointOf(alias);
+      if (endpoint !== null) return endpoint;
+    }
+    return null;
   }
 
   private sleep(w: Worker, ms: number): Promise<void> {
@@ -213,7 +238,7 @@ export class CameraManager {
     else {
       const known = w.deviceId ? this.opts.store.getCamera(w.deviceId) : null;
       if (known?.username) {
-        const password = known.passwordSealed ? this.opts.secretBox.open(known.passwordSealed, passwordLabel(known.deviceId)).toString('utf8') : '';
+        const password = openCameraPassword(this.opts.secretBox, known) ?? '';
         accounts.push({ username: known.username, password });
       }
       accounts.push(...this.opts.credentials);
@@ -234,8 +259,9 @@ export class CameraManager {
 
   private async adopt(w: Worker): Promise<void> {
     const t = w.target;
-    const endpoint = t.endpoint ? stableEndpoint(t.endpoint) : null;
-    const addressAlias = t.source === 'config' ? `url:${t.url}` : null;
+    const endpointAlias = t.endpoint ? aliasOf.endpoint(t.endpoint) : null;
+    // Only a configured address names the camera; one it was discovered at may be another's tomorrow.
+    const addressAlias = t.source === 'config' ? aliasOf.url(t.url) : null;
     let connected: Awaited<ReturnType<CameraManager['connect']>>;
     let d: CameraDescription;
     try {
@@ -247,8 +273,8 @@ export class CameraManager {
       // sees it (unauthorized or offline) instead of nothing. Real firmware answers the clock and
       // capabilities to anyone and refuses only later calls: every step of the connect is in here.
       if (!w.deviceId) {
-        const aliases = [endpoint && `epr:${endpoint}`, addressAlias].filter((a): a is string => !!a);
-        const id = this.opts.store.findDeviceByAlias(aliases) ?? (endpoint ? deviceIdFrom(endpoint) : idFromText(t.url));
+        const aliases = present([endpointAlias, addressAlias]);
+        const id = this.opts.store.findDeviceByAlias(aliases) ?? deviceIdFrom(endpointAlias ?? aliasOf.url(t.url));
         w.deviceId = id;
         if (!this.opts.store.getDevice(id)) {
           const status = err instanceof CameraUnauthorizedError ? 'unauthorized' : 'offline';
@@ -259,12 +285,10 @@ export class CameraManager {
       throw err;
     }
     const { session } = connected;
-    const serialAlias = d.serialNumber ? `serial:${d.manufacturer ?? ''}:${d.serialNumber}` : null;
-    const aliases = [endpoint && `epr:${endpoint}`, serialAlias, addressAlias].filter((a): a is string => !!a);
-    const deviceId =
-      w.deviceId ??
-      this.opts.store.findDeviceByAlias(aliases) ??
-      (endpoint || d.serialNumber ? deviceIdFrom(endpoint ?? '', d.serialNumber) : idFromText(t.url));
+    const serialAlias = aliasOf.serial(d.manufacturer, d.serialNumber);
+    const aliases = present([endpointAlias, serialAlias, addressAlias]);
+    // A new device is named by the alias most likely to outlast a DHCP move.
+    const deviceId = w.deviceId ?? this.opts.store.findDeviceByAlias(aliases) ?? deviceIdFrom(endpointAlias ?? serialAlias ?? aliasOf.url(t.url));
     w.deviceId = deviceId;
 
     const { main, sub } = pickMainAndSub(d.profiles);
@@ -289,7 +313,7 @@ export class CameraManager {
         onvifUrl: t.url,
         source: t.source,
         username: connected.username,
-        passwordSealed: connected.password ? this.opts.secretBox.seal(connected.password, passwordLabel(deviceId)) : null,
+        passwordSealed: sealCameraPassword(this.opts.secretBox, deviceId, connected.password),
         serial: d.serialNumber,
         mainProfile: main?.token ?? null,
         mainStreamUri,
@@ -419,9 +443,12 @@ function wakeAll(w: Worker): void {
   for (const wake of [...w.wakers]) wake();
 }
 
-function targetKey(t: CameraTarget): string {
-  const endpoint = t.endpoint ? stableEndpoint(t.endpoint) : null;
-  return endpoint ? `epr:${endpoint}` : `url:${t.url}`;
+function targetKey(t: CameraTarget): DeviceAlias {
+  return (t.endpoint ? aliasOf.endpoint(t.endpoint) : null) ?? aliasOf.url(t.url);
+}
+
+function present(aliases: ReadonlyArray<DeviceAlias | null>): DeviceAlias[] {
+  return aliases.filter((a): a is DeviceAlias => a !== null);
 }
 
 function hostOf(url: string): string {
@@ -430,9 +457,4 @@ function hostOf(url: string): string {
   } catch {
     return url;
   }
-}
-
-/** Last resort for a camera with neither endpoint reference nor serial: its configured address. */
-function idFromText(text: string): string {
-  return `dev_${createHash('sha256').update(`address\u0000${text}`, 'utf8').digest().subarray(0, 18).toString('base64url')}`;
 }

@@ -1,6 +1,7 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
+import type { CameraRecord } from '../domain/types.js';
 import { createOnce } from './durable-files.js';
 
 const KEY_FILE = 'secret.key';
@@ -72,4 +73,17 @@ export function sealConfigSecret(box: SecretBox, secret: string): string {
 /** A secret from the config: written as is, or `sealed:…` (opened here; SecretBoxError if it does not). */
 export function openConfigSecret(box: SecretBox, value: string): string {
   return value.startsWith(CONFIG_SECRET_PREFIX) ? box.open(value.slice(CONFIG_SECRET_PREFIX.length), CONFIG_SECRET_LABEL).toString('utf8') : value;
+}
+
+/** A camera's password is sealed under a label of its own device, so one camera's does not open as another's. */
+const cameraPasswordLabel = (deviceId: string) => `camera-password:${deviceId}`;
+
+/** A camera's password as CameraRecord.passwordSealed keeps it; null for none. */
+export function sealCameraPassword(box: SecretBox, deviceId: string, password: string | null): string | null {
+  return password ? box.seal(password, cameraPasswordLabel(deviceId)) : null;
+}
+
+/** The password of a camera's stored record; null when it has none (SecretBoxError if it does not open). */
+export function openCameraPassword(box: SecretBox, camera: Pick<CameraRecord, 'deviceId' | 'passwordSealed'>): string | null {
+  return camera.passwordSealed ? box.open(camera.passwordSealed, cameraPasswordLabel(camera.deviceId)).toString('utf8') : null;
 }

@@ -1,4 +1,5 @@
 import type Database from 'better-sqlite3';
+import { type DeviceAlias, isDeviceAlias } from '../domain/device-alias.js';
 import type { CameraRecord, Device, DeviceStatus, DeviceType, Page } from '../domain/types.js';
 import { type Connection, mustExist } from './connection.js';
 import type { MediaRecords, NewAlert } from './media.js';
@@ -110,9 +111,9 @@ function prepare(db: Database.Database) {
          last_seen_at = CASE WHEN @status = 'online' THEN @now ELSE last_seen_at END WHERE id = @id`,
     ),
 
-    deviceOfAlias: db.prepare<[alias: string], string>('SELECT device_id FROM device_aliases WHERE alias = ?').pluck(),
+    deviceOfAlias: db.prepare<[alias: DeviceAlias], string>('SELECT device_id FROM device_aliases WHERE alias = ?').pluck(),
     aliasesOf: db.prepare<[deviceId: string], string>('SELECT alias FROM device_aliases WHERE device_id = ? ORDER BY alias').pluck(),
-    addAlias: db.prepare<{ alias: string; deviceId: string }>('INSERT OR IGNORE INTO device_aliases (alias, device_id) VALUES (@alias, @deviceId)'),
+    addAlias: db.prepare<{ alias: DeviceAlias; deviceId: string }>('INSERT OR IGNORE INTO device_aliases (alias, device_id) VALUES (@alias, @deviceId)'),
 
     upsertCamera: db.prepare<CameraRecord & { now: number }>(
       `INSERT INTO cameras (device_id, onvif_url, source, username, password_sealed, serial, main_profile, main_stream_uri,
@@ -207,7 +208,7 @@ export class Devices {
   // --- cameras (how to reach them) and their aliases
 
   /** The device already known under any of these aliases (endpoint reference, serial, address). */
-  findDeviceByAlias(aliases: readonly string[]): string | null {
+  findDeviceByAlias(aliases: readonly DeviceAlias[]): string | null {
     for (const alias of aliases) {
       const deviceId = this.sql.deviceOfAlias.get(alias);
       if (deviceId !== undefined) return deviceId;
@@ -215,11 +216,12 @@ export class Devices {
     return null;
   }
 
-  aliasesOf(deviceId: string): string[] {
-    return this.sql.aliasesOf.all(deviceId);
+  /** The column has no CHECK on the kinds, so each alias read back is checked. */
+  aliasesOf(deviceId: string): DeviceAlias[] {
+    return this.sql.aliasesOf.all(deviceId).filter(isDeviceAlias);
   }
 
-  addAliases(deviceId: string, aliases: readonly string[]): void {
+  addAliases(deviceId: string, aliases: readonly DeviceAlias[]): void {
     for (const alias of aliases) this.conn.run(this.sql.addAlias, { alias, deviceId });
   }
 

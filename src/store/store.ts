@@ -10,6 +10,7 @@ import type {
   Recording,
   RecordingStatus,
 } from '../domain/types.js';
+import type { DeviceAlias } from '../domain/device-alias.js';
 import { Connection } from './connection.js';
 import { type ControlOutcome, ControlRequests, type NewControlRequest } from './control.js';
 import { type DeviceFilter, Devices, type DeviceUpsert } from './devices.js';
@@ -148,15 +149,15 @@ export class Store {
     return this.devices.setDeviceStatus(id, status, now, alertOnChange);
   }
 
-  findDeviceByAlias(aliases: readonly string[]): string | null {
+  findDeviceByAlias(aliases: readonly DeviceAlias[]): string | null {
     return this.devices.findDeviceByAlias(aliases);
   }
 
-  aliasesOf(deviceId: string): string[] {
+  aliasesOf(deviceId: string): DeviceAlias[] {
     return this.devices.aliasesOf(deviceId);
   }
 
-  addAliases(deviceId: string, aliases: readonly string[]): void {
+  addAliases(deviceId: string, aliases: readonly DeviceAlias[]): void {
     this.devices.addAliases(deviceId, aliases);
   }
 

@@ -1,3 +1,4 @@
+import { EVENT_TYPE_LABELS } from '../domain/event-labels.js';
 import type { Device, EventType } from '../domain/types.js';
 import { EVENT_TYPES } from '../domain/types.js';
 import { deviceDetectionImageTopic, deviceStateTopic, statusTopic, TopicError, validatePrefix, validateTopicBase, type DeviceStateKind } from './topics.js';
@@ -92,9 +93,9 @@ interface SensorSpec {
 // Person and vehicle are "occupancy": on while something is detected, which is what a camera's
 // object event says; plain motion keeps Home Assistant's motion class.
 const SENSORS: Record<DeviceStateKind, SensorSpec> = {
-  motion: { name: 'Motion', deviceClass: 'motion' },
-  human: { name: 'Person', deviceClass: 'occupancy', icon: 'mdi:account' },
-  vehicle: { name: 'Vehicle', deviceClass: 'occupancy', icon: 'mdi:car' },
+  motion: { name: EVENT_TYPE_LABELS.motion, deviceClass: 'motion' },
+  human: { name: EVENT_TYPE_LABELS.human, deviceClass: 'occupancy', icon: 'mdi:account' },
+  vehicle: { name: EVENT_TYPE_LABELS.vehicle, deviceClass: 'occupancy', icon: 'mdi:car' },
   connectivity: { name: 'Connectivity', deviceClass: 'connectivity' },
 };
 

@@ -49,7 +49,9 @@ describe('discovery → adoption', () => {
     const [device] = await list();
     expect(device?.id).toMatch(/^dev_[\w-]{24}$/);
     expect(device?.name).toBe('SimCam SIM-4MP');
-    const { deviceIdFrom } = await import('../../src/onvif/discovery/messages.js');
-    expect(device?.id).toBe(deviceIdFrom(cam.endpoint));
+    const { aliasOf, deviceIdFrom } = await import('../../src/domain/device-alias.js');
+    const alias = aliasOf.endpoint(cam.endpoint);
+    expect(alias).not.toBeNull();
+    if (alias) expect(device?.id).toBe(deviceIdFrom(alias));
   });
 });

@@ -1,8 +1,8 @@
 import { rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { SecretBox, SecretBoxError } from '../../src/platform/secret-box.js';
-import { tempDir } from '../support/gateway.js';
+import { openCameraPassword, SecretBox, SecretBoxError, sealCameraPassword } from '../../src/platform/secret-box.js';
+import { tempDir } from '../support/temp-dir.js';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -40,5 +40,17 @@ describe('SecretBox', () => {
     const d = dir();
     writeFileSync(path.join(d, 'secret.key'), 'short');
     expect(() => SecretBox.openInDir(d)).toThrow(/not a 32-byte key/);
+  });
+
+  it("opens a camera's sealed password for that camera only; none stays none", () => {
+    const box = SecretBox.fromKey(Buffer.alloc(32, 7));
+    const passwordSealed = sealCameraPassword(box, 'dev_a', 'front door');
+    expect(passwordSealed).not.toContain('front door');
+    expect(openCameraPassword(box, { deviceId: 'dev_a', passwordSealed })).toBe('front door');
+    // The label is in every stored row: a change would leave the cameras' passwords unopenable.
+    expect(box.open(passwordSealed as string, 'camera-password:dev_a').toString('utf8')).toBe('front door');
+    expect(() => openCameraPassword(box, { deviceId: 'dev_b', passwordSealed })).toThrow(SecretBoxError);
+    expect(sealCameraPassword(box, 'dev_a', null)).toBeNull();
+    expect(openCameraPassword(box, { deviceId: 'dev_a', passwordSealed: null })).toBeNull();
   });
 });

@@ -23,5 +23,7 @@ export interface StreamAddress {
   protocol: string;
 }
 
+// src/domain/event-labels.ts's labels, copied: the build refuses server files in the bundle, and
+// test/domain/event-labels.test.ts keeps the two alike.
 export const EVENT_TYPE_NAMES: Record<EventType, string> = { motion: 'Motion', human: 'Person', vehicle: 'Vehicle' };
 export const ALERT_TYPE_NAMES: Record<Alert['type'], string> = { ...EVENT_TYPE_NAMES, device_offline: 'Camera offline' };

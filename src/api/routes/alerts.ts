@@ -1,14 +1,21 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import Type from 'typebox';
-import { ALERT_TYPES } from '../../domain/types.js';
+import { ALERT_TYPES, type Alert, type Page } from '../../domain/types.js';
 import { NotFoundError } from '../../domain/errors.js';
-import type { Store } from '../../store/store.js';
+import type { AlertFilter } from '../../store/media.js';
 import { decodeCursorParam, pageResponder } from '../paging.js';
 import { memoized, presentAlert } from '../../domain/present.js';
 import { AlertSchema, Envelope, errorResponses, Id, notFoundResponse, PageQuery } from '../schemas.js';
 
+/** What the alert routes read and write of the store: alerts listed, looked up and marked read. */
+export interface AlertsStore {
+  listAlerts(f: AlertFilter): Page<Alert>;
+  getAlert(id: string): Alert | null;
+  markAlertRead(id: string): Alert | null;
+}
+
 export interface AlertRoutesOptions {
-  store: Store;
+  store: AlertsStore;
 }
 
 const AlertParams = Type.Object({ alert_id: Id });

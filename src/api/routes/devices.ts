@@ -1,8 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import Type from 'typebox';
-import { CONTROL_ACTIONS, DEVICE_STATUSES, DEVICE_TYPES, STREAM_PROFILES, STREAM_PROTOCOLS } from '../../domain/types.js';
+import { CONTROL_ACTIONS, DEVICE_STATUSES, DEVICE_TYPES, STREAM_PROFILES, STREAM_PROTOCOLS, type Device, type Page } from '../../domain/types.js';
 import { NotFoundError } from '../../domain/errors.js';
-import type { Store } from '../../store/store.js';
+import type { DeviceFilter } from '../../store/devices.js';
 import { decodeCursorParam, pageResponder } from '../paging.js';
 import type { DeviceControl, StreamAddresses } from '../ports.js';
 import { memoized, presentControl, presentDevice } from '../../domain/present.js';
@@ -18,8 +18,14 @@ import {
   StreamAddressSchema,
 } from '../schemas.js';
 
+/** What the device routes read of the store: devices listed and looked up. */
+export interface DeviceStore {
+  getDevice(id: string): Device | null;
+  listDevices(f: DeviceFilter): Page<Device>;
+}
+
 export interface DeviceRoutesOptions {
-  store: Store;
+  store: DeviceStore;
   control: DeviceControl;
   streams: StreamAddresses;
 }

@@ -22,8 +22,13 @@ import { errorResponse, FileBody, Id, NoBody, parserErrorResponses } from '../sc
 // file with 200 (RFC 9110 §14.2 lets a server ignore Range; a media element asks for one range);
 // a bytes range past the end, or one that cannot be read (bytes=abc, bytes=9-3) → 416.
 
+/** What the playback route reads of the store: the recording a ticket names, for its file. */
+export interface PlaybackStore {
+  getRecording(id: string): Recording | null;
+}
+
 export interface PlaybackRoutesOptions {
-  store: { getRecording(id: string): Recording | null };
+  store: PlaybackStore;
   /** Directory the recordings' file names are relative to. */
   storageDir: string;
   tickets: Pick<TicketSigner, 'verifyPlayback'>;

@@ -4,7 +4,7 @@ import { getRecordingRoute, listDeviceRecordingsRoute } from './recordings/objec
 import type { RecordingRoutesOptions } from './recordings/options.js';
 import { recordingThumbnailRoute } from './recordings/thumbnail.js';
 
-export type { RecordingRoutesOptions } from './recordings/options.js';
+export type { RecordingRoutesOptions, RecordingStore } from './recordings/options.js';
 
 // The recordings API (docs/api.md): a device's list and one recording as JSON, a clip's download
 // and its thumbnail, one part each in recordings/. The clip's playback_url is served by playback.ts.

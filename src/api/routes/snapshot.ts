@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import Type from 'typebox';
 import { DeviceUnavailableError, NotFoundError } from '../../domain/errors.js';
-import type { Store } from '../../store/store.js';
+import type { Device } from '../../domain/types.js';
 import type { DeviceSnapshots } from '../ports.js';
 import { errorResponse, errorResponses, Id, NoBody } from '../schemas.js';
 
@@ -9,8 +9,13 @@ import { errorResponse, errorResponses, Id, NoBody } from '../schemas.js';
 // picture changes about once a second, so clients revalidate every time (no-cache) and an
 // unchanged one costs a 304.
 
+/** What the snapshot route reads of the store: the device, to answer 404 or 409 before asking the camera. */
+export interface SnapshotStore {
+  getDevice(id: string): Device | null;
+}
+
 export interface SnapshotRoutesOptions {
-  store: Store;
+  store: SnapshotStore;
   snapshots: DeviceSnapshots;
 }
 

@@ -2,6 +2,7 @@ import path from 'node:path';
 import type { BaseLogger } from 'pino';
 import type { DetectionOutcome } from '../../detect/motion-check.js';
 import type { Box } from '../../detect/types.js';
+import { EVENT_TYPE_LABELS } from '../../domain/event-labels.js';
 import { newId } from '../../domain/ids.js';
 import type { DetectedObject, EventType } from '../../domain/types.js';
 import type { InFlightClip, NewRecording, PartOutcome } from '../../store/store.js';
@@ -88,21 +89,32 @@ interface Finding {
   thumbnail: Promise<Buffer | null> | null;
 }
 
+/** What the recorder keeps of one episode, from its first start until its last part is written (or dropped). */
+interface Episode {
+  /** Its alert, and the alert's type so that a late finding only ever makes it more specific; null until written (or when writing it failed). */
+  alert: { id: string; type: EventType } | null;
+  /** While its alert waits for the detector. */
+  pending: Pending | null;
+  /** What the detector found in it. */
+  finding: Finding | null;
+  /** The detector looked and found nothing, with unconfirmed: drop: none of its parts is written. */
+  dropped: boolean;
+}
+
 const SPECIFICITY: Record<EventType, number> = { motion: 0, vehicle: 1, human: 2 };
 const moreSpecific = (a: EventType, b: EventType): EventType => (SPECIFICITY[b] > SPECIFICITY[a] ? b : a);
 
 const NO_FOOTAGE = 'no footage of the event: the camera stream was down';
 const STREAM_ENDED = 'the camera stream ended before the event did: the clip ends there';
 
-const LABELS: Record<EventType, string> = { motion: 'Motion', human: 'Person', vehicle: 'Vehicle' };
-const messageOf = (type: EventType, name: string) => `${LABELS[type]} detected by ${name}`;
+const messageOf = (type: EventType, name: string) => `${EVENT_TYPE_LABELS[type]} detected by ${name}`;
 // The detector's findings name the place, as the people watching say it: "Person detected at Front door".
-const foundMessageOf = (type: EventType, name: string) => `${LABELS[type]} detected at ${name}`;
+const foundMessageOf = (type: EventType, name: string) => `${EVENT_TYPE_LABELS[type]} detected at ${name}`;
 
 export class CameraRecorder {
   private readonly segmenter: Segmenter;
   private readonly tracker: EpisodeTracker;
-  private readonly alerts = new Map<number, string>();
+  private readonly episodes = new Map<number, Episode>();
   /** Cuts not yet written (queued or being written): their segments must stay. */
   private readonly unwritten = new Set<ClipCut>();
   private queue: Promise<void> = Promise.resolve();
@@ -114,14 +126,6 @@ export class CameraRecorder {
    * the run lists its first segment, so the first clip of a run does not wait for an ffmpeg start.
    */
   private readonly audioModes = new Map<string, Promise<AudioMode>>();
-  /** Episodes whose alert waits for the detector. */
-  private readonly pending = new Map<number, Pending>();
-  /** Episodes the detector looked at and found nothing in, with unconfirmed: drop: nothing is written. */
-  private readonly dropped = new Set<number>();
-  /** What the detector found per episode (until its last part is written). */
-  private readonly findings = new Map<number, Finding>();
-  /** Each open alert's type, so that a late finding only ever makes it more specific. */
-  private readonly alertTypes = new Map<number, EventType>();
 
   constructor(private readonly opts: CameraRecorderOptions) {
     this.now = opts.now ?? Date.now;
@@ -139,21 +143,24 @@ export class CameraRecorder {
       if (change.type === 'opened') {
         const fromAt = this.tracker.current?.from ?? change.at;
         const detection = this.opts.detection;
-        if (change.eventType === 'motion' && detection?.wanted()) this.check(detection, change.episode, change.at, fromAt, where ?? null);
-        else this.openAlert(change.episode, change.eventType, change.at, fromAt, null);
+        const episode: Episode = { alert: null, pending: null, finding: null, dropped: false };
+        this.episodes.set(change.episode, episode);
+        if (change.eventType === 'motion' && detection?.wanted()) this.check(detection, change.episode, episode, change.at, fromAt, where ?? null);
+        else this.openAlert(episode, change.eventType, change.at, fromAt, null);
       } else {
-        const waiting = this.pending.get(change.episode);
+        const episode = this.episodes.get(change.episode);
+        const waiting = episode?.pending;
         if (waiting) waiting.type = moreSpecific(waiting.type, change.eventType);
-        const id = this.alerts.get(change.episode);
-        if (id) this.alertTypes.set(change.episode, change.eventType);
-        if (id) this.opts.store.setAlertType(id, change.eventType, messageOf(change.eventType, this.opts.deviceName()));
+        const alert = episode?.alert;
+        if (alert) alert.type = change.eventType;
+        if (alert) this.opts.store.setAlertType(alert.id, change.eventType, messageOf(change.eventType, this.opts.deviceName()));
       }
     }
     this.tick();
   }
 
   /** The episode's alert (and its crash journal row); a failure loses the alert, never the clip. */
-  private openAlert(episode: number, type: EventType, at: number, fromAt: number, finding: Finding | null): void {
+  private openAlert(episode: Episode, type: EventType, at: number, fromAt: number, finding: Finding | null): void {
     const id = newId('alr');
     const name = this.opts.deviceName();
     const found = finding !== null && finding.type !== 'motion' && SPECIFICITY[finding.type] >= SPECIFICITY[type];
@@ -169,8 +176,7 @@ export class CameraRecorder {
         },
         { segmentDir: this.opts.segmentDir, bootAt: this.opts.bootAt ?? bootTime(), fromAt },
       );
-      this.alerts.set(episode, id);
-      this.alertTypes.set(episode, type);
+      episode.alert = { id, type };
     } catch (err) {
       // The clip is still recorded (a full disk may have room by then), only without its alert.
       this.opts.logger.error({ device: this.opts.deviceId, err: (err as Error).message }, 'the alert of an event could not be written');
@@ -182,27 +188,27 @@ export class CameraRecorder {
    * it is created as motion, and a person found later upgrades it). The clip never waits longer:
    * its writing waits for the same decision, and the footage stays in RAM meanwhile.
    */
-  private check(detection: RecorderDetection, episode: number, at: number, fromAt: number, where: (() => Box | null) | null): void {
+  private check(detection: RecorderDetection, episodeId: number, episode: Episode, at: number, fromAt: number, where: (() => Box | null) | null): void {
     let decide!: () => void;
     const decided = new Promise<void>((resolve) => (decide = resolve));
     const settle = (outcome: DetectionOutcome | null) => {
-      if (this.pending.get(episode) !== waiting) return this.lateFinding(episode, outcome);
+      if (episode.pending !== waiting) return this.lateFinding(episodeId, outcome);
       clearTimeout(timer);
-      this.pending.delete(episode);
+      episode.pending = null;
       decide();
       const finding = outcome && outcome.result === 'confirmed' ? { type: outcome.type, detections: outcome.detections, thumbnail: outcome.thumbnail } : null;
-      if (finding) this.findings.set(episode, finding);
+      if (finding) episode.finding = finding;
       if (outcome?.result === 'unconfirmed' && detection.unconfirmed === 'drop' && waiting.type === 'motion') {
-        this.dropped.add(episode);
-        this.opts.logger.info({ device: this.opts.deviceId, episode }, 'motion without a person or vehicle dropped (detection.unconfirmed: drop)');
+        episode.dropped = true;
+        this.opts.logger.info({ device: this.opts.deviceId, episode: episodeId }, 'motion without a person or vehicle dropped (detection.unconfirmed: drop)');
         return;
       }
       const type = moreSpecific(waiting.type, finding?.type ?? 'motion');
       this.openAlert(episode, type, waiting.at, waiting.fromAt, finding);
-      this.logTimeline(episode, type, waiting.at, outcome);
+      this.logTimeline(episodeId, type, waiting.at, outcome);
     };
     const waiting: Pending = { type: 'motion', at, fromAt, decided, settle };
-    this.pending.set(episode, waiting);
+    episode.pending = waiting;
     const timer = setTimeout(() => settle(null), detection.maxWaitMs);
     timer.unref();
     void detection.check(where).then(settle, () => settle(null));
@@ -223,11 +229,13 @@ export class CameraRecorder {
   private lateFinding(episode: number, outcome: DetectionOutcome | null): void {
     if (!outcome || outcome.result !== 'confirmed') return;
     const finding = { type: outcome.type, detections: outcome.detections, thumbnail: outcome.thumbnail };
-    const id = this.alerts.get(episode);
-    if (!id || moreSpecific(this.alertTypes.get(episode) ?? 'motion', outcome.type) !== outcome.type) return;
-    this.alertTypes.set(episode, outcome.type);
-    this.findings.set(episode, finding);
-    this.opts.store.setAlertType(id, outcome.type, foundMessageOf(outcome.type, this.opts.deviceName()), undefined, outcome.detections);
+    // No episode: its last part is written already, and the alert with it.
+    const open = this.episodes.get(episode);
+    const alert = open?.alert;
+    if (!open || !alert || moreSpecific(alert.type, outcome.type) !== outcome.type) return;
+    alert.type = outcome.type;
+    open.finding = finding;
+    this.opts.store.setAlertType(alert.id, outcome.type, foundMessageOf(outcome.type, this.opts.deviceName()), undefined, outcome.detections);
   }
 
   /** The camera went offline: the open episode ends now with what was received. */
@@ -256,17 +264,16 @@ export class CameraRecorder {
 
   private async write(cut: ClipCut): Promise<void> {
     // A clip waits for its episode's check at most maxWaitMs (the alert must exist first).
-    await this.pending.get(cut.episode)?.decided;
-    const finding = this.findings.get(cut.episode) ?? null;
-    if (cut.final) this.findings.delete(cut.episode);
-    if (this.dropped.has(cut.episode)) {
-      if (cut.final) this.dropped.delete(cut.episode);
+    await this.episodes.get(cut.episode)?.pending?.decided;
+    const episode = this.episodes.get(cut.episode);
+    // From here a late finding no longer upgrades the alert: its last part is being written.
+    if (cut.final) this.episodes.delete(cut.episode);
+    const finding = episode?.finding ?? null;
+    if (episode?.dropped) {
       this.opts.logger.debug({ device: this.opts.deviceId, episode: cut.episode, part: cut.part }, 'clip of dropped motion not written');
       return;
     }
-    const alertId = this.alerts.get(cut.episode) ?? null;
-    if (cut.final) this.alerts.delete(cut.episode);
-    if (cut.final) this.alertTypes.delete(cut.episode);
+    const alertId = episode?.alert?.id ?? null;
     const part = { final: cut.final, nextFrom: cut.to };
     /** The part ends without a clip: the alert learns why (and the episode moves on). */
     const settle = (note: string | null) => {
@@ -355,7 +362,7 @@ export class CameraRecorder {
   async stop(): Promise<void> {
     if (this.stopped) return;
     // Checks still running are not waited for: their episodes' alerts are made as motion now.
-    for (const waiting of [...this.pending.values()]) waiting.settle(null);
+    for (const episode of [...this.episodes.values()]) episode.pending?.settle(null);
     this.enqueue(this.tracker.abort(this.now()));
     this.stopped = true;
     clearInterval(this.ticker);

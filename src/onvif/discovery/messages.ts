@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { childOf, firstOf, isXmlObject, parseSoapBody, type XmlObject } from '../soap-xml.js';
 
 // WS-Discovery messages as ONVIF uses them (the 2005/04 draft, WS-Addressing 2004/08, SOAP 1.2).
@@ -47,7 +46,7 @@ export interface DiscoveryMessage {
   messageId: string | null;
   /** For a ProbeMatch, the MessageID of the Probe it answers. */
   relatesTo: string | null;
-  /** The EndpointReference Address as sent (trimmed), e.g. urn:uuid:…; see deviceIdFrom for identity. */
+  /** The EndpointReference Address as sent (trimmed), e.g. urn:uuid:…; see stableEndpoint and deviceIdFrom (domain/device-alias.ts) for identity. */
   endpoint: string;
   /** QNames as sent, e.g. "tdn:NetworkVideoTransmitter". */
   types: string[];
@@ -380,40 +379,4 @@ export function buildHello(d: DeviceDescription): string {
 /** The multicast announcement of a device leaving; only the endpoint and types are sent. */
 export function buildBye(d: Pick<DeviceDescription, 'messageId' | 'endpoint' | 'types' | 'appSequence'>): string {
   return envelope(addressing('Bye', d.messageId, WSD_TO) + appSequence(d.appSequence), `<d:Bye>${description(d, false)}</d:Bye>`);
-}
-
-// ---- identity ----------------------------------------------------------------------------------------
-
-const UUID_TEXT = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const IPV4_TEXT = /(?:^|[^\d.])\d{1,3}(?:\.\d{1,3}){3}(?:$|[^\d.])/;
-
-/**
- * The endpoint reference in the form identity is derived from, or null when it cannot identify a
- * device over time. UUIDs compare case-insensitively and firmware writes them as "urn:uuid:X",
- * "uuid:X" or a bare "X"; all become "urn:uuid:x". Endpoints that are URLs or contain an IPv4
- * address (some firmware puts its XAddr there) change with DHCP and are refused.
- */
-export function stableEndpoint(endpoint: string): string | null {
-  const e = endpoint.trim();
-  const uuid = /^(?:urn:)?uuid:(.+)$/i.exec(e)?.[1] ?? (UUID_TEXT.test(e) ? e : null);
-  if (uuid !== null) return /^[0-9a-f-]+$/i.test(uuid) && /[0-9a-f]/i.test(uuid) ? `urn:uuid:${uuid.toLowerCase()}` : null;
-  if (e.length === 0 || /^[a-z][a-z0-9+.-]*:\/\//i.test(e) || IPV4_TEXT.test(e)) return null;
-  // Other URNs: the "urn" scheme and the namespace identifier are case-insensitive (RFC 8141).
-  return e.replace(/^urn:([a-z0-9][a-z0-9-]{0,31}):/i, (_m, nid: string) => `urn:${nid.toLowerCase()}:`);
-}
-
-/**
- * A stable, opaque, URL-safe device id ("dev_" + 24 characters of [A-Za-z0-9_-]) from the endpoint
- * reference or, when that cannot identify the device (see stableEndpoint), from the serial number.
- * Never from an address: the same camera keeps its id when DHCP moves it. Throws RangeError when
- * neither is usable; callers that cannot know in advance check stableEndpoint first.
- */
-export function deviceIdFrom(endpoint: string, serial?: string | null): string {
-  const stable = stableEndpoint(endpoint);
-  const trimmedSerial = serial?.trim();
-  let key: string;
-  if (stable !== null) key = `endpoint\u0000${stable}`;
-  else if (trimmedSerial) key = `serial\u0000${trimmedSerial}`;
-  else throw new RangeError(`no stable identity: endpoint ${JSON.stringify(endpoint)} is not usable and no serial number is known`);
-  return `dev_${createHash('sha256').update(key, 'utf8').digest().subarray(0, 18).toString('base64url')}`;
 }

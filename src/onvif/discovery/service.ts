@@ -4,7 +4,8 @@ import { EventEmitter } from 'node:events';
 import { isIPv4 } from 'node:net';
 import os from 'node:os';
 import type { BaseLogger } from 'pino';
-import { buildProbe, isOnvifCamera, MAX_DISCOVERY_MESSAGE_BYTES, parseDiscoveryMessages, stableEndpoint, WSD_MULTICAST_ADDRESS, WSD_PORT } from './messages.js';
+import { stableEndpoint } from '../../domain/device-alias.js';
+import { buildProbe, isOnvifCamera, MAX_DISCOVERY_MESSAGE_BYTES, parseDiscoveryMessages, WSD_MULTICAST_ADDRESS, WSD_PORT } from './messages.js';
 import { bindSocket, closeSocket } from './udp.js';
 
 // The I/O edge of WS-Discovery. Probes leave from one ephemeral socket per interface (bound to the
@@ -24,7 +25,7 @@ const ANNOUNCEMENT_REPEAT_WINDOW_MS = 5_000;
 export type FoundVia = 'probe' | 'hello' | 'unicast';
 
 export interface Found {
-  /** EndpointReference Address as the device sent it; deviceIdFrom turns it into a device id. */
+  /** EndpointReference Address as the device sent it; its alias (aliasOf.endpoint) gives the device id (deviceIdFrom). */
   endpoint: string;
   xaddrs: string[];
   scopes: string[];

@@ -254,7 +254,7 @@ describe('GET /v1/recordings/{id}/play', () => {
     await t.request(`/v1/recordings/rec-a/play?ticket=${ticket}`); // refused: logged at debug
     await expect.poll(() => logLines.some((l) => l.includes('playback ticket refused'))).toBe(true);
     const line = JSON.parse(logLines.find((l) => l.includes('playback ticket refused'))!) as { url: string; reason: string };
-    expect(line).toMatchObject({ url: `/v1/recordings/rec-a/play?ticket=${ticket.slice(0, 6)}…`, reason: 'other subject' });
+    expect(line).toMatchObject({ url: `/v1/recordings/rec-a/play?ticket=${ticket.slice(0, 6)}…`, reason: 'other_subject' });
     // Logged through the server's own logger: Fastify's per-request child (and its reqId) is not made (docs/api.md).
     expect(line).not.toHaveProperty('reqId');
     expect(logLines.join('\n')).not.toContain(ticket.slice(6, 30));

@@ -6,16 +6,15 @@ import {
   buildHello,
   buildProbe,
   buildProbeMatch,
-  deviceIdFrom,
   isOnvifCamera,
   MAX_XADDRS,
   parseDiscoveryMessage,
   parseDiscoveryMessages,
   parseProbe,
-  stableEndpoint,
   typesMatch,
   type DiscoveryMessage,
 } from '../../../src/onvif/discovery/messages.js';
+import { aliasOf, deviceIdFrom } from '../../../src/domain/device-alias.js';
 import { makeRng, mutate } from '../../support/fuzz.js';
 
 // The captures live next to the repository (../shared), not in it.
@@ -214,48 +213,14 @@ describe('refusals (null, never a throw)', () => {
   });
 });
 
-describe('deviceIdFrom', () => {
-  const ID = /^[A-Za-z0-9_-]{1,64}$/;
-
-  it('is URL-safe, bounded and the same however the UUID is written', () => {
-    const id = deviceIdFrom('urn:uuid:6f1c2e8a-2b7d-4c1e-9a55-0a1b2c3d4e5f');
-    expect(id).toMatch(ID);
-    for (const form of ['URN:UUID:6F1C2E8A-2B7D-4C1E-9A55-0A1B2C3D4E5F', 'uuid:6f1c2e8a-2b7d-4c1e-9a55-0a1b2c3d4e5f', '6F1C2E8A-2B7D-4C1E-9A55-0A1B2C3D4E5F', ' urn:uuid:6f1c2e8a-2b7d-4c1e-9a55-0a1b2c3d4e5f\n']) {
-      expect(deviceIdFrom(form)).toBe(id);
-    }
-  });
-
+describe('device id of a discovered camera', () => {
+  // The rest of deviceIdFrom is tested in test/domain/device-alias.test.ts.
   it('depends on the endpoint only, not on XAddrs (a DHCP move keeps the id)', async () => {
     const before = await parseDiscoveryMessage(buildHello({ ...camera, xaddrs: ['http://192.168.1.20/onvif/device_service'] }));
     const after = await parseDiscoveryMessage(buildHello({ ...camera, endpoint: EP.toUpperCase().replace('URN:UUID:', 'urn:uuid:'), xaddrs: ['http://192.168.1.77:8000/onvif/device_service'] }));
-    expect(before && after).toBeTruthy();
-    expect(deviceIdFrom(before?.endpoint ?? '', 'SN1')).toBe(deviceIdFrom(after?.endpoint ?? '', 'SN2'));
-  });
-
-  it('differs between endpoints, and between an endpoint and a serial', () => {
-    const ids = new Set([
-      deviceIdFrom('urn:uuid:6f1c2e8a-2b7d-4c1e-9a55-0a1b2c3d4e5f'),
-      deviceIdFrom('urn:uuid:6f1c2e8a-2b7d-4c1e-9a55-0a1b2c3d4e60'),
-      deviceIdFrom('urn:example:camera-7'),
-      deviceIdFrom('http://10.0.0.5/onvif/device_service', 'urn:example:camera-7'),
-    ]);
-    expect(ids.size).toBe(4);
-  });
-
-  it('falls back to the serial when the endpoint is an address', () => {
-    const bySerial = deviceIdFrom('http://192.168.1.20/onvif/device_service', ' DS-2CD2043G0-I20190101 ');
-    expect(bySerial).toMatch(ID);
-    expect(deviceIdFrom('http://192.168.1.77/onvif/device_service', 'DS-2CD2043G0-I20190101')).toBe(bySerial);
-    expect(deviceIdFrom('urn:example:cam-192.168.1.20', 'DS-2CD2043G0-I20190101')).toBe(bySerial);
-    expect(deviceIdFrom('', 'DS-2CD2043G0-I20190101')).toBe(bySerial);
-    expect(deviceIdFrom('urn:uuid:not-a-uuid!', 'DS-2CD2043G0-I20190101')).toBe(bySerial);
-  });
-
-  it('refuses when nothing stable is known', () => {
-    expect(() => deviceIdFrom('http://192.168.1.20/onvif/device_service')).toThrow(RangeError);
-    expect(() => deviceIdFrom('  ', '  ')).toThrow(RangeError);
-    expect(stableEndpoint('http://192.168.1.20/')).toBeNull();
-    expect(stableEndpoint('URN:Example:Cam-1')).toBe('urn:example:Cam-1');
+    const [a, b] = [aliasOf.endpoint(before?.endpoint ?? ''), aliasOf.endpoint(after?.endpoint ?? '')];
+    expect(a && b).toBeTruthy();
+    if (a && b) expect(deviceIdFrom(a)).toBe(deviceIdFrom(b));
   });
 });
 
@@ -298,11 +263,8 @@ describe('fuzz', () => {
       const probe = await parseProbe(input);
       if (probe !== null) expect(probe.messageId.length).toBeGreaterThan(0);
       const endpoint = ms?.[0]?.endpoint ?? input.slice(0, 200);
-      try {
-        expect(deviceIdFrom(endpoint, rng.int(2) ? null : rng.string(20))).toMatch(/^[A-Za-z0-9_-]{1,64}$/);
-      } catch (err) {
-        expect(err).toBeInstanceOf(RangeError);
-      }
+      const alias = aliasOf.endpoint(endpoint) ?? aliasOf.serial(null, rng.int(2) ? null : rng.string(20));
+      if (alias) expect(deviceIdFrom(alias)).toMatch(/^dev_[A-Za-z0-9_-]{24}$/);
     }
     // Mutations are small, so many inputs stay valid: the checks above were exercised.
     expect(accepted).toBeGreaterThan(0);
