@@ -325,13 +325,27 @@ try {
     );
 
   // --- sampling ---
+  // What the detector's checks hold (decoded frames are the largest buffers the daemon keeps): a
+  // queue of checks waiting for a slow detector shows as array buffers, not as a leak.
+  const detectionFigures = async () => {
+    try {
+      const text = await (await fetch(`${gateway.metricsUrl}`)).text();
+      const value = (name) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? 0);
+      return { frameBytes: value('edge_gateway_detection_frame_bytes'), checks: value('edge_gateway_detection_in_flight') };
+    } catch {
+      return { frameBytes: 0, checks: 0 };
+    }
+  };
   const sample = async () => {
     await inspector.call('HeapProfiler.collectGarbage');
     const mem = await inspector.memoryUsage();
     const st = procStatus(gateway.child.pid);
-    const s = { t: Math.round((Date.now() - t0) / 1000), rss: st.rss, heapUsed: mem.heapUsed, external: mem.external, arrayBuffers: mem.arrayBuffers, fds: st.fds, threads: st.threads };
+    const held = await detectionFigures();
+    const s = { t: Math.round((Date.now() - t0) / 1000), rss: st.rss, heapUsed: mem.heapUsed, external: mem.external, arrayBuffers: mem.arrayBuffers, fds: st.fds, threads: st.threads, ...held };
     samples.push(s);
-    console.error(`soak ${s.t}s: rss ${round1(s.rss / MiB)} MiB, heap ${round1(s.heapUsed / MiB)}, external ${round1(s.external / MiB)}, arrayBuffers ${round1(s.arrayBuffers / MiB)}, fds ${s.fds}, threads ${s.threads}`);
+    console.error(
+      `soak ${s.t}s: rss ${round1(s.rss / MiB)} MiB, heap ${round1(s.heapUsed / MiB)}, external ${round1(s.external / MiB)}, arrayBuffers ${round1(s.arrayBuffers / MiB)} (detection frames ${round1(s.frameBytes / MiB)}, ${s.checks} checks), fds ${s.fds}, threads ${s.threads}`,
+    );
   };
   await sample();
   while (running()) {
@@ -362,9 +376,9 @@ const slopes = { rss: slope('rss'), heapUsed: slope('heapUsed'), external: slope
 const thirds = [warm.slice(0, Math.floor(warm.length / 2)), warm.slice(Math.floor(warm.length / 2))];
 const fdsFlat = thirds.every((t) => t.length > 0) && Math.min(...thirds[1].map((s) => s.fds)) <= Math.min(...thirds[0].map((s) => s.fds)) + 2;
 console.log(`\nbench soak: ${cameras} simulated cameras, ${durationS} s, features ${[...features].join(',')}, node ${process.version}, ${os.cpus().length} cores\n`);
-console.log('| t (s) | RSS MiB | heap used MiB | external MiB | array buffers MiB | fds | threads |');
-console.log('|------:|--------:|--------------:|-------------:|------------------:|----:|--------:|');
-for (const s of samples) console.log(`| ${s.t} | ${round1(s.rss / MiB)} | ${round1(s.heapUsed / MiB)} | ${round1(s.external / MiB)} | ${round1(s.arrayBuffers / MiB)} | ${s.fds} | ${s.threads} |`);
+console.log('| t (s) | RSS MiB | heap used MiB | external MiB | array buffers MiB | detection frames MiB (checks) | fds | threads |');
+console.log('|------:|--------:|--------------:|-------------:|------------------:|------------------------------:|----:|--------:|');
+for (const s of samples) console.log(`| ${s.t} | ${round1(s.rss / MiB)} | ${round1(s.heapUsed / MiB)} | ${round1(s.external / MiB)} | ${round1(s.arrayBuffers / MiB)} | ${round1(s.frameBytes / MiB)} (${s.checks}) | ${s.fds} | ${s.threads} |`);
 console.log(`\nslope over the last two thirds (after a full GC each sample), MB per hour: RSS ${slopes.rss}, heap ${slopes.heapUsed}, external ${slopes.external}, array buffers ${slopes.arrayBuffers}`);
 console.log(`activity: ${JSON.stringify({ ...counts, apiErrorExamples: undefined })}`);
 if (counts.apiErrorExamples.length) console.log(`API errors, first: ${counts.apiErrorExamples.join('; ')}`);

@@ -15,6 +15,7 @@ import { gatewayId } from './daemon/gateway-id.js';
 import { clockSynchronized, reservePort } from './daemon/host.js';
 import { createLogger } from './daemon/process.js';
 import { createSdNotify, type SdNotify } from './daemon/sd-notify.js';
+import { readMemory, watchMemory } from './daemon/memory-limit.js';
 import { ShutdownStack } from './daemon/shutdown.js';
 import { startDetection } from './detect/service.js';
 import { EventBus } from './domain/bus.js';
@@ -79,6 +80,8 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
 
   try {
     const { registry, listen: metricsListen } = createMetrics(config, { gatewayId: id, clockSynchronized });
+    const memory = watchMemory({ read: () => readMemory(), logger: log, registry });
+    defer(() => memory.stop());
     // Stream and playback tickets: live addresses, the relay, and the recordings' playback_url.
     const tickets = TicketSigner.openInDir(dataDir, secretBox);
     const mintPlayback = playbackMinter(tickets, config.recording.playback_ttl_s);
@@ -143,6 +146,7 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
       events: { hub: eventHub, ...(auth.revoked ? { revoked: auth.revoked } : {}) },
       localJwks: localIssuer ? () => localIssuer.publicJwks() : null,
       detector: () => detection?.health() ?? 'off',
+      memory: () => memory.state(),
       snapshots: stills.snapshots,
       oauth: localIssuer
         ? createLocalOAuth(config, { store, localIssuer, verifier: auth.verifier, secretBox, apiPort: apiPort.port, logger: oauthLog, ...(opts.oauthClock ? { now: opts.oauthClock } : {}) })

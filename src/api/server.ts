@@ -7,7 +7,6 @@ import { Compile } from 'typebox/compile';
 import { makeClientErrorHandler } from './client-error.js';
 import { paramsReader } from './coerce.js';
 import { REPEAT_LOG_INTERVAL_MS, throttledLog } from '../daemon/throttled-log.js';
-import type { Store } from '../store/store.js';
 import type { TokenCheck } from '../auth/verifier.js';
 import { authenticate } from './authenticate.js';
 import { toApiError } from './errors.js';
@@ -15,11 +14,11 @@ import { useStrictJsonParser } from './json-body.js';
 import { memoizedQueryParser, memoizedValidation, type ValidationResult } from './query-memo.js';
 import { finishOpenApiDocument } from './openapi-document.js';
 import type { DeviceControl, DeviceSnapshots, StreamAddresses } from './ports.js';
-import { alertRoutes } from './routes/alerts.js';
-import { deviceRoutes } from './routes/devices.js';
+import { alertRoutes, type AlertsStore } from './routes/alerts.js';
+import { deviceRoutes, type DeviceStore } from './routes/devices.js';
 import { oauthRoutes, type OAuthRoutesOptions } from './routes/oauth.js';
 import { liveRoutes, type LiveRoutesOptions } from './routes/live.js';
-import { recordingRoutes } from './routes/recordings.js';
+import { recordingRoutes, type RecordingStore } from './routes/recordings.js';
 import { systemRoutes } from './routes/system.js';
 import { eventRoutes, type EventRoutesOptions } from './routes/events.js';
 import type { DetectorHealth } from '../detect/service.js';
@@ -28,11 +27,14 @@ import { requestMetrics } from './request-metrics.js';
 import { strictQuery } from './strict-query.js';
 import { guardConnections } from './connection-guard.js';
 import { redactUrl } from './log-url.js';
-import { playbackRoutes } from './routes/playback.js';
+import { playbackRoutes, type PlaybackStore } from './routes/playback.js';
 import type { MintPlayback } from '../domain/present.js';
 import type { TicketSigner } from '../media/ticket.js';
 import { DEFAULT_WEB_ROOT, webApp, type WebAppOptions } from './web-app.js';
-import { snapshotRoutes } from './routes/snapshot.js';
+import { snapshotRoutes, type SnapshotStore } from './routes/snapshot.js';
+
+/** What the API needs of the store: what each route group declares it reads and writes, together. */
+export type ApiStore = DeviceStore & RecordingStore & AlertsStore & PlaybackStore & SnapshotStore;
 
 export interface ApiServerOptions {
   logger: FastifyBaseLogger;
@@ -41,7 +43,7 @@ export interface ApiServerOptions {
   /** Bounds on what one client can hold open (config api.*): see src/api/connection-guard.ts. */
   connections: { maxPerAddress: number; requestTimeoutMs: number; idleTimeoutMs: number };
   verifier: TokenCheck;
-  store: Store;
+  store: ApiStore;
   storageDir: string;
   control: DeviceControl;
   streams: StreamAddresses;
@@ -50,6 +52,8 @@ export interface ApiServerOptions {
   localJwks: (() => { keys: object[] }) | null;
   /** The object detector's state for /healthz (absent: not reported). */
   detector?: () => DetectorHealth;
+  /** Whether the service is near its memory limit, for /healthz (absent or null: not reported). */
+  memory?: () => 'ok' | 'near_limit' | null;
   /** The local authorization server's endpoints; null when auth.local is off. */
   oauth: OAuthRoutesOptions | null;
   /** Browser live view under /live: WebRTC (WHEP) and LL-HLS; absent: none. */
@@ -180,7 +184,7 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<FastifyIns
     transformObject: (built) => ('openapiObject' in built ? finishOpenApiDocument(built.openapiObject) : built.swaggerObject),
   });
 
-  await app.register(systemRoutes, { localJwks: opts.localJwks, openapi: () => app.swagger(), ...(opts.detector ? { detector: opts.detector } : {}) });
+  await app.register(systemRoutes, { localJwks: opts.localJwks, openapi: () => app.swagger(), ...(opts.detector ? { detector: opts.detector } : {}), ...(opts.memory ? { memory: opts.memory } : {}) });
   await app.register(deviceRoutes, { store: opts.store, control: opts.control, streams: opts.streams });
   await app.register(recordingRoutes, {
     store: opts.store,

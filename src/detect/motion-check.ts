@@ -62,6 +62,7 @@ const COLOURS: Record<Category, [number, number, number]> = { human: [255, 48, 4
 
 export class MotionChecker {
   private inFlight = 0;
+  private heldBytes = 0;
   private readonly now: () => number;
 
   constructor(private readonly opts: MotionCheckerOptions) {
@@ -73,6 +74,15 @@ export class MotionChecker {
     return this.inFlight;
   }
 
+  /**
+   * Bytes of the decoded frames the checks hold now (taken from their sources, until the check and
+   * its thumbnail are done). At most maxInFlight × frameCount frames of at most the decoder's width:
+   * with the defaults, 17 × 3 × 2.8 MB (1280×720 RGB) ≈ 140 MB when every check waits.
+   */
+  get frameBytes(): number {
+    return this.heldBytes;
+  }
+
   /** Checks a motion start; never rejects (a failure is an `unchecked` outcome). */
   async check(deviceId: string, where: (() => Box | null) | null): Promise<DetectionOutcome> {
     const timeline: TimelineStage[] = [];
@@ -80,14 +90,19 @@ export class MotionChecker {
       return this.unchecked(deviceId, 'dropped', `${this.inFlight} checks are under way already (detection.queue_size + threads)`, timeline);
     }
     this.inFlight++;
+    const held = { bytes: 0 };
+    const release = () => {
+      this.inFlight--;
+      this.heldBytes -= held.bytes;
+    };
     let outcome: DetectionOutcome | null = null;
     try {
-      outcome = await this.run(deviceId, where, timeline);
+      outcome = await this.run(deviceId, where, timeline, held);
       return outcome;
     } finally {
       // The best frame is held until its thumbnail is made.
-      if (outcome) void outcome.thumbnail.finally(() => this.inFlight--);
-      else this.inFlight--;
+      if (outcome) void outcome.thumbnail.finally(release);
+      else release();
     }
   }
 
@@ -102,7 +117,7 @@ export class MotionChecker {
    * and the check ends as soon as the frames seen settle the confirmation rule (judgeSoFar): with
    * 3 frames, 2 that agree. The thumbnail is made after the answer, which does not wait for it.
    */
-  private async run(deviceId: string, where: (() => Box | null) | null, timeline: TimelineStage[]): Promise<DetectionOutcome> {
+  private async run(deviceId: string, where: (() => Box | null) | null, timeline: TimelineStage[], held: { bytes: number }): Promise<DetectionOutcome> {
     const unchecked = (what: CheckCount, reason: string) => this.unchecked(deviceId, what, reason, timeline);
     const stage = (name: string) => timeline.push([name, this.now()]);
     const total = this.opts.frameCount ?? 3;
@@ -122,6 +137,8 @@ export class MotionChecker {
         const frame = await source.next();
         if (!frame) break;
         frames.push(frame);
+        held.bytes += frame.data.byteLength;
+        this.heldBytes += frame.data.byteLength;
         stage(`frame_${frames.length}`);
         try {
           // The area asked now: it grows while the frames are taken.

@@ -118,6 +118,14 @@ export function startDetection(opts: DetectionServiceOptions): DetectionService 
     },
   });
   new Gauge({
+    name: 'edge_gateway_detection_frame_bytes',
+    help: 'Bytes of decoded frames the checks in flight hold (at most in_flight × 3 frames of up to 1280 px wide RGB)',
+    registers: [opts.registry],
+    collect() {
+      this.set(checker.frameBytes);
+    },
+  });
+  new Gauge({
     name: 'edge_gateway_detector_ready',
     help: '1 once the model is loaded, 0 while loading or when it failed to load (see /healthz and the log)',
     registers: [opts.registry],

@@ -34,10 +34,12 @@ describe('detection under overload', () => {
     const headers = await t.auth('recordings:read alerts:read devices:read');
     const inFlight: number[] = [];
     const queued: number[] = [];
+    const frameBytes: number[] = [];
     const camerasWithClip = async () => {
       const text = await t.metrics();
       inFlight.push(metric(text, 'edge_gateway_detection_in_flight'));
       queued.push(metric(text, 'edge_gateway_detection_queued'));
+      frameBytes.push(metric(text, 'edge_gateway_detection_frame_bytes'));
       const { data } = (await t.request('/v1/alerts?limit=200', { headers })).json() as { data: Array<{ device_id: string; recording_id: string | null }> };
       return new Set(data.filter((a) => a.recording_id !== null).map((a) => a.device_id)).size;
     };
@@ -47,6 +49,9 @@ describe('detection under overload', () => {
     expect(metric(text, 'edge_gateway_detection_checks_total{result="dropped"}')).toBeGreaterThanOrEqual(1);
     expect(Math.max(...inFlight)).toBeLessThanOrEqual(3);
     expect(Math.max(...queued)).toBeLessThanOrEqual(2);
+    // The frames they hold: at most 3 frames each, decoded at most 1280 px wide (RGB).
+    expect(Math.max(...frameBytes)).toBeGreaterThan(0);
+    expect(Math.max(...frameBytes)).toBeLessThanOrEqual(3 * 3 * 1280 * 720 * 3);
     expect(lines.some((l) => l.includes('"msg":"motion not checked by the detector: it stays motion"') && l.includes('checks are under way already'))).toBe(true);
 
     // Every clip is listed under motion and its file is there (the download answers).

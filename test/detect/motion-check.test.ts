@@ -112,6 +112,27 @@ describe('MotionChecker', () => {
     expect(outcome.timeline.map(([stage]) => stage)).toEqual(['frames_requested', 'frame_1', 'inference_1', 'frame_2', 'inference_2', 'decided']);
   });
 
+  it('counts the bytes of the frames a check holds while it waits for the detector, and none once it and its thumbnail are done', { timeout: 20_000 }, async () => {
+    let answer: () => void = () => undefined;
+    const waiting = new Promise<void>((r) => (answer = r));
+    const held: number[] = [];
+    const { c } = checker(async (i) => {
+      held.push(c.frameBytes);
+      if (i === 0) await waiting;
+      return i < 2 ? [person] : [];
+    });
+    const pending = c.check('dev_a', null);
+    await expect.poll(() => held.length).toBe(1);
+    const one = (await three().next())!.data.byteLength;
+    expect(c.frameBytes).toBe(one);
+    answer();
+    const outcome = await pending;
+    expect(held).toEqual([one, 2 * one]);
+    await outcome.thumbnail;
+    expect(c.frameBytes).toBe(0);
+    expect(c.checking).toBe(0);
+  });
+
   it('frames that disagree: the third decides', async () => {
     const { c, seen } = checker(answers([person], [], [person]));
     const outcome = await c.check('dev_a', null);

@@ -108,6 +108,9 @@ describe('systemd/edge-gateway.service', () => {
       'SystemCallFilter=@pkey',
       // ffmpeg's libnuma probe of set_mempolicy must fail softly.
       'SystemCallErrorNumber=EPERM',
+      // A memory limit that fits a 2 GB Pi; the daemon warns near the lower one.
+      'MemoryHigh=1200M',
+      'MemoryMax=1500M',
     ]) {
       expect(settings.has(line), line).toBe(true);
     }

@@ -10,6 +10,8 @@ export interface SystemRoutesOptions {
   openapi: () => unknown;
   /** The object detector's state (absent: not reported). */
   detector?: () => DetectorHealth;
+  /** Whether the service is near its memory limit; null or absent: no limit set, not reported. */
+  memory?: () => 'ok' | 'near_limit' | null;
 }
 
 export const systemRoutes: FastifyPluginAsyncTypebox<SystemRoutesOptions> = async (app, opts) => {
@@ -17,8 +19,11 @@ export const systemRoutes: FastifyPluginAsyncTypebox<SystemRoutesOptions> = asyn
   // try. The API listens only once the gateway has started, and answers 503 while it stops
   // (return503OnClosing). Versions, uptime, clock state and the rest are on the metrics listener.
   // The detector's state is the exception: whether people are being told apart is what
-  // an installer checks after setup; its reason for failing stays in the log.
+  // an installer checks after setup; its reason for failing stays in the log. So is a service
+  // near its memory limit: the kernel is about to slow it down or stop it (the figures are in
+  // /metrics).
   const detector = opts.detector;
+  const memory = opts.memory;
   app.get(
     '/healthz',
     {
@@ -34,6 +39,9 @@ export const systemRoutes: FastifyPluginAsyncTypebox<SystemRoutesOptions> = asyn
               detector: Type.Optional(
                 Type.Enum(['off', 'loading', 'ready', 'failed'], { description: 'The person/vehicle detector: failed when its model could not be loaded (recording goes on)' }),
               ),
+              memory: Type.Optional(
+                Type.Enum(['ok', 'near_limit'], { description: "near_limit: the service uses 90 % or more of its memory limit (systemd's MemoryHigh / MemoryMax); absent when none is set" }),
+              ),
             },
             { additionalProperties: false },
           ),
@@ -41,7 +49,10 @@ export const systemRoutes: FastifyPluginAsyncTypebox<SystemRoutesOptions> = asyn
         },
       },
     },
-    async () => (detector ? { status: 'ok' as const, detector: detector() } : { status: 'ok' as const }),
+    async () => {
+      const state = memory?.() ?? null;
+      return { status: 'ok' as const, ...(detector ? { detector: detector() } : {}), ...(state ? { memory: state } : {}) };
+    },
   );
 
   app.get(
