@@ -4,7 +4,8 @@ import { request } from 'node:https';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Store } from '../src/store/store.js';
-import { startTestGateway, tempDir, type TestGateway } from './support/gateway.js';
+import { startTestGateway, type TestGateway } from './support/gateway.js';
+import { tempDir } from './support/temp-dir.js';
 import { signInAsWebApp, tokenRequest } from './support/oauth.js';
 import { makeClient } from './support/https.js';
 

@@ -1,6 +1,7 @@
 import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestGateway, tempDir, type TestGateway } from '../support/gateway.js';
+import { startTestGateway, type TestGateway } from '../support/gateway.js';
+import { tempDir } from '../support/temp-dir.js';
 import { TestIssuer } from '../support/issuer.js';
 
 // Token verification through real HTTPS requests to the started gateway, with a real test

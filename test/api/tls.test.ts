@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadTlsCredentials, TlsSetupError } from '../../src/api/tls.js';
 import { SecretBox } from '../../src/platform/secret-box.js';
-import { tempDir } from '../support/gateway.js';
+import { tempDir } from '../support/temp-dir.js';
 
 const dirs: string[] = [];
 afterEach(() => {

@@ -5,7 +5,7 @@ import { ConfigError } from '../../src/config/errors.js';
 import { validateConfig } from '../../src/config/load.js';
 import { readMqttCredentials } from '../../src/config/mqtt-credentials.js';
 import { openConfigSecret, SecretBox, sealConfigSecret } from '../../src/platform/secret-box.js';
-import { tempDir } from '../support/gateway.js';
+import { tempDir } from '../support/temp-dir.js';
 
 const mqttConfig = (mqtt: Record<string, unknown>) => validateConfig({ sync: { mqtt: { url: 'mqtts://broker:8883', ...mqtt } } }).sync.mqtt;
 

@@ -5,7 +5,8 @@ import { promisify } from 'node:util';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Fleet } from '../../src/onvif/simulator/fleet.js';
 import mqtt from 'mqtt';
-import { startTestGateway, tempDir, type TestGateway } from '../support/gateway.js';
+import { startTestGateway, type TestGateway } from '../support/gateway.js';
+import { tempDir } from '../support/temp-dir.js';
 import { startMosquitto, type Mosquitto } from '../support/mosquitto.js';
 import { metric, sceneFleet } from './scene.js';
 

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SimulatedCamera } from '../../src/onvif/simulator/camera.js';
 import { cliToken, startDaemon, type Daemon } from '../support/daemon.js';
-import { tempDir } from '../support/gateway.js';
+import { tempDir } from '../support/temp-dir.js';
 import { HostileCamera, type FailureMode } from '../support/hostile-camera.js';
 
 // The built daemon (dist/cli.js) with hostile cameras and a simulated one in its config: cameras

@@ -7,7 +7,7 @@ import { CameraManager, type CameraManagerOptions } from '../../src/onvif/manage
 import { SimulatedCamera } from '../../src/onvif/simulator/camera.js';
 import { SecretBox } from '../../src/platform/secret-box.js';
 import { Store } from '../../src/store/store.js';
-import { tempDir } from '../support/gateway.js';
+import { tempDir } from '../support/temp-dir.js';
 
 const cleanups: Array<() => unknown> = [];
 afterEach(async () => {

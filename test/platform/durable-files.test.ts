@@ -2,7 +2,7 @@ import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createOnce, replaceFile } from '../../src/platform/durable-files.js';
-import { tempDir } from '../support/gateway.js';
+import { tempDir } from '../support/temp-dir.js';
 
 const dirs: string[] = [];
 afterEach(() => {

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MIGRATIONS } from '../../src/store/migrations.js';
 import { DATABASE_FILE, Store } from '../../src/store/store.js';
-import { tempDir } from '../support/gateway.js';
+import { tempDir } from '../support/temp-dir.js';
 
 // The event stream's log: an event per change the API's stream tells of, written in the change's
 // transaction, kept within a window by count and age, with ids never issued twice (restarts included).

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MIGRATIONS } from '../../src/store/migrations.js';
 import { DATABASE_FILE, Store } from '../../src/store/store.js';
-import { tempDir } from '../support/gateway.js';
+import { tempDir } from '../support/temp-dir.js';
 
 // The recorder's journal of episodes being recorded (open_episodes) and the alert's recording
 // status: every change of status reaches the outbox in the same transaction.

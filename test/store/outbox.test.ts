@@ -1,7 +1,7 @@
 import { rmSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Store } from '../../src/store/store.js';
-import { tempDir } from '../support/gateway.js';
+import { tempDir } from '../support/temp-dir.js';
 
 // The outbox: messages for the cloud written in the same transaction as the change they tell of,
 // kept across restarts, bounded, and given up least important first.

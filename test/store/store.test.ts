@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MIGRATIONS } from '../../src/store/migrations.js';
 import { DATABASE_FILE, Store, StoreError } from '../../src/store/store.js';
-import { tempDir } from '../support/gateway.js';
+import { tempDir } from '../support/temp-dir.js';
 
 const dirs: string[] = [];
 afterEach(() => {

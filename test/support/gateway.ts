@@ -1,11 +1,11 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import os from 'node:os';
+import { readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { pino } from 'pino';
 import { validateConfig } from '../../src/config/load.js';
 import type { Config } from '../../src/config/schema.js';
 import { startGateway, type Gateway } from '../../src/main.js';
 import { makeClient, type Client } from './https.js';
+import { tempDir } from './temp-dir.js';
 
 export interface TestGateway {
   gw: Gateway;
@@ -23,9 +23,6 @@ export interface TestGateway {
 /** The built worker (the test setup builds dist/): the gateway runs from source here, the worker cannot. */
 const DETECTOR_WORKER = new URL('../../dist/detect/worker.js', import.meta.url);
 
-export function tempDir(prefix = 'eg-test-'): string {
-  return mkdtempSync(path.join(os.tmpdir(), prefix));
-}
 
 /** Starts the real gateway (HTTPS on a free loopback port, SQLite in a temp dir). */
 export async function startTestGateway(

@@ -2,7 +2,8 @@ import { connect, type MqttClient } from 'mqtt';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFleet, type Fleet } from '../../src/onvif/simulator/fleet.js';
-import { firstOnlineDevice, startTestGateway, tempDir, type TestGateway } from '../support/gateway.js';
+import { firstOnlineDevice, startTestGateway, type TestGateway } from '../support/gateway.js';
+import { tempDir } from '../support/temp-dir.js';
 import { makeTestPki, startMosquitto, startMqtt311Front, type Mosquitto, type TestPki } from '../support/mosquitto.js';
 
 // The cloud link against a real Mosquitto: what arrives on each topic, commands in and results out,

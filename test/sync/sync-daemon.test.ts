@@ -4,7 +4,7 @@ import { connect } from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Store } from '../../src/store/store.js';
 import { startDaemon, type Daemon } from '../support/daemon.js';
-import { tempDir } from '../support/gateway.js';
+import { tempDir } from '../support/temp-dir.js';
 import { startMosquitto, type Mosquitto } from '../support/mosquitto.js';
 
 // The outbox across a crash: the daemon (a real process) runs while the broker is down, 1,000 alerts

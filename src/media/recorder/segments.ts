@@ -137,6 +137,12 @@ export class SegmentRing {
  * or before `from` (so the clip opens on a keyframe and the pre-roll is never short) through the
  * first that reaches `to`; when `from` falls in a gap, from the first segment after it. Null when no segment covers `from` at all and none begins before `to`.
  */
+/**
+ * A segment's listed end is its last frame's start, so `from` a little after it may still be in
+ * that frame: only a longer silence is a gap in the footage.
+ */
+const GAP_MS = 1000;
+
 export function selectSegments(segments: readonly Segment[], from: number, to: number): Selection | null {
   let first = -1;
   for (let i = 0; i < segments.length; i++) {
@@ -146,7 +152,7 @@ export function selectSegments(segments: readonly Segment[], from: number, to: n
   // The ring no longer (or never) held `from`, or `from` falls in a gap (the camera was down and the
   // segment before it ended earlier): start with the oldest segment that overlaps. Footage from
   // before a gap is no pre-roll; it would also date the clip before the outage.
-  if (first < 0 || (segments[first] as Segment).endAt <= from) first = segments.findIndex((s) => s.endAt > from);
+  if (first < 0 || (segments[first] as Segment).endAt + GAP_MS <= from) first = segments.findIndex((s) => s.endAt > from);
   if (first < 0 || (segments[first] as Segment).startAt >= to) return null;
   const chosen: Segment[] = [];
   for (let i = first; i < segments.length; i++) {

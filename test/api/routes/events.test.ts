@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestGateway, tempDir, type TestGateway } from '../../support/gateway.js';
+import { startTestGateway, type TestGateway } from '../../support/gateway.js';
+import { tempDir } from '../../support/temp-dir.js';
 import { openSse, type SseEvent, type SseStream } from '../../support/sse.js';
 
 // GET /v1/events against the started gateway over HTTPS, with its SQLite store: changes made through

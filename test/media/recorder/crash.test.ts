@@ -9,7 +9,8 @@ import type { SimulatedCamera } from '../../../src/onvif/simulator/camera.js';
 import { startFleet, type Fleet } from '../../../src/onvif/simulator/fleet.js';
 import { startSimulatedRtsp, type SimulatedRtsp } from '../../../src/onvif/simulator/rtsp.js';
 import { cliToken, decodedFrames, eventAlerts, ffmpegProcessesUsing, filesUnder, frameHashes, probeClip, recordingRows, sleep, startDaemon, type Daemon } from '../../support/daemon.js';
-import { firstOnlineDevice, startTestGateway, tempDir, type TestGateway } from '../../support/gateway.js';
+import { firstOnlineDevice, startTestGateway, type TestGateway } from '../../support/gateway.js';
+import { tempDir } from '../../support/temp-dir.js';
 import { mountTmpfs, tmpfsUnavailable, unmountTmpfs } from '../../support/tmpfs.js';
 
 // What the recorder leaves behind when things go wrong, with real processes: the daemon killed with

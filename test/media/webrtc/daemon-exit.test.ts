@@ -5,7 +5,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFleet, type Fleet } from '../../../src/onvif/simulator/fleet.js';
 import { cliToken, startDaemon, type Daemon } from '../../support/daemon.js';
-import { tempDir } from '../../support/gateway.js';
+import { tempDir } from '../../support/temp-dir.js';
 import { gatheredOffer, isPeerRace, madeAgain, stateHistory, takeAnswer } from '../../support/test-peer.js';
 
 // The built daemon (dist/cli.js) ends by itself on SIGTERM after serving WebRTC viewers: one that
