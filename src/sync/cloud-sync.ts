@@ -62,6 +62,8 @@ export interface CloudSyncOptions {
   window?: number;
   maxCommandBytes?: number;
   maxBackoffMs?: number;
+  /** How long stop() waits for the messages in flight to be acknowledged (3 s). */
+  endGraceMs?: number;
   random?: () => number;
 }
 
@@ -368,7 +370,19 @@ export class CloudSync {
         setTimeout(resolve, 2000).unref();
       });
     }
-    await new Promise<void>((resolve) => client.end(false, {}, () => resolve()));
+    // A graceful end waits until every message in flight is acknowledged, and mqtt.js never
+    // forgets one sent before a broker outage whose acknowledgement is lost: end(false) would then
+    // wait for ever, and the daemon would never stop (systemd kills it at TimeoutStopSec). What is
+    // not acknowledged by then is still in the outbox and is sent again at the next start.
+    const ended = new Promise<boolean>((resolve) => client.end(false, {}, () => resolve(true)));
+    const within = (ms: number) => Promise.race([ended, new Promise<boolean>((resolve) => setTimeout(() => resolve(false), ms).unref())]);
+    if (!(await within(this.opts.endGraceMs ?? 3000))) {
+      this.opts.logger.warn('cloud sync: messages in flight were not acknowledged in time; the link is closed without them (they stay in the outbox)');
+      // end() is waiting for this event (a second end() call would be ignored): the client then
+      // says DISCONNECT and closes the connection; a connection that does not close is cut.
+      client.emit('outgoingEmpty');
+      if (!(await within(1000))) client.stream.destroy();
+    }
     this.flushAcked();
   }
 }
