@@ -26,10 +26,21 @@ export async function startGatewayProcess(configFile, nodeArgs = [], cli = defau
 /** Spawns node with `args`; resolves with the first line of its stdout that `isReady` accepts. */
 async function spawnUntilLine(args, isReady, name, env = process.env) {
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'], env });
-  // A benchmark that fails half-way must not leave a server running; one that stopped it drops this.
+  // A benchmark that fails half-way, or is stopped (Ctrl-C, kill), must not leave a server running;
+  // one that stopped it drops this. 'exit' does not come on a signal: the signal ends the bench here.
   const killOnExit = () => child.kill('SIGTERM');
+  const onSignal = (signal) => {
+    killOnExit();
+    process.exit(signal === 'SIGINT' ? 130 : 143);
+  };
   process.once('exit', killOnExit);
-  child.once('exit', () => process.removeListener('exit', killOnExit));
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  child.once('exit', () => {
+    process.removeListener('exit', killOnExit);
+    process.removeListener('SIGINT', onSignal);
+    process.removeListener('SIGTERM', onSignal);
+  });
   const line = await new Promise((resolve, reject) => {
     let out = '';
     child.stdout.on('data', (d) => {

@@ -70,6 +70,8 @@ writeFileSync(brokerConf, `user ${os.userInfo().username}\nlistener ${brokerPort
 const startBroker = () => {
   broker = spawn('/usr/sbin/mosquitto', ['-c', brokerConf], { stdio: 'ignore' });
 };
+// A bench stopped half-way (a signal, an error) leaves no broker behind.
+process.once('exit', () => broker?.kill('SIGTERM'));
 const stopBroker = async () => {
   const b = broker;
   broker = null;
