@@ -1,5 +1,5 @@
-// typescript-eslint's recommended rules with type information, over src and test (./run test runs
-// it before the tests). A rule turned off or down is listed here with the reason.
+// typescript-eslint's recommended rules with type information, over src, test, web and bench (./run
+// test runs it before the tests). A rule turned off or down is listed here with the reason.
 import eslint from '@eslint/js';
 import reactHooks from 'eslint-plugin-react-hooks';
 import tseslint from 'typescript-eslint';
@@ -14,7 +14,7 @@ import tseslint from 'typescript-eslint';
 // layer it imports, below every layer that imports it.
 const LAYERS = [
   'domain', 'platform', 'version.ts', 'config', 'daemon', 'metrics', 'store', 'onvif',
-  'media', 'media/rtsp', 'media/fmp4', 'media/relay', 'media/still', 'detect', 'media/recorder',
+  'media', 'media/rtsp', 'media/fmp4', 'media/relay', 'media/mux', 'media/still', 'media/footage', 'detect', 'media/recorder',
   'media/webrtc', 'media/hls', 'auth', 'sync', 'api', 'main.ts', 'cli.ts',
 ];
 
@@ -55,7 +55,7 @@ const layerRules = LAYERS.map((layer, rank) => ({
 }));
 
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', '.runtime/', 'data/', 'coverage/', 'bench/', 'scripts/'] },
+  { ignores: ['dist/', 'node_modules/', '.runtime/', 'data/', 'coverage/', 'scripts/'] },
   eslint.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
@@ -75,6 +75,11 @@ export default tseslint.config(
     // The web app has its own compiler settings (DOM, TSX): web/tsconfig.json.
     files: ['web/**/*.{ts,tsx}'],
     languageOptions: { parserOptions: { project: './web/tsconfig.json', tsconfigRootDir: import.meta.dirname } },
+  },
+  {
+    // The benches: Node runs them as they are, against the built dist/ (bench/tsconfig.json).
+    files: ['bench/**/*.ts'],
+    languageOptions: { parserOptions: { project: './bench/tsconfig.json', tsconfigRootDir: import.meta.dirname } },
   },
   {
     // React's hook rules hold for Preact's hooks too, and these two know hooks by their names, so

@@ -10,10 +10,12 @@ import { SecretBox, sealConfigSecret } from './platform/secret-box.js';
 import { Store } from './store/store.js';
 import { createHash, randomBytes } from 'node:crypto';
 import { GRANT_TYPES } from './auth/oauth/params.js';
-import { hashPassword, PasswordPolicyError } from './auth/oauth/password.js';
+import { PasswordPolicyError } from './auth/oauth/errors.js';
+import { hashPassword } from './auth/oauth/password.js';
 import { validateRegisteredRedirectUri } from './auth/oauth/redirect-uri.js';
 import { isFirstPartyClient } from './auth/oauth/first-party.js';
 import { DEFAULT_ROLE, isRole, ROLE_SCOPES, roleNarrows, ROLES } from './auth/roles.js';
+import { GatewayError } from './domain/errors.js';
 import { newId } from './domain/ids.js';
 import { readVersion } from './version.js';
 
@@ -48,7 +50,12 @@ The config file may also be given by EDGE_GATEWAY_CONFIG; without one the defaul
 (config/default.yaml documents every key).
 `;
 
-class UsageError extends Error {}
+/**
+ * A command line that cannot be run: printed with the usage, exit status 2. The one error class
+ * outside an errors.ts: cli.ts is a file at src's root, a layer of its own, and a root errors.ts
+ * would read, in the layer rule's import patterns, as every folder's own ./errors.js.
+ */
+class UsageError extends GatewayError.of('usage') {}
 
 type Io = { out: (s: string) => void; err: (s: string) => void; stdin?: () => Promise<string> };
 

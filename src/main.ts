@@ -20,6 +20,7 @@ import { ShutdownStack } from './daemon/shutdown.js';
 import { startDetection } from './detect/service.js';
 import { EventBus } from './domain/bus.js';
 import type { StreamProfile } from './domain/types.js';
+import { createFootage, createFootageFrames } from './media/footage/create.js';
 import { createHls } from './media/hls/create.js';
 import { createRecorders, openRecordingStorage } from './media/recorder/create.js';
 import { createRelay } from './media/relay/create.js';
@@ -122,6 +123,8 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
     const motionMask = (deviceId: string) => cameraConfig(deviceId)?.motion_mask ?? [];
     const detected = detection?.recorders ?? null;
     createRecorders(config, recording, { store, bus, cameras, motionMask, relay, detection: detected, logger: recorderLog }, defer);
+    const systemDirs = ['/', dataDir];
+    const footage = await createFootage(config, { store, streams: relay.streams, cameras, cameraConfig, systemDirs, bus, registry, logger: log.child({ part: 'footage' }) }, defer);
 
     // Still pictures for GET /v1/devices/{id}/snapshot: the relay's cached keyframe decoded once.
     const stills = createSnapshots(config.snapshot, { ffmpegPath: config.ffmpeg.path, streams: relay.streams, cameras, registry, logger: log.child({ part: 'snapshot' }) });
@@ -148,6 +151,7 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
       detector: () => detection?.health() ?? 'off',
       memory: () => memory.state(),
       snapshots: stills.snapshots,
+      footage: footage ? { root: footage.root, status: () => footage.status(), frames: createFootageFrames(footage.root, { store, decode: stills.decode }), tickets, playbackTtlS: config.recording.playback_ttl_s } : null,
       oauth: localIssuer
         ? createLocalOAuth(config, { store, localIssuer, verifier: auth.verifier, secretBox, apiPort: apiPort.port, logger: oauthLog, ...(opts.oauthClock ? { now: opts.oauthClock } : {}) })
         : null,

@@ -1,6 +1,8 @@
 import { maxHeaderSize, STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyBaseLogger } from 'fastify';
+import type { ApiErrorCode } from '../domain/api-errors.js';
+import { errorBody } from './errors.js';
 
 // Requests Node's HTTP parser refuses before Fastify sees them (header section over Node's limit,
 // bytes that are not HTTP, a request not received in time) get the API's error shape too, written
@@ -11,7 +13,7 @@ interface ParserError extends Error {
 }
 
 /** Status, error code and description for a parser error (pure). */
-export function clientErrorAnswer(code: string | undefined): { status: number; error: string; description: string } {
+export function clientErrorAnswer(code: string | undefined): { status: number; error: ApiErrorCode; description: string } {
   switch (code) {
     case 'HPE_HEADER_OVERFLOW':
       return { status: 431, error: 'invalid_request', description: `the request's header section is larger than ${maxHeaderSize} bytes` };
@@ -25,7 +27,7 @@ export function clientErrorAnswer(code: string | undefined): { status: number; e
 /** The whole HTTP/1.1 response for a parser error; the connection is closed after it. */
 export function clientErrorResponse(code: string | undefined): string {
   const { status, error, description } = clientErrorAnswer(code);
-  const body = JSON.stringify({ error, error_description: description });
+  const body = JSON.stringify(errorBody(error, description));
   return [
     `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}`,
     'Content-Type: application/json; charset=utf-8',

@@ -1,3 +1,5 @@
+import { DateFilterError } from './errors.js';
+
 // start_date / end_date of the recordings list: a calendar date (the whole day in the gateway's
 // time zone) or a date-time with an explicit offset. Both bounds are inclusive.
 
@@ -7,10 +9,6 @@ const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1
 export const DATE_FILTER_PATTERN = '^\\d{4}-\\d{2}-\\d{2}(T\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,9})?)?([Zz]|[+-]\\d{2}:\\d{2}))?$';
 
 export type DateBound = 'start' | 'end';
-
-export class DateFilterError extends Error {
-  override readonly name = 'DateFilterError';
-}
 
 function daysInMonth(year: number, month: number): number {
   return new Date(Date.UTC(year, month, 0)).getUTCDate();

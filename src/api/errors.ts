@@ -1,26 +1,61 @@
-import type { FastifyError } from 'fastify';
+import type { FastifyError, FastifyReply } from 'fastify';
+import type { Static } from 'typebox';
 import { InvalidTokenError, KeysUnavailableError } from '../auth/errors.js';
-import { DeviceCommandError, DeviceUnavailableError, NotFoundError } from '../domain/errors.js';
+import { API_ERRORS, type ApiErrorCode } from '../domain/api-errors.js';
+import { DeviceCommandError, DeviceUnavailableError, GatewayError, NotFoundError } from '../domain/errors.js';
+import { TicketError, type TicketFailure } from '../media/errors.js';
 import { HlsNotFoundError, HlsRequestError, HlsUnavailableError } from '../media/hls/errors.js';
-import { RepeatedJsonNameError } from './json-body.js';
-import { StreamUnavailableError } from '../media/relay/streams.js';
-import { TicketError, type TicketFailure } from '../media/ticket.js';
-import { CodecMismatchError } from '../media/webrtc/codec-match.js';
-import { NotSdpError, SdpTooLargeError, WhepRefusedError } from '../media/webrtc/errors.js';
-import { OfferError } from '../media/webrtc/offer.js';
-import { EventStreamFullError } from './events/hub.js';
+import { StreamUnavailableError } from '../media/relay/errors.js';
 import { StillBusyError, StillError } from '../media/still/errors.js';
+import { CodecMismatchError, NotSdpError, OfferError, SdpTooLargeError, WhepRefusedError } from '../media/webrtc/errors.js';
+import { EventStreamFullError } from './events/errors.js';
+import type { ErrorBody } from './schemas.js';
 
-/** An error with its HTTP form. Everything thrown in the API is turned into one of these in toApiError. */
-export class ApiError extends Error {
-  override readonly name = 'ApiError';
+// The API's errors: its own classes, and the one mapping of every error to its answer (toApiError),
+// whose codes and statuses come from the catalogue in src/domain/api-errors.ts.
+
+/**
+ * An error with its HTTP form: a code of the API's catalogue, answered with the catalogue's
+ * status. Everything thrown in the API is turned into one of these in toApiError.
+ */
+export class ApiError extends GatewayError {
+  readonly statusCode: number;
+
   constructor(
-    readonly statusCode: number,
-    readonly code: string,
+    override readonly code: ApiErrorCode,
     readonly description: string,
     readonly headers: Readonly<Record<string, string>> = {},
   ) {
     super(description);
+    this.statusCode = API_ERRORS[code].status;
+  }
+}
+
+/** The body of every error answer of the API. */
+export const errorBody = (code: ApiErrorCode, description: string): Static<typeof ErrorBody> => ({ error: code, error_description: description });
+
+/** Answers with the error: its status, headers and body. */
+export const sendApiError = (reply: FastifyReply, err: ApiError): FastifyReply =>
+  reply.code(err.statusCode).headers(err.headers).send(errorBody(err.code, err.description));
+
+/** The TLS certificate or key cannot be had: files named in the config that cannot be read, or openssl failed. */
+export class TlsSetupError extends GatewayError.of('tls_setup') {}
+
+/** A start_date or end_date of the recordings list that is no date (date-filter.ts); the message says why. */
+export class DateFilterError extends GatewayError.of('date_filter') {}
+
+/** A JSON object body naming a member twice: the client's malformed request (400). */
+export class RepeatedJsonNameError extends GatewayError.of('repeated_json_name') {
+  readonly statusCode = 400;
+
+  /** The repeated name, or null when it is not one to echo back. */
+  readonly member: string | null;
+
+  constructor(name: string) {
+    // Only names of at most 64 plain characters are echoed: the description is not an echo chamber.
+    const member = /^[\w:-]{1,64}$/.test(name) ? name : null;
+    super(member === null ? 'a name is given more than once' : `${member} is given more than once`);
+    this.member = member;
   }
 }
 
@@ -33,24 +68,24 @@ export function bearerChallenge(params: Record<string, string> = {}): string {
   return ['Bearer realm="' + REALM + '"', ...Object.entries(params).map(([k, v]) => `${k}=${quote(v)}`)].join(', ');
 }
 
-export const badRequest = (description: string) => new ApiError(400, 'invalid_request', description);
+export const badRequest = (description: string) => new ApiError('invalid_request', description);
 
 export const authErrors = {
-  missing: () => new ApiError(401, 'unauthorized', 'a bearer access token is required', { 'www-authenticate': bearerChallenge() }),
+  missing: () => new ApiError('unauthorized', 'a bearer access token is required', { 'www-authenticate': bearerChallenge() }),
   malformed: (reason: string) =>
-    new ApiError(400, 'invalid_request', reason, {
+    new ApiError('invalid_request', reason, {
       'www-authenticate': bearerChallenge({ error: 'invalid_request', error_description: reason }),
     }),
   invalid: (reason: string) =>
-    new ApiError(401, 'invalid_token', reason, {
+    new ApiError('invalid_token', reason, {
       'www-authenticate': bearerChallenge({ error: 'invalid_token', error_description: reason }),
     }),
   insufficientScope: (scope: string) =>
-    new ApiError(403, 'insufficient_scope', `this request needs the scope ${scope}`, {
+    new ApiError('insufficient_scope', `this request needs the scope ${scope}`, {
       'www-authenticate': bearerChallenge({ error: 'insufficient_scope', scope }),
     }),
   insufficientAnyScope: (scopes: readonly string[]) =>
-    new ApiError(403, 'insufficient_scope', `this request needs one of the scopes ${scopes.join(', ')}`, {
+    new ApiError('insufficient_scope', `this request needs one of the scopes ${scopes.join(', ')}`, {
       'www-authenticate': bearerChallenge({ error: 'insufficient_scope', scope: scopes.join(' ') }),
     }),
 };
@@ -98,7 +133,8 @@ const FASTIFY_BAD_INPUT: Record<string, string> = {
 };
 
 function isFastifyError(err: unknown): err is FastifyError {
-  return err instanceof Error && typeof (err as { code?: unknown }).code === 'string';
+  // A GatewayError has a string code too (an ErrorCode), but is never one of Fastify's errors.
+  return err instanceof Error && !(err instanceof GatewayError) && typeof (err as { code?: unknown }).code === 'string';
 }
 
 /** The single mapping from thrown errors to API errors; null for an unexpected error (→ 500). */
@@ -106,19 +142,20 @@ export function toApiError(err: unknown): ApiError | null {
   if (err instanceof ApiError) return err;
   if (err instanceof InvalidTokenError) return authErrors.invalid(err.reason);
   if (err instanceof KeysUnavailableError)
-    return new ApiError(503, 'temporarily_unavailable', 'token signing keys cannot be had right now; try again later', { 'retry-after': '30' });
-  if (err instanceof NotFoundError) return new ApiError(404, 'not_found', err.message);
-  if (err instanceof DeviceUnavailableError) return new ApiError(409, 'device_unavailable', err.message);
-  if (err instanceof DeviceCommandError) return new ApiError(502, 'device_error', err.message);
+    return new ApiError('temporarily_unavailable', 'token signing keys cannot be had right now; try again later', { 'retry-after': '30' });
+  if (err instanceof NotFoundError) return new ApiError('not_found', err.message);
+  if (err instanceof DeviceUnavailableError) return new ApiError('device_unavailable', err.message);
+  if (err instanceof DeviceCommandError) return new ApiError('device_error', err.message);
   const live = liveApiError(err);
   if (live) return live;
-  if (err instanceof TicketError && err.kind === 'playback') return playbackTicketError(err);
+  if (err instanceof TicketError && err.kind === 'playback') return playbackTicketError(err, PLAYBACK_REFUSED);
+  if (err instanceof TicketError && err.kind === 'footage') return playbackTicketError(err, FOOTAGE_REFUSED);
   if (err instanceof HlsRequestError) return badRequest(err.message);
-  if (err instanceof HlsNotFoundError) return new ApiError(404, 'not_found', err.message);
-  if (err instanceof HlsUnavailableError) return new ApiError(503, 'temporarily_unavailable', err.message, { 'retry-after': '1' });
-  if (err instanceof EventStreamFullError) return new ApiError(503, 'temporarily_unavailable', err.message, { 'retry-after': String(err.retryAfterS) });
-  if (err instanceof StillBusyError) return new ApiError(503, 'temporarily_unavailable', `too many pictures being made: ${err.message}`, { 'retry-after': '1' });
-  if (err instanceof StillError) return new ApiError(503, 'snapshot_unavailable', err.message, { 'retry-after': '2' });
+  if (err instanceof HlsNotFoundError) return new ApiError('not_found', err.message);
+  if (err instanceof HlsUnavailableError) return new ApiError('temporarily_unavailable', err.message, { 'retry-after': '1' });
+  if (err instanceof EventStreamFullError) return new ApiError('temporarily_unavailable', err.message, { 'retry-after': String(err.retryAfterS) });
+  if (err instanceof StillBusyError) return new ApiError('temporarily_unavailable', `too many pictures being made: ${err.message}`, { 'retry-after': '1' });
+  if (err instanceof StillError) return new ApiError('snapshot_unavailable', err.message, { 'retry-after': '2' });
   if (err instanceof RepeatedJsonNameError) return badRequest(err.member === null ? 'a body field is given more than once' : `body field ${err.member} is given more than once`);
   if (err instanceof SyntaxError && (err as { statusCode?: number }).statusCode === 400) return badRequest('the body is not valid JSON');
   if (isFastifyError(err)) {
@@ -132,17 +169,17 @@ export function toApiError(err: unknown): ApiError | null {
 
 /** The errors of /live (WHEP): the offer, the camera's codecs, the bounds, the ticket's expiry. */
 function liveApiError(err: unknown): ApiError | null {
-  if (err instanceof OfferError) return new ApiError(400, 'invalid_offer', `the SDP offer cannot be used (${err.code}): ${err.message}`);
-  if (err instanceof CodecMismatchError) return new ApiError(400, 'unsupported_codec', `${err.message} (camera codecs: ${err.cameraCodecs.join(', ') || 'none'})`);
-  if (err instanceof SdpTooLargeError) return new ApiError(413, 'payload_too_large', err.message);
-  if (err instanceof NotSdpError) return new ApiError(415, 'unsupported_media_type', err.message);
+  if (err instanceof OfferError) return new ApiError('invalid_offer', `the SDP offer cannot be used (${err.code}): ${err.message}`);
+  if (err instanceof CodecMismatchError) return new ApiError('unsupported_codec', `${err.message} (camera codecs: ${err.cameraCodecs.join(', ') || 'none'})`);
+  if (err instanceof SdpTooLargeError) return new ApiError('payload_too_large', err.message);
+  if (err instanceof NotSdpError) return new ApiError('unsupported_media_type', err.message);
   if (err instanceof WhepRefusedError) {
     const retry = { 'retry-after': String(err.retryAfterS) };
-    return err.reason === 'per_address_limit' ? new ApiError(429, 'too_many_requests', err.message, retry) : new ApiError(503, 'temporarily_unavailable', err.message, retry);
+    return err.reason === 'per_address_limit' ? new ApiError('too_many_requests', err.message, retry) : new ApiError('temporarily_unavailable', err.message, retry);
   }
-  if (err instanceof StreamUnavailableError) return new ApiError(503, 'stream_unavailable', `the camera stream cannot be had right now: ${err.message}`, { 'retry-after': '5' });
+  if (err instanceof StreamUnavailableError) return new ApiError('stream_unavailable', `the camera stream cannot be had right now: ${err.message}`, { 'retry-after': '5' });
   // Only an authentic ticket is said to be expired; any other ticket failure is answered as an unknown path.
-  if (err instanceof TicketError && err.kind === 'stream' && err.reason === 'expired') return new ApiError(401, 'expired_ticket', 'the stream address has expired: get a new one from GET /v1/devices/{device_id}/stream');
+  if (err instanceof TicketError && err.kind === 'stream' && err.reason === 'expired') return new ApiError('expired_ticket', 'the stream address has expired: get a new one from GET /v1/devices/{device_id}/stream');
   return null;
 }
 
@@ -155,8 +192,18 @@ const PLAYBACK_REFUSED: Record<TicketFailure, string> = {
   other_subject: 'the ticket is for another recording',
 };
 
-/** The ticket of GET /v1/recordings/{id}/play: an expired one is 401 as on /live, any other refusal 403 with its reason. */
-function playbackTicketError(err: TicketError): ApiError {
-  const description = PLAYBACK_REFUSED[err.reason];
-  return err.reason === 'expired' ? new ApiError(401, 'expired_ticket', description) : new ApiError(403, 'invalid_ticket', description);
+const FOOTAGE_REFUSED: Record<TicketFailure, string> = {
+  ...PLAYBACK_REFUSED,
+  expired: 'the playback address has expired: get a new one from GET /v1/devices/{device_id}/footage/playback',
+  wrong_kind: 'not a footage ticket: use the playback_url of GET /v1/devices/{device_id}/footage/playback',
+  other_subject: 'the ticket is for other footage',
+};
+
+/**
+ * The ticket of a playback address (a recording's, or a window of footage's): an expired one is 401
+ * as on /live, any other refusal 403 with its reason.
+ */
+function playbackTicketError(err: TicketError, refused: Record<TicketFailure, string>): ApiError {
+  const description = refused[err.reason];
+  return err.reason === 'expired' ? new ApiError('expired_ticket', description) : new ApiError('invalid_ticket', description);
 }

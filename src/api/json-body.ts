@@ -1,25 +1,10 @@
 import type { FastifyInstance } from 'fastify';
+import { RepeatedJsonNameError } from './errors.js';
 import { repeatedJsonName } from './forms.js';
 
 // The one application/json parser of the API and the OAuth endpoints: Fastify's own safe parser
 // (prototype poisoning refused), plus a refusal of repeated member names, which JSON.parse would
 // silently resolve to the last one: `{"action":"sync_time","action":"reboot"}` must not reboot.
-
-/** A JSON object body naming a member twice: the client's malformed request (400). */
-export class RepeatedJsonNameError extends Error {
-  override readonly name = 'RepeatedJsonNameError';
-  readonly statusCode = 400;
-
-  /** The repeated name, or null when it is not one to echo back. */
-  readonly member: string | null;
-
-  constructor(name: string) {
-    // Only names of at most 64 plain characters are echoed: the description is not an echo chamber.
-    const member = /^[\w:-]{1,64}$/.test(name) ? name : null;
-    super(member === null ? 'a name is given more than once' : `${member} is given more than once`);
-    this.member = member;
-  }
-}
 
 /**
  * Replaces the instance's application/json parser (in its encapsulation context). `emptyBody`

@@ -1,5 +1,7 @@
 import type { Readable } from 'node:stream';
 import Type, { type TSchema } from 'typebox';
+import { TOKEN_ERROR_CODES } from '../auth/oauth/errors.js';
+import { API_ERROR_CODES, API_ERRORS } from '../domain/api-errors.js';
 import { Timestamp } from '../domain/record-schemas.js';
 import { STREAM_PROTOCOLS } from '../domain/types.js';
 
@@ -12,12 +14,24 @@ import { STREAM_PROTOCOLS } from '../domain/types.js';
 export { Id, NullableString, NullableTimestamp, Timestamp } from '../domain/record-schemas.js';
 export { AlertSchema, ControlResultSchema, DeviceSchema, RecordingSchema } from '../domain/record-schemas.js';
 
+/** The API's error body: `error` is a code of the catalogue (src/domain/api-errors.ts), each listed with its status and meaning. */
 export const ErrorBody = Type.Object(
   {
-    error: Type.String({ description: 'Machine-readable code, e.g. invalid_request, invalid_token, not_found' }),
+    error: Type.Enum(API_ERROR_CODES, {
+      description: ['Machine-readable code; the status it comes with and what it means:', ...API_ERROR_CODES.map((code) => `- \`${code}\` (${API_ERRORS[code].status}): ${API_ERRORS[code].description}`)].join('\n'),
+    }),
     error_description: Type.String(),
   },
   { title: 'ErrorBody' },
+);
+
+/** The error body of the OAuth token and revocation endpoints (RFC 6749 §5.2). */
+export const OAuthErrorBody = Type.Object(
+  {
+    error: Type.Enum([...TOKEN_ERROR_CODES], { description: 'RFC 6749 §5.2 error code' }),
+    error_description: Type.String(),
+  },
+  { title: 'OAuthErrorBody' },
 );
 
 /** A page of a list; named after its item (DevicePage) when the item has a name (its title). */
@@ -49,6 +63,9 @@ export const StreamAddressSchema = Type.Object(
  * the OpenAPI document; the serialiser ignores the keyword).
  */
 export const errorResponse = (meaning: string) => ({ ...ErrorBody, 'x-response-description': meaning });
+
+/** An error answer of the OAuth token and revocation endpoints, as errorResponse. */
+export const oauthErrorResponse = (meaning: string) => ({ ...OAuthErrorBody, 'x-response-description': meaning });
 
 /**
  * Answered by Node's HTTP parser before any route (src/api/client-error.ts), so possible for every

@@ -9,15 +9,15 @@ import { paramsReader } from './coerce.js';
 import { REPEAT_LOG_INTERVAL_MS, throttledLog } from '../daemon/throttled-log.js';
 import type { TokenCheck } from '../auth/verifier.js';
 import { authenticate } from './authenticate.js';
-import { toApiError } from './errors.js';
+import { ApiError, sendApiError, toApiError } from './errors.js';
 import { useStrictJsonParser } from './json-body.js';
-import { memoizedQueryParser, memoizedValidation, type ValidationResult } from './query-memo.js';
 import { finishOpenApiDocument } from './openapi-document.js';
 import type { DeviceControl, DeviceSnapshots, StreamAddresses } from './ports.js';
 import { alertRoutes, type AlertsStore } from './routes/alerts.js';
 import { deviceRoutes, type DeviceStore } from './routes/devices.js';
 import { oauthRoutes, type OAuthRoutesOptions } from './routes/oauth.js';
 import { liveRoutes, type LiveRoutesOptions } from './routes/live.js';
+import { footageRoutes, type FootageAccess, type FootageRoutesStore } from './routes/footage.js';
 import { recordingRoutes, type RecordingStore } from './routes/recordings.js';
 import { systemRoutes } from './routes/system.js';
 import { eventRoutes, type EventRoutesOptions } from './routes/events.js';
@@ -34,7 +34,7 @@ import { DEFAULT_WEB_ROOT, webApp, type WebAppOptions } from './web-app.js';
 import { snapshotRoutes, type SnapshotStore } from './routes/snapshot.js';
 
 /** What the API needs of the store: what each route group declares it reads and writes, together. */
-export type ApiStore = DeviceStore & RecordingStore & AlertsStore & PlaybackStore & SnapshotStore;
+export type ApiStore = DeviceStore & RecordingStore & AlertsStore & PlaybackStore & SnapshotStore & FootageRoutesStore;
 
 export interface ApiServerOptions {
   logger: FastifyBaseLogger;
@@ -66,6 +66,8 @@ export interface ApiServerOptions {
   web?: WebAppOptions | null;
   /** GET /v1/devices/{id}/snapshot; absent: not served. */
   snapshots?: DeviceSnapshots;
+  /** Continuous footage (GET /v1/footage, /v1/devices/{id}/footage…); absent or null: continuous recording is off (the routes answer 404). */
+  footage?: FootageAccess | null;
 }
 
 /**
@@ -76,15 +78,13 @@ export interface ApiServerOptions {
 const validatorCompiler: FastifySchemaCompiler<TSchema> = ({ schema, httpPart }) => {
   const check = Compile(schema);
   const readParams = paramsReader(schema);
-  const validate = (value: unknown): ValidationResult => {
+  return (value: unknown) => {
     // No body at all is read as {}: "POST …/read" needs none, and for other routes the error then
     // names the missing field instead of saying "must be object".
     const prepared = httpPart === 'body' ? (value ?? {}) : readParams(value);
     if (check.Check(prepared)) return { value: prepared };
     return { error: check.Errors(prepared) as unknown as Error };
   };
-  // Query strings come from memoizedQueryParser: the same one is checked once per route.
-  return httpPart === 'querystring' ? memoizedValidation(validate) : validate;
 };
 
 /**
@@ -121,7 +121,7 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<FastifyIns
     logController: new LogController({ disableRequestLogging: true }),
     return503OnClosing: true,
     forceCloseConnections: 'idle',
-    routerOptions: { ignoreTrailingSlash: false, maxParamLength: 200, querystringParser: memoizedQueryParser() },
+    routerOptions: { ignoreTrailingSlash: false, maxParamLength: 200 },
     // Oversized headers and the like are answered in the API's error shape (src/api/client-error.ts).
     clientErrorHandler: makeClientErrorHandler(opts.logger),
   }).withTypeProvider<TypeBoxTypeProvider>();
@@ -151,16 +151,16 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<FastifyIns
     const route = request.routeOptions.url ?? 'unmatched';
     if (!api) {
       failed.hit({ err, url: redactUrl(request.url) }, route);
-      return reply.code(500).send({ error: 'server_error', error_description: 'the gateway failed to answer; see its log' });
+      return sendApiError(reply, new ApiError('server_error', 'the gateway failed to answer; see its log'));
     }
     if (api.statusCode >= 500) serverSide.hit({ url: redactUrl(request.url), status: api.statusCode, error: api.code, description: api.description }, `${api.statusCode} ${route}`);
-    return reply.code(api.statusCode).headers(api.headers).send({ error: api.code, error_description: api.description });
+    return sendApiError(reply, api);
   });
   // Not a route, so without a route's hooks: the handler counts its own answers (timed until here;
   // what is left is sending a short body).
   app.setNotFoundHandler(async (request, reply) => {
     answers.unmatched.record(request.method, 404, reply.elapsedTime / 1000);
-    return reply.code(404).send({ error: 'not_found', error_description: `no such resource: ${request.method} ${request.url.split('?')[0]}` });
+    return sendApiError(reply, new ApiError('not_found', `no such resource: ${request.method} ${request.url.split('?')[0]}`));
   });
 
   await app.register(authenticate, { verifier: opts.verifier });
@@ -192,6 +192,7 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<FastifyIns
     ...(opts.playback ? { mintPlayback: opts.playback.mint } : {}),
   });
   await app.register(alertRoutes, { store: opts.store });
+  await app.register(footageRoutes, { store: opts.store, footage: opts.footage ?? null });
   if (opts.oauth) await app.register(oauthRoutes, opts.oauth);
   if (opts.live) await app.register(liveRoutes, { ...opts.live, prefix: '/live' });
   if (opts.playback) await app.register(playbackRoutes, { store: opts.store, storageDir: opts.storageDir, tickets: opts.playback.tickets });

@@ -6,13 +6,10 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import type { SecretBox } from '../platform/secret-box.js';
 import { replaceFile } from '../platform/durable-files.js';
+import { TlsSetupError } from './errors.js';
 
 const run = promisify(execFile);
 const KEY_LABEL = 'api-tls-key';
-
-export class TlsSetupError extends Error {
-  override readonly name = 'TlsSetupError';
-}
 
 export interface TlsCredentials {
   cert: Buffer;

@@ -7,6 +7,7 @@ import { firstLanAddress } from '../config/lan-address.js';
 import type { Config } from '../config/schema.js';
 import { createOnce, replaceFile } from '../platform/durable-files.js';
 import type { SecretBox } from '../platform/secret-box.js';
+import { LocalIssuerError } from './errors.js';
 
 const KEY_FILE = 'local-issuer.key.json';
 const SEAL_LABEL = 'local-issuer-key';
@@ -62,10 +63,6 @@ interface KeyRing {
   current: StoredKey;
   retired: StoredKey[];
   currentPrivateJwk: EcPrivateJwk;
-}
-
-export class LocalIssuerError extends Error {
-  override readonly name = 'LocalIssuerError';
 }
 
 /**

@@ -128,6 +128,10 @@ export function isLoopbackHost(hostname: string): boolean {
 }
 
 function checkCrossKeyRules(config: Config): void {
+  const continuous = config.recording.continuous;
+  if (continuous.enabled && continuous.storage_dir === null) {
+    throw new ConfigError('recording.continuous.storage_dir', 'is required when recording.continuous.enabled is true: a directory on a second disk (a USB disk, an SSD), never the SD card');
+  }
   const tls = config.api.tls;
   if ((tls.cert_file === null) !== (tls.key_file === null)) {
     throw new ConfigError('api.tls', 'cert_file and key_file must be given together (or both null for a self-signed certificate)');

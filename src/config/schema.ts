@@ -41,6 +41,9 @@ const Camera = Type.Object(
     motion_mask: Type.Array(Polygon, { maxItems: 32, default: [] }),
     zones: Type.Record(Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$' }), Polygon, { default: {} }),
     required_zones: Type.Array(Type.String({ minLength: 1 }), { maxItems: 32, default: [] }),
+    // recording.continuous for this camera: off keeps none of its footage; null profile: the global one.
+    continuous: Type.Enum(['on', 'off'], { default: 'on' }),
+    continuous_profile: Type.Union([Type.Null(), Type.Enum(['sub', 'main'])], { default: null }),
   },
   { additionalProperties: false },
 );
@@ -146,6 +149,18 @@ export const ConfigSchema = Type.Object(
         fps: Type.Number({ minimum: 0.2, maximum: 2, default: 2 }),
       }),
       playback_ttl_s: Seconds(900, 10, 86_400),
+      continuous: Section({
+        enabled: Type.Boolean({ default: false }),
+        storage_dir: NullableString(),
+        profile: Type.Enum(['sub', 'main'], { default: 'sub' }),
+        retain_days: Type.Integer({ minimum: 1, maximum: 3650, default: 7 }),
+        max_bytes: Type.Union([Type.Null(), Type.Integer({ minimum: 1 })], { default: null }),
+        min_free_bytes: Type.Integer({ minimum: 0, default: 2_147_483_648 }),
+        file_s: Seconds(60, 10, 600),
+        flush_s: Seconds(60, 1, 3600),
+        max_pending_bytes: Type.Integer({ minimum: 1_048_576, maximum: 268_435_456, default: 16_777_216 }),
+        allow_on_system_disk: Type.Boolean({ default: false }),
+      }),
     }),
     detection: Section({
       mode: OnOffAuto,

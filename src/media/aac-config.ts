@@ -1,4 +1,4 @@
-import { MediaFormatError } from './media-error.js';
+import { MediaFormatError } from './errors.js';
 
 // MPEG-4 AudioSpecificConfig (ISO/IEC 14496-3 1.6.2.1) as an RTSP camera gives it: the hex `config`
 // of an mpeg4-generic fmtp (RFC 3640) or of MP4A-LATM's StreamMuxConfig payload. The esds box

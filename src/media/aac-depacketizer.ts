@@ -1,5 +1,5 @@
 import type { AudioFrame, DepacketizerStats } from './access-unit.js';
-import { MediaFormatError } from './media-error.js';
+import { MediaFormatError } from './errors.js';
 import { seqDelta, type RtpHeader } from './rtp.js';
 
 // AAC in RTP as cameras send it: mpeg4-generic (RFC 3640) in AAC-hbr or AAC-lbr mode. A packet holds

@@ -1,9 +1,6 @@
-// Exp-Golomb bit reading over an H.264/H.265 RBSP, for the parameter-set parsers (h26x.ts, h265-sps.ts).
+import { BitstreamEndError } from './errors.js';
 
-/** Thrown by BitReader when a read runs past the end; parsers turn it into null or a typed error. */
-export class BitstreamEnd extends Error {
-  override readonly name = 'BitstreamEnd';
-}
+// Exp-Golomb bit reading over an H.264/H.265 RBSP, for the parameter-set parsers (h26x.ts, h265-sps.ts).
 
 export class BitReader {
   private bit = 0;
@@ -11,7 +8,7 @@ export class BitReader {
 
   u1(): number {
     const byte = this.bytes[this.bit >> 3];
-    if (byte === undefined) throw new BitstreamEnd('bitstream ends early');
+    if (byte === undefined) throw new BitstreamEndError('bitstream ends early');
     const v = (byte >> (7 - (this.bit & 7))) & 1;
     this.bit++;
     return v;
@@ -25,7 +22,7 @@ export class BitReader {
   }
 
   skip(n: number): void {
-    if (this.bit + n > this.bytes.length * 8) throw new BitstreamEnd('bitstream ends early');
+    if (this.bit + n > this.bytes.length * 8) throw new BitstreamEndError('bitstream ends early');
     this.bit += n;
   }
 
@@ -33,7 +30,7 @@ export class BitReader {
     let zeros = 0;
     while (this.u1() === 0) {
       // 32 leading zeros would code a value beyond 2^32 - 2, which no parameter-set field takes.
-      if (++zeros > 31) throw new BitstreamEnd('exp-Golomb code too long');
+      if (++zeros > 31) throw new BitstreamEndError('exp-Golomb code too long');
     }
     return 2 ** zeros - 1 + this.u(zeros);
   }

@@ -1,4 +1,5 @@
-import { BitReader, BitstreamEnd, unescapeRbsp } from './bitstream.js';
+import { BitReader, unescapeRbsp } from './bitstream.js';
+import { BitstreamEndError } from './errors.js';
 
 // H.265 SPS (ITU-T H.265 7.3.2.2), read as far as the picture size and bit depths: what an hvcC box
 // (ISO/IEC 14496-15 8.3.3) and an RFC 6381 codecs string need. The general profile_tier_level is
@@ -35,7 +36,7 @@ export function parseH265Sps(nal: Buffer): H265Sps | null {
   try {
     return readSps(new BitReader(bytes), bytes);
   } catch (err) {
-    if (err instanceof BitstreamEnd) return null;
+    if (err instanceof BitstreamEndError) return null;
     throw err;
   }
 }

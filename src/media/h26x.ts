@@ -1,4 +1,5 @@
-import { BitReader, BitstreamEnd, unescapeRbsp } from './bitstream.js';
+import { BitReader, unescapeRbsp } from './bitstream.js';
+import { BitstreamEndError } from './errors.js';
 
 // H.264 (RFC 6184) and H.265 (RFC 7798) RTP payloads: where a new viewer can start, and what the
 // camera's parameter sets say. The keyframe tests run per packet, so they read bytes in place and
@@ -200,7 +201,7 @@ export function parseH264Sps(nal: Buffer): H264Sps | null {
   try {
     return readSps(new BitReader(unescapeRbsp(nal, 1)));
   } catch (err) {
-    if (err instanceof BitstreamEnd) return null;
+    if (err instanceof BitstreamEndError) return null;
     throw err;
   }
 }

@@ -1,3 +1,5 @@
+import { SdpError } from './errors.js';
+
 // SDP (RFC 8866) as cameras send it in DESCRIBE answers, and the copy the relay hands to viewers.
 //
 // The model keeps every line in order (`lines`) so that formatting gives back what the camera said
@@ -5,11 +7,6 @@
 // are what those lines say, read once at parse time. formatSdp writes `lines` and the m= fields, so
 // a changed copy is built from new lines with buildSession and buildMedia (as the relay's rewrite,
 // relay/sdp-rewrite.ts, does) or by re-parsing, never by editing the views.
-
-/** An SDP that cannot be used: too big, not SDP at all, or with a line that breaks the grammar. */
-export class SdpError extends Error {
-  override readonly name = 'SdpError';
-}
 
 export const SDP_MAX_BYTES = 64 * 1024;
 export const SDP_MAX_MEDIA = 16;

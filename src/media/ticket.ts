@@ -3,20 +3,23 @@ import path from 'node:path';
 import { createOnce } from '../platform/durable-files.js';
 import type { StreamProfile } from '../domain/types.js';
 import type { SecretBox } from '../platform/secret-box.js';
+import { TicketError } from './errors.js';
 
 // Stream tickets: the short, unforgeable token inside a live-stream URL
 // (rtsp://gateway:8554/live/<ticket>). It names the device and profile and carries its expiry; an
 // HMAC-SHA-256 (truncated to 128 bits) under a key kept sealed in data_dir makes it unforgeable.
 // It sits in the path, which every client keeps when it builds SETUP URLs ("…/<ticket>/trackID=0").
 //
-// Layout before base64url: kind (1: 1 a stream, 2 a recording's playback) | key id (2) | expiry,
+// Layout before base64url: kind (1: 1 a stream, 2 a recording's playback, 3 a window of footage) | key id (2) | expiry,
 // Unix seconds (4, big-endian) | flags (1: for a stream, bit 0 profile, 0 main / 1 sub; bit 1 the
-// recorder's own ticket; 0 for playback) | subject: the device id, or the recording id (UTF-8).
+// recorder's own ticket; 0 for the others) | subject: the device id, the recording id, or
+// device~start~end (seconds) for footage (UTF-8).
 // Then ".", then the MAC over those bytes: the kind is signed, so neither kind passes for the other.
 //
 // Playback tickets are the credential of a recording's playback_url (GET
 // /v1/recordings/{id}/play?ticket=…), which a <video> element fetches without an Authorization
-// header: one recording, playback only, short-lived.
+// header: one recording, playback only, short-lived. Footage tickets are the same for a window of a
+// camera's continuous footage (GET /v1/footage/play/{ticket}/…, the playlist and its files).
 
 export interface TicketClaims {
   deviceId: string;
@@ -36,41 +39,23 @@ export interface PlaybackClaims {
   expiresAt: number;
 }
 
-export type TicketKind = 'stream' | 'playback';
-
-/**
- * Why a ticket is refused, a code for logs and callers to branch on. 'unknown_key': signed with a
- * key this gateway no longer has; 'wrong_kind': an authentic ticket of the other kind;
- * 'other_subject': a playback ticket of another recording.
- */
-export type TicketFailure = 'malformed' | 'unknown_key' | 'bad_signature' | 'expired' | 'wrong_kind' | 'other_subject';
-
-/** Each failure as people read it, in the error's message (the RTSP relay answers with it). */
-const FAILURE_TEXT: Record<TicketFailure, string> = {
-  malformed: 'malformed',
-  unknown_key: 'unknown key',
-  bad_signature: 'bad signature',
-  expired: 'expired',
-  wrong_kind: 'wrong kind',
-  other_subject: 'other subject',
-};
-
-export class TicketError extends Error {
-  override readonly name = 'TicketError';
-  /** The kind of ticket the caller asked for (not necessarily the kind it was given). */
-  constructor(
-    readonly reason: TicketFailure,
-    readonly kind: TicketKind = 'stream',
-  ) {
-    super(`${kind} ticket ${FAILURE_TEXT[reason]}`);
-  }
+/** What a footage ticket names: one device's continuous footage in [startMs, endMs) (whole seconds), until expiresAt. */
+export interface FootageClaims {
+  deviceId: string;
+  startMs: number;
+  endMs: number;
+  expiresAt: number;
 }
+
+export type TicketKind = 'stream' | 'playback' | 'footage';
 
 const VERSION = 1;
 const PLAYBACK = 2;
-const KIND_BYTE: Record<TicketKind, number> = { stream: VERSION, playback: PLAYBACK };
+const FOOTAGE = 3;
+const KIND_BYTE: Record<TicketKind, number> = { stream: VERSION, playback: PLAYBACK, footage: FOOTAGE };
 /** The flags each kind may carry. */
-const MAX_FLAGS: Record<number, number> = { [VERSION]: 3, [PLAYBACK]: 0 };
+const MAX_FLAGS: Record<number, number> = { [VERSION]: 3, [PLAYBACK]: 0, [FOOTAGE]: 0 };
+const FOOTAGE_SUBJECT = /^([A-Za-z0-9_-]{1,100})~(\d{1,11})~(\d{1,11})$/;
 const MAC_BYTES = 16;
 const MAX_SUBJECT = 128;
 const MAX_TICKET = 256;
@@ -121,9 +106,25 @@ export class TicketSigner {
     return { recordingId: subject, expiresAt };
   }
 
+  /** A ticket that plays one device's footage in one window (and opens nothing else) until claims.expiresAt. */
+  issueFootage(claims: FootageClaims): string {
+    const subject = `${claims.deviceId}~${Math.floor(claims.startMs / 1000)}~${Math.ceil(claims.endMs / 1000)}`;
+    if (!FOOTAGE_SUBJECT.test(subject)) throw new RangeError('a footage ticket needs a device id of at most 100 URL-safe characters');
+    return this.seal('footage', claims.expiresAt, 0, subject);
+  }
+
+  /** The claims of a valid, unexpired footage ticket; throws TicketError (kind 'footage') otherwise. */
+  verifyFootage(ticket: string, nowMs: number): FootageClaims {
+    const { body, expiresAt } = this.open(ticket, 'footage');
+    const m = FOOTAGE_SUBJECT.exec(body.subarray(8).toString('utf8'));
+    if (!m) throw new TicketError('malformed', 'footage');
+    if (nowMs >= expiresAt) throw new TicketError('expired', 'footage');
+    return { deviceId: m[1] as string, startMs: Number(m[2]) * 1000, endMs: Number(m[3]) * 1000, expiresAt };
+  }
+
   private seal(kind: TicketKind, expiresAtMs: number, flags: number, subject: string): string {
     const id = Buffer.from(subject, 'utf8');
-    if (id.length === 0 || id.length > MAX_SUBJECT) throw new RangeError(`${kind === 'stream' ? 'device' : 'recording'} id must be 1–128 bytes`);
+    if (id.length === 0 || id.length > MAX_SUBJECT) throw new RangeError(`a ${kind} ticket's subject must be 1–128 bytes`);
     const body = Buffer.alloc(8 + id.length);
     body[0] = KIND_BYTE[kind];
     this.keyId.copy(body, 1);

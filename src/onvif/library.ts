@@ -26,7 +26,6 @@ import type { Account } from './soap/security.js';
 // a result or a typed error of that one call, never as an exception outside its promise (a throw
 // from a response handler would take the daemon down: README, "Dependencies and why").
 
-export { CameraFaultError, CameraUnauthorizedError, CameraUnreachableError };
 export type { CameraProfile };
 
 export interface CameraEndpoint {

@@ -1,5 +1,5 @@
 import { Parser } from 'xml2js';
-import { CameraFaultError } from './errors.js';
+import { SoapFaultError, SoapXmlError } from './errors.js';
 
 // Cameras are untrusted input. Every SOAP document we read goes through here: size-capped, DTDs
 // and entity declarations refused before any parser sees them, then parsed with xml2js under fixed
@@ -8,13 +8,6 @@ import { CameraFaultError } from './errors.js';
 // reader in src/onvif sees one shape. Namespaces that matter are checked on the raw text.
 
 export const MAX_SOAP_BYTES = 1024 * 1024;
-
-export class SoapXmlError extends Error {
-  override readonly name = 'SoapXmlError';
-}
-
-/** A SOAP Fault from the device: it answered, but refused (codes: its Code/Subcode values, local names, outermost first). */
-export class SoapFaultError extends CameraFaultError {}
 
 const SOAP_ENVELOPE_NAMESPACES = new Set(['http://www.w3.org/2003/05/soap-envelope', 'http://schemas.xmlsoap.org/soap/envelope/']);
 

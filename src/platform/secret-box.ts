@@ -3,15 +3,12 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { CameraRecord } from '../domain/types.js';
 import { createOnce } from './durable-files.js';
+import { SecretBoxError } from './errors.js';
 
 const KEY_FILE = 'secret.key';
 const KEY_BYTES = 32;
 const IV_BYTES = 12;
 const FORMAT = 'v1';
-
-export class SecretBoxError extends Error {
-  override readonly name = 'SecretBoxError';
-}
 
 /**
  * Encrypts secrets at rest (camera passwords, signing keys, refresh tokens) with AES-256-GCM under

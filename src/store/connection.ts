@@ -1,15 +1,12 @@
 import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
+import { StoreError } from './errors.js';
 import { MIGRATIONS } from './migrations.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { OTHER_COMMITS_LOOK_MS, PageMemo } from './paging.js';
 
 export const DATABASE_FILE = 'gateway.db';
-
-export class StoreError extends Error {
-  override readonly name = 'StoreError';
-}
 
 /**
  * The one SQLite connection that every aggregate of the store shares, with the two ways to change

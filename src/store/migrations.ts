@@ -243,4 +243,23 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE event_log_next RENAME TO event_log;
   CREATE INDEX event_log_created ON event_log (created_at);
   `,
+  // 12: the index of continuous footage, one row per file on the footage disk (src/store/footage.ts).
+  // zero_ms is the wall clock (ms, fractional) of decode time 0 of the file's fragments; fragments is
+  // the file's fragment table (src/media/footage/fragment-table.ts). Rows are written in batches.
+  `
+  CREATE TABLE footage_files (
+    id          INTEGER PRIMARY KEY,
+    device_id   TEXT NOT NULL,
+    profile     TEXT NOT NULL CHECK (profile IN ('main', 'sub')),
+    name        TEXT NOT NULL UNIQUE,
+    start_ms    INTEGER NOT NULL,
+    end_ms      INTEGER NOT NULL CHECK (end_ms >= start_ms),
+    zero_ms     REAL NOT NULL,
+    bytes       INTEGER NOT NULL CHECK (bytes > 0),
+    init_bytes  INTEGER NOT NULL CHECK (init_bytes > 0),
+    fragments   BLOB NOT NULL
+  ) STRICT;
+  CREATE INDEX footage_files_device_start ON footage_files (device_id, start_ms);
+  CREATE INDEX footage_files_start ON footage_files (start_ms);
+  `,
 ];

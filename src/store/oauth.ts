@@ -1,6 +1,7 @@
 import type Database from 'better-sqlite3';
 import { isRole, type Role } from '../domain/roles.js';
-import { type Connection, StoreError } from './connection.js';
+import type { Connection } from './connection.js';
+import { AlreadyUsedError, StoreError } from './errors.js';
 
 /** Access tokens whose revocation is memoised: the apps and clients polling one gateway at a time. */
 const MAX_REMEMBERED_TOKENS = 1024;
@@ -124,9 +125,6 @@ function roleOf(role: string): Role {
   if (!isRole(role)) throw new StoreError(`local_users.role is ${JSON.stringify(role)}, not a known role`);
   return role;
 }
-
-/** Thrown inside a transaction to roll it back when a code or refresh token was used meanwhile. */
-class AlreadyUsed extends Error {}
 
 type Now = { now: number };
 
@@ -291,7 +289,7 @@ export class OAuthRecords {
   redeemOAuthCode(codeHash: string, grant: OAuthGrantRecord, issued: OAuthIssue): boolean {
     return this.unlessAlreadyUsed(() => {
       this.conn.run(this.sql.insertGrant, grant);
-      if (this.conn.run(this.sql.useCode, { codeHash, grantId: grant.id }).changes !== 1) throw new AlreadyUsed();
+      if (this.conn.run(this.sql.useCode, { codeHash, grantId: grant.id }).changes !== 1) throw new AlreadyUsedError();
       this.recordIssue(grant.id, issued);
     });
   }
@@ -320,7 +318,7 @@ export class OAuthRecords {
    */
   rotateOAuthRefreshToken(tokenHash: string, grantId: string, issued: OAuthIssue, now: number): boolean {
     return this.unlessAlreadyUsed(() => {
-      if (this.conn.run(this.sql.useRefreshToken, { tokenHash, now }).changes !== 1) throw new AlreadyUsed();
+      if (this.conn.run(this.sql.useRefreshToken, { tokenHash, now }).changes !== 1) throw new AlreadyUsedError();
       this.recordIssue(grantId, issued);
     });
   }
@@ -367,13 +365,13 @@ export class OAuthRecords {
     });
   }
 
-  /** Runs fn in a transaction; false when it threw AlreadyUsed (and so wrote nothing). */
+  /** Runs fn in a transaction; false when it threw AlreadyUsedError (and so wrote nothing). */
   private unlessAlreadyUsed(fn: () => void): boolean {
     try {
       this.conn.transaction(fn);
       return true;
     } catch (err) {
-      if (err instanceof AlreadyUsed) return false;
+      if (err instanceof AlreadyUsedError) return false;
       throw err;
     }
   }

@@ -34,23 +34,26 @@ import {
   OAuthRecords,
   type OAuthRefreshTokenRecord,
 } from './oauth.js';
+import { FootageRecords, type FootageFile, type FootageTotals, type IndexedFootageFile } from './footage.js';
 import { EventLog, type EventLogLimits, type EventWindow, type StoredEvent } from './event-log.js';
 import { Outbox, type OutboxKind, type OutboxMessage } from './outbox.js';
 
-// The store's callers import from here alone; the aggregates' files are the store's own business.
-export { DATABASE_FILE, StoreError } from './connection.js';
+// The store's callers import from here alone, and its errors from errors.ts; the aggregates' files
+// are the store's own business.
+export { DATABASE_FILE } from './connection.js';
 export type { ControlOutcome, NewControlRequest } from './control.js';
 export { type DeviceFilter, type DeviceUpsert, LAST_SEEN_WRITE_MS } from './devices.js';
 export type { AlertFilter, InFlightClip, NewAlert, NewRecording, OpenEpisode, PartOutcome, RecordingFile, RecordingFilter } from './media.js';
 export type { LocalUserRecord, OAuthClientRecord, OAuthCodeRecord, OAuthGrantRecord, OAuthIssue, OAuthRefreshTokenRecord } from './oauth.js';
 export type { OutboxKind, OutboxMessage } from './outbox.js';
+export { MAX_FOOTAGE_FILE_MS, type FootageFile, type FootageTotals, type IndexedFootageFile } from './footage.js';
 export { STREAM_EVENT_TYPES, type EventLogLimits, type EventWindow, type StoredEvent, type StreamEventType } from './event-log.js';
 
 /**
  * The gateway's one SQLite database, as the rest of the gateway sees it. This folder is the only
  * place with SQL; everything else calls these typed functions, and values reach SQL only as bound
  * parameters. Store is a facade: each method hands over to the aggregate that owns the tables
- * (devices.ts, media.ts, oauth.ts, control.ts, outbox.ts), all over one connection (connection.ts);
+ * (devices.ts, media.ts, oauth.ts, control.ts, outbox.ts, footage.ts), all over one connection (connection.ts);
  * what a method does is documented there.
  */
 export class Store {
@@ -60,6 +63,7 @@ export class Store {
   private readonly oauth: OAuthRecords;
   private readonly control: ControlRequests;
   private readonly events: EventLog;
+  private readonly footage: FootageRecords;
 
   private constructor(private readonly conn: Connection) {
     this.outbox = new Outbox(conn);
@@ -68,6 +72,7 @@ export class Store {
     this.devices = new Devices(conn, this.outbox, this.media, this.events);
     this.oauth = new OAuthRecords(conn);
     this.control = new ControlRequests(conn, this.outbox);
+    this.footage = new FootageRecords(conn);
   }
 
   static open(dataDir: string): Store {
@@ -323,6 +328,44 @@ export class Store {
 
   pruneOAuth(now?: number): void {
     this.oauth.pruneOAuth(now);
+  }
+
+  // --- continuous footage (footage.ts)
+
+  insertFootage(files: readonly FootageFile[]): void {
+    this.footage.insertFootage(files);
+  }
+
+  footageIn(deviceId: string, startMs: number, endMs: number): IndexedFootageFile[] {
+    return this.footage.footageIn(deviceId, startMs, endMs);
+  }
+
+  footageFile(id: number): IndexedFootageFile | null {
+    return this.footage.footageFile(id);
+  }
+
+  oldestFootage(limit: number, endedBefore?: number): IndexedFootageFile[] {
+    return this.footage.oldestFootage(limit, endedBefore);
+  }
+
+  removeFootage(ids: readonly number[]): void {
+    this.footage.removeFootage(ids);
+  }
+
+  removeFootageNamed(names: readonly string[]): void {
+    this.footage.removeFootageNamed(names);
+  }
+
+  footageNames(): Set<string> {
+    return this.footage.footageNames();
+  }
+
+  footageBytes(): number {
+    return this.footage.footageBytes();
+  }
+
+  footageTotals(): FootageTotals[] {
+    return this.footage.footageTotals();
   }
 
   // --- control requests (control.ts)

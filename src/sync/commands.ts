@@ -1,5 +1,7 @@
+import type { CommandErrorCode } from '../domain/errors.js';
 import { ID_PATTERN } from '../domain/ids.js';
 import { CONTROL_ACTIONS, type ControlAction } from '../domain/types.js';
+import { CommandError } from './errors.js';
 
 // Commands from the cloud on `{prefix}/{gw}/devices/{id}/control`: `{ "id": string, "action": … }`.
 // Pure: bytes in, a command or a typed refusal out. The payload comes from the network, so nothing
@@ -9,21 +11,6 @@ export interface ControlCommand {
   /** The cloud's id for this command: the result carries it, and a repeated id is not run twice. */
   id: string;
   action: ControlAction;
-}
-
-export const COMMAND_ERROR_CODES = ['payload_too_large', 'invalid_json', 'invalid_command', 'unknown_action'] as const;
-export type CommandErrorCode = (typeof COMMAND_ERROR_CODES)[number];
-
-export class CommandError extends Error {
-  override readonly name = 'CommandError';
-  constructor(
-    readonly code: CommandErrorCode,
-    message: string,
-    /** The command's id when the payload had a valid one, so the refusal can be matched to it. */
-    readonly commandId: string | null = null,
-  ) {
-    super(message);
-  }
 }
 
 export type CommandParseResult = { ok: true; command: ControlCommand } | { ok: false; error: CommandError };

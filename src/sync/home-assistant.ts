@@ -1,7 +1,8 @@
 import { EVENT_TYPE_LABELS } from '../domain/event-labels.js';
 import type { Device, EventType } from '../domain/types.js';
 import { EVENT_TYPES } from '../domain/types.js';
-import { deviceDetectionImageTopic, deviceStateTopic, statusTopic, TopicError, validatePrefix, validateTopicBase, type DeviceStateKind } from './topics.js';
+import { deviceDetectionImageTopic, deviceStateTopic, statusTopic, validatePrefix, validateTopicBase, type DeviceStateKind } from './topics.js';
+import { TopicError } from './errors.js';
 
 // Home Assistant MQTT discovery (sync.mqtt.home_assistant: true), described in docs/mqtt.md. Pure:
 // builds the messages; the publisher sends them. Each camera becomes a Home Assistant device with

@@ -1,4 +1,5 @@
-import { Gauge, type Registry } from 'prom-client';
+import { collectedGauge } from '../metrics/collected-gauge.js';
+import { type Registry } from 'prom-client';
 import { mirroredCounter } from '../metrics/mirrored-counter.js';
 import type { OutboxKind } from '../store/store.js';
 import type { CloudSync } from './cloud-sync.js';
@@ -11,22 +12,8 @@ export interface OutboxFigures {
 }
 
 export function registerSyncMetrics(registry: Registry, sync: CloudSync, outbox: OutboxFigures): void {
-  new Gauge({
-    name: 'edge_gateway_sync_connected',
-    help: '1 while the MQTT link to the cloud broker is up',
-    registers: [registry],
-    collect() {
-      this.set(sync.connected ? 1 : 0);
-    },
-  });
-  new Gauge({
-    name: 'edge_gateway_sync_outbox_messages',
-    help: 'Messages waiting in the outbox for the cloud',
-    registers: [registry],
-    collect() {
-      this.set(outbox.outboxSize);
-    },
-  });
+  collectedGauge(registry, 'edge_gateway_sync_connected', '1 while the MQTT link to the cloud broker is up', () => sync.connected ? 1 : 0);
+  collectedGauge(registry, 'edge_gateway_sync_outbox_messages', 'Messages waiting in the outbox for the cloud', () => outbox.outboxSize);
   mirroredCounter(registry, 'edge_gateway_sync_outbox_evicted_total', 'Messages given up because the outbox was full, by kind', () => outbox.outboxEvicted, 'kind');
   mirroredCounter(
     registry,

@@ -1,5 +1,6 @@
 import { topicLevelProblem, topicPrefixProblem } from '../domain/topic-names.js';
 import { EVENT_TYPES } from '../domain/types.js';
+import { TopicError, type TopicField } from './errors.js';
 
 // The gateway's MQTT topic tree (docs/mqtt.md). Pure: builds and parses topic names, nothing else.
 //
@@ -23,20 +24,6 @@ export const MAX_TOPIC_BYTES = 65_535;
 /** What a device's state topics tell Home Assistant: its camera events and whether it is reachable. */
 export const DEVICE_STATE_KINDS = [...EVENT_TYPES, 'connectivity'] as const;
 export type DeviceStateKind = (typeof DEVICE_STATE_KINDS)[number];
-
-export type TopicField = 'prefix' | 'gatewayId' | 'deviceId' | 'discoveryPrefix' | 'topic';
-
-export class TopicError extends Error {
-  override readonly name = 'TopicError';
-  constructor(
-    readonly field: TopicField,
-    readonly value: string,
-    readonly reason: string,
-  ) {
-    // The value is quoted and cut short: it may be long or hold control characters.
-    super(`${field} ${JSON.stringify(value.length > 80 ? `${value.slice(0, 80)}…` : value)} ${reason}`);
-  }
-}
 
 /** Throws TopicError unless `prefix` can head the gateway's topics (one or more levels). */
 export function validatePrefix(prefix: string, field: TopicField = 'prefix'): void {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { DATE_FILTER_PATTERN, DateFilterError, parseDateBound } from '../../src/api/date-filter.js';
+import { DATE_FILTER_PATTERN, parseDateBound } from '../../src/api/date-filter.js';
+import { DateFilterError } from '../../src/api/errors.js';
 import { makeRng, mutate } from '../support/fuzz.js';
 
 describe('start_date / end_date', () => {

@@ -1,4 +1,4 @@
-import { Registry } from 'prom-client';
+import { Histogram, Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { DURATION_BUCKETS_S, RouteTally, UNMATCHED, requestMetrics } from '../../src/api/request-metrics.js';
 
@@ -12,8 +12,8 @@ function answer(hook: ReturnType<ReturnType<typeof requestMetrics>['hookFor']>, 
 }
 
 describe('RouteTally', () => {
-  it('counts by method and status, and puts a duration on a bound into that bound’s bucket', () => {
-    const tally = new RouteTally('/v1/x');
+  it('counts by method and status', () => {
+    const tally = new RouteTally('/v1/x', new Histogram({ name: 'x_seconds', help: 'x', labelNames: ['route'], buckets: [...DURATION_BUCKETS_S], registers: [] }));
     tally.record('GET', 200, 0.001);
     tally.record('GET', 200, 0.0011);
     tally.record('GET', 401, 0.0001);
@@ -23,12 +23,6 @@ describe('RouteTally', () => {
       { method: 'GET', status: 401, count: 1 },
       { method: 'HEAD', status: 200, count: 1 },
     ]);
-    const d = tally.durations();
-    expect(d.labels).toEqual({ route: '/v1/x' });
-    expect(Array.from(d.counts)).toEqual([2, 1, 0, 0, 0, 0, 0, 0, 0]);
-    expect(d.counts.length).toBe(DURATION_BUCKETS_S.length);
-    expect(d.count).toBe(4); // the one above the last bound is counted in +Inf only
-    expect(d.sum).toBeCloseTo(2.0022, 10);
   });
 });
 

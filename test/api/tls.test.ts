@@ -2,7 +2,8 @@ import { X509Certificate, createPrivateKey } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { loadTlsCredentials, TlsSetupError } from '../../src/api/tls.js';
+import { loadTlsCredentials } from '../../src/api/tls.js';
+import { TlsSetupError } from '../../src/api/errors.js';
 import { SecretBox } from '../../src/platform/secret-box.js';
 import { tempDir } from '../support/temp-dir.js';
 

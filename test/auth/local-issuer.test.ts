@@ -6,7 +6,8 @@ import { calculateJwkThumbprint, decodeJwt, decodeProtectedHeader, type JWK } fr
 import pino from 'pino';
 import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
-import { InvalidTokenError, LocalIssuer, LocalIssuerError, TokenVerifier } from '../../src/auth/index.js';
+import { InvalidTokenError, LocalIssuerError } from '../../src/auth/errors.js';
+import { LocalIssuer, TokenVerifier } from '../../src/auth/index.js';
 import { localIssuerName, openLocalIssuer, startKeyRotation } from '../../src/auth/local-issuer.js';
 import { validateConfig } from '../../src/config/load.js';
 import { SecretBox } from '../../src/platform/secret-box.js';

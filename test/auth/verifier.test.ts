@@ -7,14 +7,8 @@ import { base64url, exportJWK, exportSPKI, generateKeyPair, SignJWT, type Crypto
 import pino from 'pino';
 import { Registry } from 'prom-client';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import {
-  InvalidTokenError,
-  jwksCacheFile,
-  KeysUnavailableError,
-  LocalIssuer,
-  TokenVerifier,
-  type VerifierOptions,
-} from '../../src/auth/index.js';
+import { InvalidTokenError, KeysUnavailableError } from '../../src/auth/errors.js';
+import { jwksCacheFile, LocalIssuer, TokenVerifier, type VerifierOptions } from '../../src/auth/index.js';
 import { SecretBox } from '../../src/platform/secret-box.js';
 
 const ISSUER = 'https://idp.example.test/realms/cams';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { AudioFrame } from '../../src/media/access-unit.js';
 import { AacDepacketizer, aacRtpParameters } from '../../src/media/aac-depacketizer.js';
-import { MediaFormatError } from '../../src/media/media-error.js';
+import { MediaFormatError } from '../../src/media/errors.js';
 import { readRtpHeader } from '../../src/media/rtp.js';
 import { rtp } from './fmp4/rtp-packets.js';
 

@@ -1,4 +1,5 @@
-import { SDP_MAX_BYTES, SdpError, parseSdp, type SdpSession } from '../../src/media/sdp.js';
+import { SDP_MAX_BYTES, parseSdp, type SdpSession } from '../../src/media/sdp.js';
+import { SdpError } from '../../src/media/errors.js';
 import { mutate, type Rng } from '../support/fuzz.js';
 
 // Camera SDPs as the vendors lay them out. The parameter sets were made with ffmpeg (libx264 main

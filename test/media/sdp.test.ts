@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseH264Sps, parseH265SpropParameterSets, parseSpropParameterSets } from '../../src/media/h26x.js';
-import { SDP_MAX_BYTES, SdpError, formatSdp, mediaCodecs, parseSdp, resolveControl } from '../../src/media/sdp.js';
+import { SDP_MAX_BYTES, formatSdp, mediaCodecs, parseSdp, resolveControl } from '../../src/media/sdp.js';
+import { SdpError } from '../../src/media/errors.js';
 import { makeRng } from '../support/fuzz.js';
 import { describeRoundTrip } from '../support/round-trip.js';
 import { AXIS, BACKTRACKING_SDPS, crlf, DAHUA, H265, HIKVISION, mutatedSdps, parsedOrRefused, randomSdps, SAMPLES } from './sdp-samples.js';

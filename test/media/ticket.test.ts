@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { TicketError, TicketSigner } from '../../src/media/ticket.js';
+import { TicketSigner } from '../../src/media/ticket.js';
+import { TicketError } from '../../src/media/errors.js';
 import { SecretBox } from '../../src/platform/secret-box.js';
 import { tempDir } from '../support/temp-dir.js';
 import { makeRng, mutate } from '../support/fuzz.js';

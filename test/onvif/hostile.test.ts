@@ -1,6 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { parseDiscoveryMessages } from '../../src/onvif/discovery/messages.js';
-import { CameraFaultError, CameraUnauthorizedError, CameraUnreachableError, OnvifSession } from '../../src/onvif/library.js';
+import { CameraFaultError, CameraUnauthorizedError, CameraUnreachableError } from '../../src/onvif/errors.js';
+import { OnvifSession } from '../../src/onvif/library.js';
 import * as R from '../../src/onvif/simulator/responses.js';
 import { FAILURE_MODES, HostileCamera, type FailureMode } from '../support/hostile-camera.js';
 

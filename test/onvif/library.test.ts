@@ -1,7 +1,8 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { CameraFaultError, CameraUnauthorizedError, CameraUnreachableError, OnvifSession, pickMainAndSub } from '../../src/onvif/library.js';
+import { CameraFaultError, CameraUnauthorizedError, CameraUnreachableError } from '../../src/onvif/errors.js';
+import { OnvifSession, pickMainAndSub } from '../../src/onvif/library.js';
 import { SimulatedCamera } from '../../src/onvif/simulator/camera.js';
 import { systemDateAndTime } from '../../src/onvif/simulator/responses.js';
 

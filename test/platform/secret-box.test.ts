@@ -1,7 +1,8 @@
 import { rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { openCameraPassword, SecretBox, SecretBoxError, sealCameraPassword } from '../../src/platform/secret-box.js';
+import { SecretBoxError } from '../../src/platform/errors.js';
+import { openCameraPassword, SecretBox, sealCameraPassword } from '../../src/platform/secret-box.js';
 import { tempDir } from '../support/temp-dir.js';
 
 const dirs: string[] = [];

@@ -3,7 +3,8 @@ import { rmSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MIGRATIONS } from '../../src/store/migrations.js';
-import { DATABASE_FILE, Store, StoreError } from '../../src/store/store.js';
+import { StoreError } from '../../src/store/errors.js';
+import { DATABASE_FILE, Store } from '../../src/store/store.js';
 import { tempDir } from '../support/temp-dir.js';
 
 const dirs: string[] = [];

@@ -13,7 +13,6 @@ import {
   parseTransport,
   reasonPhrase,
   RtspHeaders,
-  RtspParseError,
   RtspStreamReader,
   verifyDigest,
   type Authorization,
@@ -21,6 +20,7 @@ import {
   type DigestAlgorithm,
   type RtspRequest,
 } from '../../src/media/rtsp/index.js';
+import { RtspParseError } from '../../src/media/rtsp/errors.js';
 import { readRtpHeader } from '../../src/media/rtp.js';
 import { senderReport } from './rtcp.js';
 

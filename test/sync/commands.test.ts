@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { COMMAND_ERROR_CODES, CommandError, parseControlCommand, type CommandParseResult } from '../../src/sync/commands.js';
+import { COMMAND_ERROR_CODES } from '../../src/domain/errors.js';
+import { parseControlCommand, type CommandParseResult } from '../../src/sync/commands.js';
+import { CommandError } from '../../src/sync/errors.js';
 import { makeRng, mutate } from '../support/fuzz.js';
 
 const MAX = 4096;

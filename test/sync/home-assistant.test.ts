@@ -18,7 +18,7 @@ import {
   type HaImageConfig,
   type HomeAssistantContext,
 } from '../../src/sync/home-assistant.js';
-import { TopicError } from '../../src/sync/topics.js';
+import { TopicError } from '../../src/sync/errors.js';
 
 const ctx: HomeAssistantContext = { prefix: 'edge-gateway', gatewayId: 'gw_1', gatewayVersion: '0.1.0' };
 const device: Device = {

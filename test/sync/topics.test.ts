@@ -11,10 +11,10 @@ import {
   parseControlTopic,
   recordingsTopic,
   statusTopic,
-  TopicError,
   validatePrefix,
   validateTopicBase,
 } from '../../src/sync/topics.js';
+import { TopicError } from '../../src/sync/errors.js';
 import { makeRng, mutate } from '../support/fuzz.js';
 
 const P = 'edge-gateway';

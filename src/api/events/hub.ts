@@ -2,6 +2,7 @@ import { Readable } from 'node:stream';
 import { hasScope } from '../../auth/scope-claim.js';
 import type { MintPlayback } from '../../domain/present.js';
 import { STREAM_EVENT_TYPES, type EventWindow, type StoredEvent, type StreamEventType } from '../../store/store.js';
+import { EventStreamFullError } from './errors.js';
 import { EVENT_SCOPES, formatEnd, formatEvent, formatReset, HEARTBEAT, OPENING, type EndReason, type StreamStart } from './wire.js';
 
 /** What the hub reads of the store: the event log (src/store/event-log.ts). */
@@ -20,15 +21,6 @@ export interface EventHubOptions {
   mintPlayback?: MintPlayback;
   /** How often the streams' tokens are looked at for revocation (Subscription.revoked). */
   revocationCheckMs: number;
-}
-
-/** Every stream is taken (events.max_subscribers): the API answers 503 with Retry-After. */
-export class EventStreamFullError extends Error {
-  override readonly name = 'EventStreamFullError';
-  readonly retryAfterS = 5;
-  constructor(max: number) {
-    super(`the gateway serves at most ${max} event streams at once; try again later`);
-  }
 }
 
 /** Why a stream ended: the gateway's reasons, or the client went away. */

@@ -146,6 +146,6 @@ const whepRoutes: FastifyPluginAsync<{ tickets: TicketSigner; webrtc: WebRtcSess
   // No trickle ICE and no ICE restart: our answer carries every candidate (RFC 9725 4.3.1: 405).
   app.patch<{ Params: { ticket: string; session: string } }>('/:ticket/whep/:session', { schema: whepDoc.patch, config: { public: true } }, async (request, reply) => {
     if (!opts.webrtc.has(request.params.session, request.params.ticket)) return notFound(reply);
-    throw new ApiError(405, 'method_not_allowed', 'this WHEP endpoint takes no trickle ICE or ICE restart: the answer has every candidate', { allow: 'DELETE, OPTIONS' });
+    throw new ApiError('method_not_allowed', 'this WHEP endpoint takes no trickle ICE or ICE restart: the answer has every candidate', { allow: 'DELETE, OPTIONS' });
   });
 };

@@ -1,7 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import { OAuthError, oauthErrorStatus } from '../../auth/oauth/errors.js';
 import { parseFormBody } from '../forms.js';
-import { RepeatedJsonNameError, useStrictJsonParser } from '../json-body.js';
+import { useStrictJsonParser } from '../json-body.js';
+import { RepeatedJsonNameError } from '../errors.js';
 import { errorPage } from '../oauth-pages.js';
 import { authorizeRoutes } from './oauth/authorize.js';
 import { metadataRoutes } from './oauth/metadata.js';

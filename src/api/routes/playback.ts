@@ -5,7 +5,8 @@ import Type from 'typebox';
 import { NotFoundError } from '../../domain/errors.js';
 import type { MintPlayback } from '../../domain/present.js';
 import type { Recording } from '../../domain/types.js';
-import { TicketError, type TicketSigner } from '../../media/ticket.js';
+import type { TicketSigner } from '../../media/ticket.js';
+import { TicketError } from '../../media/errors.js';
 import { storedFile } from '../clip-files.js';
 import { ApiError } from '../errors.js';
 import { redactUrl } from '../log-url.js';
@@ -143,11 +144,11 @@ export const playbackRoutes: FastifyPluginAsyncTypebox<PlaybackRoutesOptions> = 
       if (sent.statusCode === 416) {
         const contentRange = sent.headers['Content-Range'] ?? 'bytes */0';
         const size = contentRange.slice('bytes */'.length);
-        throw new ApiError(416, 'range_not_satisfiable', `no byte range of the file (${size} bytes) can be read from Range: ask for bytes=first-last, bytes=first- or bytes=-suffix`, {
+        throw new ApiError('range_not_satisfiable', `no byte range of the file (${size} bytes) can be read from Range: ask for bytes=first-last, bytes=first- or bytes=-suffix`, {
           'content-range': contentRange,
         });
       }
-      if (sent.statusCode === 412) throw new ApiError(412, 'precondition_failed', 'If-Match or If-Unmodified-Since does not hold for the file');
+      if (sent.statusCode === 412) throw new ApiError('precondition_failed', 'If-Match or If-Unmodified-Since does not hold for the file');
       throw sent.metadata.error;
     },
   });

@@ -1,23 +1,10 @@
 // The OAuth 2.0 error model of the local authorization server: RFC 6749 §4.1.2.1 (authorization
 // endpoint, errors travel in a redirect) and §5.2 (token endpoint, errors in a JSON body), with
-// the spec's section 7 codes plus the RFC codes the spec leaves out.
+// the spec's section 7 codes plus the RFC codes the spec leaves out (OAUTH_ERROR_CODES, with the
+// gateway's other error codes in src/domain/errors.ts).
 
+import { GatewayError, OAUTH_ERROR_CODES, type OAuthErrorCode } from '../../domain/errors.js';
 import { appendQueryParams } from './redirect-uri.js';
-
-export const OAUTH_ERROR_CODES = [
-  'invalid_request',
-  'invalid_client',
-  'invalid_grant',
-  'unauthorized_client',
-  'unsupported_grant_type',
-  'invalid_scope',
-  'access_denied',
-  'unsupported_response_type',
-  'server_error',
-  'temporarily_unavailable',
-] as const;
-
-export type OAuthErrorCode = (typeof OAUTH_ERROR_CODES)[number];
 
 /**
  * Codes RFC 6749 §4.1.2.1 allows in an authorization error redirect. invalid_client is not one
@@ -63,17 +50,27 @@ const MAX_DESCRIPTION_LENGTH = 300;
  * chosen by the code that raises it, never a token, secret or password, because it goes back to
  * the client and into logs as is.
  */
-export class OAuthError<C extends OAuthErrorCode = OAuthErrorCode> extends Error {
-  override readonly name = 'OAuthError';
+export class OAuthError<C extends OAuthErrorCode = OAuthErrorCode> extends GatewayError {
   readonly description: string;
 
   constructor(
-    readonly code: C,
+    override readonly code: C,
     description: string,
   ) {
     const clean = sanitizeDescription(description);
     super(`${code}: ${clean}`);
     this.description = clean;
+  }
+}
+
+/** A password the local accounts do not take (a user's own choice, before it is hashed). */
+export class PasswordPolicyError extends GatewayError.of('password_policy') {
+  constructor(
+    readonly reason: 'empty' | 'too long',
+    /** The longest password taken, in characters. */
+    readonly maxLength: number,
+  ) {
+    super(reason === 'empty' ? 'the password is empty' : `the password is longer than ${maxLength} characters`);
   }
 }
 

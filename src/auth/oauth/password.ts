@@ -2,6 +2,7 @@
 // stores the strings.
 
 import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
+import { PasswordPolicyError } from './errors.js';
 
 export interface ScryptParams {
   /** CPU/memory cost, a power of two. */
@@ -38,14 +39,6 @@ const MAX_STORED_BYTES = 64;
 const DECIMAL = /^[1-9][0-9]{0,9}$/;
 const BASE64URL = /^[A-Za-z0-9_-]+$/;
 
-export class PasswordPolicyError extends Error {
-  override readonly name = 'PasswordPolicyError';
-
-  constructor(readonly reason: 'empty' | 'too long') {
-    super(reason === 'empty' ? 'the password is empty' : `the password is longer than ${MAX_PASSWORD_LENGTH} characters`);
-  }
-}
-
 interface StoredHash {
   params: ScryptParams;
   salt: Buffer;
@@ -58,8 +51,8 @@ interface StoredHash {
  */
 export async function hashPassword(password: string, params: ScryptParams = DEFAULT_SCRYPT_PARAMS): Promise<string> {
   checkParams(params);
-  if (password === '') throw new PasswordPolicyError('empty');
-  if (password.length > MAX_PASSWORD_LENGTH) throw new PasswordPolicyError('too long');
+  if (password === '') throw new PasswordPolicyError('empty', MAX_PASSWORD_LENGTH);
+  if (password.length > MAX_PASSWORD_LENGTH) throw new PasswordPolicyError('too long', MAX_PASSWORD_LENGTH);
   const salt = randomBytes(SALT_BYTES);
   const hash = await derive(password, salt, params, KEY_BYTES);
   return [PREFIX, params.N, params.r, params.p, salt.toString('base64url'), hash.toString('base64url')].join('$');

@@ -1,4 +1,4 @@
-import { MediaFormatError } from '../media-error.js';
+import { MediaFormatError } from '../errors.js';
 
 // ISO BMFF boxes written into one buffer: start() reserves a box's size field, end() fills it in
 // once its contents are written, so nested boxes need no size arithmetic and no intermediate

@@ -1,4 +1,4 @@
-import { MediaFormatError } from '../media-error.js';
+import { MediaFormatError } from '../errors.js';
 import { BoxWriter } from './box-writer.js';
 import { MFHD_BYTES, SAMPLE_FLAGS_NON_SYNC, SAMPLE_FLAGS_SYNC, startTrafAndTrun, trafBytes, type TrafLayout } from './moof.js';
 import type { Fmp4Track } from './track.js';

@@ -1,4 +1,4 @@
-import { MediaFormatError } from '../media-error.js';
+import { MediaFormatError } from '../errors.js';
 
 // A small ISO BMFF reader: the tree of boxes, and the fragment boxes decoded field by field. Used by
 // the round-trip tests (read ∘ write = identity) and by anything that must check a fragment it did

@@ -2,7 +2,7 @@ import type { AacConfig } from '../aac-config.js';
 import { parseH264Sps, type H264ParameterSets, type H264Sps } from '../h26x.js';
 import { parseH265Sps, type H265Sps } from '../h265-sps.js';
 import type { H265ParameterSets } from '../h26x.js';
-import { MediaFormatError } from '../media-error.js';
+import { MediaFormatError } from '../errors.js';
 
 // What the init segment says about a track, built once from the camera's parameter sets (SDP
 // sprop-* or the first keyframe's in-band sets) or audio config. Every check on those bytes happens

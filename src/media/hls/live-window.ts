@@ -1,4 +1,5 @@
 import type { BlockingRequest } from './blocking-request.js';
+import type { NewPart } from '../mux/part-assembler.js';
 import { HlsRequestError } from './errors.js';
 import type { MediaPlaylist, PlaylistPart, PlaylistSegment } from './playlist.js';
 
@@ -14,7 +15,7 @@ import type { MediaPlaylist, PlaylistPart, PlaylistSegment } from './playlist.js
 export interface LiveWindowOptions {
   /** PART-TARGET, seconds. */
   partTarget: number;
-  /** EXT-X-TARGETDURATION, whole seconds: no segment is longer (see part-cutter.ts). */
+  /** EXT-X-TARGETDURATION, whole seconds: no segment is longer (see mux/part-cutter.ts). */
   targetDuration: number;
   /** Complete segments kept. */
   maxSegments: number;
@@ -45,17 +46,6 @@ interface LiveSegment {
   complete: boolean;
 }
 
-export interface NewPart {
-  bytes: Buffer;
-  /** Seconds. */
-  duration: number;
-  /** Starts with a keyframe. */
-  independent: boolean;
-  /** The part-cutter said 'segment': close the open segment first. */
-  startsSegment: boolean;
-  /** Wall clock of its first sample, ms since the epoch (EXT-X-PROGRAM-DATE-TIME). */
-  wallClock: number;
-}
 
 export interface LiveNames {
   init: string;
@@ -90,7 +80,7 @@ export class LiveWindow {
     return { segments: this.segments.length, parts: this.partsById.size, bytes: this.bytes };
   }
 
-  addPart(part: NewPart): LivePart {
+  addPart(part: Omit<NewPart, 'decodeTime'>): LivePart {
     if (!(part.duration > 0) || part.duration > this.options.partTarget + 1e-9) throw new RangeError(`part of ${part.duration} s with PART-TARGET ${this.options.partTarget}`);
     const last = this.segments[this.segments.length - 1];
     if (last && !last.complete && part.startsSegment) last.complete = true;

@@ -1,20 +1,12 @@
-import { Gauge, type Registry } from 'prom-client';
+import type { Registry } from 'prom-client';
+import { collectedGauge } from '../../metrics/collected-gauge.js';
 import { mirroredCounter } from '../../metrics/mirrored-counter.js';
 import type { HlsServiceStats } from './service.js';
 
 // The HLS server's figures in /metrics, read when Prometheus scrapes (as relay/metrics.ts).
 
 export function registerHlsMetrics(registry: Registry, stats: () => HlsServiceStats): void {
-  const gauge = (name: string, help: string, read: (s: HlsServiceStats) => number): void => {
-    new Gauge({
-      name,
-      help,
-      registers: [registry],
-      collect() {
-        this.set(read(stats()));
-      },
-    });
-  };
+  const gauge = (name: string, help: string, read: (s: HlsServiceStats) => number): void => collectedGauge(registry, name, help, () => read(stats()));
   gauge('edge_gateway_hls_muxers', 'Camera profiles muxed to LL-HLS now (hls.max_muxers at most)', (s) => s.muxers);
   gauge('edge_gateway_hls_sessions', 'HLS viewer sessions (hls.max_sessions at most)', (s) => s.sessions);
   gauge('edge_gateway_hls_blocked_requests', 'HLS requests held for a blocking reload or a preload hint (hls.max_blocked_requests at most)', (s) => s.blockedRequests);

@@ -1,12 +1,9 @@
+import { PlaylistParseError } from './errors.js';
 import type { MediaPlaylist, PlaylistPart, PlaylistSegment, VariantStream } from './playlist.js';
 
 // Reading back the playlists playlist.ts writes: the tests' round trip (parse ∘ write = identity)
 // and a check on what a player will see. It reads the tags we write and refuses what it cannot
 // place; it is no general HLS parser.
-
-export class PlaylistParseError extends Error {
-  override readonly name = 'PlaylistParseError';
-}
 
 /** An attribute list (RFC 8216bis 4.2): NAME=value pairs, quoted strings may hold commas. */
 export function parseAttributes(text: string): Map<string, string> {

@@ -1,7 +1,8 @@
 import type { BaseLogger } from 'pino';
 import type { StreamProfile } from '../../domain/types.js';
-import { MediaFormatError } from '../media-error.js';
-import { StreamUnavailableError, type StreamHandle } from '../relay/streams.js';
+import { MediaFormatError } from '../errors.js';
+import type { StreamHandle } from '../relay/streams.js';
+import { StreamUnavailableError } from '../relay/errors.js';
 import { CameraMuxer } from './camera-muxer.js';
 import { HlsNotFoundError, HlsUnavailableError, type HlsRefusal } from './errors.js';
 import { HlsSessions, type HlsSession } from './sessions.js';

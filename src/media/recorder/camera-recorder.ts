@@ -216,7 +216,7 @@ export class CameraRecorder {
 
   /**
    * Where the time from motion start to alert went (ms after the motion start, per stage): the
-   * latency goal of docs/detection.md is checked against these lines (bench/detect-latency.mjs).
+   * latency goal of docs/detection.md is checked against these lines (bench/detect-latency.ts).
    */
   private logTimeline(episode: number, type: EventType, at: number, outcome: DetectionOutcome | null): void {
     const ms: Record<string, number> = {};

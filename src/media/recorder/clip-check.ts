@@ -1,5 +1,6 @@
 import { checkArgs, decodedSeconds } from './ffmpeg-args.js';
-import { FfmpegError, runToEnd } from './process.js';
+import { runToEnd } from './process.js';
+import { FfmpegError } from './errors.js';
 
 // Whether a clip file left by a crash is whole: it opens, every video frame decodes, and it lasts
 // as long as the clip was meant to. Done with ffmpeg itself (configured as ffmpeg.path; ffprobe is

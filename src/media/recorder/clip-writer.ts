@@ -2,7 +2,8 @@ import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 import { commitFile } from '../../platform/durable-files.js';
 import { assembleArgs, concatList, thumbnailArgs, type ConcatEntry } from './ffmpeg-args.js';
-import { FfmpegError, runToEnd } from './process.js';
+import { runToEnd } from './process.js';
+import { FfmpegError } from './errors.js';
 
 // Segments in RAM → one MP4 clip (and a JPEG) in the storage directory, crash-safe: ffmpeg writes a
 // temporary name, which is fsynced and renamed; the caller writes the database row only after

@@ -1,17 +1,8 @@
 import { spawn } from 'node:child_process';
 import type { BaseLogger } from 'pino';
+import { FfmpegError } from './errors.js';
 
 // Running ffmpeg to completion (assembly, thumbnails, probes) and keeping its chatter in bounds.
-
-export class FfmpegError extends Error {
-  override readonly name = 'FfmpegError';
-  constructor(
-    message: string,
-    readonly stderr: string,
-  ) {
-    super(message);
-  }
-}
 
 export interface RunResult {
   stdout: string;

@@ -6,15 +6,17 @@ import {
   parseTransport,
   reasonPhrase,
   RtspHeaders,
-  RtspParseError,
   RtspStreamReader,
   type RtspRequest,
   type TransportSpec,
 } from '../rtsp/index.js';
+import { RtspParseError } from '../rtsp/errors.js';
 import type { ThrottledLog } from '../../daemon/throttled-log.js';
-import { TicketError, type TicketClaims, type TicketSigner } from '../ticket.js';
-import { sessionReader, TooManySessionsError, type RelaySession, type RelaySessions } from './sessions.js';
-import { StreamUnavailableError, type RelayStreams } from './streams.js';
+import type { TicketClaims, TicketSigner } from '../ticket.js';
+import { TicketError } from '../errors.js';
+import { sessionReader, type RelaySession, type RelaySessions } from './sessions.js';
+import { RtspStatusError, StreamUnavailableError, TooManySessionsError } from './errors.js';
+import type { RelayStreams } from './streams.js';
 import { udpAddressOf, type RelayUdp } from './udp.js';
 
 // One viewer's RTSP connection to the relay: its requests answered one at a time and in order,
@@ -40,15 +42,6 @@ export interface RelayConnectionContext {
 
 const PUBLIC = 'OPTIONS, DESCRIBE, SETUP, PLAY, TEARDOWN, GET_PARAMETER, SET_PARAMETER';
 const PATH = /^\/live\/([A-Za-z0-9_-]+\.[A-Za-z0-9_-]{22})(?:\/(.*))?$/;
-
-class RtspStatusError extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-  ) {
-    super(message);
-  }
-}
 
 interface Verified {
   claims: TicketClaims;

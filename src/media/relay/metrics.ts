@@ -1,3 +1,4 @@
+import { collectedGauge } from '../../metrics/collected-gauge.js';
 import { Gauge, type Registry } from 'prom-client';
 import { mirroredCounter } from '../../metrics/mirrored-counter.js';
 import type { RelayServerStats } from './server.js';
@@ -12,14 +13,7 @@ export interface RelayMetricsSource {
 }
 
 export function registerRelayMetrics(registry: Registry, source: RelayMetricsSource): void {
-  new Gauge({
-    name: 'edge_gateway_relay_connections',
-    help: 'RTSP connections from viewers to the relay',
-    registers: [registry],
-    collect() {
-      this.set(source.server().connections);
-    },
-  });
+  collectedGauge(registry, 'edge_gateway_relay_connections', 'RTSP connections from viewers to the relay', () => source.server().connections);
   new Gauge({
     name: 'edge_gateway_relay_sessions',
     help: 'RTSP sessions of viewers by RTP transport (tcp: interleaved, udp)',
@@ -31,22 +25,8 @@ export function registerRelayMetrics(registry: Registry, source: RelayMetricsSou
       this.set({ transport: 'udp' }, sessions.udp);
     },
   });
-  new Gauge({
-    name: 'edge_gateway_relay_readers',
-    help: 'Readers (playing viewers and the recorder) attached to camera streams',
-    registers: [registry],
-    collect() {
-      this.set(source.streams().readers);
-    },
-  });
-  new Gauge({
-    name: 'edge_gateway_relay_camera_sessions',
-    help: 'Open RTSP sessions from the relay to cameras (one per camera profile in use)',
-    registers: [registry],
-    collect() {
-      this.set(source.streams().cameraSessions);
-    },
-  });
+  collectedGauge(registry, 'edge_gateway_relay_readers', 'Readers (playing viewers and the recorder) attached to camera streams', () => source.streams().readers);
+  collectedGauge(registry, 'edge_gateway_relay_camera_sessions', 'Open RTSP sessions from the relay to cameras (one per camera profile in use)', () => source.streams().cameraSessions);
   mirroredCounter(registry, 'edge_gateway_relay_connections_refused_total', 'RTSP connections refused, by reason (per_address_limit: rtsp.max_connections_per_address)', () => source.server().refused, 'reason');
   mirroredCounter(registry, 'edge_gateway_relay_packets_delivered_total', 'RTP packets handed to readers', () => ({ total: source.streams().delivered }));
   mirroredCounter(registry, 'edge_gateway_relay_packets_dropped_total', 'RTP packets a slow or waiting reader skipped', () => ({ total: source.streams().dropped }));

@@ -1,4 +1,5 @@
-import { buildMedia, buildSession, isAttribute, parseConnection, parseOrigin, SdpError, type SdpLine, type SdpSession } from '../sdp.js';
+import { buildMedia, buildSession, isAttribute, parseConnection, parseOrigin, type SdpLine, type SdpSession } from '../sdp.js';
+import { SdpError } from '../errors.js';
 
 // The relay's rewrite of a camera's SDP for its viewers (docs/relay.md), over the SDP model of
 // ../sdp.ts: which lines it keeps, scrubs, replaces or adds.

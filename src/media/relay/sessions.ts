@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Socket } from 'node:net';
 import type { StreamProfile } from '../../domain/types.js';
+import { TooManySessionsError } from './errors.js';
 import type { FanOutReader } from './fanout.js';
 import type { StreamHandle } from './streams.js';
 import type { RelayUdp } from './udp.js';
@@ -37,10 +38,6 @@ export interface RelaySessionsOptions {
   now: () => number;
   /** How often timeouts are checked; short in tests. */
   sweepMs?: number;
-}
-
-export class TooManySessionsError extends Error {
-  override readonly name = 'TooManySessionsError';
 }
 
 export class RelaySessions {

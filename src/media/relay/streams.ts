@@ -4,7 +4,8 @@ import { formatSdp, mediaCodecs } from '../sdp.js';
 import { rewriteForRelay } from './sdp-rewrite.js';
 import type { StreamProfile } from '../../domain/types.js';
 import { FanOut, type FanOutReader, type TrackStart } from './fanout.js';
-import { UpstreamSession, type UpstreamError } from './upstream.js';
+import { UpstreamSession } from './upstream.js';
+import { StreamUnavailableError, type UpstreamError } from './errors.js';
 
 // One shared camera session per device profile, opened when the first reader comes and closed
 // idleCloseS after the last leaves; every reader (viewers, the recorder) shares it through a FanOut.
@@ -29,10 +30,6 @@ export interface StreamsOptions {
   readerLimits?: { maxPendingBytes?: number; maxBehindMs?: number };
   /** Least time between two keyframe requests to one camera stream (default 2000). */
   keyframeRequestIntervalMs?: number;
-}
-
-export class StreamUnavailableError extends Error {
-  override readonly name = 'StreamUnavailableError';
 }
 
 export interface StreamHandle {

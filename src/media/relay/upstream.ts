@@ -14,21 +14,12 @@ import {
   type RtspResponse,
 } from '../rtsp/index.js';
 import { mediaCodecs, parseSdp, resolveControl, type MediaCodec, type SdpSession } from '../sdp.js';
+import { UpstreamError } from './errors.js';
 
 // The relay's client side: one RTSP session to a camera, RTP over the RTSP TCP connection
 // (interleaved), Basic or Digest authentication, keep-alive, and a stall watchdog. Packets are
 // handed to onPacket as views into the received chunk (a copy where a packet spans two): each socket
 // read is memory of its own that nothing writes again, so the receiver may keep them as they are.
-
-export class UpstreamError extends Error {
-  override readonly name = 'UpstreamError';
-  constructor(
-    message: string,
-    readonly kind: 'unreachable' | 'unauthorized' | 'refused' | 'protocol' | 'stalled' | 'closed',
-  ) {
-    super(message);
-  }
-}
 
 export interface UpstreamTrack {
   index: number;

@@ -1,7 +1,7 @@
 // The RTSP protocol layer: messages, interleaved framing and the headers the relay reads and
-// writes. Pure functions over bytes and strings; the socket code lives elsewhere.
+// writes. Pure functions over bytes and strings; the socket code lives elsewhere. What they throw
+// on bad input, RtspParseError, is in errors.ts.
 
-export { RtspParseError } from './errors.js';
 export {
   RtspHeaders,
   RtspStreamReader,

@@ -2,7 +2,7 @@ import type { BaseLogger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { StreamProfile } from '../../domain/types.js';
 import { fetchCameraSnapshot, type CameraSnapshotSource } from '../../onvif/snapshot.js';
-import { decodeStills } from './decode.js';
+import { decodeStills, type StillInputFormat } from './decode.js';
 import { DecodeBatches } from './decode-batches.js';
 import { DecodeSlots } from './decode-slots.js';
 import { LiveDecoder } from './live-decoder.js';
@@ -41,7 +41,13 @@ const MAX_CAMERA_JPEG_BYTES = 8 * 1024 * 1024;
 /** Largest JPEG a long-lived decoder may write (a 3840-wide JPEG stays well under 4 MB). */
 const MAX_LIVE_JPEG_BYTES = 8 * 1024 * 1024;
 
-export function createSnapshots(config: SnapshotConfig, deps: { ffmpegPath: string; streams: KeyframeStreams; cameras: SnapshotCameras; registry: Registry; logger: BaseLogger }): { snapshots: Snapshots; stop: () => void } {
+/** Decodes one picture (Annex B H.264/H.265, or a JPEG) to a JPEG this wide (null: as it is), within the snapshots' bounds. */
+export type DecodeStill = (format: StillInputFormat, input: Buffer, width: number | null) => Promise<Buffer>;
+
+export function createSnapshots(
+  config: SnapshotConfig,
+  deps: { ffmpegPath: string; streams: KeyframeStreams; cameras: SnapshotCameras; registry: Registry; logger: BaseLogger },
+): { snapshots: Snapshots; decode: DecodeStill; stop: () => void } {
   const { streams, cameras } = deps;
   const slots = new DecodeSlots(config.max_concurrent_decodes, config.max_queued_decodes);
   const live = new LiveDecoders({
@@ -60,9 +66,10 @@ export function createSnapshots(config: SnapshotConfig, deps: { ffmpegPath: stri
     const sub = cameras.streamSource(deviceId, 'sub');
     return sub !== null && sub.url !== cameras.streamSource(deviceId, 'main')?.url;
   };
+  const decode = liveFirst({ live: config.max_decoders > 0 ? live : null, slots, batches, logger: deps.logger });
   const snapshots = new Snapshots({
     cacheMs: config.cache_ms,
-    decode: liveFirst({ live: config.max_decoders > 0 ? live : null, slots, batches, logger: deps.logger }),
+    decode,
     onRelayFailure: (deviceId, err) => deps.logger.debug({ deviceId, err: err.message }, 'no picture from the relay; asking the camera'),
     sources: {
       has: (deviceId) => ({ stream: cameras.streamSource(deviceId, 'main') !== null, cameraSnapshot: cameras.snapshotSource(deviceId) !== null }),
@@ -89,5 +96,7 @@ export function createSnapshots(config: SnapshotConfig, deps: { ffmpegPath: stri
     },
   });
   registerSnapshotMetrics(deps.registry, { snapshots: () => snapshots.stats, slots: () => slots.stats, batches: () => batches.stats, live: () => live.stats });
-  return { snapshots, stop: () => live.stop() };
+  // Other pictures (footage frames) share the decoders and their bounds, in batches of their own.
+  const decodeStill: DecodeStill = (format, input, width) => decode(format, input, width, `still/${format}/${width ?? 'full'}`, false);
+  return { snapshots, decode: decodeStill, stop: () => live.stop() };
 }

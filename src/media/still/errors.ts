@@ -1,3 +1,5 @@
+import { GatewayError } from '../../domain/errors.js';
+
 // Why no still picture could be made. The API maps each reason in one place (src/api/errors.ts).
 
 export type StillFailure =
@@ -14,8 +16,7 @@ export type StillFailure =
   /** Neither the relay nor the camera gave a picture in time. */
   | 'unavailable';
 
-export class StillError extends Error {
-  override readonly name = 'StillError';
+export class StillError extends GatewayError.of('still') {
   constructor(
     readonly failure: StillFailure,
     message: string,
@@ -25,6 +26,20 @@ export class StillError extends Error {
 }
 
 /** Too many decodes running and waiting (snapshot.max_concurrent_decodes / max_queued_decodes). */
-export class StillBusyError extends Error {
-  override readonly name = 'StillBusyError';
+export class StillBusyError extends GatewayError.of('still_busy') {}
+
+/** How a long-lived ffmpeg (live-decoder.ts) failed: the reasons of edge_gateway_snapshot_decoder_failures_total. */
+export type LiveFailure = 'timeout' | 'exited' | 'stray_output' | 'bad_output' | 'spawn';
+
+/** A long-lived ffmpeg could not decode the picture: a StillError (decode_failed) saying how it failed. */
+export class LiveDecoderError extends StillError {
+  constructor(
+    readonly reason: LiveFailure,
+    message: string,
+  ) {
+    super('decode_failed', message);
+  }
 }
+
+/** ffmpeg's JPEG output cannot be cut into pictures (jpeg-stream.ts). */
+export class JpegStreamError extends GatewayError.of('jpeg_stream') {}

@@ -1,12 +1,10 @@
+import { JpegStreamError } from './errors.js';
+
 // ffmpeg's `-f image2pipe -c:v mjpeg` output is JPEGs back to back with nothing between them; this
 // cuts it into pictures as the pipe's chunks come. Pure. A JPEG (ITU-T T.81 B.1–B.2): SOI, marker
 // segments that each carry a two-byte length (so an FF D9 inside a table is not an end), and after
 // each SOS segment entropy-coded data in which FF is followed only by 00 (stuffing) or D0–D7
 // (restart markers): any other marker ends the scan (EOI, another SOS of a progressive picture, DNL).
-
-export class JpegStreamError extends Error {
-  override readonly name = 'JpegStreamError';
-}
 
 const SOI = 0xd8;
 const EOI = 0xd9;

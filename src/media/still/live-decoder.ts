@@ -1,7 +1,7 @@
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import type { Readable, Writable } from 'node:stream';
-import { StillError } from './errors.js';
-import { JpegSplitter, JpegStreamError } from './jpeg-stream.js';
+import { JpegStreamError, LiveDecoderError, type LiveFailure } from './errors.js';
+import { JpegSplitter } from './jpeg-stream.js';
 
 // One ffmpeg kept running for still pictures of one codec and width, from keyframes of one SPS (one
 // size and pixel format: a format change makes ffmpeg rebuild its filters, and after a few it drops
@@ -19,17 +19,6 @@ import { JpegSplitter, JpegStreamError } from './jpeg-stream.js';
 //
 // One picture at a time, and any output that no picture asked for ends the process: a JPEG can
 // never be handed to the wrong request (another camera's picture).
-
-export type LiveFailure = 'timeout' | 'exited' | 'stray_output' | 'bad_output' | 'spawn';
-
-export class LiveDecoderError extends StillError {
-  constructor(
-    readonly reason: LiveFailure,
-    message: string,
-  ) {
-    super('decode_failed', message);
-  }
-}
 
 export interface LiveDecoderOptions {
   ffmpegPath: string;

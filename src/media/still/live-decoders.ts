@@ -1,4 +1,5 @@
-import type { LiveDecoder, LiveDecoderError, LiveFailure } from './live-decoder.js';
+import type { LiveDecoderError, LiveFailure } from './errors.js';
+import type { LiveDecoder } from './live-decoder.js';
 
 // The long-lived decoders (live-decoder.ts), one per (codec, width, group: the keyframes' SPS, so
 // one size and pixel format; keyframe-picture.ts): at most `max`

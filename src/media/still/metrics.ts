@@ -1,3 +1,4 @@
+import { collectedGauge } from '../../metrics/collected-gauge.js';
 import { Gauge, type Registry } from 'prom-client';
 import { mirroredCounter } from '../../metrics/mirrored-counter.js';
 import type { DecodeBatchStats } from './decode-batches.js';
@@ -38,12 +39,5 @@ export function registerSnapshotMetrics(registry: Registry, sources: SnapshotSta
       this.set({ stage: 'waiting' }, slots().waiting);
     },
   });
-  new Gauge({
-    name: 'edge_gateway_snapshot_decoders',
-    help: 'Long-lived snapshot decoders (ffmpeg processes) running, at most snapshot.max_decoders',
-    registers: [registry],
-    collect() {
-      this.set(live().running);
-    },
-  });
+  collectedGauge(registry, 'edge_gateway_snapshot_decoders', 'Long-lived snapshot decoders (ffmpeg processes) running, at most snapshot.max_decoders', () => live().running);
 }

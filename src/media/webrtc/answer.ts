@@ -9,6 +9,7 @@
 // rejected (port 0, outside BUNDLE). We never trickle: `a=end-of-candidates` in every used section.
 
 import type { CodecChoice } from './codec-match.js';
+import { LocalDescriptionError } from './errors.js';
 import type { WebRtcOffer } from './offer.js';
 
 export interface LocalTransport {
@@ -22,10 +23,6 @@ export interface LocalTransport {
   address: string;
   /** The `candidate:…` attribute values (without `a=`). */
   candidates: string[];
-}
-
-export class LocalDescriptionError extends Error {
-  override readonly name = 'LocalDescriptionError';
 }
 
 /** The transport of the stack's local description (trusted text: our own stack wrote it). */

@@ -1,3 +1,5 @@
+import { CandidateError } from './errors.js';
+
 // ICE candidate attributes (RFC 8839 5.1) as browsers write them in an offer or a trickle PATCH.
 //
 // Browsers hide their host addresses behind mDNS names (`<uuid>.local`, draft-ietf-mmusic-mdns-ice-
@@ -22,11 +24,6 @@ export interface IceCandidate {
   readonly relatedPort: number | null;
   /** RFC 6544 (`tcptype active|passive|so`), null for UDP. */
   readonly tcpType: string | null;
-}
-
-/** Why a candidate line cannot be used; the offer reader wraps it with the line's place. */
-export class CandidateError extends Error {
-  override readonly name = 'CandidateError';
 }
 
 const CANDIDATE_TYPES: readonly string[] = ['host', 'srflx', 'prflx', 'relay'];

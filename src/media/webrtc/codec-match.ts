@@ -6,22 +6,8 @@
 import { parseH264Sps, parseSpropParameterSets } from '../h26x.js';
 import { mediaCodecs, type MediaCodec, type SdpFmtp, type SdpSession } from '../sdp.js';
 import { decodes, parseProfileLevelId, profileLevel, type H264ProfileLevel } from './h264-profile.js';
+import { CodecMismatchError } from './errors.js';
 import type { OfferCodec, OfferMedia, RtcpFeedback, WebRtcOffer } from './offer.js';
-
-export type CodecMismatchCode = 'no_video_in_offer' | 'no_video_from_camera' | 'no_common_video_codec';
-
-/** No answer can be made: the message and `cameraCodecs` say what the camera sends. */
-export class CodecMismatchError extends Error {
-  override readonly name = 'CodecMismatchError';
-  constructor(
-    readonly code: CodecMismatchCode,
-    /** Each camera track as `ENCODING/clock` with its media, e.g. `H265/90000 (video)`. */
-    readonly cameraCodecs: readonly string[],
-    message: string,
-  ) {
-    super(message);
-  }
-}
 
 /**
  * How the chosen payload type's profile relates to the camera's: the same, one whose decoder takes

@@ -1,3 +1,4 @@
+import { collectedGauge } from '../../metrics/collected-gauge.js';
 import { Gauge, type Registry } from 'prom-client';
 import { mirroredCounter } from '../../metrics/mirrored-counter.js';
 import type { AudioTranscodersStats } from './audio-transcoders.js';
@@ -46,22 +47,8 @@ export function registerWebRtcMetrics(registry: Registry, stats: () => WebRtcSta
 
 /** The AAC → Opus transcoders (webrtc.audio_transcode), when on. */
 export function registerAudioTranscoderMetrics(registry: Registry, stats: () => AudioTranscodersStats): void {
-  new Gauge({
-    name: 'edge_gateway_webrtc_audio_transcoders',
-    help: 'AAC to Opus ffmpeg processes running (one per camera profile with WebRTC viewers taking audio; webrtc.max_audio_transcoders)',
-    registers: [registry],
-    collect() {
-      this.set(stats().running);
-    },
-  });
-  new Gauge({
-    name: 'edge_gateway_webrtc_audio_transcoder_listeners',
-    help: 'WebRTC sessions receiving Opus from a transcoder',
-    registers: [registry],
-    collect() {
-      this.set(stats().listeners);
-    },
-  });
+  collectedGauge(registry, 'edge_gateway_webrtc_audio_transcoders', 'AAC to Opus ffmpeg processes running (one per camera profile with WebRTC viewers taking audio; webrtc.max_audio_transcoders)', () => stats().running);
+  collectedGauge(registry, 'edge_gateway_webrtc_audio_transcoder_listeners', 'WebRTC sessions receiving Opus from a transcoder', () => stats().listeners);
   mirroredCounter(registry, 'edge_gateway_webrtc_audio_transcoder_packets_total', 'Opus RTP packets from the transcoders', () => ({ total: stats().packets }));
   mirroredCounter(registry, 'edge_gateway_webrtc_audio_transcoder_restarts_total', 'Transcoder ffmpeg processes that ended while viewers listened (restarted with backoff)', () => ({ total: stats().restarts }));
   mirroredCounter(registry, 'edge_gateway_webrtc_audio_transcoder_refused_total', 'Sessions given video only because webrtc.max_audio_transcoders were running', () => ({ total: stats().refused }));

@@ -6,31 +6,10 @@
 // requires of an offer and refuses an offer a session could not be built from, with a code the API
 // maps to a 400 and a message that names the line or section at fault.
 
-import { SdpError, parseSdp, staticPayload, type SdpFmtp, type SdpLine, type SdpMedia, type SdpSession } from '../sdp.js';
-import { CandidateError, parseCandidate, type IceCandidate } from './candidate.js';
-
-export type OfferErrorCode =
-  | 'malformed_sdp'
-  | 'no_media'
-  | 'bad_media'
-  | 'bad_mid'
-  | 'duplicate_mid'
-  | 'bad_ice_credentials'
-  | 'bad_fingerprint'
-  | 'bad_setup'
-  | 'bad_attribute'
-  | 'bad_candidate'
-  | 'too_many_candidates';
-
-export class OfferError extends Error {
-  override readonly name = 'OfferError';
-  constructor(
-    readonly code: OfferErrorCode,
-    message: string,
-  ) {
-    super(message);
-  }
-}
+import { parseSdp, staticPayload, type SdpFmtp, type SdpLine, type SdpMedia, type SdpSession } from '../sdp.js';
+import { SdpError } from '../errors.js';
+import { parseCandidate, type IceCandidate } from './candidate.js';
+import { CandidateError, OfferError } from './errors.js';
 
 export type Direction = 'sendrecv' | 'sendonly' | 'recvonly' | 'inactive';
 export type SetupRole = 'actpass' | 'active' | 'passive';

@@ -1,5 +1,5 @@
-import { CameraFaultError, CameraUnauthorizedError, CameraUnreachableError } from '../errors.js';
-import { parseSoapBody, SoapFaultError, type XmlObject } from '../soap-xml.js';
+import { CameraFaultError, CameraUnauthorizedError, CameraUnreachableError, SoapFaultError } from '../errors.js';
+import { parseSoapBody, type XmlObject } from '../soap-xml.js';
 import { envelope, type Addressing } from './envelope.js';
 import type { GuardedAgent } from './guarded-agent.js';
 import { digestAuthorization, parseDigestChallenge } from './http-digest.js';

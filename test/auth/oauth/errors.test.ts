@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
   AUTHORIZE_ERROR_CODES,
-  OAUTH_ERROR_CODES,
   OAuthError,
   TOKEN_ERROR_CODES,
   errorRedirect,
@@ -12,8 +11,8 @@ import {
   oauthErrorStatus,
   tokenErrorHeaders,
   type AuthorizeErrorCode,
-  type OAuthErrorCode,
 } from '../../../src/auth/oauth/errors.js';
+import { OAUTH_ERROR_CODES, type OAuthErrorCode } from '../../../src/domain/errors.js';
 
 describe('OAuthError', () => {
   it('carries code and description', () => {

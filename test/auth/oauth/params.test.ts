@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { OAuthError, isAuthorizeError, isTokenError, type OAuthErrorCode } from '../../../src/auth/oauth/errors.js';
+import { OAuthError, isAuthorizeError, isTokenError } from '../../../src/auth/oauth/errors.js';
+import type { OAuthErrorCode } from '../../../src/domain/errors.js';
 import {
   MAX_PARAM_LENGTH,
   checkClientGrant,

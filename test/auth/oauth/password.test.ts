@@ -1,6 +1,7 @@
 import { scryptSync } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_SCRYPT_PARAMS, MAX_PASSWORD_LENGTH, PasswordPolicyError, hashPassword, needsRehash, verifyPassword, type ScryptParams } from '../../../src/auth/oauth/password.js';
+import { PasswordPolicyError } from '../../../src/auth/oauth/errors.js';
+import { DEFAULT_SCRYPT_PARAMS, MAX_PASSWORD_LENGTH, hashPassword, needsRehash, verifyPassword, type ScryptParams } from '../../../src/auth/oauth/password.js';
 
 // Cheap parameters keep the suite fast; one test below uses the defaults.
 const CHEAP: ScryptParams = { N: 16, r: 1, p: 1 };

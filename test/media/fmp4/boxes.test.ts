@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseAacConfig } from '../../../src/media/aac-config.js';
-import { MediaFormatError } from '../../../src/media/media-error.js';
+import { MediaFormatError } from '../../../src/media/errors.js';
 import { BoxWriter } from '../../../src/media/fmp4/box-writer.js';
 import { codecsString } from '../../../src/media/fmp4/codecs.js';
 import { buildFragment, type FragmentSample, type FragmentTrackRun } from '../../../src/media/fmp4/fragment.js';

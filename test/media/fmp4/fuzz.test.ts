@@ -7,7 +7,7 @@ import { buildFragment, type FragmentSample } from '../../../src/media/fmp4/frag
 import { buildInitSegment } from '../../../src/media/fmp4/init-segment.js';
 import { readBoxes, type Box } from '../../../src/media/fmp4/reader.js';
 import { aacTrack, h264Track, h265Track, type Fmp4Track } from '../../../src/media/fmp4/track.js';
-import { MediaFormatError } from '../../../src/media/media-error.js';
+import { MediaFormatError } from '../../../src/media/errors.js';
 import { readRtpHeader } from '../../../src/media/rtp.js';
 import { VideoDepacketizer } from '../../../src/media/video-depacketizer.js';
 import { makeRng, type Rng } from '../../support/fuzz.js';

@@ -7,7 +7,7 @@ import { DecodeTimeline } from '../../../src/media/fmp4/decode-timeline.js';
 import { buildInitSegment } from '../../../src/media/fmp4/init-segment.js';
 import { h264Track, reorderDepthHint } from '../../../src/media/fmp4/track.js';
 import { LiveWindow } from '../../../src/media/hls/live-window.js';
-import { PartAssembler } from '../../../src/media/hls/part-assembler.js';
+import { PartAssembler } from '../../../src/media/mux/part-assembler.js';
 import { parseMediaPlaylist } from '../../../src/media/hls/playlist-parse.js';
 import { writeMediaPlaylist } from '../../../src/media/hls/playlist.js';
 import { h264ParameterSetsIn } from '../../../src/media/parameter-sets.js';

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { parseBlockingRequest } from '../../../src/media/hls/blocking-request.js';
-import { HlsRequestError } from '../../../src/media/hls/errors.js';
+import { HlsRequestError, PlaylistParseError } from '../../../src/media/hls/errors.js';
 import { LiveWindow } from '../../../src/media/hls/live-window.js';
-import { parseMediaPlaylist, PlaylistParseError } from '../../../src/media/hls/playlist-parse.js';
+import { parseMediaPlaylist } from '../../../src/media/hls/playlist-parse.js';
 import { writeMediaPlaylist } from '../../../src/media/hls/playlist.js';
 import { makeRng, mutate } from '../../support/fuzz.js';
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { BlockingRequest } from '../../../src/media/hls/blocking-request.js';
 import { HlsRequestError } from '../../../src/media/hls/errors.js';
 import { LiveWindow, type LiveWindowOptions } from '../../../src/media/hls/live-window.js';
-import { cutBefore, type Cut } from '../../../src/media/hls/part-cutter.js';
+import { cutBefore, type Cut } from '../../../src/media/mux/part-cutter.js';
 
 const OPTIONS: LiveWindowOptions = { partTarget: 0.5, targetDuration: 2, maxSegments: 3, maxBytes: 1 << 20 };
 

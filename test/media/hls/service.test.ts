@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { HlsNotFoundError, HlsUnavailableError } from '../../../src/media/hls/errors.js';
 import { HlsService, type HlsServiceOptions } from '../../../src/media/hls/service.js';
 import type { FanOutReader } from '../../../src/media/relay/fanout.js';
-import { StreamUnavailableError } from '../../../src/media/relay/streams.js';
+import { StreamUnavailableError } from '../../../src/media/relay/errors.js';
 import type { HlsStreamHandle } from '../../../src/media/hls/service.js';
 
 // The HLS service's bounds without a camera: a stream handle that never sends a packet, so every

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { rewriteForRelay } from '../../../src/media/relay/sdp-rewrite.js';
-import { SDP_MAX_BYTES, SdpError, formatSdp, mediaCodecs, parseSdp, type SdpSession } from '../../../src/media/sdp.js';
+import { SDP_MAX_BYTES, formatSdp, mediaCodecs, parseSdp, type SdpSession } from '../../../src/media/sdp.js';
+import { SdpError } from '../../../src/media/errors.js';
 import { makeRng } from '../../support/fuzz.js';
 import { AXIS, BACKTRACKING_SDPS, crlf, DAHUA, HIKVISION, mutatedSdps, parsedOrRefused, randomSdps, SAMPLES } from '../sdp-samples.js';
 

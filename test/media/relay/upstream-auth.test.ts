@@ -1,6 +1,7 @@
 import { pino } from 'pino';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { UpstreamError, UpstreamSession } from '../../../src/media/relay/upstream.js';
+import { UpstreamSession } from '../../../src/media/relay/upstream.js';
+import { UpstreamError } from '../../../src/media/relay/errors.js';
 import { readRtpHeader } from '../../../src/media/rtp.js';
 import { parseTransport } from '../../../src/media/rtsp/index.js';
 import { AuthCamera, type AcceptedAuth, type AuthCameraOptions, type AuthScheme } from '../../support/auth-camera.js';

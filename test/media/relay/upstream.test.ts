@@ -1,7 +1,8 @@
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { h264StartsKeyframe } from '../../../src/media/h26x.js';
-import { UpstreamError, UpstreamSession } from '../../../src/media/relay/upstream.js';
+import { UpstreamSession } from '../../../src/media/relay/upstream.js';
+import { UpstreamError } from '../../../src/media/relay/errors.js';
 import { readRtpHeader } from '../../../src/media/rtp.js';
 import { startSimulatedRtsp, type SimulatedRtsp } from '../../../src/onvif/simulator/rtsp.js';
 

@@ -6,7 +6,7 @@
 // placeholders, not real digests), and the camera 401s follow what Hikvision-style and RFC 7616
 // cameras send.
 
-import { RtspParseError } from '../../../src/media/rtsp/index.js';
+import { RtspParseError } from '../../../src/media/rtsp/errors.js';
 
 export const msg = (...lines: string[]): string => `${lines.join('\r\n')}\r\n\r\n`;
 

@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
   RtspHeaders,
-  RtspParseError,
   RtspStreamReader,
   formatInterleaved,
   formatRequest,
@@ -15,6 +14,7 @@ import {
   type ReadItem,
   type RtspStreamReaderOptions,
 } from '../../../src/media/rtsp/index.js';
+import { RtspParseError } from '../../../src/media/rtsp/errors.js';
 import { makeRng, mutate, type Rng } from '../../support/fuzz.js';
 import {
   CAMERA_401_DIGEST_BASIC,

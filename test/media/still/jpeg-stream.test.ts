@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { JpegSplitter, JpegStreamError } from '../../../src/media/still/jpeg-stream.js';
+import { JpegSplitter } from '../../../src/media/still/jpeg-stream.js';
+import { JpegStreamError } from '../../../src/media/still/errors.js';
 import { makeRng } from '../../support/fuzz.js';
 
 // Cutting ffmpeg's image2pipe output into JPEGs: real JPEGs, the markers that are not ends, bad

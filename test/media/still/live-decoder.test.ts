@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { LiveDecoder, LiveDecoderError, type LiveDecoderOptions } from '../../../src/media/still/live-decoder.js';
+import { LiveDecoder, type LiveDecoderOptions } from '../../../src/media/still/live-decoder.js';
+import { LiveDecoderError } from '../../../src/media/still/errors.js';
 import { LiveDecoders } from '../../../src/media/still/live-decoders.js';
 import { jpegSize } from './jpeg-size.js';
 

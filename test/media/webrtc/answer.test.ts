@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseSdp } from '../../../src/media/sdp.js';
-import { LocalDescriptionError, readLocalTransport, withoutMdnsCandidates, writeAnswer } from '../../../src/media/webrtc/answer.js';
+import { readLocalTransport, withoutMdnsCandidates, writeAnswer } from '../../../src/media/webrtc/answer.js';
+import { LocalDescriptionError } from '../../../src/media/webrtc/errors.js';
 import { matchCodecs } from '../../../src/media/webrtc/codec-match.js';
 import { readWebRtcOffer } from '../../../src/media/webrtc/offer.js';
 import { CHROMIUM_OFFER, FIREFOX_OFFER } from './offers.js';

@@ -1,8 +1,10 @@
 import { describe, expect, it } from 'vitest';
+import type { CodecMismatchCode } from '../../../src/domain/errors.js';
 import { parseSdp, type SdpSession } from '../../../src/media/sdp.js';
-import { CodecMismatchError, matchCodecs, type CodecMismatchCode } from '../../../src/media/webrtc/codec-match.js';
+import { matchCodecs } from '../../../src/media/webrtc/codec-match.js';
+import { CodecMismatchError, OfferError } from '../../../src/media/webrtc/errors.js';
 import { decodes, parseProfileLevelId, type H264Profile } from '../../../src/media/webrtc/h264-profile.js';
-import { OfferError, readWebRtcOffer, type WebRtcOffer } from '../../../src/media/webrtc/offer.js';
+import { readWebRtcOffer, type WebRtcOffer } from '../../../src/media/webrtc/offer.js';
 import { makeRng, mutate } from '../../support/fuzz.js';
 import { CHROMIUM_OFFER, FIREFOX_OFFER, SAFARI_OFFER } from './offers.js';
 

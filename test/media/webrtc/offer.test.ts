@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest';
+import type { OfferErrorCode } from '../../../src/domain/errors.js';
 import { SDP_MAX_BYTES } from '../../../src/media/sdp.js';
-import { CandidateError, parseCandidate } from '../../../src/media/webrtc/candidate.js';
+import { parseCandidate } from '../../../src/media/webrtc/candidate.js';
+import { CandidateError, OfferError } from '../../../src/media/webrtc/errors.js';
 import {
   MAX_CANDIDATES_PER_MEDIA,
-  OfferError,
   answerDirection,
   answerSetupRole,
   readWebRtcOffer,
-  type OfferErrorCode,
   type OfferMedia,
 } from '../../../src/media/webrtc/offer.js';
 import { makeRng, mutate } from '../../support/fuzz.js';

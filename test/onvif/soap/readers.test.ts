@@ -1,12 +1,12 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { CameraFaultError } from '../../../src/onvif/errors.js';
+import { CameraFaultError, SoapFaultError, SoapXmlError } from '../../../src/onvif/errors.js';
 import { isAuthFault } from '../../../src/onvif/soap/client.js';
 import { readCapabilities, readDeviceInformation, readServices, readSystemDateAndTime } from '../../../src/onvif/soap/device-ops.js';
 import { readRenew, readSubscription } from '../../../src/onvif/soap/event-ops.js';
 import { readMediaUri, readProfiles } from '../../../src/onvif/soap/media-ops.js';
-import { parseSoapBody, SoapFaultError, SoapXmlError } from '../../../src/onvif/soap-xml.js';
+import { parseSoapBody } from '../../../src/onvif/soap-xml.js';
 import * as R from '../../../src/onvif/simulator/responses.js';
 
 // Each operation's reader over the answers it can get: proper ones (simulator, real captures),

@@ -3,7 +3,7 @@ import Type from 'typebox';
 import { OAuthError, oauthErrorBody, oauthErrorStatus, tokenErrorHeaders } from '../../../auth/oauth/errors.js';
 import { parseRevocationRequest, parseTokenRequest } from '../../../auth/oauth/params.js';
 import { SCOPES } from '../../../auth/scope-catalogue.js';
-import { errorResponse, parserErrorResponses } from '../../schemas.js';
+import { oauthErrorResponse, parserErrorResponses } from '../../schemas.js';
 import type { OAuthRoutesOptions } from './options.js';
 
 // The endpoints clients call directly: /oauth/token and /oauth/revoke, each answering JSON with
@@ -22,10 +22,10 @@ const TokenResponseSchema = Type.Object(
 
 /** What the token and revocation endpoints answer besides their own 400s (oauthErrorStatus in src/auth/oauth/errors.ts). */
 const clientEndpointErrors = {
-  401: errorResponse('invalid_client: client authentication failed'),
+  401: oauthErrorResponse('invalid_client: client authentication failed'),
   ...parserErrorResponses,
-  500: errorResponse('server_error: the gateway failed to answer'),
-  503: errorResponse('temporarily_unavailable'),
+  500: oauthErrorResponse('server_error: the gateway failed to answer'),
+  503: oauthErrorResponse('temporarily_unavailable'),
 };
 
 export async function tokenRoutes(app: FastifyInstance, opts: Pick<OAuthRoutesOptions, 'server'>): Promise<void> {
@@ -40,7 +40,7 @@ export async function tokenRoutes(app: FastifyInstance, opts: Pick<OAuthRoutesOp
         // The statuses of oauthErrorStatus (src/auth/oauth/errors.ts); a body the gateway cannot read is invalid_request.
         response: {
           200: TokenResponseSchema,
-          400: errorResponse('invalid_request, invalid_grant, unauthorized_client, unsupported_grant_type or invalid_scope (RFC 6749 §5.2)'),
+          400: oauthErrorResponse('invalid_request, invalid_grant, unauthorized_client, unsupported_grant_type or invalid_scope (RFC 6749 §5.2)'),
           ...clientEndpointErrors,
         },
       },
@@ -63,7 +63,7 @@ export async function tokenRoutes(app: FastifyInstance, opts: Pick<OAuthRoutesOp
         tags: ['oauth'],
         response: {
           200: { type: 'null', description: 'Revoked, or nothing to revoke (an unknown, invalid or expired token: RFC 7009 §2.2)' },
-          400: errorResponse('invalid_request (no token, a parameter given twice) or unauthorized_client (the token was issued to another client)'),
+          400: oauthErrorResponse('invalid_request (no token, a parameter given twice) or unauthorized_client (the token was issued to another client)'),
           ...clientEndpointErrors,
         },
       },

@@ -7,6 +7,7 @@ import Type from 'typebox';
 import { NotFoundError } from '../../../domain/errors.js';
 import type { Recording } from '../../../domain/types.js';
 import { storedFile } from '../../clip-files.js';
+import { ApiError, sendApiError } from '../../errors.js';
 import { contentRange, parseRange } from '../../range.js';
 import { errorResponse, errorResponses, FileBody, Id, NoBody } from '../../schemas.js';
 import { requireRecording } from './lookup.js';
@@ -75,7 +76,7 @@ function sendClip(req: FastifyRequest, reply: FastifyReply, rec: Recording, file
 
   if (range.kind === 'unsatisfiable') {
     reply.header('content-range', `bytes */${size}`).header('content-type', 'application/json; charset=utf-8');
-    return reply.code(416).send({ error: 'range_not_satisfiable', error_description: `the file has ${size} bytes` });
+    return sendApiError(reply, new ApiError('range_not_satisfiable', `the file has ${size} bytes`));
   }
   const [start, end, status] = range.kind === 'range' ? [range.start, range.end, 206] : [0, size - 1, 200];
   if (status === 206) reply.header('content-range', contentRange(start, end, size));

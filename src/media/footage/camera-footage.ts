@@ -1,0 +1,226 @@
+import type { StreamProfile } from '../../domain/types.js';
+import type { FootageFile } from '../../store/footage.js';
+import { FragmentMuxer } from '../mux/fragment-muxer.js';
+import type { NewPart } from '../mux/part-assembler.js';
+import type { FanOutReader, TrackStart } from '../relay/fanout.js';
+import { footageFileName } from './file-name.js';
+import type { FootageFileWriter, OpenFootageFile } from './file-writer.js';
+import { encodeFragmentTable, type FragmentEntry } from './fragment-table.js';
+
+// One camera profile's continuous footage: the relay's fan-out read as fMP4 fragments, one per group
+// of pictures (mux/fragment-muxer.ts), copied into files of about fileS seconds, each an init
+// segment followed by its fragments, so any file plays on its own. A file starts at a keyframe.
+//
+// Time: the fragments' decode times count from the muxer's zero; `zeroMs` is the wall clock of that
+// zero, set at the first keyframe from the gateway's clock. While the media time and the gateway's
+// clock agree (within resyncMs), files follow each other exactly in media time. When they part (the
+// camera stream paused or came back after an outage, or the camera's clock runs fast or slow) a new
+// file starts with a new zero at the gateway's time, never before the end of the last: a gap is a
+// gap, and no footage is dated out of order.
+//
+// A disk slower than the camera: past maxPendingBytes not yet written, the file is closed and the
+// footage until the next keyframe with the queue below half is dropped (a gap), never held in memory.
+
+export interface CameraFootageOptions {
+  deviceId: string;
+  profile: StreamProfile;
+  /** A file is closed at the first keyframe this long after its start. */
+  fileS: number;
+  maxPendingBytes: number;
+  /** Largest difference between media time and the gateway's clock before a new zero (ms). */
+  resyncMs: number;
+  open: OpenFootageFile;
+  /** A file was written and fsynced: its index row. */
+  onFile: (file: FootageFile) => void;
+  /** A write failed (the disk went away, filled up, turned read-only): this writer has stopped. */
+  onDiskError: (err: Error) => void;
+  /** The camera stream ended for this reader (evicted, or it could not be muxed). */
+  onEnded: (reason: string) => void;
+  wallClock?: () => number;
+}
+
+export interface CameraFootageStats {
+  files: number;
+  bytes: number;
+  /** Fragments dropped: the disk was behind, or the writer waited for a keyframe. */
+  droppedFragments: number;
+  /** New zeros after the first: gaps and clock corrections. */
+  resyncs: number;
+}
+
+interface OpenFile {
+  name: string;
+  writer: FootageFileWriter;
+  startMs: number;
+  zeroMs: number;
+  initBytes: number;
+  entries: FragmentEntry[];
+  /** Decode time (90 kHz) at the end of the last fragment. */
+  endTicks: number;
+}
+
+/** Fragments are groups of pictures, cut inside one longer than this (s). */
+const MAX_FRAGMENT_S = 10;
+/** A video sample longer than this is pictures missing (s). */
+const MAX_SAMPLE_S = 2;
+const TICKS_PER_MS = 90;
+
+export class CameraFootage implements FanOutReader {
+  readonly stats: CameraFootageStats = { files: 0, bytes: 0, droppedFragments: 0, resyncs: 0 };
+  private readonly muxer: FragmentMuxer;
+  private file: OpenFile | null = null;
+  private zeroMs: number | null = null;
+  /** Wall clock where the last file ended: no file starts before it. */
+  private lastEndMs = -Infinity;
+  private stopped = false;
+  private readonly finishing = new Set<Promise<void>>();
+  /** Writers of files closed and not yet fsynced: what the disk still has to write. */
+  private readonly pendingWriters = new Set<FootageFileWriter>();
+
+  constructor(
+    sdp: string,
+    private readonly opts: CameraFootageOptions,
+  ) {
+    this.muxer = new FragmentMuxer(sdp, { partTarget: MAX_FRAGMENT_S, targetDuration: MAX_FRAGMENT_S, maxSampleDuration: MAX_SAMPLE_S, ...(opts.wallClock ? { wallClock: opts.wallClock } : {}) }, {
+      addPart: (part: NewPart) => this.addPart(part),
+      ended: (reason) => opts.onEnded(reason),
+    });
+  }
+
+  setStarts(starts: TrackStart[]): void {
+    this.muxer.setStarts(starts);
+  }
+
+  /** The file being written, if any (its name), for status and tests. */
+  get openFileName(): string | null {
+    return this.file?.name ?? null;
+  }
+
+  /**
+   * Writes what the muxer holds (the open group of pictures) and closes the file; resolves once
+   * every file this writer closed is fsynced and handed to onFile (or failed).
+   */
+  async stop(): Promise<void> {
+    if (!this.stopped) {
+      this.muxer.flush();
+      this.stopped = true;
+      this.muxer.end('stopped');
+      this.closeFile();
+    }
+    await Promise.all([...this.finishing]);
+  }
+
+  /** Stops at once, keeping nothing more (the disk failed): open files are closed unsynced. */
+  async abandon(): Promise<void> {
+    this.stopped = true;
+    this.muxer.end('stopped');
+    const file = this.file;
+    this.file = null;
+    await Promise.all([...this.finishing, file?.writer.abandon()]);
+  }
+
+  // --- FanOutReader ---
+
+  pendingBytes(): number {
+    return 0;
+  }
+
+  deliver(track: number, packet: Buffer): void {
+    if (!this.stopped) this.muxer.deliver(track, packet);
+  }
+
+  deliverRtcp(): void {
+    // Wall-clock dating comes from the gateway's clock, not the camera's sender reports.
+  }
+
+  evict(reason: string): void {
+    this.muxer.end(reason);
+  }
+
+  private addPart(part: NewPart): void {
+    if (this.stopped) return;
+    if (part.independent) this.atKeyframe(part);
+    const file = this.file;
+    if (!file) {
+      this.stats.droppedFragments++;
+      return;
+    }
+    if (file.entries.length > 0 && file.writer.pendingBytes + part.bytes.length > this.opts.maxPendingBytes) {
+      // The disk is behind: what it has gets closed, and nothing more is held until it catches up.
+      this.closeFile();
+      this.stats.droppedFragments++;
+      return;
+    }
+    file.writer.append(part.bytes);
+    const duration = Math.round(part.duration * 90_000);
+    file.entries.push({ bytes: part.bytes.length, duration, keyframe: part.independent });
+    file.endTicks = part.decodeTime + duration;
+    this.stats.bytes += part.bytes.length;
+  }
+
+  /** At a keyframe: a new zero if media time and the clock have parted, a new file when due. */
+  private atKeyframe(part: NewPart): void {
+    const mediaMs = part.decodeTime / TICKS_PER_MS;
+    const drift = this.zeroMs === null ? Infinity : Math.abs(part.wallClock - (this.zeroMs + mediaMs));
+    if (drift > this.opts.resyncMs) {
+      this.closeFile();
+      if (this.zeroMs !== null) this.stats.resyncs++;
+      this.zeroMs = Math.max(part.wallClock, this.lastEndMs + 1) - mediaMs;
+    } else if (this.file && part.wallClock - this.file.startMs >= this.opts.fileS * 1000) {
+      this.closeFile();
+    }
+    if (!this.file && this.muxer.init && this.zeroMs !== null && !this.diskBehind()) this.openFile(part, this.muxer.init, this.zeroMs);
+  }
+
+  private diskBehind(): boolean {
+    let pending = this.file?.writer.pendingBytes ?? 0;
+    for (const p of this.pendingWriters) pending += p.pendingBytes;
+    return pending > this.opts.maxPendingBytes / 2;
+  }
+
+  private openFile(part: NewPart, init: Buffer, zeroMs: number): void {
+    const startMs = Math.round(zeroMs + part.decodeTime / TICKS_PER_MS);
+    const name = footageFileName({ deviceId: this.opts.deviceId, profile: this.opts.profile, startMs });
+    const writer = this.opts.open(name, (err) => this.diskError(err));
+    writer.append(init);
+    this.file = { name, writer, startMs, zeroMs, initBytes: init.length, entries: [], endTicks: part.decodeTime };
+  }
+
+  private closeFile(): void {
+    const file = this.file;
+    if (!file) return;
+    this.file = null;
+    const endMs = Math.max(file.startMs, Math.round(file.zeroMs + file.endTicks / TICKS_PER_MS));
+    this.lastEndMs = Math.max(this.lastEndMs, endMs);
+    this.pendingWriters.add(file.writer);
+    const done = file.writer
+      .finish()
+      .then((bytes) => {
+        this.stats.files++;
+        this.opts.onFile({
+          deviceId: this.opts.deviceId,
+          profile: this.opts.profile,
+          name: file.name,
+          startMs: file.startMs,
+          endMs,
+          zeroMs: file.zeroMs,
+          bytes,
+          initBytes: file.initBytes,
+          fragments: encodeFragmentTable(file.entries),
+        });
+      })
+      .catch((err: unknown) => this.diskError(err instanceof Error ? err : new Error(String(err))))
+      .finally(() => {
+        this.pendingWriters.delete(file.writer);
+        this.finishing.delete(done);
+      });
+    this.finishing.add(done);
+  }
+
+  private diskError(err: Error): void {
+    if (this.stopped) return;
+    this.stopped = true;
+    this.muxer.end('the footage disk failed');
+    this.opts.onDiskError(err);
+  }
+}

@@ -1,0 +1,212 @@
+import type { AudioFrame, VideoAccessUnit } from '../access-unit.js';
+import { aacConfigFromFmtp } from '../aac-config.js';
+import { AacDepacketizer, aacRtpParameters } from '../aac-depacketizer.js';
+import { codecsString } from '../fmp4/codecs.js';
+import { DecodeTimeline, type TimedUnit } from '../fmp4/decode-timeline.js';
+import { buildInitSegment } from '../fmp4/init-segment.js';
+import { aacTrack, h264Track, h265Track, reorderDepthHint, type AacTrack, type H264Track, type H265Track } from '../fmp4/track.js';
+import { parseH265SpropParameterSets, parseSpropParameterSets } from '../h26x.js';
+import { MediaFormatError } from '../errors.js';
+import { h264ParameterSetsIn, h265ParameterSetsIn } from '../parameter-sets.js';
+import type { FanOutReader, TrackStart } from '../relay/fanout.js';
+import { createRtpHeader, readRtpHeaderInto } from '../rtp.js';
+import { mediaCodecs, parseSdp, type MediaCodec } from '../sdp.js';
+import { VideoDepacketizer } from '../video-depacketizer.js';
+import { PartAssembler, type PartSink } from './part-assembler.js';
+
+// One camera profile as fragmented MP4: a reader of the relay's fan-out (like an RTSP viewer, but in
+// process) that depacketises the video (H.264/H.265) and AAC audio, dates the units and cuts them
+// into fragments (part-assembler.ts) for a sink: LL-HLS's live window, or a footage file. G.711 and
+// other audio that fMP4 here does not carry is left out. The init segment is built at the first
+// keyframe, from its in-band parameter sets or else the SDP's sprop-*. Work happens as packets
+// arrive; nothing is queued, so the reader is never behind (pendingBytes 0).
+
+export interface FragmentMuxerOptions {
+  /** Longest part, seconds; a longer sample (pictures missing) is shortened to it. */
+  partTarget: number;
+  /** Longest segment, seconds (a segment is a GOP, cut inside one that is longer). */
+  targetDuration: number;
+  /** Longest sample, seconds (default: the part target): a longer one is pictures missing, not a picture that long. */
+  maxSampleDuration?: number;
+  wallClock?: () => number;
+}
+
+export interface FragmentMuxerStats {
+  /** Video units dropped while waiting for a keyframe (the start, or after a loss). */
+  waitingForKeyframe: number;
+  /** Samples longer than maxSampleDuration, shortened to it (a gap in the camera's pictures). */
+  longSamples: number;
+  /** Keyframes whose parameter sets did not make a track. */
+  badParameterSets: number;
+}
+
+/** What the sink is told besides the parts. */
+export interface FragmentSink extends PartSink {
+  /** The muxer ended (evicted, or its input could not be muxed); no part comes after. */
+  ended?(reason: string): void;
+}
+
+interface VideoPlan {
+  codec: MediaCodec;
+  encoding: 'H264' | 'H265';
+}
+
+export class FragmentMuxer implements FanOutReader {
+  readonly stats: FragmentMuxerStats = { waitingForKeyframe: 0, longSamples: 0, badParameterSets: 0 };
+  /** The init segment, once the first keyframe came. */
+  init: Buffer | null = null;
+  /** RFC 6381 codecs of the tracks (with the init segment). */
+  codecs: string[] = [];
+  resolution: { width: number; height: number } | null = null;
+  /** Why the muxer stopped; null while live. */
+  ended: string | null = null;
+  private readonly header = createRtpHeader();
+  private readonly video: VideoPlan;
+  private readonly videoDepacketizer: VideoDepacketizer;
+  private readonly audioCodec: MediaCodec | null;
+  private readonly audioDepacketizer: AacDepacketizer | null = null;
+  private audioTrackDef: AacTrack | null = null;
+  private assembler: PartAssembler | null = null;
+  private videoTimeline: DecodeTimeline<VideoAccessUnit> | null = null;
+  private audioTimeline: DecodeTimeline<AudioFrame> | null = null;
+  private starts: TrackStart[] = [];
+  private afterLoss = false;
+  private readonly maxSampleTicks: number;
+
+  /** `sdp`: the relay's SDP of the stream (StreamHandle.sdp). Throws MediaFormatError when it has no H.264/H.265 video. */
+  constructor(
+    sdp: string,
+    private readonly options: FragmentMuxerOptions,
+    private readonly sink: FragmentSink,
+  ) {
+    const codecs = mediaCodecs(parseSdp(sdp));
+    const video = codecs.find((c) => c.media === 'video' && (c.encoding === 'H264' || c.encoding === 'H265'));
+    if (!video) throw new MediaFormatError('bad_sample', 'the stream has no H.264 or H.265 video');
+    this.video = { codec: video, encoding: video.encoding as 'H264' | 'H265' };
+    const donl = video.encoding === 'H265' && Number(video.fmtp.get('sprop-max-don-diff') ?? '0') > 0;
+    this.videoDepacketizer = new VideoDepacketizer({ codec: this.video.encoding, donl }, (u) => this.onVideo(u));
+    this.audioCodec = null;
+    const audio = codecs.find((c) => c.media === 'audio' && c.encoding === 'MPEG4-GENERIC');
+    if (audio) {
+      try {
+        this.audioTrackDef = aacTrack(2, aacConfigFromFmtp(audio.fmtp));
+        this.audioDepacketizer = new AacDepacketizer(aacRtpParameters(audio.fmtp), (f) => this.onAudio(f));
+        this.audioCodec = audio;
+      } catch (err) {
+        // An AAC track we cannot read is left out; the video still plays.
+        if (!(err instanceof Error)) throw err;
+        this.audioTrackDef = null;
+      }
+    }
+    this.maxSampleTicks = Math.round(Math.min(options.maxSampleDuration ?? options.partTarget, options.partTarget) * 90_000);
+  }
+
+  /** Each track's RTP time at the instant this reader's stream starts (from the fan-out, before attach). */
+  setStarts(starts: TrackStart[]): void {
+    this.starts = starts;
+  }
+
+  // --- FanOutReader ---
+
+  pendingBytes(): number {
+    return 0;
+  }
+
+  deliver(track: number, packet: Buffer): void {
+    if (this.ended !== null || !readRtpHeaderInto(packet, this.header)) return;
+    try {
+      if (track === this.video.codec.index) this.videoDepacketizer.push(packet, this.header);
+      else if (track === this.audioCodec?.index) this.audioDepacketizer?.push(packet, this.header);
+    } catch (err) {
+      // A sink refuses what it cannot keep (LL-HLS: a part longer than PART-TARGET, which players
+      // would stall on): the muxer ends, and its owner starts a fresh one.
+      if (err instanceof RangeError || err instanceof MediaFormatError) this.end(`the stream could not be muxed: ${err.message}`);
+      else throw err;
+    }
+  }
+
+  deliverRtcp(): void {
+    // The tracks' start instants come from the fan-out (setStarts); sender reports add nothing here.
+  }
+
+  evict(reason: string): void {
+    this.end(reason);
+  }
+
+  end(reason: string): void {
+    if (this.ended !== null) return;
+    this.ended = reason;
+    this.sink.ended?.(reason);
+  }
+
+  /** Closes the part being filled (the end of a footage file's last group of pictures). */
+  flush(): void {
+    this.assembler?.flush();
+  }
+
+  private startOf(index: number): number | undefined {
+    return this.starts.find((s) => s.track === index)?.rtpTime;
+  }
+
+  private onVideo(unit: VideoAccessUnit): void {
+    if (unit.afterLoss) this.afterLoss = true;
+    if (!unit.keyframe && (this.afterLoss || !this.assembler)) {
+      // Pictures after a loss refer to what was lost: wait for the next keyframe.
+      this.stats.waitingForKeyframe++;
+      return;
+    }
+    if (unit.keyframe) this.afterLoss = false;
+    if (!this.assembler && !this.startTracks(unit)) return;
+    this.videoTimeline?.push(unit, unit.rtpTime);
+  }
+
+  private onAudio(frame: AudioFrame): void {
+    // Before the first keyframe there is no part to put audio in.
+    this.audioTimeline?.push(frame, frame.rtpTime);
+  }
+
+  /** At the first usable keyframe: the tracks, the init segment, the timelines. */
+  private startTracks(keyframe: VideoAccessUnit): boolean {
+    let videoTrack: H264Track | H265Track;
+    try {
+      const fmtp = this.video.codec.fmtp;
+      if (this.video.encoding === 'H264') {
+        const inBand = h264ParameterSetsIn(keyframe.nalus);
+        videoTrack = h264Track(1, inBand.sps.length > 0 && inBand.pps.length > 0 ? inBand : parseSpropParameterSets(fmtp));
+      } else {
+        const inBand = h265ParameterSetsIn(keyframe.nalus);
+        videoTrack = h265Track(1, inBand.vps.length > 0 && inBand.sps.length > 0 && inBand.pps.length > 0 ? inBand : parseH265SpropParameterSets(fmtp));
+      }
+    } catch (err) {
+      if (!(err instanceof MediaFormatError)) throw err;
+      this.stats.badParameterSets++;
+      return false;
+    }
+    const audioTrack = this.audioTrackDef;
+    this.init = buildInitSegment(audioTrack ? [videoTrack, audioTrack] : [videoTrack]);
+    this.codecs = audioTrack ? [codecsString(videoTrack), codecsString(audioTrack)] : [codecsString(videoTrack)];
+    this.resolution = { width: videoTrack.width, height: videoTrack.height };
+    const assembler = new PartAssembler(this.sink, { video: videoTrack, audio: audioTrack }, { partTarget: this.options.partTarget, targetDuration: this.options.targetDuration }, this.options.wallClock ?? Date.now);
+    this.assembler = assembler;
+    const videoZero = this.startOf(this.video.codec.index);
+    this.videoTimeline = new DecodeTimeline<VideoAccessUnit>((t) => assembler.pushVideo(this.boundDuration(t)), {
+      initialReorderDepth: reorderDepthHint(videoTrack),
+      ...(videoZero !== undefined ? { zeroRtpTime: videoZero } : {}),
+    });
+    if (audioTrack && this.audioCodec) {
+      // Without a known start the audio counts from its first frame after this keyframe.
+      const audioZero = videoZero !== undefined ? this.startOf(this.audioCodec.index) : undefined;
+      this.audioTimeline = new DecodeTimeline<AudioFrame>((t) => assembler.pushAudio(t), audioZero !== undefined ? { zeroRtpTime: audioZero } : {});
+    }
+    return true;
+  }
+
+  /** A sample longer than maxSampleDuration (pictures missing) is shortened to it: parts never exceed the part target. */
+  private boundDuration(t: TimedUnit<VideoAccessUnit>): TimedUnit<VideoAccessUnit> {
+    if (t.duration > this.maxSampleTicks) {
+      this.stats.longSamples++;
+      return { ...t, duration: this.maxSampleTicks };
+    }
+    return t.duration > 0 ? t : { ...t, duration: 1 };
+  }
+}

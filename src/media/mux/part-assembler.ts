@@ -1,0 +1,134 @@
+import type { AudioFrame, VideoAccessUnit } from '../access-unit.js';
+import type { TimedUnit } from '../fmp4/decode-timeline.js';
+import { buildFragment, type FragmentSample } from '../fmp4/fragment.js';
+import { audioSample, videoSample } from '../fmp4/samples.js';
+import type { Fmp4Track } from '../fmp4/track.js';
+import { cutBefore } from './part-cutter.js';
+
+// Dated samples of one camera profile into parts: the video track decides the cuts (part-cutter.ts),
+// each part is one fragment (moof + mdat) holding the video samples and the audio frames that start
+// before the part's video ends, and goes to the sink (LL-HLS's live window, a footage file). Both tracks' decode
+// times count from the same instant (decode-timeline.ts with a zero from rtp-clock.ts), so comparing
+// them in seconds lines the audio up with the video. Nothing is output before the first keyframe.
+// Audio that arrives before the first keyframe waits for it, and what starts earlier is dropped.
+// The caller chooses a PART-TARGET at least one frame interval long (a part holds one sample at least).
+
+export interface PartAssemblerStats {
+  parts: number;
+  /** Video samples before the first keyframe, and audio frames that start before it. */
+  droppedBeforeKeyframe: number;
+  /** Audio frames dropped because no video came to close a part for them. */
+  droppedAudio: number;
+}
+
+/** Audio frames waiting for a part at most (about 10 s of AAC at 48 kHz): bounded if the video stalls. */
+const MAX_PENDING_AUDIO = 500;
+
+/** One fragment cut from the stream. */
+export interface NewPart {
+  bytes: Buffer;
+  /** Seconds. */
+  duration: number;
+  /** Starts with a keyframe. */
+  independent: boolean;
+  /** The part-cutter said 'segment': the part starts a new segment (a new group of pictures, or a cut inside a long one). */
+  startsSegment: boolean;
+  /** Wall clock of its first sample, ms since the epoch. */
+  wallClock: number;
+  /** Decode time of its first video sample from the timeline's zero, in the video timescale. */
+  decodeTime: number;
+}
+
+/** Where the parts go. */
+export interface PartSink {
+  addPart(part: NewPart): unknown;
+}
+
+export class PartAssembler {
+  readonly stats: PartAssemblerStats = { parts: 0, droppedBeforeKeyframe: 0, droppedAudio: 0 };
+  private readonly partTarget: number;
+  private readonly targetDuration: number;
+  private video: Array<{ dts: number; sample: FragmentSample }> = [];
+  private audio: Array<{ dts: number; sample: FragmentSample }> = [];
+  private started = false;
+  private partElapsed = 0;
+  private segmentElapsed = 0;
+  private nextStartsSegment = true;
+  private sequence = 1;
+  private partWallClock = 0;
+
+  constructor(
+    private readonly sink: PartSink,
+    private readonly tracks: { video: Fmp4Track; audio: Fmp4Track | null },
+    options: { partTarget: number; targetDuration: number },
+    private readonly wallClock: () => number,
+  ) {
+    this.partTarget = Math.round(options.partTarget * tracks.video.timescale);
+    this.targetDuration = Math.round(options.targetDuration * tracks.video.timescale);
+  }
+
+  pushVideo(timed: TimedUnit<VideoAccessUnit>): void {
+    if (!this.started) {
+      if (!timed.unit.keyframe) {
+        this.stats.droppedBeforeKeyframe++;
+        return;
+      }
+      this.started = true;
+      // Audio waiting from before the first picture has nothing to play with.
+      const startSeconds = timed.dts / this.tracks.video.timescale;
+      const audioTrack = this.tracks.audio;
+      const before = audioTrack ? this.audio.findIndex((a) => a.dts / audioTrack.timescale >= startSeconds) : 0;
+      const drop = before < 0 ? this.audio.length : before;
+      this.audio.splice(0, drop);
+      this.stats.droppedBeforeKeyframe += drop;
+    }
+    const cut = cutBefore({ partElapsed: this.partElapsed, segmentElapsed: this.segmentElapsed }, { keyframe: timed.unit.keyframe, duration: timed.duration }, { partTarget: this.partTarget, targetDuration: this.targetDuration });
+    if (cut !== 'none') this.closePart(cut === 'segment');
+    if (this.video.length === 0) this.partWallClock = this.wallClock();
+    this.video.push({ dts: timed.dts, sample: videoSample(timed) });
+    this.partElapsed += timed.duration;
+    this.segmentElapsed += timed.duration;
+  }
+
+  pushAudio(timed: TimedUnit<AudioFrame>): void {
+    this.audio.push({ dts: timed.dts, sample: audioSample(timed) });
+    if (this.audio.length > MAX_PENDING_AUDIO) {
+      this.audio.shift();
+      this.stats.droppedAudio++;
+    }
+  }
+
+  /** Closes the part being filled (end of stream, or a test that wants what it has). */
+  flush(): void {
+    if (this.video.length > 0) this.closePart(false);
+  }
+
+  private closePart(segmentEnds: boolean): void {
+    const first = this.video[0];
+    if (!first) return;
+    const video = this.tracks.video;
+    const endSeconds = (first.dts + this.partElapsed) / video.timescale;
+    const runs = [{ track: video, baseDecodeTime: first.dts, samples: this.video.map((v) => v.sample) }];
+    const audioTrack = this.tracks.audio;
+    if (audioTrack) {
+      let n = 0;
+      while (n < this.audio.length && (this.audio[n] as { dts: number }).dts / audioTrack.timescale < endSeconds) n++;
+      const taken = this.audio.splice(0, n);
+      const head = taken[0];
+      if (head) runs.push({ track: audioTrack, baseDecodeTime: head.dts, samples: taken.map((a) => a.sample) });
+    }
+    this.sink.addPart({
+      bytes: buildFragment(this.sequence++, runs),
+      duration: this.partElapsed / video.timescale,
+      independent: first.sample.keyframe,
+      startsSegment: this.nextStartsSegment,
+      wallClock: this.partWallClock,
+      decodeTime: first.dts,
+    });
+    this.stats.parts++;
+    this.video = [];
+    this.partElapsed = 0;
+    this.nextStartsSegment = segmentEnds;
+    if (segmentEnds) this.segmentElapsed = 0;
+  }
+}
