@@ -79,6 +79,7 @@ const INTEGRATION = [
   'test/api/routes/snapshot.test.ts',
   'test/media/mixed-viewers.test.ts',
   'test/media/footage/continuous.test.ts', // also a tmpfs mounted as the footage disk
+  'test/media/footage/crash.test.ts', // the built daemon, a tmpfs footage disk
   'test/media/recorder/crash.test.ts',
   'test/media/recorder/end-to-end.test.ts',
   'test/media/recorder/motion-end-to-end.test.ts',
