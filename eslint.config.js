@@ -13,9 +13,30 @@ import tseslint from 'typescript-eslint';
 // media/), or a file at src's root. A new folder goes in where its imports put it: above every
 // layer it imports, below every layer that imports it.
 const LAYERS = [
-  'domain', 'platform', 'version.ts', 'config', 'daemon', 'metrics', 'store', 'onvif',
-  'media', 'media/rtsp', 'media/fmp4', 'media/relay', 'media/mux', 'media/still', 'media/footage', 'detect', 'media/recorder',
-  'media/webrtc', 'media/hls', 'auth', 'sync', 'api', 'main.ts', 'cli.ts',
+  'domain',
+  'platform',
+  'version.ts',
+  'config',
+  'daemon',
+  'metrics',
+  'store',
+  'onvif',
+  'media',
+  'media/rtsp',
+  'media/fmp4',
+  'media/relay',
+  'media/mux',
+  'media/still',
+  'media/footage',
+  'detect',
+  'media/recorder',
+  'media/webrtc',
+  'media/hls',
+  'auth',
+  'sync',
+  'api',
+  'main.ts',
+  'cli.ts',
 ];
 
 const layerName = (layer) => (layer === 'media' ? 'src/media/*.ts' : `src/${layer}`);
@@ -68,7 +89,10 @@ export default tseslint.config(
       // ask for callback-style plugins or `return Promise.resolve(x)` noise instead.
       '@typescript-eslint/require-await': 'off',
       // `_` marks what a signature or a destructuring must name but the code does not use.
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrorsIgnorePattern: '^_' }],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrorsIgnorePattern: '^_' },
+      ],
     },
   },
   {
@@ -109,8 +133,15 @@ export default tseslint.config(
     rules: {
       'no-restricted-syntax': [
         'error',
-        { selector: 'ImportExpression[source.value=/^\\./]', message: 'Import modules of src statically: the layer rule (eslint.config.js) does not see import().' },
-        { selector: 'TSImportType[source.value=/^\\./]', message: 'Import types of src with `import type`: the layer rule (eslint.config.js) does not see import("…") types.' },
+        {
+          selector: 'ImportExpression[source.value=/^\\./]',
+          message: 'Import modules of src statically: the layer rule (eslint.config.js) does not see import().',
+        },
+        {
+          selector: 'TSImportType[source.value=/^\\./]',
+          message:
+            'Import types of src with `import type`: the layer rule (eslint.config.js) does not see import("…") types.',
+        },
       ],
     },
   },

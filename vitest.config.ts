@@ -113,7 +113,8 @@ const INTEGRATION = [
 
 // A renamed or removed file must leave this list too; otherwise it would silently count as unit.
 const stale = INTEGRATION.filter((file) => !existsSync(path.resolve(import.meta.dirname, file)));
-if (stale.length > 0) throw new Error(`vitest.config.ts: INTEGRATION lists files that do not exist: ${stale.join(', ')}`);
+if (stale.length > 0)
+  throw new Error(`vitest.config.ts: INTEGRATION lists files that do not exist: ${stale.join(', ')}`);
 
 export default defineConfig({
   test: {

@@ -19,7 +19,15 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { connect as tlsConnect, type ConnectionOptions, type TLSSocket } from 'node:tls';
 import autocannon from 'autocannon';
-import { freePort, metric, metricsText, seedDevices, startGatewayProcess, summarize, type Measured } from './support/gateway-process.ts';
+import {
+  freePort,
+  metric,
+  metricsText,
+  seedDevices,
+  startGatewayProcess,
+  summarize,
+  type Measured,
+} from './support/gateway-process.ts';
 import { cpuSeconds, openFiles, rssMiB } from './support/proc.ts';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);
@@ -50,9 +58,19 @@ seedDevices(dataDir, 50);
 const gateway = await startGatewayProcess(configFile);
 const { child, apiUrl, pid } = gateway;
 const logLines: string[] = [];
-child.stdout.on('data', (d: Buffer) => logLines.push(...d.toString().split('\n').filter((l) => l.startsWith('{'))));
+child.stdout.on('data', (d: Buffer) =>
+  logLines.push(
+    ...d
+      .toString()
+      .split('\n')
+      .filter((l) => l.startsWith('{')),
+  ),
+);
 const api = new URL(apiUrl);
-const target = { url: `${apiUrl}/v1/devices?limit=50`, headers: { authorization: `Bearer ${gateway.token('devices:read')}` } };
+const target = {
+  url: `${apiUrl}/v1/devices?limit=50`,
+  headers: { authorization: `Bearer ${gateway.token('devices:read')}` },
+};
 
 /** One autocannon run; errors and non-2xx answers are counted, not thrown (they are the result). */
 async function round(duration: number): Promise<Measured> {
@@ -65,7 +83,11 @@ const failures = (runs: readonly Measured[]) => runs.reduce((a, r) => a + r.erro
 const processFigures = () => ({ rss_mb: Math.round(rssMiB(pid)), open_files: openFiles(pid) });
 
 /** Opens `count` sockets with `open(i)` (a promise of a socket once it is usable), `parallel` at a time. */
-async function openMany<S>(count: number, parallel: number, open: (i: number) => Promise<S>): Promise<{ held: S[]; failed: number }> {
+async function openMany<S>(
+  count: number,
+  parallel: number,
+  open: (i: number) => Promise<S>,
+): Promise<{ held: S[]; failed: number }> {
   const held: S[] = [];
   let failed = 0;
   let next = 0;
@@ -86,7 +108,13 @@ async function openMany<S>(count: number, parallel: number, open: (i: number) =>
 const tlsSocket = (i: number) =>
   new Promise<TLSSocket>((resolve, reject) => {
     // tls.connect takes socket.connect()'s options too (its docs), localAddress among them.
-    const options: ConnectionOptions & Pick<TcpNetConnectOpts, 'localAddress'> = { host: api.hostname, port: Number(api.port), localAddress: address(i), rejectUnauthorized: false, servername: 'localhost' };
+    const options: ConnectionOptions & Pick<TcpNetConnectOpts, 'localAddress'> = {
+      host: api.hostname,
+      port: Number(api.port),
+      localAddress: address(i),
+      rejectUnauthorized: false,
+      servername: 'localhost',
+    };
     const s = tlsConnect(options, () => resolve(s));
     s.once('error', reject);
   });
@@ -122,11 +150,16 @@ const slow = await openMany(SLOWLORIS, 50, async (i) => {
 });
 const idle = await openMany(IDLE_TLS, 50, async (i) => idleState.watch(await tlsSocket(i)));
 // Per address PER_ADDRESS + 1: the last one of each must be refused by the per-address limit.
-const rtsp = await openMany(ADDRESSES * (PER_ADDRESS + 1), 100, (i) =>
-  new Promise<Socket>((resolve, reject) => {
-    const s = tcpConnect({ host: '127.0.0.1', port: rtspPort, localAddress: address(i) }, () => resolve(rtspState.watch(s)));
-    s.once('error', reject);
-  }),
+const rtsp = await openMany(
+  ADDRESSES * (PER_ADDRESS + 1),
+  100,
+  (i) =>
+    new Promise<Socket>((resolve, reject) => {
+      const s = tcpConnect({ host: '127.0.0.1', port: rtspPort, localAddress: address(i) }, () =>
+        resolve(rtspState.watch(s)),
+      );
+      s.once('error', reject);
+    }),
 );
 const setupS = (performance.now() - setupStart) / 1000;
 // Slowloris: one more header line every 2 s per socket, never the blank line that ends them.
@@ -146,9 +179,14 @@ const loaded: Measured[] = [];
 for (let i = 0; i < rounds; i++) loaded.push(await round(seconds));
 clearInterval(sampler);
 clearInterval(drip);
-const stillHeld = { slowloris: slow.held.length - slowState.closed, idle_tls: idle.held.length - idleState.closed, rtsp: rtsp.held.length - rtspState.closed };
+const stillHeld = {
+  slowloris: slow.held.length - slowState.closed,
+  idle_tls: idle.held.length - idleState.closed,
+  rtsp: rtsp.held.length - rtspState.closed,
+};
 
-const refusedCounter = metric(await metricsText(gateway), 'edge_gateway_relay_connections_refused_total{reason="per_address_limit"}') ?? 0;
+const refusedCounter =
+  metric(await metricsText(gateway), 'edge_gateway_relay_connections_refused_total{reason="per_address_limit"}') ?? 0;
 const refusedLogLines = logLines.filter((l) => l.includes('too many connections from one address')).length;
 
 for (const s of [...slow.held, ...idle.held, ...rtsp.held]) s.destroy();
@@ -162,7 +200,9 @@ const l = summarize(loaded);
 const ratio = Number((l.rps / u.rps).toFixed(3));
 const errors = { unloaded: failures(unloaded), loaded: failures(loaded) };
 
-console.log(`\nbench abuse: GET /v1/devices (50, bearer JWT), ${connections} connections, ${rounds} rounds × ${seconds}s each way, HTTPS on loopback, node ${process.version}, ${os.cpus().length} cores\n`);
+console.log(
+  `\nbench abuse: GET /v1/devices (50, bearer JWT), ${connections} connections, ${rounds} rounds × ${seconds}s each way, HTTPS on loopback, node ${process.version}, ${os.cpus().length} cores\n`,
+);
 console.log('| GET /v1/devices                  | req/s  | p50 ms | p99 ms | server µs CPU/req | errors |');
 console.log('|----------------------------------|--------|--------|--------|-------------------|--------|');
 const row = (name: string, r: ReturnType<typeof summarize>, e: number) =>
@@ -172,16 +212,37 @@ console.log(row('under load', l, errors.loaded));
 console.log(`\nload (opened in ${setupS.toFixed(1)} s; held at the end of the loaded rounds):`);
 console.log(`  slowloris on the API:  ${slow.held.length} of ${SLOWLORIS} opened, ${stillHeld.slowloris} still held`);
 console.log(`  idle TLS on the API:   ${idle.held.length} of ${IDLE_TLS} opened, ${stillHeld.idle_tls} still held`);
-console.log(`  RTSP from ${ADDRESSES} addresses: ${rtsp.held.length + rtsp.failed} tried (${PER_ADDRESS} + 1 each, limit ${PER_ADDRESS}), ${rtspRefused} refused, ${stillHeld.rtsp} still held`);
+console.log(
+  `  RTSP from ${ADDRESSES} addresses: ${rtsp.held.length + rtsp.failed} tried (${PER_ADDRESS} + 1 each, limit ${PER_ADDRESS}), ${rtspRefused} refused, ${stillHeld.rtsp} still held`,
+);
 console.log(`  refused counter in /metrics: ${refusedCounter}; log lines about it: ${refusedLogLines}`);
 console.log(`  daemon at the peak: RSS ${peak.rss_mb} MB, ${peak.open_files} open files`);
 console.log(`\nratio loaded/unloaded req/s: ${ratio} (goal >= 0.9, no error)\n`);
 console.log(
   JSON.stringify({
-    bench: 'abuse', connections, seconds, rounds, unloaded: u, loaded: l, ratio, errors,
-    load: { slowloris: SLOWLORIS, idle_tls: IDLE_TLS, rtsp: RTSP, addresses: ADDRESSES, rtsp_per_address_limit: PER_ADDRESS, setup_s: Number(setupS.toFixed(1)) },
-    held_at_end: stillHeld, opened: { slowloris: slow.held.length, idle_tls: idle.held.length, rtsp: rtsp.held.length },
-    rtsp_refused: rtspRefused, rtsp_refused_counter: refusedCounter, rtsp_refused_log_lines: refusedLogLines,
-    peak, goal_ratio_met: ratio >= 0.9, goal_no_error_met: errors.unloaded + errors.loaded === 0,
+    bench: 'abuse',
+    connections,
+    seconds,
+    rounds,
+    unloaded: u,
+    loaded: l,
+    ratio,
+    errors,
+    load: {
+      slowloris: SLOWLORIS,
+      idle_tls: IDLE_TLS,
+      rtsp: RTSP,
+      addresses: ADDRESSES,
+      rtsp_per_address_limit: PER_ADDRESS,
+      setup_s: Number(setupS.toFixed(1)),
+    },
+    held_at_end: stillHeld,
+    opened: { slowloris: slow.held.length, idle_tls: idle.held.length, rtsp: rtsp.held.length },
+    rtsp_refused: rtspRefused,
+    rtsp_refused_counter: refusedCounter,
+    rtsp_refused_log_lines: refusedLogLines,
+    peak,
+    goal_ratio_met: ratio >= 0.9,
+    goal_no_error_met: errors.unloaded + errors.loaded === 0,
   }),
 );

@@ -23,8 +23,18 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import {
-  apiBenchConfig, defaultCli, getTrusted, measure, seedDevices, selfSignedCert, startBareServer, startGatewayProcess, storeOfBuild,
-  type BareServer, type GatewayProcess, type Target,
+  apiBenchConfig,
+  defaultCli,
+  getTrusted,
+  measure,
+  seedDevices,
+  selfSignedCert,
+  startBareServer,
+  startGatewayProcess,
+  storeOfBuild,
+  type BareServer,
+  type GatewayProcess,
+  type Target,
 } from './support/gateway-process.ts';
 import { median } from './support/stats.ts';
 
@@ -46,7 +56,8 @@ const cores = os.cpus().length;
 const pinned = process.env.BENCH_PIN === '1';
 if (pinned && cores < 2) throw new Error('BENCH_PIN=1 needs two cores or more');
 /** Every thread of process `pid` onto the CPUs `list` (taskset's syntax, e.g. "0-2"). */
-const pin = (pid: number, list: string) => execFileSync('taskset', ['--all-tasks', '--pid', '--cpu-list', list, String(pid)], { stdio: 'ignore' });
+const pin = (pid: number, list: string) =>
+  execFileSync('taskset', ['--all-tasks', '--pid', '--cpu-list', list, String(pid)], { stdio: 'ignore' });
 if (pinned) pin(process.pid, cores === 2 ? '0' : `0-${cores - 2}`);
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'eg-bench-api-ab-'));
@@ -69,12 +80,20 @@ interface Figures {
 }
 const perRound: Record<Name, Figures>[] = [];
 /** One value for each server, from `of` its name. */
-const byName = <T>(of: (n: Name) => T): Record<Name, T> => ({ baseline: of('baseline'), this: of('this'), bare: of('bare') });
-const gatewayTarget = (g: GatewayProcess): Target => ({ url: `${g.apiUrl}${route}?limit=50`, headers: { authorization: `Bearer ${g.token('devices:read')}` } });
+const byName = <T>(of: (n: Name) => T): Record<Name, T> => ({
+  baseline: of('baseline'),
+  this: of('this'),
+  bare: of('bare'),
+});
+const gatewayTarget = (g: GatewayProcess): Target => ({
+  url: `${g.apiUrl}${route}?limit=50`,
+  headers: { authorization: `Bearer ${g.token('devices:read')}` },
+});
 for (let i = 0; i < rounds; i++) {
   const order = names.map((_, k) => names[(k + i) % names.length]!);
   const gateways: Partial<Record<Build, GatewayProcess>> = {};
-  for (const name of order) if (name !== 'bare') gateways[name] = await startGatewayProcess(configs[name], [], builds[name]);
+  for (const name of order)
+    if (name !== 'bare') gateways[name] = await startGatewayProcess(configs[name], [], builds[name]);
   const { baseline, this: current } = gateways;
   if (!baseline || !current) throw new Error('a gateway did not start');
   const thisTarget = gatewayTarget(current);
@@ -93,7 +112,8 @@ for (let i = 0; i < rounds; i++) {
     bare: { server: bare, target: { url: `${bare.url}${route}?limit=50`, headers: thisTarget.headers } },
   };
   if (pinned) for (const { server } of Object.values(runners)) pin(server.pid, String(cores - 1));
-  for (const name of order) await measure(runners[name].server.pid, name, runners[name].target, { connections, duration: warmupSeconds });
+  for (const name of order)
+    await measure(runners[name].server.pid, name, runners[name].target, { connections, duration: warmupSeconds });
   const sums = byName(() => ({ requests: 0, cpuS: 0, durationS: 0, p99: [] as number[] }));
   for (const name of [...order, ...[...order].reverse()]) {
     const r = await measure(runners[name].server.pid, name, runners[name].target, { connections, duration: seconds });
@@ -103,7 +123,11 @@ for (let i = 0; i < rounds; i++) {
     sums[name].p99.push(r.latency.p99);
   }
   for (const name of order) await runners[name].server.stop();
-  const figures = (s: (typeof sums)[Name]): Figures => ({ rps: s.requests / s.durationS, cpuUs: (s.cpuS / s.requests) * 1e6, p99: s.p99 });
+  const figures = (s: (typeof sums)[Name]): Figures => ({
+    rps: s.requests / s.durationS,
+    cpuUs: (s.cpuS / s.requests) * 1e6,
+    p99: s.p99,
+  });
   perRound.push({ this: figures(sums.this), baseline: figures(sums.baseline), bare: figures(sums.bare) });
   console.error(`round ${i + 1} of ${rounds} measured`); // a round takes ~30 s
 }
@@ -113,9 +137,15 @@ const ratios = perRound.map((r) => r.this.rps / r.baseline.rps);
 const diffs = perRound.map((r) => r.this.cpuUs - r.baseline.cpuUs);
 const toBare = (build: Build) => perRound.map((r) => r[build].rps / r.bare.rps);
 
-console.log(`\nbench api-ab: GET /v1/devices, ${connections} connections, ${rounds} rounds with new processes, each server 2 × ${seconds} s a round, node ${process.version}, ${cores} cores${pinned ? `, the servers pinned to core ${cores - 1} and autocannon to the others` : ''}\n`);
-console.log('| round | bare req/s | baseline req/s | this req/s | this/baseline | this/bare | baseline/bare | bare µs CPU/req | baseline µs | this µs | this − baseline µs | p99 ms: bare; baseline; this |');
-console.log('|-------|------------|----------------|------------|---------------|-----------|---------------|-----------------|-------------|---------|--------------------|------------------------------|');
+console.log(
+  `\nbench api-ab: GET /v1/devices, ${connections} connections, ${rounds} rounds with new processes, each server 2 × ${seconds} s a round, node ${process.version}, ${cores} cores${pinned ? `, the servers pinned to core ${cores - 1} and autocannon to the others` : ''}\n`,
+);
+console.log(
+  '| round | bare req/s | baseline req/s | this req/s | this/baseline | this/bare | baseline/bare | bare µs CPU/req | baseline µs | this µs | this − baseline µs | p99 ms: bare; baseline; this |',
+);
+console.log(
+  '|-------|------------|----------------|------------|---------------|-----------|---------------|-----------------|-------------|---------|--------------------|------------------------------|',
+);
 const f = (x: number, d: number, w: number) => x.toFixed(d).padStart(w);
 const thisToBare = toBare('this');
 const baselineToBare = toBare('baseline');

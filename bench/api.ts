@@ -25,8 +25,20 @@ import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
-  apiBenchConfig, defaultCli, getTrusted, measure, seedDevices, selfSignedCert, startBareServer, startGatewayProcess, storeOfBuild, summarize,
-  type BareServer, type GatewayProcess, type Measured, type Target,
+  apiBenchConfig,
+  defaultCli,
+  getTrusted,
+  measure,
+  seedDevices,
+  selfSignedCert,
+  startBareServer,
+  startGatewayProcess,
+  storeOfBuild,
+  summarize,
+  type BareServer,
+  type GatewayProcess,
+  type Measured,
+  type Target,
 } from './support/gateway-process.ts';
 import { Health, parseAs } from './support/json.ts';
 import { median } from './support/stats.ts';
@@ -61,7 +73,10 @@ interface Runner {
   pid: number;
   target: Target;
 }
-const gatewayTarget = (g: GatewayProcess): Runner => ({ pid: g.pid, target: { url: `${g.apiUrl}${route}?limit=50`, headers: { authorization: `Bearer ${g.token('devices:read')}` } } });
+const gatewayTarget = (g: GatewayProcess): Runner => ({
+  pid: g.pid,
+  target: { url: `${g.apiUrl}${route}?limit=50`, headers: { authorization: `Bearer ${g.token('devices:read')}` } },
+});
 
 const gateway = await startGatewayProcess(configFile, profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : []);
 const firstGateway = gatewayTarget(gateway);
@@ -85,11 +100,13 @@ const bodyFile = path.join(dir, 'devices.json');
 writeFileSync(bodyFile, answer.body);
 const startBare = () => startBareServer({ certFile, keyFile, bodyFile, route, contentType: answer.contentType });
 // A stricter yardstick beside it: the same bytes sent as a Buffer, as the gateway sends them.
-const startBareBytes = () => startBareServer({ certFile, keyFile, bodyFile, route, contentType: answer.contentType, bodyAs: 'bytes' });
+const startBareBytes = () =>
+  startBareServer({ certFile, keyFile, bodyFile, route, contentType: answer.contentType, bodyAs: 'bytes' });
 const bares = [await startBare()];
 const bareBytesServers = [await startBareBytes()];
 const baselines: GatewayProcess[] = [];
-if (baselineCli) for (let k = 0; k < processes; k++) baselines.push(await startAnotherGateway(`baseline-${k}`, baselineCli));
+if (baselineCli)
+  for (let k = 0; k < processes; k++) baselines.push(await startAnotherGateway(`baseline-${k}`, baselineCli));
 for (let k = 1; k < processes; k++) bareBytesServers.push(await startBareBytes());
 for (let k = 1; k < processes; k++) bares.push(await startBare());
 const gateways = [gateway];
@@ -101,7 +118,10 @@ for (const g of [...gateways, ...baselines]) await steady(g);
 // they do with it.
 // Each name's processes, each measured for a whole slice in its turn.
 type Name = 'bare' | 'bare_bytes' | 'devices' | 'healthz' | 'baseline';
-const bareTarget = (server: BareServer): Runner => ({ pid: server.pid, target: { url: `${server.url}${route}?limit=50`, headers: devices.headers } });
+const bareTarget = (server: BareServer): Runner => ({
+  pid: server.pid,
+  target: { url: `${server.url}${route}?limit=50`, headers: devices.headers },
+});
 const targets = new Map<Name, Runner[]>([
   ['bare', bares.map(bareTarget)],
   ['bare_bytes', bareBytesServers.map(bareTarget)],
@@ -120,7 +140,9 @@ const gcTotals = async (): Promise<GcTotals | null> => {
   for (const g of gateways) {
     if (!g.metricsUrl) return null;
     const text = await (await fetch(g.metricsUrl)).text();
-    for (const [, part, kind, value] of text.matchAll(/^edge_gateway_nodejs_gc_duration_seconds_(sum|count)\{kind="(\w+)"\} (\S+)$/gm)) {
+    for (const [, part, kind, value] of text.matchAll(
+      /^edge_gateway_nodejs_gc_duration_seconds_(sum|count)\{kind="(\w+)"\} (\S+)$/gm,
+    )) {
       if (kind === undefined) continue;
       const total = totals.get(kind) ?? { count: 0, s: 0 };
       total[part === 'sum' ? 's' : 'count'] += Number(value);
@@ -155,9 +177,11 @@ for (let i = 0; i < rounds; i++) {
   for (const name of order) roundsOf(name).push(await slice(name, seconds));
 }
 // Per round: each name's processes pooled.
-const perSecond = (runs: readonly Measured[]) => runs.reduce((a, r) => a + r.requests.total, 0) / runs.reduce((a, r) => a + r.duration, 0);
+const perSecond = (runs: readonly Measured[]) =>
+  runs.reduce((a, r) => a + r.requests.total, 0) / runs.reduce((a, r) => a + r.duration, 0);
 const bareRounds = roundsOf('bare');
-const roundRatiosOf = (name: Name) => roundsOf(name).map((runs, i) => Number((perSecond(runs) / perSecond(bareRounds[i] ?? [])).toFixed(3)));
+const roundRatiosOf = (name: Name) =>
+  roundsOf(name).map((runs, i) => Number((perSecond(runs) / perSecond(bareRounds[i] ?? [])).toFixed(3)));
 const roundRatios = roundRatiosOf('devices');
 // The machine's speed can swing ~2× within a minute: a slow spell that falls on one server's slices
 // moves the pooled ratio, the median round much less.
@@ -165,9 +189,13 @@ const medianOf = (xs: readonly number[]) => Number(median(xs).toFixed(3));
 // This build against the baseline round by round (both pooled over their processes): req/s ratio and
 // CPU µs a request more (+) or less (-). Paired like this, a before/after survives a noisy machine
 // better than the totals do.
-const cpuPerRequest = (runs: readonly Measured[]) => (runs.reduce((a, r) => a + r.serverCpuS, 0) / runs.reduce((a, r) => a + r.requests.total, 0)) * 1e6;
+const cpuPerRequest = (runs: readonly Measured[]) =>
+  (runs.reduce((a, r) => a + r.serverCpuS, 0) / runs.reduce((a, r) => a + r.requests.total, 0)) * 1e6;
 const baselineRounds = roundsOf('baseline');
-const paired = roundsOf('devices').map((runs, i) => ({ ratio: perSecond(runs) / perSecond(baselineRounds[i] ?? []), cpuUs: cpuPerRequest(runs) - cpuPerRequest(baselineRounds[i] ?? []) }));
+const paired = roundsOf('devices').map((runs, i) => ({
+  ratio: perSecond(runs) / perSecond(baselineRounds[i] ?? []),
+  cpuUs: cpuPerRequest(runs) - cpuPerRequest(baselineRounds[i] ?? []),
+}));
 /** Every run of `name`, all rounds. */
 const results = (name: Name): Measured[] => roundsOf(name).flat();
 // The same requests at one offered load that neither server is saturated by (half the gateway's
@@ -182,7 +210,9 @@ for (let i = 0; i < rounds; i++) {
   for (const name of i % 2 ? (['devices', 'bare_bytes'] as const) : (['bare_bytes', 'devices'] as const)) {
     const [first] = runnersOf(name);
     if (!first) throw new Error(`no ${name} server`);
-    atRate[name].push(await measure(first.pid, name, first.target, { connections, duration: seconds, overallRate: offered }));
+    atRate[name].push(
+      await measure(first.pid, name, first.target, { connections, duration: seconds, overallRate: offered }),
+    );
   }
 }
 for (const server of [...bares, ...bareBytesServers, ...gateways, ...baselines]) await server.stop();
@@ -196,7 +226,9 @@ const ratio = Number((d.rps / b.rps).toFixed(3));
 const cpuRatio = Number((d.server_cpu_us_per_req / b.server_cpu_us_per_req).toFixed(2));
 const base = baselineCli ? summarize(results('baseline')) : null;
 
-console.log(`\nbench api: ${connections} connections, ${rounds} rounds × ${seconds}s per endpoint and process, ${processes} processes of each server, HTTPS on loopback, node ${process.version}, ${os.cpus().length} cores\n`);
+console.log(
+  `\nbench api: ${connections} connections, ${rounds} rounds × ${seconds}s per endpoint and process, ${processes} processes of each server, HTTPS on loopback, node ${process.version}, ${os.cpus().length} cores\n`,
+);
 const row = (name: string, r: ReturnType<typeof summarize>) =>
   `| ${name.padEnd(40)} | ${String(r.rps).padStart(6)} | ${String(r.p50_ms).padStart(6)} | ${String(r.p99_ms).padStart(6)} | ${String(r.server_cpu_us_per_req).padStart(17)} | ${String(r.bytes_per_req).padStart(9)} |`;
 console.log('| endpoint                                 | req/s  | p50 ms | p99 ms | server µs CPU/req | bytes/req |');
@@ -206,8 +238,12 @@ console.log(row('bare Fastify, same bytes (Buffer)', bb));
 console.log(row('gateway GET /v1/devices (50, bearer JWT)', d));
 console.log(row('gateway GET /healthz', h));
 if (base) console.log(row('baseline build GET /v1/devices', base));
-console.log(`\nratio gateway/bare req/s: ${ratio} (goal >= 0.8; by round: ${roundRatios.join(', ')}; median round ${medianOf(roundRatios)}); gateway CPU per request ${cpuRatio}× the bare server's; gateway p99 ${d.p99_ms} ms (goal <= 10)`);
-console.log(`against the bare server sending a Buffer (stricter): ratio ${ratioBytes}, CPU per request ${(d.server_cpu_us_per_req / bb.server_cpu_us_per_req).toFixed(2)}×`);
+console.log(
+  `\nratio gateway/bare req/s: ${ratio} (goal >= 0.8; by round: ${roundRatios.join(', ')}; median round ${medianOf(roundRatios)}); gateway CPU per request ${cpuRatio}× the bare server's; gateway p99 ${d.p99_ms} ms (goal <= 10)`,
+);
+console.log(
+  `against the bare server sending a Buffer (stricter): ratio ${ratioBytes}, CPU per request ${(d.server_cpu_us_per_req / bb.server_cpu_us_per_req).toFixed(2)}×`,
+);
 const baselineFigures = base
   ? {
       baseline: base,
@@ -224,9 +260,13 @@ const baselineFigures = base
     }
   : null;
 if (base && baselineFigures) {
-  console.log(`baseline build: ratio ${baselineFigures.baseline_ratio} (median round ${baselineFigures.baseline_round_ratio_median}), CPU per request ${baselineFigures.baseline_cpu_per_req_x}× the bare server's, p99 ${base.p99_ms} ms`);
+  console.log(
+    `baseline build: ratio ${baselineFigures.baseline_ratio} (median round ${baselineFigures.baseline_round_ratio_median}), CPU per request ${baselineFigures.baseline_cpu_per_req_x}× the bare server's, p99 ${base.p99_ms} ms`,
+  );
   const v = baselineFigures.vs_baseline;
-  console.log(`this build against the baseline, round by round: req/s ratio median ${v.round_rps_ratio_median}, CPU a request ${v.round_cpu_us_diff_median >= 0 ? '+' : ''}${v.round_cpu_us_diff_median} µs (median); faster in ${v.rounds_faster} of ${v.rounds} rounds`);
+  console.log(
+    `this build against the baseline, round by round: req/s ratio median ${v.round_rps_ratio_median}, CPU a request ${v.round_cpu_us_diff_median >= 0 ? '+' : ''}${v.round_cpu_us_diff_median} µs (median); faster in ${v.rounds_faster} of ${v.rounds} rounds`,
+  );
 }
 const rateBare = summarize(atRate.bare_bytes);
 const rateDevices = summarize(atRate.devices);
@@ -247,10 +287,53 @@ const devicesRequests = results('devices').reduce((a, r) => a + r.requests.total
 const gcFigures = Object.fromEntries(
   [...gc]
     .filter(([, g]) => g.count > 0)
-    .map(([kind, g]) => [kind, { count: g.count, ms_total: Number((g.s * 1000).toFixed(1)), ms_mean: Number(((g.s * 1000) / g.count).toFixed(2)) }]),
+    .map(([kind, g]) => [
+      kind,
+      {
+        count: g.count,
+        ms_total: Number((g.s * 1000).toFixed(1)),
+        ms_mean: Number(((g.s * 1000) / g.count).toFixed(2)),
+      },
+    ]),
 );
-console.log(`gateway garbage collection during its /v1/devices slices (${devicesRequests} requests): ${Object.entries(gcFigures).map(([k, g]) => `${k} ${g.count}× (mean ${g.ms_mean} ms)`).join(', ') || 'not read (no metrics listener)'}`);
-const roundP99 = Object.fromEntries((['bare', 'bare_bytes', 'devices'] as const).map((n) => [n, results(n).map((r) => r.latency.p99)]));
-console.log(`p99 by round, each process in turn (ms): ${Object.entries(roundP99).map(([n, xs]) => `${n} ${xs.join(', ')}`).join('; ')}`);
+console.log(
+  `gateway garbage collection during its /v1/devices slices (${devicesRequests} requests): ${
+    Object.entries(gcFigures)
+      .map(([k, g]) => `${k} ${g.count}× (mean ${g.ms_mean} ms)`)
+      .join(', ') || 'not read (no metrics listener)'
+  }`,
+);
+const roundP99 = Object.fromEntries(
+  (['bare', 'bare_bytes', 'devices'] as const).map((n) => [n, results(n).map((r) => r.latency.p99)]),
+);
+console.log(
+  `p99 by round, each process in turn (ms): ${Object.entries(roundP99)
+    .map(([n, xs]) => `${n} ${xs.join(', ')}`)
+    .join('; ')}`,
+);
 console.log('');
-console.log(JSON.stringify({ bench: 'api', processes, at_offered_rate: atOfferedRate, round_p99_ms: roundP99, gateway_gc_during_devices: gcFigures, connections, seconds, rounds, bare: b, bare_bytes: bb, devices: d, healthz: h, ratio, round_ratios: roundRatios, round_ratio_median: medianOf(roundRatios), cpu_per_req_x: cpuRatio, ratio_bytes: ratioBytes, cpu_per_req_x_bytes: Number((d.server_cpu_us_per_req / bb.server_cpu_us_per_req).toFixed(2)), ...baselineFigures, goal_ratio_met: ratio >= 0.8, goal_p99_met: d.p99_ms <= 10 }));
+console.log(
+  JSON.stringify({
+    bench: 'api',
+    processes,
+    at_offered_rate: atOfferedRate,
+    round_p99_ms: roundP99,
+    gateway_gc_during_devices: gcFigures,
+    connections,
+    seconds,
+    rounds,
+    bare: b,
+    bare_bytes: bb,
+    devices: d,
+    healthz: h,
+    ratio,
+    round_ratios: roundRatios,
+    round_ratio_median: medianOf(roundRatios),
+    cpu_per_req_x: cpuRatio,
+    ratio_bytes: ratioBytes,
+    cpu_per_req_x_bytes: Number((d.server_cpu_us_per_req / bb.server_cpu_us_per_req).toFixed(2)),
+    ...baselineFigures,
+    goal_ratio_met: ratio >= 0.8,
+    goal_p99_met: d.p99_ms <= 10,
+  }),
+);

@@ -12,10 +12,15 @@ const r = await alertLatency({ photos, seconds });
 const round = (v: number) => Number(v.toFixed(2));
 const p50 = r.human.length ? round(percentile(r.human, 50)) : null;
 const max = r.human.length ? round(Math.max(...r.human)) : null;
-console.log(`\nbench detect-latency: motion start → classified alert, whole gateway, ${seconds} s of a looping scene, load ${load.toFixed(1)}\n`);
-console.log(`human alerts ${r.human.length}, motion alerts ${r.motion}; seen by the API after p50 ${p50 ?? '-'} s, max ${max ?? '-'} s (goal <= 2 s)`);
+console.log(
+  `\nbench detect-latency: motion start → classified alert, whole gateway, ${seconds} s of a looping scene, load ${load.toFixed(1)}\n`,
+);
+console.log(
+  `human alerts ${r.human.length}, motion alerts ${r.motion}; seen by the API after p50 ${p50 ?? '-'} s, max ${max ?? '-'} s (goal <= 2 s)`,
+);
 console.log('\nstage (ms after the motion start, median)');
-for (const [stage, ms] of Object.entries(r.stages)) console.log(`  ${stage.padEnd(18)} ${String(Math.round(ms)).padStart(6)}`);
+for (const [stage, ms] of Object.entries(r.stages))
+  console.log(`  ${stage.padEnd(18)} ${String(Math.round(ms)).padStart(6)}`);
 console.log(
   JSON.stringify({
     bench: 'detect-latency',

@@ -40,11 +40,32 @@ const photos = testPhotos();
 /** A labelled box: [x, y, w, h] in 0–1 of the picture. */
 const LabelBox = Type.Tuple([Type.Number(), Type.Number(), Type.Number(), Type.Number()]);
 type LabelBox = Static<typeof LabelBox>;
-const PhotoLabels = Type.Object({ photos: Type.Record(Type.String(), Type.Array(Type.Object({ category: Type.String(), box: LabelBox }))) });
-const labelled = parseAs(PhotoLabels, readFileSync(path.join(root, 'test/detect/photo-labels.json'), 'utf8'), 'test/detect/photo-labels.json').photos;
+const PhotoLabels = Type.Object({
+  photos: Type.Record(Type.String(), Type.Array(Type.Object({ category: Type.String(), box: LabelBox }))),
+});
+const labelled = parseAs(
+  PhotoLabels,
+  readFileSync(path.join(root, 'test/detect/photo-labels.json'), 'utf8'),
+  'test/detect/photo-labels.json',
+).photos;
 const ffmpeg = { ffmpegPath: 'ffmpeg' };
 const jpeg = (name: string) => readFileSync(path.join(photos, name));
-const pattern = (source: string) => execFileSync('ffmpeg', ['-v', 'error', '-f', 'lavfi', '-i', source, '-frames:v', '1', '-f', 'image2pipe', '-c:v', 'mjpeg', 'pipe:1']);
+const pattern = (source: string) =>
+  execFileSync('ffmpeg', [
+    '-v',
+    'error',
+    '-f',
+    'lavfi',
+    '-i',
+    source,
+    '-frames:v',
+    '1',
+    '-f',
+    'image2pipe',
+    '-c:v',
+    'mjpeg',
+    'pipe:1',
+  ]);
 const round = (v: number, d = 3) => Number(v.toFixed(d));
 const cpuS = () => {
   const u = process.cpuUsage();
@@ -84,8 +105,12 @@ const camera = await decodeJpeg(jpeg('kite.jpg'), { ...ffmpeg, size: { width: 12
 async function eventCost(motion: Box | null) {
   const cpu0 = cpuS();
   const t = performance.now();
-  for (let i = 0; i < checksPerKind; i++) await pool.check({ camera: 'bench', frames: [camera, camera, camera], motion });
-  return { cpu_s: round((cpuS() - cpu0) / checksPerKind), wall_s: round((performance.now() - t) / 1000 / checksPerKind) };
+  for (let i = 0; i < checksPerKind; i++)
+    await pool.check({ camera: 'bench', frames: [camera, camera, camera], motion });
+  return {
+    cpu_s: round((cpuS() - cpu0) / checksPerKind),
+    wall_s: round((performance.now() - t) / 1000 / checksPerKind),
+  };
 }
 const withRegion = await eventCost({ x: 0.45, y: 0.45, w: 0.1, h: 0.2 });
 const withoutRegion = await eventCost(null);
@@ -97,7 +122,11 @@ interface Scene {
   truth: { category: string; box: LabelBox }[];
 }
 const scenes: Scene[] = Object.entries(labelled).map(([name, truth]) => ({ name, bytes: jpeg(name), truth }));
-for (const [name, source] of [['bars', 'smptebars=s=1280x720'], ['testcard', 'testsrc2=s=1280x720'], ['noise', 'nullsrc=s=1280x720,geq=r=random(1)*255:g=random(2)*255:b=random(3)*255']] as const) {
+for (const [name, source] of [
+  ['bars', 'smptebars=s=1280x720'],
+  ['testcard', 'testsrc2=s=1280x720'],
+  ['noise', 'nullsrc=s=1280x720,geq=r=random(1)*255:g=random(2)*255:b=random(3)*255'],
+] as const) {
   scenes.push({ name, bytes: pattern(source), truth: [] });
 }
 const found: { scene: Scene; raw: RawDetection[]; detections: Detection[] }[] = [];
@@ -110,16 +139,23 @@ for (const scene of scenes) {
 const overlap = (b: Box, [x, y, w, h]: LabelBox) => iou(b, { x, y, w, h });
 const widened = ([x, y, w, h]: LabelBox): LabelBox => [x - w / 2, y - h / 2, x + w * 1.5, y + h * 1.5];
 /** One figure for each category. */
-const perCategory = <T>(of: (category: Category) => T): Record<Category, T> => ({ human: of('human'), vehicle: of('vehicle') });
+const perCategory = <T>(of: (category: Category) => T): Record<Category, T> => ({
+  human: of('human'),
+  vehicle: of('vehicle'),
+});
 function score(minScore: number) {
   return perCategory((category) => {
     let tp = 0;
     let fp = 0;
     let truths = 0;
     for (const { scene, detections } of found) {
-      const open = scene.truth.filter((t) => t.category === category).map((t) => ({ box: t.box, area: widened(t.box) }));
+      const open = scene.truth
+        .filter((t) => t.category === category)
+        .map((t) => ({ box: t.box, area: widened(t.box) }));
       truths += open.length;
-      for (const d of detections.filter((x) => x.category === category && x.score >= minScore).sort((a, b) => b.score - a.score)) {
+      for (const d of detections
+        .filter((x) => x.category === category && x.score >= minScore)
+        .sort((a, b) => b.score - a.score)) {
         const [cx, cy] = [d.box.x + d.box.w / 2, d.box.y + d.box.h / 2];
         // Of the labelled objects around its centre, the one it overlaps most (a truck's centre may
         // lie in a bicycle's widened box too).
@@ -131,23 +167,44 @@ function score(minScore: number) {
         } else fp++;
       }
     }
-    return { precision: tp + fp ? round(tp / (tp + fp)) : 1, recall: truths ? round(tp / truths) : 1, tp, fp, objects: truths };
+    return {
+      precision: tp + fp ? round(tp / (tp + fp)) : 1,
+      recall: truths ? round(tp / truths) : 1,
+      tp,
+      fp,
+      objects: truths,
+    };
   });
 }
 // Per photo, as an alert would see it: is a person (a vehicle) confirmed at the default min_score and
 // threshold (the same frame three times: the median is that frame's best score)?
 function events() {
   return perCategory((category) => {
-    let tp = 0, fp = 0, fn = 0;
+    let tp = 0,
+      fp = 0,
+      fn = 0;
     for (const { scene, raw } of found) {
-      const verdict = judgeCheck([raw, raw, raw], { labels: config.labels, minScore: config.min_score, threshold: config.threshold, zones: {}, requiredZones: [] });
+      const verdict = judgeCheck([raw, raw, raw], {
+        labels: config.labels,
+        minScore: config.min_score,
+        threshold: config.threshold,
+        zones: {},
+        requiredZones: [],
+      });
       const confirmed = verdict.medians[category] >= config.threshold;
       const present = scene.truth.some((t) => t.category === category);
       if (confirmed && present) tp++;
       else if (confirmed) fp++;
       else if (present) fn++;
     }
-    return { precision: tp + fp ? round(tp / (tp + fp)) : 1, recall: tp + fn ? round(tp / (tp + fn)) : 1, tp, fp, fn, scenes: found.length };
+    return {
+      precision: tp + fp ? round(tp / (tp + fp)) : 1,
+      recall: tp + fn ? round(tp / (tp + fn)) : 1,
+      tp,
+      fp,
+      fn,
+      scenes: found.length,
+    };
   });
 }
 const byScore = Object.fromEntries([0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6].map((s) => [s, score(s)]));
@@ -167,15 +224,28 @@ const alertLatencyJson = latency && {
   goal_met: latency.human.length > 0 && Math.max(...latency.human) <= 2,
 };
 const load = os.loadavg()[0] ?? 0;
-console.log(`\nbench detect: CenterNet (COCO, 512×512) on tfjs-wasm, 1 worker thread, node ${process.version}, ${os.cpus().length} cores, load ${load.toFixed(1)}\n`);
-console.log(`model load ${loadS.toFixed(1)} s; inference per 512 region p50 ${p50} ms, p95 ${p95} ms (${runs} runs); RSS added ${rssAddedMb.toFixed(0)} MB (goal <= 150)`);
-console.log(`motion event (3 frames of 1280×720): with a moving area ${withRegion.cpu_s} CPU s (${perMinute(withRegion)} events/min/core); ONVIF motion, 2 tiles a frame ${withoutRegion.cpu_s} CPU s (${perMinute(withoutRegion)} events/min/core)`);
+console.log(
+  `\nbench detect: CenterNet (COCO, 512×512) on tfjs-wasm, 1 worker thread, node ${process.version}, ${os.cpus().length} cores, load ${load.toFixed(1)}\n`,
+);
+console.log(
+  `model load ${loadS.toFixed(1)} s; inference per 512 region p50 ${p50} ms, p95 ${p95} ms (${runs} runs); RSS added ${rssAddedMb.toFixed(0)} MB (goal <= 150)`,
+);
+console.log(
+  `motion event (3 frames of 1280×720): with a moving area ${withRegion.cpu_s} CPU s (${perMinute(withRegion)} events/min/core); ONVIF motion, 2 tiles a frame ${withoutRegion.cpu_s} CPU s (${perMinute(withoutRegion)} events/min/core)`,
+);
 for (const [s, r] of Object.entries(byScore)) {
-  console.log(`min_score ${s.padEnd(4)} person P ${r.human.precision} R ${r.human.recall} (${r.human.tp}/${r.human.objects}, ${r.human.fp} false) | vehicle P ${r.vehicle.precision} R ${r.vehicle.recall} (${r.vehicle.tp}/${r.vehicle.objects}, ${r.vehicle.fp} false)`);
+  console.log(
+    `min_score ${s.padEnd(4)} person P ${r.human.precision} R ${r.human.recall} (${r.human.tp}/${r.human.objects}, ${r.human.fp} false) | vehicle P ${r.vehicle.precision} R ${r.vehicle.recall} (${r.vehicle.tp}/${r.vehicle.objects}, ${r.vehicle.fp} false)`,
+  );
 }
 const ev = events();
-console.log(`per photo at min_score ${config.min_score} / threshold ${config.threshold}: person P ${ev.human.precision} R ${ev.human.recall} | vehicle P ${ev.vehicle.precision} R ${ev.vehicle.recall} (${found.length} scenes)`);
-if (alertLatencyJson) console.log(`motion start → human alert (whole gateway): p50 ${alertLatencyJson.p50_s} s, max ${alertLatencyJson.max_s} s over ${alertLatencyJson.human_alerts} alerts (goal <= 2 s)`);
+console.log(
+  `per photo at min_score ${config.min_score} / threshold ${config.threshold}: person P ${ev.human.precision} R ${ev.human.recall} | vehicle P ${ev.vehicle.precision} R ${ev.vehicle.recall} (${found.length} scenes)`,
+);
+if (alertLatencyJson)
+  console.log(
+    `motion start → human alert (whole gateway): p50 ${alertLatencyJson.p50_s} s, max ${alertLatencyJson.max_s} s over ${alertLatencyJson.human_alerts} alerts (goal <= 2 s)`,
+  );
 console.log(
   JSON.stringify({
     bench: 'detect',

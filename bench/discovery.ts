@@ -17,7 +17,19 @@ const logger = pino({ level: 'silent' });
 
 const fleets: Fleet[] = [];
 for (let i = 0; i < count; i++) {
-  fleets.push(await startFleet({ count: 1, firstIndex: i, host: `127.0.0.${10 + i}`, basePort: 0, username: 'admin', password: 'admin', discovery: { port: 3702, interfaceAddress: `127.0.0.${10 + i}` }, rtspPort: null, logger }));
+  fleets.push(
+    await startFleet({
+      count: 1,
+      firstIndex: i,
+      host: `127.0.0.${10 + i}`,
+      basePort: 0,
+      username: 'admin',
+      password: 'admin',
+      discovery: { port: 3702, interfaceAddress: `127.0.0.${10 + i}` },
+      rtspPort: null,
+      logger,
+    }),
+  );
 }
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'eg-bench-disc-'));
@@ -39,7 +51,8 @@ const rssStart = rssKiB(pid);
 const token = gateway.token('devices:read');
 const ca = readFileSync(path.join(dir, 'data/tls/cert.pem'));
 
-const online = async () => (await getJson(DevicePage, apiUrl, ca, token, '/v1/devices?limit=200&status=online')).data.length;
+const online = async () =>
+  (await getJson(DevicePage, apiUrl, ca, token, '/v1/devices?limit=200&status=online')).data.length;
 
 let n = 0;
 let firstOnlineMs: number | null = null;
@@ -58,7 +71,9 @@ for (const f of fleets) await f.stop();
 rmSync(dir, { recursive: true, force: true });
 
 const growthPerCameraKiB = Math.round((rssAfter - rssStart) / count);
-console.log(`\nbench discovery: ${count} simulated cameras on loopback (unicast WS-Discovery), node ${process.version}, ${os.cpus().length} cores\n`);
+console.log(
+  `\nbench discovery: ${count} simulated cameras on loopback (unicast WS-Discovery), node ${process.version}, ${os.cpus().length} cores\n`,
+);
 console.log('| measure                               | value      |');
 console.log('|---------------------------------------|------------|');
 console.log(`| gateway process start → API ready     | ${(tStarted - t0).toFixed(0).padStart(7)} ms |`);
@@ -68,7 +83,9 @@ console.log(`| cameras online                        | ${String(n).padStart(10)}
 console.log(`| daemon RSS at start                   | ${String(Math.round(rssStart / 1024)).padStart(7)} MiB |`);
 console.log(`| daemon RSS with all online (+2 s)     | ${String(Math.round(rssAfter / 1024)).padStart(7)} MiB |`);
 console.log(`| RSS growth per camera                 | ${String(growthPerCameraKiB).padStart(7)} KiB |`);
-console.log(`\ngoals: all ${count} online within 5 s: ${allOnlineMs <= 5000 && n >= count}; growth <= 1 MiB per camera: ${growthPerCameraKiB <= 1024}\n`);
+console.log(
+  `\ngoals: all ${count} online within 5 s: ${allOnlineMs <= 5000 && n >= count}; growth <= 1 MiB per camera: ${growthPerCameraKiB <= 1024}\n`,
+);
 console.log(
   JSON.stringify({
     bench: 'discovery',

@@ -41,7 +41,18 @@ const targetS = Number(process.env.BENCH_TARGET_S ?? 4);
 const median = (xs: readonly number[]) => quantile(xs, 0.5);
 const p90 = (xs: readonly number[]) => quantile(xs, 0.9);
 
-const fleet = await startFleet({ count: 1, host: '127.0.0.1', basePort: 0, username: 'admin', password: 'bench', discovery: null, rtspPort: 0, mainBitrateKbps: 4000, clockStrip: true, logger: pino({ level: 'silent' }) });
+const fleet = await startFleet({
+  count: 1,
+  host: '127.0.0.1',
+  basePort: 0,
+  username: 'admin',
+  password: 'bench',
+  discovery: null,
+  rtspPort: 0,
+  mainBitrateKbps: 4000,
+  clockStrip: true,
+  logger: pino({ level: 'silent' }),
+});
 const dir = mkdtempSync(path.join(os.tmpdir(), 'eg-bench-hls-'));
 const configFile = path.join(dir, 'config.yaml');
 writeFileSync(
@@ -101,7 +112,8 @@ const PageState = Type.Object({
 const pages = createServer((req, res) => {
   const url = req.url ?? '/';
   if (url.startsWith('/hls.min.js')) return void res.writeHead(200, { 'content-type': 'text/javascript' }).end(hlsJs);
-  if (url.startsWith('/frame-clock.js')) return void res.writeHead(200, { 'content-type': 'text/javascript' }).end(FRAME_CLOCK_PAGE);
+  if (url.startsWith('/frame-clock.js'))
+    return void res.writeHead(200, { 'content-type': 'text/javascript' }).end(FRAME_CLOCK_PAGE);
   res.writeHead(200, { 'content-type': 'text/html' }).end(PAGE);
 });
 await new Promise<void>((r) => pages.listen(0, '127.0.0.1', r));
@@ -110,7 +122,15 @@ const browser = await chromium.launch({
   executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
   headless: true,
   // As test/support/browser.ts.
-  args: ['--no-sandbox', '--disable-dev-shm-usage', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+  args: [
+    '--no-sandbox',
+    '--disable-dev-shm-usage',
+    '--disable-gpu',
+    '--disable-background-networking',
+    '--disable-component-update',
+    '--disable-sync',
+    '--no-first-run',
+  ],
 });
 
 const rows = [];
@@ -121,20 +141,45 @@ try {
     const opened: Page[] = [];
     for (let i = 0; i < n; i++) {
       const page = await context.newPage();
-      await page.goto(`${origin}/?src=${encodeURIComponent(await hlsUrl())}&config=${encodeURIComponent(process.env.BENCH_HLS_CONFIG ?? '{}')}`);
+      await page.goto(
+        `${origin}/?src=${encodeURIComponent(await hlsUrl())}&config=${encodeURIComponent(process.env.BENCH_HLS_CONFIG ?? '{}')}`,
+      );
       opened.push(page);
     }
-    const state = () => Promise.all(opened.map(async (p) => narrow(PageState, await p.evaluate('window.bench'), "the page's window.bench")));
-    const frameCounts = () => Promise.all(opened.map(async (p) => narrow(Type.Number(), await p.evaluate('document.getElementById("v").getVideoPlaybackQuality().totalVideoFrames'), 'totalVideoFrames')));
+    const state = () =>
+      Promise.all(
+        opened.map(async (p) => narrow(PageState, await p.evaluate('window.bench'), "the page's window.bench")),
+      );
+    const frameCounts = () =>
+      Promise.all(
+        opened.map(async (p) =>
+          narrow(
+            Type.Number(),
+            await p.evaluate('document.getElementById("v").getVideoPlaybackQuality().totalVideoFrames'),
+            'totalVideoFrames',
+          ),
+        ),
+      );
     for (let i = 0; i < 600 && (await state()).some((s) => s.firstFrameMs === null && !s.fatal); i++) await sleep(100);
     const started = await state();
     const fatal = started.find((s) => s.fatal);
     if (fatal) throw new Error(`hls.js: ${fatal.fatal}`);
     await sleep(2000); // settle: hls.js reaches its low-latency position
-    for (const p of opened) await p.evaluate('window.bench.latencies = []; window.bench.hlsLatencies = []; window.bench.targetLatencies = []');
+    for (const p of opened)
+      await p.evaluate(
+        'window.bench.latencies = []; window.bench.hlsLatencies = []; window.bench.targetLatencies = []',
+      );
     const frames0 = await frameCounts();
     // The burnt-in clock of every frame shown over the same window (bench/support/frame-clock.ts).
-    const clocks = Promise.all(opened.map(async (p) => narrow(WatchedFrames, await p.evaluate(`window.watchFrames(document.getElementById('v'), performance.now(), 0, ${seconds * 1000})`), 'watchFrames')));
+    const clocks = Promise.all(
+      opened.map(async (p) =>
+        narrow(
+          WatchedFrames,
+          await p.evaluate(`window.watchFrames(document.getElementById('v'), performance.now(), 0, ${seconds * 1000})`),
+          'watchFrames',
+        ),
+      ),
+    );
     const cpu0 = cpuSeconds(gateway.pid);
     await sleep(seconds * 1000);
     const cpu = (cpuSeconds(gateway.pid) - cpu0) / seconds;
@@ -153,7 +198,8 @@ try {
       hlsjs_latency_ms_median: round(median(ended.flatMap((s) => s.hlsLatencies))),
       hlsjs_target_latency_ms_median: round(median(ended.flatMap((s) => s.targetLatencies))),
       stalls_per_viewer: n === 0 ? null : round(ended.reduce((a, s) => a + s.stalls, 0) / n, 1),
-      fps_per_viewer: n === 0 ? null : round(frames1.reduce((a, f, i) => a + f - (frames0[i] ?? 0), 0) / n / seconds, 1),
+      fps_per_viewer:
+        n === 0 ? null : round(frames1.reduce((a, f, i) => a + f - (frames0[i] ?? 0), 0) / n / seconds, 1),
       gateway_cpu_core_pct: round(cpu * 100, 1),
       gateway_cpu_pct_per_viewer: n === 0 || baselineCpu === null ? null : round(((cpu - baselineCpu) * 100) / n, 2),
       gateway_rss_mib: round(rssMiB(gateway.pid)),
@@ -171,4 +217,17 @@ try {
 
 console.table(rows);
 const hlsConfig: unknown = JSON.parse(process.env.BENCH_HLS_CONFIG ?? '{}');
-console.log(JSON.stringify({ bench: 'live-hls', seconds, part_target_ms: 300, target_duration_s: targetS, hlsjs_config: hlsConfig, camera: 'H.264 1280x720 15 fps 4 Mbit/s GOP 1 s', latency: 'gateway RTP arrival (PROGRAM-DATE-TIME) to presentation in chromium (hls.playingDate)', glass_to_glass: 'camera clock burnt into the picture to display in chromium', loadavg: os.loadavg().map((x) => round(x, 1)), rows }));
+console.log(
+  JSON.stringify({
+    bench: 'live-hls',
+    seconds,
+    part_target_ms: 300,
+    target_duration_s: targetS,
+    hlsjs_config: hlsConfig,
+    camera: 'H.264 1280x720 15 fps 4 Mbit/s GOP 1 s',
+    latency: 'gateway RTP arrival (PROGRAM-DATE-TIME) to presentation in chromium (hls.playingDate)',
+    glass_to_glass: 'camera clock burnt into the picture to display in chromium',
+    loadavg: os.loadavg().map((x) => round(x, 1)),
+    rows,
+  }),
+);

@@ -38,7 +38,15 @@ import Type, { type Static } from 'typebox';
 import { startFleet } from '../dist/onvif/simulator/fleet.js';
 import { cameraEntries, rtspOf } from './support/fleet.ts';
 import { FRAME_CLOCK_PAGE, tapFrameClock, WatchedFrames } from './support/frame-clock.ts';
-import { httpsText, metric, metricsText, onlineDevice, onLogEntries, startGatewayProcess, streamAddress } from './support/gateway-process.ts';
+import {
+  httpsText,
+  metric,
+  metricsText,
+  onlineDevice,
+  onLogEntries,
+  startGatewayProcess,
+  streamAddress,
+} from './support/gateway-process.ts';
 import { narrow } from './support/json.ts';
 import { cpuSeconds, rssMiB } from './support/proc.ts';
 import { quantile, range, round } from './support/stats.ts';
@@ -48,11 +56,23 @@ const trials = Number(process.env.BENCH_TRIALS ?? 5);
 const latencyS = Number(process.env.BENCH_LATENCY_S ?? 4);
 const settleS = Number(process.env.BENCH_SETTLE_S ?? 2);
 const counts = (process.env.BENCH_VIEWERS ?? '1,10,25').split(',').map(Number);
-const jitterTargetMs = process.env.BENCH_JITTER_TARGET_MS === undefined ? null : Number(process.env.BENCH_JITTER_TARGET_MS);
+const jitterTargetMs =
+  process.env.BENCH_JITTER_TARGET_MS === undefined ? null : Number(process.env.BENCH_JITTER_TARGET_MS);
 const median = (xs: readonly (number | null | undefined)[]) => quantile(xs, 0.5);
 const step = (msg: string) => console.error(`[live] ${msg}`);
 
-const fleet = await startFleet({ count: 1, host: '127.0.0.1', basePort: 0, username: 'admin', password: 'bench', discovery: null, rtspPort: 0, mainBitrateKbps: 4000, clockStrip: true, logger: pino({ level: 'silent' }) });
+const fleet = await startFleet({
+  count: 1,
+  host: '127.0.0.1',
+  basePort: 0,
+  username: 'admin',
+  password: 'bench',
+  discovery: null,
+  rtspPort: 0,
+  mainBitrateKbps: 4000,
+  clockStrip: true,
+  logger: pino({ level: 'silent' }),
+});
 const dir = mkdtempSync(path.join(os.tmpdir(), 'eg-bench-live-'));
 const configFile = path.join(dir, 'config.yaml');
 writeFileSync(
@@ -65,13 +85,18 @@ step('camera simulator up');
 const gateway = await startGatewayProcess(configFile);
 step(`gateway started: ${gateway.apiUrl}`);
 const ca = readFileSync(path.join(dir, 'data/tls/cert.pem'));
-const https = (url: string, options: RequestOptions = {}, body?: string) => httpsText(new URL(url, gateway.apiUrl), { ...options, ca, servername: 'localhost' }, body);
+const https = (url: string, options: RequestOptions = {}, body?: string) =>
+  httpsText(new URL(url, gateway.apiUrl), { ...options, ca, servername: 'localhost' }, body);
 const packetsSent = async () => metric(await metricsText(gateway), 'edge_gateway_webrtc_packets_sent_total') ?? NaN;
 const token = gateway.token('devices:read');
 const device = await onlineDevice(gateway, ca, token, 100);
 const streamUrl = (protocol: string) => streamAddress(gateway, ca, token, device.id, protocol);
 
-const warm = spawn('ffmpeg', ['-v', 'quiet', '-rtsp_transport', 'tcp', '-i', await streamUrl('rtsp'), '-c', 'copy', '-f', 'null', '-'], { stdio: 'ignore' });
+const warm = spawn(
+  'ffmpeg',
+  ['-v', 'quiet', '-rtsp_transport', 'tcp', '-i', await streamUrl('rtsp'), '-c', 'copy', '-f', 'null', '-'],
+  { stdio: 'ignore' },
+);
 process.once('exit', () => warm.kill('SIGKILL'));
 await sleep(3000);
 
@@ -81,11 +106,22 @@ const Steps = Type.Record(Type.String(), Type.Union([Type.Number(), Type.Null()]
 type Steps = Static<typeof Steps>;
 const gatewayTimelines: Steps[] = [];
 onLogEntries(gateway.child, (entry) => {
-  if (entry.msg === 'webrtc session playing') gatewayTimelines.push(narrow(Steps, entry.timeline, "a WebRTC session's timeline"));
+  if (entry.msg === 'webrtc session playing')
+    gatewayTimelines.push(narrow(Steps, entry.timeline, "a WebRTC session's timeline"));
 });
 
 // --- chromium: first frame and glass-to-glass, WebRTC and LL-HLS
-const browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', headless: true, args: ['--no-sandbox', '--disable-dev-shm-usage', '--disable-gpu', '--disable-background-networking', '--autoplay-policy=no-user-gesture-required'] });
+const browser = await chromium.launch({
+  executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+  headless: true,
+  args: [
+    '--no-sandbox',
+    '--disable-dev-shm-usage',
+    '--disable-gpu',
+    '--disable-background-networking',
+    '--autoplay-policy=no-user-gesture-required',
+  ],
+});
 // bypassCSP: the scripts below go into a page of the gateway's origin, whose CSP allows only its own.
 const context = await browser.newContext({ ignoreHTTPSErrors: true, bypassCSP: true });
 const hlsJs = readFileSync(createRequire(import.meta.url).resolve('hls.js/dist/hls.min.js'), 'utf8');
@@ -149,7 +185,11 @@ const HLS_TRIAL = `async ({ url, settleMs, latencyMs }) => {
 /** What WEBRTC_TRIAL resolves with: the frames watched, the first frame decoded and shown, the steps, the receiver's figures after. */
 const WebrtcTrial = Type.Intersect([
   WatchedFrames,
-  Type.Object({ presentedMs: Type.Union([Type.Number(), Type.Null()]), steps: Steps, after: Type.Record(Type.String(), Type.Unknown()) }),
+  Type.Object({
+    presentedMs: Type.Union([Type.Number(), Type.Null()]),
+    steps: Steps,
+    after: Type.Record(Type.String(), Type.Unknown()),
+  }),
 ]);
 /** A trial in chromium; one that failed (no frame in time on a loaded machine) has no frames and says why. */
 interface Trial extends WatchedFrames {
@@ -159,7 +199,12 @@ interface Trial extends WatchedFrames {
   after?: Record<string, unknown>;
 }
 
-async function browserTrial(fn: string, schema: typeof WebrtcTrial | typeof WatchedFrames, arg: object, libs: readonly string[]): Promise<Trial> {
+async function browserTrial(
+  fn: string,
+  schema: typeof WebrtcTrial | typeof WatchedFrames,
+  arg: object,
+  libs: readonly string[],
+): Promise<Trial> {
   const page = await context.newPage();
   // The gateway's own origin (a page on about:blank would be a public origin reaching a loopback one).
   await page.goto(new URL('/live/', gateway.apiUrl).href);
@@ -168,7 +213,14 @@ async function browserTrial(fn: string, schema: typeof WebrtcTrial | typeof Watc
   const result: Trial = await page
     .evaluate(`(${fn})(${JSON.stringify(arg)})`)
     .then((value) => ({ steps: {}, ...narrow(schema, value, 'a trial in chromium') }))
-    .catch((err: Error) => ({ failed: err.message.split('\n')[0] ?? err.message, firstFrameMs: null, displayAges: [], receiveAges: [], unreadable: 0, steps: {} }));
+    .catch((err: Error) => ({
+      failed: err.message.split('\n')[0] ?? err.message,
+      firstFrameMs: null,
+      displayAges: [],
+      receiveAges: [],
+      unreadable: 0,
+      steps: {},
+    }));
   await page.close();
   await sleep(700);
   if (result.failed) step(`trial failed: ${result.failed}`);
@@ -181,13 +233,29 @@ const taps = { camera: tapFrameClock(cameraUrl), relay: tapFrameClock(await stre
 step('camera adopted; WebRTC trials in chromium');
 const webrtcTrials: Trial[] = [];
 for (let i = 0; i < trials; i++) {
-  const trial = await browserTrial(WEBRTC_TRIAL, WebrtcTrial, { url: await streamUrl('webrtc'), settleMs: settleS * 1000, latencyMs: latencyS * 1000, jitterTargetMs }, [FRAME_CLOCK_PAGE]);
+  const trial = await browserTrial(
+    WEBRTC_TRIAL,
+    WebrtcTrial,
+    { url: await streamUrl('webrtc'), settleMs: settleS * 1000, latencyMs: latencyS * 1000, jitterTargetMs },
+    [FRAME_CLOCK_PAGE],
+  );
   webrtcTrials.push(trial);
-  if (process.env.BENCH_STEPS) step(`trial ${i + 1}: page ${JSON.stringify(trial.steps)} after ${JSON.stringify(trial.after)}; gateway ${JSON.stringify(gatewayTimelines[i] ?? null)}`);
+  if (process.env.BENCH_STEPS)
+    step(
+      `trial ${i + 1}: page ${JSON.stringify(trial.steps)} after ${JSON.stringify(trial.after)}; gateway ${JSON.stringify(gatewayTimelines[i] ?? null)}`,
+    );
 }
 step('LL-HLS trials in chromium (hls.js)');
 const hlsTrials: Trial[] = [];
-for (let i = 0; i < trials; i++) hlsTrials.push(await browserTrial(HLS_TRIAL, WatchedFrames, { url: await streamUrl('hls'), settleMs: settleS * 1000, latencyMs: latencyS * 1000 }, [hlsJs, FRAME_CLOCK_PAGE]));
+for (let i = 0; i < trials; i++)
+  hlsTrials.push(
+    await browserTrial(
+      HLS_TRIAL,
+      WatchedFrames,
+      { url: await streamUrl('hls'), settleMs: settleS * 1000, latencyMs: latencyS * 1000 },
+      [hlsJs, FRAME_CLOCK_PAGE],
+    ),
+  );
 await browser.close();
 for (const tap of Object.values(taps)) tap.stop();
 
@@ -196,8 +264,40 @@ function ffmpegFirstFrameMs(url: string): Promise<number> {
   return new Promise((resolve, reject) => {
     const t0 = performance.now();
     let first: number | null = null;
-    const child = spawn('ffmpeg', ['-hide_banner', '-nostdin', '-v', 'error', '-threads', '1', '-probesize', '32', '-analyzeduration', '0', '-rtsp_transport', 'tcp', '-i', url,
-      '-an', '-frames:v', '1', '-fps_mode', 'passthrough', '-vf', 'scale=32:18', '-pix_fmt', 'gray', '-flush_packets', '1', '-f', 'rawvideo', 'pipe:1'], { stdio: ['ignore', 'pipe', 'ignore'] });
+    const child = spawn(
+      'ffmpeg',
+      [
+        '-hide_banner',
+        '-nostdin',
+        '-v',
+        'error',
+        '-threads',
+        '1',
+        '-probesize',
+        '32',
+        '-analyzeduration',
+        '0',
+        '-rtsp_transport',
+        'tcp',
+        '-i',
+        url,
+        '-an',
+        '-frames:v',
+        '1',
+        '-fps_mode',
+        'passthrough',
+        '-vf',
+        'scale=32:18',
+        '-pix_fmt',
+        'gray',
+        '-flush_packets',
+        '1',
+        '-f',
+        'rawvideo',
+        'pipe:1',
+      ],
+      { stdio: ['ignore', 'pipe', 'ignore'] },
+    );
     const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
     child.stdout.on('data', () => (first ??= performance.now() - t0));
     child.on('close', () => {
@@ -281,7 +381,17 @@ interface Row {
   received_per_viewer_s_min: number | null;
   received_per_viewer_s_max: number | null;
 }
-const rows: Row[] = [{ viewers: 0, cpu_core_pct: round(zero, 1), cpu_pct_per_viewer: null, rss_mib: round(rssMiB(gateway.pid)), sent_per_viewer_s: null, received_per_viewer_s_min: null, received_per_viewer_s_max: null }];
+const rows: Row[] = [
+  {
+    viewers: 0,
+    cpu_core_pct: round(zero, 1),
+    cpu_pct_per_viewer: null,
+    rss_mib: round(rssMiB(gateway.pid)),
+    sent_per_viewer_s: null,
+    received_per_viewer_s_min: null,
+    received_per_viewer_s_max: null,
+  },
+];
 for (const n of counts) {
   step(`${n} WebRTC viewers`);
   const viewers: Receiver[] = [];
@@ -320,7 +430,11 @@ const ttff = {
   rtsp_relay_ffmpeg: stats(rtspTrials),
   camera_ffmpeg: stats(cameraTrials),
 };
-const latency = (ages: readonly (number | null)[]) => ({ median: round(median(ages)), p90: round(quantile(ages, 0.9)), frames: ages.length });
+const latency = (ages: readonly (number | null)[]) => ({
+  median: round(median(ages)),
+  p90: round(quantile(ages, 0.9)),
+  frames: ages.length,
+});
 const g2gWebrtc = latency(webrtcTrials.flatMap((t) => t.displayAges));
 const g2gWebrtcToArrival = latency(webrtcTrials.flatMap((t) => t.receiveAges));
 const g2gCamera = latency(taps.camera.ages());
@@ -336,16 +450,21 @@ const g2g = {
   // ffmpeg's own RTSP client and decoder hold a frame longer than chromium does, so its ages are not
   // subtracted from the page's; the difference between the two taps (same client) is the relay's.
   relay_minus_camera: g2gRelay.median === null || g2gCamera.median === null ? null : g2gRelay.median - g2gCamera.median,
-  webrtc_in_chromium: g2gWebrtc.median === null || g2gWebrtcToArrival.median === null ? null : g2gWebrtc.median - g2gWebrtcToArrival.median,
+  webrtc_in_chromium:
+    g2gWebrtc.median === null || g2gWebrtcToArrival.median === null
+      ? null
+      : g2gWebrtc.median - g2gWebrtcToArrival.median,
 };
 /** Each step's median over the trials (the steps the first one has). */
-const stepMedians = (list: readonly Steps[]) => Object.fromEntries(Object.keys(list[0] ?? {}).map((k) => [k, median(list.map((s) => s[k]))]));
+const stepMedians = (list: readonly Steps[]) =>
+  Object.fromEntries(Object.keys(list[0] ?? {}).map((k) => [k, median(list.map((s) => s[k]))]));
 const pageSteps = stepMedians(webrtcTrials.filter((t) => !t.failed).map((t) => t.steps));
 const gatewaySteps = stepMedians(gatewayTimelines.slice(0, trials));
 const ratio = (a: number | null, b: number | null) => (a === null || b === null ? null : round(a / b, 2));
 
 console.log(`\ntime to first frame, ${trials} trials each, ms: median (min-max)`);
-const line = (name: string, s: ReturnType<typeof stats>) => console.log(`  ${name.padEnd(58)} ${s.median} (${s.min}-${s.max})`);
+const line = (name: string, s: ReturnType<typeof stats>) =>
+  console.log(`  ${name.padEnd(58)} ${s.median} (${s.min}-${s.max})`);
 line('WebRTC, chromium, WHEP POST -> framesDecoded > 0', ttff.webrtc);
 line('WebRTC, chromium, WHEP POST -> first frame shown', ttff.webrtc_presented);
 line('LL-HLS, chromium hls.js, loadSource -> first frame shown', ttff.hls);
@@ -354,15 +473,28 @@ line('RTSP from the camera, ffmpeg, spawn -> first frame', ttff.camera_ffmpeg);
 console.log(`  WebRTC start, page (median ms after the POST): ${JSON.stringify(pageSteps)}`);
 console.log(`  WebRTC start, gateway (median ms after the POST arrived): ${JSON.stringify(gatewaySteps)}`);
 console.log(`\nglass-to-glass (camera clock burnt into the picture -> display in chromium), ms: median / p90 (frames)`);
-console.log(`  WebRTC ${g2g.webrtc.median} / ${g2g.webrtc.p90} (${g2g.webrtc.frames}); of which to the frame's arrival in chromium ${g2g.webrtc_to_arrival.median} / ${g2g.webrtc_to_arrival.p90}`);
+console.log(
+  `  WebRTC ${g2g.webrtc.median} / ${g2g.webrtc.p90} (${g2g.webrtc.frames}); of which to the frame's arrival in chromium ${g2g.webrtc_to_arrival.median} / ${g2g.webrtc_to_arrival.p90}`,
+);
 console.log(`  LL-HLS ${g2g.hls.median} / ${g2g.hls.p90} (${g2g.hls.frames})`);
 console.log(`  (frames shown ${settleS}-${settleS + latencyS} s after each trial's first frame)`);
-console.log(`  the same clock decoded by ffmpeg: from the camera ${g2g.camera_output_ffmpeg.median} / ${g2g.camera_output_ffmpeg.p90}, through the relay ${g2g.relay_output_ffmpeg.median} / ${g2g.relay_output_ffmpeg.p90}`);
-console.log(`  the relay's share (relay − camera, same client): ${g2g.relay_minus_camera}; chromium's share of WebRTC (display − arrival): ${g2g.webrtc_in_chromium}`);
-console.log(`  unreadable clocks: ${g2g.unreadable_frames}; failed trials: WebRTC ${g2g.failed_trials.webrtc}, LL-HLS ${g2g.failed_trials.hls}`);
-console.log('\n| WebRTC viewers | gateway CPU % of a core | per viewer (over 0) | RSS MiB | sent/viewer/s | received/viewer/s (min-max) |');
+console.log(
+  `  the same clock decoded by ffmpeg: from the camera ${g2g.camera_output_ffmpeg.median} / ${g2g.camera_output_ffmpeg.p90}, through the relay ${g2g.relay_output_ffmpeg.median} / ${g2g.relay_output_ffmpeg.p90}`,
+);
+console.log(
+  `  the relay's share (relay − camera, same client): ${g2g.relay_minus_camera}; chromium's share of WebRTC (display − arrival): ${g2g.webrtc_in_chromium}`,
+);
+console.log(
+  `  unreadable clocks: ${g2g.unreadable_frames}; failed trials: WebRTC ${g2g.failed_trials.webrtc}, LL-HLS ${g2g.failed_trials.hls}`,
+);
+console.log(
+  '\n| WebRTC viewers | gateway CPU % of a core | per viewer (over 0) | RSS MiB | sent/viewer/s | received/viewer/s (min-max) |',
+);
 console.log('|---|---|---|---|---|---|');
-for (const r of rows) console.log(`| ${r.viewers} | ${r.cpu_core_pct} | ${r.cpu_pct_per_viewer ?? '-'} | ${r.rss_mib} | ${r.sent_per_viewer_s ?? '-'} | ${r.viewers ? `${r.received_per_viewer_s_min}-${r.received_per_viewer_s_max}` : '-'} |`);
+for (const r of rows)
+  console.log(
+    `| ${r.viewers} | ${r.cpu_core_pct} | ${r.cpu_pct_per_viewer ?? '-'} | ${r.rss_mib} | ${r.sent_per_viewer_s ?? '-'} | ${r.viewers ? `${r.received_per_viewer_s_min}-${r.received_per_viewer_s_max}` : '-'} |`,
+  );
 console.log(
   JSON.stringify({
     bench: 'live',

@@ -57,7 +57,9 @@ const settleS = Number(process.env.BENCH_SETTLE_S ?? 5);
 const eventHoldS = Number(process.env.BENCH_EVENT_S ?? 3);
 const eventTrials = Number(process.env.BENCH_EVENT_TRIALS ?? 3);
 // The event step for the smallest and the largest N by default (it adds about 15 s per trial).
-const eventCounts = process.env.BENCH_EVENT_CAMERAS ? process.env.BENCH_EVENT_CAMERAS.split(',').map(Number) : [Math.min(...counts), Math.max(...counts)];
+const eventCounts = process.env.BENCH_EVENT_CAMERAS
+  ? process.env.BENCH_EVENT_CAMERAS.split(',').map(Number)
+  : [Math.min(...counts), Math.max(...counts)];
 const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
 const PRE_ROLL_S = 5;
 const POST_ROLL_S = 5;
@@ -128,7 +130,8 @@ function tree(table: ProcTable, root: number, exclude = new Set<number>()): numb
  * A child that ends between two readings moves from its own entry into its parent's cutime, so
  * deltas count it once.
  */
-const treeCpu = (table: ProcTable, pids: readonly number[]) => pids.reduce((a, pid) => a + (table.get(pid)?.cpu ?? 0) + (table.get(pid)?.reaped ?? 0), 0);
+const treeCpu = (table: ProcTable, pids: readonly number[]) =>
+  pids.reduce((a, pid) => a + (table.get(pid)?.cpu ?? 0) + (table.get(pid)?.reaped ?? 0), 0);
 
 /** The sum over `pids` of a number in one of their /proc files (`pattern`'s first group × `scale`); a process that ended counts 0. */
 function sumOfProcFiles(pids: readonly number[], file: string, pattern: RegExp, scale = 1): number {
@@ -208,7 +211,10 @@ interface EventTrial {
   alert_ms?: number | null;
   held_s?: number;
   clip_ready_s?: number | null;
-  steps_after_end_s?: Record<'next_segment' | 'assembly_started' | 'clip_renamed' | 'thumbnail' | 'listed', number | null>;
+  steps_after_end_s?: Record<
+    'next_segment' | 'assembly_started' | 'clip_renamed' | 'thumbnail' | 'listed',
+    number | null
+  >;
   clip_end_after_stop_s?: number;
   clip_listed_duration_s?: number;
   clip_bytes?: number;
@@ -278,7 +284,18 @@ async function benchCameras(n: number, withEvent: boolean): Promise<Row> {
   const warnings: { msg: string; detail: unknown }[] = [];
   try {
     const tFleet = performance.now();
-    const cameras = (fleet = await startFleet({ count: n, host: '127.0.0.1', basePort: 0, username: 'admin', password: 'bench', discovery: null, rtspPort: 0, mainBitrateKbps: MAIN_KBPS, looped: { width: 1920, height: 1080, fps: 15, gopS: 1, seconds: 10 }, logger }));
+    const cameras = (fleet = await startFleet({
+      count: n,
+      host: '127.0.0.1',
+      basePort: 0,
+      username: 'admin',
+      password: 'bench',
+      discovery: null,
+      rtspPort: 0,
+      mainBitrateKbps: MAIN_KBPS,
+      looped: { width: 1920, height: 1080, fps: 15, gopS: 1, seconds: 10 },
+      logger,
+    }));
     row.fleet_start_s = round1((performance.now() - tFleet) / 1000);
     const configFile = path.join(dir, 'config.yaml');
     writeFileSync(
@@ -292,7 +309,8 @@ async function benchCameras(n: number, withEvent: boolean): Promise<Row> {
     const gw = (gateway = await startGatewayProcess(configFile, nodeArgs));
     // The gateway's warnings and errors (pino JSON on stdout): restarts and stalls show up here.
     onLogEntries(gw.child, (entry) => {
-      if (typeof entry.level === 'number' && entry.level >= 40) warnings.push({ msg: String(entry.msg), detail: entry.stderr ?? entry.err ?? null });
+      if (typeof entry.level === 'number' && entry.level >= 40)
+        warnings.push({ msg: String(entry.msg), detail: entry.stderr ?? entry.err ?? null });
     });
     const ca = readFileSync(path.join(dir, 'data/tls/cert.pem'));
     const token = gw.token('devices:read recordings:read alerts:read');
@@ -337,7 +355,13 @@ async function benchCameras(n: number, withEvent: boolean): Promise<Row> {
     const cpu0 = { tree: treeCpu(t0, gw0), node: gatewayIn(t0).cpu, sim: treeCpu(t0, sim0) };
     const io0 = ioWriteBytes(gw0);
     const ioNode0 = ioWriteBytes([gatewayPid]);
-    const diskFiles = () => new Map(walkFiles(dir).map((f) => [path.relative(dir, f.path), { size: f.size, mtimeMs: statSync(f.path, { throwIfNoEntry: false })?.mtimeMs ?? 0 }]));
+    const diskFiles = () =>
+      new Map(
+        walkFiles(dir).map((f) => [
+          path.relative(dir, f.path),
+          { size: f.size, mtimeMs: statSync(f.path, { throwIfNoEntry: false })?.mtimeMs ?? 0 },
+        ]),
+      );
     const files0 = diskFiles();
     const storage0 = bytesIn(storageDir);
     const seg0 = segmentProgress(segmentDir, ids);
@@ -387,7 +411,10 @@ async function benchCameras(n: number, withEvent: boolean): Promise<Row> {
     // Which files on disk (data_dir, storage_dir) changed in the window, and by how many bytes.
     row.disk_files_changed = [...files1]
       .filter(([name, f]) => files0.get(name)?.mtimeMs !== f.mtimeMs)
-      .map(([name, f]) => `${name} (${f.size - (files0.get(name)?.size ?? 0) >= 0 ? '+' : ''}${f.size - (files0.get(name)?.size ?? 0)} B)`);
+      .map(
+        ([name, f]) =>
+          `${name} (${f.size - (files0.get(name)?.size ?? 0) >= 0 ? '+' : ''}${f.size - (files0.get(name)?.size ?? 0)} B)`,
+      );
     row.segment_ram_mib = round1(segmentBytes / 2 ** 20);
     row.segment_ram_per_camera_mib = round1(segmentBytes / 2 ** 20 / n);
     let segments = 0;
@@ -412,7 +439,7 @@ async function benchCameras(n: number, withEvent: boolean): Promise<Row> {
       if (!device) throw new Error('camera 0 (model SIM-1) is not among the devices');
       const pulled = () => (cam.calls.get('PullMessages') ?? 0) > 0;
       // The event reaches the gateway through its PullPoint subscription: wait until it polls.
-      for (const deadline = performance.now() + 30_000; performance.now() < deadline && !pulled(); ) await sleep(100);
+      for (const deadline = performance.now() + 30_000; performance.now() < deadline && !pulled();) await sleep(100);
       if (!pulled()) throw new Error('the gateway never pulled events from camera 0');
       const clipDir = path.join(storageDir, device.id);
       const cameraSegments = path.join(segmentDir, device.id);
@@ -426,7 +453,8 @@ async function benchCameras(n: number, withEvent: boolean): Promise<Row> {
       /** When camera 0's recorder opens its next segment file: a keyframe has just reached its ffmpeg. */
       const nextSegmentFile = async () => {
         const known = new Set(segmentFiles());
-        for (const deadline = performance.now() + 5000; performance.now() < deadline; await sleep(5)) if (segmentFiles().some((x) => !known.has(x))) return performance.now();
+        for (const deadline = performance.now() + 5000; performance.now() < deadline; await sleep(5))
+          if (segmentFiles().some((x) => !known.has(x))) return performance.now();
         throw new Error('camera 0 wrote no segment for 5 s');
       };
       const listed = new Set<string>();
@@ -462,13 +490,15 @@ async function benchCameras(n: number, withEvent: boolean): Promise<Row> {
         // ffmpeg creates `.<id>.mp4.tmp` when assembly starts; it is renamed to `<id>.mp4` once
         // written and synced; the thumbnail `<id>.jpg` follows, and the row last.
         const seen: { nextSegment?: number; assembling?: number; clip?: number; thumbnail?: number } = {};
-        const clipsBefore = new Set(((): string[] => {
-          try {
-            return readdirSync(clipDir);
-          } catch {
-            return [];
-          }
-        })());
+        const clipsBefore = new Set(
+          ((): string[] => {
+            try {
+              return readdirSync(clipDir);
+            } catch {
+              return [];
+            }
+          })(),
+        );
         let known = new Set(segmentFiles());
         const watch = setInterval(() => {
           const now = performance.now();
@@ -489,7 +519,10 @@ async function benchCameras(n: number, withEvent: boolean): Promise<Row> {
         }, 10);
         let rec: Recording | null = null;
         while (!rec && performance.now() - tStop < 40_000) {
-          rec = (await api(RecordingPage, `/v1/devices/${device.id}/recordings?limit=100`)).data.find((r) => !listed.has(r.id)) ?? null;
+          rec =
+            (await api(RecordingPage, `/v1/devices/${device.id}/recordings?limit=100`)).data.find(
+              (r) => !listed.has(r.id),
+            ) ?? null;
           if (!rec) await sleep(100);
         }
         const tAvail = performance.now();
@@ -499,7 +532,13 @@ async function benchCameras(n: number, withEvent: boolean): Promise<Row> {
         trial.alert_ms = alertMs === null ? null : Math.round(alertMs);
         trial.held_s = round1((tStop - tStart) / 1000);
         trial.clip_ready_s = rec ? round2((tAvail - tStop) / 1000) : null;
-        trial.steps_after_end_s = { next_segment: afterEnd(seen.nextSegment), assembly_started: afterEnd(seen.assembling), clip_renamed: afterEnd(seen.clip), thumbnail: afterEnd(seen.thumbnail), listed: afterEnd(tAvail) };
+        trial.steps_after_end_s = {
+          next_segment: afterEnd(seen.nextSegment),
+          assembly_started: afterEnd(seen.assembling),
+          clip_renamed: afterEnd(seen.clip),
+          thumbnail: afterEnd(seen.thumbnail),
+          listed: afterEnd(tAvail),
+        };
         if (rec) {
           listed.add(rec.id);
           lastRec = rec;
@@ -518,15 +557,26 @@ async function benchCameras(n: number, withEvent: boolean): Promise<Row> {
       row.alert_max_ms = alerts.length < trials.length ? null : Math.max(...alerts);
       row.storage_bytes_after_events = bytesIn(storageDir) - before;
       const lastId = lastRec?.id;
-      const file = lastId === undefined ? undefined : walkFiles(storageDir).find((f) => f.path.endsWith(`${lastId}.mp4`));
+      const file =
+        lastId === undefined ? undefined : walkFiles(storageDir).find((f) => f.path.endsWith(`${lastId}.mp4`));
       if (file) {
-        const probe = await run('ffprobe', ['-v', 'error', '-show_entries', 'format=duration:stream=codec_name,width,height', '-of', 'json', file.path]);
+        const probe = await run('ffprobe', [
+          '-v',
+          'error',
+          '-show_entries',
+          'format=duration:stream=codec_name,width,height',
+          '-of',
+          'json',
+          file.path,
+        ]);
         const info = parseAs(Probe, probe.stdout, 'ffprobe');
         const [video] = info.streams;
         row.clip_file_duration_s = round2(Number(info.format.duration));
         if (video) row.clip_video = `${video.codec_name} ${video.width}x${video.height}`;
         // Decoded once, after the timing: a clip must start on a keyframe and play through.
-        const decode = await run('ffmpeg', ['-v', 'error', '-nostdin', '-i', file.path, '-f', 'null', '-'], { maxBuffer: 1 << 20 }).catch((e: unknown) => ({
+        const decode = await run('ffmpeg', ['-v', 'error', '-nostdin', '-i', file.path, '-f', 'null', '-'], {
+          maxBuffer: 1 << 20,
+        }).catch((e: unknown) => ({
           stderr: typeof e === 'object' && e !== null && 'stderr' in e ? String(e.stderr) : String(e),
         }));
         const errors = decode.stderr.trim() ? decode.stderr.trim().split('\n') : [];
@@ -555,7 +605,9 @@ async function benchCameras(n: number, withEvent: boolean): Promise<Row> {
   // context by address, which differs per process), with how often each came.
   const distinct = new Map();
   for (const w of warnings) {
-    const text = `${w.msg}${w.detail ? `: ${typeof w.detail === 'string' ? w.detail : JSON.stringify(w.detail)}` : ''}`.replace(/ @ 0x[0-9a-f]+\]/g, ']').slice(0, 200);
+    const text = `${w.msg}${w.detail ? `: ${typeof w.detail === 'string' ? w.detail : JSON.stringify(w.detail)}` : ''}`
+      .replace(/ @ 0x[0-9a-f]+\]/g, ']')
+      .slice(0, 200);
     distinct.set(text, (distinct.get(text) ?? 0) + 1);
   }
   row.warnings = [...distinct].slice(0, 8).map(([text, times]) => `${times}x ${text}`);
@@ -580,17 +632,27 @@ const rows: Row[] = [];
 for (const n of counts) {
   const row = await benchCameras(n, eventCounts.includes(n));
   rows.push(row);
-  console.error(`recording bench: ${n} cameras done (${Math.round((performance.now() - tBench) / 1000)} s): ${JSON.stringify(row)}`);
+  console.error(
+    `recording bench: ${n} cameras done (${Math.round((performance.now() - tBench) / 1000)} s): ${JSON.stringify(row)}`,
+  );
 }
 const benchS = Math.round((performance.now() - tBench) / 1000);
 
 const cell = (v: string | number | null | undefined, w: number) => String(v ?? '-').padStart(w);
-console.log(`\nbench recording: N simulated 1080p15 H.264 cameras at ${MAIN_KBPS} kbit/s (1 s GOP, looped, loopback), recorder segmenting each main stream into RAM; ${seconds} s per N without events, node ${process.version}, ${os.cpus().length} cores (${cpuModel}), ${benchS} s in all\n`);
-console.log('| cameras | CPU % of a core (gateway+ffmpeg) | per camera | node | ffmpeg (n) | RSS MiB | ffmpeg PSS MiB | segment RAM MiB (per camera) | storage bytes in window | storage B/h | disk writes B/h | segments/s per camera | restarts | simulator CPU % | machine busy % |');
-console.log('|--------:|---------------------------------:|-----------:|-----:|-----------:|--------:|---------------:|-----------------------------:|------------------------:|------------:|----------------:|----------------------:|---------:|----------------:|---------------:|');
+console.log(
+  `\nbench recording: N simulated 1080p15 H.264 cameras at ${MAIN_KBPS} kbit/s (1 s GOP, looped, loopback), recorder segmenting each main stream into RAM; ${seconds} s per N without events, node ${process.version}, ${os.cpus().length} cores (${cpuModel}), ${benchS} s in all\n`,
+);
+console.log(
+  '| cameras | CPU % of a core (gateway+ffmpeg) | per camera | node | ffmpeg (n) | RSS MiB | ffmpeg PSS MiB | segment RAM MiB (per camera) | storage bytes in window | storage B/h | disk writes B/h | segments/s per camera | restarts | simulator CPU % | machine busy % |',
+);
+console.log(
+  '|--------:|---------------------------------:|-----------:|-----:|-----------:|--------:|---------------:|-----------------------------:|------------------------:|------------:|----------------:|----------------------:|---------:|----------------:|---------------:|',
+);
 for (const r of rows) {
   if (r.error && r.cpu_total_pct === undefined) {
-    console.log(`| ${cell(r.cameras, 7)} | failed: ${r.error} (online ${r.online ?? '-'}, recording ${r.recording ?? '-'}) |`);
+    console.log(
+      `| ${cell(r.cameras, 7)} | failed: ${r.error} (online ${r.online ?? '-'}, recording ${r.recording ?? '-'}) |`,
+    );
     continue;
   }
   console.log(
@@ -603,12 +665,18 @@ if (events.length) {
     `\nmotion event on camera 0, held ~${eventHoldS} s, pre_roll_s ${PRE_ROLL_S}, post_roll_s ${POST_ROLL_S}; ${eventTrials} trials per N, stopped at spread phases of the ${GOP_MS} ms GOP ` +
       `(goal: clip listed <= ${POST_ROLL_S + 2} s after the stop); one ffmpeg start here: ${ffmpegSpawnMs} ms:\n`,
   );
-  console.log('| cameras | GOP phase of stop | alert after start ms | stop → clip listed s | after stop + post_roll, s: next segment / assembly starts / clip renamed / thumbnail / listed | clip end − stop s | clip s listed | clip MB |');
-  console.log('|--------:|------------------:|---------------------:|---------------------:|---------------------------------------------------------------------------------------------:|------------------:|--------------:|--------:|');
+  console.log(
+    '| cameras | GOP phase of stop | alert after start ms | stop → clip listed s | after stop + post_roll, s: next segment / assembly starts / clip renamed / thumbnail / listed | clip end − stop s | clip s listed | clip MB |',
+  );
+  console.log(
+    '|--------:|------------------:|---------------------:|---------------------:|---------------------------------------------------------------------------------------------:|------------------:|--------------:|--------:|',
+  );
   for (const r of events) {
     for (const t of r.event_trials ?? []) {
       const st = t.steps_after_end_s;
-      const steps = [st?.next_segment, st?.assembly_started, st?.clip_renamed, st?.thumbnail, st?.listed].map((x) => x ?? '-').join(' / ');
+      const steps = [st?.next_segment, st?.assembly_started, st?.clip_renamed, st?.thumbnail, st?.listed]
+        .map((x) => x ?? '-')
+        .join(' / ');
       console.log(
         `| ${cell(r.cameras, 7)} | ${cell(t.gop_phase, 17)} | ${cell(t.alert_ms, 20)} | ${cell(t.clip_ready_s, 20)} | ${cell(steps, 92)} | ${cell(t.clip_end_after_stop_s, 17)} | ${cell(t.clip_listed_duration_s, 13)} | ${cell(t.clip_bytes === undefined ? '-' : round1(t.clip_bytes / 1e6), 7)} |`,
       );
@@ -622,11 +690,22 @@ if (events.length) {
   }
 }
 for (const r of rows) {
-  const notes = [...(r.error ? [`error: ${r.error}`] : []), ...(r.stopped_processes?.length ? [`processes seen stopped (SIGSTOP from outside?): ${r.stopped_processes.join(', ')}`] : []), ...(r.leftover_ffmpeg ? [`${r.leftover_ffmpeg} ffmpeg left after the gateway stopped`] : []), ...(r.warnings ?? []).map((w) => `gateway warned: ${w}`)];
+  const notes = [
+    ...(r.error ? [`error: ${r.error}`] : []),
+    ...(r.stopped_processes?.length
+      ? [`processes seen stopped (SIGSTOP from outside?): ${r.stopped_processes.join(', ')}`]
+      : []),
+    ...(r.leftover_ffmpeg ? [`${r.leftover_ffmpeg} ffmpeg left after the gateway stopped`] : []),
+    ...(r.warnings ?? []).map((w) => `gateway warned: ${w}`),
+  ];
   if (notes.length) console.log(`\n${r.cameras} cameras:\n${notes.map((x) => `  - ${x}`).join('\n')}`);
 }
 /** The rows whose window was measured. */
-const measured = rows.flatMap((r) => (r.cpu_per_camera_pct === undefined || r.cpu_total_pct === undefined ? [] : [{ ...r, cpu_per_camera_pct: r.cpu_per_camera_pct, cpu_total_pct: r.cpu_total_pct }]));
+const measured = rows.flatMap((r) =>
+  r.cpu_per_camera_pct === undefined || r.cpu_total_pct === undefined
+    ? []
+    : [{ ...r, cpu_per_camera_pct: r.cpu_per_camera_pct, cpu_total_pct: r.cpu_total_pct }],
+);
 const at16 = rows.find((r) => r.cameras === 16);
 // Least squares over the rows: what each further camera adds (slope) and what the gateway costs
 // with its recorders whatever their number (intercept: timers, ONVIF health and event polls).
@@ -643,14 +722,35 @@ CPU fit over the rows: ${fit.cpu_marginal_per_camera_pct} % of a core per furthe
 const goals = {
   cpu_le_1pct_per_camera: measured.length === rows.length && measured.every((r) => r.cpu_per_camera_pct <= 1),
   // null: 16 cameras were not asked for (BENCH_CAMERAS).
-  cameras_16_run: at16 === undefined ? null : at16.cpu_per_camera_pct !== undefined && at16.ffmpeg_restarts === 0 && (at16.segments_per_camera_s ?? 0) >= 0.9,
+  cameras_16_run:
+    at16 === undefined
+      ? null
+      : at16.cpu_per_camera_pct !== undefined && at16.ffmpeg_restarts === 0 && (at16.segments_per_camera_s ?? 0) >= 0.9,
   zero_bytes_per_hour: measured.length === rows.length && measured.every((r) => r.storage_bytes_window === 0),
   // Every trial: the worst GOP phase counts, as a user meets it.
-  clip_ready_le_post_roll_plus_2s: events.length > 0 && events.every((r) => typeof r.clip_ready_max_s === 'number' && r.clip_ready_max_s <= POST_ROLL_S + 2),
+  clip_ready_le_post_roll_plus_2s:
+    events.length > 0 &&
+    events.every((r) => typeof r.clip_ready_max_s === 'number' && r.clip_ready_max_s <= POST_ROLL_S + 2),
 };
 console.log(
   `\ngoals: <= 1 % of a core per camera: ${goals.cpu_le_1pct_per_camera}; 16 cameras run: ${goals.cameras_16_run}; 0 bytes/h without events: ${goals.zero_bytes_per_hour}; ` +
     `clip ready <= post_roll_s + 2 s: ${goals.clip_ready_le_post_roll_plus_2s}\n`,
 );
-console.log(JSON.stringify({ bench: 'recording', seconds, settle_s: settleS, pre_roll_s: PRE_ROLL_S, post_roll_s: POST_ROLL_S, main_kbps: MAIN_KBPS, cores: os.cpus().length, cpu_model: cpuModel, ffmpeg_spawn_ms: ffmpegSpawnMs, bench_s: benchS, ...(fit ?? {}), rows, goals }));
+console.log(
+  JSON.stringify({
+    bench: 'recording',
+    seconds,
+    settle_s: settleS,
+    pre_roll_s: PRE_ROLL_S,
+    post_roll_s: POST_ROLL_S,
+    main_kbps: MAIN_KBPS,
+    cores: os.cpus().length,
+    cpu_model: cpuModel,
+    ffmpeg_spawn_ms: ffmpegSpawnMs,
+    bench_s: benchS,
+    ...(fit ?? {}),
+    rows,
+    goals,
+  }),
+);
 process.exit(0);

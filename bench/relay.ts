@@ -49,7 +49,17 @@ const seconds = Number(process.env.BENCH_SECONDS ?? 8);
 const counts = (process.env.BENCH_VIEWERS ?? '1,10,50,100').split(',').map(Number);
 const logger = pino({ level: 'silent' });
 
-const fleet = await startFleet({ count: 1, host: '127.0.0.1', basePort: 0, username: 'admin', password: 'bench', discovery: null, rtspPort: 0, mainBitrateKbps: 4000, logger });
+const fleet = await startFleet({
+  count: 1,
+  host: '127.0.0.1',
+  basePort: 0,
+  username: 'admin',
+  password: 'bench',
+  discovery: null,
+  rtspPort: 0,
+  mainBitrateKbps: 4000,
+  logger,
+});
 const dir = mkdtempSync(path.join(os.tmpdir(), 'eg-bench-relay-'));
 const configFile = path.join(dir, 'config.yaml');
 writeFileSync(
@@ -78,7 +88,16 @@ interface Viewer {
 }
 
 function viewer(url: string, username: string | null = null, password: string | null = null): Viewer {
-  const v: Omit<Viewer, 'open'> = { packets: 0, lost: 0, lastSeq: -1, firstKeyframeAt: null, watchKeyframes: false, lastKeyframeAt: null, keyframeTimestamp: null, keyframeWaiters: [] };
+  const v: Omit<Viewer, 'open'> = {
+    packets: 0,
+    lost: 0,
+    lastSeq: -1,
+    firstKeyframeAt: null,
+    watchKeyframes: false,
+    lastKeyframeAt: null,
+    keyframeTimestamp: null,
+    keyframeWaiters: [],
+  };
   const open = UpstreamSession.open({
     url,
     username,
@@ -120,7 +139,14 @@ for (const n of counts) {
   const rss = rssMiB(gateway.pid);
   const packets = viewers.reduce((a, v) => a + v.packets, 0) / n;
   const lost = viewers.reduce((a, v) => a + v.lost, 0);
-  rows.push({ viewers: n, cpu_core_pct: Math.round((cpu / seconds) * 1000) / 10, cpu_us_per_viewer_s: Math.round(((cpu / seconds) * 1e6) / n), rss_mib: Math.round(rss), packets_per_viewer_s: Math.round(packets / seconds), lost_total: lost });
+  rows.push({
+    viewers: n,
+    cpu_core_pct: Math.round((cpu / seconds) * 1000) / 10,
+    cpu_us_per_viewer_s: Math.round(((cpu / seconds) * 1e6) / n),
+    rss_mib: Math.round(rss),
+    packets_per_viewer_s: Math.round(packets / seconds),
+    lost_total: lost,
+  });
   for (const s of sessions) s.close();
   await sleep(500);
 }
@@ -154,17 +180,50 @@ function ffmpegFirstByte(args: readonly string[]): Promise<number> {
       clearTimeout(timer);
       ffmpegs.delete(child);
       if (firstByteMs !== null && code === 0) resolve(firstByteMs);
-      else reject(new Error(`ffmpeg ${args.join(' ')}: exit ${code ?? signal}, ${firstByteMs === null ? 'no frame' : 'after a frame'}: ${stderr.trim().slice(0, 500)}`));
+      else
+        reject(
+          new Error(
+            `ffmpeg ${args.join(' ')}: exit ${code ?? signal}, ${firstByteMs === null ? 'no frame' : 'after a frame'}: ${stderr.trim().slice(0, 500)}`,
+          ),
+        );
     });
   });
 }
 // One decoded frame, scaled to 32x18 grey (576 bytes), written and flushed as soon as it is decoded.
-const FIRST_FRAME_OUT = ['-an', '-sn', '-dn', '-frames:v', '1', '-fps_mode', 'passthrough', '-vf', 'scale=32:18', '-pix_fmt', 'gray', '-flush_packets', '1', '-f', 'rawvideo', 'pipe:1'];
+const FIRST_FRAME_OUT = [
+  '-an',
+  '-sn',
+  '-dn',
+  '-frames:v',
+  '1',
+  '-fps_mode',
+  'passthrough',
+  '-vf',
+  'scale=32:18',
+  '-pix_fmt',
+  'gray',
+  '-flush_packets',
+  '1',
+  '-f',
+  'rawvideo',
+  'pipe:1',
+];
 const timeToDecodedFrame = (url: string, clientDefaults: boolean) =>
-  ffmpegFirstByte(['-v', 'error', ...(clientDefaults ? [] : ['-threads', '1', '-probesize', '32', '-analyzeduration', '0']), '-rtsp_transport', 'tcp', '-i', url, ...FIRST_FRAME_OUT]);
+  ffmpegFirstByte([
+    '-v',
+    'error',
+    ...(clientDefaults ? [] : ['-threads', '1', '-probesize', '32', '-analyzeduration', '0']),
+    '-rtsp_transport',
+    'tcp',
+    '-i',
+    url,
+    ...FIRST_FRAME_OUT,
+  ]);
 async function ffmpegStartupMs(): Promise<number> {
   const t0 = performance.now();
-  await new Promise((resolve, reject) => spawn('ffmpeg', ['-hide_banner', '-version'], { stdio: 'ignore' }).on('error', reject).on('close', resolve));
+  await new Promise((resolve, reject) =>
+    spawn('ffmpeg', ['-hide_banner', '-version'], { stdio: 'ignore' }).on('error', reject).on('close', resolve),
+  );
   return performance.now() - t0;
 }
 
@@ -202,9 +261,17 @@ async function compare(direct: string, measure: (side: 'relay' | 'direct', url: 
   const relay = upperMedian(t.relay);
   const median = upperMedian(t.direct);
   const range = (xs: number[]) => `${Math.round(Math.min(...xs))}-${Math.round(Math.max(...xs))}`;
-  return { relay: Math.round(relay), direct: Math.round(median), ratio: Math.round((relay / median) * 100) / 100, relayRange: range(t.relay), directRange: range(t.direct) };
+  return {
+    relay: Math.round(relay),
+    direct: Math.round(median),
+    ratio: Math.round((relay / median) * 100) / 100,
+    relayRange: range(t.relay),
+    directRange: range(t.direct),
+  };
 }
-const keyframePacket = await compare(directUrl, (side, url) => (side === 'relay' ? timeToKeyframe(url) : timeToKeyframe(url, 'admin', 'bench')));
+const keyframePacket = await compare(directUrl, (side, url) =>
+  side === 'relay' ? timeToKeyframe(url) : timeToKeyframe(url, 'admin', 'bench'),
+);
 const startupT: number[] = [];
 for (let i = 0; i < TRIALS; i++) startupT.push(await ffmpegStartupMs());
 const ffmpegStartup = Math.round(upperMedian(startupT));
@@ -215,20 +282,36 @@ keepWarmSession.close();
 await gateway.stop();
 await fleet.stop();
 rmSync(dir, { recursive: true, force: true });
-console.log(`\nbench relay: one 4 Mbit/s H.264 camera (simulated, loopback), TCP viewers through the relay, ${seconds} s per N, node ${process.version}, ${os.cpus().length} cores\n`);
+console.log(
+  `\nbench relay: one 4 Mbit/s H.264 camera (simulated, loopback), TCP viewers through the relay, ${seconds} s per N, node ${process.version}, ${os.cpus().length} cores\n`,
+);
 console.log('| viewers | gateway CPU % of a core | µs CPU per viewer per s | RSS MiB | packets/s per viewer | lost |');
 console.log('|---------|-------------------------|-------------------------|---------|----------------------|------|');
-for (const r of rows) console.log(`| ${String(r.viewers).padStart(7)} | ${String(r.cpu_core_pct).padStart(23)} | ${String(r.cpu_us_per_viewer_s).padStart(23)} | ${String(r.rss_mib).padStart(7)} | ${String(r.packets_per_viewer_s).padStart(20)} | ${String(r.lost_total).padStart(4)} |`);
+for (const r of rows)
+  console.log(
+    `| ${String(r.viewers).padStart(7)} | ${String(r.cpu_core_pct).padStart(23)} | ${String(r.cpu_us_per_viewer_s).padStart(23)} | ${String(r.rss_mib).padStart(7)} | ${String(r.packets_per_viewer_s).padStart(20)} | ${String(r.lost_total).padStart(4)} |`,
+  );
 const startRows = [
   ['first keyframe packet (RTSP client, no decoder)', keyframePacket],
   ['first decoded frame (ffmpeg, minimal probing)', decodedFrame],
   ['first decoded frame (ffmpeg defaults)', decodedFrameDefaults],
 ] as const;
-console.log(`\nstart-up, median of ${TRIALS} alternating trials at spread phases of the ${Math.round(gopMs)} ms GOP, one relay viewer keeping the camera session warm (ms; min-max):\n`);
-console.log('| time to                                          | relay            | direct           | relay/direct |');
-console.log('|--------------------------------------------------|------------------|------------------|--------------|');
-for (const [name, r] of startRows) console.log(`| ${name.padEnd(48)} | ${`${r.relay} (${r.relayRange})`.padStart(16)} | ${`${r.direct} (${r.directRange})`.padStart(16)} | ${String(r.ratio).padStart(12)} |`);
-console.log(`\nffmpeg process start-up (spawn to exit of \`ffmpeg -version\`, median): ${ffmpegStartup} ms, inside both sides of both ffmpeg rows`);
+console.log(
+  `\nstart-up, median of ${TRIALS} alternating trials at spread phases of the ${Math.round(gopMs)} ms GOP, one relay viewer keeping the camera session warm (ms; min-max):\n`,
+);
+console.log(
+  '| time to                                          | relay            | direct           | relay/direct |',
+);
+console.log(
+  '|--------------------------------------------------|------------------|------------------|--------------|',
+);
+for (const [name, r] of startRows)
+  console.log(
+    `| ${name.padEnd(48)} | ${`${r.relay} (${r.relayRange})`.padStart(16)} | ${`${r.direct} (${r.directRange})`.padStart(16)} | ${String(r.ratio).padStart(12)} |`,
+  );
+console.log(
+  `\nffmpeg process start-up (spawn to exit of \`ffmpeg -version\`, median): ${ffmpegStartup} ms, inside both sides of both ffmpeg rows`,
+);
 const at100 = rows.find((r) => r.viewers === 100);
 console.log(
   `goals: 100 viewers within 50 % of one core: ${at100 ? at100.cpu_core_pct <= 50 : 'n/a'}; no loss: ${rows.every((r) => r.lost_total === 0)}; ` +

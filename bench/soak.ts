@@ -34,7 +34,15 @@ import Type from 'typebox';
 import { StreamAddressSchema } from '../dist/api/schemas.js';
 import { startFleet, type Fleet } from '../dist/onvif/simulator/fleet.js';
 import { cameraEntries, cameraOf } from './support/fleet.ts';
-import { freePort, metric, metricsText, onLogEntries, startGatewayProcess, stopChild, type GatewayProcess } from './support/gateway-process.ts';
+import {
+  freePort,
+  metric,
+  metricsText,
+  onLogEntries,
+  startGatewayProcess,
+  stopChild,
+  type GatewayProcess,
+} from './support/gateway-process.ts';
 import { DevicePage, narrow, parseAs, type Device } from './support/json.ts';
 import { openFiles, statusKiB } from './support/proc.ts';
 
@@ -52,7 +60,12 @@ const sampleS = Number(process.env.BENCH_SAMPLE_S ?? 30);
 const periodMs = Number(process.env.BENCH_PERIOD_S ?? 600) * 1000;
 const features = new Set((process.env.BENCH_FEATURES ?? 'events,snapshots,lists,rtsp,hls,sse,mqtt,reboot').split(','));
 const extraNodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
-const extraEnv = Object.fromEntries((process.env.BENCH_ENV ?? '').split(' ').filter(Boolean).map((p): [string, string] => [p.slice(0, p.indexOf('=')), p.slice(p.indexOf('=') + 1)]));
+const extraEnv = Object.fromEntries(
+  (process.env.BENCH_ENV ?? '')
+    .split(' ')
+    .filter(Boolean)
+    .map((p): [string, string] => [p.slice(0, p.indexOf('=')), p.slice(p.indexOf('=') + 1)]),
+);
 const logger = pino({ level: 'silent' });
 const round1 = (x: number) => Math.round(x * 10) / 10;
 const MiB = 2 ** 20;
@@ -63,7 +76,20 @@ const stopAt = Date.now() + durationS * 1000;
 const running = () => Date.now() < stopAt;
 /** A sleep that ends with the run. */
 const nap = (ms: number) => sleep(Math.min(ms, Math.max(0, stopAt - Date.now())));
-const counts = { api: 0, apiErrors: 0, apiErrorExamples: [] as string[], events: 0, rtspViewers: 0, rtspFailed: 0, hlsViewers: 0, hlsFailed: 0, sseBytes: 0, brokerOutages: 0, reboots: 0, error: undefined as string | undefined };
+const counts = {
+  api: 0,
+  apiErrors: 0,
+  apiErrorExamples: [] as string[],
+  events: 0,
+  rtspViewers: 0,
+  rtspFailed: 0,
+  hlsViewers: 0,
+  hlsFailed: 0,
+  sseBytes: 0,
+  brokerOutages: 0,
+  reboots: 0,
+  error: undefined as string | undefined,
+};
 const warnings = new Map<string, number>();
 let gateway: GatewayProcess | null = null;
 let broker: ChildProcess | null = null;
@@ -72,7 +98,10 @@ let fleet: Fleet | null = null;
 // --- the broker ----------------------------------------------------------------------------------
 const brokerPort = await freePort();
 const brokerConf = path.join(dir, 'mosquitto.conf');
-writeFileSync(brokerConf, `user ${os.userInfo().username}\nlistener ${brokerPort} 127.0.0.1\nallow_anonymous true\npersistence false\n`);
+writeFileSync(
+  brokerConf,
+  `user ${os.userInfo().username}\nlistener ${brokerPort} 127.0.0.1\nallow_anonymous true\npersistence false\n`,
+);
 const startBroker = () => {
   broker = spawn('/usr/sbin/mosquitto', ['-c', brokerConf], { stdio: 'ignore' });
 };
@@ -86,7 +115,11 @@ const stopBroker = async () => {
 
 // --- the daemon's inspector: forced collections and process.memoryUsage() -----------------------
 /** An answer of the inspector protocol (Chrome DevTools Protocol) to a call with an id. */
-const InspectorAnswer = Type.Object({ id: Type.Number(), result: Type.Optional(Type.Unknown()), error: Type.Optional(Type.Object({ message: Type.String() })) });
+const InspectorAnswer = Type.Object({
+  id: Type.Number(),
+  result: Type.Optional(Type.Unknown()),
+  error: Type.Optional(Type.Object({ message: Type.String() })),
+});
 const MemoryUsage = Type.Object({ heapUsed: Type.Number(), external: Type.Number(), arrayBuffers: Type.Number() });
 
 class Inspector {
@@ -104,10 +137,17 @@ class Inspector {
       const list: unknown = await fetch(`http://127.0.0.1:${port}/json/list`)
         .then((r) => r.json())
         .catch(() => null);
-      url = list === null ? undefined : narrow(Type.Array(Type.Object({ webSocketDebuggerUrl: Type.String() })), list, 'the inspector\'s /json/list')[0]?.webSocketDebuggerUrl;
+      url =
+        list === null
+          ? undefined
+          : narrow(
+              Type.Array(Type.Object({ webSocketDebuggerUrl: Type.String() })),
+              list,
+              "the inspector's /json/list",
+            )[0]?.webSocketDebuggerUrl;
       if (!url) await sleep(100);
     }
-    if (!url) throw new Error('the daemon\'s inspector did not answer');
+    if (!url) throw new Error("the daemon's inspector did not answer");
     const ws = new WebSocket(url);
     await new Promise((resolve, reject) => {
       ws.onopen = resolve;
@@ -135,7 +175,11 @@ class Inspector {
   }
 
   async memoryUsage() {
-    const r = narrow(Type.Object({ result: Type.Object({ value: Type.String() }) }), await this.call('Runtime.evaluate', { expression: 'JSON.stringify(process.memoryUsage())', returnByValue: true }), 'Runtime.evaluate');
+    const r = narrow(
+      Type.Object({ result: Type.Object({ value: Type.String() }) }),
+      await this.call('Runtime.evaluate', { expression: 'JSON.stringify(process.memoryUsage())', returnByValue: true }),
+      'Runtime.evaluate',
+    );
     return parseAs(MemoryUsage, r.result.value, 'process.memoryUsage()');
   }
 
@@ -174,7 +218,18 @@ const samples: Sample[] = [];
 let inspector: Inspector | null = null;
 try {
   startBroker();
-  const cams = (fleet = await startFleet({ count: cameras, host: '127.0.0.1', basePort: 0, username: 'admin', password: 'soak', discovery: null, rtspPort: 0, mainBitrateKbps: 2000, looped: { width: 1280, height: 720, fps: 15, gopS: 1, seconds: 10 }, logger }));
+  const cams = (fleet = await startFleet({
+    count: cameras,
+    host: '127.0.0.1',
+    basePort: 0,
+    username: 'admin',
+    password: 'soak',
+    discovery: null,
+    rtspPort: 0,
+    mainBitrateKbps: 2000,
+    looped: { width: 1280, height: 720, fps: 15, gopS: 1, seconds: 10 },
+    logger,
+  }));
   const configFile = path.join(dir, 'config.yaml');
   mkdirSync(path.join(dir, 'storage'));
   writeFileSync(
@@ -187,7 +242,12 @@ try {
       `log:\n  level: info\n`,
   );
   const inspectPort = await freePort();
-  const gw = (gateway = await startGatewayProcess(configFile, [`--inspect=127.0.0.1:${inspectPort}`, ...extraNodeArgs], undefined, { ...process.env, ...extraEnv }));
+  const gw = (gateway = await startGatewayProcess(
+    configFile,
+    [`--inspect=127.0.0.1:${inspectPort}`, ...extraNodeArgs],
+    undefined,
+    { ...process.env, ...extraEnv },
+  ));
   // The gateway's warnings and errors (pino JSON on stdout), by message.
   onLogEntries(gw.child, (entry) => {
     if (typeof entry.level !== 'number' || entry.level < 40) return;
@@ -205,19 +265,23 @@ try {
   const call = (p: string) =>
     new Promise<{ status: number; body: Buffer }>((resolve) => {
       counts.api++;
-      const req = request(new URL(p, gw.apiUrl), { agent, ca, servername: 'localhost', headers: { authorization: `Bearer ${token}` } }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => {
-          const status = res.statusCode ?? 0;
-          if (status >= 500) fail(`${p.split('?')[0]}: ${status}`);
-          resolve({ status, body: Buffer.concat(chunks) });
-        });
-        res.on('error', (e) => {
-          fail(`${p}: ${e.message}`);
-          resolve({ status: 0, body: Buffer.alloc(0) });
-        });
-      });
+      const req = request(
+        new URL(p, gw.apiUrl),
+        { agent, ca, servername: 'localhost', headers: { authorization: `Bearer ${token}` } },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => {
+            const status = res.statusCode ?? 0;
+            if (status >= 500) fail(`${p.split('?')[0]}: ${status}`);
+            resolve({ status, body: Buffer.concat(chunks) });
+          });
+          res.on('error', (e) => {
+            fail(`${p}: ${e.message}`);
+            resolve({ status: 0, body: Buffer.alloc(0) });
+          });
+        },
+      );
       req.on('error', (e) => {
         fail(`${p.split('?')[0]}: ${e.message}`);
         resolve({ status: 0, body: Buffer.alloc(0) });
@@ -228,7 +292,11 @@ try {
   const stream = (p: string) =>
     new Promise<IncomingMessage | null>((resolve) => {
       counts.api++;
-      const req = request(new URL(p, gw.apiUrl), { agent, ca, servername: 'localhost', headers: { authorization: `Bearer ${token}` } }, resolve);
+      const req = request(
+        new URL(p, gw.apiUrl),
+        { agent, ca, servername: 'localhost', headers: { authorization: `Bearer ${token}` } },
+        resolve,
+      );
       req.on('error', (e) => {
         fail(`${p.split('?')[0]}: ${e.message}`);
         resolve(null);
@@ -236,7 +304,8 @@ try {
       req.end();
     });
   /** The stream address of a device's answer (null when it did not give one). */
-  const streamAddress = (r: { status: number; body: Buffer }) => (r.status === 200 ? parseAs(StreamAddressSchema, r.body.toString(), 'a stream address').stream_url : null);
+  const streamAddress = (r: { status: number; body: Buffer }) =>
+    r.status === 200 ? parseAs(StreamAddressSchema, r.body.toString(), 'a stream address').stream_url : null;
 
   // All cameras online.
   let devices: Device[] = [];
@@ -273,7 +342,10 @@ try {
         cam.trigger('motion', false);
       }),
     );
-  if (features.has('snapshots')) loops.push(every(5000, async () => void (await Promise.all(ids.map((id) => call(`/v1/devices/${id}/snapshot?width=320`))))));
+  if (features.has('snapshots'))
+    loops.push(
+      every(5000, async () => void (await Promise.all(ids.map((id) => call(`/v1/devices/${id}/snapshot?width=320`))))),
+    );
   if (features.has('lists'))
     loops.push(
       every(5000, async () => {
@@ -288,7 +360,11 @@ try {
         if (url === null) return;
         counts.rtspViewers++;
         const ok = await new Promise<boolean>((resolve) => {
-          const v = spawn('ffmpeg', ['-v', 'error', '-rtsp_transport', 'tcp', '-i', url, '-t', '4', '-c', 'copy', '-f', 'null', '-'], { stdio: 'ignore' });
+          const v = spawn(
+            'ffmpeg',
+            ['-v', 'error', '-rtsp_transport', 'tcp', '-i', url, '-t', '4', '-c', 'copy', '-f', 'null', '-'],
+            { stdio: 'ignore' },
+          );
           const timer = setTimeout(() => v.kill('SIGKILL'), 15_000);
           v.once('exit', (code) => {
             clearTimeout(timer);
@@ -300,30 +376,34 @@ try {
     );
   if (features.has('hls'))
     loops.push(
-      every(20_000, async (i) => {
-        const playlistUrl = streamAddress(await call(`/v1/devices/${idAt(i + 1)}/stream?protocol=hls`));
-        if (playlistUrl === null) return;
-        counts.hlsViewers++;
-        const fetched = new Set<string>();
-        const pathOf = (uri: string) => {
-          const url = new URL(uri, playlistUrl);
-          return url.pathname + url.search;
-        };
-        let good = false;
-        for (const until = Date.now() + 6000; Date.now() < until; await sleep(500)) {
-          const pl = await call(pathOf(playlistUrl));
-          if (pl.status !== 200) break;
-          const text = pl.body.toString();
-          const uris = [...text.matchAll(/(?:URI="([^"]+)")|^([^#\s][^\s]*)$/gm)].map((m) => m[1] ?? m[2] ?? '');
-          for (const uri of uris.slice(-4)) {
-            if (fetched.has(uri)) continue;
-            fetched.add(uri);
-            const part = await call(pathOf(uri));
-            if (part.status === 200) good = true;
+      every(
+        20_000,
+        async (i) => {
+          const playlistUrl = streamAddress(await call(`/v1/devices/${idAt(i + 1)}/stream?protocol=hls`));
+          if (playlistUrl === null) return;
+          counts.hlsViewers++;
+          const fetched = new Set<string>();
+          const pathOf = (uri: string) => {
+            const url = new URL(uri, playlistUrl);
+            return url.pathname + url.search;
+          };
+          let good = false;
+          for (const until = Date.now() + 6000; Date.now() < until; await sleep(500)) {
+            const pl = await call(pathOf(playlistUrl));
+            if (pl.status !== 200) break;
+            const text = pl.body.toString();
+            const uris = [...text.matchAll(/(?:URI="([^"]+)")|^([^#\s][^\s]*)$/gm)].map((m) => m[1] ?? m[2] ?? '');
+            for (const uri of uris.slice(-4)) {
+              if (fetched.has(uri)) continue;
+              fetched.add(uri);
+              const part = await call(pathOf(uri));
+              if (part.status === 200) good = true;
+            }
           }
-        }
-        if (!good) counts.hlsFailed++;
-      }, 7000),
+          if (!good) counts.hlsFailed++;
+        },
+        7000,
+      ),
     );
   if (features.has('sse'))
     loops.push(
@@ -381,7 +461,10 @@ try {
   const detectionFigures = async () => {
     try {
       const text = await metricsText(gw);
-      return { frameBytes: metric(text, 'edge_gateway_detection_frame_bytes') ?? 0, checks: metric(text, 'edge_gateway_detection_in_flight') ?? 0 };
+      return {
+        frameBytes: metric(text, 'edge_gateway_detection_frame_bytes') ?? 0,
+        checks: metric(text, 'edge_gateway_detection_in_flight') ?? 0,
+      };
     } catch {
       return { frameBytes: 0, checks: 0 };
     }
@@ -391,7 +474,16 @@ try {
     const mem = await insp.memoryUsage();
     const st = procStatus(gw.pid);
     const held = await detectionFigures();
-    const s: Sample = { t: Math.round((Date.now() - t0) / 1000), rss: st.rss, heapUsed: mem.heapUsed, external: mem.external, arrayBuffers: mem.arrayBuffers, fds: st.fds, threads: st.threads, ...held };
+    const s: Sample = {
+      t: Math.round((Date.now() - t0) / 1000),
+      rss: st.rss,
+      heapUsed: mem.heapUsed,
+      external: mem.external,
+      arrayBuffers: mem.arrayBuffers,
+      fds: st.fds,
+      threads: st.threads,
+      ...held,
+    };
     samples.push(s);
     console.error(
       `soak ${s.t}s: rss ${round1(s.rss / MiB)} MiB, heap ${round1(s.heapUsed / MiB)}, external ${round1(s.external / MiB)}, arrayBuffers ${round1(s.arrayBuffers / MiB)} (detection frames ${round1(s.frameBytes / MiB)}, ${s.checks} checks), fds ${s.fds}, threads ${s.threads}`,
@@ -420,22 +512,68 @@ const slope = (key: 'rss' | 'heapUsed' | 'external' | 'arrayBuffers') => {
   const v = slopePerHour(warm.map((s) => ({ t: s.t, y: s[key] / 1e6 })));
   return v === null ? null : round1(v);
 };
-const slopes = { rss: slope('rss'), heapUsed: slope('heapUsed'), external: slope('external'), arrayBuffers: slope('arrayBuffers') };
+const slopes = {
+  rss: slope('rss'),
+  heapUsed: slope('heapUsed'),
+  external: slope('external'),
+  arrayBuffers: slope('arrayBuffers'),
+};
 // Viewers and clips come and go, so a sample's open files depend on the moment: the fewest of the
 // last third against the fewest of the third before it.
 const earlier = warm.slice(0, Math.floor(warm.length / 2));
 const later = warm.slice(Math.floor(warm.length / 2));
-const fdsFlat = earlier.length > 0 && later.length > 0 && Math.min(...later.map((s) => s.fds)) <= Math.min(...earlier.map((s) => s.fds)) + 2;
-console.log(`\nbench soak: ${cameras} simulated cameras, ${durationS} s, features ${[...features].join(',')}, node ${process.version}, ${os.cpus().length} cores\n`);
-console.log('| t (s) | RSS MiB | heap used MiB | external MiB | array buffers MiB | detection frames MiB (checks) | fds | threads |');
-console.log('|------:|--------:|--------------:|-------------:|------------------:|------------------------------:|----:|--------:|');
-for (const s of samples) console.log(`| ${s.t} | ${round1(s.rss / MiB)} | ${round1(s.heapUsed / MiB)} | ${round1(s.external / MiB)} | ${round1(s.arrayBuffers / MiB)} | ${round1(s.frameBytes / MiB)} (${s.checks}) | ${s.fds} | ${s.threads} |`);
-console.log(`\nslope over the last two thirds (after a full GC each sample), MB per hour: RSS ${slopes.rss}, heap ${slopes.heapUsed}, external ${slopes.external}, array buffers ${slopes.arrayBuffers}`);
+const fdsFlat =
+  earlier.length > 0 &&
+  later.length > 0 &&
+  Math.min(...later.map((s) => s.fds)) <= Math.min(...earlier.map((s) => s.fds)) + 2;
+console.log(
+  `\nbench soak: ${cameras} simulated cameras, ${durationS} s, features ${[...features].join(',')}, node ${process.version}, ${os.cpus().length} cores\n`,
+);
+console.log(
+  '| t (s) | RSS MiB | heap used MiB | external MiB | array buffers MiB | detection frames MiB (checks) | fds | threads |',
+);
+console.log(
+  '|------:|--------:|--------------:|-------------:|------------------:|------------------------------:|----:|--------:|',
+);
+for (const s of samples)
+  console.log(
+    `| ${s.t} | ${round1(s.rss / MiB)} | ${round1(s.heapUsed / MiB)} | ${round1(s.external / MiB)} | ${round1(s.arrayBuffers / MiB)} | ${round1(s.frameBytes / MiB)} (${s.checks}) | ${s.fds} | ${s.threads} |`,
+  );
+console.log(
+  `\nslope over the last two thirds (after a full GC each sample), MB per hour: RSS ${slopes.rss}, heap ${slopes.heapUsed}, external ${slopes.external}, array buffers ${slopes.arrayBuffers}`,
+);
 console.log(`activity: ${JSON.stringify({ ...counts, apiErrorExamples: undefined })}`);
 if (counts.apiErrorExamples.length) console.log(`API errors, first: ${counts.apiErrorExamples.join('; ')}`);
-if (warnings.size) console.log(`gateway warnings: ${[...warnings].slice(0, 10).map(([w, n]) => `${n}x ${w}`).join('; ')}`);
+if (warnings.size)
+  console.log(
+    `gateway warnings: ${[...warnings]
+      .slice(0, 10)
+      .map(([w, n]) => `${n}x ${w}`)
+      .join('; ')}`,
+  );
 if (counts.error) console.log(`error: ${counts.error}`);
-const goals = { rss_flat_le_2mb_per_h: slopes.rss !== null && slopes.rss <= 2, fds_flat: fdsFlat, no_api_errors: counts.apiErrors === 0 };
-console.log(`\ngoals: RSS <= 2 MB/h once warm: ${goals.rss_flat_le_2mb_per_h}; fds flat: ${goals.fds_flat}; no API errors: ${goals.no_api_errors}\n`);
-console.log(JSON.stringify({ bench: 'soak', cameras, duration_s: durationS, sample_s: sampleS, features: [...features], env: extraEnv, node_args: extraNodeArgs, slopes_mb_per_h: slopes, first: samples[0] ?? null, last: samples.at(-1) ?? null, counts: { ...counts, apiErrorExamples: undefined }, goals }));
+const goals = {
+  rss_flat_le_2mb_per_h: slopes.rss !== null && slopes.rss <= 2,
+  fds_flat: fdsFlat,
+  no_api_errors: counts.apiErrors === 0,
+};
+console.log(
+  `\ngoals: RSS <= 2 MB/h once warm: ${goals.rss_flat_le_2mb_per_h}; fds flat: ${goals.fds_flat}; no API errors: ${goals.no_api_errors}\n`,
+);
+console.log(
+  JSON.stringify({
+    bench: 'soak',
+    cameras,
+    duration_s: durationS,
+    sample_s: sampleS,
+    features: [...features],
+    env: extraEnv,
+    node_args: extraNodeArgs,
+    slopes_mb_per_h: slopes,
+    first: samples[0] ?? null,
+    last: samples.at(-1) ?? null,
+    counts: { ...counts, apiErrorExamples: undefined },
+    goals,
+  }),
+);
 process.exit(0);

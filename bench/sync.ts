@@ -57,7 +57,13 @@ let outOfOrder = 0;
 let lastIndex = -1;
 /** An alert as sync publishes it: the API's shape and the row's stable message_id. */
 const Published = Type.Object({ message_id: Type.String(), id: Type.String() });
-const sub = connect(`mqtt://127.0.0.1:${brokerPort}`, { clientId: 'bench-cloud', protocolVersion: 5, clean: false, properties: { sessionExpiryInterval: 3600 }, reconnectPeriod: 100 });
+const sub = connect(`mqtt://127.0.0.1:${brokerPort}`, {
+  clientId: 'bench-cloud',
+  protocolVersion: 5,
+  clean: false,
+  properties: { sessionExpiryInterval: 3600 },
+  reconnectPeriod: 100,
+});
 await new Promise((r) => sub.once('connect', r));
 sub.on('message', (topic, payload) => {
   if (!topic.endsWith('/alerts')) return;
@@ -88,12 +94,27 @@ const rssIdle = rssMiB(gateway.pid);
 // connection; the rows are what the recorder's own writes would leave).
 const store = Store.open(path.join(dir, 'data'));
 store.enableOutbox(events * 2);
-store.upsertDevice({ id: 'dev_bench', name: 'Bench', type: 'camera', status: 'online', model: null, manufacturer: null, firmwareVersion: null, lastSeenAt: Date.now() });
+store.upsertDevice({
+  id: 'dev_bench',
+  name: 'Bench',
+  type: 'camera',
+  status: 'online',
+  model: null,
+  manufacturer: null,
+  firmwareVersion: null,
+  lastSeenAt: Date.now(),
+});
 const t0 = performance.now();
 for (let i = 0; i < events; i += 1000) {
   store.transaction(() => {
     for (let j = i; j < Math.min(events, i + 1000); j++) {
-      store.insertAlert({ id: `alr_b${String(j).padStart(7, '0')}`, deviceId: 'dev_bench', type: 'motion', message: 'Motion detected by Bench', createdAt: Date.now() });
+      store.insertAlert({
+        id: `alr_b${String(j).padStart(7, '0')}`,
+        deviceId: 'dev_bench',
+        type: 'motion',
+        message: 'Motion detected by Bench',
+        createdAt: Date.now(),
+      });
     }
   });
 }
@@ -135,16 +156,24 @@ await gateway.stop();
 await stopBroker();
 rmSync(dir, { recursive: true, force: true });
 const lost = events - seen.size;
-console.log(`\nbench sync: ${events} alerts made during a broker outage, then drained to Mosquitto on loopback (node ${process.version}, ${os.cpus().length} cores)\n`);
+console.log(
+  `\nbench sync: ${events} alerts made during a broker outage, then drained to Mosquitto on loopback (node ${process.version}, ${os.cpus().length} cores)\n`,
+);
 console.log('| phase | figure |');
 console.log('|-------|--------|');
 console.log(`| writing the alerts (outbox rows in the same transactions) | ${Math.round(events / writeS)} alerts/s |`);
 console.log(`| outbox rows waiting | ${backlog} |`);
-console.log(`| daemon RSS idle / during the outage / max while draining / 5 s after | ${rssIdle.toFixed(0)} / ${rssOutage.toFixed(0)} / ${rssDrainMax.toFixed(0)} / ${rssAfter.toFixed(0)} MiB |`);
+console.log(
+  `| daemon RSS idle / during the outage / max while draining / 5 s after | ${rssIdle.toFixed(0)} / ${rssOutage.toFixed(0)} / ${rssDrainMax.toFixed(0)} / ${rssAfter.toFixed(0)} MiB |`,
+);
 console.log(`| broker start to first message (the gateway's reconnect backoff) | ${reconnectS.toFixed(1)} s |`);
 console.log(`| drain, first to last message | ${(drainS - reconnectS).toFixed(1)} s, ${rate} events/s |`);
-console.log(`| received / unique / lost / out of order / left in outbox | ${received} / ${seen.size} / ${lost} / ${outOfOrder} / ${left} |`);
-console.log(`\ngoals: >= 5000 events/s: ${rate >= 5000}; RSS flat (drain max within 30 MiB of idle): ${rssDrainMax - rssIdle <= 30}; 0 lost: ${lost === 0}\n`);
+console.log(
+  `| received / unique / lost / out of order / left in outbox | ${received} / ${seen.size} / ${lost} / ${outOfOrder} / ${left} |`,
+);
+console.log(
+  `\ngoals: >= 5000 events/s: ${rate >= 5000}; RSS flat (drain max within 30 MiB of idle): ${rssDrainMax - rssIdle <= 30}; 0 lost: ${lost === 0}\n`,
+);
 console.log(
   JSON.stringify({
     bench: 'sync',

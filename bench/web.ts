@@ -40,7 +40,16 @@ const CAMERAS_SHOWN_MARK = 'edge-gateway:cameras-shown';
 const USER = { username: 'bench', password: 'bench web password' };
 const step = (msg: string) => console.error(`[web] ${msg}`);
 
-const fleet = await startFleet({ count: 1, host: '127.0.0.1', basePort: 0, username: 'admin', password: 'bench', discovery: null, rtspPort: 0, logger: pino({ level: 'silent' }) });
+const fleet = await startFleet({
+  count: 1,
+  host: '127.0.0.1',
+  basePort: 0,
+  username: 'admin',
+  password: 'bench',
+  discovery: null,
+  rtspPort: 0,
+  logger: pino({ level: 'silent' }),
+});
 const dir = mkdtempSync(path.join(os.tmpdir(), 'eg-bench-web-'));
 const dataDir = path.join(dir, 'data');
 const configFile = path.join(dir, 'config.yaml');
@@ -49,12 +58,29 @@ writeFileSync(
   `gateway:\n  data_dir: ${dataDir}\napi:\n  host: 127.0.0.1\n  port: 0\nrtsp:\n  host: 127.0.0.1\n  port: 0\n  udp_port: 0\n  public_host: 127.0.0.1\n` +
     `webrtc:\n  bind_address: 127.0.0.1\nonvif:\n  discovery:\n    enabled: false\ncameras:\n${cameraEntries(fleet, 'bench', () => 'Bench')}log:\n  level: info\n`,
 );
-execFileSync(process.execPath, [path.join(root, 'dist/cli.js'), 'users', 'add', '--username', USER.username, '--password-stdin', '--config', configFile], { input: `${USER.password}\n`, stdio: ['pipe', 'ignore', 'inherit'] });
+execFileSync(
+  process.execPath,
+  [
+    path.join(root, 'dist/cli.js'),
+    'users',
+    'add',
+    '--username',
+    USER.username,
+    '--password-stdin',
+    '--config',
+    configFile,
+  ],
+  { input: `${USER.password}\n`, stdio: ['pipe', 'ignore', 'inherit'] },
+);
 const gateway = await startGatewayProcess(configFile);
 const origin = gateway.apiUrl;
 step(`gateway started: ${origin}`);
 
-const browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', headless: true, args: ['--no-sandbox', '--disable-dev-shm-usage', '--disable-gpu', '--disable-background-networking'] });
+const browser = await chromium.launch({
+  executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+  headless: true,
+  args: ['--no-sandbox', '--disable-dev-shm-usage', '--disable-gpu', '--disable-background-networking'],
+});
 
 /** Where the sign-in's time went: ms after the click at which each step ended (null: not seen). */
 type Phases = Record<string, number | null>;
@@ -69,10 +95,14 @@ function readSignInPhases(mark: string): { inPageMs: number; phases: Phases } {
   const click = Number(sessionStorage.getItem('bench.click'));
   const shownEntry = performance.getEntriesByName(mark)[0];
   const nav = performance.getEntriesByType('navigation')[0];
-  if (!shownEntry || !(nav instanceof PerformanceNavigationTiming)) throw new Error('no camera list mark or no navigation entry');
+  if (!shownEntry || !(nav instanceof PerformanceNavigationTiming))
+    throw new Error('no camera list mark or no navigation entry');
   const shown = performance.timeOrigin + shownEntry.startTime;
   const at = (t: number) => Math.round(performance.timeOrigin + t - click);
-  const resource = (pattern: RegExp) => performance.getEntriesByType('resource').find((e): e is PerformanceResourceTiming => e instanceof PerformanceResourceTiming && pattern.test(e.name));
+  const resource = (pattern: RegExp) =>
+    performance
+      .getEntriesByType('resource')
+      .find((e): e is PerformanceResourceTiming => e instanceof PerformanceResourceTiming && pattern.test(e.name));
   const entry = resource(/\/assets\/main-[^/]*\.js$/);
   const app = resource(/\/assets\/mount-[^/]*\.js$/);
   const token = resource(/\/oauth\/token$/);
@@ -110,11 +140,29 @@ async function signIn(page: Page): Promise<{ inPageMs: number; phases: Phases }>
   await page.evaluate(() => {
     const button = document.querySelector('button[value=login]');
     if (!button) throw new Error('no sign-in button');
-    button.addEventListener('click', () => sessionStorage.setItem('bench.click', String(performance.timeOrigin + performance.now())), { capture: true });
+    button.addEventListener(
+      'click',
+      () => sessionStorage.setItem('bench.click', String(performance.timeOrigin + performance.now())),
+      { capture: true },
+    );
   });
   // BENCH_WEB_TRACE=FILE: chromium's trace of the sign-in (the last trial's), for chrome://tracing or Perfetto.
   const trace = process.env.BENCH_WEB_TRACE;
-  if (trace) await browser.startTracing(page, { path: trace, screenshots: false, categories: ['devtools.timeline', 'v8', 'blink', 'loading', 'navigation', 'netlog', 'disabled-by-default-devtools.timeline', 'disabled-by-default-v8.cpu_profiler'] });
+  if (trace)
+    await browser.startTracing(page, {
+      path: trace,
+      screenshots: false,
+      categories: [
+        'devtools.timeline',
+        'v8',
+        'blink',
+        'loading',
+        'navigation',
+        'netlog',
+        'disabled-by-default-devtools.timeline',
+        'disabled-by-default-v8.cpu_profiler',
+      ],
+    });
   // Nothing of this script runs in the app's document while it starts (playwright's selectors and
   // bindings would evaluate their scripts on the same main thread as the app): the app marks its
   // first camera list itself (CAMERAS_SHOWN_MARK, web/src/screens/cameras.tsx), and the mark is read
@@ -122,7 +170,9 @@ async function signIn(page: Page): Promise<{ inPageMs: number; phases: Phases }>
   await page.click('button[value=login]');
   await page.waitForURL((url) => !url.pathname.startsWith('/oauth/'), { waitUntil: 'load', timeout: 30_000 });
   await sleep(1500);
-  await page.waitForFunction((mark) => performance.getEntriesByName(mark).length > 0, CAMERAS_SHOWN_MARK, { timeout: 30_000 });
+  await page.waitForFunction((mark) => performance.getEntriesByName(mark).length > 0, CAMERAS_SHOWN_MARK, {
+    timeout: 30_000,
+  });
   if (trace) await browser.stopTracing();
   return page.evaluate(readSignInPhases, CAMERAS_SHOWN_MARK);
 }
@@ -176,7 +226,10 @@ const fmt = (ms: number) => ms.toFixed(0).padStart(8);
 const phaseNames = Object.keys(rows[0]?.phases ?? {});
 const phaseMedian = (k: string) => upperMedian(rows.map((r) => r.phases[k] ?? NaN));
 console.log('trial  sign-in→cameras ms  click→first frame ms  mode');
-for (const r of rows) console.log(`${String(r.trial).padStart(5)}  ${fmt(r.signInMs)}            ${fmt(r.firstFrameMs)}              ${r.mode}`);
+for (const r of rows)
+  console.log(
+    `${String(r.trial).padStart(5)}  ${fmt(r.signInMs)}            ${fmt(r.firstFrameMs)}              ${r.mode}`,
+  );
 console.log('\nsign-in phases, ms after the click (median of the trials)');
 for (const k of phaseNames) console.log(`  ${k.padEnd(22)} ${fmt(phaseMedian(k))}`);
 const result = {

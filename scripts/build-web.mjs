@@ -53,7 +53,10 @@ const [entryFile, entryMeta] = entry;
 const css = entryMeta.cssBundle ? rel(entryMeta.cssBundle) : null;
 const firstScreen = new Set([rel(entryFile), ...(css ? [css] : [])]);
 // Static imports everywhere; the entry's dynamic import (the app) too.
-const loadedWith = (file) => (outputs[file]?.imports ?? []).filter((i) => i.kind === 'import-statement' || (file === entryFile && i.kind === 'dynamic-import'));
+const loadedWith = (file) =>
+  (outputs[file]?.imports ?? []).filter(
+    (i) => i.kind === 'import-statement' || (file === entryFile && i.kind === 'dynamic-import'),
+  );
 const queue = [entryFile];
 while (queue.length) {
   for (const imp of loadedWith(queue.pop())) {
@@ -66,7 +69,9 @@ while (queue.length) {
 }
 
 const template = readFileSync(path.join(root, 'web/index.html'), 'utf8');
-const preloads = [...firstScreen].filter((f) => f.endsWith('.js') && f !== rel(entryFile)).map((f) => `<link rel="modulepreload" href="/${f}">`);
+const preloads = [...firstScreen]
+  .filter((f) => f.endsWith('.js') && f !== rel(entryFile))
+  .map((f) => `<link rel="modulepreload" href="/${f}">`);
 const html = template
   .replace('<!--styles-->', css ? `<link rel="stylesheet" href="/${css}">` : '')
   .replace('<!--scripts-->', [...preloads, `<script type="module" src="/${rel(entryFile)}"></script>`].join('\n    '));
@@ -78,7 +83,9 @@ const sizes = [];
 for (const file of listFiles(out)) {
   if (!/\.(js|css|html|svg|json|txt)$/.test(file)) continue;
   const body = readFileSync(path.join(out, file));
-  const br = brotliCompressSync(body, { params: { [constants.BROTLI_PARAM_QUALITY]: 11, [constants.BROTLI_PARAM_SIZE_HINT]: body.length } });
+  const br = brotliCompressSync(body, {
+    params: { [constants.BROTLI_PARAM_QUALITY]: 11, [constants.BROTLI_PARAM_SIZE_HINT]: body.length },
+  });
   const gz = gzipSync(body, { level: 9 });
   writeFileSync(path.join(out, `${file}.br`), br);
   writeFileSync(path.join(out, `${file}.gz`), gz);
@@ -89,11 +96,20 @@ const kb = (n) => (n / 1024).toFixed(1);
 sizes.sort((a, b) => Number(b.first) - Number(a.first) || b.raw - a.raw);
 console.log(`web app → ${path.relative(root, out) || out}`);
 console.log('file'.padEnd(40), 'raw KB'.padStart(8), 'br KB'.padStart(8), 'gz KB'.padStart(8), ' loaded');
-for (const s of sizes) console.log(s.file.padEnd(40), kb(s.raw).padStart(8), kb(s.br).padStart(8), kb(s.gz).padStart(8), s.first ? ' first screen' : ' on demand');
+for (const s of sizes)
+  console.log(
+    s.file.padEnd(40),
+    kb(s.raw).padStart(8),
+    kb(s.br).padStart(8),
+    kb(s.gz).padStart(8),
+    s.first ? ' first screen' : ' on demand',
+  );
 const first = sizes.filter((s) => s.first);
 const sum = (key) => first.reduce((n, s) => n + s[key], 0);
 const goal = 150 * 1024;
-console.log(`first screen: ${kb(sum('br'))} KB brotli, ${kb(sum('gz'))} KB gzip (goal ≤ ${kb(goal)} KB compressed): ${sum('gz') <= goal ? 'met' : 'NOT met'}`);
+console.log(
+  `first screen: ${kb(sum('br'))} KB brotli, ${kb(sum('gz'))} KB gzip (goal ≤ ${kb(goal)} KB compressed): ${sum('gz') <= goal ? 'met' : 'NOT met'}`,
+);
 
 function listFiles(dir) {
   return readdirSync(dir, { recursive: true })

@@ -53,7 +53,9 @@ export default class ProgressReporter {
   }
 
   write() {
-    const lines = [...this.running].map(([id, { at, test }]) => `${at} ${path.relative(process.cwd(), id)} > ${test}\n`);
+    const lines = [...this.running].map(
+      ([id, { at, test }]) => `${at} ${path.relative(process.cwd(), id)} > ${test}\n`,
+    );
     // Renamed into place, so the watchdog never reads half a file.
     writeFileSync(`${this.file}.tmp`, lines.join(''));
     renameSync(`${this.file}.tmp`, this.file);

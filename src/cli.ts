@@ -110,14 +110,17 @@ async function start(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
 
 async function token(argv: string[], env: NodeJS.ProcessEnv, io: Io): Promise<number> {
   const values = parse(argv, ['config', 'scope', 'ttl', 'subject']);
-  if (typeof values.scope !== 'string') throw new UsageError('token needs --scope, e.g. --scope "devices:read alerts:read"');
+  if (typeof values.scope !== 'string')
+    throw new UsageError('token needs --scope, e.g. --scope "devices:read alerts:read"');
   const scopes = values.scope.split(' ').filter(Boolean);
   const unknown = scopes.filter((s) => !isScope(s));
-  if (scopes.length === 0 || unknown.length) throw new UsageError(`unknown scope ${unknown.join(', ') || '(none given)'}; known: ${SCOPES.join(' ')}`);
+  if (scopes.length === 0 || unknown.length)
+    throw new UsageError(`unknown scope ${unknown.join(', ') || '(none given)'}; known: ${SCOPES.join(' ')}`);
   const ttlText = values.ttl;
   const cfg = config(values.config, env);
   const ttl = ttlText === undefined ? cfg.auth.local.access_ttl_s : Number(ttlText);
-  if (!Number.isInteger(ttl) || ttl < 60 || ttl > 86_400) throw new UsageError('--ttl must be a whole number of seconds from 60 to 86400');
+  if (!Number.isInteger(ttl) || ttl < 60 || ttl > 86_400)
+    throw new UsageError('--ttl must be a whole number of seconds from 60 to 86400');
   if (!cfg.auth.local.enabled) {
     io.err('edge-gateway token: the local issuer is off (auth.local.enabled: false)\n');
     return 1;
@@ -133,7 +136,8 @@ async function seal(argv: string[], env: NodeJS.ProcessEnv, io: Io, stdin: () =>
   const cfg = config(values.config, env);
   // One trailing newline (echo, a here-string) is not part of the secret.
   const secret = (await stdin()).replace(/\r?\n$/, '');
-  if (secret.length === 0) throw new UsageError('seal reads the secret on stdin, e.g.: printf %s "$PASSWORD" | edge-gateway seal');
+  if (secret.length === 0)
+    throw new UsageError('seal reads the secret on stdin, e.g.: printf %s "$PASSWORD" | edge-gateway seal');
   io.out(`${sealConfigSecret(SecretBox.openInDir(cfg.gateway.data_dir), secret)}\n`);
   return 0;
 }
@@ -161,9 +165,13 @@ async function clients(argv: string[], env: NodeJS.ProcessEnv, io: Io): Promise<
     if (!name) throw new UsageError('clients add needs --name');
     const redirectUris = values['redirect-uri'] ?? [];
     const grants = values.grant ?? ['authorization_code', 'refresh_token'];
-    for (const g of grants) if (!(GRANT_TYPES as readonly string[]).includes(g)) throw new UsageError(`--grant must be one of ${GRANT_TYPES.join(', ')}, not ${g}`);
-    if (values.public && grants.includes('client_credentials')) throw new UsageError('a public client cannot use client_credentials (it has no secret)');
-    if (grants.includes('authorization_code') && redirectUris.length === 0) throw new UsageError('the authorization_code grant needs at least one --redirect-uri');
+    for (const g of grants)
+      if (!(GRANT_TYPES as readonly string[]).includes(g))
+        throw new UsageError(`--grant must be one of ${GRANT_TYPES.join(', ')}, not ${g}`);
+    if (values.public && grants.includes('client_credentials'))
+      throw new UsageError('a public client cannot use client_credentials (it has no secret)');
+    if (grants.includes('authorization_code') && redirectUris.length === 0)
+      throw new UsageError('the authorization_code grant needs at least one --redirect-uri');
     for (const uri of redirectUris) {
       const check = validateRegisteredRedirectUri(uri);
       if (!check.ok) throw new UsageError(`--redirect-uri ${uri}: ${check.message}`);
@@ -184,7 +192,10 @@ async function clients(argv: string[], env: NodeJS.ProcessEnv, io: Io): Promise<
       await store.closeWhenVisible();
     }
     if (values.json) io.out(`${JSON.stringify({ client_id: clientId, client_secret: secret })}\n`);
-    else io.out(`client_id: ${clientId}\n${secret === null ? 'public client: no secret\n' : `client_secret: ${secret}\n(shown once; only its hash is kept)\n`}`);
+    else
+      io.out(
+        `client_id: ${clientId}\n${secret === null ? 'public client: no secret\n' : `client_secret: ${secret}\n(shown once; only its hash is kept)\n`}`,
+      );
     return 0;
   }
   if (sub === 'list') {
@@ -192,8 +203,26 @@ async function clients(argv: string[], env: NodeJS.ProcessEnv, io: Io): Promise<
     const store = openStore(values.config, env);
     try {
       // The web app's own client is the gateway's, not one of the user's: not listed, not removable.
-      const list = store.listOAuthClients().filter((c) => !isFirstPartyClient(c.id)).map((c) => ({ client_id: c.id, name: c.name, public: c.secretHash === null, redirect_uris: c.redirectUris, grant_types: c.grantTypes }));
-      io.out(values.json ? `${JSON.stringify(list)}\n` : list.map((c) => `${c.client_id}  ${c.name}  ${c.public ? 'public' : 'confidential'}  ${c.grant_types.join(',')}  ${c.redirect_uris.join(' ')}\n`).join(''));
+      const list = store
+        .listOAuthClients()
+        .filter((c) => !isFirstPartyClient(c.id))
+        .map((c) => ({
+          client_id: c.id,
+          name: c.name,
+          public: c.secretHash === null,
+          redirect_uris: c.redirectUris,
+          grant_types: c.grantTypes,
+        }));
+      io.out(
+        values.json
+          ? `${JSON.stringify(list)}\n`
+          : list
+              .map(
+                (c) =>
+                  `${c.client_id}  ${c.name}  ${c.public ? 'public' : 'confidential'}  ${c.grant_types.join(',')}  ${c.redirect_uris.join(' ')}\n`,
+              )
+              .join(''),
+      );
     } finally {
       await store.closeWhenVisible();
     }
@@ -202,7 +231,8 @@ async function clients(argv: string[], env: NodeJS.ProcessEnv, io: Io): Promise<
   if (sub === 'remove') {
     const { values } = parseArgsStrict(rest, { config: { type: 'string' }, 'client-id': { type: 'string' } });
     if (!values['client-id']) throw new UsageError('clients remove needs --client-id');
-    if (isFirstPartyClient(values['client-id'])) throw new UsageError(`${values['client-id']} is the gateway's own web app, built in; it cannot be removed`);
+    if (isFirstPartyClient(values['client-id']))
+      throw new UsageError(`${values['client-id']} is the gateway's own web app, built in; it cannot be removed`);
     const store = openStore(values.config, env);
     try {
       if (!store.deleteOAuthClient(values['client-id'])) {
@@ -220,12 +250,21 @@ async function clients(argv: string[], env: NodeJS.ProcessEnv, io: Io): Promise<
 async function users(argv: string[], env: NodeJS.ProcessEnv, io: Io, stdin: () => Promise<string>): Promise<number> {
   const [sub, ...rest] = argv;
   if (sub === 'add') {
-    const { values } = parseArgsStrict(rest, { config: { type: 'string' }, username: { type: 'string' }, role: { type: 'string' }, 'password-stdin': { type: 'boolean' } });
+    const { values } = parseArgsStrict(rest, {
+      config: { type: 'string' },
+      username: { type: 'string' },
+      role: { type: 'string' },
+      'password-stdin': { type: 'boolean' },
+    });
     const username = values.username?.trim();
-    if (!username || !/^[A-Za-z0-9._@-]{1,64}$/.test(username)) throw new UsageError('users add needs --username (1–64 of A-Z a-z 0-9 . _ @ -)');
+    if (!username || !/^[A-Za-z0-9._@-]{1,64}$/.test(username))
+      throw new UsageError('users add needs --username (1–64 of A-Z a-z 0-9 . _ @ -)');
     const role = values.role ?? DEFAULT_ROLE;
     if (!isRole(role)) throw new UsageError(`--role must be one of ${ROLES.join(', ')}, not ${role}`);
-    if (!values['password-stdin']) throw new UsageError('users add reads the password from stdin: --password-stdin (never on the command line, where ps shows it)');
+    if (!values['password-stdin'])
+      throw new UsageError(
+        'users add reads the password from stdin: --password-stdin (never on the command line, where ps shows it)',
+      );
     const password = (await stdin()).replace(/\r?\n$/, '');
     let passwordHash: string;
     try {
@@ -251,7 +290,12 @@ async function users(argv: string[], env: NodeJS.ProcessEnv, io: Io, stdin: () =
     const { values } = parseArgsStrict(rest, { config: { type: 'string' } });
     const store = openStore(values.config, env);
     try {
-      io.out(store.listLocalUsers().map((u) => `${u.username}  ${u.role}\n`).join(''));
+      io.out(
+        store
+          .listLocalUsers()
+          .map((u) => `${u.username}  ${u.role}\n`)
+          .join(''),
+      );
     } finally {
       await store.closeWhenVisible();
     }
@@ -272,7 +316,11 @@ async function users(argv: string[], env: NodeJS.ProcessEnv, io: Io, stdin: () =
     return 0;
   }
   if (sub === 'set-role') {
-    const { values } = parseArgsStrict(rest, { config: { type: 'string' }, username: { type: 'string' }, role: { type: 'string' } });
+    const { values } = parseArgsStrict(rest, {
+      config: { type: 'string' },
+      username: { type: 'string' },
+      role: { type: 'string' },
+    });
     if (!values.username) throw new UsageError('users set-role needs --username');
     if (values.role === undefined) throw new UsageError(`users set-role needs --role (${ROLES.join(' or ')})`);
     if (!isRole(values.role)) throw new UsageError(`--role must be one of ${ROLES.join(', ')}, not ${values.role}`);
@@ -283,8 +331,15 @@ async function users(argv: string[], env: NodeJS.ProcessEnv, io: Io, stdin: () =
         io.err(`edge-gateway users set-role: no user ${values.username}\n`);
         return 1;
       }
-      const revoked = changed.revokedGrants > 0 ? `; ${changed.revokedGrants} sign-in${changed.revokedGrants === 1 ? '' : 's'} ended (sign in again)` : '';
-      io.out(changed.previous === values.role ? `user ${values.username} already has role ${values.role}\n` : `user ${values.username}: role ${values.role} (was ${changed.previous})${revoked}\n`);
+      const revoked =
+        changed.revokedGrants > 0
+          ? `; ${changed.revokedGrants} sign-in${changed.revokedGrants === 1 ? '' : 's'} ended (sign in again)`
+          : '';
+      io.out(
+        changed.previous === values.role
+          ? `user ${values.username} already has role ${values.role}\n`
+          : `user ${values.username}: role ${values.role} (was ${changed.previous})${revoked}\n`,
+      );
     } finally {
       await store.closeWhenVisible();
     }
@@ -297,7 +352,8 @@ async function simulateCamera(argv: string[]): Promise<number> {
   const v = parse(argv, ['count', 'host', 'port', 'username', 'password', 'discovery-port', 'rtsp-port']);
   const int = (name: string, text: string | undefined, def: number, min: number, max: number) => {
     const n = text === undefined ? def : Number(text);
-    if (!Number.isInteger(n) || n < min || n > max) throw new UsageError(`--${name} must be a whole number from ${min} to ${max}`);
+    if (!Number.isInteger(n) || n < min || n > max)
+      throw new UsageError(`--${name} must be a whole number from ${min} to ${max}`);
     return n;
   };
   const count = int('count', v.count, 1, 1, 256);
@@ -319,7 +375,10 @@ async function simulateCamera(argv: string[]): Promise<number> {
     logger,
   });
   fleet.cameras.forEach((cam, i) =>
-    logger.info({ onvif: cam.deviceServiceUrl, endpoint: cam.endpoint, rtsp: fleet.rtsp?.url(i, 'main') ?? null }, 'simulated camera ready'),
+    logger.info(
+      { onvif: cam.deviceServiceUrl, endpoint: cam.endpoint, rtsp: fleet.rtsp?.url(i, 'main') ?? null },
+      'simulated camera ready',
+    ),
   );
   await new Promise<void>((resolve) => {
     const done = () => resolve();

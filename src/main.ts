@@ -90,21 +90,44 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
     defer(() => eventHub.close(0));
     const apiPort = await reservePort(config.api.host, config.api.port);
     defer(() => apiPort.release());
-    const auth = await createTokenChecks(config, { secretBox, apiPort: apiPort.port, revocations: store, registry, logger: log }, defer);
-    const tls = await loadTlsCredentials({ certFile: config.api.tls.cert_file, keyFile: config.api.tls.key_file, dataDir, secretBox });
+    const auth = await createTokenChecks(
+      config,
+      { secretBox, apiPort: apiPort.port, revocations: store, registry, logger: log },
+      defer,
+    );
+    const tls = await loadTlsCredentials({
+      certFile: config.api.tls.cert_file,
+      keyFile: config.api.tls.key_file,
+      dataDir,
+      secretBox,
+    });
     if (tls.generated) log.info({ certFile: tls.certFile }, 'created a self-signed TLS certificate');
 
     const bus = new EventBus((err, name) => log.error({ err, event: name }, 'event listener failed'));
     const cameras = createCameraManager(config, { store, secretBox, bus, logger: log.child({ part: 'onvif' }) }, defer);
-    const sync = createCloudLink(config, { id, store, cameras, bus, registry, logger: log.child({ part: 'sync' }), secretBox }, defer);
+    const sync = createCloudLink(
+      config,
+      { id, store, cameras, bus, registry, logger: log.child({ part: 'sync' }), secretBox },
+      defer,
+    );
 
     const relayLog = log.child({ part: 'relay' });
     const locate = (deviceId: string, profile: StreamProfile) => cameras.streamSource(deviceId, profile);
     const relay = await createRelay(config, { locate, tickets, registry, logger: relayLog }, defer);
     const acquire = (deviceId: string, profile: StreamProfile) => relay.streams.acquire(deviceId, profile);
     const hls = createHls(config, { acquire, registry, logger: log.child({ part: 'hls' }) }, defer);
-    const webrtc = createWebRtc(config, { acquire, localUrl: relay.localUrl, registry, logger: log.child({ part: 'webrtc' }) }, defer);
-    const streams = createStreamAddresses(config, { tickets, relayPort: relay.server.port, apiPort: apiPort.port, devices: store, cameras });
+    const webrtc = createWebRtc(
+      config,
+      { acquire, localUrl: relay.localUrl, registry, logger: log.child({ part: 'webrtc' }) },
+      defer,
+    );
+    const streams = createStreamAddresses(config, {
+      tickets,
+      relayPort: relay.server.port,
+      apiPort: apiPort.port,
+      devices: store,
+      cameras,
+    });
 
     const recording = await openRecordingStorage(config, { store, gatewayId: id, env, logger: log }, defer);
     const cameraConfig = cameraConfigLookup(config.cameras, (deviceId) => store.getCamera(deviceId)?.onvifUrl ?? null);
@@ -116,18 +139,44 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
       registry,
       logger: log.child({ part: 'detect' }),
       ...(opts.detectorWorkerUrl ? { workerUrl: opts.detectorWorkerUrl } : {}),
-      ...(sync ? { onConfirmed: (deviceId: string, thumbnail: Buffer) => sync.detectionImage(deviceId, thumbnail) } : {}),
+      ...(sync
+        ? { onConfirmed: (deviceId: string, thumbnail: Buffer) => sync.detectionImage(deviceId, thumbnail) }
+        : {}),
     });
     if (detection) defer(() => detection.close());
     const recorderLog = log.child({ part: 'recorder' });
     const motionMask = (deviceId: string) => cameraConfig(deviceId)?.motion_mask ?? [];
     const detected = detection?.recorders ?? null;
-    createRecorders(config, recording, { store, bus, cameras, motionMask, relay, detection: detected, logger: recorderLog }, defer);
+    createRecorders(
+      config,
+      recording,
+      { store, bus, cameras, motionMask, relay, detection: detected, logger: recorderLog },
+      defer,
+    );
     const systemDirs = ['/', dataDir];
-    const footage = await createFootage(config, { store, streams: relay.streams, cameras, cameraConfig, systemDirs, bus, registry, logger: log.child({ part: 'footage' }) }, defer);
+    const footage = await createFootage(
+      config,
+      {
+        store,
+        streams: relay.streams,
+        cameras,
+        cameraConfig,
+        systemDirs,
+        bus,
+        registry,
+        logger: log.child({ part: 'footage' }),
+      },
+      defer,
+    );
 
     // Still pictures for GET /v1/devices/{id}/snapshot: the relay's cached keyframe decoded once.
-    const stills = createSnapshots(config.snapshot, { ffmpegPath: config.ffmpeg.path, streams: relay.streams, cameras, registry, logger: log.child({ part: 'snapshot' }) });
+    const stills = createSnapshots(config.snapshot, {
+      ffmpegPath: config.ffmpeg.path,
+      streams: relay.streams,
+      cameras,
+      registry,
+      logger: log.child({ part: 'snapshot' }),
+    });
     defer(() => stills.stop());
 
     const { localIssuer } = auth;
@@ -136,7 +185,11 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
       logger: log,
       tls,
       bodyLimit: config.api.body_limit_bytes,
-      connections: { maxPerAddress: config.api.max_connections_per_address, requestTimeoutMs: config.api.request_timeout_s * 1000, idleTimeoutMs: config.api.idle_timeout_s * 1000 },
+      connections: {
+        maxPerAddress: config.api.max_connections_per_address,
+        requestTimeoutMs: config.api.request_timeout_s * 1000,
+        idleTimeoutMs: config.api.idle_timeout_s * 1000,
+      },
       verifier: auth.apiVerifier,
       store,
       storageDir: recording.storageDir,
@@ -151,9 +204,25 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
       detector: () => detection?.health() ?? 'off',
       memory: () => memory.state(),
       snapshots: stills.snapshots,
-      footage: footage ? { root: footage.root, status: () => footage.status(), frames: createFootageFrames(footage.root, { store, decode: stills.decode }), tickets, playbackTtlS: config.recording.playback_ttl_s } : null,
+      footage: footage
+        ? {
+            root: footage.root,
+            status: () => footage.status(),
+            frames: createFootageFrames(footage.root, { store, decode: stills.decode }),
+            tickets,
+            playbackTtlS: config.recording.playback_ttl_s,
+          }
+        : null,
       oauth: localIssuer
-        ? createLocalOAuth(config, { store, localIssuer, verifier: auth.verifier, secretBox, apiPort: apiPort.port, logger: oauthLog, ...(opts.oauthClock ? { now: opts.oauthClock } : {}) })
+        ? createLocalOAuth(config, {
+            store,
+            localIssuer,
+            verifier: auth.verifier,
+            secretBox,
+            apiPort: apiPort.port,
+            logger: oauthLog,
+            ...(opts.oauthClock ? { now: opts.oauthClock } : {}),
+          })
         : null,
     });
     defer(() => api.close());
@@ -165,7 +234,10 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
 
     // Cameras start after the API is up: adoption takes seconds per camera and must not delay readiness.
     await startCameras(config, cameras, log.child({ part: 'discovery' }), defer);
-    log.info({ gatewayId: id, apiUrl, metricsUrl: metrics?.url ?? null, dataDir, localIssuer: localIssuer?.issuer ?? null }, 'edge gateway started');
+    log.info(
+      { gatewayId: id, apiUrl, metricsUrl: metrics?.url ?? null, dataDir, localIssuer: localIssuer?.issuer ?? null },
+      'edge gateway started',
+    );
     if (clockSynchronized() === false) log.warn('the system clock is not synchronised yet: timestamps may be wrong');
     sync?.start();
     await notify.ready(`serving on ${apiUrl}`);

@@ -12,7 +12,10 @@ export default function setup(): void {
   const state = globalThis as { [BUILT]?: boolean };
   if (state[BUILT]) return;
   const root = path.resolve(import.meta.dirname, '..');
-  execFileSync(process.execPath, [path.join(root, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], { cwd: root, stdio: 'inherit' });
+  execFileSync(process.execPath, [path.join(root, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], {
+    cwd: root,
+    stdio: 'inherit',
+  });
   // The web app (dist/web), which the started gateway serves at / (test/web, test/api/web-app.test.ts).
   execFileSync(process.execPath, [path.join(root, 'scripts/build-web.mjs')], { cwd: root, stdio: 'inherit' });
   state[BUILT] = true;

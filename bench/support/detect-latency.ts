@@ -26,16 +26,48 @@ function personScene(photos: string): string {
   const file = path.join(dir, 'person-walks-in-v1.mp4');
   if (existsSync(file)) return file;
   const tmp = `${file}.${process.pid}.tmp.mp4`;
-  const overlay = "[1:v]crop=200:380:140:44,scale=300:570[p];[0:v][p]overlay=x='if(lt(t,1),-320,min(480,-320+(t-1)*400))':y=110:shortest=1,format=yuv420p[v]";
-  execFileSync('ffmpeg', ['-hide_banner', '-loglevel', 'error', '-nostdin', '-y', '-f', 'lavfi', '-i', 'color=c=0x607060:s=1280x720:r=15:d=10',
-    '-loop', '1', '-framerate', '15', '-i', path.join(photos, 'person.jpg'), '-filter_complex', overlay, '-map', '[v]', '-t', '10',
-    '-c:v', 'libx264', '-preset', 'veryfast', '-crf', '20', tmp]);
+  const overlay =
+    "[1:v]crop=200:380:140:44,scale=300:570[p];[0:v][p]overlay=x='if(lt(t,1),-320,min(480,-320+(t-1)*400))':y=110:shortest=1,format=yuv420p[v]";
+  execFileSync('ffmpeg', [
+    '-hide_banner',
+    '-loglevel',
+    'error',
+    '-nostdin',
+    '-y',
+    '-f',
+    'lavfi',
+    '-i',
+    'color=c=0x607060:s=1280x720:r=15:d=10',
+    '-loop',
+    '1',
+    '-framerate',
+    '15',
+    '-i',
+    path.join(photos, 'person.jpg'),
+    '-filter_complex',
+    overlay,
+    '-map',
+    '[v]',
+    '-t',
+    '10',
+    '-c:v',
+    'libx264',
+    '-preset',
+    'veryfast',
+    '-crf',
+    '20',
+    tmp,
+  ]);
   renameSync(tmp, file);
   return file;
 }
 
 /** The 'motion check timeline' log line: the check's outcome and its stages (ms after the motion start). */
-const Timeline = Type.Object({ type: Type.String(), result: Type.String(), ms: Type.Record(Type.String(), Type.Number()) });
+const Timeline = Type.Object({
+  type: Type.String(),
+  result: Type.String(),
+  ms: Type.Record(Type.String(), Type.Number()),
+});
 type Stages = Record<string, number>;
 
 export interface AlertLatency {
@@ -53,23 +85,42 @@ export interface AlertLatency {
 export async function alertLatency({ photos, seconds }: { photos: string; seconds: number }): Promise<AlertLatency> {
   const scene = personScene(photos);
   const fleet = await startFleet({
-    count: 1, firstIndex: 90, host: '127.0.0.1', basePort: 0, username: 'admin', password: 'bench-pw', discovery: null, rtspPort: 0,
-    looped: { width: 1280, height: 720, fps: 15, gopS: 1, seconds: 10, input: ['-i', scene] }, logger: pino({ level: 'silent' }),
+    count: 1,
+    firstIndex: 90,
+    host: '127.0.0.1',
+    basePort: 0,
+    username: 'admin',
+    password: 'bench-pw',
+    discovery: null,
+    rtspPort: 0,
+    looped: { width: 1280, height: 720, fps: 15, gopS: 1, seconds: 10, input: ['-i', scene] },
+    logger: pino({ level: 'silent' }),
   });
   const dir = mkdtempSync(path.join(os.tmpdir(), 'eg-bench-detect-'));
   const configFile = path.join(dir, 'config.yaml');
-  writeFileSync(configFile, JSON.stringify({
-    gateway: { data_dir: path.join(dir, 'data') },
-    api: { host: '127.0.0.1', port: 0 },
-    rtsp: { host: '127.0.0.1', port: 0, udp_port: 0 },
-    metrics: { listen: null },
-    onvif: { discovery: { enabled: false } },
-    cameras: [{ name: 'Front door', onvif_url: cameraOf(fleet, 0).deviceServiceUrl, username: 'admin', password: 'bench-pw' }],
-    recording: { segment_dir: path.join('/dev/shm', path.basename(dir)), pre_roll_s: 1, post_roll_s: 2, max_clip_s: 10, motion: { mode: 'on', threshold: 0.01, fps: 2 } },
-    detection: { mode: 'on' },
-    // info: startGatewayProcess waits for the 'edge gateway started' line.
-    log: { level: 'info' },
-  }));
+  writeFileSync(
+    configFile,
+    JSON.stringify({
+      gateway: { data_dir: path.join(dir, 'data') },
+      api: { host: '127.0.0.1', port: 0 },
+      rtsp: { host: '127.0.0.1', port: 0, udp_port: 0 },
+      metrics: { listen: null },
+      onvif: { discovery: { enabled: false } },
+      cameras: [
+        { name: 'Front door', onvif_url: cameraOf(fleet, 0).deviceServiceUrl, username: 'admin', password: 'bench-pw' },
+      ],
+      recording: {
+        segment_dir: path.join('/dev/shm', path.basename(dir)),
+        pre_roll_s: 1,
+        post_roll_s: 2,
+        max_clip_s: 10,
+        motion: { mode: 'on', threshold: 0.01, fps: 2 },
+      },
+      detection: { mode: 'on' },
+      // info: startGatewayProcess waits for the 'edge gateway started' line.
+      log: { level: 'info' },
+    }),
+  );
   const gateway = await startGatewayProcess(configFile);
   const benchLog = process.env.BENCH_LOG;
   if (benchLog) gateway.child.stdout.on('data', (d: Buffer) => appendFileSync(benchLog, d));
@@ -92,14 +143,27 @@ export async function alertLatency({ photos, seconds }: { photos: string; second
     const seen = new Map<string, { type: string; latencyS: number }>();
     const until = Date.now() + seconds * 1000;
     while (Date.now() < until) {
-      const { data } = parseAs(AlertPage, await get('/v1/alerts?limit=200', { authorization: `Bearer ${token}` }), 'GET /v1/alerts');
+      const { data } = parseAs(
+        AlertPage,
+        await get('/v1/alerts?limit=200', { authorization: `Bearer ${token}` }),
+        'GET /v1/alerts',
+      );
       const now = Date.now();
-      for (const a of data) if (!seen.has(a.id)) seen.set(a.id, { type: a.type, latencyS: (now - Date.parse(a.created_at)) / 1000 });
+      for (const a of data)
+        if (!seen.has(a.id)) seen.set(a.id, { type: a.type, latencyS: (now - Date.parse(a.created_at)) / 1000 });
       await sleep(100);
     }
-    const human = [...seen.values()].filter((a) => a.type === 'human').map((a) => a.latencyS).sort((a, b) => a - b);
+    const human = [...seen.values()]
+      .filter((a) => a.type === 'human')
+      .map((a) => a.latencyS)
+      .sort((a, b) => a - b);
     const motion = [...seen.values()].filter((a) => a.type === 'motion').length;
-    return { human, motion, stages: medianStages(timelines), written: timelines.map((t) => t.alert_written ?? NaN).sort((a, b) => a - b) };
+    return {
+      human,
+      motion,
+      stages: medianStages(timelines),
+      written: timelines.map((t) => t.alert_written ?? NaN).sort((a, b) => a - b),
+    };
   } finally {
     await gateway.stop();
     await fleet.stop();
@@ -111,9 +175,16 @@ export async function alertLatency({ photos, seconds }: { photos: string; second
 function medianStages(timelines: readonly Stages[]): Stages {
   const names = [...new Set(timelines.flatMap((t) => Object.keys(t)))];
   const med = (xs: number[]) => xs.sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)] ?? NaN;
-  return Object.fromEntries(names.map((n): [string, number] => [n, med(timelines.flatMap((t) => (n in t ? [t[n] ?? NaN] : [])))]).sort((a, b) => a[1] - b[1]));
+  return Object.fromEntries(
+    names
+      .map((n): [string, number] => [n, med(timelines.flatMap((t) => (n in t ? [t[n] ?? NaN] : [])))])
+      .sort((a, b) => a[1] - b[1]),
+  );
 }
 
 /** The detector's test photos (Debian's darknet package, unpacked once by ./run test-photos): their directory. */
 export const testPhotos = (): string =>
-  execFileSync(path.resolve(import.meta.dirname, '../../run'), ['test-photos'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim();
+  execFileSync(path.resolve(import.meta.dirname, '../../run'), ['test-photos'], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+  }).trim();

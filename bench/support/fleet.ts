@@ -5,7 +5,12 @@ import type { SimulatedRtsp } from '../../dist/onvif/simulator/rtsp.js';
 
 /** The config's `cameras:` entries (YAML) for a fleet's cameras: camera i named `name(i)`, account admin and `password`. */
 export const cameraEntries = (fleet: Fleet, password: string, name: (i: number) => string): string =>
-  fleet.cameras.map((c, i) => `  - name: ${name(i)}\n    onvif_url: ${c.deviceServiceUrl}\n    username: admin\n    password: ${password}\n`).join('');
+  fleet.cameras
+    .map(
+      (c, i) =>
+        `  - name: ${name(i)}\n    onvif_url: ${c.deviceServiceUrl}\n    username: admin\n    password: ${password}\n`,
+    )
+    .join('');
 
 /** Camera `i` of the fleet. */
 export function cameraOf(fleet: Fleet, i: number): SimulatedCamera {

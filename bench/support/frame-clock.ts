@@ -53,7 +53,8 @@ export const WatchedFrames = Type.Object({
 export type WatchedFrames = Static<typeof WatchedFrames>;
 
 /** The age of a clock burnt in at `clock` (ms, modulo 2^bits) at the wall time `wallMs`. */
-const clockAge = (wallMs: number, clock: number): number => (((wallMs - clock) % 2 ** CLOCK_STRIP.bits) + 2 ** CLOCK_STRIP.bits) % 2 ** CLOCK_STRIP.bits;
+const clockAge = (wallMs: number, clock: number): number =>
+  (((wallMs - clock) % 2 ** CLOCK_STRIP.bits) + 2 ** CLOCK_STRIP.bits) % 2 ** CLOCK_STRIP.bits;
 
 /**
  * The same clock read by ffmpeg from an RTSP address (a camera's or the relay's) while it plays:
@@ -65,8 +66,38 @@ export function tapFrameClock(url: string): { ages: () => number[]; stop: () => 
   const frameBytes = W * CLOCK_STRIP.size;
   const ages: number[] = [];
   let pending = Buffer.alloc(0);
-  const child = spawn('ffmpeg', ['-hide_banner', '-nostdin', '-v', 'error', '-fflags', 'nobuffer', '-flags', 'low_delay', '-threads', '1', '-rtsp_transport', 'tcp', '-i', url,
-    '-an', '-vf', `crop=${W}:${CLOCK_STRIP.size}:0:${CLOCK_STRIP.y}`, '-pix_fmt', 'gray', '-fps_mode', 'passthrough', '-flush_packets', '1', '-f', 'rawvideo', 'pipe:1'], { stdio: ['ignore', 'pipe', 'ignore'] });
+  const child = spawn(
+    'ffmpeg',
+    [
+      '-hide_banner',
+      '-nostdin',
+      '-v',
+      'error',
+      '-fflags',
+      'nobuffer',
+      '-flags',
+      'low_delay',
+      '-threads',
+      '1',
+      '-rtsp_transport',
+      'tcp',
+      '-i',
+      url,
+      '-an',
+      '-vf',
+      `crop=${W}:${CLOCK_STRIP.size}:0:${CLOCK_STRIP.y}`,
+      '-pix_fmt',
+      'gray',
+      '-fps_mode',
+      'passthrough',
+      '-flush_packets',
+      '1',
+      '-f',
+      'rawvideo',
+      'pipe:1',
+    ],
+    { stdio: ['ignore', 'pipe', 'ignore'] },
+  );
   process.once('exit', () => child.kill('SIGKILL'));
   child.stdout.on('data', (chunk: Buffer) => {
     const now = Date.now();
@@ -74,7 +105,8 @@ export function tapFrameClock(url: string): { ages: () => number[]; stop: () => 
     while (pending.length >= frameBytes) {
       const row = (CLOCK_STRIP.size >> 1) * W;
       let clock = 0;
-      for (let k = 0; k < CLOCK_STRIP.bits; k++) if (pending[row + k * CLOCK_STRIP.pitch + (CLOCK_STRIP.size >> 1)]! > 128) clock += 2 ** k;
+      for (let k = 0; k < CLOCK_STRIP.bits; k++)
+        if (pending[row + k * CLOCK_STRIP.pitch + (CLOCK_STRIP.size >> 1)]! > 128) clock += 2 ** k;
       const age = clockAge(now, clock);
       if (age < 30000) ages.push(age);
       pending = pending.subarray(frameBytes);

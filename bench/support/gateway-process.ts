@@ -41,15 +41,33 @@ const StartedLine = Type.Object({ apiUrl: Type.String(), metricsUrl: Type.Union(
  * metrics URLs). `nodeArgs` go to node before the CLI (e.g. --cpu-prof); `cli`, another build's
  * dist/cli.js (a before/after comparison in one run); `env`, the daemon's environment.
  */
-export async function startGatewayProcess(configFile: string, nodeArgs: readonly string[] = [], cli = defaultCli, env: NodeJS.ProcessEnv = process.env): Promise<GatewayProcess> {
-  const { child, pid, line, stop } = await spawnUntilLine([...nodeArgs, cli, 'start', '--config', configFile], (l) => l.includes('"edge gateway started"'), 'gateway', env);
+export async function startGatewayProcess(
+  configFile: string,
+  nodeArgs: readonly string[] = [],
+  cli = defaultCli,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<GatewayProcess> {
+  const { child, pid, line, stop } = await spawnUntilLine(
+    [...nodeArgs, cli, 'start', '--config', configFile],
+    (l) => l.includes('"edge gateway started"'),
+    'gateway',
+    env,
+  );
   const { apiUrl, metricsUrl } = parseAs(StartedLine, line, "the gateway's start line");
-  const token = (scope: string) => execFileSync(process.execPath, [cli, 'token', '--config', configFile, '--scope', scope], { encoding: 'utf8' }).trim();
+  const token = (scope: string) =>
+    execFileSync(process.execPath, [cli, 'token', '--config', configFile, '--scope', scope], {
+      encoding: 'utf8',
+    }).trim();
   return { child, pid, apiUrl, metricsUrl, token, stop };
 }
 
 /** Spawns node with `args`; resolves with the first line of its stdout that `isReady` accepts. */
-async function spawnUntilLine(args: readonly string[], isReady: (line: string) => boolean, name: string, env: NodeJS.ProcessEnv = process.env) {
+async function spawnUntilLine(
+  args: readonly string[],
+  isReady: (line: string) => boolean,
+  name: string,
+  env: NodeJS.ProcessEnv = process.env,
+) {
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'], env });
   endsWithBench(child);
   const line = await new Promise<string>((resolve, reject) => {
@@ -89,7 +107,8 @@ export function endsWithBench(child: ChildProcess): void {
 }
 
 /** Resolves once `child` has exited. */
-export const exited = (child: ChildProcess): Promise<void> => new Promise((r) => (child.exitCode !== null || child.signalCode !== null ? r() : child.once('exit', () => r())));
+export const exited = (child: ChildProcess): Promise<void> =>
+  new Promise((r) => (child.exitCode !== null || child.signalCode !== null ? r() : child.once('exit', () => r())));
 
 /** Sends SIGTERM to `child`; resolves once it has exited. */
 export async function stopChild(child: ChildProcess): Promise<void> {
@@ -101,10 +120,30 @@ export async function stopChild(child: ChildProcess): Promise<void> {
 export function selfSignedCert(dir: string): { certFile: string; keyFile: string } {
   const certFile = path.join(dir, 'cert.pem');
   const keyFile = path.join(dir, 'key.pem');
-  execFileSync('openssl', [
-    'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', keyFile, '-out', certFile,
-    '-days', '1', '-sha256', '-subj', '/CN=localhost', '-addext', 'subjectAltName=DNS:localhost,IP:127.0.0.1',
-  ], { stdio: 'ignore' });
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:prime256v1',
+      '-nodes',
+      '-keyout',
+      keyFile,
+      '-out',
+      certFile,
+      '-days',
+      '1',
+      '-sha256',
+      '-subj',
+      '/CN=localhost',
+      '-addext',
+      'subjectAltName=DNS:localhost,IP:127.0.0.1',
+    ],
+    { stdio: 'ignore' },
+  );
   return { certFile, keyFile };
 }
 
@@ -129,9 +168,21 @@ export interface BareServerOptions {
  * A bare Fastify HTTPS server (bench/support/bare-https-server.ts) in its own process, answering
  * GET `route` with `bodyFile`'s bytes: what the gateway's answer would cost without the gateway.
  */
-export async function startBareServer({ certFile, keyFile, bodyFile, route, contentType, bodyAs = 'string' }: BareServerOptions): Promise<BareServer> {
+export async function startBareServer({
+  certFile,
+  keyFile,
+  bodyFile,
+  route,
+  contentType,
+  bodyAs = 'string',
+}: BareServerOptions): Promise<BareServer> {
   const script = path.resolve(import.meta.dirname, 'bare-https-server.ts');
-  const { child, pid, line, stop } = await spawnUntilLine([script, certFile, keyFile, bodyFile, route, contentType], (l) => l.startsWith('{"url"'), 'bare server', { ...process.env, BODY_AS: bodyAs });
+  const { child, pid, line, stop } = await spawnUntilLine(
+    [script, certFile, keyFile, bodyFile, route, contentType],
+    (l) => l.startsWith('{"url"'),
+    'bare server',
+    { ...process.env, BODY_AS: bodyAs },
+  );
   return { child, pid, url: parseAs(Type.Object({ url: Type.String() }), line, "the bare server's line").url, stop };
 }
 
@@ -139,7 +190,10 @@ export async function startBareServer({ certFile, keyFile, bodyFile, route, cont
  * The config of an API benchmark's gateway: its data in `dataDir`, the API on a free loopback port
  * with the certificate given, no discovery, the relay and metrics on free ports; `extra` YAML after.
  */
-export function apiBenchConfig({ dataDir, certFile, keyFile }: { dataDir: string; certFile: string; keyFile: string }, extra = ''): string {
+export function apiBenchConfig(
+  { dataDir, certFile, keyFile }: { dataDir: string; certFile: string; keyFile: string },
+  extra = '',
+): string {
   return (
     `gateway:\n  data_dir: ${dataDir}\napi:\n  host: 127.0.0.1\n  port: 0\n  tls:\n    cert_file: ${certFile}\n    key_file: ${keyFile}\n` +
     `onvif:\n  discovery:\n    enabled: false\nrtsp:\n  host: 127.0.0.1\n  port: 0\n  udp_port: 0\nmetrics:\n  listen: 127.0.0.1:0\nlog:\n  level: info\n` +
@@ -152,8 +206,16 @@ export type StoreClass = Pick<typeof Store, 'open'>;
 
 /** The Store class of another build, from beside its dist/cli.js: its schema may be older than this one's. */
 export async function storeOfBuild(cli: string): Promise<StoreClass> {
-  const module: unknown = await import(pathToFileURL(path.join(path.dirname(path.resolve(cli)), 'store/store.js')).href);
-  if (typeof module !== 'object' || module === null || !('Store' in module) || typeof module.Store !== 'function' || !('open' in module.Store)) {
+  const module: unknown = await import(
+    pathToFileURL(path.join(path.dirname(path.resolve(cli)), 'store/store.js')).href
+  );
+  if (
+    typeof module !== 'object' ||
+    module === null ||
+    !('Store' in module) ||
+    typeof module.Store !== 'function' ||
+    !('open' in module.Store)
+  ) {
     throw new Error(`${cli}: no Store class beside it`);
   }
   // Another build of the same class: its open() gives a store that has upsertDevice and close.
@@ -165,8 +227,15 @@ export function seedDevices(dataDir: string, count: number, StoreOfBuild: StoreC
   const store = StoreOfBuild.open(dataDir);
   for (let i = 0; i < count; i++) {
     store.upsertDevice({
-      id: `cam-${i}`, name: `Camera ${i}`, type: 'camera', status: i % 5 ? 'online' : 'offline',
-      model: 'IPC-HDW2431T', manufacturer: 'Dahua', firmwareVersion: '2.800.0000000.38.R', lastSeenAt: Date.now(), createdAt: Date.now() + i,
+      id: `cam-${i}`,
+      name: `Camera ${i}`,
+      type: 'camera',
+      status: i % 5 ? 'online' : 'offline',
+      model: 'IPC-HDW2431T',
+      manufacturer: 'Dahua',
+      firmwareVersion: '2.800.0000000.38.R',
+      lastSeenAt: Date.now(),
+      createdAt: Date.now() + i,
     });
   }
   store.close();
@@ -178,7 +247,12 @@ export type Target = Pick<Options, 'url' | 'method' | 'headers' | 'body'>;
 export type Measured = Result & { serverCpuS: number };
 
 /** One autocannon run against `target` (url, method, headers, body), with the server's CPU seconds; any non-2xx fails it. */
-export async function measure(pid: number, name: string, target: Target, opts: Pick<Options, 'connections' | 'duration' | 'overallRate'>): Promise<Measured> {
+export async function measure(
+  pid: number,
+  name: string,
+  target: Target,
+  opts: Pick<Options, 'connections' | 'duration' | 'overallRate'>,
+): Promise<Measured> {
   const cpuBefore = cpuSeconds(pid);
   const r = await autocannon({ ...target, ...opts, pipelining: 1 });
   if (r.non2xx > 0 || r.errors > 0) throw new Error(`${name}: ${r.non2xx} non-2xx, ${r.errors} errors`);
@@ -228,16 +302,35 @@ export function httpsText(url: string | URL, options: RequestOptions = {}, body?
  * GET `p` on the gateway's API with a bearer token, trusting only its certificate `ca` (or, with
  * `agent`, what the agent trusts): the JSON body as `schema` has it. Any status but 200 fails it.
  */
-export async function getJson<T extends TSchema>(schema: T, apiUrl: string, ca: Buffer, token: string, p: string, agent?: RequestOptions['agent']): Promise<Static<T>> {
-  const res = await httpsText(new URL(p, apiUrl), { ca, agent, servername: 'localhost', headers: { authorization: `Bearer ${token}` } });
+export async function getJson<T extends TSchema>(
+  schema: T,
+  apiUrl: string,
+  ca: Buffer,
+  token: string,
+  p: string,
+  agent?: RequestOptions['agent'],
+): Promise<Static<T>> {
+  const res = await httpsText(new URL(p, apiUrl), {
+    ca,
+    agent,
+    servername: 'localhost',
+    headers: { authorization: `Bearer ${token}` },
+  });
   if (res.status !== 200) throw new Error(`GET ${p}: ${res.status} ${res.body.slice(0, 200)}`);
   return parseAs(schema, res.body, `GET ${p}`);
 }
 
 /** The first device the gateway lists online, asked every 100 ms up to `attempts` times: the camera of a one-camera bench, once adopted. */
-export async function onlineDevice(gateway: GatewayProcess, ca: Buffer, token: string, attempts: number): Promise<Device> {
+export async function onlineDevice(
+  gateway: GatewayProcess,
+  ca: Buffer,
+  token: string,
+  attempts: number,
+): Promise<Device> {
   for (let i = 0; i < attempts; i++) {
-    const device = (await getJson(DevicePage, gateway.apiUrl, ca, token, '/v1/devices')).data.find((d) => d.status === 'online');
+    const device = (await getJson(DevicePage, gateway.apiUrl, ca, token, '/v1/devices')).data.find(
+      (d) => d.status === 'online',
+    );
     if (device) return device;
     await sleep(100);
   }
@@ -245,13 +338,23 @@ export async function onlineDevice(gateway: GatewayProcess, ca: Buffer, token: s
 }
 
 /** A fresh stream address of a device (GET /v1/devices/{id}/stream), over `protocol` or the default one. */
-export async function streamAddress(gateway: GatewayProcess, ca: Buffer, token: string, deviceId: string, protocol?: string): Promise<string> {
+export async function streamAddress(
+  gateway: GatewayProcess,
+  ca: Buffer,
+  token: string,
+  deviceId: string,
+  protocol?: string,
+): Promise<string> {
   const query = protocol === undefined ? '' : `?protocol=${protocol}`;
-  return (await getJson(StreamAddressSchema, gateway.apiUrl, ca, token, `/v1/devices/${deviceId}/stream${query}`)).stream_url;
+  return (await getJson(StreamAddressSchema, gateway.apiUrl, ca, token, `/v1/devices/${deviceId}/stream${query}`))
+    .stream_url;
 }
 
 /** One GET of `url` trusting only the certificate in `certFile`: status, Content-Type and body as text. */
-export async function getTrusted(certFile: string, { url, headers }: Target): Promise<{ status: number; contentType: string; body: string }> {
+export async function getTrusted(
+  certFile: string,
+  { url, headers }: Target,
+): Promise<{ status: number; contentType: string; body: string }> {
   const res = await httpsText(url, { headers, ca: readFileSync(certFile) });
   return { status: res.status, contentType: res.headers['content-type'] ?? '', body: res.body };
 }

@@ -15,7 +15,8 @@ export function narrow<T extends TSchema>(schema: T, value: unknown, what: strin
 }
 
 /** JSON text as `schema` has it. */
-export const parseAs = <T extends TSchema>(schema: T, text: string, what: string): Static<T> => narrow(schema, JSON.parse(text), what);
+export const parseAs = <T extends TSchema>(schema: T, text: string, what: string): Static<T> =>
+  narrow(schema, JSON.parse(text), what);
 
 /** A page of GET /v1/devices, /v1/alerts, /v1/devices/{id}/recordings. */
 export const DevicePage = Envelope(DeviceSchema);

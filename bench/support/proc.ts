@@ -13,7 +13,8 @@ export function procStat(pid: number): { comm: string; fields: string[] } {
 }
 
 /** Seconds of procStat's fields `a` + `b` (clock ticks, USER_HZ 100): 11, 12 its own CPU, 13, 14 its reaped children's. */
-export const statSeconds = (fields: readonly string[], a: number, b: number): number => (Number(fields[a]) + Number(fields[b])) / 100;
+export const statSeconds = (fields: readonly string[], a: number, b: number): number =>
+  (Number(fields[a]) + Number(fields[b])) / 100;
 
 /**
  * CPU seconds (user + system) a process has used: per-request server cost, which is what a Pi pays

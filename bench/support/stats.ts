@@ -1,7 +1,8 @@
 // Figures over samples, as the benches report them.
 
 /** The sorted numbers of `xs`, nulls (a trial that did not measure) left out. */
-const sortedNumbers = (xs: readonly (number | null | undefined)[]): number[] => xs.filter((x): x is number => x !== null && x !== undefined).sort((a, b) => a - b);
+const sortedNumbers = (xs: readonly (number | null | undefined)[]): number[] =>
+  xs.filter((x): x is number => x !== null && x !== undefined).sort((a, b) => a - b);
 
 /** The median (the mean of the middle two for an even count); `xs` is left as it was. */
 export function median(xs: readonly number[]): number {
@@ -10,7 +11,8 @@ export function median(xs: readonly number[]): number {
 }
 
 /** The upper of the middle two (the middle one for an odd count); NaN for none. */
-export const upperMedian = (xs: readonly number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
+export const upperMedian = (xs: readonly number[]): number =>
+  [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
 
 /** The value `q` (0–1) of the way through the sorted numbers of `xs` (nulls left out), rounded down; null for none. */
 export function quantile(xs: readonly (number | null | undefined)[], q: number): number | null {

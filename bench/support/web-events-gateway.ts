@@ -15,21 +15,38 @@ const Request = Type.Union([
 ]);
 
 const configFile = process.argv[2];
-if (!configFile) throw new Error('usage: node web-events-gateway.ts CONFIG_FILE (forked by bench/support/web-events.ts)');
+if (!configFile)
+  throw new Error('usage: node web-events-gateway.ts CONFIG_FILE (forked by bench/support/web-events.ts)');
 const send = (message: object) => process.send?.(message);
 const gw = await startGateway(loadConfig(configFile));
 const issuer = gw.localIssuer;
 if (!issuer) throw new Error('the gateway has no local issuer');
-gw.store.upsertDevice({ id: 'cam-bench', name: 'Bench camera', type: 'camera', status: 'online', model: null, manufacturer: null, firmwareVersion: null, lastSeenAt: Date.now() });
+gw.store.upsertDevice({
+  id: 'cam-bench',
+  name: 'Bench camera',
+  type: 'camera',
+  status: 'online',
+  model: null,
+  manufacturer: null,
+  firmwareVersion: null,
+  lastSeenAt: Date.now(),
+});
 
 process.on('message', (message: unknown) => {
   void (async () => {
     const m = narrow(Request, message, 'a request from the bench');
-    if (m.type === 'token') send({ type: 'token', token: await issuer.issue({ subject: 'bench', scope: m.scope, ttlS: 3600 }) });
+    if (m.type === 'token')
+      send({ type: 'token', token: await issuer.issue({ subject: 'bench', scope: m.scope, ttlS: 3600 }) });
     if (m.type === 'alerts') {
       // One alert every intervalMs, as cameras make them (each its own transaction).
       for (let i = 0; i < m.count; i++) {
-        gw.store.insertAlert({ id: `bench-${i}`, deviceId: 'cam-bench', type: 'human', message: `Person at Bench camera (${i})`, createdAt: Date.now() });
+        gw.store.insertAlert({
+          id: `bench-${i}`,
+          deviceId: 'cam-bench',
+          type: 'human',
+          message: `Person at Bench camera (${i})`,
+          createdAt: Date.now(),
+        });
         await sleep(m.intervalMs);
       }
       send({ type: 'alerts-done' });

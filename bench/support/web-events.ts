@@ -24,31 +24,46 @@ const INTERVAL_MS = Number(process.env.BENCH_EVENT_INTERVAL_MS ?? 5);
 const rssMb = (pid: number) => Math.round(rssMiB(pid));
 
 /** What bench/support/web-events-gateway.ts tells this process. */
-const Started = Type.Object({ type: Type.Literal('started'), apiUrl: Type.String(), metricsUrl: Type.Union([Type.String(), Type.Null()]), certFile: Type.String() });
+const Started = Type.Object({
+  type: Type.Literal('started'),
+  apiUrl: Type.String(),
+  metricsUrl: Type.Union([Type.String(), Type.Null()]),
+  certFile: Type.String(),
+});
 const TokenMessage = Type.Object({ type: Type.Literal('token'), token: Type.String() });
 const AlertsDone = Type.Object({ type: Type.Literal('alerts-done') });
 
 /** One subscriber: parses the stream, records each alert's delivery latency and id. */
-function subscribe(apiUrl: string, ca: Buffer, token: string, agent: Agent, onAlert: (id: string, ms: number) => void): Promise<{ close: () => void }> {
+function subscribe(
+  apiUrl: string,
+  ca: Buffer,
+  token: string,
+  agent: Agent,
+  onAlert: (id: string, ms: number) => void,
+): Promise<{ close: () => void }> {
   return new Promise((resolve, reject) => {
-    const req = request(new URL('/v1/events', apiUrl), { ca, servername: 'localhost', agent, headers: { authorization: `Bearer ${token}` } }, (res) => {
-      if (res.statusCode !== 200) return reject(new Error(`GET /v1/events: ${res.statusCode}`));
-      let buffer = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => {
-        const now = Date.now();
-        buffer += chunk;
-        let cut;
-        while ((cut = buffer.indexOf('\n\n')) >= 0) {
-          const block = buffer.slice(0, cut);
-          buffer = buffer.slice(cut + 2);
-          if (!block.includes('event: alert.created')) continue;
-          const alert = parseAs(AlertSchema, block.slice(block.indexOf('data: ') + 6), 'an alert.created event');
-          onAlert(alert.id, now - Date.parse(alert.created_at));
-        }
-      });
-      resolve({ close: () => req.destroy() });
-    });
+    const req = request(
+      new URL('/v1/events', apiUrl),
+      { ca, servername: 'localhost', agent, headers: { authorization: `Bearer ${token}` } },
+      (res) => {
+        if (res.statusCode !== 200) return reject(new Error(`GET /v1/events: ${res.statusCode}`));
+        let buffer = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => {
+          const now = Date.now();
+          buffer += chunk;
+          let cut;
+          while ((cut = buffer.indexOf('\n\n')) >= 0) {
+            const block = buffer.slice(0, cut);
+            buffer = buffer.slice(cut + 2);
+            if (!block.includes('event: alert.created')) continue;
+            const alert = parseAs(AlertSchema, block.slice(block.indexOf('data: ') + 6), 'an alert.created event');
+            onAlert(alert.id, now - Date.parse(alert.created_at));
+          }
+        });
+        resolve({ close: () => req.destroy() });
+      },
+    );
     req.on('error', reject);
     req.end();
   });
@@ -64,7 +79,9 @@ export async function measureEvents() {
       // No object detector: its model (~140 MB) would hide what the streams cost.
       `detection:\n  mode: "off"\nevents:\n  max_subscribers: ${SUBSCRIBERS}\nlog:\n  level: warn\n`,
   );
-  const child = fork(path.resolve(import.meta.dirname, 'web-events-gateway.ts'), [configFile], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const child = fork(path.resolve(import.meta.dirname, 'web-events-gateway.ts'), [configFile], {
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
   endsWithBench(child);
   const pid = child.pid;
   if (pid === undefined) throw new Error('the gateway process has no pid');
@@ -131,7 +148,8 @@ export async function measureEvents() {
     gateway_rss_mb_idle_subscribed: rssBefore,
     gateway_rss_mb_peak: rssPeak,
     events_sent_total: metric(metrics, 'edge_gateway_event_stream_events_sent_total') ?? 0,
-    slow_consumer_disconnects: metric(metrics, 'edge_gateway_event_stream_disconnects_total{reason="slow_consumer"}') ?? 0,
+    slow_consumer_disconnects:
+      metric(metrics, 'edge_gateway_event_stream_disconnects_total{reason="slow_consumer"}') ?? 0,
   };
   const rows = [
     ['subscribers × alerts', `${SUBSCRIBERS} × ${ALERTS} (one every ${INTERVAL_MS} ms)`],

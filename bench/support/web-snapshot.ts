@@ -39,7 +39,9 @@ function childrenOf(pid: number): number[] {
   const pids: number[] = [];
   for (const task of readdirSync(`/proc/${pid}/task`)) {
     try {
-      pids.push(...readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number));
+      pids.push(
+        ...readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number),
+      );
     } catch {
       // the thread ended
     }
@@ -63,7 +65,10 @@ function cpu(pid: number): CpuReading {
   const living = new Map<number, { s: number; still: boolean }>();
   for (const child of childrenOf(pid)) {
     try {
-      living.set(child, { s: statSeconds(procStat(child).fields, 11, 12), still: readFileSync(`/proc/${child}/cmdline`, 'utf8').includes('mjpeg') });
+      living.set(child, {
+        s: statSeconds(procStat(child).fields, 11, 12),
+        still: readFileSync(`/proc/${child}/cmdline`, 'utf8').includes('mjpeg'),
+      });
     } catch {
       // it ended meanwhile (then it is reaped and counted there)
     }
@@ -93,7 +98,12 @@ const COUNTERS = {
 async function counters(gateway: GatewayProcess): Promise<Record<keyof typeof COUNTERS, number>> {
   const text = await metricsText(gateway);
   const value = (series: string) => metric(text, series) ?? 0;
-  return { decodes: value(COUNTERS.decodes), runs: value(COUNTERS.runs), starts: value(COUNTERS.starts), reused: value(COUNTERS.reused) };
+  return {
+    decodes: value(COUNTERS.decodes),
+    runs: value(COUNTERS.runs),
+    starts: value(COUNTERS.starts),
+    reused: value(COUNTERS.reused),
+  };
 }
 
 export async function measureSnapshot() {
@@ -104,7 +114,18 @@ export async function measureSnapshot() {
   const schedule = process.env.BENCH_SCHEDULE === 'burst' ? 'burst' : 'spread';
   const maxDecoders = Number(process.env.BENCH_MAX_DECODERS ?? 4);
   const logger = pino({ level: 'silent' });
-  const fleet = await startFleet({ count, host: '127.0.0.1', basePort: 0, username: 'admin', password: 'bench', discovery: null, rtspPort: 0, mainBitrateKbps: 2000, looped: { width: 1920, height: 1080, fps: 15, gopS: 1, seconds: 10 }, logger });
+  const fleet = await startFleet({
+    count,
+    host: '127.0.0.1',
+    basePort: 0,
+    username: 'admin',
+    password: 'bench',
+    discovery: null,
+    rtspPort: 0,
+    mainBitrateKbps: 2000,
+    looped: { width: 1920, height: 1080, fps: 15, gopS: 1, seconds: 10 },
+    logger,
+  });
   const dir = mkdtempSync(path.join(os.tmpdir(), 'eg-bench-snapshot-'));
   let gateway: GatewayProcess | null = null;
   try {
@@ -122,7 +143,9 @@ export async function measureSnapshot() {
     const token = gw.token('devices:read');
     let devices: Device[] = [];
     for (let i = 0; i < 600 && devices.length < count; i++) {
-      devices = (await getJson(DevicePage, gw.apiUrl, ca, token, '/v1/devices?limit=100')).data.filter((d) => d.status === 'online');
+      devices = (await getJson(DevicePage, gw.apiUrl, ca, token, '/v1/devices?limit=100')).data.filter(
+        (d) => d.status === 'online',
+      );
       if (devices.length < count) await sleep(100);
     }
     if (devices.length < count) throw new Error(`${devices.length} of ${count} cameras adopted`);
@@ -130,11 +153,15 @@ export async function measureSnapshot() {
     const snapshot = (id: string) =>
       new Promise<{ status: number | undefined; ms: number; bytes: number }>((resolve, reject) => {
         const t0 = performance.now();
-        const req = request(new URL(`/v1/devices/${id}/snapshot?width=${width}`, gw.apiUrl), { agent, headers: { authorization: `Bearer ${token}` } }, (res) => {
-          let bytes = 0;
-          res.on('data', (c: Buffer) => (bytes += c.length));
-          res.on('end', () => resolve({ status: res.statusCode, ms: performance.now() - t0, bytes }));
-        });
+        const req = request(
+          new URL(`/v1/devices/${id}/snapshot?width=${width}`, gw.apiUrl),
+          { agent, headers: { authorization: `Bearer ${token}` } },
+          (res) => {
+            let bytes = 0;
+            res.on('data', (c: Buffer) => (bytes += c.length));
+            res.on('end', () => resolve({ status: res.statusCode, ms: performance.now() - t0, bytes }));
+          },
+        );
         req.on('error', reject);
         req.end();
       });

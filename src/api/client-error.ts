@@ -13,10 +13,18 @@ interface ParserError extends Error {
 }
 
 /** Status, error code and description for a parser error (pure). */
-export function clientErrorAnswer(code: string | undefined): { status: number; error: ApiErrorCode; description: string } {
+export function clientErrorAnswer(code: string | undefined): {
+  status: number;
+  error: ApiErrorCode;
+  description: string;
+} {
   switch (code) {
     case 'HPE_HEADER_OVERFLOW':
-      return { status: 431, error: 'invalid_request', description: `the request's header section is larger than ${maxHeaderSize} bytes` };
+      return {
+        status: 431,
+        error: 'invalid_request',
+        description: `the request's header section is larger than ${maxHeaderSize} bytes`,
+      };
     case 'ERR_HTTP_REQUEST_TIMEOUT':
       return { status: 408, error: 'invalid_request', description: 'the request was not received in time' };
     default:
@@ -50,7 +58,8 @@ export function makeClientErrorHandler(log: FastifyBaseLogger): (err: ParserErro
     log.debug({ code: err.code }, 'HTTP request refused by the parser');
     // Node keeps the response in progress on the socket in _httpMessage (its own handler checks it too).
     const inProgress = (socket as Socket & { _httpMessage?: unknown })._httpMessage;
-    if (socket.writable && (inProgress === undefined || inProgress === null)) socket.write(clientErrorResponse(err.code));
+    if (socket.writable && (inProgress === undefined || inProgress === null))
+      socket.write(clientErrorResponse(err.code));
     socket.destroy(err);
   };
 }

@@ -40,7 +40,8 @@ export function coerceParams(schema: TSchema, value: unknown): unknown {
 export function paramsReader(schema: TSchema): (value: unknown) => unknown {
   const generic = (value: unknown) => Value.Default(schema, coerceParams(schema, value));
   const properties = (schema as { properties?: Record<string, unknown> }).properties;
-  if (typeof properties !== 'object' || properties === null || (schema as { default?: unknown }).default !== undefined) return generic;
+  if (typeof properties !== 'object' || properties === null || (schema as { default?: unknown }).default !== undefined)
+    return generic;
   const defaults: Array<[string, unknown]> = [];
   for (const [key, property] of Object.entries(properties)) {
     const { type, default: fallback } = property as { type?: unknown; default?: unknown };

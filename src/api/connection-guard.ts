@@ -28,7 +28,11 @@ export function guardConnections(server: Server, opts: ConnectionGuardOptions): 
     help: 'API connections closed at once because their address already held api.max_connections_per_address',
     registers: [opts.registry],
   });
-  const open = new Gauge({ name: 'edge_gateway_api_connections', help: 'Open connections to the API port', registers: [opts.registry] });
+  const open = new Gauge({
+    name: 'edge_gateway_api_connections',
+    help: 'Open connections to the API port',
+    registers: [opts.registry],
+  });
   const idleClosed = new Counter({
     name: 'edge_gateway_api_connections_idle_closed_total',
     help: 'API connections closed because nothing moved either way for api.idle_timeout_s',
@@ -39,7 +43,12 @@ export function guardConnections(server: Server, opts: ConnectionGuardOptions): 
     idleClosed.inc();
     socket.destroy();
   });
-  const log = throttledLog({ logger: opts.logger, level: 'warn', msg: 'API connection refused: too many from one address', intervalMs: REPEAT_LOG_INTERVAL_MS });
+  const log = throttledLog({
+    logger: opts.logger,
+    level: 'warn',
+    msg: 'API connection refused: too many from one address',
+    intervalMs: REPEAT_LOG_INTERVAL_MS,
+  });
   server.on('connection', (socket) => {
     const address = socket.remoteAddress ?? '?';
     const held = perAddress.get(address) ?? 0;

@@ -6,7 +6,8 @@ import { DateFilterError } from './errors.js';
 const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
 const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|[+-]\d{2}:\d{2})$/i;
 
-export const DATE_FILTER_PATTERN = '^\\d{4}-\\d{2}-\\d{2}(T\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,9})?)?([Zz]|[+-]\\d{2}:\\d{2}))?$';
+export const DATE_FILTER_PATTERN =
+  '^\\d{4}-\\d{2}-\\d{2}(T\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,9})?)?([Zz]|[+-]\\d{2}:\\d{2}))?$';
 
 export type DateBound = 'start' | 'end';
 
@@ -32,7 +33,8 @@ export function parseDateBound(text: string, bound: DateBound): number {
     return new Date(y, m - 1, d + 1).getTime() - 1;
   }
   const dt = DATE_TIME.exec(text);
-  if (!dt) throw new DateFilterError('must be a date (YYYY-MM-DD) or a date-time with an offset (e.g. 2026-11-22T08:00:00Z)');
+  if (!dt)
+    throw new DateFilterError('must be a date (YYYY-MM-DD) or a date-time with an offset (e.g. 2026-11-22T08:00:00Z)');
   const [y, m, d, hh, mm] = [1, 2, 3, 4, 5].map((i) => Number(dt[i])) as [number, number, number, number, number];
   const ss = dt[6] === undefined ? 0 : Number(dt[6]);
   checkCalendar(y, m, d);

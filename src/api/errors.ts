@@ -7,7 +7,13 @@ import { TicketError, type TicketFailure } from '../media/errors.js';
 import { HlsNotFoundError, HlsRequestError, HlsUnavailableError } from '../media/hls/errors.js';
 import { StreamUnavailableError } from '../media/relay/errors.js';
 import { StillBusyError, StillError } from '../media/still/errors.js';
-import { CodecMismatchError, NotSdpError, OfferError, SdpTooLargeError, WhepRefusedError } from '../media/webrtc/errors.js';
+import {
+  CodecMismatchError,
+  NotSdpError,
+  OfferError,
+  SdpTooLargeError,
+  WhepRefusedError,
+} from '../media/webrtc/errors.js';
 import { EventStreamFullError } from './events/errors.js';
 import type { ErrorBody } from './schemas.js';
 
@@ -32,7 +38,10 @@ export class ApiError extends GatewayError {
 }
 
 /** The body of every error answer of the API. */
-export const errorBody = (code: ApiErrorCode, description: string): Static<typeof ErrorBody> => ({ error: code, error_description: description });
+export const errorBody = (code: ApiErrorCode, description: string): Static<typeof ErrorBody> => ({
+  error: code,
+  error_description: description,
+});
 
 /** Answers with the error: its status, headers and body. */
 export const sendApiError = (reply: FastifyReply, err: ApiError): FastifyReply =>
@@ -71,7 +80,8 @@ export function bearerChallenge(params: Record<string, string> = {}): string {
 export const badRequest = (description: string) => new ApiError('invalid_request', description);
 
 export const authErrors = {
-  missing: () => new ApiError('unauthorized', 'a bearer access token is required', { 'www-authenticate': bearerChallenge() }),
+  missing: () =>
+    new ApiError('unauthorized', 'a bearer access token is required', { 'www-authenticate': bearerChallenge() }),
   malformed: (reason: string) =>
     new ApiError('invalid_request', reason, {
       'www-authenticate': bearerChallenge({ error: 'invalid_request', error_description: reason }),
@@ -97,13 +107,19 @@ interface AjvError {
   message?: string;
 }
 
-const PART_NAMES: Record<string, string> = { querystring: 'query parameter', params: 'path parameter', body: 'body field', headers: 'header' };
+const PART_NAMES: Record<string, string> = {
+  querystring: 'query parameter',
+  params: 'path parameter',
+  body: 'body field',
+  headers: 'header',
+};
 
 const firstOf = (list: unknown): string => (Array.isArray(list) ? String(list[0]) : '?');
 
 /** One line naming the parameter and what it must be. */
 export function describeValidation(errors: readonly AjvError[], context: string | undefined): string {
-  const err = errors.find((e) => e.keyword === 'additionalProperties') ?? errors.find((e) => e.keyword === 'enum') ?? errors[0];
+  const err =
+    errors.find((e) => e.keyword === 'additionalProperties') ?? errors.find((e) => e.keyword === 'enum') ?? errors[0];
   const part = PART_NAMES[context ?? ''] ?? 'field';
   if (!err) return `invalid ${part}`;
   const name = err.instancePath.replace(/^\//, '').replace(/\//g, '.');
@@ -142,7 +158,9 @@ export function toApiError(err: unknown): ApiError | null {
   if (err instanceof ApiError) return err;
   if (err instanceof InvalidTokenError) return authErrors.invalid(err.reason);
   if (err instanceof KeysUnavailableError)
-    return new ApiError('temporarily_unavailable', 'token signing keys cannot be had right now; try again later', { 'retry-after': '30' });
+    return new ApiError('temporarily_unavailable', 'token signing keys cannot be had right now; try again later', {
+      'retry-after': '30',
+    });
   if (err instanceof NotFoundError) return new ApiError('not_found', err.message);
   if (err instanceof DeviceUnavailableError) return new ApiError('device_unavailable', err.message);
   if (err instanceof DeviceCommandError) return new ApiError('device_error', err.message);
@@ -152,12 +170,21 @@ export function toApiError(err: unknown): ApiError | null {
   if (err instanceof TicketError && err.kind === 'footage') return playbackTicketError(err, FOOTAGE_REFUSED);
   if (err instanceof HlsRequestError) return badRequest(err.message);
   if (err instanceof HlsNotFoundError) return new ApiError('not_found', err.message);
-  if (err instanceof HlsUnavailableError) return new ApiError('temporarily_unavailable', err.message, { 'retry-after': '1' });
-  if (err instanceof EventStreamFullError) return new ApiError('temporarily_unavailable', err.message, { 'retry-after': String(err.retryAfterS) });
-  if (err instanceof StillBusyError) return new ApiError('temporarily_unavailable', `too many pictures being made: ${err.message}`, { 'retry-after': '1' });
+  if (err instanceof HlsUnavailableError)
+    return new ApiError('temporarily_unavailable', err.message, { 'retry-after': '1' });
+  if (err instanceof EventStreamFullError)
+    return new ApiError('temporarily_unavailable', err.message, { 'retry-after': String(err.retryAfterS) });
+  if (err instanceof StillBusyError)
+    return new ApiError('temporarily_unavailable', `too many pictures being made: ${err.message}`, {
+      'retry-after': '1',
+    });
   if (err instanceof StillError) return new ApiError('snapshot_unavailable', err.message, { 'retry-after': '2' });
-  if (err instanceof RepeatedJsonNameError) return badRequest(err.member === null ? 'a body field is given more than once' : `body field ${err.member} is given more than once`);
-  if (err instanceof SyntaxError && (err as { statusCode?: number }).statusCode === 400) return badRequest('the body is not valid JSON');
+  if (err instanceof RepeatedJsonNameError)
+    return badRequest(
+      err.member === null ? 'a body field is given more than once' : `body field ${err.member} is given more than once`,
+    );
+  if (err instanceof SyntaxError && (err as { statusCode?: number }).statusCode === 400)
+    return badRequest('the body is not valid JSON');
   if (isFastifyError(err)) {
     if (err.validation) return badRequest(describeValidation(err.validation, err.validationContext));
     const known = FASTIFY_BAD_INPUT[err.code];
@@ -169,17 +196,31 @@ export function toApiError(err: unknown): ApiError | null {
 
 /** The errors of /live (WHEP): the offer, the camera's codecs, the bounds, the ticket's expiry. */
 function liveApiError(err: unknown): ApiError | null {
-  if (err instanceof OfferError) return new ApiError('invalid_offer', `the SDP offer cannot be used (${err.code}): ${err.message}`);
-  if (err instanceof CodecMismatchError) return new ApiError('unsupported_codec', `${err.message} (camera codecs: ${err.cameraCodecs.join(', ') || 'none'})`);
+  if (err instanceof OfferError)
+    return new ApiError('invalid_offer', `the SDP offer cannot be used (${err.code}): ${err.message}`);
+  if (err instanceof CodecMismatchError)
+    return new ApiError(
+      'unsupported_codec',
+      `${err.message} (camera codecs: ${err.cameraCodecs.join(', ') || 'none'})`,
+    );
   if (err instanceof SdpTooLargeError) return new ApiError('payload_too_large', err.message);
   if (err instanceof NotSdpError) return new ApiError('unsupported_media_type', err.message);
   if (err instanceof WhepRefusedError) {
     const retry = { 'retry-after': String(err.retryAfterS) };
-    return err.reason === 'per_address_limit' ? new ApiError('too_many_requests', err.message, retry) : new ApiError('temporarily_unavailable', err.message, retry);
+    return err.reason === 'per_address_limit'
+      ? new ApiError('too_many_requests', err.message, retry)
+      : new ApiError('temporarily_unavailable', err.message, retry);
   }
-  if (err instanceof StreamUnavailableError) return new ApiError('stream_unavailable', `the camera stream cannot be had right now: ${err.message}`, { 'retry-after': '5' });
+  if (err instanceof StreamUnavailableError)
+    return new ApiError('stream_unavailable', `the camera stream cannot be had right now: ${err.message}`, {
+      'retry-after': '5',
+    });
   // Only an authentic ticket is said to be expired; any other ticket failure is answered as an unknown path.
-  if (err instanceof TicketError && err.kind === 'stream' && err.reason === 'expired') return new ApiError('expired_ticket', 'the stream address has expired: get a new one from GET /v1/devices/{device_id}/stream');
+  if (err instanceof TicketError && err.kind === 'stream' && err.reason === 'expired')
+    return new ApiError(
+      'expired_ticket',
+      'the stream address has expired: get a new one from GET /v1/devices/{device_id}/stream',
+    );
   return null;
 }
 
@@ -205,5 +246,7 @@ const FOOTAGE_REFUSED: Record<TicketFailure, string> = {
  */
 function playbackTicketError(err: TicketError, refused: Record<TicketFailure, string>): ApiError {
   const description = refused[err.reason];
-  return err.reason === 'expired' ? new ApiError('expired_ticket', description) : new ApiError('invalid_ticket', description);
+  return err.reason === 'expired'
+    ? new ApiError('expired_ticket', description)
+    : new ApiError('invalid_ticket', description);
 }

@@ -19,7 +19,8 @@ export function useStrictJsonParser(app: FastifyInstance, opts: { emptyBody: 'ab
     if (text === '' && opts.emptyBody === 'absent') return done(null, undefined);
     void json(req, text, (err, parsed) => {
       if (err) return done(err, undefined);
-      const repeated = typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? repeatedJsonName(text) : null;
+      const repeated =
+        typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? repeatedJsonName(text) : null;
       if (repeated !== null) return done(new RepeatedJsonNameError(repeated), undefined);
       done(null, parsed);
     });

@@ -30,7 +30,9 @@ export function redactUrl(url: string): string {
     .split('&')
     .map((pair) => {
       const eq = pair.indexOf('=');
-      return eq >= 0 && SECRET_PARAMS.has(paramName(pair)) ? `${pair.slice(0, eq + 1)}${cut(pair.slice(eq + 1))}` : pair;
+      return eq >= 0 && SECRET_PARAMS.has(paramName(pair))
+        ? `${pair.slice(0, eq + 1)}${cut(pair.slice(eq + 1))}`
+        : pair;
     })
     .join('&');
   return `${path}?${query}`;

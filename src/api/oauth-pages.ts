@@ -4,7 +4,13 @@ import { createHash } from 'node:crypto';
 // HTML with no script. Everything that came from a request or the database is escaped here; the
 // routes pass raw values.
 
-const ESCAPES: Readonly<Record<string, string>> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+const ESCAPES: Readonly<Record<string, string>> = {
+  '&': '&amp;',
+  '<': '&lt;',
+  '>': '&gt;',
+  '"': '&quot;',
+  "'": '&#39;',
+};
 
 export function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => ESCAPES[c] as string);
@@ -120,7 +126,9 @@ export interface ConsentPageInput {
 }
 
 export function consentPage(p: ConsentPageInput): string {
-  const items = p.scopes.map((s) => `<li>${escapeHtml(s.meaning)} <span class="muted">(${escapeHtml(s.name)})</span></li>`).join('\n');
+  const items = p.scopes
+    .map((s) => `<li>${escapeHtml(s.meaning)} <span class="muted">(${escapeHtml(s.name)})</span></li>`)
+    .join('\n');
   return page(
     'Allow access?',
     `<h1>Allow ${escapeHtml(p.clientName)} to use your cameras?</h1>

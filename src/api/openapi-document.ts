@@ -11,7 +11,18 @@ const isNode = (value: unknown): value is Node => typeof value === 'object' && v
 const OPERATION_KEYS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
 
 // Where JSON Schema 2020-12 (OpenAPI 3.1's dialect) keeps subschemas: one, a list, a map of them.
-const SUBSCHEMA = ['items', 'additionalProperties', 'not', 'if', 'then', 'else', 'contains', 'propertyNames', 'unevaluatedItems', 'unevaluatedProperties'];
+const SUBSCHEMA = [
+  'items',
+  'additionalProperties',
+  'not',
+  'if',
+  'then',
+  'else',
+  'contains',
+  'propertyNames',
+  'unevaluatedItems',
+  'unevaluatedProperties',
+];
 const SUBSCHEMA_LISTS = ['allOf', 'anyOf', 'oneOf', 'prefixItems'];
 const SUBSCHEMA_MAPS = ['properties', 'patternProperties', '$defs', 'dependentSchemas'];
 
@@ -36,7 +47,8 @@ function nameSchema(schema: unknown, components: Node): unknown {
   }
   const title = schema.title;
   if (typeof title !== 'string') return schema;
-  if (!COMPONENT_NAME.test(title)) throw new Error(`schema title ${JSON.stringify(title)} is not a valid component name`);
+  if (!COMPONENT_NAME.test(title))
+    throw new Error(`schema title ${JSON.stringify(title)} is not a valid component name`);
   const known = components[title];
   if (known === undefined) components[title] = schema;
   else if (!isDeepStrictEqual(known, schema)) throw new Error(`two different schemas are titled ${title}`);
@@ -67,10 +79,12 @@ function nameOperationSchemas(operation: Node, components: Node): void {
 function separateHead(pathItem: Node): void {
   const get = pathItem.get;
   const head = pathItem.head;
-  if (!isNode(get) || !isNode(head) || typeof get.operationId !== 'string' || head.operationId !== get.operationId) return;
+  if (!isNode(get) || !isNode(head) || typeof get.operationId !== 'string' || head.operationId !== get.operationId)
+    return;
   const copy = structuredClone(head);
   copy.operationId = `${get.operationId}Head`;
-  if (isNode(copy.responses)) for (const response of Object.values(copy.responses)) if (isNode(response)) delete response.content;
+  if (isNode(copy.responses))
+    for (const response of Object.values(copy.responses)) if (isNode(response)) delete response.content;
   pathItem.head = copy;
 }
 

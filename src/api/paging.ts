@@ -13,7 +13,10 @@ export function decodeCursorParam(cursor: string | undefined): PageKey | null {
 export const encodeNext = (next: PageKey | null): string | null => (next ? encodeCursor(next) : null);
 
 /** The list envelope every list endpoint answers with. */
-export const envelope = <T, R>(page: Page<T>, present: (t: T) => R) => ({ data: page.items.map(present), next_cursor: encodeNext(page.next) });
+export const envelope = <T, R>(page: Page<T>, present: (t: T) => R) => ({
+  data: page.items.map(present),
+  next_cursor: encodeNext(page.next),
+});
 
 /**
  * Answers a list page with its envelope, serialised by the route's own response schema once per

@@ -17,7 +17,11 @@ export interface StreamAddresses {
    * when none): rtsp:// on the relay (the default), or the WebRTC (WHEP) / LL-HLS https:// address
    * on the API's port at `requestHost` when that is this box.
    */
-  issue(deviceId: string, profile: StreamProfile, options?: { protocol?: StreamProtocol; requestHost?: string | null }): Promise<{ url: string; expiresAt: number }>;
+  issue(
+    deviceId: string,
+    profile: StreamProfile,
+    options?: { protocol?: StreamProtocol; requestHost?: string | null },
+  ): Promise<{ url: string; expiresAt: number }>;
 }
 
 export interface DeviceSnapshots {

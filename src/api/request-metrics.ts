@@ -34,7 +34,8 @@ export class RouteTally {
   }
 
   *answers(): Iterable<{ method: string; status: number; count: number }> {
-    for (const [method, byStatus] of this.#answers) for (const [status, count] of byStatus) yield { method, status, count };
+    for (const [method, byStatus] of this.#answers)
+      for (const [status, count] of byStatus) yield { method, status, count };
   }
 }
 
@@ -59,9 +60,17 @@ export function requestMetrics(registry: Registry): RequestMetrics {
     if (tally === undefined) tallies.set(route, (tally = new RouteTally(route, durations)));
     return tally;
   };
-  mirroredCounterSeries(registry, 'edge_gateway_http_requests_total', 'API requests answered, by route and status', ['method', 'route', 'status'], function* () {
-    for (const tally of tallies.values()) for (const { method, status, count } of tally.answers()) yield { labels: { method, route: tally.route, status }, value: count };
-  });
+  mirroredCounterSeries(
+    registry,
+    'edge_gateway_http_requests_total',
+    'API requests answered, by route and status',
+    ['method', 'route', 'status'],
+    function* () {
+      for (const tally of tallies.values())
+        for (const { method, status, count } of tally.answers())
+          yield { labels: { method, route: tally.route, status }, value: count };
+    },
+  );
   return {
     hookFor(url) {
       const tally = tallyOf(url);

@@ -6,7 +6,11 @@ import type { onRequestHookHandler, onResponseHookHandler, RouteOptions } from '
 // needs it or not.
 
 /** Adds `hook` to the route's own onRequest hooks, before or after those it has. */
-export function addRouteOnRequest(route: Pick<RouteOptions, 'onRequest'>, hook: onRequestHookHandler, where: 'first' | 'last'): void {
+export function addRouteOnRequest(
+  route: Pick<RouteOptions, 'onRequest'>,
+  hook: onRequestHookHandler,
+  where: 'first' | 'last',
+): void {
   const existing = asList(route.onRequest);
   route.onRequest = where === 'first' ? [hook, ...existing] : [...existing, hook];
 }

@@ -18,7 +18,10 @@ export { AlertSchema, ControlResultSchema, DeviceSchema, RecordingSchema } from 
 export const ErrorBody = Type.Object(
   {
     error: Type.Enum(API_ERROR_CODES, {
-      description: ['Machine-readable code; the status it comes with and what it means:', ...API_ERROR_CODES.map((code) => `- \`${code}\` (${API_ERRORS[code].status}): ${API_ERRORS[code].description}`)].join('\n'),
+      description: [
+        'Machine-readable code; the status it comes with and what it means:',
+        ...API_ERROR_CODES.map((code) => `- \`${code}\` (${API_ERRORS[code].status}): ${API_ERRORS[code].description}`),
+      ].join('\n'),
     }),
     error_description: Type.String(),
   },
@@ -39,7 +42,10 @@ export const Envelope = <T extends TSchema & { title?: string }>(item: T) =>
   Type.Object(
     {
       data: Type.Array(item),
-      next_cursor: Type.Unsafe<string | null>({ type: ['string', 'null'], description: 'Pass as cursor for the next page; null on the last page' }),
+      next_cursor: Type.Unsafe<string | null>({
+        type: ['string', 'null'],
+        description: 'Pass as cursor for the next page; null on the last page',
+      }),
     },
     item.title === undefined ? {} : { title: `${item.title}Page` },
   );
@@ -51,7 +57,9 @@ export const PageQuery = {
 
 export const StreamAddressSchema = Type.Object(
   {
-    stream_url: Type.String({ description: 'rtsp:// address on the gateway relay, or https:// WHEP endpoint (webrtc) or LL-HLS playlist (hls)' }),
+    stream_url: Type.String({
+      description: 'rtsp:// address on the gateway relay, or https:// WHEP endpoint (webrtc) or LL-HLS playlist (hls)',
+    }),
     expires_at: Timestamp,
     protocol: Type.Enum([...STREAM_PROTOCOLS]),
   },
@@ -79,7 +87,9 @@ export const parserErrorResponses = {
 /** Responses every protected route can give besides its success. */
 export const errorResponses = {
   400: errorResponse('invalid_request: bad input (named in error_description), or a malformed Authorization header'),
-  401: errorResponse('unauthorized: no bearer token; invalid_token: the token is not valid (WWW-Authenticate says why)'),
+  401: errorResponse(
+    'unauthorized: no bearer token; invalid_token: the token is not valid (WWW-Authenticate says why)',
+  ),
   403: errorResponse('insufficient_scope: the token lacks the scope of this operation'),
   ...parserErrorResponses,
   503: errorResponse("temporarily_unavailable: the token issuer's signing keys cannot be had right now (Retry-After)"),

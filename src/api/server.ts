@@ -1,6 +1,11 @@
 import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifySchemaCompiler } from 'fastify';
+import Fastify, {
+  LogController,
+  type FastifyBaseLogger,
+  type FastifyInstance,
+  type FastifySchemaCompiler,
+} from 'fastify';
 import type { Registry } from 'prom-client';
 import type { TSchema } from 'typebox';
 import { Compile } from 'typebox/compile';
@@ -126,7 +131,11 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<FastifyIns
     clientErrorHandler: makeClientErrorHandler(opts.logger),
   }).withTypeProvider<TypeBoxTypeProvider>();
   app.setValidatorCompiler(validatorCompiler);
-  const guard = guardConnections(app.server, { maxPerAddress: opts.connections.maxPerAddress, registry: opts.registry, logger: opts.logger });
+  const guard = guardConnections(app.server, {
+    maxPerAddress: opts.connections.maxPerAddress,
+    registry: opts.registry,
+    logger: opts.logger,
+  });
   app.addHook('onClose', async () => guard.close());
 
   // An empty body with Content-Type: application/json is what many clients send for "no body"
@@ -140,8 +149,18 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<FastifyIns
   // Anyone who can reach the port decides how often these happen (a forged token naming an issuer
   // whose keys are out of reach answers 503): the first of a burst is written, the rest summed up
   // once a minute. Every answer is counted in edge_gateway_http_requests_total by status anyway.
-  const failed = throttledLog({ logger: opts.logger, level: 'error', msg: 'request failed', intervalMs: REPEAT_LOG_INTERVAL_MS });
-  const serverSide = throttledLog({ logger: opts.logger, level: 'warn', msg: 'request answered with a server-side error', intervalMs: REPEAT_LOG_INTERVAL_MS });
+  const failed = throttledLog({
+    logger: opts.logger,
+    level: 'error',
+    msg: 'request failed',
+    intervalMs: REPEAT_LOG_INTERVAL_MS,
+  });
+  const serverSide = throttledLog({
+    logger: opts.logger,
+    level: 'warn',
+    msg: 'request answered with a server-side error',
+    intervalMs: REPEAT_LOG_INTERVAL_MS,
+  });
   app.addHook('onClose', async () => {
     failed.close();
     serverSide.close();
@@ -153,14 +172,21 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<FastifyIns
       failed.hit({ err, url: redactUrl(request.url) }, route);
       return sendApiError(reply, new ApiError('server_error', 'the gateway failed to answer; see its log'));
     }
-    if (api.statusCode >= 500) serverSide.hit({ url: redactUrl(request.url), status: api.statusCode, error: api.code, description: api.description }, `${api.statusCode} ${route}`);
+    if (api.statusCode >= 500)
+      serverSide.hit(
+        { url: redactUrl(request.url), status: api.statusCode, error: api.code, description: api.description },
+        `${api.statusCode} ${route}`,
+      );
     return sendApiError(reply, api);
   });
   // Not a route, so without a route's hooks: the handler counts its own answers (timed until here;
   // what is left is sending a short body).
   app.setNotFoundHandler(async (request, reply) => {
     answers.unmatched.record(request.method, 404, reply.elapsedTime / 1000);
-    return sendApiError(reply, new ApiError('not_found', `no such resource: ${request.method} ${request.url.split('?')[0]}`));
+    return sendApiError(
+      reply,
+      new ApiError('not_found', `no such resource: ${request.method} ${request.url.split('?')[0]}`),
+    );
   });
 
   await app.register(authenticate, { verifier: opts.verifier });
@@ -171,7 +197,8 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<FastifyIns
       info: {
         title: 'Edge gateway /v1 API',
         version: opts.version,
-        description: 'Devices, recordings, alerts and live streams of the cameras next to this gateway. See docs/api.md.',
+        description:
+          'Devices, recordings, alerts and live streams of the cameras next to this gateway. See docs/api.md.',
         // package.json's "UNLICENSED": not licensed for use by others. SPDX has no identifier for
         // that, so a LicenseRef names it (OpenAPI 3.1 wants an identifier or a URL).
         license: { name: 'UNLICENSED', identifier: 'LicenseRef-UNLICENSED' },
@@ -181,10 +208,16 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<FastifyIns
       servers: [{ url: '/', description: 'This gateway' }],
       components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } } },
     },
-    transformObject: (built) => ('openapiObject' in built ? finishOpenApiDocument(built.openapiObject) : built.swaggerObject),
+    transformObject: (built) =>
+      'openapiObject' in built ? finishOpenApiDocument(built.openapiObject) : built.swaggerObject,
   });
 
-  await app.register(systemRoutes, { localJwks: opts.localJwks, openapi: () => app.swagger(), ...(opts.detector ? { detector: opts.detector } : {}), ...(opts.memory ? { memory: opts.memory } : {}) });
+  await app.register(systemRoutes, {
+    localJwks: opts.localJwks,
+    openapi: () => app.swagger(),
+    ...(opts.detector ? { detector: opts.detector } : {}),
+    ...(opts.memory ? { memory: opts.memory } : {}),
+  });
   await app.register(deviceRoutes, { store: opts.store, control: opts.control, streams: opts.streams });
   await app.register(recordingRoutes, {
     store: opts.store,
@@ -195,7 +228,12 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<FastifyIns
   await app.register(footageRoutes, { store: opts.store, footage: opts.footage ?? null });
   if (opts.oauth) await app.register(oauthRoutes, opts.oauth);
   if (opts.live) await app.register(liveRoutes, { ...opts.live, prefix: '/live' });
-  if (opts.playback) await app.register(playbackRoutes, { store: opts.store, storageDir: opts.storageDir, tickets: opts.playback.tickets });
+  if (opts.playback)
+    await app.register(playbackRoutes, {
+      store: opts.store,
+      storageDir: opts.storageDir,
+      tickets: opts.playback.tickets,
+    });
   if (opts.events) await app.register(eventRoutes, opts.events);
   if (opts.web !== null) await app.register(webApp, opts.web ?? { root: DEFAULT_WEB_ROOT });
   if (opts.snapshots) await app.register(snapshotRoutes, { store: opts.store, snapshots: opts.snapshots });

@@ -42,7 +42,12 @@ export async function loadTlsCredentials(opts: {
   openssl?: string;
 }): Promise<TlsCredentials> {
   if (opts.certFile && opts.keyFile) {
-    return { cert: readOrFail(opts.certFile, 'api.tls.cert_file'), key: readOrFail(opts.keyFile, 'api.tls.key_file'), certFile: opts.certFile, generated: false };
+    return {
+      cert: readOrFail(opts.certFile, 'api.tls.cert_file'),
+      key: readOrFail(opts.keyFile, 'api.tls.key_file'),
+      certFile: opts.certFile,
+      generated: false,
+    };
   }
   const dir = path.join(opts.dataDir, 'tls');
   const certFile = path.join(dir, 'cert.pem');
@@ -63,11 +68,17 @@ function readOrFail(file: string, key: string): Buffer {
   try {
     return readFileSync(file);
   } catch (err) {
-    throw new TlsSetupError(`config: ${key}: cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+    throw new TlsSetupError(
+      `config: ${key}: cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`,
+    );
   }
 }
 
-async function generateSelfSigned(names: { dns: string[]; ips: string[] }, dir: string, openssl: string): Promise<{ cert: Buffer; key: Buffer }> {
+async function generateSelfSigned(
+  names: { dns: string[]; ips: string[] },
+  dir: string,
+  openssl: string,
+): Promise<{ cert: Buffer; key: Buffer }> {
   const work = mkdtempSync(path.join(dir, '.gen-'));
   try {
     const keyOut = path.join(work, 'key.pem');
@@ -76,17 +87,37 @@ async function generateSelfSigned(names: { dns: string[]; ips: string[] }, dir: 
     await run(
       openssl,
       [
-        'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes',
-        '-keyout', keyOut, '-out', certOut, '-days', '3650', '-sha256',
-        '-subj', `/CN=${names.dns[1] ?? 'edge-gateway'}/O=edge-gateway self-signed`,
-        '-addext', `subjectAltName=${san}`,
-        '-addext', 'basicConstraints=critical,CA:FALSE',
-        '-addext', 'keyUsage=critical,digitalSignature',
-        '-addext', 'extendedKeyUsage=serverAuth',
+        'req',
+        '-x509',
+        '-newkey',
+        'ec',
+        '-pkeyopt',
+        'ec_paramgen_curve:prime256v1',
+        '-nodes',
+        '-keyout',
+        keyOut,
+        '-out',
+        certOut,
+        '-days',
+        '3650',
+        '-sha256',
+        '-subj',
+        `/CN=${names.dns[1] ?? 'edge-gateway'}/O=edge-gateway self-signed`,
+        '-addext',
+        `subjectAltName=${san}`,
+        '-addext',
+        'basicConstraints=critical,CA:FALSE',
+        '-addext',
+        'keyUsage=critical,digitalSignature',
+        '-addext',
+        'extendedKeyUsage=serverAuth',
       ],
       { timeout: 30_000 },
     ).catch((err: NodeJS.ErrnoException & { stderr?: string }) => {
-      const why = err.code === 'ENOENT' ? `${openssl} is not installed (apt-get install openssl)` : (err.stderr ?? err.message).trim().split('\n')[0];
+      const why =
+        err.code === 'ENOENT'
+          ? `${openssl} is not installed (apt-get install openssl)`
+          : (err.stderr ?? err.message).trim().split('\n')[0];
       throw new TlsSetupError(`cannot create a self-signed certificate: ${why}`);
     });
     return { cert: readFileSync(certOut), key: readFileSync(keyOut) };

@@ -57,7 +57,14 @@ export async function webApp(app: FastifyInstance, opts: WebAppOptions): Promise
     // A self-signed certificate on a LAN box: HSTS would lock browsers out once it changes.
     strictTransportSecurity: false,
   });
-  await app.register(fastifyStatic, { root, serve: false, preCompressed: true, etag: true, lastModified: false, setHeaders: cacheHeaders });
+  await app.register(fastifyStatic, {
+    root,
+    serve: false,
+    preCompressed: true,
+    etag: true,
+    lastModified: false,
+    setHeaders: cacheHeaders,
+  });
 
   // The files are known at start: a request for anything else is either an app route
   // (index.html, the app routes itself) or a missing asset (404).
@@ -75,7 +82,13 @@ export async function webApp(app: FastifyInstance, opts: WebAppOptions): Promise
   };
   const config = { public: true };
   const schema = { hide: true };
-  app.route({ method: ['GET', 'HEAD'], url: '/', config, schema, handler: (_request, reply) => serve('/index.html', reply) });
+  app.route({
+    method: ['GET', 'HEAD'],
+    url: '/',
+    config,
+    schema,
+    handler: (_request, reply) => serve('/index.html', reply),
+  });
   app.route({
     method: ['GET', 'HEAD'],
     url: '/*',
@@ -96,7 +109,10 @@ export async function webApp(app: FastifyInstance, opts: WebAppOptions): Promise
 
 /** Hashed assets never change under their name; index.html must be asked for again each time. */
 function cacheHeaders(reply: FastifyReply, filePath: string): void {
-  reply.header('cache-control', filePath.includes(`${path.sep}assets${path.sep}`) ? 'public, max-age=31536000, immutable' : 'no-cache');
+  reply.header(
+    'cache-control',
+    filePath.includes(`${path.sep}assets${path.sep}`) ? 'public, max-age=31536000, immutable' : 'no-cache',
+  );
 }
 
 function listFiles(root: string): string[] {

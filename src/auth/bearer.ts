@@ -7,10 +7,7 @@ export interface BearerInput {
   query: string;
 }
 
-export type BearerResult =
-  | { kind: 'none' }
-  | { kind: 'token'; token: string }
-  | { kind: 'malformed'; reason: string };
+export type BearerResult = { kind: 'none' } | { kind: 'token'; token: string } | { kind: 'malformed'; reason: string };
 
 // RFC 6750 §2.1 b64token.
 const B64TOKEN = /^[A-Za-z0-9\-._~+/]+=*$/;
@@ -45,7 +42,13 @@ export function locateBearer(input: BearerInput): LocatedBearer {
     const name = headers[i];
     const value = headers[i + 1];
     // The length first: every request's other headers are passed over without a lower-cased copy.
-    if (typeof name !== 'string' || name.length !== AUTHORIZATION.length || name.toLowerCase() !== AUTHORIZATION || typeof value !== 'string') continue;
+    if (
+      typeof name !== 'string' ||
+      name.length !== AUTHORIZATION.length ||
+      name.toLowerCase() !== AUTHORIZATION ||
+      typeof value !== 'string'
+    )
+      continue;
     // Two headers may come from a client and a proxy disagreeing; picking either one would let
     // whichever hop we did not expect decide who the caller is.
     if (found !== null) return { kind: 'malformed', reason: 'more than one Authorization header' };

@@ -1,7 +1,16 @@
 import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { createLocalJWKSet, errors, importJWK, type CryptoKey, type FlattenedJWSInput, type JWK, type JWSHeaderParameters, type LocalJWKSet } from 'jose';
+import {
+  createLocalJWKSet,
+  errors,
+  importJWK,
+  type CryptoKey,
+  type FlattenedJWSInput,
+  type JWK,
+  type JWSHeaderParameters,
+  type LocalJWKSet,
+} from 'jose';
 import type { BaseLogger } from 'pino';
 import { replaceFile } from '../platform/durable-files.js';
 import { InvalidTokenError, KeysUnavailableError } from './errors.js';
@@ -164,10 +173,13 @@ export class JwksStore {
   private schedule(): void {
     if (this.closing.signal.aborted) return;
     const jitter = 1 - JITTER + Math.random() * 2 * JITTER;
-    this.timer = setTimeout(() => {
-      this.timer = null;
-      void this.refresh().finally(() => this.schedule());
-    }, Math.round(this.opts.refreshS * 1000 * jitter));
+    this.timer = setTimeout(
+      () => {
+        this.timer = null;
+        void this.refresh().finally(() => this.schedule());
+      },
+      Math.round(this.opts.refreshS * 1000 * jitter),
+    );
     // A pending refresh must not keep the process (or a test run) alive.
     this.timer.unref();
   }
@@ -178,7 +190,10 @@ export class JwksStore {
       text = readFileSync(this.file, 'utf8');
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') {
-        this.opts.logger.warn({ issuer: this.issuer, file: this.file, err: errorMessage(err) }, 'cannot read JWKS cache');
+        this.opts.logger.warn(
+          { issuer: this.issuer, file: this.file, err: errorMessage(err) },
+          'cannot read JWKS cache',
+        );
       }
       return;
     }
@@ -187,7 +202,10 @@ export class JwksStore {
       if (cached === null) throw new Error('unexpected shape');
       // A cache written for another jwks_uri may hold keys the operator meant to stop trusting.
       if (cached.issuer !== this.issuer || cached.jwks_uri !== this.jwksUri) {
-        this.opts.logger.info({ issuer: this.issuer, file: this.file }, 'JWKS cache is for another issuer or jwks_uri, ignoring it');
+        this.opts.logger.info(
+          { issuer: this.issuer, file: this.file },
+          'JWKS cache is for another issuer or jwks_uri, ignoring it',
+        );
         return;
       }
       const keys = await usableKeys(cached.jwks.keys);
@@ -196,7 +214,10 @@ export class JwksStore {
       if (this.current !== null) return;
       this.current = { keys, resolve: createLocalJWKSet({ keys }), fetchedAt: cached.fetched_at };
     } catch (err) {
-      this.opts.logger.warn({ issuer: this.issuer, file: this.file, err: errorMessage(err) }, 'ignoring unusable JWKS cache');
+      this.opts.logger.warn(
+        { issuer: this.issuer, file: this.file, err: errorMessage(err) },
+        'ignoring unusable JWKS cache',
+      );
     }
   }
 
@@ -241,7 +262,10 @@ export class JwksStore {
     if (raw === null) throw new Error('response is not a JWK set');
     const keys = await usableKeys(raw);
     if (raw.length > keys.length) {
-      this.opts.logger.debug({ issuer: this.issuer, dropped: raw.length - keys.length }, 'dropped JWKS keys we cannot use');
+      this.opts.logger.debug(
+        { issuer: this.issuer, dropped: raw.length - keys.length },
+        'dropped JWKS keys we cannot use',
+      );
     }
     if (keys.length === 0) throw new Error('JWK set holds no usable keys');
     return keys;
@@ -253,7 +277,10 @@ export class JwksStore {
       replaceFile(this.file, JSON.stringify(content), 0o600);
     } catch (err) {
       // The keys in memory are good; only the next offline restart loses out.
-      this.opts.logger.warn({ issuer: this.issuer, file: this.file, err: errorMessage(err) }, 'cannot write JWKS cache');
+      this.opts.logger.warn(
+        { issuer: this.issuer, file: this.file, err: errorMessage(err) },
+        'cannot write JWKS cache',
+      );
     }
   }
 }
@@ -296,10 +323,18 @@ function parseKeySet(value: unknown): Record<string, unknown>[] | null {
   return keys;
 }
 
-function parseCacheFile(value: unknown): { issuer: string; jwks_uri: string; fetched_at: number; jwks: { keys: Record<string, unknown>[] } } | null {
+function parseCacheFile(
+  value: unknown,
+): { issuer: string; jwks_uri: string; fetched_at: number; jwks: { keys: Record<string, unknown>[] } } | null {
   if (!isRecord(value)) return null;
   const { issuer, jwks_uri, fetched_at, jwks } = value;
-  if (typeof issuer !== 'string' || typeof jwks_uri !== 'string' || typeof fetched_at !== 'number' || !Number.isFinite(fetched_at)) return null;
+  if (
+    typeof issuer !== 'string' ||
+    typeof jwks_uri !== 'string' ||
+    typeof fetched_at !== 'number' ||
+    !Number.isFinite(fetched_at)
+  )
+    return null;
   const keys = parseKeySet(jwks);
   return keys === null ? null : { issuer, jwks_uri, fetched_at, jwks: { keys } };
 }
@@ -333,7 +368,12 @@ function publicVerificationKey(key: Record<string, unknown>): { jwk: JWK; alg: V
   if (key.key_ops !== undefined && !(Array.isArray(key.key_ops) && key.key_ops.includes('verify'))) return null;
   const kid = typeof key.kid === 'string' ? key.kid : undefined;
   const base = (jwk: JWK, alg: VerifyAlg): { jwk: JWK; alg: VerifyAlg } => ({
-    jwk: { ...jwk, ...(kid !== undefined ? { kid } : {}), ...(key.alg !== undefined ? { alg } : {}), ...(key.use !== undefined ? { use: 'sig' } : {}) },
+    jwk: {
+      ...jwk,
+      ...(kid !== undefined ? { kid } : {}),
+      ...(key.alg !== undefined ? { alg } : {}),
+      ...(key.use !== undefined ? { use: 'sig' } : {}),
+    },
     alg,
   });
   switch (key.kty) {

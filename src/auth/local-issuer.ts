@@ -105,7 +105,17 @@ export class LocalIssuer {
     const content = createOnce(file, () => serializeKeys([candidate.stored]), 0o600);
     const ring = readKeyFile(file, content, opts.secretBox);
     const signingKey = await importSigningKey(file, ring.currentPrivateJwk);
-    return new LocalIssuer(opts.issuer, opts.audience, file, opts.secretBox, opts.retiredKeyLifetimeS, clock, ring.current, ring.retired, signingKey);
+    return new LocalIssuer(
+      opts.issuer,
+      opts.audience,
+      file,
+      opts.secretBox,
+      opts.retiredKeyLifetimeS,
+      clock,
+      ring.current,
+      ring.retired,
+      signingKey,
+    );
   }
 
   /** The RFC 7638 thumbprint of the signing key, the `kid` of tokens issued now. */
@@ -125,7 +135,9 @@ export class LocalIssuer {
   /** The verification key set, safe to publish: the signing key and the retired keys still in their lifetime. */
   publicJwks(): { keys: JWK[] } {
     this.forgetExpired();
-    return { keys: [this.current, ...this.retired].map((k) => ({ ...k.publicJwk, kid: k.kid, alg: 'ES256', use: 'sig' })) };
+    return {
+      keys: [this.current, ...this.retired].map((k) => ({ ...k.publicJwk, kid: k.kid, alg: 'ES256', use: 'sig' })),
+    };
   }
 
   /** An RFC 9068 JWT access token. */
@@ -250,7 +262,11 @@ function readRecordedIssuer(file: string): string | null {
  * expired (docs/oauth.md). A failed rotation is logged and the current key keeps signing. Returns
  * the function that stops the schedule.
  */
-export async function startKeyRotation(issuer: LocalIssuer, keyRotationDays: number, log: BaseLogger): Promise<() => void> {
+export async function startKeyRotation(
+  issuer: LocalIssuer,
+  keyRotationDays: number,
+  log: BaseLogger,
+): Promise<() => void> {
   const maxAgeS = keyRotationDays * 86_400;
   const rotate = () =>
     issuer
@@ -274,7 +290,10 @@ function thumbprint(jwk: EcPublicJwk): string {
  * pair deadlocks the process now and then (test/auth/local-issuer-jwk-stress.test.ts).
  */
 async function makeKey(box: SecretBox, nowS: number): Promise<{ stored: StoredKey; privateJwk: EcPrivateJwk }> {
-  const { privateKey } = await webcrypto.subtle.generateKey({ name: 'ECDSA', namedCurve: 'P-256' }, true, ['sign', 'verify']);
+  const { privateKey } = await webcrypto.subtle.generateKey({ name: 'ECDSA', namedCurve: 'P-256' }, true, [
+    'sign',
+    'verify',
+  ]);
   const jwk = await webcrypto.subtle.exportKey('jwk', privateKey);
   if (typeof jwk.x !== 'string' || typeof jwk.y !== 'string' || typeof jwk.d !== 'string') {
     throw new LocalIssuerError('key generation returned an incomplete EC key');
@@ -282,7 +301,10 @@ async function makeKey(box: SecretBox, nowS: number): Promise<{ stored: StoredKe
   const publicJwk: EcPublicJwk = { kty: 'EC', crv: 'P-256', x: jwk.x, y: jwk.y };
   const privateJwk: EcPrivateJwk = { ...publicJwk, d: jwk.d };
   const sealedPrivateJwk = box.seal(JSON.stringify(privateJwk), SEAL_LABEL);
-  return { stored: { kid: thumbprint(publicJwk), createdAtS: nowS, retiredAtS: null, publicJwk, sealedPrivateJwk }, privateJwk };
+  return {
+    stored: { kid: thumbprint(publicJwk), createdAtS: nowS, retiredAtS: null, publicJwk, sealedPrivateJwk },
+    privateJwk,
+  };
 }
 
 async function importSigningKey(file: string, jwk: EcPrivateJwk): Promise<CryptoKey> {
@@ -304,7 +326,9 @@ function serializeKeys(keys: StoredKey[]): string {
 
 function readKeyFile(file: string, content: Buffer, box: SecretBox): KeyRing {
   const broken = (why: string): LocalIssuerError =>
-    new LocalIssuerError(`${file} is unusable (${why}); move it away to create a new key, which invalidates tokens already issued`);
+    new LocalIssuerError(
+      `${file} is unusable (${why}); move it away to create a new key, which invalidates tokens already issued`,
+    );
   let parsed: unknown;
   try {
     parsed = JSON.parse(content.toString('utf8'));
@@ -377,7 +401,8 @@ function openPrivateJwk(key: StoredKey, box: SecretBox, fail: (why: string) => L
   const d = isRecord(raw) ? raw.d : undefined;
   if (publicPart === null || typeof d !== 'string') throw fail('bad private key');
   // The published key and the signing key must be one pair, or every token we issue fails.
-  if (publicPart.x !== key.publicJwk.x || publicPart.y !== key.publicJwk.y) throw fail('public and private keys differ');
+  if (publicPart.x !== key.publicJwk.x || publicPart.y !== key.publicJwk.y)
+    throw fail('public and private keys differ');
   return { ...key.publicJwk, d };
 }
 

@@ -11,7 +11,10 @@ import type { TokenCheck, VerifiedToken } from './verifier.js';
 export type IsRevoked = (jti: string) => boolean;
 
 /** Whether a verified token's grant was revoked: only the local issuer's tokens with a jti can be. */
-export function tokenRevocation(localIssuer: string, isRevoked: IsRevoked): (token: Pick<VerifiedToken, 'issuer' | 'tokenId'>) => boolean {
+export function tokenRevocation(
+  localIssuer: string,
+  isRevoked: IsRevoked,
+): (token: Pick<VerifiedToken, 'issuer' | 'tokenId'>) => boolean {
   return (token) => token.issuer === localIssuer && token.tokenId !== null && isRevoked(token.tokenId);
 }
 
@@ -41,7 +44,10 @@ export function withRevocation(verifier: TokenCheck, localIssuer: string, isRevo
  * looks the grant up by. The issuer is read from the unverified claims first, so a token naming
  * another issuer is never sent to the verifier (which could fetch that issuer's keys).
  */
-export function localAccessTokenId(verifier: TokenCheck, localIssuer: string): (token: string) => Promise<string | null> {
+export function localAccessTokenId(
+  verifier: TokenCheck,
+  localIssuer: string,
+): (token: string) => Promise<string | null> {
   return async (token) => {
     let claimedIssuer: unknown;
     try {

@@ -1,7 +1,16 @@
 // The scopes of the spec's section 5, the one list the API, the local authorization server and the
 // CLI share.
 
-export const SCOPES = ['devices:read', 'devices:write', 'alerts:read', 'alerts:write', 'recordings:read', 'recordings:write', 'users:read', 'users:write'] as const;
+export const SCOPES = [
+  'devices:read',
+  'devices:write',
+  'alerts:read',
+  'alerts:write',
+  'recordings:read',
+  'recordings:write',
+  'users:read',
+  'users:write',
+] as const;
 
 export type Scope = (typeof SCOPES)[number];
 

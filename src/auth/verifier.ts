@@ -114,17 +114,29 @@ export class TokenVerifier implements TokenCheck {
   private readonly cacheHits = { total: 0 };
 
   constructor(private readonly opts: VerifierOptions) {
-    if (!(opts.clockToleranceS >= 0 && opts.clockToleranceS <= 60)) throw new RangeError('clockToleranceS must be within 0..60');
+    if (!(opts.clockToleranceS >= 0 && opts.clockToleranceS <= 60))
+      throw new RangeError('clockToleranceS must be within 0..60');
     this.now = opts.now ?? Date.now;
 
-    mirroredCounter(opts.registry, 'edge_gateway_token_verifications_total', 'Access token verifications by outcome (cache hits included)', () => this.verifications, 'result');
+    mirroredCounter(
+      opts.registry,
+      'edge_gateway_token_verifications_total',
+      'Access token verifications by outcome (cache hits included)',
+      () => this.verifications,
+      'result',
+    );
     const refreshes = new Counter({
       name: 'edge_gateway_jwks_refresh_total',
       help: 'JWKS fetches by issuer and outcome',
       labelNames: ['issuer', 'result'],
       registers: [opts.registry],
     });
-    mirroredCounter(opts.registry, 'edge_gateway_token_cache_hits_total', 'Verifications answered from the verified-token cache', () => this.cacheHits);
+    mirroredCounter(
+      opts.registry,
+      'edge_gateway_token_cache_hits_total',
+      'Verifications answered from the verified-token cache',
+      () => this.cacheHits,
+    );
     const cache = this.cache;
     // Read at scrape time: the cache's size is not kept twice.
     new Gauge({
@@ -295,7 +307,8 @@ export class TokenVerifier implements TokenCheck {
   }
 
   private checkIssuedAt(issuedAt: number): void {
-    if (issuedAt > this.now() + this.opts.clockToleranceS * 1000) throw new InvalidTokenError('token issued in the future');
+    if (issuedAt > this.now() + this.opts.clockToleranceS * 1000)
+      throw new InvalidTokenError('token issued in the future');
   }
 
   private checkTyp(typ: unknown): void {
@@ -359,7 +372,10 @@ export class TokenVerifier implements TokenCheck {
     if (reason !== null) return new InvalidTokenError(reason);
     // Not a jose error: most likely an issuer key jose refused late. Fail closed as a 401, and
     // log it because the client cannot fix this.
-    this.opts.logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'token verification failed unexpectedly');
+    this.opts.logger.warn(
+      { err: err instanceof Error ? err.message : String(err) },
+      'token verification failed unexpectedly',
+    );
     return new InvalidTokenError('token rejected');
   }
 }

@@ -29,7 +29,11 @@ export function bareHost(host: string): string {
  * `.local`, as mDNS announces it), `localhost`, or one of `ownNames` (configured public names).
  * Anything else (a name a proxy or an attacker put in the Host header) is not.
  */
-export function isOwnHost(host: string, ownNames: readonly string[], addresses: () => string[] = interfaceAddresses): boolean {
+export function isOwnHost(
+  host: string,
+  ownNames: readonly string[],
+  addresses: () => string[] = interfaceAddresses,
+): boolean {
   const name = bareHost(host);
   if (name === '') return false;
   if (isIP(name)) return addresses().some((a) => bareHost(a) === name || bareHost(a) === name.replace(/^::ffff:/, ''));

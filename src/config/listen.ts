@@ -13,7 +13,8 @@ export function parseListenAddress(text: string): ListenAddress {
   const m = /^(?:\[([0-9A-Fa-f:.]+)\]|([^:[\]]+)):(\d{1,5})$/.exec(text);
   const host = m?.[1] ?? m?.[2];
   const port = Number(m?.[3]);
-  if (!m || host === undefined || port > 65535) throw new Error('must be host:port, such as 127.0.0.1:9464 or [::1]:9464');
+  if (!m || host === undefined || port > 65535)
+    throw new Error('must be host:port, such as 127.0.0.1:9464 or [::1]:9464');
   if (m[1] !== undefined ? isIP(host) !== 6 : host !== 'localhost' && isIP(host) !== 4) {
     throw new Error(`host must be an IPv4 address, [IPv6 address] or localhost (got ${JSON.stringify(host)})`);
   }

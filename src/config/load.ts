@@ -100,10 +100,16 @@ function describe(err: SchemaError, root: unknown): ConfigError {
   switch (err.keyword) {
     case 'additionalProperties': {
       const extra = (err.params.additionalProperties as string[] | undefined)?.[0] ?? '?';
-      return new ConfigError(key ? `${key}.${extra}` : extra, 'unknown key (see config/default.yaml for the keys there are)');
+      return new ConfigError(
+        key ? `${key}.${extra}` : extra,
+        'unknown key (see config/default.yaml for the keys there are)',
+      );
     }
     case 'required':
-      return new ConfigError(`${key ? `${key}.` : ''}${String((err.params.requiredProperties as string[] | undefined)?.[0] ?? '')}`, 'is required');
+      return new ConfigError(
+        `${key ? `${key}.` : ''}${String((err.params.requiredProperties as string[] | undefined)?.[0] ?? '')}`,
+        'is required',
+      );
     case 'enum':
       return new ConfigError(key, `must be one of ${(err.params.allowedValues as unknown[]).join(', ')} (got ${got})`);
     case 'anyOf':
@@ -130,11 +136,17 @@ export function isLoopbackHost(hostname: string): boolean {
 function checkCrossKeyRules(config: Config): void {
   const continuous = config.recording.continuous;
   if (continuous.enabled && continuous.storage_dir === null) {
-    throw new ConfigError('recording.continuous.storage_dir', 'is required when recording.continuous.enabled is true: a directory on a second disk (a USB disk, an SSD), never the SD card');
+    throw new ConfigError(
+      'recording.continuous.storage_dir',
+      'is required when recording.continuous.enabled is true: a directory on a second disk (a USB disk, an SSD), never the SD card',
+    );
   }
   const tls = config.api.tls;
   if ((tls.cert_file === null) !== (tls.key_file === null)) {
-    throw new ConfigError('api.tls', 'cert_file and key_file must be given together (or both null for a self-signed certificate)');
+    throw new ConfigError(
+      'api.tls',
+      'cert_file and key_file must be given together (or both null for a self-signed certificate)',
+    );
   }
   if (config.webrtc.udp_port_min > config.webrtc.udp_port_max) {
     throw new ConfigError('webrtc.udp_port_min', 'must not be above webrtc.udp_port_max');
@@ -152,7 +164,10 @@ function checkCrossKeyRules(config: Config): void {
     }
     const loopback = isLoopbackHost(url.hostname);
     if (url.protocol !== 'https:' && !(url.protocol === 'http:' && loopback)) {
-      throw new ConfigError(`${key}.jwks_uri`, `must use https (http only for loopback addresses), got ${url.protocol}//${url.host}`);
+      throw new ConfigError(
+        `${key}.jwks_uri`,
+        `must use https (http only for loopback addresses), got ${url.protocol}//${url.host}`,
+      );
     }
   });
   config.cameras.forEach((cam, i) => {
@@ -160,7 +175,10 @@ function checkCrossKeyRules(config: Config): void {
       const url = new URL(cam.onvif_url);
       if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error('scheme');
     } catch {
-      throw new ConfigError(`cameras[${i}].onvif_url`, 'must be an http(s) URL such as http://192.168.1.20/onvif/device_service');
+      throw new ConfigError(
+        `cameras[${i}].onvif_url`,
+        'must be an http(s) URL such as http://192.168.1.20/onvif/device_service',
+      );
     }
   });
   checkDetectionRules(config);
@@ -173,12 +191,27 @@ function checkCrossKeyRules(config: Config): void {
     } catch {
       /* refused below */
     }
-    if (!url || url.protocol !== 'https:' || url.search !== '' || url.hash !== '' || issuer.includes('?') || issuer.includes('#') || url.username !== '' || url.password !== '') {
-      throw new ConfigError('auth.local.issuer', `must be null or an https URL without query or fragment, such as https://192.168.1.20:8443 (got ${JSON.stringify(issuer)})`);
+    if (
+      !url ||
+      url.protocol !== 'https:' ||
+      url.search !== '' ||
+      url.hash !== '' ||
+      issuer.includes('?') ||
+      issuer.includes('#') ||
+      url.username !== '' ||
+      url.password !== ''
+    ) {
+      throw new ConfigError(
+        'auth.local.issuer',
+        `must be null or an https URL without query or fragment, such as https://192.168.1.20:8443 (got ${JSON.stringify(issuer)})`,
+      );
     }
   }
   if (config.api.public_host !== null && !/^(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])$/.test(config.api.public_host)) {
-    throw new ConfigError('api.public_host', `must be null or a host name or address, without scheme or port (got ${JSON.stringify(config.api.public_host)})`);
+    throw new ConfigError(
+      'api.public_host',
+      `must be null or a host name or address, without scheme or port (got ${JSON.stringify(config.api.public_host)})`,
+    );
   }
   if (config.sync.mqtt.url !== null && !/^mqtts?:\/\/[^\s]+$/.test(config.sync.mqtt.url)) {
     throw new ConfigError('sync.mqtt.url', 'must be null or an mqtt:// or mqtts:// URL');
@@ -214,7 +247,11 @@ function checkDetectionRules(config: Config): void {
       if (problem) throw new ConfigError(`${key}.zones.${name}`, `is not a valid polygon: ${problem}`);
     }
     cam.required_zones.forEach((name, j) => {
-      if (!(name in cam.zones)) throw new ConfigError(`${key}.required_zones[${j}]`, `names no zone of this camera (${JSON.stringify(name)}; zones: ${Object.keys(cam.zones).join(', ') || 'none'})`);
+      if (!(name in cam.zones))
+        throw new ConfigError(
+          `${key}.required_zones[${j}]`,
+          `names no zone of this camera (${JSON.stringify(name)}; zones: ${Object.keys(cam.zones).join(', ') || 'none'})`,
+        );
     });
   });
 }

@@ -19,7 +19,10 @@ const TLS_FILES = [
 ] as const;
 
 /** `openSecret` opens a `sealed:…` value (and returns any other as it is), throwing when it cannot. */
-export function readMqttCredentials(mqtt: Config['sync']['mqtt'], openSecret: (value: string) => string): MqttCredentials {
+export function readMqttCredentials(
+  mqtt: Config['sync']['mqtt'],
+  openSecret: (value: string) => string,
+): MqttCredentials {
   const tls: MqttCredentials['tls'] = {};
   for (const [key, field] of TLS_FILES) {
     const file = mqtt[key];

@@ -8,7 +8,10 @@ const Section = <T extends Parameters<typeof Type.Object>[0]>(properties: T) =>
   Type.Object(properties, { additionalProperties: false, default: {} });
 
 const NullableString = (opts: { default?: string | null; minLength?: number; pattern?: string } = {}) =>
-  Type.Union([Type.Null(), Type.String({ minLength: opts.minLength ?? 1, ...(opts.pattern ? { pattern: opts.pattern } : {}) })], { default: opts.default ?? null });
+  Type.Union(
+    [Type.Null(), Type.String({ minLength: opts.minLength ?? 1, ...(opts.pattern ? { pattern: opts.pattern } : {}) })],
+    { default: opts.default ?? null },
+  );
 
 const Seconds = (def: number, min = 1, max = 31_536_000) => Type.Integer({ minimum: min, maximum: max, default: def });
 
@@ -169,7 +172,9 @@ export const ConfigSchema = Type.Object(
       unconfirmed: Type.Enum(['keep', 'drop'], { default: 'keep' }),
       labels: Section({
         human: Type.Array(Type.String({ minLength: 1 }), { default: ['person'] }),
-        vehicle: Type.Array(Type.String({ minLength: 1 }), { default: ['car', 'truck', 'bus', 'motorcycle', 'bicycle'] }),
+        vehicle: Type.Array(Type.String({ minLength: 1 }), {
+          default: ['car', 'truck', 'bus', 'motorcycle', 'bicycle'],
+        }),
       }),
       threads: Type.Integer({ minimum: 1, maximum: 16, default: 1 }),
       queue_size: Type.Integer({ minimum: 1, maximum: 1000, default: 16 }),

@@ -52,11 +52,16 @@ export function readMemory(root = '/sys/fs/cgroup', procSelfCgroup = '/proc/self
     const read = (dir: string, file: string) => readFileSync(path.join(dir, file), 'utf8');
     if (group.version === 2) {
       const dir = path.join(root, group.path);
-      const limits = [parseMemoryLimit(read(dir, 'memory.high')), parseMemoryLimit(read(dir, 'memory.max'))].filter((l) => l !== null);
+      const limits = [parseMemoryLimit(read(dir, 'memory.high')), parseMemoryLimit(read(dir, 'memory.max'))].filter(
+        (l) => l !== null,
+      );
       return { current: Number(read(dir, 'memory.current').trim()), limit: limits.length ? Math.min(...limits) : null };
     }
     const dir = path.join(root, 'memory', group.path);
-    return { current: Number(read(dir, 'memory.usage_in_bytes').trim()), limit: parseMemoryLimit(read(dir, 'memory.limit_in_bytes')) };
+    return {
+      current: Number(read(dir, 'memory.usage_in_bytes').trim()),
+      limit: parseMemoryLimit(read(dir, 'memory.limit_in_bytes')),
+    };
   } catch {
     return null;
   }
@@ -88,8 +93,13 @@ export function watchMemory(opts: MemoryWatchOptions): MemoryWatch {
   const look = () => {
     last = opts.read();
     const isNear = last?.limit != null && last.current >= last.limit * nearRatio;
-    if (isNear && !near) opts.logger.warn({ bytes: last?.current, limit: last?.limit }, 'the service is near its memory limit (MemoryHigh / MemoryMax): fewer cameras, or a lower detection.queue_size, or a higher limit');
-    else if (!isNear && near) opts.logger.info({ bytes: last?.current, limit: last?.limit }, 'the service is back below its memory limit');
+    if (isNear && !near)
+      opts.logger.warn(
+        { bytes: last?.current, limit: last?.limit },
+        'the service is near its memory limit (MemoryHigh / MemoryMax): fewer cameras, or a lower detection.queue_size, or a higher limit',
+      );
+    else if (!isNear && near)
+      opts.logger.info({ bytes: last?.current, limit: last?.limit }, 'the service is back below its memory limit');
     near = isNear;
   };
   look();

@@ -13,7 +13,10 @@ export function createLogger(config: Config): Logger {
  * unexpected exception the state of streams, recorders and sessions is unknown. Camera answers
  * never get here (each ends as a typed error of its own call, see src/onvif/library.ts).
  */
-export function installFatalHandlers(logger: Logger, exit: (code: number) => void = (code) => process.exit(code)): void {
+export function installFatalHandlers(
+  logger: Logger,
+  exit: (code: number) => void = (code) => process.exit(code),
+): void {
   const fatal = (origin: 'uncaughtException' | 'unhandledRejection') => (err: unknown) => {
     logger.fatal({ err: err instanceof Error ? err : new Error(String(err)), origin }, 'uncaught exception');
     exit(70); // EX_SOFTWARE

@@ -19,6 +19,9 @@ export class ShutdownStack {
 
   /** Every undo in turn, failures ignored (a start that failed: its own error is the one to tell). */
   async runQuietly(): Promise<void> {
-    for (const undo of this.undos.splice(0)) await Promise.resolve().then(undo).catch(() => undefined);
+    for (const undo of this.undos.splice(0))
+      await Promise.resolve()
+        .then(undo)
+        .catch(() => undefined);
   }
 }

@@ -73,7 +73,15 @@ export function throttledLog(opts: ThrottledLogOptions): ThrottledLog {
 
   const flushSummary = () => {
     const since = windowStart ?? now();
-    write({ suppressed, seconds: Math.round((now() - since) / 1000), ...(examples.size ? { examples: [...examples] } : {}), total }, `${opts.msg} (repeated; summary)`);
+    write(
+      {
+        suppressed,
+        seconds: Math.round((now() - since) / 1000),
+        ...(examples.size ? { examples: [...examples] } : {}),
+        total,
+      },
+      `${opts.msg} (repeated; summary)`,
+    );
     suppressed = 0;
     examples = new Set();
   };

@@ -40,11 +40,33 @@ function clampInt(v: number, lo: number, hi: number): number {
 }
 
 /** An RGB frame as a JPEG `width` pixels wide (ffmpeg: PPM in, MJPEG out), for a thumbnail. */
-export function encodeJpeg(frame: Frame, opts: { ffmpegPath: string; width: number; timeoutMs?: number }): Promise<Buffer> {
+export function encodeJpeg(
+  frame: Frame,
+  opts: { ffmpegPath: string; width: number; timeoutMs?: number },
+): Promise<Buffer> {
   if (channelsOf(frame) !== 3) return Promise.reject(new RangeError('encodeJpeg takes RGB frames'));
   const args = [
-    '-hide_banner', '-nostdin', '-v', 'error', '-f', 'image2pipe', '-c:v', 'ppm', '-i', 'pipe:0',
-    '-vf', `scale=${opts.width}:-2`, '-frames:v', '1', '-q:v', '4', '-f', 'image2pipe', '-c:v', 'mjpeg', 'pipe:1',
+    '-hide_banner',
+    '-nostdin',
+    '-v',
+    'error',
+    '-f',
+    'image2pipe',
+    '-c:v',
+    'ppm',
+    '-i',
+    'pipe:0',
+    '-vf',
+    `scale=${opts.width}:-2`,
+    '-frames:v',
+    '1',
+    '-q:v',
+    '4',
+    '-f',
+    'image2pipe',
+    '-c:v',
+    'mjpeg',
+    'pipe:1',
   ];
   return new Promise((resolve, reject) => {
     const child = spawn(opts.ffmpegPath, args, { stdio: ['pipe', 'pipe', 'pipe'] });

@@ -26,11 +26,18 @@ export function containment(a: Box, b: Box): number {
  * vehicle as both "car" and "truck", and overlapping regions find one object twice, once whole and
  * once cut at a region's edge (a part mostly inside the whole, which IoU alone lets through).
  */
-export function suppressOverlaps<T extends RawDetection>(detections: readonly T[], groupOf: (d: T) => string, maxIou = 0.5, maxContainment = 0.8): T[] {
+export function suppressOverlaps<T extends RawDetection>(
+  detections: readonly T[],
+  groupOf: (d: T) => string,
+  maxIou = 0.5,
+  maxContainment = 0.8,
+): T[] {
   const sorted = [...detections].sort((a, b) => b.score - a.score);
   const kept: T[] = [];
   for (const d of sorted) {
-    const duplicate = kept.some((k) => groupOf(k) === groupOf(d) && (iou(k.box, d.box) > maxIou || containment(k.box, d.box) > maxContainment));
+    const duplicate = kept.some(
+      (k) => groupOf(k) === groupOf(d) && (iou(k.box, d.box) > maxIou || containment(k.box, d.box) > maxContainment),
+    );
     if (!duplicate) kept.push(d);
   }
   return kept;

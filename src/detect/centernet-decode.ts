@@ -13,7 +13,14 @@ export const CENTERNET_ROW = 6;
 export function decodeCenterNet(rows: ArrayLike<number>, inputSize: number, minScore: number): RawDetection[] {
   const out: RawDetection[] = [];
   for (let i = 0; i + CENTERNET_ROW <= rows.length; i += CENTERNET_ROW) {
-    const [x1, y1, x2, y2, score, classId] = [rows[i]!, rows[i + 1]!, rows[i + 2]!, rows[i + 3]!, rows[i + 4]!, rows[i + 5]!];
+    const [x1, y1, x2, y2, score, classId] = [
+      rows[i]!,
+      rows[i + 1]!,
+      rows[i + 2]!,
+      rows[i + 3]!,
+      rows[i + 4]!,
+      rows[i + 5]!,
+    ];
     if (![x1, y1, x2, y2, score].every(Number.isFinite) || !(score >= minScore)) continue;
     const label = Number.isInteger(classId) ? COCO_LABELS[classId] : undefined;
     if (label === undefined) continue;

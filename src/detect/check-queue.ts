@@ -8,7 +8,8 @@ export class CheckQueue<T> {
   private readonly items: { camera: string; item: T }[] = [];
 
   constructor(readonly capacity: number) {
-    if (!Number.isInteger(capacity) || capacity < 1) throw new RangeError(`queue capacity must be a whole number >= 1, got ${capacity}`);
+    if (!Number.isInteger(capacity) || capacity < 1)
+      throw new RangeError(`queue capacity must be a whole number >= 1, got ${capacity}`);
   }
 
   get size(): number {

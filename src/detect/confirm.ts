@@ -12,7 +12,8 @@ export function median(values: readonly number[]): number {
   return s.length % 2 === 1 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
 }
 
-const bestScore = (category: Category, frame: readonly Detection[]): number => Math.max(0, ...frame.filter((d) => d.category === category).map((d) => d.score));
+const bestScore = (category: Category, frame: readonly Detection[]): number =>
+  Math.max(0, ...frame.filter((d) => d.category === category).map((d) => d.score));
 
 export interface Verdict {
   /** The most specific category confirmed (human before vehicle), or null: plain motion. */
@@ -56,7 +57,11 @@ export function confirm(frames: readonly (readonly Detection[])[], threshold: nu
  * would give; the thumbnail and its detections come from the frames seen. With every frame seen (or
  * the stream ended early: total = frames seen) it is confirm()'s verdict.
  */
-export function confirmSoFar(frames: readonly (readonly Detection[])[], total: number, threshold: number): Verdict | null {
+export function confirmSoFar(
+  frames: readonly (readonly Detection[])[],
+  total: number,
+  threshold: number,
+): Verdict | null {
   const missing = Math.max(0, total - frames.length);
   if (missing > 0) {
     for (const category of ['human', 'vehicle'] as const) {
@@ -87,10 +92,21 @@ function keptOf(raw: readonly RawDetection[], rules: CheckRules): Detection[] {
 
 /** From the model's raw detections per frame to the verdict: labels, min_score, required zones, confirmation. */
 export function judgeCheck(frames: readonly (readonly RawDetection[])[], rules: CheckRules): Verdict {
-  return confirm(frames.map((raw) => keptOf(raw, rules)), rules.threshold);
+  return confirm(
+    frames.map((raw) => keptOf(raw, rules)),
+    rules.threshold,
+  );
 }
 
 /** judgeCheck() for the first frames of `total`: null while the frames to come could change the verdict (confirmSoFar). */
-export function judgeSoFar(frames: readonly (readonly RawDetection[])[], total: number, rules: CheckRules): Verdict | null {
-  return confirmSoFar(frames.map((raw) => keptOf(raw, rules)), total, rules.threshold);
+export function judgeSoFar(
+  frames: readonly (readonly RawDetection[])[],
+  total: number,
+  rules: CheckRules,
+): Verdict | null {
+  return confirmSoFar(
+    frames.map((raw) => keptOf(raw, rules)),
+    total,
+    rules.threshold,
+  );
 }

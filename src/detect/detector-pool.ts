@@ -73,14 +73,20 @@ export class DetectorPool {
 
   constructor(opts: DetectorPoolOptions) {
     this.onRun = opts.onRun ?? (() => {});
-    if (!Number.isInteger(opts.threads) || opts.threads < 1) throw new RangeError(`threads must be a whole number >= 1, got ${opts.threads}`);
+    if (!Number.isInteger(opts.threads) || opts.threads < 1)
+      throw new RangeError(`threads must be a whole number >= 1, got ${opts.threads}`);
     this.queue = new CheckQueue<Job>(opts.queueSize);
     this.settled = new Promise((resolve) => (this.settle = resolve));
     const workerData: WorkerConfig = { modelDir: opts.modelDir ?? null, floorScore: opts.floorScore ?? 0.1 };
     const url = opts.workerUrl ?? new URL('./worker.js', import.meta.url);
     for (let i = 0; i < opts.threads; i++) {
       // A wasm heap grows with the model; resourceLimits keep a runaway worker from taking the box.
-      const slot: Slot = { worker: new Worker(url, { workerData, resourceLimits: { maxOldGenerationSizeMb: 256 } }), ready: false, job: null, startedAt: 0 };
+      const slot: Slot = {
+        worker: new Worker(url, { workerData, resourceLimits: { maxOldGenerationSizeMb: 256 } }),
+        ready: false,
+        job: null,
+        startedAt: 0,
+      };
       slot.worker.on('message', (msg: unknown) => this.onMessage(slot, msg));
       slot.worker.on('error', (err: Error) => this.onGone(slot, err.message));
       slot.worker.on('exit', (code) => this.onGone(slot, `worker exited with code ${code}`));
@@ -115,7 +121,9 @@ export class DetectorPool {
    */
   check(request: CheckRequest): Promise<RawDetection[][]> {
     if (this.stateValue === 'error' || this.stateValue === 'closed') {
-      return Promise.reject(new DetectorUnavailableError(`the detector is not running: ${this.errorValue ?? this.stateValue}`));
+      return Promise.reject(
+        new DetectorUnavailableError(`the detector is not running: ${this.errorValue ?? this.stateValue}`),
+      );
     }
     try {
       request.frames.forEach(channelsOf);
@@ -127,7 +135,11 @@ export class DetectorPool {
       const job: Job = { id: this.nextId++, request, resolve, reject };
       for (const old of this.queue.push(request.camera, job)) {
         this.counts.dropped++;
-        old.reject(new CheckDroppedError(`check of ${old.request.camera} dropped: the detection queue is full (${this.queue.capacity})`));
+        old.reject(
+          new CheckDroppedError(
+            `check of ${old.request.camera} dropped: the detection queue is full (${this.queue.capacity})`,
+          ),
+        );
       }
       this.pump();
     });
@@ -204,6 +216,7 @@ export class DetectorPool {
     this.stateValue = 'error';
     this.errorValue ??= reason;
     this.settle();
-    for (const job of this.queue.drain()) job.reject(new DetectorUnavailableError(`the detector is not running: ${this.errorValue}`));
+    for (const job of this.queue.drain())
+      job.reject(new DetectorUnavailableError(`the detector is not running: ${this.errorValue}`));
   }
 }

@@ -11,7 +11,9 @@ export function channelsOf(frame: Frame): 3 | 4 {
   const pixels = width * height;
   if (data.length === pixels * 3) return 3;
   if (data.length === pixels * 4) return 4;
-  throw new FrameError(`frame of ${width}x${height} has ${data.length} bytes, not RGB (${pixels * 3}) or RGBA (${pixels * 4})`);
+  throw new FrameError(
+    `frame of ${width}x${height} has ${data.length} bytes, not RGB (${pixels * 3}) or RGBA (${pixels * 4})`,
+  );
 }
 
 /** The pixels of a region as a frame of their own (same bytes per pixel). */

@@ -25,7 +25,11 @@ export function bottomCentre(box: Box): Point {
  * Whether an object counts for a camera with required zones: no required zone means everywhere;
  * otherwise its bottom centre must be inside one of them.
  */
-export function inRequiredZones(box: Box, zones: Readonly<Record<string, Polygon>>, required: readonly string[]): boolean {
+export function inRequiredZones(
+  box: Box,
+  zones: Readonly<Record<string, Polygon>>,
+  required: readonly string[],
+): boolean {
   if (required.length === 0) return true;
   const point = bottomCentre(box);
   return required.some((name) => {
@@ -47,7 +51,12 @@ export function maskedCells(cols: number, rows: number, masks: readonly Polygon[
  * The moving area of a cols × rows motion grid (row by row, true = changed) as a 0–1 box around the
  * changed cells that are not masked, or null when none is left: what planRegions() crops around.
  */
-export function movingArea(cols: number, rows: number, changed: readonly boolean[], masked: readonly boolean[] = []): Box | null {
+export function movingArea(
+  cols: number,
+  rows: number,
+  changed: readonly boolean[],
+  masked: readonly boolean[] = [],
+): Box | null {
   let [c1, r1, c2, r2] = [cols, rows, -1, -1];
   for (let i = 0; i < cols * rows; i++) {
     if (!changed[i] || masked[i]) continue;

@@ -14,7 +14,8 @@ export async function inspectFrame(detector: Detector, frame: Frame, motion: Box
   for (const region of regions) {
     const whole = region.x === 0 && region.y === 0 && region.size === frame.width && region.size === frame.height;
     const part = whole ? frame : cropFrame(frame, region);
-    for (const d of await detector.detect(part)) found.push({ ...d, box: toFrameBox(region, d.box, frame.width, frame.height) });
+    for (const d of await detector.detect(part))
+      found.push({ ...d, box: toFrameBox(region, d.box, frame.width, frame.height) });
   }
   return suppressOverlaps(found, (d) => d.label);
 }

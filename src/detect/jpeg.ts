@@ -19,7 +19,21 @@ export interface DecodeOptions {
  * instead of a half-grey picture that would be looked at as if it were real.
  */
 export function decodeJpeg(jpeg: Uint8Array, opts: DecodeOptions): Promise<Frame> {
-  const args = ['-hide_banner', '-nostdin', '-v', 'error', '-xerror', '-err_detect', 'explode', '-f', 'image2pipe', '-c:v', 'mjpeg', '-i', 'pipe:0'];
+  const args = [
+    '-hide_banner',
+    '-nostdin',
+    '-v',
+    'error',
+    '-xerror',
+    '-err_detect',
+    'explode',
+    '-f',
+    'image2pipe',
+    '-c:v',
+    'mjpeg',
+    '-i',
+    'pipe:0',
+  ];
   if (opts.size) args.push('-vf', `scale=${opts.size.width}:${opts.size.height}`);
   args.push('-frames:v', '1', '-f', 'image2pipe', '-c:v', 'ppm', 'pipe:1');
   const maxPixels = opts.maxPixels ?? 4096 * 4096;
@@ -33,7 +47,10 @@ export function decodeJpeg(jpeg: Uint8Array, opts: DecodeOptions): Promise<Frame
       failure ??= new FrameError(message);
       child.kill('SIGKILL');
     };
-    const timer = setTimeout(() => fail(`ffmpeg took longer than ${opts.timeoutMs ?? 10_000} ms to decode the frame`), opts.timeoutMs ?? 10_000);
+    const timer = setTimeout(
+      () => fail(`ffmpeg took longer than ${opts.timeoutMs ?? 10_000} ms to decode the frame`),
+      opts.timeoutMs ?? 10_000,
+    );
     child.stdout.on('data', (chunk: Buffer) => {
       outBytes += chunk.length;
       if (outBytes > maxPixels * 3 + 64) return fail(`decoded picture larger than ${maxPixels} pixels`);
@@ -48,7 +65,10 @@ export function decodeJpeg(jpeg: Uint8Array, opts: DecodeOptions): Promise<Frame
     child.on('close', (code) => {
       clearTimeout(timer);
       if (failure) return reject(failure);
-      if (code !== 0) return reject(new FrameError(`not a decodable JPEG (ffmpeg: ${stderr.trim().split('\n')[0] || `exit ${code}`})`));
+      if (code !== 0)
+        return reject(
+          new FrameError(`not a decodable JPEG (ffmpeg: ${stderr.trim().split('\n')[0] || `exit ${code}`})`),
+        );
       try {
         resolve(parsePpm(Buffer.concat(out)));
       } catch (err) {
@@ -65,7 +85,8 @@ export function parsePpm(buf: Buffer): Frame {
   if (!header) throw new FrameError('ffmpeg gave no picture');
   const [width, height, maxval] = [Number(header[1]), Number(header[2]), Number(header[3])];
   const start = header[0].length;
-  if (maxval !== 255 || width < 1 || height < 1) throw new FrameError(`unexpected PPM ${width}x${height} maxval ${maxval}`);
+  if (maxval !== 255 || width < 1 || height < 1)
+    throw new FrameError(`unexpected PPM ${width}x${height} maxval ${maxval}`);
   const size = width * height * 3;
   if (buf.length - start < size) throw new FrameError(`picture cut short: ${buf.length - start} of ${size} bytes`);
   return { data: new Uint8Array(buf.buffer, buf.byteOffset + start, size), width, height };

@@ -87,7 +87,12 @@ export class MotionChecker {
   async check(deviceId: string, where: (() => Box | null) | null): Promise<DetectionOutcome> {
     const timeline: TimelineStage[] = [];
     if (this.inFlight >= (this.opts.maxInFlight ?? Number.POSITIVE_INFINITY)) {
-      return this.unchecked(deviceId, 'dropped', `${this.inFlight} checks are under way already (detection.queue_size + threads)`, timeline);
+      return this.unchecked(
+        deviceId,
+        'dropped',
+        `${this.inFlight} checks are under way already (detection.queue_size + threads)`,
+        timeline,
+      );
     }
     this.inFlight++;
     const held = { bytes: 0 };
@@ -117,7 +122,12 @@ export class MotionChecker {
    * and the check ends as soon as the frames seen settle the confirmation rule (judgeSoFar): with
    * 3 frames, 2 that agree. The thumbnail is made after the answer, which does not wait for it.
    */
-  private async run(deviceId: string, where: (() => Box | null) | null, timeline: TimelineStage[], held: { bytes: number }): Promise<DetectionOutcome> {
+  private async run(
+    deviceId: string,
+    where: (() => Box | null) | null,
+    timeline: TimelineStage[],
+    held: { bytes: number },
+  ): Promise<DetectionOutcome> {
     const unchecked = (what: CheckCount, reason: string) => this.unchecked(deviceId, what, reason, timeline);
     const stage = (name: string) => timeline.push([name, this.now()]);
     const total = this.opts.frameCount ?? 3;
@@ -142,10 +152,19 @@ export class MotionChecker {
         stage(`frame_${frames.length}`);
         try {
           // The area asked now: it grows while the frames are taken.
-          const [found] = await this.opts.detector.check({ camera: deviceId, frames: [frame], motion: where?.() ?? null });
+          const [found] = await this.opts.detector.check({
+            camera: deviceId,
+            frames: [frame],
+            motion: where?.() ?? null,
+          });
           raw.push(found ?? []);
         } catch (err) {
-          const what: CheckCount = err instanceof CheckDroppedError ? 'dropped' : err instanceof DetectorUnavailableError ? 'unavailable' : 'failed';
+          const what: CheckCount =
+            err instanceof CheckDroppedError
+              ? 'dropped'
+              : err instanceof DetectorUnavailableError
+                ? 'unavailable'
+                : 'failed';
           return unchecked(what, (err as Error).message);
         }
         stage(`inference_${raw.length}`);
@@ -157,18 +176,40 @@ export class MotionChecker {
     if (verdict === null) {
       // The stream ended before the frames could settle the rule: nobody can tell, it stays motion.
       const why = source.ended ?? 'the stream gave no frame';
-      return unchecked('no_frames', frames.length === 0 ? `no frame from the stream: ${why}` : `${frames.length} of ${total} frames, too few to decide: ${why}`);
+      return unchecked(
+        'no_frames',
+        frames.length === 0
+          ? `no frame from the stream: ${why}`
+          : `${frames.length} of ${total} frames, too few to decide: ${why}`,
+      );
     }
     stage('decided');
     if (verdict.type === null || verdict.bestFrame === null) {
       this.opts.count?.('motion');
-      this.opts.logger.debug({ device: deviceId, medians: verdict.medians, frames: frames.length }, 'motion checked: no person or vehicle');
+      this.opts.logger.debug(
+        { device: deviceId, medians: verdict.medians, frames: frames.length },
+        'motion checked: no person or vehicle',
+      );
       return { result: 'unconfirmed', type: 'motion', detections: [], thumbnail: NO_THUMBNAIL, reason: null, timeline };
     }
     this.opts.count?.(verdict.type);
-    const detections = verdict.detections.map((d) => ({ label: d.label, score: round(d.score, 3), box: roundBox(d.box) }));
-    this.opts.logger.info({ device: deviceId, type: verdict.type, medians: verdict.medians, frames: frames.length, detections }, 'motion checked');
-    return { result: 'confirmed', type: verdict.type, detections, thumbnail: this.thumbnail(deviceId, frames[verdict.bestFrame]!, verdict), reason: null, timeline };
+    const detections = verdict.detections.map((d) => ({
+      label: d.label,
+      score: round(d.score, 3),
+      box: roundBox(d.box),
+    }));
+    this.opts.logger.info(
+      { device: deviceId, type: verdict.type, medians: verdict.medians, frames: frames.length, detections },
+      'motion checked',
+    );
+    return {
+      result: 'confirmed',
+      type: verdict.type,
+      detections,
+      thumbnail: this.thumbnail(deviceId, frames[verdict.bestFrame]!, verdict),
+      reason: null,
+      timeline,
+    };
   }
 
   private async thumbnail(deviceId: string, frame: Frame, verdict: Verdict): Promise<Buffer | null> {

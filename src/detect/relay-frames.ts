@@ -38,17 +38,39 @@ export interface RelayFramesOptions {
 const VIDEO_CLOCK = 90_000; // RTP clock of H.264 / H.265 video (RFC 6184, RFC 7798)
 // An access unit delimiter after each picture: ffmpeg's parser then knows the picture is whole and
 // decodes it now, not when the next one starts.
-const AUD: Record<VideoCodec, Buffer> = { H264: Buffer.from([0, 0, 0, 1, 0x09, 0xf0]), H265: Buffer.from([0, 0, 0, 1, 0x46, 0x01, 0x50]) };
+const AUD: Record<VideoCodec, Buffer> = {
+  H264: Buffer.from([0, 0, 0, 1, 0x09, 0xf0]),
+  H265: Buffer.from([0, 0, 0, 1, 0x46, 0x01, 0x50]),
+};
 
 /** ffmpeg reading Annex B from stdin with no probing delay, writing every picture as a PPM. */
 export function decoderArgs(codec: VideoCodec, maxWidth: number): string[] {
   return [
-    '-hide_banner', '-nostdin', '-v', 'error', '-threads', '1',
+    '-hide_banner',
+    '-nostdin',
+    '-v',
+    'error',
+    '-threads',
+    '1',
     // Probing would wait for megabytes of input before the first picture; the SPS says it all.
-    '-probesize', '32', '-analyzeduration', '0',
-    '-f', codec === 'H264' ? 'h264' : 'hevc', '-i', 'pipe:0',
-    '-an', '-vf', `scale='min(${maxWidth},iw)':-2`, '-fps_mode', 'passthrough',
-    '-f', 'image2pipe', '-c:v', 'ppm', 'pipe:1',
+    '-probesize',
+    '32',
+    '-analyzeduration',
+    '0',
+    '-f',
+    codec === 'H264' ? 'h264' : 'hevc',
+    '-i',
+    'pipe:0',
+    '-an',
+    '-vf',
+    `scale='min(${maxWidth},iw)':-2`,
+    '-fps_mode',
+    'passthrough',
+    '-f',
+    'image2pipe',
+    '-c:v',
+    'ppm',
+    'pipe:1',
   ];
 }
 
@@ -60,13 +82,17 @@ export class Decoders {
   private readonly spare = new Map<VideoCodec, ChildProcess>();
   private closed = false;
 
-  constructor(private readonly ffmpegPath: string, private readonly maxWidth: number) {}
+  constructor(
+    private readonly ffmpegPath: string,
+    private readonly maxWidth: number,
+  ) {}
 
   take(codec: VideoCodec): ChildProcess {
     const ready = this.spare.get(codec);
     this.spare.delete(codec);
     // A spare that could not start (no pid) or has ended is replaced: its events have been missed.
-    const child = ready?.pid !== undefined && ready.exitCode === null && ready.signalCode === null ? ready : this.spawn(codec);
+    const child =
+      ready?.pid !== undefined && ready.exitCode === null && ready.signalCode === null ? ready : this.spawn(codec);
     if (!this.closed) this.spare.set(codec, this.spawn(codec));
     return child;
   }
@@ -129,7 +155,10 @@ class FramePicker {
   private lastTaken: number | null = null;
   private taken = 0;
 
-  constructor(private readonly count: number, private readonly spacing: number) {}
+  constructor(
+    private readonly count: number,
+    private readonly spacing: number,
+  ) {}
 
   /** Whether the decoder has been given an access unit yet. */
   get started(): boolean {
@@ -156,7 +185,7 @@ class FramePicker {
     if (n < this.first || this.taken >= this.count) return false;
     const at = this.times[n];
     if (at === undefined) return false;
-    if (this.lastTaken !== null && ((at - this.lastTaken) >>> 0) < this.spacing) return false;
+    if (this.lastTaken !== null && (at - this.lastTaken) >>> 0 < this.spacing) return false;
     this.lastTaken = at;
     return true;
   }
@@ -228,10 +257,16 @@ class RelayFrameRun {
   private streamEnd: string | null = null;
   private detach: (() => void) | null = null;
 
-  constructor(private readonly plan: VideoTrackPlan, private readonly settings: RelayFramesSettings) {
+  constructor(
+    private readonly plan: VideoTrackPlan,
+    private readonly settings: RelayFramesSettings,
+  ) {
     this.picker = new FramePicker(settings.count, settings.spacing);
     this.depacketizer = new VideoDepacketizer({ codec: plan.codec, donl: plan.donl }, (unit) => this.onUnit(unit));
-    this.timer = setTimeout(() => this.finish(`no ${settings.count} frames within ${settings.timeoutMs} ms`), settings.timeoutMs);
+    this.timer = setTimeout(
+      () => this.finish(`no ${settings.count} frames within ${settings.timeoutMs} ms`),
+      settings.timeoutMs,
+    );
     this.stall = this.stallTimer();
   }
 
@@ -285,7 +320,8 @@ class RelayFrameRun {
 
   private onUnit(unit: VideoAccessUnit): void {
     // A decoder can start at a keyframe only: the units before the first are of no use to it.
-    if (this.done || this.streamEnd !== null || (!this.picker.started && this.pending.length === 0 && !unit.keyframe)) return;
+    if (this.done || this.streamEnd !== null || (!this.picker.started && this.pending.length === 0 && !unit.keyframe))
+      return;
     clearTimeout(this.stall);
     this.stall = this.stallTimer();
     if (this.child) this.write(unit);
@@ -316,7 +352,10 @@ class RelayFrameRun {
   }
 
   private stallTimer(): NodeJS.Timeout {
-    return setTimeout(() => this.streamEnded(`no picture from the stream for ${this.settings.stallMs} ms`), this.settings.stallMs);
+    return setTimeout(
+      () => this.streamEnded(`no picture from the stream for ${this.settings.stallMs} ms`),
+      this.settings.stallMs,
+    );
   }
 
   /**
@@ -383,9 +422,11 @@ export class PpmSplitter {
         }
         this.width = Number(header[1]);
         this.height = Number(header[2]);
-        if (Number(header[3]) !== 255 || this.width < 1 || this.height < 1) throw new FrameError(`unexpected PPM ${this.width}x${this.height} maxval ${header[3]}`);
+        if (Number(header[3]) !== 255 || this.width < 1 || this.height < 1)
+          throw new FrameError(`unexpected PPM ${this.width}x${this.height} maxval ${header[3]}`);
         this.size = this.width * this.height * 3;
-        if (this.size > this.maxBytes) throw new FrameError(`picture of ${this.width}x${this.height} is larger than allowed`);
+        if (this.size > this.maxBytes)
+          throw new FrameError(`picture of ${this.width}x${this.height} is larger than allowed`);
         at += header[0].length - had;
         this.head = Buffer.alloc(0);
         this.keep = this.want(this.index++);
@@ -398,7 +439,12 @@ export class PpmSplitter {
       this.filled += n;
       at += n;
       if (this.filled === this.size) {
-        if (this.body) out.push({ data: new Uint8Array(this.body.buffer, this.body.byteOffset, this.size), width: this.width, height: this.height });
+        if (this.body)
+          out.push({
+            data: new Uint8Array(this.body.buffer, this.body.byteOffset, this.size),
+            width: this.width,
+            height: this.height,
+          });
         this.body = null;
         this.size = 0;
       }

@@ -75,7 +75,12 @@ const THUMBNAIL_WIDTH = 640;
 // Frames wider than this are scaled down while decoded: crops are at least the model's 512 px, so a
 // 4K picture would cost memory (3 frames × 25 MB a check) without finding anyone a 1280 px one misses.
 const FRAME_MAX_WIDTH = 1280;
-const HEALTH: Record<PoolState, DetectorHealth> = { loading: 'loading', ready: 'ready', error: 'failed', closed: 'off' };
+const HEALTH: Record<PoolState, DetectorHealth> = {
+  loading: 'loading',
+  ready: 'ready',
+  error: 'failed',
+  closed: 'off',
+};
 
 /** Starts the detector (null with detection.mode off). Returns at once; the model loads in the background. */
 export function startDetection(opts: DetectionServiceOptions): DetectionService | null {
@@ -136,11 +141,21 @@ export function startDetection(opts: DetectionServiceOptions): DetectionService 
   const log = opts.logger;
   void pool.started().then((state) => {
     if (state === 'ready') log.info({ threads: c.threads }, 'object detector ready');
-    else if (state === 'error') log.error({ err: pool.stats().error }, 'the object detector could not start: motion stays motion, recording goes on');
+    else if (state === 'error')
+      log.error(
+        { err: pool.stats().error },
+        'the object detector could not start: motion stays motion, recording goes on',
+      );
   });
   const rules = (deviceId: string): CheckRules => {
     const cam = opts.camera(deviceId);
-    return { labels: c.labels, minScore: c.min_score, threshold: c.threshold, zones: cam?.zones ?? {}, requiredZones: cam?.required_zones ?? [] };
+    return {
+      labels: c.labels,
+      minScore: c.min_score,
+      threshold: c.threshold,
+      zones: cam?.zones ?? {},
+      requiredZones: cam?.required_zones ?? [],
+    };
   };
   const decoders = new Decoders(opts.ffmpegPath, FRAME_MAX_WIDTH);
   const checker = new MotionChecker({
@@ -154,11 +169,13 @@ export function startDetection(opts: DetectionServiceOptions): DetectionService 
   });
   return {
     recorders: {
-      wanted: (deviceId, reportsObjects) => pool.state !== 'error' && detectionWanted(c.mode, opts.camera(deviceId)?.detection ?? 'auto', reportsObjects),
+      wanted: (deviceId, reportsObjects) =>
+        pool.state !== 'error' && detectionWanted(c.mode, opts.camera(deviceId)?.detection ?? 'auto', reportsObjects),
       check: async (deviceId, where) => {
         const outcome = await checker.check(deviceId, where);
         const onConfirmed = opts.onConfirmed;
-        if (outcome.result === 'confirmed' && onConfirmed) void outcome.thumbnail.then((jpeg) => jpeg && onConfirmed(deviceId, jpeg));
+        if (outcome.result === 'confirmed' && onConfirmed)
+          void outcome.thumbnail.then((jpeg) => jpeg && onConfirmed(deviceId, jpeg));
         return outcome;
       },
       unconfirmed: c.unconfirmed,

@@ -42,9 +42,14 @@ export async function loadCenterNet(opts: CenterNetOptions = {}): Promise<Detect
     try {
       data = await readFile(path.join(dir, name));
     } catch (err) {
-      throw new ModelLoadError(`cannot read model file ${path.join(dir, name)}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+      throw new ModelLoadError(
+        `cannot read model file ${path.join(dir, name)}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`,
+      );
     }
-    if (createHash('sha256').update(data).digest('hex') !== sha256) throw new ModelLoadError(`model file ${path.join(dir, name)} is damaged or not the expected version (checksum differs)`);
+    if (createHash('sha256').update(data).digest('hex') !== sha256)
+      throw new ModelLoadError(
+        `model file ${path.join(dir, name)} is damaged or not the expected version (checksum differs)`,
+      );
     bytes.set(name, data);
   }
   const manifest = parseManifest(bytes.get('centernet.json')!);
@@ -71,8 +76,16 @@ export async function loadCenterNet(opts: CenterNetOptions = {}): Promise<Detect
         if (channels === 4) x = tf.slice(x, [0, 0, 0], [frame.height, frame.width, 3]);
         // Pad a non-square frame to a square (bottom and right) rather than stretch it: the model
         // was trained on undistorted objects.
-        if (frame.width !== frame.height) x = tf.pad(x, [[0, side - frame.height], [0, side - frame.width], [0, 0]]);
-        const input = tf.image.resizeBilinear(tf.expandDims<import('@tensorflow/tfjs-core').Tensor4D>(x, 0), [INPUT_SIZE, INPUT_SIZE]);
+        if (frame.width !== frame.height)
+          x = tf.pad(x, [
+            [0, side - frame.height],
+            [0, side - frame.width],
+            [0, 0],
+          ]);
+        const input = tf.image.resizeBilinear(tf.expandDims<import('@tensorflow/tfjs-core').Tensor4D>(x, 0), [
+          INPUT_SIZE,
+          INPUT_SIZE,
+        ]);
         const out = model.execute(input, OUTPUT);
         if (Array.isArray(out)) throw new Error('unexpected model outputs');
         return out.dataSync() as Float32Array;
@@ -89,14 +102,19 @@ export async function loadCenterNet(opts: CenterNetOptions = {}): Promise<Detect
         return decodeCenterNet(run(frame), INPUT_SIZE, floor)
           .map((d) => ({ ...d, box: { x: d.box.x * sx, y: d.box.y * sy, w: d.box.w * sx, h: d.box.h * sy } }))
           .filter((d) => d.box.x < 1 && d.box.y < 1)
-          .map((d) => ({ ...d, box: { ...d.box, w: Math.min(d.box.w, 1 - d.box.x), h: Math.min(d.box.h, 1 - d.box.y) } }));
+          .map((d) => ({
+            ...d,
+            box: { ...d.box, w: Math.min(d.box.w, 1 - d.box.x), h: Math.min(d.box.h, 1 - d.box.y) },
+          }));
       },
       dispose(): void {
         model.dispose();
       },
     };
   } catch (err) {
-    throw new ModelLoadError(`cannot load the detection model from ${dir}: ${err instanceof Error ? err.message : String(err)}`);
+    throw new ModelLoadError(
+      `cannot load the detection model from ${dir}: ${err instanceof Error ? err.message : String(err)}`,
+    );
   }
 }
 
@@ -118,6 +136,10 @@ function parseManifest(json: Buffer): Manifest {
   }
   const groups: unknown[] = d.weightsManifest;
   // Trusted enough: the weights file ships inside a registry package; tfjs checks each spec as it loads.
-  const weightSpecs = groups.flatMap((g): unknown[] => (typeof g === 'object' && g !== null && Array.isArray((g as { weights?: unknown }).weights) ? ((g as { weights: unknown[] }).weights) : [])) as Manifest['weightSpecs'];
+  const weightSpecs = groups.flatMap((g): unknown[] =>
+    typeof g === 'object' && g !== null && Array.isArray((g as { weights?: unknown }).weights)
+      ? (g as { weights: unknown[] }).weights
+      : [],
+  ) as Manifest['weightSpecs'];
   return { modelTopology: d.modelTopology, weightSpecs };
 }

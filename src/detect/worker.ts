@@ -12,7 +12,10 @@ const config = workerData as WorkerConfig;
 const send = (msg: WorkerMessage): void => port.postMessage(msg);
 
 try {
-  const detector = await loadCenterNet({ floorScore: config.floorScore, ...(config.modelDir ? { modelDir: config.modelDir } : {}) });
+  const detector = await loadCenterNet({
+    floorScore: config.floorScore,
+    ...(config.modelDir ? { modelDir: config.modelDir } : {}),
+  });
   // The first run of a graph sets up its kernels and buffers and costs several later ones: paid
   // here, before 'ready', not by the first motion start's alert.
   const side = detector.inputSize;
@@ -24,7 +27,12 @@ try {
         for (const frame of msg.frames) frames.push(await inspectFrame(detector, frame, msg.motion));
         send({ type: 'result', id: msg.id, frames });
       } catch (err) {
-        send({ type: 'failed', id: msg.id, message: err instanceof Error ? err.message : String(err), frameError: err instanceof FrameError });
+        send({
+          type: 'failed',
+          id: msg.id,
+          message: err instanceof Error ? err.message : String(err),
+          frameError: err instanceof FrameError,
+        });
       }
     })();
   });

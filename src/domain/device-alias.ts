@@ -52,7 +52,8 @@ const IPV4_TEXT = /(?:^|[^\d.])\d{1,3}(?:\.\d{1,3}){3}(?:$|[^\d.])/;
 export function stableEndpoint(endpoint: string): string | null {
   const e = endpoint.trim();
   const uuid = /^(?:urn:)?uuid:(.+)$/i.exec(e)?.[1] ?? (UUID_TEXT.test(e) ? e : null);
-  if (uuid !== null) return /^[0-9a-f-]+$/i.test(uuid) && /[0-9a-f]/i.test(uuid) ? `urn:uuid:${uuid.toLowerCase()}` : null;
+  if (uuid !== null)
+    return /^[0-9a-f-]+$/i.test(uuid) && /[0-9a-f]/i.test(uuid) ? `urn:uuid:${uuid.toLowerCase()}` : null;
   if (e.length === 0 || /^[a-z][a-z0-9+.-]*:\/\//i.test(e) || IPV4_TEXT.test(e)) return null;
   // Other URNs: the "urn" scheme and the namespace identifier are case-insensitive (RFC 8141).
   return e.replace(/^urn:([a-z0-9][a-z0-9-]{0,31}):/i, (_m, nid: string) => `urn:${nid.toLowerCase()}:`);
@@ -74,13 +75,15 @@ function identityKey(alias: DeviceAlias): string {
   const endpoint = endpointOf(alias);
   if (endpoint !== null) {
     const stable = stableEndpoint(endpoint);
-    if (stable === null) throw new RangeError(`no stable identity: endpoint ${JSON.stringify(endpoint)} cannot identify a device`);
+    if (stable === null)
+      throw new RangeError(`no stable identity: endpoint ${JSON.stringify(endpoint)} cannot identify a device`);
     return `endpoint\u0000${stable}`;
   }
   if (alias.startsWith('url:')) return `address\u0000${alias.slice('url:'.length)}`;
   // The manufacturer ends at the first ':' (a serial number may hold colons, e.g. a MAC address).
   const afterPrefix = alias.slice('serial:'.length);
   const serial = afterPrefix.slice(afterPrefix.indexOf(':') + 1).trim();
-  if (!afterPrefix.includes(':') || serial === '') throw new RangeError(`no stable identity: ${JSON.stringify(alias)} holds no serial number`);
+  if (!afterPrefix.includes(':') || serial === '')
+    throw new RangeError(`no stable identity: ${JSON.stringify(alias)} holds no serial number`);
   return `serial\u0000${serial}`;
 }

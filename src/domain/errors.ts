@@ -108,7 +108,19 @@ export const COMMAND_ERROR_CODES = ['payload_too_large', 'invalid_json', 'invali
 export type CommandErrorCode = (typeof COMMAND_ERROR_CODES)[number];
 
 /** OfferError's codes (media/webrtc): what a WHEP offer gets wrong; the API's invalid_offer names it. */
-export const OFFER_ERROR_CODES = ['malformed_sdp', 'no_media', 'bad_media', 'bad_mid', 'duplicate_mid', 'bad_ice_credentials', 'bad_fingerprint', 'bad_setup', 'bad_attribute', 'bad_candidate', 'too_many_candidates'] as const;
+export const OFFER_ERROR_CODES = [
+  'malformed_sdp',
+  'no_media',
+  'bad_media',
+  'bad_mid',
+  'duplicate_mid',
+  'bad_ice_credentials',
+  'bad_fingerprint',
+  'bad_setup',
+  'bad_attribute',
+  'bad_candidate',
+  'too_many_candidates',
+] as const;
 export type OfferErrorCode = (typeof OFFER_ERROR_CODES)[number];
 
 /** CodecMismatchError's codes (media/webrtc): why no answer can be made for an offer. */
@@ -120,7 +132,15 @@ export const FOOTAGE_DISK_CODES = ['footage_on_system_disk', 'footage_dir_missin
 export type FootageDiskProblem = (typeof FOOTAGE_DISK_CODES)[number];
 
 /** MediaFormatError's codes (media): which input from the camera could not become a playable track. */
-export const MEDIA_FORMAT_CODES = ['bad_sps', 'bad_pps', 'bad_vps', 'bad_audio_config', 'bad_sample', 'bad_box', 'bad_timestamp'] as const;
+export const MEDIA_FORMAT_CODES = [
+  'bad_sps',
+  'bad_pps',
+  'bad_vps',
+  'bad_audio_config',
+  'bad_sample',
+  'bad_box',
+  'bad_timestamp',
+] as const;
 export type MediaFormatCode = (typeof MEDIA_FORMAT_CODES)[number];
 
 /** Every code a GatewayError can carry: ApiError's are the API's catalogue (api-errors.ts). */

@@ -4,6 +4,13 @@
 
 import type { AlertType, EventType } from './types.js';
 
-export const EVENT_TYPE_LABELS: Readonly<Record<EventType, string>> = { motion: 'Motion', human: 'Person', vehicle: 'Vehicle' };
+export const EVENT_TYPE_LABELS: Readonly<Record<EventType, string>> = {
+  motion: 'Motion',
+  human: 'Person',
+  vehicle: 'Vehicle',
+};
 
-export const ALERT_TYPE_LABELS: Readonly<Record<AlertType, string>> = { ...EVENT_TYPE_LABELS, device_offline: 'Camera offline' };
+export const ALERT_TYPE_LABELS: Readonly<Record<AlertType, string>> = {
+  ...EVENT_TYPE_LABELS,
+  device_offline: 'Camera offline',
+};

@@ -21,7 +21,12 @@ function orientation(a: Point, b: Point, c: Point): number {
 }
 
 function onSegment(a: Point, b: Point, p: Point): boolean {
-  return Math.min(a[0], b[0]) <= p[0] && p[0] <= Math.max(a[0], b[0]) && Math.min(a[1], b[1]) <= p[1] && p[1] <= Math.max(a[1], b[1]);
+  return (
+    Math.min(a[0], b[0]) <= p[0] &&
+    p[0] <= Math.max(a[0], b[0]) &&
+    Math.min(a[1], b[1]) <= p[1] &&
+    p[1] <= Math.max(a[1], b[1])
+  );
 }
 
 function segmentsCross(a: Point, b: Point, c: Point, d: Point): boolean {
@@ -30,7 +35,12 @@ function segmentsCross(a: Point, b: Point, c: Point, d: Point): boolean {
   const o3 = orientation(c, d, a);
   const o4 = orientation(c, d, b);
   if (o1 !== o2 && o3 !== o4) return true;
-  return (o1 === 0 && onSegment(a, b, c)) || (o2 === 0 && onSegment(a, b, d)) || (o3 === 0 && onSegment(c, d, a)) || (o4 === 0 && onSegment(c, d, b));
+  return (
+    (o1 === 0 && onSegment(a, b, c)) ||
+    (o2 === 0 && onSegment(a, b, d)) ||
+    (o3 === 0 && onSegment(c, d, a)) ||
+    (o4 === 0 && onSegment(c, d, b))
+  );
 }
 
 /**
@@ -51,7 +61,8 @@ export function polygonProblem(polygon: readonly (readonly number[])[]): string 
     for (let j = i + 1; j < n; j++) {
       // Neighbouring edges share a corner; only edges that are not adjacent may not touch.
       if (j === i + 1 || (i === 0 && j === n - 1)) continue;
-      if (segmentsCross(points[i]!, points[(i + 1) % n]!, points[j]!, points[(j + 1) % n]!)) return `edges ${i} and ${j} cross`;
+      if (segmentsCross(points[i]!, points[(i + 1) % n]!, points[j]!, points[(j + 1) % n]!))
+        return `edges ${i} and ${j} cross`;
     }
   }
   return null;

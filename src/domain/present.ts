@@ -44,10 +44,16 @@ export const presentRecording = (r: Recording, mint?: MintPlayback): RecordingJs
   ...playbackFields(r.id, mint),
 });
 
-function playbackFields(recordingId: string, mint: MintPlayback | undefined): Pick<RecordingJson, 'playback_url' | 'playback_expires_at'> {
+function playbackFields(
+  recordingId: string,
+  mint: MintPlayback | undefined,
+): Pick<RecordingJson, 'playback_url' | 'playback_expires_at'> {
   if (!mint) return { playback_url: null, playback_expires_at: null };
   const { ticket, expiresAt } = mint(recordingId);
-  return { playback_url: `/v1/recordings/${encodeURIComponent(recordingId)}/play?ticket=${ticket}`, playback_expires_at: iso(expiresAt) };
+  return {
+    playback_url: `/v1/recordings/${encodeURIComponent(recordingId)}/play?ticket=${ticket}`,
+    playback_expires_at: iso(expiresAt),
+  };
 }
 
 export const presentAlert = (a: Alert): AlertJson => ({

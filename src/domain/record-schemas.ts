@@ -1,5 +1,12 @@
 import Type, { type Static, type TSchema } from 'typebox';
-import { ALERT_TYPES, CONTROL_ACTIONS, DEVICE_STATUSES, DEVICE_TYPES, EVENT_TYPES, RECORDING_STATUSES } from './types.js';
+import {
+  ALERT_TYPES,
+  CONTROL_ACTIONS,
+  DEVICE_STATUSES,
+  DEVICE_TYPES,
+  EVENT_TYPES,
+  RECORDING_STATUSES,
+} from './types.js';
 import { ID_PATTERN } from './ids.js';
 
 // The records' JSON shapes (snake_case, ISO 8601 timestamps), the one source of what the API
@@ -10,9 +17,13 @@ import { ID_PATTERN } from './ids.js';
  * `type: [T, "null"]` rather than anyOf: the response serialiser writes it directly, where anyOf
  * would make it run a validator per field to pick a branch (measured: a tenth of a device list's cost).
  */
-const Nullable = <T extends TSchema & { type: string }>(schema: T) => Type.Unsafe<Static<T> | null>({ ...schema, type: [schema.type, 'null'] });
+const Nullable = <T extends TSchema & { type: string }>(schema: T) =>
+  Type.Unsafe<Static<T> | null>({ ...schema, type: [schema.type, 'null'] });
 
-export const Timestamp = Type.String({ format: 'date-time', description: 'ISO 8601 UTC with milliseconds, e.g. 2026-11-22T08:15:30.120Z' });
+export const Timestamp = Type.String({
+  format: 'date-time',
+  description: 'ISO 8601 UTC with milliseconds, e.g. 2026-11-22T08:15:30.120Z',
+});
 export const NullableTimestamp = Nullable(Timestamp);
 export const NullableString = Nullable(Type.String());
 
@@ -29,7 +40,10 @@ export const DeviceSchema = Type.Object(
     manufacturer: NullableString,
     firmware_version: NullableString,
     last_seen_at: NullableTimestamp,
-    address: Type.Union([Type.String(), Type.Null()], { description: "host[:port] of the camera's ONVIF service on the LAN (never credentials), so an unauthorized camera can be told apart from a dead one; null for other devices" }),
+    address: Type.Union([Type.String(), Type.Null()], {
+      description:
+        "host[:port] of the camera's ONVIF service on the LAN (never credentials), so an unauthorized camera can be told apart from a dead one; null for other devices",
+    }),
   },
   { title: 'Device' },
 );
@@ -37,7 +51,9 @@ export const DeviceSchema = Type.Object(
 /** One object the gateway's detector found. */
 export const DetectionSchema = Type.Object(
   {
-    label: Type.String({ description: "The model's class, a COCO name: person, car, truck, bus, motorcycle, bicycle…" }),
+    label: Type.String({
+      description: "The model's class, a COCO name: person, car, truck, bus, motorcycle, bicycle…",
+    }),
     score: Type.Number({ minimum: 0, maximum: 1 }),
     box: Type.Object(
       { x: Type.Number(), y: Type.Number(), w: Type.Number(), h: Type.Number() },
@@ -47,7 +63,8 @@ export const DetectionSchema = Type.Object(
   { title: 'Detection' },
 );
 const Detections = Type.Array(DetectionSchema, {
-  description: "What the gateway's person/vehicle detector found in the event (the thumbnail shows these boxes); empty when it found nothing or did not look",
+  description:
+    "What the gateway's person/vehicle detector found in the event (the thumbnail shows these boxes); empty when it found nothing or did not look",
 });
 
 export const RecordingSchema = Type.Object(
@@ -69,7 +86,12 @@ export const RecordingSchema = Type.Object(
           'Path, relative to the API origin, that plays the clip in a <video> element without an Authorization header: it carries a short-lived ticket for this recording only (docs/api.md, "Playing a clip"). Null where no ticket is minted (MQTT)',
       }),
     ),
-    playback_expires_at: Nullable(Type.String({ format: 'date-time', description: 'When playback_url stops being accepted (ISO 8601 UTC); null with it' })),
+    playback_expires_at: Nullable(
+      Type.String({
+        format: 'date-time',
+        description: 'When playback_url stops being accepted (ISO 8601 UTC); null with it',
+      }),
+    ),
   },
   { title: 'Recording' },
 );
@@ -88,7 +110,9 @@ export const AlertSchema = Type.Object(
       description:
         'What became of the clip: none (device_offline), pending (being recorded), recorded, partial (footage of the event is missing), lost (no clip)',
     }),
-    recording_status_reason: Nullable(Type.String({ description: 'Why footage is missing (partial, lost), else null' })),
+    recording_status_reason: Nullable(
+      Type.String({ description: 'Why footage is missing (partial, lost), else null' }),
+    ),
     detections: Detections,
   },
   { title: 'Alert' },

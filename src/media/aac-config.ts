@@ -17,7 +17,8 @@ const SAMPLE_RATES = [96000, 88200, 64000, 48000, 44100, 32000, 24000, 22050, 16
 
 /** Parses an AudioSpecificConfig; a MediaFormatError('bad_audio_config') when it is not one we can carry. */
 export function parseAacConfig(bytes: Buffer): AacConfig {
-  if (bytes.length < 2 || bytes.length > 64) throw new MediaFormatError('bad_audio_config', `AudioSpecificConfig of ${bytes.length} bytes`);
+  if (bytes.length < 2 || bytes.length > 64)
+    throw new MediaFormatError('bad_audio_config', `AudioSpecificConfig of ${bytes.length} bytes`);
   let bit = 0;
   const read = (n: number): number => {
     let v = 0;
@@ -32,10 +33,12 @@ export function parseAacConfig(bytes: Buffer): AacConfig {
   if (objectType === 31) objectType = 32 + read(6);
   const rateIndex = read(4);
   const sampleRate = rateIndex === 15 ? read(24) : SAMPLE_RATES[rateIndex];
-  if (sampleRate === undefined || sampleRate < 1000 || sampleRate > 192000) throw new MediaFormatError('bad_audio_config', `sampling frequency index ${rateIndex}`);
+  if (sampleRate === undefined || sampleRate < 1000 || sampleRate > 192000)
+    throw new MediaFormatError('bad_audio_config', `sampling frequency index ${rateIndex}`);
   const channelConfig = read(4);
   // 0 means a program_config_element says it; cameras send mono or stereo, 7 is 7.1.
-  if (channelConfig < 1 || channelConfig > 7) throw new MediaFormatError('bad_audio_config', `channel configuration ${channelConfig}`);
+  if (channelConfig < 1 || channelConfig > 7)
+    throw new MediaFormatError('bad_audio_config', `channel configuration ${channelConfig}`);
   if (objectType === 0) throw new MediaFormatError('bad_audio_config', 'audio object type 0');
   return { objectType, sampleRate, channels: channelConfig === 7 ? 8 : channelConfig, bytes: Buffer.from(bytes) };
 }
@@ -43,6 +46,7 @@ export function parseAacConfig(bytes: Buffer): AacConfig {
 /** The hex `config` of an fmtp, parsed; a MediaFormatError when it is absent or not hex. */
 export function aacConfigFromFmtp(fmtp: ReadonlyMap<string, string>): AacConfig {
   const hex = fmtp.get('config');
-  if (hex === undefined || !/^(?:[0-9a-fA-F]{2}){2,64}$/.test(hex)) throw new MediaFormatError('bad_audio_config', 'fmtp config missing or not hex');
+  if (hex === undefined || !/^(?:[0-9a-fA-F]{2}){2,64}$/.test(hex))
+    throw new MediaFormatError('bad_audio_config', 'fmtp config missing or not hex');
   return parseAacConfig(Buffer.from(hex, 'hex'));
 }

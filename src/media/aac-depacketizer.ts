@@ -25,7 +25,8 @@ export function aacRtpParameters(fmtp: ReadonlyMap<string, string>): AacRtpParam
       if (fallback === undefined) throw new MediaFormatError('bad_audio_config', `fmtp ${name} missing`);
       return fallback;
     }
-    if (!/^\d{1,2}$/.test(raw) || Number(raw) > MAX_FIELD_BITS) throw new MediaFormatError('bad_audio_config', `fmtp ${name}=${raw}`);
+    if (!/^\d{1,2}$/.test(raw) || Number(raw) > MAX_FIELD_BITS)
+      throw new MediaFormatError('bad_audio_config', `fmtp ${name}=${raw}`);
     return Number(raw);
   };
   const mode = (fmtp.get('mode') ?? '').toLowerCase();
@@ -33,7 +34,11 @@ export function aacRtpParameters(fmtp: ReadonlyMap<string, string>): AacRtpParam
   const defaults = mode === 'aac-lbr' ? [6, 2, 2] : mode === 'aac-hbr' ? [13, 3, 3] : [undefined, 0, 0];
   const sizeLength = field('sizelength', defaults[0]);
   if (sizeLength < 1) throw new MediaFormatError('bad_audio_config', 'fmtp sizelength=0');
-  return { sizeLength, indexLength: field('indexlength', defaults[1]), indexDeltaLength: field('indexdeltalength', defaults[2]) };
+  return {
+    sizeLength,
+    indexLength: field('indexlength', defaults[1]),
+    indexDeltaLength: field('indexdeltalength', defaults[2]),
+  };
 }
 
 export class AacDepacketizer {

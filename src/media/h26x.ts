@@ -27,7 +27,9 @@ const H265_AP = 48;
 const H265_FU = 49;
 
 function validRange(buf: Buffer, offset: number, length: number): boolean {
-  return Number.isInteger(offset) && Number.isInteger(length) && offset >= 0 && length >= 0 && offset + length <= buf.length;
+  return (
+    Number.isInteger(offset) && Number.isInteger(length) && offset >= 0 && length >= 0 && offset + length <= buf.length
+  );
 }
 
 /** The type in the NAL unit header at `offset` (0–31; 24 STAP-A, 28 FU-A, …), or -1 when there is none. */
@@ -114,7 +116,9 @@ export function h265StartsKeyframe(payload: Buffer, offset: number, length: numb
     const data = offset + 3 + (donl ? 2 : 0);
     if (data > end) return false;
     if (original === H265_VPS || original === H265_SPS) return true;
-    return original >= H265_IRAP_FIRST && original <= H265_IRAP_LAST && data < end && (payload.readUInt8(data) & 0x80) !== 0;
+    return (
+      original >= H265_IRAP_FIRST && original <= H265_IRAP_LAST && data < end && (payload.readUInt8(data) & 0x80) !== 0
+    );
   }
   return false;
 }
@@ -168,7 +172,8 @@ export function parseSpropParameterSets(fmtp: ReadonlyMap<string, string>): H264
 
 /** VPS, SPS and PPS from an H.265 fmtp's sprop-vps/sprop-sps/sprop-pps (RFC 7798 7.1), checked against their NAL type. */
 export function parseH265SpropParameterSets(fmtp: ReadonlyMap<string, string>): H265ParameterSets {
-  const pick = (key: string, want: number): Buffer[] => spropUnits(fmtp.get(key)).filter((u) => h265NalType(u, 0, u.length) === want);
+  const pick = (key: string, want: number): Buffer[] =>
+    spropUnits(fmtp.get(key)).filter((u) => h265NalType(u, 0, u.length) === want);
   return { vps: pick('sprop-vps', H265_VPS), sps: pick('sprop-sps', H265_SPS), pps: pick('sprop-pps', H265_PPS) };
 }
 

@@ -42,7 +42,12 @@ export function createRtpHeader(): RtpHeader {
  * bytes are not a whole RTP version 2 packet: too short, or CSRC list, header extension or padding
  * running past the end.
  */
-export function readRtpHeaderInto(packet: Buffer, out: RtpHeader, offset = 0, length = packet.length - offset): boolean {
+export function readRtpHeaderInto(
+  packet: Buffer,
+  out: RtpHeader,
+  offset = 0,
+  length = packet.length - offset,
+): boolean {
   if (!Number.isInteger(offset) || !Number.isInteger(length)) return false;
   if (offset < 0 || length < RTP_FIXED_HEADER_BYTES || offset + length > packet.length) return false;
   const end = offset + length;

@@ -182,11 +182,14 @@ export interface MLine {
 function decode(input: string | Uint8Array): string {
   if (typeof input === 'string') {
     // Cheap bound first: a string can never have more UTF-8 bytes than 3 per UTF-16 unit.
-    if (input.length > SDP_MAX_BYTES || Buffer.byteLength(input, 'utf8') > SDP_MAX_BYTES) throw new SdpError(`SDP over ${SDP_MAX_BYTES} bytes`);
+    if (input.length > SDP_MAX_BYTES || Buffer.byteLength(input, 'utf8') > SDP_MAX_BYTES)
+      throw new SdpError(`SDP over ${SDP_MAX_BYTES} bytes`);
     return input.replace(/^\uFEFF/, '');
   }
   if (input.byteLength > SDP_MAX_BYTES) throw new SdpError(`SDP over ${SDP_MAX_BYTES} bytes`);
-  return Buffer.from(input.buffer, input.byteOffset, input.byteLength).toString('utf8').replace(/^\uFEFF/, '');
+  return Buffer.from(input.buffer, input.byteOffset, input.byteLength)
+    .toString('utf8')
+    .replace(/^\uFEFF/, '');
 }
 
 /** Trims blanks, and the NULs some cameras pad the body with up to their Content-Length. */
@@ -200,7 +203,15 @@ function trimLine(raw: string): string {
 }
 
 function isBlank(code: number): boolean {
-  return code === 0x20 || code === 0x09 || code === 0x00 || code === 0x0b || code === 0x0c || code === 0xa0 || code === 0xfeff;
+  return (
+    code === 0x20 ||
+    code === 0x09 ||
+    code === 0x00 ||
+    code === 0x0b ||
+    code === 0x0c ||
+    code === 0xa0 ||
+    code === 0xfeff
+  );
 }
 
 function parseMLine(value: string): MLine | null {
@@ -322,7 +333,12 @@ function parseFmtp(value: string): { payloadType: number; params: SdpFmtp } | nu
 
 /** RFC 3551 table 4/5: the static payload types a camera may use without an rtpmap. */
 export function staticPayload(payloadType: number): SdpRtpMap | undefined {
-  const map = (encoding: string, clockRate: number, channels: number | null): SdpRtpMap => ({ payloadType, encoding, clockRate, channels });
+  const map = (encoding: string, clockRate: number, channels: number | null): SdpRtpMap => ({
+    payloadType,
+    encoding,
+    clockRate,
+    channels,
+  });
   switch (payloadType) {
     case 0:
       return map('PCMU', 8000, 1);

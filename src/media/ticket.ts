@@ -73,12 +73,19 @@ export class TicketSigner {
 
   /** The key in data_dir/rtsp-ticket.key, sealed at rest; created on first use. */
   static openInDir(dataDir: string, secretBox: SecretBox): TicketSigner {
-    const sealed = createOnce(path.join(dataDir, 'rtsp-ticket.key'), () => secretBox.seal(randomBytes(32), KEY_LABEL)).toString('utf8');
+    const sealed = createOnce(path.join(dataDir, 'rtsp-ticket.key'), () =>
+      secretBox.seal(randomBytes(32), KEY_LABEL),
+    ).toString('utf8');
     return new TicketSigner(secretBox.open(sealed, KEY_LABEL));
   }
 
   issue(claims: TicketClaims): string {
-    return this.seal('stream', claims.expiresAt, (claims.profile === 'sub' ? 1 : 0) | (claims.recorder ? 2 : 0), claims.deviceId);
+    return this.seal(
+      'stream',
+      claims.expiresAt,
+      (claims.profile === 'sub' ? 1 : 0) | (claims.recorder ? 2 : 0),
+      claims.deviceId,
+    );
   }
 
   /** The claims of a valid, unexpired stream ticket; throws TicketError otherwise. */
@@ -86,7 +93,12 @@ export class TicketSigner {
     const { body, expiresAt } = this.open(ticket, 'stream');
     if (nowMs >= expiresAt) throw new TicketError('expired');
     const flags = body[7] as number;
-    return { deviceId: body.subarray(8).toString('utf8'), profile: flags & 1 ? 'sub' : 'main', expiresAt, ...(flags & 2 ? { recorder: true } : {}) };
+    return {
+      deviceId: body.subarray(8).toString('utf8'),
+      profile: flags & 1 ? 'sub' : 'main',
+      expiresAt,
+      ...(flags & 2 ? { recorder: true } : {}),
+    };
   }
 
   /** A ticket that plays one recording (and opens nothing else) until claims.expiresAt. */
@@ -109,7 +121,8 @@ export class TicketSigner {
   /** A ticket that plays one device's footage in one window (and opens nothing else) until claims.expiresAt. */
   issueFootage(claims: FootageClaims): string {
     const subject = `${claims.deviceId}~${Math.floor(claims.startMs / 1000)}~${Math.ceil(claims.endMs / 1000)}`;
-    if (!FOOTAGE_SUBJECT.test(subject)) throw new RangeError('a footage ticket needs a device id of at most 100 URL-safe characters');
+    if (!FOOTAGE_SUBJECT.test(subject))
+      throw new RangeError('a footage ticket needs a device id of at most 100 URL-safe characters');
     return this.seal('footage', claims.expiresAt, 0, subject);
   }
 
@@ -124,7 +137,8 @@ export class TicketSigner {
 
   private seal(kind: TicketKind, expiresAtMs: number, flags: number, subject: string): string {
     const id = Buffer.from(subject, 'utf8');
-    if (id.length === 0 || id.length > MAX_SUBJECT) throw new RangeError(`a ${kind} ticket's subject must be 1–128 bytes`);
+    if (id.length === 0 || id.length > MAX_SUBJECT)
+      throw new RangeError(`a ${kind} ticket's subject must be 1–128 bytes`);
     const body = Buffer.alloc(8 + id.length);
     body[0] = KIND_BYTE[kind];
     this.keyId.copy(body, 1);
@@ -141,7 +155,12 @@ export class TicketSigner {
     const body = Buffer.from(bodyText, 'base64url');
     const maxFlags = MAX_FLAGS[body[0] ?? -1];
     // Re-encoding must give the same text: refuses non-canonical base64 (one ticket, one spelling).
-    if (body.length < 9 || body.toString('base64url') !== bodyText || maxFlags === undefined || (body[7] as number) > maxFlags) {
+    if (
+      body.length < 9 ||
+      body.toString('base64url') !== bodyText ||
+      maxFlags === undefined ||
+      (body[7] as number) > maxFlags
+    ) {
       throw new TicketError('malformed', kind);
     }
     if (!body.subarray(1, 3).equals(this.keyId)) throw new TicketError('unknown_key', kind);
@@ -165,7 +184,11 @@ export class TicketSigner {
  * of an unknown path (tampered, malformed, another key's, a recorder's or a playback ticket: which
  * is not told). Only an authentic, expired ticket is said to be one (TicketError 'expired': 401).
  */
-export function startingClaims(tickets: Pick<TicketSigner, 'verify'>, ticket: string, nowMs: number): TicketClaims | null {
+export function startingClaims(
+  tickets: Pick<TicketSigner, 'verify'>,
+  ticket: string,
+  nowMs: number,
+): TicketClaims | null {
   try {
     const claims = tickets.verify(ticket, nowMs);
     // The recorder's own tickets serve the RTSP relay only.

@@ -78,7 +78,10 @@ export class VideoDepacketizer {
     if (!this.open) this.begin(header.timestamp);
     if (lost) this.broken = true; // and the one this packet starts its head
     if (!this.broken) {
-      const ok = this.codec === 'H264' ? this.readH264(packet, header.payloadOffset, header.payloadLength) : this.readH265(packet, header.payloadOffset, header.payloadLength);
+      const ok =
+        this.codec === 'H264'
+          ? this.readH264(packet, header.payloadOffset, header.payloadLength)
+          : this.readH265(packet, header.payloadOffset, header.payloadLength);
       if (!ok) this.broken = true;
     }
     if (header.marker) this.finish();
@@ -106,7 +109,12 @@ export class VideoDepacketizer {
       return;
     }
     this.stats.units++;
-    const unit: VideoAccessUnit = { rtpTime: this.rtpTime, nalus: this.nalus, keyframe: this.keyframe, afterLoss: this.lossSinceEmit };
+    const unit: VideoAccessUnit = {
+      rtpTime: this.rtpTime,
+      nalus: this.nalus,
+      keyframe: this.keyframe,
+      afterLoss: this.lossSinceEmit,
+    };
     this.lossSinceEmit = false;
     this.nalus = [];
     this.emit(unit);

@@ -13,7 +13,10 @@ export interface GatewayMetrics {
 }
 
 /** The registry with Node's process series and the gateway's own facts (config metrics.*). */
-export function createMetrics(config: Config, facts: { gatewayId: string; clockSynchronized: () => boolean | null }): GatewayMetrics {
+export function createMetrics(
+  config: Config,
+  facts: { gatewayId: string; clockSynchronized: () => boolean | null },
+): GatewayMetrics {
   const registry = new Registry();
   // The event-loop delay is sampled by a timer; prom-client's 10 ms one woke an idle gateway 100
   // times a second, ~1 % of a core doing nothing (docs/performance.md). Every 100 ms still catches

@@ -19,7 +19,10 @@ export function registerGatewayMetrics(registry: Registry, facts: GatewayFacts):
     labelNames: facts.gatewayId === null ? ['version'] : ['version', 'gateway_id'],
     registers: [registry],
   });
-  info.set(facts.gatewayId === null ? { version: facts.version } : { version: facts.version, gateway_id: facts.gatewayId }, 1);
+  info.set(
+    facts.gatewayId === null ? { version: facts.version } : { version: facts.version, gateway_id: facts.gatewayId },
+    1,
+  );
   new Gauge({
     name: 'edge_gateway_clock_synchronized',
     help: '1 once the system clock is set over the network, 0 before (timestamps may be wrong); absent when it cannot be told',

@@ -19,7 +19,10 @@ const MAX_CONNECTIONS = 8;
 const REQUEST_TIMEOUT_MS = 10_000;
 
 export async function startMetricsServer(listen: ListenAddress, registry: Registry): Promise<MetricsServer> {
-  const server = createServer({ requestTimeout: REQUEST_TIMEOUT_MS, headersTimeout: REQUEST_TIMEOUT_MS }, (req, res) => void answer(req, res, registry));
+  const server = createServer(
+    { requestTimeout: REQUEST_TIMEOUT_MS, headersTimeout: REQUEST_TIMEOUT_MS },
+    (req, res) => void answer(req, res, registry),
+  );
   server.maxConnections = MAX_CONNECTIONS;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -66,11 +69,18 @@ function send(res: ServerResponse, status: number, text: string): void {
  * The metrics listener. A port already taken (another exporter on the box) does not stop the
  * gateway: cameras and recording matter more than their figures, and the error line names the key.
  */
-export async function openMetricsListener(listen: ListenAddress, registry: Registry, log: BaseLogger): Promise<MetricsServer | null> {
+export async function openMetricsListener(
+  listen: ListenAddress,
+  registry: Registry,
+  log: BaseLogger,
+): Promise<MetricsServer | null> {
   try {
     return await startMetricsServer(listen, registry);
   } catch (err) {
-    log.error({ err: (err as Error).message, listen: `${listen.host}:${listen.port}` }, 'metrics listener not started (metrics.listen): /metrics is unavailable');
+    log.error(
+      { err: (err as Error).message, listen: `${listen.host}:${listen.port}` },
+      'metrics listener not started (metrics.listen): /metrics is unavailable',
+    );
     return null;
   }
 }

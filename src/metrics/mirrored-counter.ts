@@ -12,7 +12,13 @@ export interface CountedSeries<T extends string> {
 }
 
 /** A counter with any number of labels, read as label sets and their counts at each scrape. */
-export function mirroredCounterSeries<T extends string>(registry: Registry, name: string, help: string, labelNames: readonly T[], read: () => Iterable<CountedSeries<T>>): void {
+export function mirroredCounterSeries<T extends string>(
+  registry: Registry,
+  name: string,
+  help: string,
+  labelNames: readonly T[],
+  read: () => Iterable<CountedSeries<T>>,
+): void {
   const seen = new Map<string, number>();
   new Counter<T>({
     name,
@@ -32,7 +38,15 @@ export function mirroredCounterSeries<T extends string>(registry: Registry, name
 }
 
 /** A counter with one label at most, read as label → count (`{ total: n }` without a label). */
-export function mirroredCounter(registry: Registry, name: string, help: string, read: () => Readonly<Record<string, number>>, labelName?: string): void {
+export function mirroredCounter(
+  registry: Registry,
+  name: string,
+  help: string,
+  read: () => Readonly<Record<string, number>>,
+  labelName?: string,
+): void {
   const labelNames = labelName ? [labelName] : [];
-  mirroredCounterSeries(registry, name, help, labelNames, () => Object.entries(read()).map(([label, value]) => ({ labels: labelName ? { [labelName]: label } : {}, value })));
+  mirroredCounterSeries(registry, name, help, labelNames, () =>
+    Object.entries(read()).map(([label, value]) => ({ labels: labelName ? { [labelName]: label } : {}, value })),
+  );
 }

@@ -25,11 +25,21 @@ export function createCameraManager(
  * The configured cameras, and WS-Discovery of config onvif.discovery when enabled: every camera
  * found becomes a target of the manager, which adopts it. `defer` is given what stops discovery.
  */
-export async function startCameras(config: Config, cameras: CameraManager, logger: BaseLogger, defer: (undo: () => unknown) => void): Promise<void> {
+export async function startCameras(
+  config: Config,
+  cameras: CameraManager,
+  logger: BaseLogger,
+  defer: (undo: () => unknown) => void,
+): Promise<void> {
   cameras.start(config.cameras);
   const d = config.onvif.discovery;
   if (!d.enabled) return;
-  const discovery = createDiscovery({ interfaces: d.interfaces, unicastTargets: d.unicast_targets, intervalS: d.interval_s, logger });
+  const discovery = createDiscovery({
+    interfaces: d.interfaces,
+    unicastTargets: d.unicast_targets,
+    intervalS: d.interval_s,
+    logger,
+  });
   discovery.on('found', (found) => {
     const url = pickDeviceServiceUrl(found.xaddrs);
     if (url) cameras.addTarget({ url, source: 'discovery', endpoint: found.endpoint });

@@ -40,7 +40,8 @@ export class EventTracker {
   #lastNow: number | null = null;
 
   constructor(opts: EventTrackerOptions) {
-    if (!Number.isFinite(opts.debounceMs) || opts.debounceMs < 0) throw new RangeError('debounceMs must be a finite number >= 0');
+    if (!Number.isFinite(opts.debounceMs) || opts.debounceMs < 0)
+      throw new RangeError('debounceMs must be a finite number >= 0');
     const max = opts.maxDetectors ?? DEFAULT_MAX_DETECTORS;
     if (!Number.isInteger(max) || max < 1) throw new RangeError('maxDetectors must be an integer >= 1');
     this.#debounceMs = opts.debounceMs;

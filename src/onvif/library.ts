@@ -16,9 +16,29 @@ import {
   type DeviceInformation,
   type ServiceAddresses,
 } from './soap/device-ops.js';
-import { ACTIONS, addressing, CREATE_PULL_POINT, PULL_WAIT_S, pullMessages, readPullMessages, readRenew, readSubscription, RENEW, UNSUBSCRIBE, type Subscription } from './soap/event-ops.js';
+import {
+  ACTIONS,
+  addressing,
+  CREATE_PULL_POINT,
+  PULL_WAIT_S,
+  pullMessages,
+  readPullMessages,
+  readRenew,
+  readSubscription,
+  RENEW,
+  UNSUBSCRIBE,
+  type Subscription,
+} from './soap/event-ops.js';
 import { GuardedAgent } from './soap/guarded-agent.js';
-import { getProfiles, getSnapshotUri, getStreamUri, readMediaUri, readProfiles, type CameraProfile, type MediaVersion } from './soap/media-ops.js';
+import {
+  getProfiles,
+  getSnapshotUri,
+  getStreamUri,
+  readMediaUri,
+  readProfiles,
+  type CameraProfile,
+  type MediaVersion,
+} from './soap/media-ops.js';
 import type { Account } from './soap/security.js';
 
 // Everything else talks to cameras through OnvifSession. Each ONVIF operation the gateway uses is
@@ -98,7 +118,10 @@ export class OnvifSession {
    * address for everything. The connect fails only when the camera is unreachable or
    * GetDeviceInformation fails (a refused account, a fault, an unreadable answer).
    */
-  static async connect(endpoint: CameraEndpoint, opts: { callTimeoutMs?: number; maxResponseBytes?: number; pullWaitS?: number } = {}): Promise<OnvifSession> {
+  static async connect(
+    endpoint: CameraEndpoint,
+    opts: { callTimeoutMs?: number; maxResponseBytes?: number; pullWaitS?: number } = {},
+  ): Promise<OnvifSession> {
     const callTimeoutMs = Math.min(opts.callTimeoutMs ?? 10_000, 10_000);
     let url: URL;
     try {
@@ -107,8 +130,16 @@ export class OnvifSession {
       throw new CameraUnreachableError(`not a URL: ${endpoint.url}`);
     }
     const maxBytes = opts.maxResponseBytes ?? MAX_SOAP_BYTES;
-    const account = endpoint.username !== null ? { username: endpoint.username, password: endpoint.password ?? '' } : null;
-    const session = new OnvifSession(url, account, new GuardedAgent({ keepAlive: false }, maxBytes), callTimeoutMs, maxBytes, opts.pullWaitS ?? PULL_WAIT_S);
+    const account =
+      endpoint.username !== null ? { username: endpoint.username, password: endpoint.password ?? '' } : null;
+    const session = new OnvifSession(
+      url,
+      account,
+      new GuardedAgent({ keepAlive: false }, maxBytes),
+      callTimeoutMs,
+      maxBytes,
+      opts.pullWaitS ?? PULL_WAIT_S,
+    );
     try {
       await session.learnClock(account !== null);
       session.info = await session.deviceInformation();
@@ -125,7 +156,12 @@ export class OnvifSession {
   }
 
   private readClock(authenticated: boolean): Promise<number | null> {
-    return this.client.call({ url: this.deviceUrl, body: GET_SYSTEM_DATE_AND_TIME, read: readSystemDateAndTime, authenticated });
+    return this.client.call({
+      url: this.deviceUrl,
+      body: GET_SYSTEM_DATE_AND_TIME,
+      read: readSystemDateAndTime,
+      authenticated,
+    });
   }
 
   private async learnClock(hasAccount: boolean): Promise<void> {
@@ -190,7 +226,12 @@ export class OnvifSession {
         if (!isRefusal(err)) throw err;
       }
     }
-    return { ...this.info, clockOffsetMs: Math.round(this.clockOffsetMs), media2: this.media === 'media2' && profiles.length > 0, profiles };
+    return {
+      ...this.info,
+      clockOffsetMs: Math.round(this.clockOffsetMs),
+      media2: this.media === 'media2' && profiles.length > 0,
+      profiles,
+    };
   }
 
   private get mediaUrl(): string {
@@ -199,16 +240,25 @@ export class OnvifSession {
 
   /** A cheap liveness check: the clock call that worked at connect (GetDeviceInformation when none did). */
   async ping(): Promise<void> {
-    if (this.clockSource === 'none') await this.client.call({ url: this.deviceUrl, body: GET_DEVICE_INFORMATION, read: readDeviceInformation });
+    if (this.clockSource === 'none')
+      await this.client.call({ url: this.deviceUrl, body: GET_DEVICE_INFORMATION, read: readDeviceInformation });
     else await this.readClock(this.clockSource === 'authenticated');
   }
 
   streamUri(profileToken: string): Promise<string | null> {
-    return this.client.call({ url: this.mediaUrl, body: getStreamUri(this.media, profileToken), read: (b) => readMediaUri(b, 'GetStreamUri') });
+    return this.client.call({
+      url: this.mediaUrl,
+      body: getStreamUri(this.media, profileToken),
+      read: (b) => readMediaUri(b, 'GetStreamUri'),
+    });
   }
 
   snapshotUri(profileToken: string): Promise<string | null> {
-    return this.client.call({ url: this.mediaUrl, body: getSnapshotUri(this.media, profileToken), read: (b) => readMediaUri(b, 'GetSnapshotUri') });
+    return this.client.call({
+      url: this.mediaUrl,
+      body: getSnapshotUri(this.media, profileToken),
+      read: (b) => readMediaUri(b, 'GetSnapshotUri'),
+    });
   }
 
   /** SystemReboot, to the device management service (not DeviceIO, where some libraries send it). */
@@ -224,14 +274,29 @@ export class OnvifSession {
 
   async createPullPoint(): Promise<void> {
     this.subscription = null;
-    const sub = await this.client.call({ url: this.services.events ?? this.deviceUrl, body: CREATE_PULL_POINT, read: readSubscription });
+    const sub = await this.client.call({
+      url: this.services.events ?? this.deviceUrl,
+      body: CREATE_PULL_POINT,
+      read: readSubscription,
+    });
     this.subscription = { ...sub, address: rebase(sub.address, this.device) };
   }
 
-  private onSubscription<T>(body: string, action: string, read: (b: Record<string, unknown>) => T, timeoutMs?: number): Promise<T> {
+  private onSubscription<T>(
+    body: string,
+    action: string,
+    read: (b: Record<string, unknown>) => T,
+    timeoutMs?: number,
+  ): Promise<T> {
     const sub = this.subscription;
     if (!sub) return Promise.reject(new CameraFaultError('no PullPoint subscription'));
-    return this.client.call({ url: sub.address, body, read, addressing: addressing(sub, sub.address, action), timeoutMs });
+    return this.client.call({
+      url: sub.address,
+      body,
+      read,
+      addressing: addressing(sub, sub.address, action),
+      timeoutMs,
+    });
   }
 
   /**
@@ -250,7 +315,12 @@ export class OnvifSession {
   /** One PullMessages long-poll (held by the camera up to pullWaitMs); returns the PullMessagesResponse. */
   pullMessages(messageLimit = 32): Promise<unknown> {
     const waitMs = this.pullWaitMs;
-    return this.onSubscription(pullMessages(messageLimit, waitMs / 1000), ACTIONS.pull, readPullMessages, waitMs + this.callTimeoutMs);
+    return this.onSubscription(
+      pullMessages(messageLimit, waitMs / 1000),
+      ACTIONS.pull,
+      readPullMessages,
+      waitMs + this.callTimeoutMs,
+    );
   }
 
   async renew(): Promise<void> {
@@ -275,7 +345,10 @@ export class OnvifSession {
 }
 
 /** Main = highest resolution, sub = lowest (they may be the same profile on a single-stream camera). */
-export function pickMainAndSub(profiles: readonly CameraProfile[]): { main: CameraProfile | null; sub: CameraProfile | null } {
+export function pickMainAndSub(profiles: readonly CameraProfile[]): {
+  main: CameraProfile | null;
+  sub: CameraProfile | null;
+} {
   const area = (p: CameraProfile) => (p.width ?? 0) * (p.height ?? 0);
   const sorted = [...profiles].sort((a, b) => area(b) - area(a));
   return { main: sorted[0] ?? null, sub: sorted[sorted.length - 1] ?? null };

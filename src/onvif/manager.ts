@@ -4,7 +4,15 @@ import type { EventBus } from '../domain/bus.js';
 import { aliasOf, deviceIdFrom, endpointOf, type DeviceAlias } from '../domain/device-alias.js';
 import { DeviceCommandError, DeviceUnavailableError } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
-import type { Alert, CameraRecord, ControlAction, ControlRequest, Device, DeviceStatus, StreamProfile } from '../domain/types.js';
+import type {
+  Alert,
+  CameraRecord,
+  ControlAction,
+  ControlRequest,
+  Device,
+  DeviceStatus,
+  StreamProfile,
+} from '../domain/types.js';
 import { openCameraPassword, sealCameraPassword, type SecretBox } from '../platform/secret-box.js';
 import { EventTracker } from './event-tracker.js';
 import { CameraFaultError, CameraUnauthorizedError } from './errors.js';
@@ -93,8 +101,11 @@ export class CameraManager {
   }
 
   /** Starts watching the configured cameras and those adopted before (so a restart needs no rediscovery). */
-  start(configured: ReadonlyArray<{ name: string; onvif_url: string; username: string | null; password: string | null }>): void {
-    for (const c of configured) this.addTarget({ url: c.onvif_url, source: 'config', name: c.name, username: c.username, password: c.password });
+  start(
+    configured: ReadonlyArray<{ name: string; onvif_url: string; username: string | null; password: string | null }>,
+  ): void {
+    for (const c of configured)
+      this.addTarget({ url: c.onvif_url, source: 'config', name: c.name, username: c.username, password: c.password });
     for (const cam of this.opts.store.listCameras()) {
       if (cam.source !== 'discovery') continue;
       this.addTarget({ url: cam.onvifUrl, source: 'discovery', endpoint: this.endpointAliasOf(cam.deviceId) });
@@ -114,7 +125,15 @@ export class CameraManager {
       }
       return;
     }
-    const worker: Worker = { target, deviceId: null, session: null, stopped: false, wakers: new Set(), subscribed: false, done: Promise.resolve() };
+    const worker: Worker = {
+      target,
+      deviceId: null,
+      session: null,
+      stopped: false,
+      wakers: new Set(),
+      subscribed: false,
+      done: Promise.resolve(),
+    };
     this.workers.set(key, worker);
     worker.done = this.supervise(worker);
   }
@@ -126,7 +145,11 @@ export class CameraManager {
     // termination time (cameras allow only a few); bounded, since a camera may not answer.
     await Promise.all(
       workers.map((w) =>
-        w.session && w.subscribed ? Promise.race([w.session.unsubscribe(), new Promise((r) => setTimeout(r, 2000).unref())]).catch(() => undefined) : Promise.resolve(),
+        w.session && w.subscribed
+          ? Promise.race([w.session.unsubscribe(), new Promise((r) => setTimeout(r, 2000).unref())]).catch(
+              () => undefined,
+            )
+          : Promise.resolve(),
       ),
     );
     for (const w of workers) {
@@ -142,7 +165,8 @@ export class CameraManager {
     const worker = [...this.workers.values()].find((w) => w.deviceId === deviceId);
     const device = this.opts.store.getDevice(deviceId);
     const session = worker?.session;
-    if (!session || device?.status !== 'online') throw new DeviceUnavailableError(`device ${deviceId} is ${device?.status ?? 'unknown'}`);
+    if (!session || device?.status !== 'online')
+      throw new DeviceUnavailableError(`device ${deviceId} is ${device?.status ?? 'unknown'}`);
     const request = this.opts.store.insertControlRequest({ id: requestId, deviceId, action, requestedAt: Date.now() });
     try {
       if (action === 'reboot') await session.reboot();
@@ -153,7 +177,8 @@ export class CameraManager {
       const done = this.opts.store.completeControlRequest(request.id, { status: 'failed', error: message });
       // A refusal is the camera's answer; no answer at all may still mean it acted (a reboot often
       // drops the connection first), so that is a failed request, reported as such with 200.
-      if (err instanceof CameraFaultError || err instanceof CameraUnauthorizedError) throw new DeviceCommandError(`camera refused ${action}: ${message}`);
+      if (err instanceof CameraFaultError || err instanceof CameraUnauthorizedError)
+        throw new DeviceCommandError(`camera refused ${action}: ${message}`);
       return done;
     }
   }
@@ -166,7 +191,10 @@ export class CameraManager {
 
   /** Where a device's main or sub stream is and how to log in (for the relay; never for the API). */
 
-  streamSource(deviceId: string, profile: StreamProfile): { url: string; username: string | null; password: string | null } | null {
+  streamSource(
+    deviceId: string,
+    profile: StreamProfile,
+  ): { url: string; username: string | null; password: string | null } | null {
     const cam = this.opts.store.getCamera(deviceId);
     const url = profile === 'sub' ? (cam?.subStreamUri ?? cam?.mainStreamUri) : cam?.mainStreamUri;
     if (!cam || !url) return null;
@@ -221,8 +249,14 @@ export class CameraManager {
         if (w.stopped) break;
         const status: DeviceStatus = err instanceof CameraUnauthorizedError ? 'unauthorized' : 'offline';
         if (w.deviceId) this.setStatus(w.deviceId, status);
-        this.opts.logger.warn({ deviceId: w.deviceId, url: w.target.url, err: (err as Error).message }, `camera ${status}`);
-        waitMs = status === 'unauthorized' ? (this.opts.unauthorizedRetryMs ?? 300_000) : backoffMs(attempt++, maxBackoff, this.random);
+        this.opts.logger.warn(
+          { deviceId: w.deviceId, url: w.target.url, err: (err as Error).message },
+          `camera ${status}`,
+        );
+        waitMs =
+          status === 'unauthorized'
+            ? (this.opts.unauthorizedRetryMs ?? 300_000)
+            : backoffMs(attempt++, maxBackoff, this.random);
       } finally {
         w.session?.close();
         w.session = null;
@@ -232,7 +266,9 @@ export class CameraManager {
   }
 
   /** Connects with the camera's own account, else the stored one, else each configured one in turn. */
-  private async connect(w: Worker): Promise<{ session: OnvifSession; username: string | null; password: string | null }> {
+  private async connect(
+    w: Worker,
+  ): Promise<{ session: OnvifSession; username: string | null; password: string | null }> {
     const t = w.target;
     const accounts: Array<{ username: string | null; password: string | null }> = [];
     if (t.username) accounts.push({ username: t.username, password: t.password ?? '' });
@@ -248,7 +284,10 @@ export class CameraManager {
     let refused: CameraUnauthorizedError | null = null;
     for (const account of accounts) {
       try {
-        const session = await OnvifSession.connect({ url: t.url, ...account }, { callTimeoutMs: this.opts.callTimeoutMs ?? 10_000 });
+        const session = await OnvifSession.connect(
+          { url: t.url, ...account },
+          { callTimeoutMs: this.opts.callTimeoutMs ?? 10_000 },
+        );
         return { session, ...account };
       } catch (err) {
         if (!(err instanceof CameraUnauthorizedError)) throw err;
@@ -289,7 +328,10 @@ export class CameraManager {
     const serialAlias = aliasOf.serial(d.manufacturer, d.serialNumber);
     const aliases = present([endpointAlias, serialAlias, addressAlias]);
     // A new device is named by the alias most likely to outlast a DHCP move.
-    const deviceId = w.deviceId ?? this.opts.store.findDeviceByAlias(aliases) ?? deviceIdFrom(endpointAlias ?? serialAlias ?? aliasOf.url(t.url));
+    const deviceId =
+      w.deviceId ??
+      this.opts.store.findDeviceByAlias(aliases) ??
+      deviceIdFrom(endpointAlias ?? serialAlias ?? aliasOf.url(t.url));
     w.deviceId = deviceId;
 
     const { main, sub } = pickMainAndSub(d.profiles);
@@ -299,7 +341,8 @@ export class CameraManager {
     const snapshotUri = main ? await uri(() => session.snapshotUri(main.token)) : null;
 
     const existing = this.opts.store.getDevice(deviceId);
-    const name = t.name ?? existing?.name ?? ([d.manufacturer, d.model].filter(Boolean).join(' ') || `Camera at ${hostOf(t.url)}`);
+    const name =
+      t.name ?? existing?.name ?? ([d.manufacturer, d.model].filter(Boolean).join(' ') || `Camera at ${hostOf(t.url)}`);
     this.opts.store.transaction(() => {
       this.opts.store.upsertDevice({
         ...this.deviceBase(deviceId, name),
@@ -330,7 +373,16 @@ export class CameraManager {
   }
 
   private deviceBase(id: string, name: string) {
-    return { id, name, type: 'camera' as const, status: 'offline' as DeviceStatus, model: null, manufacturer: null, firmwareVersion: null, lastSeenAt: null };
+    return {
+      id,
+      name,
+      type: 'camera' as const,
+      status: 'offline' as DeviceStatus,
+      model: null,
+      manufacturer: null,
+      firmwareVersion: null,
+      lastSeenAt: null,
+    };
   }
 
   private setStatus(deviceId: string, status: DeviceStatus): void {
@@ -338,10 +390,17 @@ export class CameraManager {
     const before = this.opts.store.getDevice(deviceId);
     const alert =
       status === 'offline' && before?.status === 'online'
-        ? { id: newId('alr'), deviceId, type: 'device_offline' as const, message: `${before.name} went offline`, createdAt: now }
+        ? {
+            id: newId('alr'),
+            deviceId,
+            type: 'device_offline' as const,
+            message: `${before.name} went offline`,
+            createdAt: now,
+          }
         : null;
     const result = this.opts.store.setDeviceStatus(deviceId, status, now, alert);
-    if (result?.changed) this.opts.bus.emit('device.status', { deviceId, status, previous: before?.status ?? null, at: now });
+    if (result?.changed)
+      this.opts.bus.emit('device.status', { deviceId, status, previous: before?.status ?? null, at: now });
   }
 
   /** Health checks and the event subscription, until the camera stops answering (throws) or stop(). */
@@ -378,10 +437,13 @@ export class CameraManager {
       if (tickTimer) clearTimeout(tickTimer);
       const due = tracker.nextDeadline();
       if (due === null) return;
-      tickTimer = setTimeout(() => {
-        emit(tracker.tick(Date.now()));
-        scheduleTick();
-      }, Math.max(0, due - Date.now()));
+      tickTimer = setTimeout(
+        () => {
+          emit(tracker.tick(Date.now()));
+          scheduleTick();
+        },
+        Math.max(0, due - Date.now()),
+      );
       tickTimer.unref();
     };
     let attempt = 0;
@@ -415,7 +477,10 @@ export class CameraManager {
           w.subscribed = false;
           emit(tracker.reset(Date.now()));
           if (w.stopped || session.isClosed) break;
-          this.opts.logger.info({ deviceId, err: (err as Error).message }, 'camera event subscription lost; re-creating');
+          this.opts.logger.info(
+            { deviceId, err: (err as Error).message },
+            'camera event subscription lost; re-creating',
+          );
           await this.sleep(w, Math.max(500, backoffMs(attempt++, this.opts.maxBackoffMs ?? 60_000, this.random)));
         }
       }

@@ -9,7 +9,10 @@ import { SoapFaultError, SoapXmlError } from './errors.js';
 
 export const MAX_SOAP_BYTES = 1024 * 1024;
 
-const SOAP_ENVELOPE_NAMESPACES = new Set(['http://www.w3.org/2003/05/soap-envelope', 'http://schemas.xmlsoap.org/soap/envelope/']);
+const SOAP_ENVELOPE_NAMESPACES = new Set([
+  'http://www.w3.org/2003/05/soap-envelope',
+  'http://schemas.xmlsoap.org/soap/envelope/',
+]);
 
 /** "ter:NotAuthorized" → "NotAuthorized"; names in camera answers keep their case otherwise. */
 const localName = (name: string): string => name.slice(name.lastIndexOf(':') + 1);
@@ -29,9 +32,11 @@ export const MAX_XMLNS = 256;
 
 /** Refuses what no camera needs to send: oversized documents, DTDs, entity declarations, namespace floods. */
 export function checkSoapText(xml: string): void {
-  if (Buffer.byteLength(xml, 'utf8') > MAX_SOAP_BYTES) throw new SoapXmlError(`SOAP document larger than ${MAX_SOAP_BYTES} bytes`);
+  if (Buffer.byteLength(xml, 'utf8') > MAX_SOAP_BYTES)
+    throw new SoapXmlError(`SOAP document larger than ${MAX_SOAP_BYTES} bytes`);
   if (/<!DOCTYPE|<!ENTITY/i.test(xml)) throw new SoapXmlError('SOAP document with a DTD or entity declaration refused');
-  if (countXmlns(xml) > MAX_XMLNS) throw new SoapXmlError(`SOAP document with more than ${MAX_XMLNS} namespace declarations refused`);
+  if (countXmlns(xml) > MAX_XMLNS)
+    throw new SoapXmlError(`SOAP document with more than ${MAX_XMLNS} namespace declarations refused`);
 }
 
 export function countXmlns(text: string): number {
@@ -48,9 +53,12 @@ function checkEnvelopeNamespace(xml: string): void {
   const root = /<([\w.-]+:)?Envelope\b([^>]*)>/.exec(xml);
   if (!root) throw new SoapXmlError('not a SOAP envelope');
   const prefix = root[1] ? root[1].slice(0, -1) : null;
-  const decl = new RegExp(`\\sxmlns${prefix ? `:${prefix.replace(/[.-]/g, '\\$&')}` : ''}\\s*=\\s*(?:"([^"]*)"|'([^']*)')`).exec(root[2] ?? '');
+  const decl = new RegExp(
+    `\\sxmlns${prefix ? `:${prefix.replace(/[.-]/g, '\\$&')}` : ''}\\s*=\\s*(?:"([^"]*)"|'([^']*)')`,
+  ).exec(root[2] ?? '');
   const ns = decl ? (decl[1] ?? decl[2]) : undefined;
-  if (!ns || !SOAP_ENVELOPE_NAMESPACES.has(ns)) throw new SoapXmlError(`SOAP envelope in namespace ${ns ?? '(none)'} refused`);
+  if (!ns || !SOAP_ENVELOPE_NAMESPACES.has(ns))
+    throw new SoapXmlError(`SOAP envelope in namespace ${ns ?? '(none)'} refused`);
 }
 
 /** Namespace declarations go before parsing (one linear pass), so `$` holds only real attributes. */
@@ -95,7 +103,9 @@ export async function parseSoapBody(xml: string): Promise<Record<string, unknown
   try {
     doc = await parser().parseStringPromise(xml.replace(XMLNS_ATTR, ''));
   } catch (err) {
-    throw new SoapXmlError(`malformed SOAP document: ${(err instanceof Error ? err.message : String(err)).split('\n')[0]}`);
+    throw new SoapXmlError(
+      `malformed SOAP document: ${(err instanceof Error ? err.message : String(err)).split('\n')[0]}`,
+    );
   }
   const envelope = isXmlObject(doc) ? childOf(doc, 'envelope') : undefined;
   const body = isXmlObject(envelope) ? firstOf(childOf(envelope, 'body')) : undefined;
@@ -103,7 +113,10 @@ export async function parseSoapBody(xml: string): Promise<Record<string, unknown
   const fault = firstOf(childOf(body, 'fault'));
   if (isXmlObject(fault)) {
     const codes = faultCodes(fault);
-    throw new SoapFaultError(`${faultReason(fault) || 'SOAP Fault'}${codes.length ? ` (${codes.join('/')})` : ''}`, codes);
+    throw new SoapFaultError(
+      `${faultReason(fault) || 'SOAP Fault'}${codes.length ? ` (${codes.join('/')})` : ''}`,
+      codes,
+    );
   }
   return body;
 }

@@ -54,13 +54,27 @@ const TP_SMART_ITEMS: ReadonlyArray<readonly [string, EventKind]> = [
 // ObjectDetection (Ajax, Dahua-like firmware) and the ONVIF field (intrusion) and line-crossing
 // detectors (Hikvision, Dahua), which count only when the firmware attaches a class item.
 function isClassTopic(topic: string): boolean {
-  return topic === 'ruleengine/objectdetection/object' || topic.startsWith('ruleengine/fielddetector/') || topic.startsWith('ruleengine/linedetector/');
+  return (
+    topic === 'ruleengine/objectdetection/object' ||
+    topic.startsWith('ruleengine/fielddetector/') ||
+    topic.startsWith('ruleengine/linedetector/')
+  );
 }
 const CLASS_STATE_ITEMS: readonly string[] = ['State', 'IsInside', 'IsDetected', 'Detected', 'IsCrossed'];
 const CLASS_ITEMS: readonly string[] = ['ClassTypes', 'ClassType', 'ObjectType', 'ObjectClass', 'Class'];
 const HUMAN_CLASSES: ReadonlySet<string> = new Set(['human', 'humanbody', 'person', 'people', 'pedestrian']);
 // "vehical" is a spelling some firmware really uses.
-const VEHICLE_CLASSES: ReadonlySet<string> = new Set(['vehicle', 'vehical', 'motorvehicle', 'car', 'truck', 'bus', 'van', 'motorcycle', 'motorbike']);
+const VEHICLE_CLASSES: ReadonlySet<string> = new Set([
+  'vehicle',
+  'vehical',
+  'motorvehicle',
+  'car',
+  'truck',
+  'bus',
+  'van',
+  'motorcycle',
+  'motorbike',
+]);
 
 // Source values come from the camera; a key is kept in memory per detector, so its size is capped.
 const MAX_KEY_LENGTH = 512;
@@ -100,7 +114,11 @@ function item(items: Record<string, string>, name: string): string | undefined {
  * The state from the first named item present, else (when allowed) from the only data item if
  * there is exactly one: several firmwares name their single state item idiosyncratically.
  */
-function readState(data: Record<string, string>, names: readonly string[], fallBackToOnlyItem: boolean): boolean | null {
+function readState(
+  data: Record<string, string>,
+  names: readonly string[],
+  fallBackToOnlyItem: boolean,
+): boolean | null {
   for (const name of names) {
     const v = item(data, name);
     if (v !== undefined) return parseFlag(v);

@@ -35,7 +35,12 @@ export class SecretBox {
     const cipher = createCipheriv('aes-256-gcm', this.key, iv);
     cipher.setAAD(Buffer.from(label, 'utf8'));
     const body = Buffer.concat([cipher.update(plain), cipher.final()]);
-    return [FORMAT, iv.toString('base64url'), body.toString('base64url'), cipher.getAuthTag().toString('base64url')].join('.');
+    return [
+      FORMAT,
+      iv.toString('base64url'),
+      body.toString('base64url'),
+      cipher.getAuthTag().toString('base64url'),
+    ].join('.');
   }
 
   open(sealed: string, label: string): Buffer {
@@ -55,7 +60,8 @@ export class SecretBox {
 
 function readOrCreateKey(file: string): Buffer {
   const key = createOnce(file, () => randomBytes(KEY_BYTES));
-  if (key.length !== KEY_BYTES) throw new SecretBoxError(`${file} is not a ${KEY_BYTES}-byte key; move it away to start over`);
+  if (key.length !== KEY_BYTES)
+    throw new SecretBoxError(`${file} is not a ${KEY_BYTES}-byte key; move it away to start over`);
   return key;
 }
 
@@ -69,7 +75,9 @@ export function sealConfigSecret(box: SecretBox, secret: string): string {
 
 /** A secret from the config: written as is, or `sealed:…` (opened here; SecretBoxError if it does not). */
 export function openConfigSecret(box: SecretBox, value: string): string {
-  return value.startsWith(CONFIG_SECRET_PREFIX) ? box.open(value.slice(CONFIG_SECRET_PREFIX.length), CONFIG_SECRET_LABEL).toString('utf8') : value;
+  return value.startsWith(CONFIG_SECRET_PREFIX)
+    ? box.open(value.slice(CONFIG_SECRET_PREFIX.length), CONFIG_SECRET_LABEL).toString('utf8')
+    : value;
 }
 
 /** A camera's password is sealed under a label of its own device, so one camera's does not open as another's. */
@@ -81,6 +89,11 @@ export function sealCameraPassword(box: SecretBox, deviceId: string, password: s
 }
 
 /** The password of a camera's stored record; null when it has none (SecretBoxError if it does not open). */
-export function openCameraPassword(box: SecretBox, camera: Pick<CameraRecord, 'deviceId' | 'passwordSealed'>): string | null {
-  return camera.passwordSealed ? box.open(camera.passwordSealed, cameraPasswordLabel(camera.deviceId)).toString('utf8') : null;
+export function openCameraPassword(
+  box: SecretBox,
+  camera: Pick<CameraRecord, 'deviceId' | 'passwordSealed'>,
+): string | null {
+  return camera.passwordSealed
+    ? box.open(camera.passwordSealed, cameraPasswordLabel(camera.deviceId)).toString('utf8')
+    : null;
 }

@@ -108,7 +108,9 @@ export function mustExist<T>(value: T | null | undefined, what: string): T {
 function migrate(db: Database.Database): void {
   const current = mustExist(db.prepare<[], number>('PRAGMA user_version').pluck().get(), 'PRAGMA user_version');
   if (current > MIGRATIONS.length) {
-    throw new StoreError(`database schema ${current} is newer than this gateway knows (${MIGRATIONS.length}); upgrade the gateway`);
+    throw new StoreError(
+      `database schema ${current} is newer than this gateway knows (${MIGRATIONS.length}); upgrade the gateway`,
+    );
   }
   for (const [v, sql] of MIGRATIONS.entries()) {
     if (v < current) continue;

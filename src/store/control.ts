@@ -36,7 +36,9 @@ function prepare(db: Database.Database) {
       `INSERT INTO control_requests (id, device_id, action, status, requested_at)
          VALUES (@id, @deviceId, @action, 'pending', @requestedAt)`,
     ),
-    complete: db.prepare<ControlOutcome & { id: string; now: number }>('UPDATE control_requests SET status = @status, error = @error, completed_at = @now WHERE id = @id'),
+    complete: db.prepare<ControlOutcome & { id: string; now: number }>(
+      'UPDATE control_requests SET status = @status, error = @error, completed_at = @now WHERE id = @id',
+    ),
     byId: db.prepare<[id: string], ControlRow>('SELECT * FROM control_requests WHERE id = ?'),
   };
 }

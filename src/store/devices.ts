@@ -105,15 +105,23 @@ function prepare(db: Database.Database) {
            last_seen_at = excluded.last_seen_at, updated_at = excluded.updated_at`,
     ),
     device: db.prepare<[id: string], DeviceRow>('SELECT * FROM device_rows WHERE id = ?'),
-    cameraDevices: db.prepare<[], DeviceRow>('SELECT d.* FROM device_rows d JOIN cameras c ON c.device_id = d.id ORDER BY d.id'),
+    cameraDevices: db.prepare<[], DeviceRow>(
+      'SELECT d.* FROM device_rows d JOIN cameras c ON c.device_id = d.id ORDER BY d.id',
+    ),
     setStatus: db.prepare<{ id: string; status: DeviceStatus; now: number }>(
       `UPDATE devices SET status = @status, updated_at = @now,
          last_seen_at = CASE WHEN @status = 'online' THEN @now ELSE last_seen_at END WHERE id = @id`,
     ),
 
-    deviceOfAlias: db.prepare<[alias: DeviceAlias], string>('SELECT device_id FROM device_aliases WHERE alias = ?').pluck(),
-    aliasesOf: db.prepare<[deviceId: string], string>('SELECT alias FROM device_aliases WHERE device_id = ? ORDER BY alias').pluck(),
-    addAlias: db.prepare<{ alias: DeviceAlias; deviceId: string }>('INSERT OR IGNORE INTO device_aliases (alias, device_id) VALUES (@alias, @deviceId)'),
+    deviceOfAlias: db
+      .prepare<[alias: DeviceAlias], string>('SELECT device_id FROM device_aliases WHERE alias = ?')
+      .pluck(),
+    aliasesOf: db
+      .prepare<[deviceId: string], string>('SELECT alias FROM device_aliases WHERE device_id = ? ORDER BY alias')
+      .pluck(),
+    addAlias: db.prepare<{ alias: DeviceAlias; deviceId: string }>(
+      'INSERT OR IGNORE INTO device_aliases (alias, device_id) VALUES (@alias, @deviceId)',
+    ),
 
     upsertCamera: db.prepare<CameraRecord & { now: number }>(
       `INSERT INTO cameras (device_id, onvif_url, source, username, password_sealed, serial, main_profile, main_stream_uri,
@@ -146,7 +154,12 @@ export class Devices {
     private readonly events: EventLog,
   ) {
     this.sql = prepare(conn.db);
-    this.deviceList = new PagedList(conn.db, conn.pages, { table: 'device_rows', keyColumn: 'created_at', toItem: toDevice, keyOf: (d) => ({ at: d.createdAt, id: d.id }) });
+    this.deviceList = new PagedList(conn.db, conn.pages, {
+      table: 'device_rows',
+      keyColumn: 'created_at',
+      toItem: toDevice,
+      keyOf: (d) => ({ at: d.createdAt, id: d.id }),
+    });
   }
 
   // --- devices
@@ -157,7 +170,8 @@ export class Devices {
       this.conn.run(this.sql.upsertDevice, { ...d, createdAt: d.createdAt ?? now, now });
       const device = mustExist(this.getDevice(d.id), 'the device just written');
       // last_seen_at alone changes on every contact; the cloud hears of real changes only.
-      if (!before || !sameDeviceApartFromLastSeen(before, device)) this.outbox.enqueue('device', device.id, device, now);
+      if (!before || !sameDeviceApartFromLastSeen(before, device))
+        this.outbox.enqueue('device', device.id, device, now);
       // A new device is told of too: it appears with its status.
       if (before?.status !== device.status) this.events.append('device.status', device.id, device, now);
       return device;
@@ -185,7 +199,12 @@ export class Devices {
    * Sets a device's status (and last_seen_at when online). When the status changes and an alert is
    * given, the alert is written in the same transaction. Null when there is no such device.
    */
-  setDeviceStatus(id: string, status: DeviceStatus, now: number, alertOnChange: NewAlert | null = null): { device: Device; changed: boolean } | null {
+  setDeviceStatus(
+    id: string,
+    status: DeviceStatus,
+    now: number,
+    alertOnChange: NewAlert | null = null,
+  ): { device: Device; changed: boolean } | null {
     return this.conn.transaction(() => {
       const before = this.getDevice(id);
       if (!before) return null;

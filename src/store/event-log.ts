@@ -3,7 +3,13 @@ import type { Alert, Device, Recording } from '../domain/types.js';
 import type { Connection } from './connection.js';
 
 /** What the API's event stream tells of (the type column's CHECK constraint says the same). */
-export const STREAM_EVENT_TYPES = ['alert.created', 'alert.read', 'alert.updated', 'device.status', 'recording.created'] as const;
+export const STREAM_EVENT_TYPES = [
+  'alert.created',
+  'alert.read',
+  'alert.updated',
+  'device.status',
+  'recording.created',
+] as const;
 export type StreamEventType = (typeof STREAM_EVENT_TYPES)[number];
 
 /** An event as written with its change: the record as it was then (the API presents it when it sends it). */
@@ -41,9 +47,13 @@ function prepare(db: Database.Database) {
       'INSERT INTO event_log (type, subject_id, body, created_at) VALUES (@type, @subjectId, @body, @now)',
     ),
     // seq has no gaps (a rolled-back insert gives its seq back): the last maxEvents ids are kept.
-    pruneByCount: db.prepare<{ latest: number; maxEvents: number }>('DELETE FROM event_log WHERE seq <= @latest - @maxEvents'),
+    pruneByCount: db.prepare<{ latest: number; maxEvents: number }>(
+      'DELETE FROM event_log WHERE seq <= @latest - @maxEvents',
+    ),
     pruneByAge: db.prepare<{ before: number }>('DELETE FROM event_log WHERE created_at < @before'),
-    after: db.prepare<[afterSeq: number, limit: number], EventRow>('SELECT seq, type, body, created_at FROM event_log WHERE seq > ? ORDER BY seq LIMIT ?'),
+    after: db.prepare<[afterSeq: number, limit: number], EventRow>(
+      'SELECT seq, type, body, created_at FROM event_log WHERE seq > ? ORDER BY seq LIMIT ?',
+    ),
     oldest: db.prepare<[], number | null>('SELECT MIN(seq) FROM event_log').pluck(),
     // AUTOINCREMENT's counter: the last id ever issued, also when every row has been pruned.
     latest: db.prepare<[], number>("SELECT seq FROM sqlite_sequence WHERE name = 'event_log'").pluck(),
@@ -78,7 +88,9 @@ export class EventLog {
   /** Called inside the transaction of the change the event tells of. */
   append(type: StreamEventType, subjectId: string, record: Alert | Device | Recording, now: number): void {
     if (this.limits === null) return;
-    const seq = Number(this.conn.run(this.sql.insert, { type, subjectId, body: JSON.stringify(record), now }).lastInsertRowid);
+    const seq = Number(
+      this.conn.run(this.sql.insert, { type, subjectId, body: JSON.stringify(record), now }).lastInsertRowid,
+    );
     this.prune(seq, now);
     this.listener?.();
   }

@@ -52,7 +52,18 @@ interface FileRow {
 }
 
 function fromRow(r: FileRow): IndexedFootageFile {
-  return { id: r.id, deviceId: r.device_id, profile: r.profile, name: r.name, startMs: r.start_ms, endMs: r.end_ms, zeroMs: r.zero_ms, bytes: r.bytes, initBytes: r.init_bytes, fragments: r.fragments };
+  return {
+    id: r.id,
+    deviceId: r.device_id,
+    profile: r.profile,
+    name: r.name,
+    startMs: r.start_ms,
+    endMs: r.end_ms,
+    zeroMs: r.zero_ms,
+    bytes: r.bytes,
+    initBytes: r.init_bytes,
+    fragments: r.fragments,
+  };
 }
 
 function prepare(db: Database.Database) {
@@ -60,9 +71,13 @@ function prepare(db: Database.Database) {
     insert: db.prepare<[string, string, string, number, number, number, number, number, Buffer]>(
       'INSERT OR IGNORE INTO footage_files (device_id, profile, name, start_ms, end_ms, zero_ms, bytes, init_bytes, fragments) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
     ),
-    overlapping: db.prepare<[string, number, number, number], FileRow>('SELECT * FROM footage_files WHERE device_id = ? AND start_ms > ? AND start_ms < ? AND end_ms > ? ORDER BY start_ms, id'),
+    overlapping: db.prepare<[string, number, number, number], FileRow>(
+      'SELECT * FROM footage_files WHERE device_id = ? AND start_ms > ? AND start_ms < ? AND end_ms > ? ORDER BY start_ms, id',
+    ),
     oldest: db.prepare<[number], FileRow>('SELECT * FROM footage_files ORDER BY start_ms, id LIMIT ?'),
-    olderThan: db.prepare<[number, number], FileRow>('SELECT * FROM footage_files WHERE end_ms < ? ORDER BY start_ms, id LIMIT ?'),
+    olderThan: db.prepare<[number, number], FileRow>(
+      'SELECT * FROM footage_files WHERE end_ms < ? ORDER BY start_ms, id LIMIT ?',
+    ),
     byId: db.prepare<[number], FileRow>('SELECT * FROM footage_files WHERE id = ?'),
     remove: db.prepare<[number]>('DELETE FROM footage_files WHERE id = ?'),
     removeName: db.prepare<[string]>('DELETE FROM footage_files WHERE name = ?'),
@@ -85,7 +100,19 @@ export class FootageRecords {
   insertFootage(files: readonly FootageFile[]): void {
     if (files.length === 0) return;
     this.conn.transaction(() => {
-      for (const f of files) this.conn.run(this.sql.insert, f.deviceId, f.profile, f.name, f.startMs, f.endMs, f.zeroMs, f.bytes, f.initBytes, f.fragments);
+      for (const f of files)
+        this.conn.run(
+          this.sql.insert,
+          f.deviceId,
+          f.profile,
+          f.name,
+          f.startMs,
+          f.endMs,
+          f.zeroMs,
+          f.bytes,
+          f.initBytes,
+          f.fragments,
+        );
     });
   }
 
@@ -128,6 +155,8 @@ export class FootageRecords {
   }
 
   footageTotals(): FootageTotals[] {
-    return this.sql.totals.all().map((r) => ({ deviceId: r.device_id, files: r.files, bytes: r.bytes, oldestMs: r.oldest, newestMs: r.newest }));
+    return this.sql.totals
+      .all()
+      .map((r) => ({ deviceId: r.device_id, files: r.files, bytes: r.bytes, oldestMs: r.oldest, newestMs: r.newest }));
   }
 }

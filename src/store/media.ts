@@ -103,7 +103,14 @@ const toOpenEpisode = (r: OpenEpisodeRow): OpenEpisode => ({
   clip:
     r.clip_id === null || r.clip_started_at === null || r.clip_ended_at === null || r.clip_to === null
       ? null
-      : { id: r.clip_id, startedAt: r.clip_started_at, endedAt: r.clip_ended_at, to: r.clip_to, eventType: r.clip_event_type ?? 'motion', final: r.clip_final === 1 },
+      : {
+          id: r.clip_id,
+          startedAt: r.clip_started_at,
+          endedAt: r.clip_ended_at,
+          to: r.clip_to,
+          eventType: r.clip_event_type ?? 'motion',
+          final: r.clip_final === 1,
+        },
 });
 
 export interface RecordingFilter extends ListOptions {
@@ -118,8 +125,14 @@ export interface AlertFilter extends ListOptions {
   unread?: boolean;
 }
 
-export type NewRecording = Omit<Recording, 'createdAt' | 'detections'> & { createdAt?: number; detections?: DetectedObject[] };
-export type NewAlert = Omit<Alert, 'readAt' | 'recordingId' | 'recordingStatus' | 'recordingStatusReason' | 'detections'> & { recordingId?: string | null; detections?: DetectedObject[] };
+export type NewRecording = Omit<Recording, 'createdAt' | 'detections'> & {
+  createdAt?: number;
+  detections?: DetectedObject[];
+};
+export type NewAlert = Omit<
+  Alert,
+  'readAt' | 'recordingId' | 'recordingStatus' | 'recordingStatusReason' | 'detections'
+> & { recordingId?: string | null; detections?: DetectedObject[] };
 
 /** An episode being recorded when the daemon last ran (see open_episodes in migrations.ts). */
 export interface OpenEpisode {
@@ -170,14 +183,23 @@ function prepare(db: Database.Database) {
       `INSERT INTO recordings (id, device_id, event_type, started_at, ended_at, size_bytes, file_name, alert_id, created_at, detections)
          VALUES (@id, @deviceId, @eventType, @startedAt, @endedAt, @sizeBytes, @fileName, @alertId, @createdAt, @detections)`,
     ),
-    linkFirstRecording: db.prepare<{ id: string; alertId: string }>('UPDATE alerts SET recording_id = @id WHERE id = @alertId AND recording_id IS NULL'),
+    linkFirstRecording: db.prepare<{ id: string; alertId: string }>(
+      'UPDATE alerts SET recording_id = @id WHERE id = @alertId AND recording_id IS NULL',
+    ),
     recording: db.prepare<[id: string], RecordingRow>('SELECT * FROM recordings WHERE id = ?'),
     recordingFiles: db.prepare<[], { id: string; started_at: number; size_bytes: number; file_name: string }>(
       'SELECT id, started_at, size_bytes, file_name FROM recordings ORDER BY started_at, id',
     ),
     deleteRecording: db.prepare<{ id: string }>('DELETE FROM recordings WHERE id = @id'),
 
-    insertEpisode: db.prepare<{ alertId: string; deviceId: string; segmentDir: string; bootAt: number; fromAt: number; now: number }>(
+    insertEpisode: db.prepare<{
+      alertId: string;
+      deviceId: string;
+      segmentDir: string;
+      bootAt: number;
+      fromAt: number;
+      now: number;
+    }>(
       `INSERT INTO open_episodes (alert_id, device_id, segment_dir, boot_at, from_at, updated_at)
          VALUES (@alertId, @deviceId, @segmentDir, @bootAt, @fromAt, @now)`,
     ),
@@ -203,17 +225,29 @@ function prepare(db: Database.Database) {
     ),
     openEpisodes: db.prepare<[], OpenEpisodeRow>('SELECT * FROM open_episodes ORDER BY from_at, alert_id'),
 
-    insertAlert: db.prepare<Omit<NewAlert, 'recordingId' | 'detections'> & { recordingId: string | null; recordingStatus: RecordingStatus; detections: string }>(
+    insertAlert: db.prepare<
+      Omit<NewAlert, 'recordingId' | 'detections'> & {
+        recordingId: string | null;
+        recordingStatus: RecordingStatus;
+        detections: string;
+      }
+    >(
       `INSERT INTO alerts (id, device_id, type, message, created_at, read_at, recording_id, recording_status, detections)
          VALUES (@id, @deviceId, @type, @message, @createdAt, NULL, @recordingId, @recordingStatus, @detections)`,
     ),
-    setAlertType: db.prepare<{ id: string; type: AlertType; message: string }>('UPDATE alerts SET type = @type, message = @message WHERE id = @id'),
+    setAlertType: db.prepare<{ id: string; type: AlertType; message: string }>(
+      'UPDATE alerts SET type = @type, message = @message WHERE id = @id',
+    ),
     setAlertTypeAndDetections: db.prepare<{ id: string; type: AlertType; message: string; detections: string }>(
       'UPDATE alerts SET type = @type, message = @message, detections = @detections WHERE id = @id',
     ),
-    linkAlertRecording: db.prepare<{ alertId: string; recordingId: string }>('UPDATE alerts SET recording_id = @recordingId WHERE id = @alertId'),
+    linkAlertRecording: db.prepare<{ alertId: string; recordingId: string }>(
+      'UPDATE alerts SET recording_id = @recordingId WHERE id = @alertId',
+    ),
     alert: db.prepare<[id: string], AlertRow>('SELECT * FROM alerts WHERE id = ?'),
-    markAlertRead: db.prepare<{ id: string; now: number }>('UPDATE alerts SET read_at = @now WHERE id = @id AND read_at IS NULL'),
+    markAlertRead: db.prepare<{ id: string; now: number }>(
+      'UPDATE alerts SET read_at = @now WHERE id = @id AND read_at IS NULL',
+    ),
   };
 }
 
@@ -232,15 +266,29 @@ export class MediaRecords {
     private readonly events: EventLog,
   ) {
     this.sql = prepare(conn.db);
-    this.recordingList = new PagedList(conn.db, conn.pages, { table: 'recordings', keyColumn: 'started_at', toItem: toRecording, keyOf: (r) => ({ at: r.startedAt, id: r.id }) });
-    this.alertList = new PagedList(conn.db, conn.pages, { table: 'alerts', keyColumn: 'created_at', toItem: toAlert, keyOf: (a) => ({ at: a.createdAt, id: a.id }) });
+    this.recordingList = new PagedList(conn.db, conn.pages, {
+      table: 'recordings',
+      keyColumn: 'started_at',
+      toItem: toRecording,
+      keyOf: (r) => ({ at: r.startedAt, id: r.id }),
+    });
+    this.alertList = new PagedList(conn.db, conn.pages, {
+      table: 'alerts',
+      keyColumn: 'created_at',
+      toItem: toAlert,
+      keyOf: (a) => ({ at: a.createdAt, id: a.id }),
+    });
   }
 
   // --- recordings
 
   insertRecording(r: NewRecording, now = Date.now()): Recording {
     return this.conn.transaction(() => {
-      this.conn.run(this.sql.insertRecording, { ...r, createdAt: r.createdAt ?? now, detections: JSON.stringify(r.detections ?? []) });
+      this.conn.run(this.sql.insertRecording, {
+        ...r,
+        createdAt: r.createdAt ?? now,
+        detections: JSON.stringify(r.detections ?? []),
+      });
       const recording = mustExist(this.getRecording(r.id), 'the recording just written');
       this.outbox.enqueue('recording', recording.id, recording, now);
       this.events.append('recording.created', recording.id, recording, now);
@@ -252,7 +300,11 @@ export class MediaRecords {
    * A finished clip: its row, and its alert's link to it (the first clip of an episode), in one
    * transaction, so a crash leaves both or neither.
    */
-  saveRecording(r: NewRecording, now = Date.now(), part: PartOutcome = { final: true, nextFrom: r.endedAt }): Recording {
+  saveRecording(
+    r: NewRecording,
+    now = Date.now(),
+    part: PartOutcome = { final: true, nextFrom: r.endedAt },
+  ): Recording {
     return this.conn.transaction(() => {
       const recording = this.insertRecording(r, now);
       if (r.alertId) {
@@ -273,7 +325,9 @@ export class MediaRecords {
 
   /** Every clip's file and size, oldest first (retention and the start-up check). */
   listRecordingFiles(): RecordingFile[] {
-    return this.sql.recordingFiles.all().map((r) => ({ id: r.id, startedAt: r.started_at, sizeBytes: r.size_bytes, fileName: r.file_name }));
+    return this.sql.recordingFiles
+      .all()
+      .map((r) => ({ id: r.id, startedAt: r.started_at, sizeBytes: r.size_bytes, fileName: r.file_name }));
   }
 
   deleteRecording(id: string): void {
@@ -349,14 +403,20 @@ export class MediaRecords {
       const changed =
         detections === undefined
           ? this.conn.run(this.sql.setAlertType, { type, message, id })
-          : this.conn.run(this.sql.setAlertTypeAndDetections, { type, message, id, detections: JSON.stringify(detections) });
+          : this.conn.run(this.sql.setAlertTypeAndDetections, {
+              type,
+              message,
+              id,
+              detections: JSON.stringify(detections),
+            });
       if (changed.changes > 0) this.alertChanged(id, now);
     });
   }
 
   linkAlertRecording(alertId: string, recordingId: string, now = Date.now()): void {
     this.conn.transaction(() => {
-      if (this.conn.run(this.sql.linkAlertRecording, { recordingId, alertId }).changes > 0) this.alertChanged(alertId, now);
+      if (this.conn.run(this.sql.linkAlertRecording, { recordingId, alertId }).changes > 0)
+        this.alertChanged(alertId, now);
     });
   }
 
@@ -377,7 +437,8 @@ export class MediaRecords {
   /** Marks an alert read once; later calls keep the first read_at. Null when there is no such alert. */
   markAlertRead(id: string, now = Date.now()): Alert | null {
     return this.conn.transaction(() => {
-      if (this.conn.run(this.sql.markAlertRead, { now, id }).changes > 0) return this.alertChanged(id, now, 'alert.read');
+      if (this.conn.run(this.sql.markAlertRead, { now, id }).changes > 0)
+        return this.alertChanged(id, now, 'alert.read');
       return this.getAlert(id);
     });
   }
@@ -387,7 +448,11 @@ export class MediaRecords {
    * stream (inside the change's transaction): created, read, or any other change (its type refined
    * by detection, its clip linked, its recording settled) as alert.updated.
    */
-  private alertChanged(id: string, now: number, event: 'alert.created' | 'alert.read' | 'alert.updated' = 'alert.updated'): Alert {
+  private alertChanged(
+    id: string,
+    now: number,
+    event: 'alert.created' | 'alert.read' | 'alert.updated' = 'alert.updated',
+  ): Alert {
     const alert = mustExist(this.getAlert(id), 'the alert just changed');
     this.outbox.enqueue('alert', id, alert, now);
     this.events.append(event, id, alert, now);

@@ -116,7 +116,8 @@ const toOAuthClient = (r: OAuthClientRow): OAuthClientRecord => ({
 /** A column this module writes with JSON.stringify(string[]); anything else there is damage, said so. */
 function stringArray(json: string, column: string): string[] {
   const value: unknown = JSON.parse(json);
-  if (!Array.isArray(value) || !value.every((v): v is string => typeof v === 'string')) throw new StoreError(`${column} is not a JSON array of strings`);
+  if (!Array.isArray(value) || !value.every((v): v is string => typeof v === 'string'))
+    throw new StoreError(`${column} is not a JSON array of strings`);
   return value;
 }
 
@@ -130,43 +131,72 @@ type Now = { now: number };
 
 function prepare(db: Database.Database) {
   return {
-    insertClient: db.prepare<{ id: string; name: string; secretHash: string | null; redirectUris: string; grantTypes: string; createdAt: number }>(
+    insertClient: db.prepare<{
+      id: string;
+      name: string;
+      secretHash: string | null;
+      redirectUris: string;
+      grantTypes: string;
+      createdAt: number;
+    }>(
       'INSERT INTO oauth_clients (id, name, secret_hash, redirect_uris, grant_types, created_at) VALUES (@id, @name, @secretHash, @redirectUris, @grantTypes, @createdAt)',
     ),
     client: db.prepare<[id: string], OAuthClientRow>('SELECT * FROM oauth_clients WHERE id = ?'),
     clients: db.prepare<[], OAuthClientRow>('SELECT * FROM oauth_clients ORDER BY created_at, id'),
     deleteClient: db.prepare<{ id: string }>('DELETE FROM oauth_clients WHERE id = @id'),
 
-    insertUser: db.prepare<LocalUserRecord>('INSERT INTO local_users (username, password_hash, role, created_at) VALUES (@username, @passwordHash, @role, @createdAt)'),
+    insertUser: db.prepare<LocalUserRecord>(
+      'INSERT INTO local_users (username, password_hash, role, created_at) VALUES (@username, @passwordHash, @role, @createdAt)',
+    ),
     user: db.prepare<[username: string], LocalUserRow>('SELECT * FROM local_users WHERE username = ?'),
-    users: db.prepare<[], Omit<LocalUserRow, 'password_hash'>>('SELECT username, role, created_at FROM local_users ORDER BY username'),
-    revokeGrantsOfUser: db.prepare<{ username: string } & Now>('UPDATE oauth_grants SET revoked_at = @now WHERE user = @username AND revoked_at IS NULL'),
+    users: db.prepare<[], Omit<LocalUserRow, 'password_hash'>>(
+      'SELECT username, role, created_at FROM local_users ORDER BY username',
+    ),
+    revokeGrantsOfUser: db.prepare<{ username: string } & Now>(
+      'UPDATE oauth_grants SET revoked_at = @now WHERE user = @username AND revoked_at IS NULL',
+    ),
     deleteUser: db.prepare<{ username: string }>('DELETE FROM local_users WHERE username = @username'),
-    setUserRole: db.prepare<{ username: string; role: Role }>('UPDATE local_users SET role = @role WHERE username = @username'),
-    setUserPassword: db.prepare<{ username: string; passwordHash: string }>('UPDATE local_users SET password_hash = @passwordHash WHERE username = @username'),
+    setUserRole: db.prepare<{ username: string; role: Role }>(
+      'UPDATE local_users SET role = @role WHERE username = @username',
+    ),
+    setUserPassword: db.prepare<{ username: string; passwordHash: string }>(
+      'UPDATE local_users SET password_hash = @passwordHash WHERE username = @username',
+    ),
 
     insertCode: db.prepare<OAuthCodeRecord>(
       `INSERT INTO oauth_codes (code_hash, client_id, redirect_uri, user, scope, code_challenge, expires_at)
          VALUES (@codeHash, @clientId, @redirectUri, @user, @scope, @codeChallenge, @expiresAt)`,
     ),
     code: db.prepare<[codeHash: string], OAuthCodeRow>('SELECT * FROM oauth_codes WHERE code_hash = ?'),
-    useCode: db.prepare<{ codeHash: string; grantId: string }>('UPDATE oauth_codes SET grant_id = @grantId WHERE code_hash = @codeHash AND grant_id IS NULL'),
+    useCode: db.prepare<{ codeHash: string; grantId: string }>(
+      'UPDATE oauth_codes SET grant_id = @grantId WHERE code_hash = @codeHash AND grant_id IS NULL',
+    ),
 
     insertGrant: db.prepare<OAuthGrantRecord>(
       'INSERT INTO oauth_grants (id, client_id, user, scope, created_at, revoked_at) VALUES (@id, @clientId, @user, @scope, @createdAt, @revokedAt)',
     ),
     grant: db.prepare<[id: string], OAuthGrantRow>('SELECT * FROM oauth_grants WHERE id = ?'),
-    revokeGrant: db.prepare<{ id: string } & Now>('UPDATE oauth_grants SET revoked_at = @now WHERE id = @id AND revoked_at IS NULL'),
+    revokeGrant: db.prepare<{ id: string } & Now>(
+      'UPDATE oauth_grants SET revoked_at = @now WHERE id = @id AND revoked_at IS NULL',
+    ),
 
-    refreshToken: db.prepare<[tokenHash: string], OAuthRefreshTokenRow>('SELECT * FROM oauth_refresh_tokens WHERE token_hash = ?'),
-    useRefreshToken: db.prepare<{ tokenHash: string } & Now>('UPDATE oauth_refresh_tokens SET used_at = @now WHERE token_hash = @tokenHash AND used_at IS NULL'),
-    insertAccessToken: db.prepare<{ jti: string; grantId: string; expiresAt: number }>('INSERT INTO oauth_access_tokens (jti, grant_id, expires_at) VALUES (@jti, @grantId, @expiresAt)'),
+    refreshToken: db.prepare<[tokenHash: string], OAuthRefreshTokenRow>(
+      'SELECT * FROM oauth_refresh_tokens WHERE token_hash = ?',
+    ),
+    useRefreshToken: db.prepare<{ tokenHash: string } & Now>(
+      'UPDATE oauth_refresh_tokens SET used_at = @now WHERE token_hash = @tokenHash AND used_at IS NULL',
+    ),
+    insertAccessToken: db.prepare<{ jti: string; grantId: string; expiresAt: number }>(
+      'INSERT INTO oauth_access_tokens (jti, grant_id, expires_at) VALUES (@jti, @grantId, @expiresAt)',
+    ),
     insertRefreshToken: db.prepare<{ tokenHash: string; grantId: string; scope: string; expiresAt: number }>(
       'INSERT INTO oauth_refresh_tokens (token_hash, grant_id, scope, expires_at) VALUES (@tokenHash, @grantId, @scope, @expiresAt)',
     ),
     // Not a LEFT JOIN: SQLite re-prepared that form on every run (sqlite3Reprepare in the profile),
     // which made it twice the cost of this one. 1: the token's grant is live; 0: revoked or gone.
-    accessTokenGrant: db.prepare<[jti: string], string>('SELECT grant_id FROM oauth_access_tokens WHERE jti = ?').pluck(),
+    accessTokenGrant: db
+      .prepare<[jti: string], string>('SELECT grant_id FROM oauth_access_tokens WHERE jti = ?')
+      .pluck(),
     accessTokenLive: db
       .prepare<[jti: string], number>(
         `SELECT EXISTS (SELECT 1 FROM oauth_grants g WHERE g.id = a.grant_id AND g.revoked_at IS NULL)
@@ -200,7 +230,11 @@ export class OAuthRecords {
   // --- clients and users
 
   insertOAuthClient(c: OAuthClientRecord): void {
-    this.conn.run(this.sql.insertClient, { ...c, redirectUris: JSON.stringify(c.redirectUris), grantTypes: JSON.stringify(c.grantTypes) });
+    this.conn.run(this.sql.insertClient, {
+      ...c,
+      redirectUris: JSON.stringify(c.redirectUris),
+      grantTypes: JSON.stringify(c.grantTypes),
+    });
   }
 
   getOAuthClient(id: string): OAuthClientRecord | null {
@@ -223,7 +257,9 @@ export class OAuthRecords {
 
   getLocalUser(username: string): LocalUserRecord | null {
     const row = this.sql.user.get(username);
-    return row ? { username: row.username, passwordHash: row.password_hash, role: roleOf(row.role), createdAt: row.created_at } : null;
+    return row
+      ? { username: row.username, passwordHash: row.password_hash, role: roleOf(row.role), createdAt: row.created_at }
+      : null;
   }
 
   listLocalUsers(): Array<{ username: string; role: Role; createdAt: number }> {
@@ -244,14 +280,21 @@ export class OAuthRecords {
    * in the same transaction: their tokens stop at once instead of keeping scopes the role no longer
    * allows until they expire. null: no such user.
    */
-  setLocalUserRole(username: string, role: Role, narrows: (from: Role, to: Role) => boolean, now = Date.now()): { previous: Role; revokedGrants: number } | null {
+  setLocalUserRole(
+    username: string,
+    role: Role,
+    narrows: (from: Role, to: Role) => boolean,
+    now = Date.now(),
+  ): { previous: Role; revokedGrants: number } | null {
     return this.conn.transaction(() => {
       const row = this.sql.user.get(username);
       if (!row) return null;
       const previous = roleOf(row.role);
       if (previous === role) return { previous, revokedGrants: 0 };
       this.conn.run(this.sql.setUserRole, { username, role });
-      const revokedGrants = narrows(previous, role) ? this.conn.run(this.sql.revokeGrantsOfUser, { username, now }).changes : 0;
+      const revokedGrants = narrows(previous, role)
+        ? this.conn.run(this.sql.revokeGrantsOfUser, { username, now }).changes
+        : 0;
       return { previous, revokedGrants };
     });
   }
@@ -304,12 +347,29 @@ export class OAuthRecords {
 
   getOAuthGrant(id: string): OAuthGrantRecord | null {
     const row = this.sql.grant.get(id);
-    return row ? { id: row.id, clientId: row.client_id, user: row.user, scope: row.scope, createdAt: row.created_at, revokedAt: row.revoked_at } : null;
+    return row
+      ? {
+          id: row.id,
+          clientId: row.client_id,
+          user: row.user,
+          scope: row.scope,
+          createdAt: row.created_at,
+          revokedAt: row.revoked_at,
+        }
+      : null;
   }
 
   getOAuthRefreshToken(tokenHash: string): OAuthRefreshTokenRecord | null {
     const row = this.sql.refreshToken.get(tokenHash);
-    return row ? { tokenHash: row.token_hash, grantId: row.grant_id, scope: row.scope, expiresAt: row.expires_at, usedAt: row.used_at } : null;
+    return row
+      ? {
+          tokenHash: row.token_hash,
+          grantId: row.grant_id,
+          scope: row.scope,
+          expiresAt: row.expires_at,
+          usedAt: row.used_at,
+        }
+      : null;
   }
 
   /**

@@ -34,12 +34,18 @@ const EVICTION_ORDER: readonly OutboxKind[] = ['device', 'recording', 'alert', '
 function prepare(db: Database.Database) {
   return {
     count: db.prepare<[], number>('SELECT COUNT(*) FROM outbox').pluck(),
-    deleteDeviceStates: db.prepare<{ subjectId: string }>("DELETE FROM outbox WHERE kind = 'device' AND subject_id = @subjectId"),
+    deleteDeviceStates: db.prepare<{ subjectId: string }>(
+      "DELETE FROM outbox WHERE kind = 'device' AND subject_id = @subjectId",
+    ),
     insert: db.prepare<{ messageId: string; kind: OutboxKind; subjectId: string; body: string; now: number }>(
       'INSERT INTO outbox (message_id, kind, subject_id, body, created_at) VALUES (@messageId, @kind, @subjectId, @body, @now)',
     ),
-    evictOldest: db.prepare<{ kind: OutboxKind; excess: number }>('DELETE FROM outbox WHERE seq IN (SELECT seq FROM outbox WHERE kind = @kind ORDER BY seq LIMIT @excess)'),
-    batch: db.prepare<[afterSeq: number, limit: number], OutboxRow>('SELECT seq, message_id, kind, subject_id, body, created_at FROM outbox WHERE seq > ? ORDER BY seq LIMIT ?'),
+    evictOldest: db.prepare<{ kind: OutboxKind; excess: number }>(
+      'DELETE FROM outbox WHERE seq IN (SELECT seq FROM outbox WHERE kind = @kind ORDER BY seq LIMIT @excess)',
+    ),
+    batch: db.prepare<[afterSeq: number, limit: number], OutboxRow>(
+      'SELECT seq, message_id, kind, subject_id, body, created_at FROM outbox WHERE seq > ? ORDER BY seq LIMIT ?',
+    ),
     delete: db.prepare<{ seq: number }>('DELETE FROM outbox WHERE seq = @seq'),
   };
 }
@@ -94,9 +100,14 @@ export class Outbox {
 
   /** The oldest messages after `afterSeq`, in order. */
   batch(afterSeq: number, limit: number): OutboxMessage[] {
-    return this.sql.batch
-      .all(afterSeq, limit)
-      .map((r) => ({ seq: r.seq, messageId: r.message_id, kind: r.kind, subjectId: r.subject_id, body: r.body, createdAt: r.created_at }));
+    return this.sql.batch.all(afterSeq, limit).map((r) => ({
+      seq: r.seq,
+      messageId: r.message_id,
+      kind: r.kind,
+      subjectId: r.subject_id,
+      body: r.body,
+      createdAt: r.created_at,
+    }));
   }
 
   /** A message the broker acknowledged. */

@@ -27,7 +27,12 @@ export type ListFilter = [clause: string, value: unknown];
  * Builds a newest-first keyset query: WHERE filters AND (key < after) ORDER BY key DESC, id DESC.
  * Keyset rather than OFFSET so pages stay stable while new rows arrive and cost the same deep in the list.
  */
-function keysetQuery(table: string, keyColumn: string, filters: readonly ListFilter[], opts: ListOptions): { sql: string; params: unknown[] } {
+function keysetQuery(
+  table: string,
+  keyColumn: string,
+  filters: readonly ListFilter[],
+  opts: ListOptions,
+): { sql: string; params: unknown[] } {
   const where: string[] = [];
   const params: unknown[] = [];
   for (const [clause, value] of filters) {
@@ -135,7 +140,12 @@ export class PagedList<Row, Item> {
   constructor(
     private readonly db: Database.Database,
     private readonly memo: PageMemo,
-    private readonly shape: { table: string; keyColumn: string; toItem: (r: Row) => Item; keyOf: (item: Item) => PageKey },
+    private readonly shape: {
+      table: string;
+      keyColumn: string;
+      toItem: (r: Row) => Item;
+      keyOf: (item: Item) => PageKey;
+    },
   ) {}
 
   page(filters: readonly ListFilter[], opts: ListOptions): Page<Item> {

@@ -43,11 +43,33 @@ import { Outbox, type OutboxKind, type OutboxMessage } from './outbox.js';
 export { DATABASE_FILE } from './connection.js';
 export type { ControlOutcome, NewControlRequest } from './control.js';
 export { type DeviceFilter, type DeviceUpsert, LAST_SEEN_WRITE_MS } from './devices.js';
-export type { AlertFilter, InFlightClip, NewAlert, NewRecording, OpenEpisode, PartOutcome, RecordingFile, RecordingFilter } from './media.js';
-export type { LocalUserRecord, OAuthClientRecord, OAuthCodeRecord, OAuthGrantRecord, OAuthIssue, OAuthRefreshTokenRecord } from './oauth.js';
+export type {
+  AlertFilter,
+  InFlightClip,
+  NewAlert,
+  NewRecording,
+  OpenEpisode,
+  PartOutcome,
+  RecordingFile,
+  RecordingFilter,
+} from './media.js';
+export type {
+  LocalUserRecord,
+  OAuthClientRecord,
+  OAuthCodeRecord,
+  OAuthGrantRecord,
+  OAuthIssue,
+  OAuthRefreshTokenRecord,
+} from './oauth.js';
 export type { OutboxKind, OutboxMessage } from './outbox.js';
 export { MAX_FOOTAGE_FILE_MS, type FootageFile, type FootageTotals, type IndexedFootageFile } from './footage.js';
-export { STREAM_EVENT_TYPES, type EventLogLimits, type EventWindow, type StoredEvent, type StreamEventType } from './event-log.js';
+export {
+  STREAM_EVENT_TYPES,
+  type EventLogLimits,
+  type EventWindow,
+  type StoredEvent,
+  type StreamEventType,
+} from './event-log.js';
 
 /**
  * The gateway's one SQLite database, as the rest of the gateway sees it. This folder is the only
@@ -150,7 +172,12 @@ export class Store {
     return this.devices.listCameraDevices();
   }
 
-  setDeviceStatus(id: string, status: DeviceStatus, now: number, alertOnChange: NewAlert | null = null): { device: Device; changed: boolean } | null {
+  setDeviceStatus(
+    id: string,
+    status: DeviceStatus,
+    now: number,
+    alertOnChange: NewAlert | null = null,
+  ): { device: Device; changed: boolean } | null {
     return this.devices.setDeviceStatus(id, status, now, alertOnChange);
   }
 
@@ -278,7 +305,12 @@ export class Store {
     return this.oauth.deleteLocalUser(username, now);
   }
 
-  setLocalUserRole(username: string, role: LocalUserRecord['role'], narrows: (from: LocalUserRecord['role'], to: LocalUserRecord['role']) => boolean, now?: number): { previous: LocalUserRecord['role']; revokedGrants: number } | null {
+  setLocalUserRole(
+    username: string,
+    role: LocalUserRecord['role'],
+    narrows: (from: LocalUserRecord['role'], to: LocalUserRecord['role']) => boolean,
+    now?: number,
+  ): { previous: LocalUserRecord['role']; revokedGrants: number } | null {
     return this.oauth.setLocalUserRole(username, role, narrows, now);
   }
 

@@ -17,7 +17,15 @@ import {
   type HaMessage,
   type HomeAssistantContext,
 } from './home-assistant.js';
-import { alertsTopic, controlResultTopic, controlSubscription, deviceTopic, parseControlTopic, recordingsTopic, statusTopic } from './topics.js';
+import {
+  alertsTopic,
+  controlResultTopic,
+  controlSubscription,
+  deviceTopic,
+  parseControlTopic,
+  recordingsTopic,
+  statusTopic,
+} from './topics.js';
 
 // The cloud link: one MQTT session (persistent, QoS 1) that drains the outbox in order and takes
 // control commands. The outbox rows are written with each change by the store, so this part may be
@@ -129,7 +137,12 @@ export class CloudSync {
     client.on('error', (err: Error & { code?: number | string }) => {
       // A broker that only speaks MQTT 3.1.1 refuses a version 5 CONNECT ("unacceptable protocol
       // version": code 1 in 3.1.1, 0x84 in 5).
-      if (this.protocolVersion === 5 && (err.code === 1 || err.code === 0x84 || /unacceptable protocol version|unsupported protocol version/i.test(err.message))) {
+      if (
+        this.protocolVersion === 5 &&
+        (err.code === 1 ||
+          err.code === 0x84 ||
+          /unacceptable protocol version|unsupported protocol version/i.test(err.message))
+      ) {
         this.opts.logger.warn('cloud broker does not speak MQTT 5; using 3.1.1');
         this.protocolVersion = 4;
       } else {
@@ -139,7 +152,10 @@ export class CloudSync {
     client.on('close', () => {
       if (this.stopped) return;
       if (this.reconnectTimer) return;
-      const wait = this.attempt === 0 && this.protocolVersion === 4 && this.stats.connects === 0 ? 0 : backoffMs(this.attempt, this.opts.maxBackoffMs ?? 30_000, this.opts.random ?? Math.random);
+      const wait =
+        this.attempt === 0 && this.protocolVersion === 4 && this.stats.connects === 0
+          ? 0
+          : backoffMs(this.attempt, this.opts.maxBackoffMs ?? 30_000, this.opts.random ?? Math.random);
       this.attempt++;
       this.reconnectTimer = setTimeout(() => {
         this.reconnectTimer = null;
@@ -169,7 +185,12 @@ export class CloudSync {
   }
 
   private haContext(): HomeAssistantContext {
-    return { discoveryPrefix: this.opts.homeAssistant?.discoveryPrefix ?? 'homeassistant', prefix: this.opts.prefix, gatewayId: this.opts.gatewayId, gatewayVersion: this.opts.version };
+    return {
+      discoveryPrefix: this.opts.homeAssistant?.discoveryPrefix ?? 'homeassistant',
+      prefix: this.opts.prefix,
+      gatewayId: this.opts.gatewayId,
+      gatewayVersion: this.opts.version,
+    };
   }
 
   private publishHa(client: MqttClient, messages: readonly HaMessage[]): void {
@@ -180,7 +201,10 @@ export class CloudSync {
     const ctx = this.haContext();
     this.publishHa(client, [homeAssistantGatewayDiscovery(ctx)]);
     for (const device of this.opts.store.listCameraDevices()) {
-      this.publishHa(client, [...homeAssistantDeviceDiscovery(ctx, device), homeAssistantDetectionImageDiscovery(ctx, device)]);
+      this.publishHa(client, [
+        ...homeAssistantDeviceDiscovery(ctx, device),
+        homeAssistantDetectionImageDiscovery(ctx, device),
+      ]);
       this.publishHa(client, homeAssistantDeviceStates(ctx, device, this.activeEvents.get(device.id) ?? new Set()));
     }
   }
@@ -192,7 +216,8 @@ export class CloudSync {
     if (active) kinds.add(kind);
     else kinds.delete(kind);
     const client = this.client;
-    if (this.opts.homeAssistant && client?.connected) this.publishHa(client, [homeAssistantEventState(this.haContext(), deviceId, kind, active)]);
+    if (this.opts.homeAssistant && client?.connected)
+      this.publishHa(client, [homeAssistantEventState(this.haContext(), deviceId, kind, active)]);
   }
 
   /** A device was added or changed: Home Assistant learns of it (its record goes via the outbox). */
@@ -200,7 +225,10 @@ export class CloudSync {
     const client = this.client;
     if (!this.opts.homeAssistant || !client?.connected) return;
     const ctx = this.haContext();
-    this.publishHa(client, [...homeAssistantDeviceDiscovery(ctx, device), homeAssistantDetectionImageDiscovery(ctx, device)]);
+    this.publishHa(client, [
+      ...homeAssistantDeviceDiscovery(ctx, device),
+      homeAssistantDetectionImageDiscovery(ctx, device),
+    ]);
     this.publishHa(client, homeAssistantDeviceStates(ctx, device, this.activeEvents.get(device.id) ?? new Set()));
   }
 
@@ -211,7 +239,8 @@ export class CloudSync {
    */
   detectionImage(deviceId: string, jpeg: Buffer): void {
     const client = this.client;
-    if (this.opts.homeAssistant && client?.connected) this.publishHa(client, [homeAssistantDetectionImage(this.haContext(), deviceId, jpeg)]);
+    if (this.opts.homeAssistant && client?.connected)
+      this.publishHa(client, [homeAssistantDetectionImage(this.haContext(), deviceId, jpeg)]);
   }
 
   private kickPending = false;
@@ -235,7 +264,11 @@ export class CloudSync {
   private reportEvictions(): void {
     const evicted = this.opts.store.outboxEvicted;
     const total = Object.values(evicted).reduce((a, b) => a + b, 0);
-    if (total > this.evictedSeen) this.opts.logger.warn({ evicted, since: total - this.evictedSeen }, 'cloud outbox full: oldest messages of the least important kinds given up');
+    if (total > this.evictedSeen)
+      this.opts.logger.warn(
+        { evicted, since: total - this.evictedSeen },
+        'cloud outbox full: oldest messages of the least important kinds given up',
+      );
     this.evictedSeen = total;
   }
 
@@ -286,14 +319,26 @@ export class CloudSync {
     const record = JSON.parse(m.body) as unknown;
     switch (m.kind) {
       case 'device':
-        return { topic: deviceTopic(prefix, gatewayId, m.subjectId), body: JSON.stringify({ message_id: m.messageId, ...presentDevice(record as Device) }) };
+        return {
+          topic: deviceTopic(prefix, gatewayId, m.subjectId),
+          body: JSON.stringify({ message_id: m.messageId, ...presentDevice(record as Device) }),
+        };
       case 'alert':
-        return { topic: alertsTopic(prefix, gatewayId), body: JSON.stringify({ message_id: m.messageId, ...presentAlert(record as Alert) }) };
+        return {
+          topic: alertsTopic(prefix, gatewayId),
+          body: JSON.stringify({ message_id: m.messageId, ...presentAlert(record as Alert) }),
+        };
       case 'recording':
-        return { topic: recordingsTopic(prefix, gatewayId), body: JSON.stringify({ message_id: m.messageId, ...presentRecording(record as Recording) }) };
+        return {
+          topic: recordingsTopic(prefix, gatewayId),
+          body: JSON.stringify({ message_id: m.messageId, ...presentRecording(record as Recording) }),
+        };
       case 'control_result': {
         const request = record as ControlRequest;
-        return { topic: controlResultTopic(prefix, gatewayId, request.deviceId), body: JSON.stringify({ message_id: m.messageId, ...presentControl(request) }) };
+        return {
+          topic: controlResultTopic(prefix, gatewayId, request.deviceId),
+          body: JSON.stringify({ message_id: m.messageId, ...presentControl(request) }),
+        };
       }
     }
   }
@@ -327,11 +372,13 @@ export class CloudSync {
       return;
     }
     const { id, action } = parsed.command;
-    if (!this.opts.store.getDevice(deviceId)) return this.refuse(deviceId, id, 'unknown_device', `device ${deviceId} is not known here`);
+    if (!this.opts.store.getDevice(deviceId))
+      return this.refuse(deviceId, id, 'unknown_device', `device ${deviceId} is not known here`);
     // A repeated id (the cloud re-sent, or our result was lost) is answered from the store.
     const known = this.opts.store.getControlRequest(id);
     if (known) {
-      if (known.deviceId !== deviceId) return this.refuse(deviceId, id, 'invalid_command', `command id ${id} was used for another device`);
+      if (known.deviceId !== deviceId)
+        return this.refuse(deviceId, id, 'invalid_command', `command id ${id} was used for another device`);
       if (known.status !== 'pending') this.opts.store.requeueControlResult(id);
       this.kick();
       return;
@@ -341,7 +388,8 @@ export class CloudSync {
       (err: unknown) => {
         // Refused by the camera: the stored, failed request is already in the outbox.
         if (this.opts.store.getControlRequest(id)) return this.kick();
-        if (err instanceof NotFoundError) return this.refuse(deviceId, id, 'unknown_device', `device ${deviceId} is not known here`);
+        if (err instanceof NotFoundError)
+          return this.refuse(deviceId, id, 'unknown_device', `device ${deviceId} is not known here`);
         if (err instanceof DeviceUnavailableError) return this.refuse(deviceId, id, 'device_unavailable', err.message);
         this.opts.logger.error({ err, deviceId }, 'cloud command failed');
         this.refuse(deviceId, id, 'internal_error', 'the gateway could not carry out the command');
@@ -353,8 +401,17 @@ export class CloudSync {
   private refuse(deviceId: string, commandId: string | null, code: string, message: string): void {
     this.stats.refusedCommands++;
     this.opts.logger.warn({ deviceId, commandId, code, message }, 'cloud command refused');
-    const body = { message_id: newId('msg'), id: commandId, device_id: deviceId, status: 'failed', error: code, error_description: message };
-    this.client?.publish(controlResultTopic(this.opts.prefix, this.opts.gatewayId, deviceId), JSON.stringify(body), { qos: 1 });
+    const body = {
+      message_id: newId('msg'),
+      id: commandId,
+      device_id: deviceId,
+      status: 'failed',
+      error: code,
+      error_description: message,
+    };
+    this.client?.publish(controlResultTopic(this.opts.prefix, this.opts.gatewayId, deviceId), JSON.stringify(body), {
+      qos: 1,
+    });
   }
 
   /** Says offline (retained), sends what is acknowledged-pending, and disconnects. */
@@ -366,7 +423,9 @@ export class CloudSync {
     if (!client) return;
     if (client.connected) {
       await new Promise<void>((resolve) => {
-        client.publish(statusTopic(this.opts.prefix, this.opts.gatewayId), 'offline', { qos: 1, retain: true }, () => resolve());
+        client.publish(statusTopic(this.opts.prefix, this.opts.gatewayId), 'offline', { qos: 1, retain: true }, () =>
+          resolve(),
+        );
         setTimeout(resolve, 2000).unref();
       });
     }
@@ -375,9 +434,12 @@ export class CloudSync {
     // wait for ever, and the daemon would never stop (systemd kills it at TimeoutStopSec). What is
     // not acknowledged by then is still in the outbox and is sent again at the next start.
     const ended = new Promise<boolean>((resolve) => client.end(false, {}, () => resolve(true)));
-    const within = (ms: number) => Promise.race([ended, new Promise<boolean>((resolve) => setTimeout(() => resolve(false), ms).unref())]);
+    const within = (ms: number) =>
+      Promise.race([ended, new Promise<boolean>((resolve) => setTimeout(() => resolve(false), ms).unref())]);
     if (!(await within(this.opts.endGraceMs ?? 3000))) {
-      this.opts.logger.warn('cloud sync: messages in flight were not acknowledged in time; the link is closed without them (they stay in the outbox)');
+      this.opts.logger.warn(
+        'cloud sync: messages in flight were not acknowledged in time; the link is closed without them (they stay in the outbox)',
+      );
       // end() is waiting for this event (a second end() call would be ignored): the client then
       // says DISCONNECT and closes the connection; a connection that does not close is cut.
       client.emit('outgoingEmpty');

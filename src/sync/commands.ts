@@ -43,7 +43,8 @@ export function parseControlCommand(payload: Uint8Array, maxBytes: number): Comm
     error: new CommandError(code, message, commandId),
   });
   // Before decoding: an oversized payload costs nothing more than its length check.
-  if (payload.byteLength > maxBytes) return fail('payload_too_large', `command is ${payload.byteLength} bytes, more than the limit of ${maxBytes}`);
+  if (payload.byteLength > maxBytes)
+    return fail('payload_too_large', `command is ${payload.byteLength} bytes, more than the limit of ${maxBytes}`);
 
   let text: string;
   try {
@@ -58,23 +59,32 @@ export function parseControlCommand(payload: Uint8Array, maxBytes: number): Comm
     // The parser's own message quotes the payload; a fixed one keeps foreign bytes out of logs.
     return fail('invalid_json', 'command is not valid JSON');
   }
-  if (!isObject(value)) return fail('invalid_command', 'command must be a JSON object { "id": string, "action": string }');
+  if (!isObject(value))
+    return fail('invalid_command', 'command must be a JSON object { "id": string, "action": string }');
 
   const id = value.id;
   if (id === undefined) return fail('invalid_command', 'id is required');
   if (typeof id !== 'string') return fail('invalid_command', `id must be a string, not ${typeName(id)}`);
-  if (!ID_RE.test(id)) return fail('invalid_command', `id ${quote(id)} must be 1 to 128 characters of A-Z, a-z, 0-9, "_" and "-"`);
+  if (!ID_RE.test(id))
+    return fail('invalid_command', `id ${quote(id)} must be 1 to 128 characters of A-Z, a-z, 0-9, "_" and "-"`);
 
   // Unknown fields are refused, as by the API: a field the gateway ignores silently could be one
   // the sender relies on.
   for (const key of Object.keys(value)) {
-    if (!FIELDS.has(key)) return fail('invalid_command', `unknown field ${quote(key)}: a command has only "id" and "action"`, id);
+    if (!FIELDS.has(key))
+      return fail('invalid_command', `unknown field ${quote(key)}: a command has only "id" and "action"`, id);
   }
 
   const action = value.action;
   if (action === undefined) return fail('invalid_command', 'action is required', id);
-  if (typeof action !== 'string') return fail('invalid_command', `action must be a string, not ${typeName(action)}`, id);
-  if (!isAction(action)) return fail('unknown_action', `unknown action ${quote(action)}: action must be one of ${CONTROL_ACTIONS.join(', ')}`, id);
+  if (typeof action !== 'string')
+    return fail('invalid_command', `action must be a string, not ${typeName(action)}`, id);
+  if (!isAction(action))
+    return fail(
+      'unknown_action',
+      `unknown action ${quote(action)}: action must be one of ${CONTROL_ACTIONS.join(', ')}`,
+      id,
+    );
 
   return { ok: true, command: { id, action } };
 }

@@ -9,7 +9,11 @@ import { CloudSync, type SyncControl, type SyncStore } from './cloud-sync.js';
 import { registerSyncMetrics, type OutboxFigures } from './metrics.js';
 
 /** The cloud link from the sync.mqtt config (TLS files read now: a wrong path stops the start). */
-function createCloudSync(config: Config, url: string, deps: { id: string; store: SyncStore; cameras: SyncControl; logger: Logger; secretBox: SecretBox }): CloudSync {
+function createCloudSync(
+  config: Config,
+  url: string,
+  deps: { id: string; store: SyncStore; cameras: SyncControl; logger: Logger; secretBox: SecretBox },
+): CloudSync {
   const m = config.sync.mqtt;
   const { tls, password } = readMqttCredentials(m, (value) => openConfigSecret(deps.secretBox, value));
   return new CloudSync({
@@ -37,13 +41,27 @@ export type OutboxStore = SyncStore & OutboxFigures & { enableOutbox(maxRows: nu
  */
 export function createCloudLink(
   config: Config,
-  deps: { id: string; store: OutboxStore; cameras: SyncControl; bus: EventBus; registry: Registry; logger: Logger; secretBox: SecretBox },
+  deps: {
+    id: string;
+    store: OutboxStore;
+    cameras: SyncControl;
+    bus: EventBus;
+    registry: Registry;
+    logger: Logger;
+    secretBox: SecretBox;
+  },
   defer: (undo: () => unknown) => void,
 ): CloudSync | null {
   const url = config.sync.mqtt.url;
   if (!url) return null;
   const { store, bus } = deps;
-  const sync = createCloudSync(config, url, { id: deps.id, store, cameras: deps.cameras, logger: deps.logger, secretBox: deps.secretBox });
+  const sync = createCloudSync(config, url, {
+    id: deps.id,
+    store,
+    cameras: deps.cameras,
+    logger: deps.logger,
+    secretBox: deps.secretBox,
+  });
   store.enableOutbox(config.sync.outbox.max_rows, () => sync.kick());
   bus.on('camera.event', (e) => sync.cameraEvent(e.deviceId, e.kind, e.phase === 'start'));
   bus.on('device.status', (e) => {

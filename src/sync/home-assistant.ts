@@ -1,7 +1,14 @@
 import { EVENT_TYPE_LABELS } from '../domain/event-labels.js';
 import type { Device, EventType } from '../domain/types.js';
 import { EVENT_TYPES } from '../domain/types.js';
-import { deviceDetectionImageTopic, deviceStateTopic, statusTopic, validatePrefix, validateTopicBase, type DeviceStateKind } from './topics.js';
+import {
+  deviceDetectionImageTopic,
+  deviceStateTopic,
+  statusTopic,
+  validatePrefix,
+  validateTopicBase,
+  type DeviceStateKind,
+} from './topics.js';
 import { TopicError } from './errors.js';
 
 // Home Assistant MQTT discovery (sync.mqtt.home_assistant: true), described in docs/mqtt.md. Pure:
@@ -105,7 +112,8 @@ const SENSORS: Record<DeviceStateKind, SensorSpec> = {
 const OBJECT_ID_RE = /^[A-Za-z0-9_-]+$/;
 
 function checkObjectIdPart(value: string, field: 'gatewayId' | 'deviceId'): void {
-  if (!OBJECT_ID_RE.test(value)) throw new TopicError(field, value, 'must be letters, digits, "_" and "-" for Home Assistant discovery');
+  if (!OBJECT_ID_RE.test(value))
+    throw new TopicError(field, value, 'must be letters, digits, "_" and "-" for Home Assistant discovery');
 }
 
 function discoveryPrefix(ctx: HomeAssistantContext): string {
@@ -148,17 +156,26 @@ export function detectionImageUniqueId(gatewayId: string, deviceId: string): str
 }
 
 /** `{discovery}/{component}/{unique_id}/config` (no node id level: Home Assistant's advice when a unique_id is set). */
-export function discoveryConfigTopic(ctx: HomeAssistantContext, uniqueId: string, component: 'binary_sensor' | 'image' = 'binary_sensor'): string {
+export function discoveryConfigTopic(
+  ctx: HomeAssistantContext,
+  uniqueId: string,
+  component: 'binary_sensor' | 'image' = 'binary_sensor',
+): string {
   return `${discoveryPrefix(ctx)}/${component}/${uniqueId}/config`;
 }
 
 /** Home Assistant device identifiers (`device.identifiers`, `via_device`), scoped like the unique ids. */
 export const gatewayDeviceIdentifier = (gatewayId: string): string => `edge-gateway_${scoped(gatewayId)}`;
-export const cameraDeviceIdentifier = (gatewayId: string, deviceId: string): string => `edge-gateway_${scoped(gatewayId, deviceId)}`;
+export const cameraDeviceIdentifier = (gatewayId: string, deviceId: string): string =>
+  `edge-gateway_${scoped(gatewayId, deviceId)}`;
 const origin = (ctx: HomeAssistantContext) => ({ name: 'edge-gateway', sw_version: ctx.gatewayVersion });
 
 function gatewayAvailability(ctx: HomeAssistantContext): HaAvailability {
-  return { topic: statusTopic(ctx.prefix, ctx.gatewayId), payload_available: STATUS_ONLINE, payload_not_available: STATUS_OFFLINE };
+  return {
+    topic: statusTopic(ctx.prefix, ctx.gatewayId),
+    payload_available: STATUS_ONLINE,
+    payload_not_available: STATUS_OFFLINE,
+  };
 }
 
 const retained = (topic: string, payload: string | Buffer): HaMessage => ({ topic, payload, retain: true, qos: 1 });
@@ -185,7 +202,12 @@ export function homeAssistantGatewayDiscovery(ctx: HomeAssistantContext): HaMess
     payload_off: STATUS_OFFLINE,
     qos: 1,
     entity_category: 'diagnostic',
-    device: { identifiers: [gatewayDeviceIdentifier(ctx.gatewayId)], name: `Edge gateway ${ctx.gatewayId}`, model: 'edge-gateway', sw_version: ctx.gatewayVersion },
+    device: {
+      identifiers: [gatewayDeviceIdentifier(ctx.gatewayId)],
+      name: `Edge gateway ${ctx.gatewayId}`,
+      model: 'edge-gateway',
+      sw_version: ctx.gatewayVersion,
+    },
     origin: origin(ctx),
   };
   return retained(discoveryConfigTopic(ctx, uniqueId), JSON.stringify(config));
@@ -220,7 +242,10 @@ export function homeAssistantDeviceDiscovery(ctx: HomeAssistantContext, device: 
     const availability: HaAvailability[] =
       kind === 'connectivity'
         ? [gatewayAvailability(ctx)]
-        : [gatewayAvailability(ctx), { topic: connectivityTopic, payload_available: HA_ON, payload_not_available: HA_OFF }];
+        : [
+            gatewayAvailability(ctx),
+            { topic: connectivityTopic, payload_available: HA_ON, payload_not_available: HA_OFF },
+          ];
     const config: HaBinarySensorConfig = {
       name: spec.name,
       unique_id: uniqueId,
@@ -284,13 +309,24 @@ export function homeAssistantDeviceRemoval(ctx: HomeAssistantContext, deviceId: 
 }
 
 /** A camera event started (`active`) or stopped: `ON`/`OFF` on its state topic, retained. */
-export function homeAssistantEventState(ctx: HomeAssistantContext, deviceId: string, kind: EventType, active: boolean): HaMessage {
+export function homeAssistantEventState(
+  ctx: HomeAssistantContext,
+  deviceId: string,
+  kind: EventType,
+  active: boolean,
+): HaMessage {
   return retained(deviceStateTopic(ctx.prefix, ctx.gatewayId, deviceId, kind), active ? HA_ON : HA_OFF);
 }
 
 /** Whether the camera is connected: `ON` only while its status is `online` (offline and unauthorized are `OFF`). */
-export function homeAssistantConnectivityState(ctx: HomeAssistantContext, device: Pick<Device, 'id' | 'status'>): HaMessage {
-  return retained(deviceStateTopic(ctx.prefix, ctx.gatewayId, device.id, 'connectivity'), device.status === 'online' ? HA_ON : HA_OFF);
+export function homeAssistantConnectivityState(
+  ctx: HomeAssistantContext,
+  device: Pick<Device, 'id' | 'status'>,
+): HaMessage {
+  return retained(
+    deviceStateTopic(ctx.prefix, ctx.gatewayId, device.id, 'connectivity'),
+    device.status === 'online' ? HA_ON : HA_OFF,
+  );
 }
 
 /**
@@ -298,6 +334,13 @@ export function homeAssistantConnectivityState(ctx: HomeAssistantContext, device
  * for (re)connects and Home Assistant restarts. `activeEvents` holds the kinds with an event open
  * now; the others are `OFF`, which also clears a state left `ON` by a gateway that stopped mid-event.
  */
-export function homeAssistantDeviceStates(ctx: HomeAssistantContext, device: Pick<Device, 'id' | 'status'>, activeEvents: ReadonlySet<EventType>): HaMessage[] {
-  return [homeAssistantConnectivityState(ctx, device), ...EVENT_TYPES.map((kind) => homeAssistantEventState(ctx, device.id, kind, activeEvents.has(kind)))];
+export function homeAssistantDeviceStates(
+  ctx: HomeAssistantContext,
+  device: Pick<Device, 'id' | 'status'>,
+  activeEvents: ReadonlySet<EventType>,
+): HaMessage[] {
+  return [
+    homeAssistantConnectivityState(ctx, device),
+    ...EVENT_TYPES.map((kind) => homeAssistantEventState(ctx, device.id, kind, activeEvents.has(kind))),
+  ];
 }

@@ -14,9 +14,16 @@ const b64 = (o: object) => Buffer.from(JSON.stringify(o)).toString('base64url');
 
 beforeAll(async () => {
   issuer = new TestIssuer();
-  for (const [alg, kid] of [['RS256', 'rsa-1'], ['ES256', 'ec-1'], ['EdDSA', 'ed-1']] as const) keys.set(kid, await issuer.addKey(alg, kid));
+  for (const [alg, kid] of [
+    ['RS256', 'rsa-1'],
+    ['ES256', 'ec-1'],
+    ['EdDSA', 'ed-1'],
+  ] as const)
+    keys.set(kid, await issuer.addKey(alg, kid));
   await issuer.listen();
-  t = await startTestGateway({ auth: { issuers: [{ issuer: issuer.issuer, jwks_uri: issuer.jwksUri, audience: issuer.audience }] } });
+  t = await startTestGateway({
+    auth: { issuers: [{ issuer: issuer.issuer, jwks_uri: issuer.jwksUri, audience: issuer.audience }] },
+  });
 });
 afterAll(async () => {
   await t.stop();
@@ -29,7 +36,9 @@ const get = (token: string | null, extra: Record<string, string> = {}, path = '/
 async function expectInvalid(token: string) {
   const res = await get(token);
   expect(res.status).toBe(401);
-  expect(res.headers['www-authenticate']).toMatch(/^Bearer realm="edge-gateway", error="invalid_token", error_description="[^"]+"$/);
+  expect(res.headers['www-authenticate']).toMatch(
+    /^Bearer realm="edge-gateway", error="invalid_token", error_description="[^"]+"$/,
+  );
   expect((res.json() as { error: string }).error).toBe('invalid_token');
   return res;
 }
@@ -82,7 +91,9 @@ describe('tokens from a configured issuer', () => {
     const now = Math.floor(Date.now() / 1000);
     const res = await expectInvalid(await issuer.sign({ claims: { iat: now + 600, exp: now + 1200 } }));
     expect(res.headers['www-authenticate']).toContain('error_description="token issued in the future"');
-    await expectInvalid(await issuer.sign({ claims: { iat: now + 10 * 365 * 86_400, exp: now + 10 * 365 * 86_400 + 600 } }));
+    await expectInvalid(
+      await issuer.sign({ claims: { iat: now + 10 * 365 * 86_400, exp: now + 10 * 365 * 86_400 + 600 } }),
+    );
     expect((await get(await issuer.sign({ claims: { iat: now + 5, exp: now + 600 } }))).status).toBe(200);
   });
 
@@ -106,10 +117,20 @@ describe('tokens from a configured issuer', () => {
   });
 
   it('matches scopes as whole names', async () => {
-    for (const scope of ['devices:readx', 'devices', 'devices:rea', 'xdevices:read', 'devices:read:all', 'DEVICES:READ', 'devices:write']) {
+    for (const scope of [
+      'devices:readx',
+      'devices',
+      'devices:rea',
+      'xdevices:read',
+      'devices:read:all',
+      'DEVICES:READ',
+      'devices:write',
+    ]) {
       const res = await get(await issuer.sign({ scope }));
       expect(res.status, scope).toBe(403);
-      expect(res.headers['www-authenticate']).toBe('Bearer realm="edge-gateway", error="insufficient_scope", scope="devices:read"');
+      expect(res.headers['www-authenticate']).toBe(
+        'Bearer realm="edge-gateway", error="insufficient_scope", scope="devices:read"',
+      );
       expect((res.json() as { error: string }).error).toBe('insufficient_scope');
     }
     expect((await get(await issuer.sign({ scope: 'alerts:read devices:read' }))).status).toBe(200);
@@ -151,7 +172,9 @@ describe('credentials in the request', () => {
   });
 
   it('takes the scheme case-insensitively', async () => {
-    expect((await t.request('/v1/devices', { headers: { authorization: `bearer ${await issuer.sign()}` } })).status).toBe(200);
+    expect(
+      (await t.request('/v1/devices', { headers: { authorization: `bearer ${await issuer.sign()}` } })).status,
+    ).toBe(200);
   });
 
   it('checks credentials before parameters, so strangers learn nothing from errors', async () => {
@@ -216,7 +239,10 @@ describe('JWKS availability', () => {
     const uri = dead.jwksUri;
     await dead.close();
     const logLines: string[] = [];
-    const g = await startTestGateway({ auth: { issuers: [{ issuer: dead.issuer, jwks_uri: uri, audience: dead.audience }] } }, { logLines });
+    const g = await startTestGateway(
+      { auth: { issuers: [{ issuer: dead.issuer, jwks_uri: uri, audience: dead.audience }] } },
+      { logLines },
+    );
     try {
       const res = await g.request('/v1/devices', { headers: { authorization: `Bearer ${await dead.sign({ key })}` } });
       expect(res.status).toBe(503);
@@ -226,10 +252,20 @@ describe('JWKS availability', () => {
       // Anyone can send such tokens at will: the log gets the first, /metrics counts them all.
       const FLOOD = 40;
       const forged = await dead.sign({ key });
-      for (let i = 0; i < FLOOD; i++) expect((await g.request('/v1/devices', { headers: { authorization: `Bearer ${forged}` } })).status).toBe(503);
-      const lines = logLines.map((l) => JSON.parse(l) as { msg: string; status?: number }).filter((l) => l.msg.startsWith('request answered with a server-side error'));
-      expect(lines).toEqual([expect.objectContaining({ msg: 'request answered with a server-side error', status: 503 })]);
-      expect(await g.metrics()).toMatch(new RegExp(`^edge_gateway_http_requests_total\\{method="GET",route="/v1/devices",status="503"\\} ${FLOOD + 1}$`, 'm'));
+      for (let i = 0; i < FLOOD; i++)
+        expect((await g.request('/v1/devices', { headers: { authorization: `Bearer ${forged}` } })).status).toBe(503);
+      const lines = logLines
+        .map((l) => JSON.parse(l) as { msg: string; status?: number })
+        .filter((l) => l.msg.startsWith('request answered with a server-side error'));
+      expect(lines).toEqual([
+        expect.objectContaining({ msg: 'request answered with a server-side error', status: 503 }),
+      ]);
+      expect(await g.metrics()).toMatch(
+        new RegExp(
+          `^edge_gateway_http_requests_total\\{method="GET",route="/v1/devices",status="503"\\} ${FLOOD + 1}$`,
+          'm',
+        ),
+      );
     } finally {
       await g.stop();
     }

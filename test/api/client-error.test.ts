@@ -19,7 +19,10 @@ afterAll(async () => {
 function rawExchange(bytes: string): Promise<string> {
   const url = new URL(t.gw.apiUrl);
   return new Promise((resolve, reject) => {
-    const socket = connect({ host: url.hostname, port: Number(url.port), ca: readFileSync(t.gw.certFile), servername: 'localhost' }, () => socket.write(bytes));
+    const socket = connect(
+      { host: url.hostname, port: Number(url.port), ca: readFileSync(t.gw.certFile), servername: 'localhost' },
+      () => socket.write(bytes),
+    );
     const chunks: Buffer[] = [];
     socket.on('data', (c: Buffer) => chunks.push(c));
     socket.on('close', () => resolve(Buffer.concat(chunks).toString('utf8')));
@@ -30,16 +33,23 @@ function rawExchange(bytes: string): Promise<string> {
 function parse(raw: string): { statusLine: string; headers: Record<string, string>; body: unknown } {
   const [head = '', body = ''] = raw.split('\r\n\r\n');
   const [statusLine = '', ...lines] = head.split('\r\n');
-  const headers = Object.fromEntries(lines.map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]));
+  const headers = Object.fromEntries(
+    lines.map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]),
+  );
   return { statusLine, headers, body: JSON.parse(body) as unknown };
 }
 
 describe('requests the HTTP parser refuses', () => {
   it('answers an oversized header section with 431 and {error, error_description}', async () => {
-    const res = await t.request('/v1/devices', { headers: { ...(await t.auth('devices:read')), 'x-padding': 'a'.repeat(20_000) } });
+    const res = await t.request('/v1/devices', {
+      headers: { ...(await t.auth('devices:read')), 'x-padding': 'a'.repeat(20_000) },
+    });
     expect(res.status).toBe(431);
     expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
-    expect(res.json()).toEqual({ error: 'invalid_request', error_description: "the request's header section is larger than 16384 bytes" });
+    expect(res.json()).toEqual({
+      error: 'invalid_request',
+      error_description: "the request's header section is larger than 16384 bytes",
+    });
   });
 
   it('answers many small headers adding up past the limit the same way, on the raw connection', async () => {

@@ -27,20 +27,33 @@ describe('query parameter coercion', () => {
 
 describe('parameter reader (coercion, then defaults)', () => {
   const schema = Type.Object(
-    { limit: Type.Integer({ minimum: 1, default: 50 }), profile: Type.Enum(['main', 'sub'], { default: 'main' }), flag: Type.Optional(Type.Boolean()), cursor: Type.Optional(Type.String()) },
+    {
+      limit: Type.Integer({ minimum: 1, default: 50 }),
+      profile: Type.Enum(['main', 'sub'], { default: 'main' }),
+      flag: Type.Optional(Type.Boolean()),
+      cursor: Type.Optional(Type.String()),
+    },
     { additionalProperties: false },
   );
   const read = paramsReader(schema);
   it.each([
     [{}, { limit: 50, profile: 'main' }],
     [{ limit: '7' }, { limit: 7, profile: 'main' }],
-    [{ limit: 'x', profile: 'sub' }, { limit: 'x', profile: 'sub' }],
-    [{ flag: 'true', cursor: 'c' }, { limit: 50, profile: 'main', flag: true, cursor: 'c' }],
+    [
+      { limit: 'x', profile: 'sub' },
+      { limit: 'x', profile: 'sub' },
+    ],
+    [
+      { flag: 'true', cursor: 'c' },
+      { limit: 50, profile: 'main', flag: true, cursor: 'c' },
+    ],
     [{ limit: ['1', '2'] }, { limit: ['1', '2'], profile: 'main' }],
     [{ other: '5' }, { limit: 50, profile: 'main', other: '5' }],
   ])('%j → %j, as Value.Default gives it', (input, output) => {
     expect({ ...(read(input) as object) }).toEqual(output);
-    expect({ ...(read(input) as object) }).toEqual({ ...(Value.Default(schema, coerceParams(schema, input)) as object) });
+    expect({ ...(read(input) as object) }).toEqual({
+      ...(Value.Default(schema, coerceParams(schema, input)) as object),
+    });
   });
 
   it('keeps a __proto__ parameter as a key, to be refused', () => {

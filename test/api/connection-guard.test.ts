@@ -23,8 +23,26 @@ beforeAll(async () => {
   writeFileSync(clip, '');
   truncateSync(clip, BIG_CLIP_BYTES);
   const store = gw.gw.store;
-  store.upsertDevice({ id: 'cam-a', name: 'Front door', type: 'camera', status: 'online', model: 'X', manufacturer: 'Y', firmwareVersion: '1', lastSeenAt: Date.now() });
-  store.insertRecording({ id: 'rec-big', deviceId: 'cam-a', eventType: 'motion', startedAt: Date.now() - 60_000, endedAt: Date.now(), sizeBytes: BIG_CLIP_BYTES, fileName: 'cam-a/big.mp4', alertId: null });
+  store.upsertDevice({
+    id: 'cam-a',
+    name: 'Front door',
+    type: 'camera',
+    status: 'online',
+    model: 'X',
+    manufacturer: 'Y',
+    firmwareVersion: '1',
+    lastSeenAt: Date.now(),
+  });
+  store.insertRecording({
+    id: 'rec-big',
+    deviceId: 'cam-a',
+    eventType: 'motion',
+    startedAt: Date.now() - 60_000,
+    endedAt: Date.now(),
+    sizeBytes: BIG_CLIP_BYTES,
+    fileName: 'cam-a/big.mp4',
+    alertId: null,
+  });
 });
 const BIG_CLIP_BYTES = 256 * 1024 * 1024;
 afterAll(async () => gw?.stop());
@@ -33,7 +51,9 @@ afterAll(async () => gw?.stop());
 function open(): Promise<{ socket: TLSSocket; received: () => string; closed: Promise<void> }> {
   return new Promise((resolve, reject) => {
     let text = '';
-    const socket = connect({ host: '127.0.0.1', port, ca, servername: 'localhost' }, () => resolve({ socket, received: () => text, closed }));
+    const socket = connect({ host: '127.0.0.1', port, ca, servername: 'localhost' }, () =>
+      resolve({ socket, received: () => text, closed }),
+    );
     const closed = new Promise<void>((r) => socket.once('close', () => r()));
     socket.on('data', (d: Buffer) => (text += d.toString('latin1')));
     socket.once('error', reject);
@@ -80,7 +100,9 @@ describe('API connection bounds', () => {
     c.socket.removeAllListeners('data');
     c.socket.pause();
     const token = await gw.token('recordings:write');
-    c.socket.write(`GET /v1/recordings/rec-big/download HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${token}\r\n\r\n`);
+    c.socket.write(
+      `GET /v1/recordings/rec-big/download HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${token}\r\n\r\n`,
+    );
     try {
       await expect.poll(async () => quietClosed(await gw.metrics()), { timeout: 20_000 }).toBe(closedBefore + 1);
       // Closed on the gateway's side (the client, reading nothing, may not notice yet).
@@ -99,7 +121,9 @@ describe('API connection bounds', () => {
     c.socket.on('data', (d: Buffer) => (received += d.length));
     c.socket.pause();
     const token = await gw.token('recordings:write');
-    c.socket.write(`GET /v1/recordings/rec-big/download HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${token}\r\n\r\n`);
+    c.socket.write(
+      `GET /v1/recordings/rec-big/download HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${token}\r\n\r\n`,
+    );
     // Reading for 100 ms of every second: the socket buffers fill while it pauses, and only what
     // it then reads lets the gateway send more.
     const sip = setInterval(() => {

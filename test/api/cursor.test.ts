@@ -4,7 +4,11 @@ import { makeRng } from '../support/fuzz.js';
 
 describe('page cursors', () => {
   it('round-trips keys', () => {
-    for (const key of [{ at: 0, id: 'a' }, { at: 1_795_307_719_915, id: 'rec_AbC-d_9' }, { at: 8_640_000_000_000_000, id: 'x'.repeat(128) }]) {
+    for (const key of [
+      { at: 0, id: 'a' },
+      { at: 1_795_307_719_915, id: 'rec_AbC-d_9' },
+      { at: 8_640_000_000_000_000, id: 'x'.repeat(128) },
+    ]) {
       expect(decodeCursor(encodeCursor(key))).toEqual(key);
     }
   });
@@ -29,7 +33,9 @@ describe('page cursors', () => {
   const rng = makeRng();
   it(`fuzz (seed ${rng.seed}): decodes only what it could have encoded`, () => {
     for (let i = 0; i < 20_000; i++) {
-      const input = rng.int(2) ? rng.string(60, 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_') : Buffer.from(rng.string(40)).toString('base64url');
+      const input = rng.int(2)
+        ? rng.string(60, 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_')
+        : Buffer.from(rng.string(40)).toString('base64url');
       const key = decodeCursor(input);
       if (key) expect(encodeCursor(key)).toBe(input);
     }

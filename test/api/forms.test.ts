@@ -11,7 +11,11 @@ describe('parseFormBody', () => {
     ['a repeated name becomes an array', 'code=a&code=b&code=c', { code: ['a', 'b', 'c'] }],
     ['a name without value', 'scope', { scope: '' }],
     // JSON.parse: an object literal would take __proto__ as its prototype, not as a field.
-    ['__proto__ is a field like any other', '__proto__=x&constructor=y', JSON.parse('{"__proto__":"x","constructor":"y"}') as Record<string, string>],
+    [
+      '__proto__ is a field like any other',
+      '__proto__=x&constructor=y',
+      JSON.parse('{"__proto__":"x","constructor":"y"}') as Record<string, string>,
+    ],
     ['broken percent escapes stay as text', 'a=%zz%', { a: '%zz%' }],
   ])('%s', (_name, body, want) => {
     const got = parseFormBody(body);
@@ -82,8 +86,21 @@ describe('pages', () => {
   it('escapes every value taken from a request or the database', () => {
     expect(escapeHtml(hostile)).toBe('&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;&#39;&amp;');
     const pages = [
-      loginPage({ clientName: hostile, request: { state: hostile, [hostile]: 'v' }, csrf: hostile, username: hostile, error: hostile }),
-      consentPage({ clientName: hostile, username: hostile, destination: hostile, scopes: [{ name: hostile, meaning: hostile }], request: { state: hostile }, csrf: hostile }),
+      loginPage({
+        clientName: hostile,
+        request: { state: hostile, [hostile]: 'v' },
+        csrf: hostile,
+        username: hostile,
+        error: hostile,
+      }),
+      consentPage({
+        clientName: hostile,
+        username: hostile,
+        destination: hostile,
+        scopes: [{ name: hostile, meaning: hostile }],
+        request: { state: hostile },
+        csrf: hostile,
+      }),
       errorPage({ title: hostile, error: hostile, description: hostile }),
     ];
     for (const html of pages) {

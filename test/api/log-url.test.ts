@@ -8,7 +8,10 @@ describe('redactUrl', () => {
   it.each([
     [`/v1/recordings/rec-a/play?ticket=${TICKET}`, '/v1/recordings/rec-a/play?ticket=AQAbZ2…'],
     [`/v1/recordings/rec-a/play?t=1&ticket=${TICKET}&x=2`, '/v1/recordings/rec-a/play?t=1&ticket=AQAbZ2…&x=2'],
-    [`/v1/recordings/rec-a/play?ticket=${TICKET}&ticket=${TICKET}`, '/v1/recordings/rec-a/play?ticket=AQAbZ2…&ticket=AQAbZ2…'],
+    [
+      `/v1/recordings/rec-a/play?ticket=${TICKET}&ticket=${TICKET}`,
+      '/v1/recordings/rec-a/play?ticket=AQAbZ2…&ticket=AQAbZ2…',
+    ],
     [`/v1/recordings/rec-a/play?%74icket=${TICKET}`, '/v1/recordings/rec-a/play?%74icket=AQAbZ2…'], // a percent-encoded name
     [`/v1/devices?access_token=eyJhbGciOiJFUzI1NiJ9.e30.c2ln`, '/v1/devices?access_token=eyJhbG…'],
     [`/live/${TICKET}/whep`, '/live/AQAbZ2…/whep'],

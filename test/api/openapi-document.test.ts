@@ -1,6 +1,13 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { BaseResolver, createConfig, lintFromString, ResolveError, type NormalizedProblem, type Source } from '@redocly/openapi-core';
+import {
+  BaseResolver,
+  createConfig,
+  lintFromString,
+  ResolveError,
+  type NormalizedProblem,
+  type Source,
+} from '@redocly/openapi-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { finishOpenApiDocument } from '../../src/api/openapi-document.js';
 import { startTestGateway, type TestGateway } from '../support/gateway.js';
@@ -19,7 +26,8 @@ class OfflineResolver extends BaseResolver {
   }
 }
 
-const describeProblem = (p: NormalizedProblem): string => `${p.severity} ${p.ruleId}: ${p.message} at ${p.location.map((l) => l.pointer ?? '').join(', ')}`;
+const describeProblem = (p: NormalizedProblem): string =>
+  `${p.severity} ${p.ruleId}: ${p.message} at ${p.location.map((l) => l.pointer ?? '').join(', ')}`;
 
 interface Response {
   description: string;
@@ -45,10 +53,28 @@ beforeAll(async () => {
   doc = JSON.parse(text) as Document;
   // An offline camera (409 on control) and a recording whose file is there (416 on a range past its end).
   const store = t.gw.store;
-  store.upsertDevice({ id: 'cam-off', name: 'Porch', type: 'camera', status: 'offline', model: null, manufacturer: null, firmwareVersion: null, lastSeenAt: null });
+  store.upsertDevice({
+    id: 'cam-off',
+    name: 'Porch',
+    type: 'camera',
+    status: 'offline',
+    model: null,
+    manufacturer: null,
+    firmwareVersion: null,
+    lastSeenAt: null,
+  });
   mkdirSync(path.join(t.dataDir, 'recordings', 'cam-off'), { recursive: true });
   writeFileSync(path.join(t.dataDir, 'recordings', 'cam-off', 'rec-1.mp4'), Buffer.alloc(1000));
-  store.insertRecording({ id: 'rec-1', deviceId: 'cam-off', eventType: 'motion', startedAt: Date.UTC(2026, 10, 1), endedAt: Date.UTC(2026, 10, 1, 0, 0, 10), sizeBytes: 1000, fileName: 'cam-off/rec-1.mp4', alertId: null });
+  store.insertRecording({
+    id: 'rec-1',
+    deviceId: 'cam-off',
+    eventType: 'motion',
+    startedAt: Date.UTC(2026, 10, 1),
+    endedAt: Date.UTC(2026, 10, 1, 0, 0, 10),
+    sizeBytes: 1000,
+    fileName: 'cam-off/rec-1.mp4',
+    alertId: null,
+  });
 });
 afterAll(() => t.stop());
 
@@ -56,7 +82,12 @@ describe('GET /v1/openapi.json', () => {
   it('is clean under Redocly recommended rules: no error, no warning, nothing fetched', async () => {
     const resolver = new OfflineResolver();
     const config = await createConfig({ extends: ['recommended'] });
-    const problems = await lintFromString({ source: text, absoluteRef: 'openapi.json', config, externalRefResolver: resolver });
+    const problems = await lintFromString({
+      source: text,
+      absoluteRef: 'openapi.json',
+      config,
+      externalRefResolver: resolver,
+    });
     const lines = problems.map(describeProblem);
     expect(lines, `Redocly recommended found:\n${lines.join('\n')}`).toEqual([]);
     expect(resolver.attempted).toEqual([]);
@@ -64,9 +95,25 @@ describe('GET /v1/openapi.json', () => {
 
   it('names its types, for generated clients', async () => {
     const schemas = (JSON.parse(text) as { components: { schemas: Record<string, unknown> } }).components.schemas;
-    expect(Object.keys(schemas)).toEqual(expect.arrayContaining(['ErrorBody', 'Device', 'DevicePage', 'Recording', 'RecordingPage', 'Alert', 'AlertPage', 'ControlResult', 'StreamAddress']));
-    expect(doc.paths['/v1/devices']?.get?.responses['200']?.content?.['application/json']?.schema).toEqual({ $ref: '#/components/schemas/DevicePage' });
-    expect(doc.paths['/v1/devices/{device_id}']?.get?.responses['404']?.content?.['application/json']?.schema).toEqual({ $ref: '#/components/schemas/ErrorBody' });
+    expect(Object.keys(schemas)).toEqual(
+      expect.arrayContaining([
+        'ErrorBody',
+        'Device',
+        'DevicePage',
+        'Recording',
+        'RecordingPage',
+        'Alert',
+        'AlertPage',
+        'ControlResult',
+        'StreamAddress',
+      ]),
+    );
+    expect(doc.paths['/v1/devices']?.get?.responses['200']?.content?.['application/json']?.schema).toEqual({
+      $ref: '#/components/schemas/DevicePage',
+    });
+    expect(doc.paths['/v1/devices/{device_id}']?.get?.responses['404']?.content?.['application/json']?.schema).toEqual({
+      $ref: '#/components/schemas/ErrorBody',
+    });
     // Every JSON body of the resource API and the token endpoint is a named type (the document itself is any JSON).
     const unnamed: string[] = [];
     for (const [route, item] of Object.entries(doc.paths)) {
@@ -83,13 +130,19 @@ describe('GET /v1/openapi.json', () => {
   });
 
   it('marks a body required only where the gateway needs one', () => {
-    const bodyOf = (route: string) => (doc.paths[route]?.post as { requestBody?: { required?: boolean } } | undefined)?.requestBody;
+    const bodyOf = (route: string) =>
+      (doc.paths[route]?.post as { requestBody?: { required?: boolean } } | undefined)?.requestBody;
     expect(bodyOf('/v1/alerts/{alert_id}/read')?.required).toBe(false);
     expect(bodyOf('/v1/devices/{device_id}/control')?.required).toBe(true);
   });
 
   it('describes the live view under /live like the rest: WHEP with SDP bodies, LL-HLS with playlists and fMP4 (docs/live.md)', () => {
-    const types = (route: string, method: string) => Object.keys(doc.paths[route]?.[method]?.responses['200']?.content ?? doc.paths[route]?.[method]?.responses['201']?.content ?? {});
+    const types = (route: string, method: string) =>
+      Object.keys(
+        doc.paths[route]?.[method]?.responses['200']?.content ??
+          doc.paths[route]?.[method]?.responses['201']?.content ??
+          {},
+      );
     expect(types('/live/{ticket}/whep', 'post')).toEqual(['application/sdp']);
     expect(types('/live/{ticket}/index.m3u8', 'get')).toEqual(['application/vnd.apple.mpegurl']);
     expect(types('/live/{ticket}/{session}/{file}', 'get')).toEqual(['application/vnd.apple.mpegurl', 'video/mp4']);
@@ -105,58 +158,284 @@ interface Probe {
   status: number;
 }
 
-const withScope = (scope: string, options: RequestOptions = {}) => async (): Promise<RequestOptions> => ({ ...options, headers: { ...options.headers, ...(await t.auth(scope)) } });
+const withScope =
+  (scope: string, options: RequestOptions = {}) =>
+  async (): Promise<RequestOptions> => ({ ...options, headers: { ...options.headers, ...(await t.auth(scope)) } });
 const hugeHeader = { headers: { 'x-padding': 'a'.repeat(20_000) } };
-const form = (fields: Record<string, string>): RequestOptions => ({ method: 'POST', body: new URLSearchParams(fields).toString(), headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+const form = (fields: Record<string, string>): RequestOptions => ({
+  method: 'POST',
+  body: new URLSearchParams(fields).toString(),
+  headers: { 'content-type': 'application/x-www-form-urlencoded' },
+});
 
 const PROBES: Probe[] = [
-  { operationId: 'listDevices', what: 'limit out of range', path: '/v1/devices?limit=0', options: withScope('devices:read'), status: 400 },
+  {
+    operationId: 'listDevices',
+    what: 'limit out of range',
+    path: '/v1/devices?limit=0',
+    options: withScope('devices:read'),
+    status: 400,
+  },
   { operationId: 'listDevices', what: 'no token', path: '/v1/devices', status: 401 },
-  { operationId: 'listDevices', what: 'a forged token', path: '/v1/devices', options: { headers: { authorization: 'Bearer eyJhbGciOiJFUzI1NiJ9.e30.c2ln' } }, status: 401 },
-  { operationId: 'listDevices', what: 'another scope', path: '/v1/devices', options: withScope('alerts:read'), status: 403 },
-  { operationId: 'listDevices', what: 'a header section over 16 KiB', path: '/v1/devices', options: withScope('devices:read', hugeHeader), status: 431 },
-  { operationId: 'getDevice', what: 'unknown id', path: '/v1/devices/nope', options: withScope('devices:read'), status: 404 },
-  { operationId: 'controlDevice', what: 'unknown action', path: '/v1/devices/cam-off/control', options: withScope('devices:write', { method: 'POST', body: { action: 'explode' } }), status: 400 },
-  { operationId: 'controlDevice', what: 'an offline camera', path: '/v1/devices/cam-off/control', options: withScope('devices:write', { method: 'POST', body: { action: 'reboot' } }), status: 409 },
-  { operationId: 'getDeviceStream', what: 'unknown profile', path: '/v1/devices/cam-off/stream?profile=huge', options: withScope('devices:read'), status: 400 },
-  { operationId: 'getDeviceStream', what: 'an offline camera', path: '/v1/devices/cam-off/stream', options: withScope('devices:read'), status: 409 },
-  { operationId: 'listDeviceRecordings', what: 'start after end', path: '/v1/devices/cam-off/recordings?start_date=2026-11-02&end_date=2026-11-01', options: withScope('recordings:read'), status: 400 },
-  { operationId: 'listDeviceRecordings', what: 'unknown device', path: '/v1/devices/nope/recordings', options: withScope('recordings:read'), status: 404 },
-  { operationId: 'getRecording', what: 'malformed id', path: '/v1/recordings/a%20b', options: withScope('recordings:read'), status: 400 },
-  { operationId: 'downloadRecording', what: 'a range past the end', path: '/v1/recordings/rec-1/download', options: withScope('recordings:write', { headers: { range: 'bytes=5000-' } }), status: 416 },
-  { operationId: 'downloadRecordingHead', what: 'unknown id', path: '/v1/recordings/nope/download', options: withScope('recordings:write', { method: 'HEAD' }), status: 404 },
+  {
+    operationId: 'listDevices',
+    what: 'a forged token',
+    path: '/v1/devices',
+    options: { headers: { authorization: 'Bearer eyJhbGciOiJFUzI1NiJ9.e30.c2ln' } },
+    status: 401,
+  },
+  {
+    operationId: 'listDevices',
+    what: 'another scope',
+    path: '/v1/devices',
+    options: withScope('alerts:read'),
+    status: 403,
+  },
+  {
+    operationId: 'listDevices',
+    what: 'a header section over 16 KiB',
+    path: '/v1/devices',
+    options: withScope('devices:read', hugeHeader),
+    status: 431,
+  },
+  {
+    operationId: 'getDevice',
+    what: 'unknown id',
+    path: '/v1/devices/nope',
+    options: withScope('devices:read'),
+    status: 404,
+  },
+  {
+    operationId: 'controlDevice',
+    what: 'unknown action',
+    path: '/v1/devices/cam-off/control',
+    options: withScope('devices:write', { method: 'POST', body: { action: 'explode' } }),
+    status: 400,
+  },
+  {
+    operationId: 'controlDevice',
+    what: 'an offline camera',
+    path: '/v1/devices/cam-off/control',
+    options: withScope('devices:write', { method: 'POST', body: { action: 'reboot' } }),
+    status: 409,
+  },
+  {
+    operationId: 'getDeviceStream',
+    what: 'unknown profile',
+    path: '/v1/devices/cam-off/stream?profile=huge',
+    options: withScope('devices:read'),
+    status: 400,
+  },
+  {
+    operationId: 'getDeviceStream',
+    what: 'an offline camera',
+    path: '/v1/devices/cam-off/stream',
+    options: withScope('devices:read'),
+    status: 409,
+  },
+  {
+    operationId: 'listDeviceRecordings',
+    what: 'start after end',
+    path: '/v1/devices/cam-off/recordings?start_date=2026-11-02&end_date=2026-11-01',
+    options: withScope('recordings:read'),
+    status: 400,
+  },
+  {
+    operationId: 'listDeviceRecordings',
+    what: 'unknown device',
+    path: '/v1/devices/nope/recordings',
+    options: withScope('recordings:read'),
+    status: 404,
+  },
+  {
+    operationId: 'getRecording',
+    what: 'malformed id',
+    path: '/v1/recordings/a%20b',
+    options: withScope('recordings:read'),
+    status: 400,
+  },
+  {
+    operationId: 'downloadRecording',
+    what: 'a range past the end',
+    path: '/v1/recordings/rec-1/download',
+    options: withScope('recordings:write', { headers: { range: 'bytes=5000-' } }),
+    status: 416,
+  },
+  {
+    operationId: 'downloadRecordingHead',
+    what: 'unknown id',
+    path: '/v1/recordings/nope/download',
+    options: withScope('recordings:write', { method: 'HEAD' }),
+    status: 404,
+  },
   { operationId: 'playRecording', what: 'no ticket', path: '/v1/recordings/rec-1/play', status: 400 },
-  { operationId: 'playRecording', what: 'a forged ticket', path: '/v1/recordings/rec-1/play?ticket=AQAAAAAAAAByZWMtMQ.AAAAAAAAAAAAAAAAAAAAAA', status: 403 },
-  { operationId: 'playRecordingHead', what: 'a malformed ticket', path: '/v1/recordings/rec-1/play?ticket=x', options: { method: 'HEAD' }, status: 403 },
-  { operationId: 'getRecordingThumbnail', what: 'a clip without one', path: '/v1/recordings/rec-1/thumbnail', options: withScope('recordings:read'), status: 404 },
-  { operationId: 'listAlerts', what: 'unread=yes', path: '/v1/alerts?unread=yes', options: withScope('alerts:read'), status: 400 },
-  { operationId: 'markAlertRead', what: 'a body field', path: '/v1/alerts/nope/read', options: withScope('alerts:write', { method: 'POST', body: { read: true } }), status: 400 },
-  { operationId: 'markAlertRead', what: 'unknown id', path: '/v1/alerts/nope/read', options: withScope('alerts:write', { method: 'POST' }), status: 404 },
-  { operationId: 'streamEvents', what: 'none of the read scopes', path: '/v1/events', options: withScope('alerts:write'), status: 403 },
-  { operationId: 'streamEvents', what: 'a Last-Event-ID that is no id', path: '/v1/events', options: withScope('alerts:read', { headers: { 'last-event-id': 'abc' } }), status: 400 },
+  {
+    operationId: 'playRecording',
+    what: 'a forged ticket',
+    path: '/v1/recordings/rec-1/play?ticket=AQAAAAAAAAByZWMtMQ.AAAAAAAAAAAAAAAAAAAAAA',
+    status: 403,
+  },
+  {
+    operationId: 'playRecordingHead',
+    what: 'a malformed ticket',
+    path: '/v1/recordings/rec-1/play?ticket=x',
+    options: { method: 'HEAD' },
+    status: 403,
+  },
+  {
+    operationId: 'getRecordingThumbnail',
+    what: 'a clip without one',
+    path: '/v1/recordings/rec-1/thumbnail',
+    options: withScope('recordings:read'),
+    status: 404,
+  },
+  {
+    operationId: 'listAlerts',
+    what: 'unread=yes',
+    path: '/v1/alerts?unread=yes',
+    options: withScope('alerts:read'),
+    status: 400,
+  },
+  {
+    operationId: 'markAlertRead',
+    what: 'a body field',
+    path: '/v1/alerts/nope/read',
+    options: withScope('alerts:write', { method: 'POST', body: { read: true } }),
+    status: 400,
+  },
+  {
+    operationId: 'markAlertRead',
+    what: 'unknown id',
+    path: '/v1/alerts/nope/read',
+    options: withScope('alerts:write', { method: 'POST' }),
+    status: 404,
+  },
+  {
+    operationId: 'streamEvents',
+    what: 'none of the read scopes',
+    path: '/v1/events',
+    options: withScope('alerts:write'),
+    status: 403,
+  },
+  {
+    operationId: 'streamEvents',
+    what: 'a Last-Event-ID that is no id',
+    path: '/v1/events',
+    options: withScope('alerts:read', { headers: { 'last-event-id': 'abc' } }),
+    status: 400,
+  },
   { operationId: 'getOpenApiDocument', what: 'a query parameter', path: '/v1/openapi.json?format=yaml', status: 400 },
-  { operationId: 'getHealth', what: 'a header section over 16 KiB', path: '/healthz', options: hugeHeader, status: 431 },
-  { operationId: 'getJwks', what: 'a header section over 16 KiB', path: '/.well-known/jwks.json', options: hugeHeader, status: 431 },
-  { operationId: 'getAuthorizationServerMetadata', what: 'a header section over 16 KiB', path: '/.well-known/oauth-authorization-server', options: hugeHeader, status: 431 },
-  { operationId: 'requestToken', what: 'no grant_type', path: '/oauth/token', options: form({ client_id: 'nobody' }), status: 400 },
-  { operationId: 'requestToken', what: 'an unknown client', path: '/oauth/token', options: form({ grant_type: 'client_credentials', client_id: 'nobody', client_secret: 'x' }), status: 401 },
+  {
+    operationId: 'getHealth',
+    what: 'a header section over 16 KiB',
+    path: '/healthz',
+    options: hugeHeader,
+    status: 431,
+  },
+  {
+    operationId: 'getJwks',
+    what: 'a header section over 16 KiB',
+    path: '/.well-known/jwks.json',
+    options: hugeHeader,
+    status: 431,
+  },
+  {
+    operationId: 'getAuthorizationServerMetadata',
+    what: 'a header section over 16 KiB',
+    path: '/.well-known/oauth-authorization-server',
+    options: hugeHeader,
+    status: 431,
+  },
+  {
+    operationId: 'requestToken',
+    what: 'no grant_type',
+    path: '/oauth/token',
+    options: form({ client_id: 'nobody' }),
+    status: 400,
+  },
+  {
+    operationId: 'requestToken',
+    what: 'an unknown client',
+    path: '/oauth/token',
+    options: form({ grant_type: 'client_credentials', client_id: 'nobody', client_secret: 'x' }),
+    status: 401,
+  },
   { operationId: 'getAuthorizationPage', what: 'no parameters', path: '/oauth/authorize', status: 400 },
-  { operationId: 'submitAuthorizationForm', what: 'no CSRF cookie', path: '/oauth/authorize', options: form({ action: 'login', username: 'a', password: 'b' }), status: 403 },
-  { operationId: 'revokeToken', what: 'no token', path: '/oauth/revoke', options: form({ client_id: 'gateway-web' }), status: 400 },
-  { operationId: 'revokeToken', what: 'an unknown client', path: '/oauth/revoke', options: form({ client_id: 'nobody', token: 'x' }), status: 401 },
-  { operationId: 'getDeviceSnapshot', what: 'width out of range', path: '/v1/devices/cam-off/snapshot?width=10', options: withScope('devices:read'), status: 400 },
-  { operationId: 'getDeviceSnapshot', what: 'an offline camera', path: '/v1/devices/cam-off/snapshot', options: withScope('devices:read'), status: 409 },
-  { operationId: 'getDeviceSnapshot', what: 'unknown device', path: '/v1/devices/nope/snapshot', options: withScope('devices:read'), status: 404 },
+  {
+    operationId: 'submitAuthorizationForm',
+    what: 'no CSRF cookie',
+    path: '/oauth/authorize',
+    options: form({ action: 'login', username: 'a', password: 'b' }),
+    status: 403,
+  },
+  {
+    operationId: 'revokeToken',
+    what: 'no token',
+    path: '/oauth/revoke',
+    options: form({ client_id: 'gateway-web' }),
+    status: 400,
+  },
+  {
+    operationId: 'revokeToken',
+    what: 'an unknown client',
+    path: '/oauth/revoke',
+    options: form({ client_id: 'nobody', token: 'x' }),
+    status: 401,
+  },
+  {
+    operationId: 'getDeviceSnapshot',
+    what: 'width out of range',
+    path: '/v1/devices/cam-off/snapshot?width=10',
+    options: withScope('devices:read'),
+    status: 400,
+  },
+  {
+    operationId: 'getDeviceSnapshot',
+    what: 'an offline camera',
+    path: '/v1/devices/cam-off/snapshot',
+    options: withScope('devices:read'),
+    status: 409,
+  },
+  {
+    operationId: 'getDeviceSnapshot',
+    what: 'unknown device',
+    path: '/v1/devices/nope/snapshot',
+    options: withScope('devices:read'),
+    status: 404,
+  },
   { operationId: 'startHlsSession', what: 'a malformed ticket', path: '/live/not-a-ticket/index.m3u8', status: 404 },
-  { operationId: 'getHlsSessionFile', what: 'an unknown session', path: `/live/not-a-ticket/${'A'.repeat(22)}/index.m3u8`, status: 404 },
-  { operationId: 'getHlsSessionFile', what: 'a repeated _HLS_msn', path: `/live/not-a-ticket/${'A'.repeat(22)}/index.m3u8?_HLS_msn=1&_HLS_msn=2`, status: 400 },
-  { operationId: 'startWhepSession', what: 'a JSON body', path: '/live/not-a-ticket/whep', options: { method: 'POST', body: { sdp: 'v=0' } }, status: 415 },
-  { operationId: 'endWhepSession', what: 'an unknown session', path: '/live/not-a-ticket/whep/nope', options: { method: 'DELETE' }, status: 404 },
+  {
+    operationId: 'getHlsSessionFile',
+    what: 'an unknown session',
+    path: `/live/not-a-ticket/${'A'.repeat(22)}/index.m3u8`,
+    status: 404,
+  },
+  {
+    operationId: 'getHlsSessionFile',
+    what: 'a repeated _HLS_msn',
+    path: `/live/not-a-ticket/${'A'.repeat(22)}/index.m3u8?_HLS_msn=1&_HLS_msn=2`,
+    status: 400,
+  },
+  {
+    operationId: 'startWhepSession',
+    what: 'a JSON body',
+    path: '/live/not-a-ticket/whep',
+    options: { method: 'POST', body: { sdp: 'v=0' } },
+    status: 415,
+  },
+  {
+    operationId: 'endWhepSession',
+    what: 'an unknown session',
+    path: '/live/not-a-ticket/whep/nope',
+    options: { method: 'DELETE' },
+    status: 404,
+  },
 ];
 
 function findOperation(operationId: string): { method: string; operation: Operation } {
   for (const item of Object.values(doc.paths)) {
-    for (const [method, operation] of Object.entries(item)) if (operation.operationId === operationId) return { method, operation };
+    for (const [method, operation] of Object.entries(item))
+      if (operation.operationId === operationId) return { method, operation };
   }
   throw new Error(`no operation ${operationId} in the document`);
 }
@@ -176,7 +455,10 @@ describe('the error statuses the document declares', () => {
     }
     const mediaType = String(res.headers['content-type']).split(';')[0] ?? '';
     const content = declared?.content?.[mediaType];
-    expect(content, `${res.status} declared as ${Object.keys(declared?.content ?? {}).join(', ')}, answered ${mediaType}`).toBeDefined();
+    expect(
+      content,
+      `${res.status} declared as ${Object.keys(declared?.content ?? {}).join(', ')}, answered ${mediaType}`,
+    ).toBeDefined();
     const body = /^#\/components\/schemas\/((?:OAuth)?ErrorBody)$/.exec(content?.schema?.$ref ?? '')?.[1];
     if (body !== undefined) {
       // The code is one of the body's enum: the catalogue (ErrorBody) or RFC 6749 §5.2's (OAuthErrorBody).
@@ -196,36 +478,79 @@ describe('finishOpenApiDocument', () => {
         '/items': {
           get: {
             parameters: [{ name: 'q', in: 'query', schema: { type: 'string' } }],
-            responses: { 200: { description: 'ok', content: { 'application/json': { schema: titled('ItemPage', { data: { type: 'array', items: item } }) } } } },
+            responses: {
+              200: {
+                description: 'ok',
+                content: {
+                  'application/json': { schema: titled('ItemPage', { data: { type: 'array', items: item } }) },
+                },
+              },
+            },
           },
         },
-        '/items/{id}': { get: { responses: { 200: { description: 'ok', content: { 'application/json': { schema: structuredClone(item) } } } } } },
+        '/items/{id}': {
+          get: {
+            responses: {
+              200: { description: 'ok', content: { 'application/json': { schema: structuredClone(item) } } },
+            },
+          },
+        },
       },
     });
     expect(finished).toEqual({
-      components: { schemas: { Item: item, ItemPage: titled('ItemPage', { data: { type: 'array', items: { $ref: '#/components/schemas/Item' } } }) } },
+      components: {
+        schemas: {
+          Item: item,
+          ItemPage: titled('ItemPage', { data: { type: 'array', items: { $ref: '#/components/schemas/Item' } } }),
+        },
+      },
       paths: {
         '/items': {
           get: {
             parameters: [{ name: 'q', in: 'query', schema: { type: 'string' } }],
-            responses: { 200: { description: 'ok', content: { 'application/json': { schema: { $ref: '#/components/schemas/ItemPage' } } } } },
+            responses: {
+              200: {
+                description: 'ok',
+                content: { 'application/json': { schema: { $ref: '#/components/schemas/ItemPage' } } },
+              },
+            },
           },
         },
-        '/items/{id}': { get: { responses: { 200: { description: 'ok', content: { 'application/json': { schema: { $ref: '#/components/schemas/Item' } } } } } } },
+        '/items/{id}': {
+          get: {
+            responses: {
+              200: {
+                description: 'ok',
+                content: { 'application/json': { schema: { $ref: '#/components/schemas/Item' } } },
+              },
+            },
+          },
+        },
       },
     });
   });
 
   it('refuses two different schemas with one title, and a title that cannot name a component', () => {
-    const response = (schema: object) => ({ get: { responses: { 200: { description: 'ok', content: { 'application/json': { schema } } } } } });
-    expect(() => finishOpenApiDocument({ paths: { '/a': response(titled('Item', { id: { type: 'string' } })), '/b': response(titled('Item', { id: { type: 'integer' } })) } })).toThrow(
-      'two different schemas are titled Item',
+    const response = (schema: object) => ({
+      get: { responses: { 200: { description: 'ok', content: { 'application/json': { schema } } } } },
+    });
+    expect(() =>
+      finishOpenApiDocument({
+        paths: {
+          '/a': response(titled('Item', { id: { type: 'string' } })),
+          '/b': response(titled('Item', { id: { type: 'integer' } })),
+        },
+      }),
+    ).toThrow('two different schemas are titled Item');
+    expect(() => finishOpenApiDocument({ paths: { '/a': response(titled('An item', {})) } })).toThrow(
+      'not a valid component name',
     );
-    expect(() => finishOpenApiDocument({ paths: { '/a': response(titled('An item', {})) } })).toThrow('not a valid component name');
   });
 
   it('marks a JSON body that requires no field optional (the API reads no body as {}), and leaves the others required', () => {
-    const post = (schema: object) => ({ post: { requestBody: { required: true, content: { 'application/json': { schema } } }, responses: {} } });
+    const post = (schema: object) => ({
+      post: { requestBody: { required: true, content: { 'application/json': { schema } } }, responses: {} },
+    });
     const finished = finishOpenApiDocument({
       paths: {
         '/read': post({ type: 'object', properties: {}, additionalProperties: false }),
@@ -237,9 +562,18 @@ describe('finishOpenApiDocument', () => {
   });
 
   it('gives the HEAD twin of a GET its own operationId and no bodies, leaving the GET as it was', () => {
-    const shared = { operationId: 'download', responses: { 200: { description: 'the file', content: { 'video/mp4': { schema: { type: 'string' } } } } } };
+    const shared = {
+      operationId: 'download',
+      responses: { 200: { description: 'the file', content: { 'video/mp4': { schema: { type: 'string' } } } } },
+    };
     const finished = finishOpenApiDocument({ paths: { '/f': { get: shared, head: shared } } });
-    expect(finished.paths['/f'].get).toEqual({ operationId: 'download', responses: { 200: { description: 'the file', content: { 'video/mp4': { schema: { type: 'string' } } } } } });
-    expect(finished.paths['/f'].head).toEqual({ operationId: 'downloadHead', responses: { 200: { description: 'the file' } } });
+    expect(finished.paths['/f'].get).toEqual({
+      operationId: 'download',
+      responses: { 200: { description: 'the file', content: { 'video/mp4': { schema: { type: 'string' } } } } },
+    });
+    expect(finished.paths['/f'].head).toEqual({
+      operationId: 'downloadHead',
+      responses: { 200: { description: 'the file' } },
+    });
   });
 });

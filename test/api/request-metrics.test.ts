@@ -3,7 +3,12 @@ import { describe, expect, it } from 'vitest';
 import { DURATION_BUCKETS_S, RouteTally, UNMATCHED, requestMetrics } from '../../src/api/request-metrics.js';
 
 /** Calls a route's hook as Fastify would on a finished answer. */
-function answer(hook: ReturnType<ReturnType<typeof requestMetrics>['hookFor']>, method: string, status: number, elapsedMs: number): void {
+function answer(
+  hook: ReturnType<ReturnType<typeof requestMetrics>['hookFor']>,
+  method: string,
+  status: number,
+  elapsedMs: number,
+): void {
   let called = false;
   const request = { method } as Parameters<typeof hook>[0];
   const reply = { statusCode: status, elapsedTime: elapsedMs } as Parameters<typeof hook>[1];
@@ -13,7 +18,16 @@ function answer(hook: ReturnType<ReturnType<typeof requestMetrics>['hookFor']>, 
 
 describe('RouteTally', () => {
   it('counts by method and status', () => {
-    const tally = new RouteTally('/v1/x', new Histogram({ name: 'x_seconds', help: 'x', labelNames: ['route'], buckets: [...DURATION_BUCKETS_S], registers: [] }));
+    const tally = new RouteTally(
+      '/v1/x',
+      new Histogram({
+        name: 'x_seconds',
+        help: 'x',
+        labelNames: ['route'],
+        buckets: [...DURATION_BUCKETS_S],
+        registers: [],
+      }),
+    );
     tally.record('GET', 200, 0.001);
     tally.record('GET', 200, 0.0011);
     tally.record('GET', 401, 0.0001);

@@ -32,7 +32,13 @@ describe('API certificate', () => {
     expect(readdirSync(path.join(dataDir, 'tls')).sort()).toEqual(['cert.pem', 'key.sealed']);
     expect(readFileSync(path.join(dataDir, 'tls', 'key.sealed'), 'utf8')).not.toContain('PRIVATE KEY');
 
-    const second = await loadTlsCredentials({ certFile: null, keyFile: null, dataDir, secretBox, names: { dns: ['other'], ips: [] } });
+    const second = await loadTlsCredentials({
+      certFile: null,
+      keyFile: null,
+      dataDir,
+      secretBox,
+      names: { dns: ['other'], ips: [] },
+    });
     expect(second.generated).toBe(false);
     expect(second.cert.equals(first.cert)).toBe(true);
     expect(second.key.equals(first.key)).toBe(true);
@@ -42,10 +48,16 @@ describe('API certificate', () => {
     const dataDir = tempDir('eg-tls-');
     dirs.push(dataDir);
     const secretBox = SecretBox.openInDir(dataDir);
-    const gen = await loadTlsCredentials({ certFile: null, keyFile: null, dataDir, secretBox, names: { dns: ['localhost'], ips: ['127.0.0.1'] } });
-    await expect(loadTlsCredentials({ certFile: gen.certFile, keyFile: '/nonexistent/key.pem', dataDir, secretBox })).rejects.toThrow(
-      new TlsSetupError('config: api.tls.key_file: cannot read /nonexistent/key.pem: ENOENT'),
-    );
+    const gen = await loadTlsCredentials({
+      certFile: null,
+      keyFile: null,
+      dataDir,
+      secretBox,
+      names: { dns: ['localhost'], ips: ['127.0.0.1'] },
+    });
+    await expect(
+      loadTlsCredentials({ certFile: gen.certFile, keyFile: '/nonexistent/key.pem', dataDir, secretBox }),
+    ).rejects.toThrow(new TlsSetupError('config: api.tls.key_file: cannot read /nonexistent/key.pem: ENOENT'));
     expect(existsSync('/nonexistent/key.pem')).toBe(false);
   });
 
@@ -53,7 +65,13 @@ describe('API certificate', () => {
     const dataDir = tempDir('eg-tls-');
     dirs.push(dataDir);
     await expect(
-      loadTlsCredentials({ certFile: null, keyFile: null, dataDir, secretBox: SecretBox.openInDir(dataDir), openssl: '/nonexistent/openssl' }),
+      loadTlsCredentials({
+        certFile: null,
+        keyFile: null,
+        dataDir,
+        secretBox: SecretBox.openInDir(dataDir),
+        openssl: '/nonexistent/openssl',
+      }),
     ).rejects.toThrow(/openssl is not installed/);
   });
 });

@@ -13,8 +13,11 @@ let t: TestGateway;
 let assetNames: string[] = [];
 
 beforeAll(async () => {
-  if (!existsSync(path.join(DEFAULT_WEB_ROOT, 'index.html'))) throw new Error('dist/web is not built: node scripts/build-web.mjs');
-  assetNames = readdirSync(path.join(DEFAULT_WEB_ROOT, 'assets')).filter((f) => !f.endsWith('.br') && !f.endsWith('.gz'));
+  if (!existsSync(path.join(DEFAULT_WEB_ROOT, 'index.html')))
+    throw new Error('dist/web is not built: node scripts/build-web.mjs');
+  assetNames = readdirSync(path.join(DEFAULT_WEB_ROOT, 'assets')).filter(
+    (f) => !f.endsWith('.br') && !f.endsWith('.gz'),
+  );
   t = await startTestGateway();
 });
 afterAll(async () => {
@@ -88,7 +91,16 @@ describe('the app at /', () => {
 
 describe('what the app never shadows', () => {
   it('keeps the JSON 404 of unknown paths under /v1, /oauth, /live, /.well-known, /metrics and /healthz', async () => {
-    for (const p of ['/v1/nothing', '/v1', '/oauth/nothing', '/live/nothing', '/live', '/.well-known/nothing', '/metrics', '/healthz/x']) {
+    for (const p of [
+      '/v1/nothing',
+      '/v1',
+      '/oauth/nothing',
+      '/live/nothing',
+      '/live',
+      '/.well-known/nothing',
+      '/metrics',
+      '/healthz/x',
+    ]) {
       const res = await t.request(p);
       expect(res.status, p).toBe(404);
       expect((res.json() as { error: string }).error, p).toBe('not_found');
@@ -104,7 +116,9 @@ describe('what the app never shadows', () => {
     expect(health.headers['content-security-policy']).toBeUndefined();
     const page = await t.request('/oauth/authorize?client_id=nobody');
     // The OAuth pages' own policy (no script at all, their one style block pinned by its hash), not the app's.
-    expect(page.headers['content-security-policy']).toMatch(/^default-src 'none'; style-src 'sha256-[A-Za-z0-9+/=]+'; frame-ancestors 'none'; base-uri 'none'$/);
+    expect(page.headers['content-security-policy']).toMatch(
+      /^default-src 'none'; style-src 'sha256-[A-Za-z0-9+/=]+'; frame-ancestors 'none'; base-uri 'none'$/,
+    );
   });
 
   it('refuses other methods on app paths as before', async () => {

@@ -14,9 +14,19 @@ describe('parseBearer', () => {
     ['scheme case-insensitive', ['authorization', `bEaReR ${JWT}`], '', { kind: 'token', token: JWT }],
     ['header name case-insensitive', ['AUTHORIZATION', `Bearer ${JWT}`], '', { kind: 'token', token: JWT }],
     ['surrounding whitespace', ['Authorization', `  Bearer   ${JWT} \t`], '', { kind: 'token', token: JWT }],
-    ['b64token with padding and symbols', ['Authorization', 'Bearer aZ09-._~+/=='], '', { kind: 'token', token: 'aZ09-._~+/==' }],
+    [
+      'b64token with padding and symbols',
+      ['Authorization', 'Bearer aZ09-._~+/=='],
+      '',
+      { kind: 'token', token: 'aZ09-._~+/==' },
+    ],
     ['unrelated query', ['Authorization', `Bearer ${JWT}`], 'limit=10&cursor=abc', { kind: 'token', token: JWT }],
-    ['long token is still a token', ['Authorization', `Bearer ${'a'.repeat(9000)}`], '', { kind: 'token', token: 'a'.repeat(9000) }],
+    [
+      'long token is still a token',
+      ['Authorization', `Bearer ${'a'.repeat(9000)}`],
+      '',
+      { kind: 'token', token: 'a'.repeat(9000) },
+    ],
     ['Basic is foreign', ['Authorization', 'Basic dXNlcjpwYXNz'], '', { kind: 'none' }],
     ['Digest is foreign', ['Authorization', 'Digest username="x"'], '', { kind: 'none' }],
     ['Bearer prefix of another scheme', ['Authorization', `Bearerish ${JWT}`], '', { kind: 'none' }],
@@ -56,7 +66,10 @@ describe('parseBearer', () => {
 describe('locateBearer and b64TokenFault: parseBearer in two steps', () => {
   it('locates a token without looking at its characters', () => {
     for (const token of [JWT, 'tok"en', 'abcé', 'ab=cd', `${JWT} extra`]) {
-      expect(locateBearer({ rawHeaders: ['Authorization', `Bearer ${token}`], query: '' })).toEqual({ kind: 'unchecked', token });
+      expect(locateBearer({ rawHeaders: ['Authorization', `Bearer ${token}`], query: '' })).toEqual({
+        kind: 'unchecked',
+        token,
+      });
     }
   });
 
@@ -98,13 +111,19 @@ describe('parseBearer fuzz', () => {
         rawHeaders.push(rng.int(3) === 0 ? rng.string(40) : mutate(rng, `Bearer ${JWT}`, alphabet));
       }
       if (rng.int(10) === 0) rawHeaders.push('Authorization');
-      const query = rng.int(2) === 0 ? '' : mutate(rng, rng.pick(['a=1', 'access_token=x', 'cursor=abc&limit=5']), queryAlphabet);
+      const query =
+        rng.int(2) === 0 ? '' : mutate(rng, rng.pick(['a=1', 'access_token=x', 'cursor=abc&limit=5']), queryAlphabet);
       const result = parseBearer({ rawHeaders, query });
       const context = `seed ${rng.seed}, iteration ${i}: ${JSON.stringify({ rawHeaders, query })}`;
       // The two steps the API's hook takes (the second only for a token it has not verified before) agree with it.
       const located = locateBearer({ rawHeaders, query });
       const fault = located.kind === 'unchecked' ? b64TokenFault(located.token) : null;
-      const stepwise = located.kind !== 'unchecked' ? located : fault === null ? { kind: 'token', token: located.token } : { kind: 'malformed', reason: fault };
+      const stepwise =
+        located.kind !== 'unchecked'
+          ? located
+          : fault === null
+            ? { kind: 'token', token: located.token }
+            : { kind: 'malformed', reason: fault };
       expect(stepwise, context).toEqual(result);
       expect(['none', 'token', 'malformed'], context).toContain(result.kind);
       if (result.kind === 'token') expect(result.token, context).toMatch(/^[A-Za-z0-9\-._~+/]+=*$/);

@@ -48,7 +48,9 @@ interface LoopOutcome {
 
 function runLoop(source: string): Promise<LoopOutcome> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['-e', source, String(ITERATIONS), String(PROGRESS_EVERY)], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['-e', source, String(ITERATIONS), String(PROGRESS_EVERY)], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let completed = 0;
     let stalled = false;
     let stderr = '';

@@ -80,7 +80,9 @@ function readKeyFile(dataDir: string): KeyFileV2 {
 }
 
 function writeKeyFile(dataDir: string, content: unknown): void {
-  writeFileSync(path.join(dataDir, KEY_FILE), typeof content === 'string' ? content : JSON.stringify(content), { mode: 0o600 });
+  writeFileSync(path.join(dataDir, KEY_FILE), typeof content === 'string' ? content : JSON.stringify(content), {
+    mode: 0o600,
+  });
 }
 
 function kids(issuer: LocalIssuer): Array<string | undefined> {
@@ -93,7 +95,10 @@ async function writeV1KeyFile(dataDir: string, mtimeS: number): Promise<JWK> {
   const jwk = await webcrypto.subtle.exportKey('jwk', privateKey);
   const publicJwk = { kty: 'EC', crv: 'P-256', x: jwk.x, y: jwk.y };
   const sealed = SecretBox.openInDir(dataDir).seal(JSON.stringify({ ...publicJwk, d: jwk.d }), 'local-issuer-key');
-  writeKeyFile(dataDir, `${JSON.stringify({ version: 1, alg: 'ES256', public_jwk: publicJwk, sealed_private_jwk: sealed }, null, 2)}\n`);
+  writeKeyFile(
+    dataDir,
+    `${JSON.stringify({ version: 1, alg: 'ES256', public_jwk: publicJwk, sealed_private_jwk: sealed }, null, 2)}\n`,
+  );
   utimesSync(path.join(dataDir, KEY_FILE), mtimeS, mtimeS);
   return publicJwk;
 }
@@ -118,7 +123,9 @@ describe('LocalIssuer key file', () => {
     const [key] = file.keys as [KeyEntry];
     expect(key).toMatchObject({ kid: issuer.currentKid, created_at: T0_S, retired_at: null });
     expect(issuer.currentKid).toBe(await calculateJwkThumbprint(key.public_jwk, 'sha256'));
-    expect(issuer.publicJwks()).toEqual({ keys: [{ ...key.public_jwk, kid: issuer.currentKid, alg: 'ES256', use: 'sig' }] });
+    expect(issuer.publicJwks()).toEqual({
+      keys: [{ ...key.public_jwk, kid: issuer.currentKid, alg: 'ES256', use: 'sig' }],
+    });
   });
 
   it('reads a version-1 file as the current key, created at its mtime, and leaves it as is', async () => {
@@ -170,7 +177,13 @@ describe('LocalIssuer key file', () => {
 
   it('refuses a negative retiredKeyLifetimeS', async () => {
     const dataDir = tempDir();
-    const opening = LocalIssuer.open({ dataDir, secretBox: SecretBox.openInDir(dataDir), issuer: ISSUER, audience: AUDIENCE, retiredKeyLifetimeS: -1 });
+    const opening = LocalIssuer.open({
+      dataDir,
+      secretBox: SecretBox.openInDir(dataDir),
+      issuer: ISSUER,
+      audience: AUDIENCE,
+      retiredKeyLifetimeS: -1,
+    });
     await expect(opening).rejects.toThrow(LocalIssuerError);
   });
 });
@@ -191,15 +204,37 @@ describe('LocalIssuer broken key files', () => {
   const breakages: Array<[string, (file: KeyFileV2) => unknown, RegExp]> = [
     ['bad JSON', () => '{ "version": 2, "keys": [', /not JSON/],
     ['no current key', (f) => ({ ...f, keys: f.keys.map((k) => ({ ...k, retired_at: T0_S + 10 })) }), /no current key/],
-    ['two current keys', (f) => ({ ...f, keys: f.keys.map((k) => ({ ...k, retired_at: null })) }), /more than one current key/],
+    [
+      'two current keys',
+      (f) => ({ ...f, keys: f.keys.map((k) => ({ ...k, retired_at: null })) }),
+      /more than one current key/,
+    ],
     ['no keys', (f) => ({ ...f, keys: [] }), /no keys/],
     ['an unknown version', (f) => ({ ...f, version: 3 }), /unknown version/],
-    ['a kid that is not the thumbprint', (f) => ({ ...f, keys: f.keys.map((k, i) => (i === 1 ? { ...k, kid: 'other' } : k)) }), /key 1: kid is not the key thumbprint/],
-    ['one kid twice', (f) => ({ ...f, keys: [...f.keys, { ...(f.keys[1] as KeyEntry), retired_at: T0_S }] }), /duplicate kid/],
-    ['a tampered sealed key', (f) => ({ ...f, keys: f.keys.map((k, i) => (i === 0 ? { ...k, sealed_private_jwk: tamper(k.sealed_private_jwk) } : k)) }), /does not open/],
+    [
+      'a kid that is not the thumbprint',
+      (f) => ({ ...f, keys: f.keys.map((k, i) => (i === 1 ? { ...k, kid: 'other' } : k)) }),
+      /key 1: kid is not the key thumbprint/,
+    ],
+    [
+      'one kid twice',
+      (f) => ({ ...f, keys: [...f.keys, { ...(f.keys[1] as KeyEntry), retired_at: T0_S }] }),
+      /duplicate kid/,
+    ],
+    [
+      'a tampered sealed key',
+      (f) => ({
+        ...f,
+        keys: f.keys.map((k, i) => (i === 0 ? { ...k, sealed_private_jwk: tamper(k.sealed_private_jwk) } : k)),
+      }),
+      /does not open/,
+    ],
     [
       'the retired key sealed under the current key',
-      (f) => ({ ...f, keys: f.keys.map((k, i) => (i === 0 ? { ...k, sealed_private_jwk: f.keys[1]?.sealed_private_jwk } : k)) }),
+      (f) => ({
+        ...f,
+        keys: f.keys.map((k, i) => (i === 0 ? { ...k, sealed_private_jwk: f.keys[1]?.sealed_private_jwk } : k)),
+      }),
       /public and private keys differ/,
     ],
   ];
@@ -233,7 +268,13 @@ describe('LocalIssuer tokens', () => {
     const dataDir = tempDir();
     const clock = { s: T0_S };
     const issuer = await openIssuer(dataDir, clock);
-    const token = await issuer.issue({ subject: 'admin', scope: 'devices:read users:write', ttlS: 300, clientId: 'console', jti: 'grant-7.1' });
+    const token = await issuer.issue({
+      subject: 'admin',
+      scope: 'devices:read users:write',
+      ttlS: 300,
+      clientId: 'console',
+      jti: 'grant-7.1',
+    });
 
     expect(decodeProtectedHeader(token)).toEqual({ alg: 'ES256', kid: issuer.currentKid, typ: 'at+jwt' });
     expect(decodeJwt(token)).toEqual({
@@ -252,7 +293,9 @@ describe('LocalIssuer tokens', () => {
 
   it('defaults jti to a fresh UUID per token and refuses an empty one', async () => {
     const issuer = await openIssuer(tempDir(), { s: T0_S });
-    const jtis = await Promise.all([1, 2].map(async () => decodeJwt(await issuer.issue({ subject: 'a', scope: '', ttlS: 60 })).jti));
+    const jtis = await Promise.all(
+      [1, 2].map(async () => decodeJwt(await issuer.issue({ subject: 'a', scope: '', ttlS: 60 })).jti),
+    );
     expect(jtis[0]).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     expect(jtis[1]).not.toBe(jtis[0]);
     await expect(issuer.issue({ subject: 'a', scope: '', ttlS: 60, jti: '' })).rejects.toThrow(LocalIssuerError);
@@ -294,7 +337,9 @@ describe('LocalIssuer rotation', () => {
     const verifier = makeVerifier(issuer, dataDir, clock);
     const oldKid = issuer.currentKid;
     // Longer-lived than the lifetime allows, so only the key's removal can refuse them.
-    const [early, late] = await Promise.all(['early', 'late'].map((subject) => issuer.issue({ subject, scope: '', ttlS: 10 * LIFETIME_S })));
+    const [early, late] = await Promise.all(
+      ['early', 'late'].map((subject) => issuer.issue({ subject, scope: '', ttlS: 10 * LIFETIME_S })),
+    );
     await issuer.rotate();
     const newKid = issuer.currentKid;
 
@@ -330,7 +375,11 @@ describe('LocalIssuer rotation', () => {
 
     expect(await issuer.rotateIfOlderThan(99)).toBe(true);
     expect(issuer.currentKid).not.toBe(firstKid);
-    expect(readKeyFile(dataDir).keys[0]).toMatchObject({ kid: issuer.currentKid, created_at: T0_S + 100, retired_at: null });
+    expect(readKeyFile(dataDir).keys[0]).toMatchObject({
+      kid: issuer.currentKid,
+      created_at: T0_S + 100,
+      retired_at: null,
+    });
     // The new key is brand new.
     expect(await issuer.rotateIfOlderThan(99)).toBe(false);
   });
@@ -348,7 +397,8 @@ describe('LocalIssuer rotation', () => {
 });
 
 describe('openLocalIssuer and startKeyRotation (how the daemon and the token command open the issuer)', () => {
-  const configFor = (dataDir: string, extra: Record<string, unknown> = {}) => validateConfig({ gateway: { data_dir: dataDir }, api: { host: '127.0.0.1', port: 8443 }, ...extra });
+  const configFor = (dataDir: string, extra: Record<string, unknown> = {}) =>
+    validateConfig({ gateway: { data_dir: dataDir }, api: { host: '127.0.0.1', port: 8443 }, ...extra });
 
   it('the daemon records the issuer URL of the port it listens on; the token command signs with the recorded one', async () => {
     const dataDir = tempDir();
@@ -359,13 +409,17 @@ describe('openLocalIssuer and startKeyRotation (how the daemon and the token com
 
     const cli = await openLocalIssuer(config, SecretBox.openInDir(dataDir));
     expect(cli.issuer).toBe('https://127.0.0.1:40123');
-    expect(decodeJwt(await cli.issue({ subject: 'cli', scope: 'devices:read', ttlS: 60 })).iss).toBe('https://127.0.0.1:40123');
+    expect(decodeJwt(await cli.issue({ subject: 'cli', scope: 'devices:read', ttlS: 60 })).iss).toBe(
+      'https://127.0.0.1:40123',
+    );
   });
 
   it('the token command ignores a recorded file that is not an https URL, and auth.local.issuer wins over a recorded one', async () => {
     const dataDir = tempDir();
     writeFileSync(path.join(dataDir, 'local-issuer.url'), 'not a url\n');
-    expect((await openLocalIssuer(configFor(dataDir), SecretBox.openInDir(dataDir))).issuer).toBe('https://127.0.0.1:8443');
+    expect((await openLocalIssuer(configFor(dataDir), SecretBox.openInDir(dataDir))).issuer).toBe(
+      'https://127.0.0.1:8443',
+    );
     writeFileSync(path.join(dataDir, 'local-issuer.url'), 'https://127.0.0.1:40123\n');
     const named = configFor(dataDir, { auth: { local: { issuer: 'https://gw.example:9443' } } });
     expect((await openLocalIssuer(named, SecretBox.openInDir(dataDir))).issuer).toBe('https://gw.example:9443');
@@ -373,7 +427,9 @@ describe('openLocalIssuer and startKeyRotation (how the daemon and the token com
 
   it('names the issuer by api.public_host, bracketing an IPv6 address', () => {
     const dataDir = tempDir();
-    expect(localIssuerName(configFor(dataDir, { api: { host: '0.0.0.0', public_host: 'gw.lan' } }), 8443)).toBe('https://gw.lan:8443');
+    expect(localIssuerName(configFor(dataDir, { api: { host: '0.0.0.0', public_host: 'gw.lan' } }), 8443)).toBe(
+      'https://gw.lan:8443',
+    );
     expect(localIssuerName(configFor(dataDir, { api: { host: '::1' } }), 9000)).toBe('https://[::1]:9000');
   });
 
@@ -394,6 +450,8 @@ describe('openLocalIssuer and startKeyRotation (how the daemon and the token com
     const stop = await startKeyRotation(issuer, 1, log);
     stop();
     expect(issuer.currentKid).not.toBe(firstKid);
-    expect(lines.map((l) => JSON.parse(l) as { msg: string; kid: string })).toMatchObject([{ msg: 'local issuer signing key rotated', kid: issuer.currentKid }]);
+    expect(lines.map((l) => JSON.parse(l) as { msg: string; kid: string })).toMatchObject([
+      { msg: 'local issuer signing key rotated', kid: issuer.currentKid },
+    ]);
   });
 });

@@ -3,7 +3,16 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { base64url, exportJWK, exportSPKI, generateKeyPair, SignJWT, type CryptoKey, type JWK, type JWTHeaderParameters } from 'jose';
+import {
+  base64url,
+  exportJWK,
+  exportSPKI,
+  generateKeyPair,
+  SignJWT,
+  type CryptoKey,
+  type JWK,
+  type JWTHeaderParameters,
+} from 'jose';
 import pino from 'pino';
 import { Registry } from 'prom-client';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -200,7 +209,11 @@ let ed: Signer;
 let main: JwksServer;
 
 beforeAll(async () => {
-  [rsa, ec, ed] = await Promise.all([makeSigner('RS256', 'rsa-1'), makeSigner('ES256', 'ec-1'), makeSigner('EdDSA', 'ed-1')]);
+  [rsa, ec, ed] = await Promise.all([
+    makeSigner('RS256', 'rsa-1'),
+    makeSigner('ES256', 'ec-1'),
+    makeSigner('EdDSA', 'ed-1'),
+  ]);
   main = await startJwksServer([rsa.publicJwk, ec.publicJwk, ed.publicJwk]);
 });
 
@@ -213,7 +226,9 @@ afterAll(async () => {
   for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
 });
 
-async function readyVerifier(opts: Partial<VerifierOptions> & { jwksUri?: string; clockMs?: number } = {}): Promise<Harness> {
+async function readyVerifier(
+  opts: Partial<VerifierOptions> & { jwksUri?: string; clockMs?: number } = {},
+): Promise<Harness> {
   const h = makeVerifier({ jwksUri: main.url, ...opts });
   await h.verifier.start();
   await h.verifier.refreshNow();
@@ -238,14 +253,18 @@ describe('TokenVerifier: signatures and algorithms', () => {
 
   it('accepts typ application/at+jwt in any case', async () => {
     const { verifier } = await readyVerifier();
-    await expect(verifier.verify(await sign(ec, { header: { typ: 'Application/AT+JWT' } }))).resolves.toMatchObject({ subject: 'user-1' });
+    await expect(verifier.verify(await sign(ec, { header: { typ: 'Application/AT+JWT' } }))).resolves.toMatchObject({
+      subject: 'user-1',
+    });
   });
 
   it('rejects alg none', async () => {
     const { verifier, registry } = await readyVerifier();
     const header = base64url.encode(JSON.stringify({ alg: 'none', typ: 'at+jwt' }));
     const nowS = Math.floor(T0 / 1000);
-    const payload = base64url.encode(JSON.stringify({ iss: ISSUER, sub: 'root', aud: AUDIENCE, iat: nowS, exp: nowS + 600 }));
+    const payload = base64url.encode(
+      JSON.stringify({ iss: ISSUER, sub: 'root', aud: AUDIENCE, iat: nowS, exp: nowS + 600 }),
+    );
     await expectInvalid(verifier.verify(`${header}.${payload}.`), 'algorithm not allowed');
     expect(await metric(registry, 'edge_gateway_token_verifications_total', { result: 'invalid' })).toBe(1);
   });
@@ -275,7 +294,9 @@ describe('TokenVerifier: signatures and algorithms', () => {
     const { verifier } = await readyVerifier();
     const [h, , s] = (await sign(rsa)).split('.');
     const nowS = Math.floor(T0 / 1000);
-    const forged = base64url.encode(JSON.stringify({ iss: ISSUER, sub: 'admin', aud: AUDIENCE, iat: nowS, exp: nowS + 600, scope: 'users:write' }));
+    const forged = base64url.encode(
+      JSON.stringify({ iss: ISSUER, sub: 'admin', aud: AUDIENCE, iat: nowS, exp: nowS + 600, scope: 'users:write' }),
+    );
     await expectInvalid(verifier.verify(`${h}.${forged}.${s}`), 'signature invalid');
   });
 });
@@ -284,13 +305,18 @@ describe('TokenVerifier: claims and header', () => {
   it('rejects an expired token', async () => {
     const { verifier } = await readyVerifier();
     const nowS = Math.floor(T0 / 1000);
-    await expectInvalid(verifier.verify(await sign(rsa, { claims: { iat: nowS - 700, exp: nowS - 100 } })), 'token expired');
+    await expectInvalid(
+      verifier.verify(await sign(rsa, { claims: { iat: nowS - 700, exp: nowS - 100 } })),
+      'token expired',
+    );
   });
 
   it('accepts a token expired by less than the clock tolerance', async () => {
     const { verifier } = await readyVerifier();
     const nowS = Math.floor(T0 / 1000);
-    await expect(verifier.verify(await sign(rsa, { claims: { iat: nowS - 700, exp: nowS - 10 } }))).resolves.toMatchObject({ subject: 'user-1' });
+    await expect(
+      verifier.verify(await sign(rsa, { claims: { iat: nowS - 700, exp: nowS - 10 } })),
+    ).resolves.toMatchObject({ subject: 'user-1' });
   });
 
   it('rejects nbf in the future', async () => {
@@ -316,10 +342,13 @@ describe('TokenVerifier: claims and header', () => {
     else await expectInvalid(verifier.verify(token), outcome);
   });
 
-  it.each(['soon', '1700000000', null, true, [1]])('rejects an iat that is not a number of seconds (%j)', async (iat) => {
-    const { verifier } = await readyVerifier();
-    await expectInvalid(verifier.verify(await sign(ec, { claims: { iat } })), 'invalid claim iat');
-  });
+  it.each(['soon', '1700000000', null, true, [1]])(
+    'rejects an iat that is not a number of seconds (%j)',
+    async (iat) => {
+      const { verifier } = await readyVerifier();
+      await expectInvalid(verifier.verify(await sign(ec, { claims: { iat } })), 'invalid claim iat');
+    },
+  );
 
   it('rejects a cached token whose iat is still ahead of a clock that stepped back', async () => {
     const { verifier, clock } = await readyVerifier();
@@ -331,19 +360,27 @@ describe('TokenVerifier: claims and header', () => {
 
   it('rejects an issuer it does not know, even a near match', async () => {
     const { verifier } = await readyVerifier();
-    await expectInvalid(verifier.verify(await sign(ec, { claims: { iss: 'https://evil.example.test/' } })), 'issuer not accepted');
+    await expectInvalid(
+      verifier.verify(await sign(ec, { claims: { iss: 'https://evil.example.test/' } })),
+      'issuer not accepted',
+    );
     await expectInvalid(verifier.verify(await sign(ec, { claims: { iss: `${ISSUER}/` } })), 'issuer not accepted');
   });
 
   it('rejects an aud without us', async () => {
     const { verifier } = await readyVerifier();
     await expectInvalid(verifier.verify(await sign(ec, { claims: { aud: 'other-api' } })), 'audience not accepted');
-    await expectInvalid(verifier.verify(await sign(ec, { claims: { aud: ['other-api', 'more'] } })), 'audience not accepted');
+    await expectInvalid(
+      verifier.verify(await sign(ec, { claims: { aud: ['other-api', 'more'] } })),
+      'audience not accepted',
+    );
   });
 
   it('accepts an aud array that contains us', async () => {
     const { verifier } = await readyVerifier();
-    await expect(verifier.verify(await sign(ec, { claims: { aud: ['other-api', AUDIENCE] } }))).resolves.toMatchObject({ subject: 'user-1' });
+    await expect(verifier.verify(await sign(ec, { claims: { aud: ['other-api', AUDIENCE] } }))).resolves.toMatchObject({
+      subject: 'user-1',
+    });
   });
 
   it('rejects typ JWT and a missing typ when at+jwt is required', async () => {
@@ -354,16 +391,25 @@ describe('TokenVerifier: claims and header', () => {
 
   it('accepts typ JWT and a missing typ when at+jwt is not required', async () => {
     const { verifier } = await readyVerifier({ requireAtJwt: false });
-    await expect(verifier.verify(await sign(ec, { header: { typ: 'JWT' } }))).resolves.toMatchObject({ subject: 'user-1' });
-    await expect(verifier.verify(await sign(ec, { header: { typ: 'application/jwt' }, claims: { jti: 'b' } }))).resolves.toMatchObject({
+    await expect(verifier.verify(await sign(ec, { header: { typ: 'JWT' } }))).resolves.toMatchObject({
       subject: 'user-1',
     });
-    await expect(verifier.verify(await sign(ec, { dropTyp: true, claims: { jti: 'c' } }))).resolves.toMatchObject({ subject: 'user-1' });
+    await expect(
+      verifier.verify(await sign(ec, { header: { typ: 'application/jwt' }, claims: { jti: 'b' } })),
+    ).resolves.toMatchObject({
+      subject: 'user-1',
+    });
+    await expect(verifier.verify(await sign(ec, { dropTyp: true, claims: { jti: 'c' } }))).resolves.toMatchObject({
+      subject: 'user-1',
+    });
   });
 
   it.each([true, false])('rejects other typs (requireAtJwt %s)', async (requireAtJwt) => {
     const { verifier } = await readyVerifier({ requireAtJwt });
-    await expectInvalid(verifier.verify(await sign(ec, { header: { typ: 'id_token+jwt' } })), 'token type not accepted');
+    await expectInvalid(
+      verifier.verify(await sign(ec, { header: { typ: 'id_token+jwt' } })),
+      'token type not accepted',
+    );
     await expectInvalid(verifier.verify(await sign(ec, { header: { typ: 'dpop+jwt' } })), 'token type not accepted');
   });
 
@@ -380,7 +426,9 @@ describe('TokenVerifier: claims and header', () => {
   it('treats a missing or odd scope claim as no scopes', async () => {
     const { verifier } = await readyVerifier();
     expect((await verifier.verify(await sign(rsa, { omit: ['scope'] }))).scopes.size).toBe(0);
-    expect((await verifier.verify(await sign(rsa, { claims: { scope: ['devices:read'], jti: 'x' } }))).scopes.size).toBe(0);
+    expect(
+      (await verifier.verify(await sign(rsa, { claims: { scope: ['devices:read'], jti: 'x' } }))).scopes.size,
+    ).toBe(0);
   });
 });
 
@@ -403,7 +451,11 @@ describe('TokenVerifier: malformed input', () => {
     const { verifier } = await readyVerifier();
     const token = await sign(ec);
     const [h, p, s] = token.split('.') as [string, string, string];
-    for (const spelling of [`${h}.${p}.${s.slice(0, 10)} ${s.slice(10)}`, `${h}.${p}.${s.slice(0, 10)}\n${s.slice(10)}`, `${h}.${p}.${s}=`]) {
+    for (const spelling of [
+      `${h}.${p}.${s.slice(0, 10)} ${s.slice(10)}`,
+      `${h}.${p}.${s.slice(0, 10)}\n${s.slice(10)}`,
+      `${h}.${p}.${s}=`,
+    ]) {
       await expectInvalid(verifier.verify(spelling), 'malformed token');
       // Nothing but compact JWS is cached: the API's hook takes a cached token as well formed.
       expect(verifier.cached(spelling)).toBeNull();
@@ -506,8 +558,12 @@ describe('TokenVerifier: offline operation and failures', () => {
     for (const [i, mode] of modes.entries()) {
       server.mode = mode;
       await verifier.refreshNow();
-      await expect(verifier.verify(await sign(rsa, { claims: { jti: `after-${mode}` } })), mode).resolves.toMatchObject({ subject: 'user-1' });
-      expect(await metric(registry, 'edge_gateway_jwks_refresh_total', { issuer: ISSUER, result: 'error' }), mode).toBe(i + 1);
+      await expect(verifier.verify(await sign(rsa, { claims: { jti: `after-${mode}` } })), mode).resolves.toMatchObject(
+        { subject: 'user-1' },
+      );
+      expect(await metric(registry, 'edge_gateway_jwks_refresh_total', { issuer: ISSUER, result: 'error' }), mode).toBe(
+        i + 1,
+      );
     }
     expect(await metric(registry, 'edge_gateway_jwks_refresh_total', { issuer: ISSUER, result: 'ok' })).toBe(1);
     expect(logs.filter((l) => l.includes('JWKS refresh failed'))).toHaveLength(modes.length);
@@ -586,7 +642,11 @@ describe('TokenVerifier: verified-token cache', () => {
   });
 
   it('holds a bounded amount of token text: the oldest tokens give way', async () => {
-    const tokens = [await sign(ed, { claims: { jti: 'a' } }), await sign(ed, { claims: { jti: 'b' } }), await sign(ed, { claims: { jti: 'c' } })];
+    const tokens = [
+      await sign(ed, { claims: { jti: 'a' } }),
+      await sign(ed, { claims: { jti: 'b' } }),
+      await sign(ed, { claims: { jti: 'c' } }),
+    ];
     const longest = Math.max(...tokens.map((t) => t.length));
     const { verifier, registry } = await readyVerifier({ cacheChars: 2 * longest + 10 });
     for (const token of tokens) await verifier.verify(token);
@@ -645,7 +705,13 @@ describe('TokenVerifier: verified-token cache', () => {
 
 describe('LocalIssuer', () => {
   async function openIssuer(dataDir: string, issuer = 'https://gateway.local/'): Promise<LocalIssuer> {
-    return LocalIssuer.open({ dataDir, secretBox: SecretBox.openInDir(dataDir), issuer, audience: AUDIENCE, retiredKeyLifetimeS: 3600 });
+    return LocalIssuer.open({
+      dataDir,
+      secretBox: SecretBox.openInDir(dataDir),
+      issuer,
+      audience: AUDIENCE,
+      retiredKeyLifetimeS: 3600,
+    });
   }
 
   it('issues tokens a TokenVerifier with it accepts', async () => {
@@ -656,12 +722,20 @@ describe('LocalIssuer', () => {
     const nowS = Math.floor(T0 / 1000);
     const token = await local.issue({ subject: 'admin', scope: 'devices:read users:write', ttlS: 300, nowS });
     const verified = await verifier.verify(token);
-    expect(verified).toMatchObject({ issuer: 'https://gateway.local/', subject: 'admin', expiresAt: (nowS + 300) * 1000, clientId: 'edge-gateway-cli' });
+    expect(verified).toMatchObject({
+      issuer: 'https://gateway.local/',
+      subject: 'admin',
+      expiresAt: (nowS + 300) * 1000,
+      clientId: 'edge-gateway-cli',
+    });
     expect([...verified.scopes].sort()).toEqual(['devices:read', 'users:write']);
     expect(verified.tokenId).toMatch(/^[0-9a-f-]{36}$/);
 
     const [headerPart] = token.split('.');
-    const header = JSON.parse(new TextDecoder().decode(base64url.decode(headerPart as string))) as Record<string, unknown>;
+    const header = JSON.parse(new TextDecoder().decode(base64url.decode(headerPart as string))) as Record<
+      string,
+      unknown
+    >;
     expect(header).toEqual({ alg: 'ES256', kid: local.publicJwks().keys[0]?.kid, typ: 'at+jwt' });
 
     const custom = await local.issue({ subject: 'svc', scope: '', ttlS: 60, clientId: 'backup-job', nowS });
@@ -673,7 +747,12 @@ describe('LocalIssuer', () => {
     const theirs = await openIssuer(tempDir());
     const { verifier } = makeVerifier({ localIssuer: ours });
     await verifier.start();
-    const token = await theirs.issue({ subject: 'admin', scope: 'users:write', ttlS: 300, nowS: Math.floor(T0 / 1000) });
+    const token = await theirs.issue({
+      subject: 'admin',
+      scope: 'users:write',
+      ttlS: 300,
+      nowS: Math.floor(T0 / 1000),
+    });
     await expectInvalid(verifier.verify(token), 'unknown key');
   });
 
@@ -695,7 +774,9 @@ describe('LocalIssuer', () => {
     const text = readFileSync(file, 'utf8');
     const stored = JSON.parse(text) as { keys: Array<{ sealed_private_jwk: string }> };
     const sealed = stored.keys[0]?.sealed_private_jwk ?? '';
-    const privateJwk = JSON.parse(SecretBox.openInDir(dataDir).open(sealed, 'local-issuer-key').toString('utf8')) as { d: string };
+    const privateJwk = JSON.parse(SecretBox.openInDir(dataDir).open(sealed, 'local-issuer-key').toString('utf8')) as {
+      d: string;
+    };
     expect(privateJwk.d.length).toBeGreaterThan(20);
     expect(text).not.toContain(privateJwk.d);
     expect(text).not.toMatch(/"d"\s*:/);

@@ -41,11 +41,25 @@ describe('config', () => {
     const c = validateConfig({
       gateway: { data_dir: '/var/lib/eg', id: 'gw-1' },
       api: { host: '::', port: 9443, tls: { cert_file: '/c.pem', key_file: '/k.pem' } },
-      auth: { issuers: [{ issuer: 'https://auth/', jwks_uri: 'https://auth/jwks', audience: 'gw' }], local: { enabled: false, refresh_ttl_s: 60 }, clock_tolerance_s: 0 },
+      auth: {
+        issuers: [{ issuer: 'https://auth/', jwks_uri: 'https://auth/jwks', audience: 'gw' }],
+        local: { enabled: false, refresh_ttl_s: 60 },
+        clock_tolerance_s: 0,
+      },
       rtsp: { host: '0.0.0.0', port: 8554, public_host: 'nvr.lan', ticket_ttl_s: 60 },
-      cameras: [{ name: 'Door', onvif_url: 'http://192.0.2.10/onvif/device_service', username: 'admin', password: 'pw' }],
-      onvif: { discovery: { enabled: false, interval_s: 60, interfaces: ['lo'], unicast_targets: ['192.0.2.11'] }, credentials: [{ username: 'a', password: 'b' }] },
-      recording: { pre_roll_s: 3, post_roll_s: 5, max_clip_s: 120, retention: { max_age_days: 7, max_bytes: 1e9, min_free_bytes: 0 } },
+      cameras: [
+        { name: 'Door', onvif_url: 'http://192.0.2.10/onvif/device_service', username: 'admin', password: 'pw' },
+      ],
+      onvif: {
+        discovery: { enabled: false, interval_s: 60, interfaces: ['lo'], unicast_targets: ['192.0.2.11'] },
+        credentials: [{ username: 'a', password: 'b' }],
+      },
+      recording: {
+        pre_roll_s: 3,
+        post_roll_s: 5,
+        max_clip_s: 120,
+        retention: { max_age_days: 7, max_bytes: 1e9, min_free_bytes: 0 },
+      },
       sync: { mqtt: { url: 'mqtts://broker:8883', topic_prefix: 'home' } },
       ffmpeg: { path: '/usr/bin/ffmpeg' },
       log: { level: 'debug' },
@@ -60,7 +74,17 @@ describe('config', () => {
     [{ cameras: [{ name: 'x' }] }, 'cameras[0].onvif_url'],
     [{ cameras: [{ name: 'x', onvif_url: 'ftp://cam' }] }, 'cameras[0].onvif_url'],
     [{ cameras: [{ name: 'x', onvif_url: 'http://c', colour: 1 }] }, 'cameras[0].colour'],
-    [{ auth: { issuers: [{ issuer: 'a', jwks_uri: 'https://a/j', audience: 'x' }, { issuer: 'a', jwks_uri: 'https://a/j', audience: 'x' }] } }, 'auth.issuers[1].issuer'],
+    [
+      {
+        auth: {
+          issuers: [
+            { issuer: 'a', jwks_uri: 'https://a/j', audience: 'x' },
+            { issuer: 'a', jwks_uri: 'https://a/j', audience: 'x' },
+          ],
+        },
+      },
+      'auth.issuers[1].issuer',
+    ],
     [{ auth: { issuers: [{ issuer: 'a', jwks_uri: 'not a url', audience: 'x' }] } }, 'auth.issuers[0].jwks_uri'],
     [{ sync: { mqtt: { url: 'http://broker' } } }, 'sync.mqtt.url'],
     [{ auth: { local: { issuer: 'urn:edge-gateway:x' } } }, 'auth.local.issuer'],
@@ -107,7 +131,10 @@ describe('config', () => {
     expect(isLoopbackHost('127.0.0.1.evil.com')).toBe(false);
     const issuer = (jwks_uri: string) => ({ auth: { issuers: [{ issuer: 'i', jwks_uri, audience: 'a' }] } });
     expect(() => validateConfig(issuer('http://127.0.0.1:9000/jwks'))).not.toThrow();
-    expect(validateConfig({ auth: { local: { issuer: 'https://nvr.lan:8443' } }, api: { public_host: '[fd00::5]' } }).auth.local.issuer).toBe('https://nvr.lan:8443');
+    expect(
+      validateConfig({ auth: { local: { issuer: 'https://nvr.lan:8443' } }, api: { public_host: '[fd00::5]' } }).auth
+        .local.issuer,
+    ).toBe('https://nvr.lan:8443');
     expect(() => validateConfig(issuer('http://[::1]:9000/jwks'))).not.toThrow();
     expect(() => validateConfig(issuer('http://10.0.0.1/jwks'))).toThrow(ConfigError);
   });

@@ -4,7 +4,9 @@ import { reservePort } from '../../src/daemon/host.js';
 
 function listenOn(port: number): Promise<Server> {
   const server = createServer();
-  return new Promise((resolve, reject) => server.once('error', reject).listen(port, '127.0.0.1', () => resolve(server)));
+  return new Promise((resolve, reject) =>
+    server.once('error', reject).listen(port, '127.0.0.1', () => resolve(server)),
+  );
 }
 const close = (server: Server) => new Promise((resolve) => server.close(resolve));
 

@@ -3,7 +3,13 @@ import path from 'node:path';
 import { pino } from 'pino';
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
-import { memoryCgroupOf, parseMemoryLimit, readMemory, watchMemory, type MemoryReading } from '../../src/daemon/memory-limit.js';
+import {
+  memoryCgroupOf,
+  parseMemoryLimit,
+  readMemory,
+  watchMemory,
+  type MemoryReading,
+} from '../../src/daemon/memory-limit.js';
 import { tempDir } from '../support/temp-dir.js';
 
 describe('the service memory limit', () => {
@@ -18,8 +24,13 @@ describe('the service memory limit', () => {
   });
 
   it('finds the memory control group of cgroup v2 and of v1', () => {
-    expect(memoryCgroupOf('0::/system.slice/edge-gateway.service\n')).toEqual({ version: 2, path: '/system.slice/edge-gateway.service' });
-    expect(memoryCgroupOf('5:devices:/\n4:memory:/system.slice/edge-gateway.service\n1:cpu,cpuacct:/\n0::/\n')).toEqual({ version: 1, path: '/system.slice/edge-gateway.service' });
+    expect(memoryCgroupOf('0::/system.slice/edge-gateway.service\n')).toEqual({
+      version: 2,
+      path: '/system.slice/edge-gateway.service',
+    });
+    expect(memoryCgroupOf('5:devices:/\n4:memory:/system.slice/edge-gateway.service\n1:cpu,cpuacct:/\n0::/\n')).toEqual(
+      { version: 1, path: '/system.slice/edge-gateway.service' },
+    );
     expect(memoryCgroupOf('garbage')).toBeNull();
   });
 
@@ -42,7 +53,10 @@ describe('the service memory limit', () => {
   it('warns once when the service comes near its limit, says when it is back, and shows both in /metrics', async () => {
     let reading: MemoryReading | null = { current: 500, limit: 1000 };
     const lines: Array<{ level: number; msg: string }> = [];
-    const logger = pino({ level: 'info' }, { write: (l: string) => void lines.push(JSON.parse(l) as { level: number; msg: string }) });
+    const logger = pino(
+      { level: 'info' },
+      { write: (l: string) => void lines.push(JSON.parse(l) as { level: number; msg: string }) },
+    );
     const registry = new Registry();
     const watch = watchMemory({ read: () => reading, logger, registry, intervalMs: 10 });
     try {

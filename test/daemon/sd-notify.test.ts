@@ -58,7 +58,13 @@ class Receiver {
         reject(new Error(`notify receiver exited with ${String(code)}: ${stderr}`));
       });
       createInterface({ input: child.stdout }).on('line', (line) => {
-        const parsed = JSON.parse(line) as { listening?: string; text?: string; fds: number; pid: number | null; uid: number | null };
+        const parsed = JSON.parse(line) as {
+          listening?: string;
+          text?: string;
+          fds: number;
+          pid: number | null;
+          uid: number | null;
+        };
         if (parsed.listening !== undefined) {
           resolve();
           return;
@@ -201,7 +207,11 @@ describe('createSdNotify with the real systemd-notify', () => {
 
   it('ready() without a status sends no STATUS', async () => {
     const r = await freshReceiver('ready-plain-');
-    notifier = createSdNotify({ env: envWith({ NOTIFY_SOCKET: r.socketPath }), logger: captureLogger().logger, pid: 4242 });
+    notifier = createSdNotify({
+      env: envWith({ NOTIFY_SOCKET: r.socketPath }),
+      logger: captureLogger().logger,
+      pid: 4242,
+    });
     await notifier.ready();
     await r.waitFor('READY=1', (x) => x.payloads().some((m) => m.vars.READY === '1'));
     expect(r.payloads()[0]?.vars).toEqual({ READY: '1', MAINPID: '4242' });
@@ -343,10 +353,13 @@ describe('createSdNotify without systemd', () => {
     notifier.startWatchdog();
     const entries = async (): Promise<string[]> =>
       existsSync(log) ? (await readFile(log, 'utf8')).split('\n').filter(Boolean) : [];
-    await vi.waitFor(async () => expect((await entries()).filter((e) => e === 'end').length).toBeGreaterThanOrEqual(3), {
-      timeout: 8_000,
-      interval: 50,
-    });
+    await vi.waitFor(
+      async () => expect((await entries()).filter((e) => e === 'end').length).toBeGreaterThanOrEqual(3),
+      {
+        timeout: 8_000,
+        interval: 50,
+      },
+    );
     notifier.close();
     const seen = await entries();
     for (let i = 1; i < seen.length; i += 1) {

@@ -7,7 +7,10 @@ function setup(extra: Partial<ThrottledLogOptions> = {}) {
   let t = 1_000_000;
   let timers: Array<{ at: number; fn: () => void; cancelled: boolean }> = [];
   const lines: Array<Record<string, unknown>> = [];
-  const logger = pino({ level: 'info' }, { write: (l: string) => void lines.push(JSON.parse(l) as Record<string, unknown>) });
+  const logger = pino(
+    { level: 'info' },
+    { write: (l: string) => void lines.push(JSON.parse(l) as Record<string, unknown>) },
+  );
   const log = throttledLog({
     logger,
     level: 'warn',
@@ -40,10 +43,20 @@ describe('throttledLog', () => {
     const { log, lines, advance } = setup();
     for (let i = 0; i < 1000; i++) log.hit({ address: `10.0.0.${i % 50}` }, `10.0.0.${i % 50}`);
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatchObject({ level: 40, msg: 'relay: too many connections from one address', address: '10.0.0.0' });
+    expect(lines[0]).toMatchObject({
+      level: 40,
+      msg: 'relay: too many connections from one address',
+      address: '10.0.0.0',
+    });
     advance(10_000);
     expect(lines).toHaveLength(2);
-    expect(lines[1]).toMatchObject({ level: 40, msg: 'relay: too many connections from one address (repeated; summary)', suppressed: 999, seconds: 10, total: 1000 });
+    expect(lines[1]).toMatchObject({
+      level: 40,
+      msg: 'relay: too many connections from one address (repeated; summary)',
+      suppressed: 999,
+      seconds: 10,
+      total: 1000,
+    });
     expect(lines[1]?.examples).toEqual(['10.0.0.1', '10.0.0.2', '10.0.0.3', '10.0.0.4', '10.0.0.5']);
     expect(log.total).toBe(1000);
   });

@@ -46,7 +46,10 @@ describe('labels', () => {
       { label: 'dog', score: 0.9, box: { x: 0, y: 0, w: 0.1, h: 0.1 } },
       { label: 'car', score: 0.7, box: { x: 0, y: 0, w: 0.1, h: 0.1 } },
     ];
-    expect(classify(raw, LABELS, 0.5).map((d) => [d.label, d.category])).toEqual([['person', 'human'], ['car', 'vehicle']]);
+    expect(classify(raw, LABELS, 0.5).map((d) => [d.label, d.category])).toEqual([
+      ['person', 'human'],
+      ['car', 'vehicle'],
+    ]);
   });
 });
 
@@ -71,7 +74,11 @@ describe('boxes', () => {
       ],
       (d) => (d.label === 'person' ? 'human' : 'vehicle'),
     );
-    expect(kept.map((d) => [d.label, d.score])).toEqual([['car', 0.6], ['person', 0.5], ['car', 0.4]]);
+    expect(kept.map((d) => [d.label, d.score])).toEqual([
+      ['car', 0.6],
+      ['person', 0.5],
+      ['car', 0.4],
+    ]);
   });
   it('suppressOverlaps drops a part cut at a region edge that lies inside the whole', () => {
     const whole = { label: 'car', score: 0.58, box: { x: 0.61, y: 0.15, w: 0.27, h: 0.14 } };

@@ -3,7 +3,12 @@ import { ConfigError } from '../../src/config/errors.js';
 import { validateConfig } from '../../src/config/load.js';
 
 const camera = { name: 'Front door', onvif_url: 'http://192.168.1.20/onvif/device_service' };
-const porch = [[0.1, 0.6], [0.5, 0.6], [0.5, 1], [0.1, 1]];
+const porch = [
+  [0.1, 0.6],
+  [0.5, 0.6],
+  [0.5, 1],
+  [0.1, 1],
+];
 
 function errorOf(raw: unknown): ConfigError {
   try {
@@ -35,21 +40,128 @@ describe('config: detection', () => {
   it('accepts masks, zones and required zones', () => {
     const c = validateConfig({
       detection: { mode: 'on', unconfirmed: 'drop', labels: { human: ['person'], vehicle: ['car'] } },
-      cameras: [{ ...camera, detection: 'off', motion_mask: [[[0, 0], [1, 0], [1, 0.1], [0, 0.1]]], zones: { porch }, required_zones: ['porch'] }],
+      cameras: [
+        {
+          ...camera,
+          detection: 'off',
+          motion_mask: [
+            [
+              [0, 0],
+              [1, 0],
+              [1, 0.1],
+              [0, 0.1],
+            ],
+          ],
+          zones: { porch },
+          required_zones: ['porch'],
+        },
+      ],
     });
     expect(c.cameras[0]?.zones.porch).toEqual(porch);
     expect(c.detection.unconfirmed).toBe('drop');
   });
 
   it.each([
-    ['a bow-tie mask', { cameras: [{ ...camera, motion_mask: [[[0, 0], [1, 1], [1, 0], [0, 0.5]]] }] }, 'cameras[0].motion_mask[0]', /not a valid polygon: edges 0 and 2 cross/],
-    ['a zone with no area', { cameras: [{ ...camera, zones: { line: [[0, 0], [0.5, 0.5], [1, 1]] } }] }, 'cameras[0].zones.line', /no area/],
-    ['a zone of two corners', { cameras: [{ ...camera, zones: { porch: [[0, 0], [1, 1]] } }] }, 'cameras[0].zones.porch', /fewer than 3|must NOT have fewer/i],
-    ['a corner outside 0–1', { cameras: [{ ...camera, zones: { porch: [[0, 0], [1.2, 0], [1, 1]] } }] }, 'cameras[0].zones.porch[1][0]', /1/],
-    ['a corner that is not a pair', { cameras: [{ ...camera, motion_mask: [[[0, 0], [1], [1, 1]]] }] }, 'cameras[0].motion_mask[0][1][1]', /./],
-    ['a required zone that does not exist', { cameras: [{ ...camera, zones: { porch }, required_zones: ['garden'] }] }, 'cameras[0].required_zones[0]', /names no zone.*"garden".*porch/],
-    ['a label the model does not know', { detection: { labels: { human: ['human'] } } }, 'detection.labels.human[0]', /"human" is not a class/],
-    ['a label in both lists', { detection: { labels: { human: ['person'], vehicle: ['person'] } } }, 'detection.labels.vehicle', /both/],
+    [
+      'a bow-tie mask',
+      {
+        cameras: [
+          {
+            ...camera,
+            motion_mask: [
+              [
+                [0, 0],
+                [1, 1],
+                [1, 0],
+                [0, 0.5],
+              ],
+            ],
+          },
+        ],
+      },
+      'cameras[0].motion_mask[0]',
+      /not a valid polygon: edges 0 and 2 cross/,
+    ],
+    [
+      'a zone with no area',
+      {
+        cameras: [
+          {
+            ...camera,
+            zones: {
+              line: [
+                [0, 0],
+                [0.5, 0.5],
+                [1, 1],
+              ],
+            },
+          },
+        ],
+      },
+      'cameras[0].zones.line',
+      /no area/,
+    ],
+    [
+      'a zone of two corners',
+      {
+        cameras: [
+          {
+            ...camera,
+            zones: {
+              porch: [
+                [0, 0],
+                [1, 1],
+              ],
+            },
+          },
+        ],
+      },
+      'cameras[0].zones.porch',
+      /fewer than 3|must NOT have fewer/i,
+    ],
+    [
+      'a corner outside 0–1',
+      {
+        cameras: [
+          {
+            ...camera,
+            zones: {
+              porch: [
+                [0, 0],
+                [1.2, 0],
+                [1, 1],
+              ],
+            },
+          },
+        ],
+      },
+      'cameras[0].zones.porch[1][0]',
+      /1/,
+    ],
+    [
+      'a corner that is not a pair',
+      { cameras: [{ ...camera, motion_mask: [[[0, 0], [1], [1, 1]]] }] },
+      'cameras[0].motion_mask[0][1][1]',
+      /./,
+    ],
+    [
+      'a required zone that does not exist',
+      { cameras: [{ ...camera, zones: { porch }, required_zones: ['garden'] }] },
+      'cameras[0].required_zones[0]',
+      /names no zone.*"garden".*porch/,
+    ],
+    [
+      'a label the model does not know',
+      { detection: { labels: { human: ['human'] } } },
+      'detection.labels.human[0]',
+      /"human" is not a class/,
+    ],
+    [
+      'a label in both lists',
+      { detection: { labels: { human: ['person'], vehicle: ['person'] } } },
+      'detection.labels.vehicle',
+      /both/,
+    ],
     ['threshold above 1', { detection: { threshold: 1.5 } }, 'detection.threshold', /1/],
     ['no threads', { detection: { threads: 0 } }, 'detection.threads', /1/],
     ['an unknown mode', { detection: { mode: 'always' } }, 'detection.mode', /auto/],

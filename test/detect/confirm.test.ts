@@ -4,7 +4,12 @@ import { confirm, confirmSoFar, judgeCheck, median } from '../../src/detect/conf
 import type { Category, Detection, RawDetection } from '../../src/detect/types.js';
 
 const box = { x: 0.4, y: 0.3, w: 0.1, h: 0.4 };
-const det = (category: Category, score: number): Detection => ({ label: category === 'human' ? 'person' : 'car', category, score, box });
+const det = (category: Category, score: number): Detection => ({
+  label: category === 'human' ? 'person' : 'car',
+  category,
+  score,
+  box,
+});
 
 describe('median', () => {
   it.each([
@@ -20,9 +25,19 @@ describe('confirm: the median over the frames of the best score per frame >= thr
     ['a person in all three frames', [[det('human', 0.5)], [det('human', 0.6)], [det('human', 0.55)]], 'human', 1],
     ['one lucky frame is not enough', [[det('human', 0.9)], [], []], null, null],
     ['two of three frames are', [[det('human', 0.6)], [], [det('human', 0.7)]], 'human', 2],
-    ['scores below the threshold in most frames', [[det('human', 0.4)], [det('human', 0.9)], [det('human', 0.3)]], null, null],
+    [
+      'scores below the threshold in most frames',
+      [[det('human', 0.4)], [det('human', 0.9)], [det('human', 0.3)]],
+      null,
+      null,
+    ],
     ['a vehicle alone', [[det('vehicle', 0.8)], [det('vehicle', 0.8)], [det('vehicle', 0.9)]], 'vehicle', 2],
-    ['a person and a car: human is the more specific type', [[det('vehicle', 0.9), det('human', 0.6)], [det('vehicle', 0.9), det('human', 0.6)], [det('human', 0.5)]], 'human', 0],
+    [
+      'a person and a car: human is the more specific type',
+      [[det('vehicle', 0.9), det('human', 0.6)], [det('vehicle', 0.9), det('human', 0.6)], [det('human', 0.5)]],
+      'human',
+      0,
+    ],
     ['no frames', [], null, null],
   ] as const)('%s → %s', (_name, frames, type, bestFrame) => {
     const v = confirm(frames, 0.5);
@@ -32,8 +47,15 @@ describe('confirm: the median over the frames of the best score per frame >= thr
     else expect(v.detections.some((d) => d.category === type)).toBe(true);
   });
   it('carries every confirmed category of the best frame, best first', () => {
-    const frames = [[det('vehicle', 0.9), det('human', 0.6)], [det('vehicle', 0.8), det('human', 0.6)], [det('vehicle', 0.7)]];
-    expect(confirm(frames, 0.5).detections.map((d) => [d.category, d.score])).toEqual([['vehicle', 0.9], ['human', 0.6]]);
+    const frames = [
+      [det('vehicle', 0.9), det('human', 0.6)],
+      [det('vehicle', 0.8), det('human', 0.6)],
+      [det('vehicle', 0.7)],
+    ];
+    expect(confirm(frames, 0.5).detections.map((d) => [d.category, d.score])).toEqual([
+      ['vehicle', 0.9],
+      ['human', 0.6],
+    ]);
   });
 });
 
@@ -46,7 +68,12 @@ describe('confirmSoFar: the verdict of all frames, once the first ones settle it
     ['two that agree on a person', [h(0.6), h(0.7)], 3, 'human'],
     ['two that agree on nothing', [[], h(0.3)], 3, null],
     ['two that disagree: the third decides', [h(0.9), []], 3, 'open'],
-    ['a person settled, a car still open: the detections to keep are not known yet', [[...h(0.6), ...v(0.6)], h(0.6)], 3, 'open'],
+    [
+      'a person settled, a car still open: the detections to keep are not known yet',
+      [[...h(0.6), ...v(0.6)], h(0.6)],
+      3,
+      'open',
+    ],
     ['a person in two, a car in none', [[...h(0.6), ...v(0.2)], h(0.6)], 3, 'human'],
     ['a car in two, nobody', [v(0.6), v(0.9)], 3, 'vehicle'],
     ['all three seen: confirm()', [h(0.9), [], []], 3, null],
@@ -73,7 +100,20 @@ describe('confirmSoFar: the verdict of all frames, once the first ones settle it
 describe('judgeCheck', () => {
   const labels = { human: ['person'], vehicle: ['car', 'truck'] };
   const raw = (label: string, score: number, b = box): RawDetection => ({ label, score, box: b });
-  const rules = { labels, minScore: 0.3, threshold: 0.5, zones: { porch: [[0, 0.5], [0.5, 0.5], [0.5, 1], [0, 1]] as [number, number][] }, requiredZones: [] as string[] };
+  const rules = {
+    labels,
+    minScore: 0.3,
+    threshold: 0.5,
+    zones: {
+      porch: [
+        [0, 0.5],
+        [0.5, 0.5],
+        [0.5, 1],
+        [0, 1],
+      ] as [number, number][],
+    },
+    requiredZones: [] as string[],
+  };
 
   it('maps labels, merges car and truck on one object, and confirms', () => {
     const frames = [[raw('car', 0.6), raw('truck', 0.55), raw('dog', 0.9)], [raw('car', 0.6)], [raw('truck', 0.5)]];
@@ -82,7 +122,10 @@ describe('judgeCheck', () => {
     expect(v.detections.map((d) => d.label)).toEqual(['car']);
   });
   it('drops detections below min_score before the median', () => {
-    expect(judgeCheck([[raw('person', 0.29)], [raw('person', 0.29)], [raw('person', 0.29)]], { ...rules, threshold: 0.2 }).type).toBeNull();
+    expect(
+      judgeCheck([[raw('person', 0.29)], [raw('person', 0.29)], [raw('person', 0.29)]], { ...rules, threshold: 0.2 })
+        .type,
+    ).toBeNull();
   });
   it('with required_zones, a person standing outside them does not count', () => {
     const onPorch = { x: 0.1, y: 0.3, w: 0.2, h: 0.6 };

@@ -14,7 +14,10 @@ const workerUrl = new URL('../../dist/detect/worker.js', import.meta.url);
 const grey = (side: number): Frame => ({ data: new Uint8Array(side * side * 3).fill(128), width: side, height: side });
 
 beforeAll(() => {
-  if (!existsSync(workerUrl)) throw new Error(`${workerUrl.pathname} is missing: the test setup builds dist/ (do not set EDGE_GATEWAY_TEST_NO_BUILD=1 for this file)`);
+  if (!existsSync(workerUrl))
+    throw new Error(
+      `${workerUrl.pathname} is missing: the test setup builds dist/ (do not set EDGE_GATEWAY_TEST_NO_BUILD=1 for this file)`,
+    );
 });
 
 describe('DetectorPool', { timeout: 180_000 }, () => {
@@ -27,15 +30,25 @@ describe('DetectorPool', { timeout: 180_000 }, () => {
 
   it('checks the frames of a motion start in a worker thread', async () => {
     const frame = await decodeJpeg(photo('person.jpg'), { ffmpegPath: 'ffmpeg', timeoutMs: 60_000 });
-    const frames = await pool.check({ camera: 'front', frames: [frame, frame], motion: { x: 0.3, y: 0.3, w: 0.15, h: 0.5 } });
+    const frames = await pool.check({
+      camera: 'front',
+      frames: [frame, frame],
+      motion: { x: 0.3, y: 0.3, w: 0.15, h: 0.5 },
+    });
     expect(frames).toHaveLength(2);
-    for (const found of frames) expect(found.some((d) => d.label === 'person' && d.score >= 0.5), JSON.stringify(found)).toBe(true);
+    for (const found of frames)
+      expect(
+        found.some((d) => d.label === 'person' && d.score >= 0.5),
+        JSON.stringify(found),
+      ).toBe(true);
     expect(pool.stats()).toMatchObject({ state: 'ready', error: null, queued: 0, running: 0 });
   });
 
   it('refuses a frame whose bytes do not match its size, counts it, and goes on', async () => {
     const before = pool.stats().failed;
-    await expect(pool.check({ camera: 'front', frames: [{ data: new Uint8Array(10), width: 64, height: 64 }], motion: null })).rejects.toThrow(FrameError);
+    await expect(
+      pool.check({ camera: 'front', frames: [{ data: new Uint8Array(10), width: 64, height: 64 }], motion: null }),
+    ).rejects.toThrow(FrameError);
     expect(pool.stats().failed).toBe(before + 1);
     expect(await pool.check({ camera: 'front', frames: [grey(128)], motion: null })).toEqual([[]]);
   });
@@ -82,7 +95,9 @@ describe('DetectorPool without a usable model', { timeout: 120_000 }, () => {
     expect(await pool.started()).toBe('error');
     await expect(early).rejects.toThrow(DetectorUnavailableError);
     expect(pool.stats().error).toMatch(/cannot read model file .*centernet\.(json|bin): ENOENT/);
-    await expect(pool.check({ camera: 'front', frames: [grey(64)], motion: null })).rejects.toThrow(/the detector is not running: cannot read model file/);
+    await expect(pool.check({ camera: 'front', frames: [grey(64)], motion: null })).rejects.toThrow(
+      /the detector is not running: cannot read model file/,
+    );
     await pool.close();
     expect(pool.state).toBe('closed');
   });

@@ -17,7 +17,13 @@ import { photo } from './photos.js';
 const config = validateConfig({}).detection;
 // A generous kill timeout: on this shared machine ffmpeg can wait seconds for a core.
 const ffmpeg = { ffmpegPath: 'ffmpeg', timeoutMs: 60_000 };
-const rules = { labels: config.labels, minScore: config.min_score, threshold: config.threshold, zones: {}, requiredZones: [] };
+const rules = {
+  labels: config.labels,
+  minScore: config.min_score,
+  threshold: config.threshold,
+  zones: {},
+  requiredZones: [],
+};
 let detector: Detector;
 
 const centreIn = (d: RawDetection, truth: Box): boolean => {
@@ -27,7 +33,23 @@ const centreIn = (d: RawDetection, truth: Box): boolean => {
 
 /** One picture from an ffmpeg lavfi source, as JPEG bytes. */
 function pattern(source: string): Buffer {
-  return execFileSync('ffmpeg', ['-v', 'error', '-f', 'lavfi', '-i', source, '-frames:v', '1', '-f', 'image2pipe', '-c:v', 'mjpeg', '-q:v', '3', 'pipe:1']);
+  return execFileSync('ffmpeg', [
+    '-v',
+    'error',
+    '-f',
+    'lavfi',
+    '-i',
+    source,
+    '-frames:v',
+    '1',
+    '-f',
+    'image2pipe',
+    '-c:v',
+    'mjpeg',
+    '-q:v',
+    '3',
+    'pipe:1',
+  ]);
 }
 
 beforeAll(async () => {
@@ -52,16 +74,25 @@ describe('CenterNet on real photos', { timeout: 120_000 }, () => {
   it('finds the pickup truck and the bicycle in dog.jpg as vehicles, and no person', async () => {
     const frame = await decodeJpeg(photo('dog.jpg'), ffmpeg);
     const found = classify(await inspectFrame(detector, frame, null), config.labels, config.min_score);
-    expect(found.some((d) => d.category === 'vehicle' && centreIn(d, { x: 0.609, y: 0.13, w: 0.287, h: 0.165 })), JSON.stringify(found)).toBe(true);
-    expect(found.some((d) => d.label === 'bicycle' && centreIn(d, { x: 0.165, y: 0.247, w: 0.572, h: 0.479 })), JSON.stringify(found)).toBe(true);
+    expect(
+      found.some((d) => d.category === 'vehicle' && centreIn(d, { x: 0.609, y: 0.13, w: 0.287, h: 0.165 })),
+      JSON.stringify(found),
+    ).toBe(true);
+    expect(
+      found.some((d) => d.label === 'bicycle' && centreIn(d, { x: 0.165, y: 0.247, w: 0.572, h: 0.479 })),
+      JSON.stringify(found),
+    ).toBe(true);
     expect(found.filter((d) => d.category === 'human')).toEqual([]);
     expect(judgeCheck([await inspectFrame(detector, frame, null)], rules).type).toBe('vehicle');
   });
 
-  it.each(['eagle.jpg', 'giraffe.jpg', 'horses.jpg'])('finds no person and no vehicle in %s (animals)', async (name) => {
-    const frame = await decodeJpeg(photo(name), ffmpeg);
-    expect(classify(await inspectFrame(detector, frame, null), config.labels, config.min_score)).toEqual([]);
-  });
+  it.each(['eagle.jpg', 'giraffe.jpg', 'horses.jpg'])(
+    'finds no person and no vehicle in %s (animals)',
+    async (name) => {
+      const frame = await decodeJpeg(photo(name), ffmpeg);
+      expect(classify(await inspectFrame(detector, frame, null), config.labels, config.min_score)).toEqual([]);
+    },
+  );
 
   it.each([
     ['colour bars', 'smptebars=s=1280x720'],
@@ -72,14 +103,21 @@ describe('CenterNet on real photos', { timeout: 120_000 }, () => {
   ])('finds nothing in %s', async (_name, source) => {
     const frame = await decodeJpeg(pattern(source), ffmpeg);
     expect(classify(await inspectFrame(detector, frame, null), config.labels, config.min_score)).toEqual([]);
-    expect(classify(await inspectFrame(detector, frame, { x: 0.4, y: 0.4, w: 0.1, h: 0.2 }), config.labels, config.min_score)).toEqual([]);
+    expect(
+      classify(
+        await inspectFrame(detector, frame, { x: 0.4, y: 0.4, w: 0.1, h: 0.2 }),
+        config.labels,
+        config.min_score,
+      ),
+    ).toEqual([]);
   });
 
   it('a distant person that the whole frame misses is found by the crop around the moving area', async () => {
     // kite.jpg, 1352×900: a kite surfer about 8 pixels wide far to the right.
     const frame = await decodeJpeg(photo('kite.jpg'), ffmpeg);
     const surfer = { x: 0.88, y: 0.49, w: 0.025, h: 0.03 };
-    const near = (ds: RawDetection[]) => classify(ds, config.labels, config.min_score).filter((d) => d.category === 'human' && centreIn(d, surfer));
+    const near = (ds: RawDetection[]) =>
+      classify(ds, config.labels, config.min_score).filter((d) => d.category === 'human' && centreIn(d, surfer));
     expect(near(await detector.detect(frame))).toEqual([]);
     const crop = near(await inspectFrame(detector, frame, surfer));
     expect(crop).toHaveLength(1);
@@ -89,7 +127,8 @@ describe('CenterNet on real photos', { timeout: 120_000 }, () => {
   it('takes RGBA frames as well as RGB', async () => {
     const rgb = await decodeJpeg(photo('person.jpg'), { ...ffmpeg, size: { width: 512, height: 512 } });
     const rgba: Frame = { width: rgb.width, height: rgb.height, data: new Uint8Array(rgb.width * rgb.height * 4) };
-    for (let i = 0; i < rgb.width * rgb.height; i++) rgba.data.set([...rgb.data.subarray(i * 3, i * 3 + 3), 255], i * 4);
+    for (let i = 0; i < rgb.width * rgb.height; i++)
+      rgba.data.set([...rgb.data.subarray(i * 3, i * 3 + 3), 255], i * 4);
     const [a, b] = [await detector.detect(rgb), await detector.detect(rgba)];
     expect(b.map((d) => d.label)).toEqual(a.map((d) => d.label));
     expect(b[0]?.score).toBeCloseTo(a[0]!.score, 5);
@@ -124,13 +163,17 @@ describe('decoding frames with ffmpeg', () => {
     const hanging = path.join(dir, 'ffmpeg');
     writeFileSync(hanging, '#!/bin/sh\nexec sleep 60\n', { mode: 0o755 });
     try {
-      await expect(decodeJpeg(photo('dog.jpg'), { ffmpegPath: hanging, timeoutMs: 200 })).rejects.toThrow(/took longer than 200 ms/);
+      await expect(decodeJpeg(photo('dog.jpg'), { ffmpegPath: hanging, timeoutMs: 200 })).rejects.toThrow(
+        /took longer than 200 ms/,
+      );
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
   });
   it('a picture larger than allowed is refused', async () => {
-    await expect(decodeJpeg(photo('kite.jpg'), { ...ffmpeg, maxPixels: 1000 })).rejects.toThrow(/larger than 1000 pixels/);
+    await expect(decodeJpeg(photo('kite.jpg'), { ...ffmpeg, maxPixels: 1000 })).rejects.toThrow(
+      /larger than 1000 pixels/,
+    );
   });
 });
 
@@ -139,7 +182,8 @@ describe('the model files', () => {
   const copyModel = (): string => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'eg-model-'));
     dirs.push(dir);
-    for (const f of ['centernet.json', 'centernet.bin']) copyFileSync(path.join(defaultModelDir(), f), path.join(dir, f));
+    for (const f of ['centernet.json', 'centernet.bin'])
+      copyFileSync(path.join(defaultModelDir(), f), path.join(dir, f));
     return dir;
   };
   afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
@@ -152,7 +196,11 @@ describe('the model files', () => {
   });
   it.each([
     ['a weight file cut short', 'centernet.bin', (b: Buffer) => b.subarray(0, b.length - 1000)],
-    ['one flipped byte in the weights', 'centernet.bin', (b: Buffer) => Buffer.concat([b.subarray(0, 5000), Buffer.from([b[5000]! ^ 0xff]), b.subarray(5001)])],
+    [
+      'one flipped byte in the weights',
+      'centernet.bin',
+      (b: Buffer) => Buffer.concat([b.subarray(0, 5000), Buffer.from([b[5000]! ^ 0xff]), b.subarray(5001)]),
+    ],
     ['a damaged graph', 'centernet.json', (b: Buffer) => b.subarray(0, b.length / 2)],
   ])('%s is a ModelLoadError', async (_name, file, damage) => {
     const dir = copyModel();

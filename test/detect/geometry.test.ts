@@ -2,9 +2,21 @@ import { describe, expect, it } from 'vitest';
 import { bottomCentre, inRequiredZones, maskedCells, movingArea, pointInPolygon } from '../../src/detect/geometry.js';
 import type { Polygon } from '../../src/domain/polygon.js';
 
-const square: Polygon = [[0.2, 0.2], [0.6, 0.2], [0.6, 0.6], [0.2, 0.6]];
+const square: Polygon = [
+  [0.2, 0.2],
+  [0.6, 0.2],
+  [0.6, 0.6],
+  [0.2, 0.6],
+];
 // An L shape: the notch at the top right is outside.
-const ell: Polygon = [[0, 0], [0.5, 0], [0.5, 0.5], [1, 0.5], [1, 1], [0, 1]];
+const ell: Polygon = [
+  [0, 0],
+  [0.5, 0],
+  [0.5, 0.5],
+  [1, 0.5],
+  [1, 1],
+  [0, 1],
+];
 
 describe('pointInPolygon', () => {
   it.each([
@@ -21,11 +33,29 @@ describe('pointInPolygon', () => {
 });
 
 describe('required zones use the bottom centre of the box', () => {
-  const zones = { porch: [[0, 0.6], [0.5, 0.6], [0.5, 1], [0, 1]] as Polygon, drive: [[0.6, 0.6], [1, 0.6], [1, 1], [0.6, 1]] as Polygon };
+  const zones = {
+    porch: [
+      [0, 0.6],
+      [0.5, 0.6],
+      [0.5, 1],
+      [0, 1],
+    ] as Polygon,
+    drive: [
+      [0.6, 0.6],
+      [1, 0.6],
+      [1, 1],
+      [0.6, 1],
+    ] as Polygon,
+  };
   it.each([
     ['no required zone: anywhere counts', { x: 0.8, y: 0, w: 0.1, h: 0.1 }, [], true],
     ['feet on the porch, head above it', { x: 0.1, y: 0.2, w: 0.2, h: 0.6 }, ['porch'], true],
-    ['head in the porch zone, feet below the frame edge? no: feet on the sidewalk', { x: 0.7, y: 0.3, w: 0.1, h: 0.4 }, ['porch'], false],
+    [
+      'head in the porch zone, feet below the frame edge? no: feet on the sidewalk',
+      { x: 0.7, y: 0.3, w: 0.1, h: 0.4 },
+      ['porch'],
+      false,
+    ],
     ['one of several required zones is enough', { x: 0.7, y: 0.3, w: 0.1, h: 0.4 }, ['porch', 'drive'], true],
     ['a required zone that does not exist matches nothing', { x: 0.1, y: 0.2, w: 0.2, h: 0.6 }, ['garden'], false],
   ] as const)('%s', (_name, box, required, expected) => {
@@ -39,7 +69,16 @@ describe('required zones use the bottom centre of the box', () => {
 describe('maskedCells', () => {
   it('marks the cells whose centre is inside a mask', () => {
     // The left half of a 4 × 2 grid.
-    expect(maskedCells(4, 2, [[[0, 0], [0.5, 0], [0.5, 1], [0, 1]]])).toEqual([true, true, false, false, true, true, false, false]);
+    expect(
+      maskedCells(4, 2, [
+        [
+          [0, 0],
+          [0.5, 0],
+          [0.5, 1],
+          [0, 1],
+        ],
+      ]),
+    ).toEqual([true, true, false, false, true, true, false, false]);
     expect(maskedCells(2, 1, [])).toEqual([false, false]);
   });
 });
@@ -52,7 +91,12 @@ describe('movingArea', () => {
     ['nothing changed', [o, o, o, o, o, o, o, o, o, o, o, o], [], null],
     ['one cell', [o, o, o, o, o, X, o, o, o, o, o, o], [], { x: 0.25, y: 1 / 3, w: 0.25, h: 1 / 3 }],
     ['two apart: the box around both', [X, o, o, o, o, o, o, o, o, o, o, X], [], { x: 0, y: 0, w: 1, h: 1 }],
-    ['a masked cell does not count', [X, o, o, o, o, o, o, o, o, o, o, X], [X, o, o, o, o, o, o, o, o, o, o, o], { x: 0.75, y: 2 / 3, w: 0.25, h: 1 / 3 }],
+    [
+      'a masked cell does not count',
+      [X, o, o, o, o, o, o, o, o, o, o, X],
+      [X, o, o, o, o, o, o, o, o, o, o, o],
+      { x: 0.75, y: 2 / 3, w: 0.25, h: 1 / 3 },
+    ],
     ['only masked cells changed', [X, o, o, o, o, o, o, o, o, o, o, o], [X, o, o, o, o, o, o, o, o, o, o, o], null],
   ] as const)('%s', (_name, changed, masked, box) => {
     const got = movingArea(4, 3, changed, masked);

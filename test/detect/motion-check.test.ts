@@ -12,7 +12,11 @@ import type { Frame, FrameSource, RawDetection } from '../../src/detect/types.js
 // detector: the real one is in detector.test.ts and the end-to-end test; frames from the relay are
 // in relay-frames.test.ts), the boxed thumbnail, and which cameras are checked.
 
-const grey = (width: number, height: number, value = 100): Frame => ({ data: new Uint8Array(width * height * 3).fill(value), width, height });
+const grey = (width: number, height: number, value = 100): Frame => ({
+  data: new Uint8Array(width * height * 3).fill(value),
+  width,
+  height,
+});
 
 /** A source giving `frames`, then the end (`ended` says why when it gave fewer than 3). */
 function sourceOf(frames: Frame[], ended: string | null = null): FrameSource & { closed: boolean } {
@@ -57,21 +61,31 @@ describe('drawBox and encodeJpeg', () => {
     expect(px(clipped, 9, 9)).toEqual([0, 255, 0]);
   });
 
-  it('encodes an RGB frame to a JPEG of the asked width that decodes to the same picture', { timeout: 30_000 }, async () => {
-    const frame = drawBox(grey(320, 180), { x: 0.25, y: 0.25, w: 0.5, h: 0.5 }, [255, 0, 0], 4);
-    const jpeg = await encodeJpeg(frame, { ffmpegPath: 'ffmpeg', width: 160 });
-    expect([jpeg[0], jpeg[1]]).toEqual([0xff, 0xd8]);
-    const back = await decodeJpeg(jpeg, { ffmpegPath: 'ffmpeg' });
-    expect([back.width, back.height]).toEqual([160, 90]);
-    const at = (x: number, y: number) => [...back.data.subarray((y * 160 + x) * 3, (y * 160 + x) * 3 + 3)];
-    expect(at(41, 45)[0]).toBeGreaterThan(180); // the box's left edge, red
-    expect(at(10, 10)[0]).toBeLessThan(130); // grey background
-  });
+  it(
+    'encodes an RGB frame to a JPEG of the asked width that decodes to the same picture',
+    { timeout: 30_000 },
+    async () => {
+      const frame = drawBox(grey(320, 180), { x: 0.25, y: 0.25, w: 0.5, h: 0.5 }, [255, 0, 0], 4);
+      const jpeg = await encodeJpeg(frame, { ffmpegPath: 'ffmpeg', width: 160 });
+      expect([jpeg[0], jpeg[1]]).toEqual([0xff, 0xd8]);
+      const back = await decodeJpeg(jpeg, { ffmpegPath: 'ffmpeg' });
+      expect([back.width, back.height]).toEqual([160, 90]);
+      const at = (x: number, y: number) => [...back.data.subarray((y * 160 + x) * 3, (y * 160 + x) * 3 + 3)];
+      expect(at(41, 45)[0]).toBeGreaterThan(180); // the box's left edge, red
+      expect(at(10, 10)[0]).toBeLessThan(130); // grey background
+    },
+  );
 });
 
 describe('MotionChecker', () => {
   const person: RawDetection = { label: 'person', score: 0.7, box: { x: 0.25, y: 0.25, w: 0.25, h: 0.5 } };
-  const rules = () => ({ labels: { human: ['person'], vehicle: ['car'] }, minScore: 0.35, threshold: 0.45, zones: {}, requiredZones: [] });
+  const rules = () => ({
+    labels: { human: ['person'], vehicle: ['car'] },
+    minScore: 0.35,
+    threshold: 0.45,
+    zones: {},
+    requiredZones: [],
+  });
   const three = () => sourceOf([grey(64, 48, 1), grey(64, 48, 2), grey(64, 48, 3)]);
 
   /** A checker whose detector answers `perFrame[i]` for the i-th frame it is asked about. */
@@ -93,45 +107,63 @@ describe('MotionChecker', () => {
     });
     return { c, counts, seen, sources };
   }
-  const answers = (...frames: RawDetection[][]) => (i: number) => Promise.resolve(frames[i] ?? []);
+  const answers =
+    (...frames: RawDetection[][]) =>
+    (i: number) =>
+      Promise.resolve(frames[i] ?? []);
 
-  it('a person in the first two frames: confirmed human after two inferences, her detections, a thumbnail; the area asked per frame', { timeout: 20_000 }, async () => {
-    const { c, counts, seen, sources } = checker(answers([person], [{ ...person, score: 0.8 }], []));
-    let asked = 0;
-    const outcome = await c.check('dev_a', () => (asked++, { x: 0.1, y: 0.1, w: 0.5, h: 0.5 }));
-    expect(outcome.result).toBe('confirmed');
-    expect(outcome.type).toBe('human');
-    expect(outcome.detections).toEqual([{ label: 'person', score: 0.8, box: person.box }]);
-    expect((await outcome.thumbnail)?.subarray(0, 2)).toEqual(Buffer.from([0xff, 0xd8]));
-    // Settled by two frames that agree: the third is never looked at, the frames stop.
-    expect(seen.map((r) => r.frames[0]!.data[0])).toEqual([1, 2]);
-    expect(asked).toBe(2);
-    expect(seen[0]!.motion).toEqual({ x: 0.1, y: 0.1, w: 0.5, h: 0.5 });
-    expect((sources[0] as FrameSource & { closed: boolean }).closed).toBe(true);
-    expect(counts).toEqual(['human']);
-    expect(outcome.timeline.map(([stage]) => stage)).toEqual(['frames_requested', 'frame_1', 'inference_1', 'frame_2', 'inference_2', 'decided']);
-  });
+  it(
+    'a person in the first two frames: confirmed human after two inferences, her detections, a thumbnail; the area asked per frame',
+    { timeout: 20_000 },
+    async () => {
+      const { c, counts, seen, sources } = checker(answers([person], [{ ...person, score: 0.8 }], []));
+      let asked = 0;
+      const outcome = await c.check('dev_a', () => (asked++, { x: 0.1, y: 0.1, w: 0.5, h: 0.5 }));
+      expect(outcome.result).toBe('confirmed');
+      expect(outcome.type).toBe('human');
+      expect(outcome.detections).toEqual([{ label: 'person', score: 0.8, box: person.box }]);
+      expect((await outcome.thumbnail)?.subarray(0, 2)).toEqual(Buffer.from([0xff, 0xd8]));
+      // Settled by two frames that agree: the third is never looked at, the frames stop.
+      expect(seen.map((r) => r.frames[0]!.data[0])).toEqual([1, 2]);
+      expect(asked).toBe(2);
+      expect(seen[0]!.motion).toEqual({ x: 0.1, y: 0.1, w: 0.5, h: 0.5 });
+      expect((sources[0] as FrameSource & { closed: boolean }).closed).toBe(true);
+      expect(counts).toEqual(['human']);
+      expect(outcome.timeline.map(([stage]) => stage)).toEqual([
+        'frames_requested',
+        'frame_1',
+        'inference_1',
+        'frame_2',
+        'inference_2',
+        'decided',
+      ]);
+    },
+  );
 
-  it('counts the bytes of the frames a check holds while it waits for the detector, and none once it and its thumbnail are done', { timeout: 20_000 }, async () => {
-    let answer: () => void = () => undefined;
-    const waiting = new Promise<void>((r) => (answer = r));
-    const held: number[] = [];
-    const { c } = checker(async (i) => {
-      held.push(c.frameBytes);
-      if (i === 0) await waiting;
-      return i < 2 ? [person] : [];
-    });
-    const pending = c.check('dev_a', null);
-    await expect.poll(() => held.length).toBe(1);
-    const one = (await three().next())!.data.byteLength;
-    expect(c.frameBytes).toBe(one);
-    answer();
-    const outcome = await pending;
-    expect(held).toEqual([one, 2 * one]);
-    await outcome.thumbnail;
-    expect(c.frameBytes).toBe(0);
-    expect(c.checking).toBe(0);
-  });
+  it(
+    'counts the bytes of the frames a check holds while it waits for the detector, and none once it and its thumbnail are done',
+    { timeout: 20_000 },
+    async () => {
+      let answer: () => void = () => undefined;
+      const waiting = new Promise<void>((r) => (answer = r));
+      const held: number[] = [];
+      const { c } = checker(async (i) => {
+        held.push(c.frameBytes);
+        if (i === 0) await waiting;
+        return i < 2 ? [person] : [];
+      });
+      const pending = c.check('dev_a', null);
+      await expect.poll(() => held.length).toBe(1);
+      const one = (await three().next())!.data.byteLength;
+      expect(c.frameBytes).toBe(one);
+      answer();
+      const outcome = await pending;
+      expect(held).toEqual([one, 2 * one]);
+      await outcome.thumbnail;
+      expect(c.frameBytes).toBe(0);
+      expect(c.checking).toBe(0);
+    },
+  );
 
   it('frames that disagree: the third decides', async () => {
     const { c, seen } = checker(answers([person], [], [person]));
@@ -142,7 +174,12 @@ describe('MotionChecker', () => {
   it('one lucky frame is not enough: unconfirmed motion', async () => {
     const { c, counts } = checker(answers([person], [], []));
     const outcome = await c.check('dev_a', null);
-    expect([outcome.result, outcome.type, outcome.detections, await outcome.thumbnail]).toEqual(['unconfirmed', 'motion', [], null]);
+    expect([outcome.result, outcome.type, outcome.detections, await outcome.thumbnail]).toEqual([
+      'unconfirmed',
+      'motion',
+      [],
+      null,
+    ]);
     expect(counts).toEqual(['motion']);
   });
 
@@ -165,7 +202,9 @@ describe('MotionChecker', () => {
   });
 
   it('no frames from the camera (stream stopped): unchecked, the detector not asked', async () => {
-    const { c, counts, seen } = checker(answers([person]), () => sourceOf([], 'no picture from the stream for 3000 ms'));
+    const { c, counts, seen } = checker(answers([person]), () =>
+      sourceOf([], 'no picture from the stream for 3000 ms'),
+    );
     const outcome = await c.check('dev_a', null);
     expect(outcome.result).toBe('unchecked');
     expect(outcome.reason).toMatch(/no frame from the stream: no picture from the stream for 3000 ms/);
@@ -174,7 +213,9 @@ describe('MotionChecker', () => {
   });
 
   it('the stream stops before the frames settle the rule: unchecked, even after a person in one frame', async () => {
-    const { c, counts } = checker(answers([person], []), () => sourceOf([grey(64, 48), grey(64, 48)], 'the relay let the stream go'));
+    const { c, counts } = checker(answers([person], []), () =>
+      sourceOf([grey(64, 48), grey(64, 48)], 'the relay let the stream go'),
+    );
     const outcome = await c.check('dev_a', null);
     expect([outcome.result, outcome.type]).toEqual(['unchecked', 'motion']);
     expect(outcome.reason).toMatch(/2 of 3 frames, too few to decide: the relay let the stream go/);

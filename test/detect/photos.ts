@@ -11,7 +11,10 @@ const ROOT = path.resolve(import.meta.dirname, '../..');
 export function photosDir(): string {
   const given = process.env.EDGE_GATEWAY_TEST_PHOTOS;
   if (given && existsSync(path.join(given, '.complete'))) return given;
-  return execFileSync(path.join(ROOT, 'run'), ['test-photos'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim();
+  return execFileSync(path.join(ROOT, 'run'), ['test-photos'], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+  }).trim();
 }
 
 export function photo(name: string): Buffer {
@@ -21,5 +24,9 @@ export function photo(name: string): Buffer {
 export type Truth = { category: 'human' | 'vehicle'; what: string; box: [number, number, number, number] };
 
 export function photoLabels(): Record<string, Truth[]> {
-  return (JSON.parse(readFileSync(path.join(import.meta.dirname, 'photo-labels.json'), 'utf8')) as { photos: Record<string, Truth[]> }).photos;
+  return (
+    JSON.parse(readFileSync(path.join(import.meta.dirname, 'photo-labels.json'), 'utf8')) as {
+      photos: Record<string, Truth[]>;
+    }
+  ).photos;
 }

@@ -7,17 +7,73 @@ const opts = { inputSize: 512 };
 
 describe('planRegions', () => {
   it.each([
-    ['no moving area, 16:9: two overlapping squares of the short side', 1280, 720, null, [{ x: 0, y: 0, size: 720 }, { x: 560, y: 0, size: 720 }]],
+    [
+      'no moving area, 16:9: two overlapping squares of the short side',
+      1280,
+      720,
+      null,
+      [
+        { x: 0, y: 0, size: 720 },
+        { x: 560, y: 0, size: 720 },
+      ],
+    ],
     ['no moving area, square frame: the frame', 512, 512, null, [{ x: 0, y: 0, size: 512 }]],
-    ['no moving area, portrait 9:16: two squares stacked', 720, 1280, null, [{ x: 0, y: 0, size: 720 }, { x: 0, y: 560, size: 720 }]],
-    ['no moving area, 32:9: four squares', 1920, 540, null, [{ x: 0, y: 0, size: 540 }, { x: 460, y: 0, size: 540 }, { x: 920, y: 0, size: 540 }, { x: 1380, y: 0, size: 540 }]],
+    [
+      'no moving area, portrait 9:16: two squares stacked',
+      720,
+      1280,
+      null,
+      [
+        { x: 0, y: 0, size: 720 },
+        { x: 0, y: 560, size: 720 },
+      ],
+    ],
+    [
+      'no moving area, 32:9: four squares',
+      1920,
+      540,
+      null,
+      [
+        { x: 0, y: 0, size: 540 },
+        { x: 460, y: 0, size: 540 },
+        { x: 920, y: 0, size: 540 },
+        { x: 1380, y: 0, size: 540 },
+      ],
+    ],
     // A small moving area gets a square of the model's input size at full resolution, centred on it.
     ['small area in the middle', 1280, 720, { x: 0.5, y: 0.5, w: 0.05, h: 0.1 }, [{ x: 416, y: 140, size: 512 }]],
-    ['small area at the top-left corner: the square stays inside the frame', 1280, 720, { x: 0, y: 0, w: 0.02, h: 0.02 }, [{ x: 0, y: 0, size: 512 }]],
-    ['small area at the bottom-right corner', 1280, 720, { x: 0.97, y: 0.97, w: 0.03, h: 0.03 }, [{ x: 768, y: 208, size: 512 }]],
+    [
+      'small area at the top-left corner: the square stays inside the frame',
+      1280,
+      720,
+      { x: 0, y: 0, w: 0.02, h: 0.02 },
+      [{ x: 0, y: 0, size: 512 }],
+    ],
+    [
+      'small area at the bottom-right corner',
+      1280,
+      720,
+      { x: 0.97, y: 0.97, w: 0.03, h: 0.03 },
+      [{ x: 768, y: 208, size: 512 }],
+    ],
     // 0.5 × 1280 = 640 plus a quarter on each side = 960 > 720: squares of 720 along it.
-    ['wide area: squares of the short side along it', 1280, 720, { x: 0.25, y: 0.4, w: 0.5, h: 0.2 }, [{ x: 160, y: 0, size: 720 }, { x: 400, y: 0, size: 720 }]],
-    ['frame smaller than the model input: the frame short side', 320, 240, { x: 0.4, y: 0.4, w: 0.1, h: 0.1 }, [{ x: 24, y: 0, size: 240 }]],
+    [
+      'wide area: squares of the short side along it',
+      1280,
+      720,
+      { x: 0.25, y: 0.4, w: 0.5, h: 0.2 },
+      [
+        { x: 160, y: 0, size: 720 },
+        { x: 400, y: 0, size: 720 },
+      ],
+    ],
+    [
+      'frame smaller than the model input: the frame short side',
+      320,
+      240,
+      { x: 0.4, y: 0.4, w: 0.1, h: 0.1 },
+      [{ x: 24, y: 0, size: 240 }],
+    ],
     ['empty frame', 0, 0, null, []],
   ] as const)('%s', (_name, width, height, motion, expected) => {
     const regions = planRegions(width, height, motion, opts);
@@ -29,10 +85,20 @@ describe('planRegions', () => {
   });
 
   it('every moving area is wholly inside the union of its squares', () => {
-    for (const motion of [{ x: 0.1, y: 0.1, w: 0.8, h: 0.8 }, { x: 0, y: 0.45, w: 1, h: 0.1 }, { x: 0.3, y: 0, w: 0.05, h: 1 }]) {
+    for (const motion of [
+      { x: 0.1, y: 0.1, w: 0.8, h: 0.8 },
+      { x: 0, y: 0.45, w: 1, h: 0.1 },
+      { x: 0.3, y: 0, w: 0.05, h: 1 },
+    ]) {
       const regions = planRegions(1280, 720, motion, opts);
-      for (const [px, py] of [[motion.x, motion.y], [motion.x + motion.w, motion.y + motion.h], [motion.x + motion.w / 2, motion.y + motion.h / 2]] as const) {
-        const covered = regions.some((r) => px * 1280 >= r.x && px * 1280 <= r.x + r.size && py * 720 >= r.y && py * 720 <= r.y + r.size);
+      for (const [px, py] of [
+        [motion.x, motion.y],
+        [motion.x + motion.w, motion.y + motion.h],
+        [motion.x + motion.w / 2, motion.y + motion.h / 2],
+      ] as const) {
+        const covered = regions.some(
+          (r) => px * 1280 >= r.x && px * 1280 <= r.x + r.size && py * 720 >= r.y && py * 720 <= r.y + r.size,
+        );
         expect(covered, JSON.stringify({ motion, px, py })).toBe(true);
       }
     }

@@ -16,8 +16,18 @@ const numbered = 'color=c=black:s=320x240:r=10,geq=lum=16+8*N:cb=128:cr=128';
 
 beforeAll(async () => {
   [capture, h265] = await Promise.all([
-    captureRtp(['-c:v', 'libx264', '-g', '10', '-bf', '0', '-x264-params', 'repeat-headers=1', '-qp', '0'], [], numbered, 2.5),
-    captureRtp(['-c:v', 'libx265', '-x265-params', 'log-level=error:keyint=10:repeat-headers=1:lossless=1', '-bf', '0'], [], numbered, 2.5),
+    captureRtp(
+      ['-c:v', 'libx264', '-g', '10', '-bf', '0', '-x264-params', 'repeat-headers=1', '-qp', '0'],
+      [],
+      numbered,
+      2.5,
+    ),
+    captureRtp(
+      ['-c:v', 'libx265', '-x265-params', 'log-level=error:keyint=10:repeat-headers=1:lossless=1', '-bf', '0'],
+      [],
+      numbered,
+      2.5,
+    ),
   ]);
 }, 60_000);
 afterAll(() => decoders.close());
@@ -44,7 +54,8 @@ function streamOf(c: { packets: Buffer[]; sdp: string }, codec: 'H264' | 'H265')
     feedThrough(n: number) {
       const stamps = [...new Set(c.packets.map(timestampOf))];
       const last = stamps[n];
-      while (fed < c.packets.length && stamps.indexOf(timestampOf(c.packets[fed]!)) <= n) fan.push(0, c.packets[fed++]!);
+      while (fed < c.packets.length && stamps.indexOf(timestampOf(c.packets[fed]!)) <= n)
+        fan.push(0, c.packets[fed++]!);
       return last;
     },
     feedAll() {
@@ -66,18 +77,22 @@ describe('relayFrames', () => {
   it.each([
     ['H.264', () => capture, 'H264' as const],
     ['H.265', () => h265, 'H265' as const],
-  ])('%s: the newest cached picture first, then one every spacing of stream time', { timeout: 30_000 }, async (_name, c, codec) => {
-    const s = streamOf(c(), codec);
-    s.feedThrough(13); // a keyframe at 10: pictures 10–13 cached
-    const source = relayFrames(s.stream, decoders, { count: 3, spacingMs: 500 });
-    s.feedAll();
-    const frames = await all(source);
-    expect(source.ended).toBeNull();
-    expect(frames.map(pictureOf)).toEqual([13, 18, 23]);
-    expect(frames[0]).toMatchObject({ width: 320, height: 240 });
-    expect(source.ended).toBeNull();
-    expect(s.readers.size).toBe(0);
-  });
+  ])(
+    '%s: the newest cached picture first, then one every spacing of stream time',
+    { timeout: 30_000 },
+    async (_name, c, codec) => {
+      const s = streamOf(c(), codec);
+      s.feedThrough(13); // a keyframe at 10: pictures 10–13 cached
+      const source = relayFrames(s.stream, decoders, { count: 3, spacingMs: 500 });
+      s.feedAll();
+      const frames = await all(source);
+      expect(source.ended).toBeNull();
+      expect(frames.map(pictureOf)).toEqual([13, 18, 23]);
+      expect(frames[0]).toMatchObject({ width: 320, height: 240 });
+      expect(source.ended).toBeNull();
+      expect(s.readers.size).toBe(0);
+    },
+  );
 
   it('with nothing cached, starts at the next keyframe', { timeout: 30_000 }, async () => {
     const s = streamOf(capture, 'H264');
@@ -96,18 +111,22 @@ describe('relayFrames', () => {
     expect(s.readers.size).toBe(0);
   });
 
-  it('evicted by the relay: the pictures already given, then the end; closed: ends at once', { timeout: 30_000 }, async () => {
-    const s = streamOf(capture, 'H264');
-    s.feedThrough(12);
-    const source = relayFrames(s.stream, decoders, { count: 3 });
-    s.fan.evictAll('the camera is gone');
-    expect((await all(source)).map(pictureOf)).toEqual([12]);
-    expect(source.ended).toMatch(/the camera is gone/);
-    expect(s.readers.size).toBe(0);
-    const closed = relayFrames(s.stream, decoders, { count: 3 });
-    closed.close();
-    expect(await closed.next()).toBeNull();
-  });
+  it(
+    'evicted by the relay: the pictures already given, then the end; closed: ends at once',
+    { timeout: 30_000 },
+    async () => {
+      const s = streamOf(capture, 'H264');
+      s.feedThrough(12);
+      const source = relayFrames(s.stream, decoders, { count: 3 });
+      s.fan.evictAll('the camera is gone');
+      expect((await all(source)).map(pictureOf)).toEqual([12]);
+      expect(source.ended).toMatch(/the camera is gone/);
+      expect(s.readers.size).toBe(0);
+      const closed = relayFrames(s.stream, decoders, { count: 3 });
+      closed.close();
+      expect(await closed.next()).toBeNull();
+    },
+  );
 
   it('a corrupt stream (junk in every payload): no frame, ended, no hang', { timeout: 30_000 }, async () => {
     const junk = capture.packets.map((p, i) => {
@@ -124,7 +143,12 @@ describe('relayFrames', () => {
   });
 
   it('a stream the relay cannot give, or no decoder: ended, no frames, no hang', { timeout: 30_000 }, async () => {
-    const gone: FrameStream = { sdp: capture.sdp, attach: () => { throw new Error('stream not ready'); } };
+    const gone: FrameStream = {
+      sdp: capture.sdp,
+      attach: () => {
+        throw new Error('stream not ready');
+      },
+    };
     const source = relayFrames(gone, decoders);
     expect(await source.next()).toBeNull();
     expect(source.ended).toMatch(/stream not ready/);
@@ -142,7 +166,8 @@ describe('relayFrames', () => {
 });
 
 describe('PpmSplitter', () => {
-  const grey = (w: number, h: number, v: number) => Buffer.concat([Buffer.from(`P6\n${w} ${h}\n255\n`), Buffer.alloc(w * h * 3, v)]);
+  const grey = (w: number, h: number, v: number) =>
+    Buffer.concat([Buffer.from(`P6\n${w} ${h}\n255\n`), Buffer.alloc(w * h * 3, v)]);
 
   it('cuts a stream of pictures wherever the chunks split it, skipping those not wanted', () => {
     const stream = Buffer.concat([grey(3, 2, 10), grey(2, 2, 200), grey(1, 1, 7)]);

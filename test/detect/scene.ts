@@ -19,10 +19,22 @@ export const SCENE = { width: 1280, height: 720, seconds: 10, personRightEdge: 7
  */
 export function personScene(): Promise<string> {
   return cached('person-walks-in-v1.mp4', [
-    '-f', 'lavfi', '-i', `color=c=0x607060:s=${SCENE.width}x${SCENE.height}:r=15:d=${SCENE.seconds}`,
-    '-loop', '1', '-framerate', '15', '-i', path.join(photosDir(), 'person.jpg'),
-    '-filter_complex', "[1:v]crop=200:380:140:44,scale=300:570[p];[0:v][p]overlay=x='if(lt(t,1),-320,min(480,-320+(t-1)*400))':y=110:shortest=1,format=yuv420p[v]",
-    '-map', '[v]', '-t', String(SCENE.seconds),
+    '-f',
+    'lavfi',
+    '-i',
+    `color=c=0x607060:s=${SCENE.width}x${SCENE.height}:r=15:d=${SCENE.seconds}`,
+    '-loop',
+    '1',
+    '-framerate',
+    '15',
+    '-i',
+    path.join(photosDir(), 'person.jpg'),
+    '-filter_complex',
+    "[1:v]crop=200:380:140:44,scale=300:570[p];[0:v][p]overlay=x='if(lt(t,1),-320,min(480,-320+(t-1)*400))':y=110:shortest=1,format=yuv420p[v]",
+    '-map',
+    '[v]',
+    '-t',
+    String(SCENE.seconds),
   ]);
 }
 
@@ -32,8 +44,14 @@ export function personScene(): Promise<string> {
  */
 export function patternScene(): Promise<string> {
   return cached('pattern-moves-v1.mp4', [
-    '-f', 'lavfi', '-i', 'testsrc2=size=640x360:rate=15:duration=2',
-    '-vf', `tpad=stop_mode=clone:stop_duration=${SCENE.seconds - 2},format=yuv420p`, '-t', String(SCENE.seconds),
+    '-f',
+    'lavfi',
+    '-i',
+    'testsrc2=size=640x360:rate=15:duration=2',
+    '-vf',
+    `tpad=stop_mode=clone:stop_duration=${SCENE.seconds - 2},format=yuv420p`,
+    '-t',
+    String(SCENE.seconds),
   ]);
 }
 
@@ -44,7 +62,21 @@ async function cached(name: string, args: string[]): Promise<string> {
   const file = path.join(dir, name);
   if (existsSync(file)) return file;
   const tmp = `${file}.${process.pid}.tmp.mp4`;
-  await run('ffmpeg', ['-hide_banner', '-loglevel', 'error', '-nostdin', '-y', ...args, '-c:v', 'libx264', '-preset', 'veryfast', '-crf', '20', tmp]);
+  await run('ffmpeg', [
+    '-hide_banner',
+    '-loglevel',
+    'error',
+    '-nostdin',
+    '-y',
+    ...args,
+    '-c:v',
+    'libx264',
+    '-preset',
+    'veryfast',
+    '-crf',
+    '20',
+    tmp,
+  ]);
   renameSync(tmp, file);
   return file;
 }
@@ -53,7 +85,10 @@ async function cached(name: string, args: string[]): Promise<string> {
  * Simulated cameras (admin / `password`) looping a scene: `person` at 1280 × 720, or `pattern` at
  * 640 × 360 (small, to spare the CPU).
  */
-export async function sceneFleet(scene: 'person' | 'pattern', o: { count: number; firstIndex: number; password: string }): Promise<Fleet> {
+export async function sceneFleet(
+  scene: 'person' | 'pattern',
+  o: { count: number; firstIndex: number; password: string },
+): Promise<Fleet> {
   const file = scene === 'person' ? await personScene() : await patternScene();
   const [width, height] = scene === 'person' ? [SCENE.width, SCENE.height] : [640, 360];
   return startFleet({

@@ -1,22 +1,45 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { aliasOf, deviceIdFrom, endpointOf, isDeviceAlias, stableEndpoint, type DeviceAlias } from '../../src/domain/device-alias.js';
+import {
+  aliasOf,
+  deviceIdFrom,
+  endpointOf,
+  isDeviceAlias,
+  stableEndpoint,
+  type DeviceAlias,
+} from '../../src/domain/device-alias.js';
 
 const ID = /^dev_[A-Za-z0-9_-]{24}$/;
 const UUID = 'urn:uuid:6f1c2e8a-2b7d-4c1e-9a55-0a1b2c3d4e5f';
 const SERIAL = 'DS-2CD2043G0-I20190101';
 
 // Ids are written to the store and sent to the cloud, so the hash they are made of is pinned here.
-const sha = (key: string) => `dev_${createHash('sha256').update(key, 'utf8').digest().subarray(0, 18).toString('base64url')}`;
+const sha = (key: string) =>
+  `dev_${createHash('sha256').update(key, 'utf8').digest().subarray(0, 18).toString('base64url')}`;
 
 describe('each alias kind: constructor → text → deviceIdFrom', () => {
   it.each<[string, DeviceAlias | null, string, string]>([
     ['endpoint, urn:uuid', aliasOf.endpoint(UUID), `epr:${UUID}`, `endpoint\u0000${UUID}`],
-    ['endpoint, other URN', aliasOf.endpoint('URN:Example:Cam-1'), 'epr:urn:example:Cam-1', 'endpoint\u0000urn:example:Cam-1'],
+    [
+      'endpoint, other URN',
+      aliasOf.endpoint('URN:Example:Cam-1'),
+      'epr:urn:example:Cam-1',
+      'endpoint\u0000urn:example:Cam-1',
+    ],
     ['serial', aliasOf.serial('Hikvision', SERIAL), `serial:Hikvision:${SERIAL}`, `serial\u0000${SERIAL}`],
     ['serial, no manufacturer', aliasOf.serial(null, SERIAL), `serial::${SERIAL}`, `serial\u0000${SERIAL}`],
-    ['serial holding colons', aliasOf.serial('Acme', '00:11:22:33:44:55'), 'serial:Acme:00:11:22:33:44:55', 'serial\u000000:11:22:33:44:55'],
-    ['url', aliasOf.url('http://10.0.0.5/onvif/device_service'), 'url:http://10.0.0.5/onvif/device_service', 'address\u0000http://10.0.0.5/onvif/device_service'],
+    [
+      'serial holding colons',
+      aliasOf.serial('Acme', '00:11:22:33:44:55'),
+      'serial:Acme:00:11:22:33:44:55',
+      'serial\u000000:11:22:33:44:55',
+    ],
+    [
+      'url',
+      aliasOf.url('http://10.0.0.5/onvif/device_service'),
+      'url:http://10.0.0.5/onvif/device_service',
+      'address\u0000http://10.0.0.5/onvif/device_service',
+    ],
   ])('%s', (_kind, alias, text, key) => {
     expect(alias).toBe(text);
     if (alias === null) return;
@@ -31,7 +54,12 @@ describe('each alias kind: constructor → text → deviceIdFrom', () => {
 describe('deviceIdFrom', () => {
   it('is the same however the UUID is written', () => {
     const id = deviceIdFrom(`epr:${UUID}`);
-    for (const form of ['URN:UUID:6F1C2E8A-2B7D-4C1E-9A55-0A1B2C3D4E5F', 'uuid:6f1c2e8a-2b7d-4c1e-9a55-0a1b2c3d4e5f', '6F1C2E8A-2B7D-4C1E-9A55-0A1B2C3D4E5F', ` ${UUID}\n`]) {
+    for (const form of [
+      'URN:UUID:6F1C2E8A-2B7D-4C1E-9A55-0A1B2C3D4E5F',
+      'uuid:6f1c2e8a-2b7d-4c1e-9a55-0a1b2c3d4e5f',
+      '6F1C2E8A-2B7D-4C1E-9A55-0A1B2C3D4E5F',
+      ` ${UUID}\n`,
+    ]) {
       const alias = aliasOf.endpoint(form);
       expect(alias).toBe(`epr:${UUID}`);
       if (alias) expect(deviceIdFrom(alias)).toBe(id);
@@ -45,7 +73,14 @@ describe('deviceIdFrom', () => {
   });
 
   it('differs between kinds and between values', () => {
-    const aliases: DeviceAlias[] = [`epr:${UUID}`, 'epr:urn:uuid:6f1c2e8a-2b7d-4c1e-9a55-0a1b2c3d4e60', 'epr:urn:example:camera-7', 'serial::urn:example:camera-7', 'url:urn:example:camera-7', 'serial::SN2'];
+    const aliases: DeviceAlias[] = [
+      `epr:${UUID}`,
+      'epr:urn:uuid:6f1c2e8a-2b7d-4c1e-9a55-0a1b2c3d4e60',
+      'epr:urn:example:camera-7',
+      'serial::urn:example:camera-7',
+      'url:urn:example:camera-7',
+      'serial::SN2',
+    ];
     expect(new Set(aliases.map(deviceIdFrom)).size).toBe(aliases.length);
   });
 

@@ -39,7 +39,8 @@ async function errorClasses(): Promise<ErrorClass[]> {
   for (const file of errorFiles(SRC)) {
     const mod = (await import(file)) as Record<string, unknown>;
     for (const [name, value] of Object.entries(mod)) {
-      if (typeof value === 'function' && value !== GatewayError && value.prototype instanceof Error) found.push({ file: path.relative(SRC, file), name, cls: value as ErrorClass['cls'] });
+      if (typeof value === 'function' && value !== GatewayError && value.prototype instanceof Error)
+        found.push({ file: path.relative(SRC, file), name, cls: value as ErrorClass['cls'] });
     }
   }
   return found;
@@ -84,7 +85,15 @@ describe('the error classes of src', () => {
   it("name their code after themselves (a subclass shares its parent's), or take one from a list of the union's", async () => {
     const classes = await errorClasses();
     const variable = classes.filter(({ cls }) => staticCode(cls) === undefined).map(({ name }) => name);
-    expect(variable.sort()).toEqual(['ApiError', 'CodecMismatchError', 'CommandError', 'FootageDiskError', 'MediaFormatError', 'OAuthError', 'OfferError']);
+    expect(variable.sort()).toEqual([
+      'ApiError',
+      'CodecMismatchError',
+      'CommandError',
+      'FootageDiskError',
+      'MediaFormatError',
+      'OAuthError',
+      'OfferError',
+    ]);
     for (const { file, name, cls } of classes) {
       const code = staticCode(cls);
       if (code === undefined || code === codeOf(name)) continue;
@@ -94,14 +103,25 @@ describe('the error classes of src', () => {
   });
 
   it('use every code of CLASS_ERROR_CODES once (UsageError, in cli.ts, the one outside an errors.ts)', async () => {
-    const codes = (await errorClasses()).filter(({ name, cls }) => staticCode(cls) === codeOf(name)).map(({ cls }) => staticCode(cls));
+    const codes = (await errorClasses())
+      .filter(({ name, cls }) => staticCode(cls) === codeOf(name))
+      .map(({ cls }) => staticCode(cls));
     expect([...codes, 'usage'].sort()).toEqual([...CLASS_ERROR_CODES].sort());
   });
 });
 
 describe('the codes', () => {
   it('are snake_case, each list without repeats', () => {
-    for (const list of [CLASS_ERROR_CODES, OAUTH_ERROR_CODES, COMMAND_ERROR_CODES, OFFER_ERROR_CODES, CODEC_MISMATCH_CODES, MEDIA_FORMAT_CODES, FOOTAGE_DISK_CODES, API_ERROR_CODES]) {
+    for (const list of [
+      CLASS_ERROR_CODES,
+      OAUTH_ERROR_CODES,
+      COMMAND_ERROR_CODES,
+      OFFER_ERROR_CODES,
+      CODEC_MISMATCH_CODES,
+      MEDIA_FORMAT_CODES,
+      FOOTAGE_DISK_CODES,
+      API_ERROR_CODES,
+    ]) {
       for (const code of list) expect(code).toMatch(/^[a-z][a-z0-9]*(?:_[a-z0-9]+)*$/);
       expect(new Set(list).size).toBe(list.length);
     }

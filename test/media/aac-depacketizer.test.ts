@@ -6,7 +6,12 @@ import { readRtpHeader } from '../../src/media/rtp.js';
 import { rtp } from './fmp4/rtp-packets.js';
 
 describe('AacDepacketizer (RFC 3640 AAC-hbr)', () => {
-  const hbr = new Map([['mode', 'AAC-hbr'], ['sizelength', '13'], ['indexlength', '3'], ['indexdeltalength', '3']]);
+  const hbr = new Map([
+    ['mode', 'AAC-hbr'],
+    ['sizelength', '13'],
+    ['indexlength', '3'],
+    ['indexdeltalength', '3'],
+  ]);
   const headers = (sizes: number[]) => {
     const out = Buffer.alloc(2 + sizes.length * 2);
     out.writeUInt16BE(sizes.length * 16, 0);
@@ -30,13 +35,22 @@ describe('AacDepacketizer (RFC 3640 AAC-hbr)', () => {
   });
 
   it('joins one access unit fragmented over packets', () => {
-    const { frames } = runAac([rtp(1, 0, false, Buffer.concat([headers([10]), frame(4, 6)])), rtp(2, 0, true, Buffer.concat([headers([10]), frame(4, 4)]))]);
+    const { frames } = runAac([
+      rtp(1, 0, false, Buffer.concat([headers([10]), frame(4, 6)])),
+      rtp(2, 0, true, Buffer.concat([headers([10]), frame(4, 4)])),
+    ]);
     expect(frames).toEqual([{ rtpTime: 0, data: frame(4, 10), afterLoss: false }]);
   });
 
   it.each<[string, Buffer[]]>([
     ['AU sizes past the packet', [rtp(1, 0, true, Buffer.concat([headers([3, 9]), frame(1, 5)]))]],
-    ['a fragment whose end was lost', [rtp(1, 0, false, Buffer.concat([headers([10]), frame(4, 6)])), rtp(3, 1024, true, Buffer.concat([headers([2]), frame(1, 2)]))]],
+    [
+      'a fragment whose end was lost',
+      [
+        rtp(1, 0, false, Buffer.concat([headers([10]), frame(4, 6)])),
+        rtp(3, 1024, true, Buffer.concat([headers([2]), frame(1, 2)])),
+      ],
+    ],
     ['a header section longer than the packet', [rtp(1, 0, true, Buffer.of(0xff, 0xff, 1))]],
     ['an interleaved index', [rtp(1, 0, true, Buffer.concat([Buffer.of(0, 16, 0, (2 << 3) | 1), frame(1, 2)]))]],
   ])('drops %s and counts it', (_name, packets) => {

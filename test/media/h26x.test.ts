@@ -79,7 +79,11 @@ describe('h264StartsKeyframe', () => {
     const payload = Buffer.from(bytes);
     expect(h264StartsKeyframe(payload, 0, payload.length)).toBe(expected);
     // Inside a larger buffer (an RTP packet, an RTSP frame), followed by bytes that would change a misread answer.
-    const framed = Buffer.concat([Buffer.from([0x80, 0x60, 0x00, 0x01]), payload, Buffer.from([0x88, 0x05, 0x65, 0x88, 0x80])]);
+    const framed = Buffer.concat([
+      Buffer.from([0x80, 0x60, 0x00, 0x01]),
+      payload,
+      Buffer.from([0x88, 0x05, 0x65, 0x88, 0x80]),
+    ]);
     expect(h264StartsKeyframe(framed, 4, payload.length)).toBe(expected);
   });
 
@@ -136,8 +140,17 @@ describe('h265StartsKeyframe', () => {
     ['AP VPS one byte short', [96, 0x01, 0x00, 0x04, ...n5(32, 0x0c)], false],
     ['AP empty', [96, 0x01], false],
     ['AP with DONL: VPS', [96, 0x01, 0x00, 0x07, ...sized(n5(32, 0x0c))], true, true],
-    ['AP with DONL/DOND: PPS, then IDR', [96, 0x01, 0x00, 0x07, ...sized(n5(34, 0xc1)), 0x01, ...sized(n5(19, ...FIRST))], true, true],
-    ['AP with DOND misread as no DONL', [96, 0x01, 0x00, 0x07, ...sized(n5(34, 0xc1)), 0x01, ...sized(n5(19, ...FIRST))], false],
+    [
+      'AP with DONL/DOND: PPS, then IDR',
+      [96, 0x01, 0x00, 0x07, ...sized(n5(34, 0xc1)), 0x01, ...sized(n5(19, ...FIRST))],
+      true,
+      true,
+    ],
+    [
+      'AP with DOND misread as no DONL',
+      [96, 0x01, 0x00, 0x07, ...sized(n5(34, 0xc1)), 0x01, ...sized(n5(19, ...FIRST))],
+      false,
+    ],
     // FU (49)
     ['FU start of an IDR, first segment', fu(S | 19, ...FIRST), true],
     ['FU start of a CRA, first segment', fu(S | 21, ...FIRST), true],
@@ -160,7 +173,11 @@ describe('h265StartsKeyframe', () => {
   it.each(cases)('%s', (_name, bytes, expected, donl = false) => {
     const payload = Buffer.from(bytes);
     expect(h265StartsKeyframe(payload, 0, payload.length, donl)).toBe(expected);
-    const framed = Buffer.concat([Buffer.from([0x80, 0x60, 0x00]), payload, Buffer.from([0x80, 0x05, 0x26, 0x01, 0x80])]);
+    const framed = Buffer.concat([
+      Buffer.from([0x80, 0x60, 0x00]),
+      payload,
+      Buffer.from([0x80, 0x05, 0x26, 0x01, 0x80]),
+    ]);
     expect(h265StartsKeyframe(framed, 3, payload.length, donl)).toBe(expected);
   });
 
@@ -254,12 +271,18 @@ interface SpsSpec {
 }
 
 function buildSps(spec: SpsSpec): Buffer {
-  const w = new BitWriter().u(8, spec.profileIdc).u(8, 0).u(8, 40).ue(spec.spsId ?? 0);
+  const w = new BitWriter()
+    .u(8, spec.profileIdc)
+    .u(8, 0)
+    .u(8, 40)
+    .ue(spec.spsId ?? 0);
   if ([100, 110, 122, 244, 44, 83, 86, 118, 128, 138, 139, 134, 135].includes(spec.profileIdc)) {
     const chroma = spec.chromaFormatIdc ?? 1;
     w.ue(chroma);
     if (chroma === 3) w.u(1, spec.separateColourPlane ? 1 : 0);
-    w.ue(spec.bitDepthLumaMinus8 ?? 0).ue(0).u(1, 0);
+    w.ue(spec.bitDepthLumaMinus8 ?? 0)
+      .ue(0)
+      .u(1, 0);
     w.u(1, spec.scalingLists ? 1 : 0);
     for (const list of spec.scalingLists ?? []) {
       w.u(1, list ? 1 : 0);
@@ -275,10 +298,17 @@ function buildSps(spec: SpsSpec): Buffer {
   w.ue(0).ue(spec.pocType);
   if (spec.pocType === 0) w.ue(2);
   if (spec.pocType === 1) {
-    w.u(1, 0).se(-1).se(2).ue(spec.pocCycle?.length ?? 0);
+    w.u(1, 0)
+      .se(-1)
+      .se(2)
+      .ue(spec.pocCycle?.length ?? 0);
     for (const offset of spec.pocCycle ?? []) w.se(offset);
   }
-  w.ue(4).u(1, 0).ue(spec.widthMbs - 1).ue(spec.heightMapUnits - 1).u(1, spec.frameMbsOnly ? 1 : 0);
+  w.ue(4)
+    .u(1, 0)
+    .ue(spec.widthMbs - 1)
+    .ue(spec.heightMapUnits - 1)
+    .u(1, spec.frameMbsOnly ? 1 : 0);
   if (!spec.frameMbsOnly) w.u(1, 1);
   w.u(1, 1).u(1, spec.crop ? 1 : 0);
   for (const c of spec.crop ?? []) w.ue(c);
@@ -289,14 +319,88 @@ function buildSps(spec: SpsSpec): Buffer {
 describe('parseH264Sps on hand-made SPSes', () => {
   const ramp = (n: number): number[] => Array.from({ length: n }, (_, i) => 4 + ((i * 7) % 250));
   const cases: Array<[name: string, spec: SpsSpec, expected: Partial<H264Sps>]> = [
-    ['baseline, POC type 1 with a cycle', { profileIdc: 66, pocType: 1, pocCycle: [1, -2, 300], widthMbs: 40, heightMapUnits: 30, frameMbsOnly: true }, { width: 640, height: 480, chromaFormatIdc: 1, frameMbsOnly: true }],
-    ['high with scaling lists, 1080p crop', { profileIdc: 100, scalingLists: [ramp(16), null, [], ramp(16), null, null, ramp(64), []], pocType: 0, widthMbs: 120, heightMapUnits: 68, frameMbsOnly: true, crop: [0, 0, 0, 4] }, { width: 1920, height: 1080, profileIdc: 100 }],
-    ['monochrome fields, crop in luma samples and field pairs', { profileIdc: 100, chromaFormatIdc: 0, pocType: 2, widthMbs: 45, heightMapUnits: 18, frameMbsOnly: false, crop: [1, 1, 1, 1] }, { width: 718, height: 572, chromaFormatIdc: 0, frameMbsOnly: false }],
-    ['4:4:4 with separate colour planes', { profileIdc: 244, chromaFormatIdc: 3, separateColourPlane: true, pocType: 0, widthMbs: 20, heightMapUnits: 15, frameMbsOnly: true, crop: [0, 3, 0, 5] }, { width: 317, height: 235, chromaFormatIdc: 3 }],
-    ['4:4:4 with twelve scaling lists', { profileIdc: 244, chromaFormatIdc: 3, scalingLists: [ramp(16), [], null, null, ramp(16), null, ramp(64), null, [], ramp(64), null, ramp(64)], pocType: 0, widthMbs: 20, heightMapUnits: 15, frameMbsOnly: true, crop: [2, 1, 0, 5] }, { width: 317, height: 235 }],
-    ['4:2:2 fields', { profileIdc: 122, chromaFormatIdc: 2, pocType: 0, widthMbs: 45, heightMapUnits: 18, frameMbsOnly: false, crop: [0, 1, 0, 2] }, { width: 718, height: 572, chromaFormatIdc: 2 }],
-    ['10-bit', { profileIdc: 110, bitDepthLumaMinus8: 2, pocType: 0, widthMbs: 1, heightMapUnits: 1, frameMbsOnly: true }, { width: 16, height: 16, bitDepthLuma: 10 }],
-    ['the widest level 6.2 allows', { profileIdc: 100, pocType: 0, widthMbs: 1055, heightMapUnits: 1, frameMbsOnly: true }, { width: 16880, height: 16 }],
+    [
+      'baseline, POC type 1 with a cycle',
+      { profileIdc: 66, pocType: 1, pocCycle: [1, -2, 300], widthMbs: 40, heightMapUnits: 30, frameMbsOnly: true },
+      { width: 640, height: 480, chromaFormatIdc: 1, frameMbsOnly: true },
+    ],
+    [
+      'high with scaling lists, 1080p crop',
+      {
+        profileIdc: 100,
+        scalingLists: [ramp(16), null, [], ramp(16), null, null, ramp(64), []],
+        pocType: 0,
+        widthMbs: 120,
+        heightMapUnits: 68,
+        frameMbsOnly: true,
+        crop: [0, 0, 0, 4],
+      },
+      { width: 1920, height: 1080, profileIdc: 100 },
+    ],
+    [
+      'monochrome fields, crop in luma samples and field pairs',
+      {
+        profileIdc: 100,
+        chromaFormatIdc: 0,
+        pocType: 2,
+        widthMbs: 45,
+        heightMapUnits: 18,
+        frameMbsOnly: false,
+        crop: [1, 1, 1, 1],
+      },
+      { width: 718, height: 572, chromaFormatIdc: 0, frameMbsOnly: false },
+    ],
+    [
+      '4:4:4 with separate colour planes',
+      {
+        profileIdc: 244,
+        chromaFormatIdc: 3,
+        separateColourPlane: true,
+        pocType: 0,
+        widthMbs: 20,
+        heightMapUnits: 15,
+        frameMbsOnly: true,
+        crop: [0, 3, 0, 5],
+      },
+      { width: 317, height: 235, chromaFormatIdc: 3 },
+    ],
+    [
+      '4:4:4 with twelve scaling lists',
+      {
+        profileIdc: 244,
+        chromaFormatIdc: 3,
+        scalingLists: [ramp(16), [], null, null, ramp(16), null, ramp(64), null, [], ramp(64), null, ramp(64)],
+        pocType: 0,
+        widthMbs: 20,
+        heightMapUnits: 15,
+        frameMbsOnly: true,
+        crop: [2, 1, 0, 5],
+      },
+      { width: 317, height: 235 },
+    ],
+    [
+      '4:2:2 fields',
+      {
+        profileIdc: 122,
+        chromaFormatIdc: 2,
+        pocType: 0,
+        widthMbs: 45,
+        heightMapUnits: 18,
+        frameMbsOnly: false,
+        crop: [0, 1, 0, 2],
+      },
+      { width: 718, height: 572, chromaFormatIdc: 2 },
+    ],
+    [
+      '10-bit',
+      { profileIdc: 110, bitDepthLumaMinus8: 2, pocType: 0, widthMbs: 1, heightMapUnits: 1, frameMbsOnly: true },
+      { width: 16, height: 16, bitDepthLuma: 10 },
+    ],
+    [
+      'the widest level 6.2 allows',
+      { profileIdc: 100, pocType: 0, widthMbs: 1055, heightMapUnits: 1, frameMbsOnly: true },
+      { width: 16880, height: 16 },
+    ],
   ];
   it.each(cases)('%s', (_name, spec, expected) => {
     expect(parseH264Sps(buildSps(spec))).toMatchObject(expected);
@@ -304,11 +408,33 @@ describe('parseH264Sps on hand-made SPSes', () => {
 
   const refused: Array<[name: string, sps: Buffer]> = [
     ['POC type 3', buildSps({ profileIdc: 66, pocType: 3, widthMbs: 1, heightMapUnits: 1, frameMbsOnly: true })],
-    ['chroma_format_idc 4', buildSps({ profileIdc: 100, chromaFormatIdc: 4, pocType: 0, widthMbs: 1, heightMapUnits: 1, frameMbsOnly: true })],
-    ['seq_parameter_set_id 32', buildSps({ profileIdc: 66, spsId: 32, pocType: 0, widthMbs: 1, heightMapUnits: 1, frameMbsOnly: true })],
-    ['a POC cycle of 256', buildSps({ profileIdc: 66, pocType: 1, pocCycle: Array.from({ length: 256 }, () => 1), widthMbs: 1, heightMapUnits: 1, frameMbsOnly: true })],
-    ['wider than any level', buildSps({ profileIdc: 66, pocType: 0, widthMbs: 1056, heightMapUnits: 1, frameMbsOnly: true })],
-    ['cropped to nothing', buildSps({ profileIdc: 66, pocType: 0, widthMbs: 2, heightMapUnits: 2, frameMbsOnly: true, crop: [8, 8, 0, 0] })],
+    [
+      'chroma_format_idc 4',
+      buildSps({ profileIdc: 100, chromaFormatIdc: 4, pocType: 0, widthMbs: 1, heightMapUnits: 1, frameMbsOnly: true }),
+    ],
+    [
+      'seq_parameter_set_id 32',
+      buildSps({ profileIdc: 66, spsId: 32, pocType: 0, widthMbs: 1, heightMapUnits: 1, frameMbsOnly: true }),
+    ],
+    [
+      'a POC cycle of 256',
+      buildSps({
+        profileIdc: 66,
+        pocType: 1,
+        pocCycle: Array.from({ length: 256 }, () => 1),
+        widthMbs: 1,
+        heightMapUnits: 1,
+        frameMbsOnly: true,
+      }),
+    ],
+    [
+      'wider than any level',
+      buildSps({ profileIdc: 66, pocType: 0, widthMbs: 1056, heightMapUnits: 1, frameMbsOnly: true }),
+    ],
+    [
+      'cropped to nothing',
+      buildSps({ profileIdc: 66, pocType: 0, widthMbs: 2, heightMapUnits: 2, frameMbsOnly: true, crop: [8, 8, 0, 0] }),
+    ],
     ['a PPS', Buffer.from([0x68, 0xeb, 0xe3, 0xcb])],
     ['an empty buffer', Buffer.alloc(0)],
     ['a header alone', Buffer.from([0x67])],
@@ -320,7 +446,9 @@ describe('parseH264Sps on hand-made SPSes', () => {
 
   const { seed } = makeRng();
   it(`never throws on truncations and corruptions of a real SPS (seed ${seed})`, () => {
-    const real = parseSpropParameterSets(new Map([['sprop-parameter-sets', 'Z2QAH6zZQFAFuwEQAAADABAAAAMDwPGDGWA=']])).sps[0] ?? Buffer.alloc(0);
+    const real =
+      parseSpropParameterSets(new Map([['sprop-parameter-sets', 'Z2QAH6zZQFAFuwEQAAADABAAAAMDwPGDGWA=']])).sps[0] ??
+      Buffer.alloc(0);
     const rng = makeRng(seed);
     for (let n = 0; n <= real.length; n++) parseH264Sps(real.subarray(0, n));
     for (let i = 0; i < 2000; i++) {
@@ -364,7 +492,23 @@ describe('parseH264Sps on x264 output', () => {
   it.each(cases)('%s %s', async (_name, size, args, expected) => {
     const { stdout } = await execFileAsync(
       'ffmpeg',
-      ['-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', `testsrc2=size=${size}:rate=10`, '-frames:v', '1', '-c:v', 'libx264', ...args, '-f', 'h264', 'pipe:1'],
+      [
+        '-hide_banner',
+        '-loglevel',
+        'error',
+        '-f',
+        'lavfi',
+        '-i',
+        `testsrc2=size=${size}:rate=10`,
+        '-frames:v',
+        '1',
+        '-c:v',
+        'libx264',
+        ...args,
+        '-f',
+        'h264',
+        'pipe:1',
+      ],
       { encoding: 'buffer', maxBuffer: 64 << 20 },
     );
     const sps = annexB(stdout).find((u) => h264NalType(u, 0, u.length) === 7);
@@ -387,11 +531,19 @@ async function captureRtp(encoder: string[], muxer: string[] = []): Promise<Capt
   const packets = received.map((buf) => {
     const h = readRtpHeader(buf);
     if (!h) throw new Error('ffmpeg sent a packet that is not RTP');
-    return { buf, offset: h.payloadOffset, length: h.payloadLength, timestamp: h.timestamp, marker: h.marker, sequence: h.sequence };
+    return {
+      buf,
+      offset: h.payloadOffset,
+      length: h.payloadLength,
+      timestamp: h.timestamp,
+      marker: h.marker,
+      sequence: h.sequence,
+    };
   });
   packets.forEach((p, i) => {
     // Loopback loses nothing here; a gap would mean the test socket dropped packets.
-    if (i > 0 && p.sequence !== ((packets[i - 1]?.sequence ?? 0) + 1) % 65536) throw new Error(`packet lost before ${p.sequence}`);
+    if (i > 0 && p.sequence !== ((packets[i - 1]?.sequence ?? 0) + 1) % 65536)
+      throw new Error(`packet lost before ${p.sequence}`);
   });
   return { packets, sdp };
 }
@@ -426,7 +578,7 @@ function h264Starts(p: Buffer): NalStart[] {
   if (type >= 1 && type <= 23) return [unit(p)];
   if (type === 24) {
     const units: NalStart[] = [];
-    for (let i = 1; i + 2 <= p.length; ) {
+    for (let i = 1; i + 2 <= p.length;) {
       const size = p.readUInt16BE(i);
       units.push(unit(p.subarray(i + 2, i + 2 + size)));
       i += 2 + size;
@@ -450,7 +602,7 @@ function h265Starts(p: Buffer): NalStart[] {
   if (type < 48) return [unit(p)];
   if (type === 48) {
     const units: NalStart[] = [];
-    for (let i = 2; i + 2 <= p.length; ) {
+    for (let i = 2; i + 2 <= p.length;) {
       const size = p.readUInt16BE(i);
       units.push(unit(p.subarray(i + 2, i + 2 + size)));
       i += 2 + size;
@@ -515,7 +667,9 @@ function checkKeyframes(capture: Capture, codec: Codec): KeyframeReport {
   for (const au of units) {
     const decoded = au.map((p) => codec.starts(p.buf.subarray(p.offset, p.offset + p.length)));
     const fired = au.map((p) => codec.detect(p.buf, p.offset, p.length));
-    const expected = decoded.map((starts) => starts.some((n) => codec.isParameterSet(n.type) || (codec.isRandomAccess(n.type) && n.slice === codec.first)));
+    const expected = decoded.map((starts) =>
+      starts.some((n) => codec.isParameterSet(n.type) || (codec.isRandomAccess(n.type) && n.slice === codec.first)),
+    );
     expect(fired).toEqual(expected);
     report.firing += fired.filter(Boolean).length;
     const randomAccess = decoded.flat().filter((n) => codec.isRandomAccess(n.type));
@@ -526,7 +680,12 @@ function checkKeyframes(capture: Capture, codec: Codec): KeyframeReport {
     }
     // Every random-access access unit holds only random-access slices, and the detector fires at
     // or before the packet carrying its first slice: a viewer starting there gets the whole picture.
-    expect(decoded.flat().filter((n) => codec.isVcl(n.type)).every((n) => codec.isRandomAccess(n.type))).toBe(true);
+    expect(
+      decoded
+        .flat()
+        .filter((n) => codec.isVcl(n.type))
+        .every((n) => codec.isRandomAccess(n.type)),
+    ).toBe(true);
     const firstVcl = decoded.findIndex((starts) => starts.some((n) => codec.isVcl(n.type)));
     expect(fired.slice(0, firstVcl + 1).some(Boolean)).toBe(true);
     report.keyframeTimestamps.push(au[0]?.timestamp ?? -1);
@@ -574,7 +733,10 @@ describe('keyframe detection on ffmpeg RTP output', () => {
   });
 
   it('H.264 packetization mode 0: single NAL units, seven slices a picture', async () => {
-    const capture = await captureRtp(['-c:v', 'libx264', '-sc_threshold', '0', '-x264-params', 'slice-max-size=900'], ['-rtpflags', 'h264_mode0+skip_rtcp']);
+    const capture = await captureRtp(
+      ['-c:v', 'libx264', '-sc_threshold', '0', '-x264-params', 'slice-max-size=900'],
+      ['-rtpflags', 'h264_mode0+skip_rtcp'],
+    );
     expect(capture.packets.every((p) => h264NalType(p.buf, p.offset, p.length) < 24)).toBe(true);
     const report = checkKeyframes(capture, H264);
     expectGopOfFive(report);
@@ -608,7 +770,14 @@ describe('keyframe detection on ffmpeg RTP output', () => {
   });
 
   it('H.265, parameter sets only in the SDP', async () => {
-    const capture = await captureRtp(['-c:v', 'libx265', '-x265-params', 'log-level=error:scenecut=0', '-flags', '+global_header']);
+    const capture = await captureRtp([
+      '-c:v',
+      'libx265',
+      '-x265-params',
+      'log-level=error:scenecut=0',
+      '-flags',
+      '+global_header',
+    ]);
     const report = checkKeyframes(capture, H265);
     expectGopOfFive(report);
     expect(report.firing).toBe(2);

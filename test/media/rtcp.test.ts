@@ -2,7 +2,15 @@ import { describe, expect, it } from 'vitest';
 import { senderReportLength, senderReportRtpTime } from '../../src/media/rtcp.js';
 
 /** An SR with `blocks` report blocks, optionally followed by an SDES chunk (a compound packet). */
-function sr(blocks = 0, { sdes = false, version = 2, type = 200, lengthWords }: { sdes?: boolean; version?: number; type?: number; lengthWords?: number } = {}): Buffer {
+function sr(
+  blocks = 0,
+  {
+    sdes = false,
+    version = 2,
+    type = 200,
+    lengthWords,
+  }: { sdes?: boolean; version?: number; type?: number; lengthWords?: number } = {},
+): Buffer {
   const body = Buffer.alloc(28 + 24 * blocks);
   body[0] = (version << 6) | blocks;
   body[1] = type;

@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { createRtpHeader, readRtpHeader, readRtpHeaderInto, seqDelta, seqNewer, timestampDelta, type RtpHeader } from '../../src/media/rtp.js';
+import {
+  createRtpHeader,
+  readRtpHeader,
+  readRtpHeaderInto,
+  seqDelta,
+  seqNewer,
+  timestampDelta,
+  type RtpHeader,
+} from '../../src/media/rtp.js';
 import { makeRng } from '../support/fuzz.js';
 import { captureRtp } from '../support/rtp-capture.js';
 
@@ -42,20 +50,48 @@ function packet(spec: PacketSpec = {}): Buffer {
 
 describe('readRtpHeader', () => {
   const valid: Array<[name: string, spec: PacketSpec, expected: Partial<RtpHeader>]> = [
-    ['a plain packet', {}, { version: 2, padding: false, extension: false, csrcCount: 0, marker: false, payloadType: 96, sequence: 1000, timestamp: 90000, ssrc: 0x12345678, payloadOffset: 12, payloadLength: 3 }],
+    [
+      'a plain packet',
+      {},
+      {
+        version: 2,
+        padding: false,
+        extension: false,
+        csrcCount: 0,
+        marker: false,
+        payloadType: 96,
+        sequence: 1000,
+        timestamp: 90000,
+        ssrc: 0x12345678,
+        payloadOffset: 12,
+        payloadLength: 3,
+      },
+    ],
     ['an empty payload', { payload: [] }, { payloadOffset: 12, payloadLength: 0 }],
     ['marker and payload type 127', { marker: true, payloadType: 127 }, { marker: true, payloadType: 127 }],
     ['payload type 0 without marker', { payloadType: 0 }, { marker: false, payloadType: 0 }],
-    ['the largest unsigned fields', { sequence: 0xffff, timestamp: 0xffffffff, ssrc: 0xdeadbeef }, { sequence: 0xffff, timestamp: 0xffffffff, ssrc: 0xdeadbeef }],
+    [
+      'the largest unsigned fields',
+      { sequence: 0xffff, timestamp: 0xffffffff, ssrc: 0xdeadbeef },
+      { sequence: 0xffff, timestamp: 0xffffffff, ssrc: 0xdeadbeef },
+    ],
     ['two CSRCs', { csrcs: [1, 2] }, { csrcCount: 2, payloadOffset: 20, payloadLength: 3 }],
     ['fifteen CSRCs', { csrcs: Array.from({ length: 15 }, (_, i) => i) }, { csrcCount: 15, payloadOffset: 72 }],
     ['a one-word extension', { extensionWords: 1 }, { extension: true, payloadOffset: 20, payloadLength: 3 }],
     ['an empty extension', { extensionWords: 0 }, { extension: true, payloadOffset: 16 }],
-    ['CSRCs and an extension', { csrcs: [7], extensionWords: 2 }, { csrcCount: 1, extension: true, payloadOffset: 28, payloadLength: 3 }],
+    [
+      'CSRCs and an extension',
+      { csrcs: [7], extensionWords: 2 },
+      { csrcCount: 1, extension: true, payloadOffset: 28, payloadLength: 3 },
+    ],
     ['padding', { padding: 4 }, { padding: true, payloadOffset: 12, payloadLength: 3 }],
     ['one octet of padding', { padding: 1 }, { padding: true, payloadLength: 3 }],
     ['padding that is all the payload', { payload: [], padding: 8 }, { padding: true, payloadLength: 0 }],
-    ['everything at once', { csrcs: [1, 2, 3], extensionWords: 3, padding: 2, marker: true }, { csrcCount: 3, extension: true, padding: true, marker: true, payloadOffset: 40, payloadLength: 3 }],
+    [
+      'everything at once',
+      { csrcs: [1, 2, 3], extensionWords: 3, padding: 2, marker: true },
+      { csrcCount: 3, extension: true, padding: true, marker: true, payloadOffset: 40, payloadLength: 3 },
+    ],
   ];
   it.each(valid)('reads %s', (_name, spec, expected) => {
     const buf = packet(spec);
@@ -76,21 +112,30 @@ describe('readRtpHeader', () => {
     ['an extension header past the end', truncate(packet({ extensionWords: 0, payload: [] }), 1)],
     ['an extension past the end', truncate(packet({ extensionWords: 2, payload: [] }), 4)],
     ['a zero padding count', Buffer.concat([packet({ padding: 2 }).subarray(0, 16), Buffer.from([0])])],
-    ['padding longer than the payload', (() => {
-      const b = packet({ padding: 2 });
-      b[b.length - 1] = 6;
-      return b;
-    })()],
-    ['padding flag on a bare header', (() => {
-      const b = packet({ payload: [] });
-      b[0] = (b[0] ?? 0) | 0x20;
-      return b;
-    })()],
-    ['padding that eats into the extension', (() => {
-      const b = packet({ extensionWords: 1, payload: [], padding: 1 });
-      b[b.length - 1] = 2;
-      return b;
-    })()],
+    [
+      'padding longer than the payload',
+      (() => {
+        const b = packet({ padding: 2 });
+        b[b.length - 1] = 6;
+        return b;
+      })(),
+    ],
+    [
+      'padding flag on a bare header',
+      (() => {
+        const b = packet({ payload: [] });
+        b[0] = (b[0] ?? 0) | 0x20;
+        return b;
+      })(),
+    ],
+    [
+      'padding that eats into the extension',
+      (() => {
+        const b = packet({ extensionWords: 1, payload: [], padding: 1 });
+        b[b.length - 1] = 2;
+        return b;
+      })(),
+    ],
   ];
   it.each(invalid)('refuses %s', (_name, buf) => {
     expect(readRtpHeader(buf)).toBeNull();
@@ -103,11 +148,17 @@ describe('readRtpHeader', () => {
 
   it('reads an RTSP interleaved frame in place, with offsets into the whole buffer', () => {
     const inner = packet({ padding: 3, marker: true });
-    const frame = Buffer.concat([Buffer.from([0x24, 0x00, 0x00, inner.length]), inner, Buffer.from([0x24, 0x01, 0xff, 0xff])]);
+    const frame = Buffer.concat([
+      Buffer.from([0x24, 0x00, 0x00, inner.length]),
+      inner,
+      Buffer.from([0x24, 0x01, 0xff, 0xff]),
+    ]);
     const out = createRtpHeader();
     expect(readRtpHeaderInto(frame, out, 4, inner.length)).toBe(true);
     expect(out).toMatchObject({ marker: true, padding: true, payloadOffset: 16, payloadLength: 3 });
-    expect(frame.subarray(out.payloadOffset, out.payloadOffset + out.payloadLength)).toEqual(Buffer.from([0x65, 0x88, 0x84]));
+    expect(frame.subarray(out.payloadOffset, out.payloadOffset + out.payloadLength)).toEqual(
+      Buffer.from([0x65, 0x88, 0x84]),
+    );
     // The frame's length, not the buffer's, bounds the packet: one byte short cuts the padding count off.
     expect(readRtpHeaderInto(frame, out, 4, inner.length - 1)).toBe(false);
     expect(readRtpHeader(frame, 4)).toBeNull();
@@ -190,21 +241,36 @@ describe('readRtpHeader fuzz', () => {
       // Bytes outside the range do not change the answer.
       const before = rng.bytes(4);
       const copy = Buffer.concat([before, buf.subarray(offset, offset + length), rng.bytes(4)]);
-      expect(readRtpHeader(copy, before.length, length)).toEqual({ ...out, payloadOffset: out.payloadOffset - offset + before.length });
+      expect(readRtpHeader(copy, before.length, length)).toEqual({
+        ...out,
+        payloadOffset: out.payloadOffset - offset + before.length,
+      });
     }
   });
 });
 
 describe('readRtpHeader on ffmpeg output', () => {
   it('reads every packet of an H.264 stream, across a sequence wrap', async () => {
-    const { packets } = await captureRtp(['-c:v', 'libx264', '-g', '5', '-bf', '0'], ['-payload_type', '97', '-ssrc', String(0xdeadbeef | 0), '-seq', '65530']);
+    const { packets } = await captureRtp(
+      ['-c:v', 'libx264', '-g', '5', '-bf', '0'],
+      ['-payload_type', '97', '-ssrc', String(0xdeadbeef | 0), '-seq', '65530'],
+    );
     expect(packets.length).toBeGreaterThan(6); // enough to wrap from 65530
     const out = createRtpHeader();
     let previous: { sequence: number; timestamp: number; marker: boolean } | null = null;
     let frames = 0;
     for (const p of packets) {
       expect(readRtpHeaderInto(p, out)).toBe(true);
-      expect(out).toMatchObject({ version: 2, padding: false, extension: false, csrcCount: 0, payloadType: 97, ssrc: 0xdeadbeef, payloadOffset: 12, payloadLength: p.length - 12 });
+      expect(out).toMatchObject({
+        version: 2,
+        padding: false,
+        extension: false,
+        csrcCount: 0,
+        payloadType: 97,
+        ssrc: 0xdeadbeef,
+        payloadOffset: 12,
+        payloadLength: p.length - 12,
+      });
       // The payload starts with an H.264 NAL unit header: forbidden bit clear.
       expect((p[12] ?? 0x80) & 0x80).toBe(0);
       if (previous) {

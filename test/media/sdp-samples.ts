@@ -191,7 +191,10 @@ export const SAMPLES: Sample[] = [
       { media: 'video', payloadType: 96, encoding: 'H264', clockRate: 90000, channels: null },
       { media: 'application', payloadType: 98, encoding: 'VND.ONVIF.METADATA', clockRate: 90000, channels: null },
     ],
-    controls: [`${AXIS_URL}/stream=0?videocodec=h264&resolution=1280x720`, `${AXIS_URL}/stream=1?videocodec=h264&resolution=1280x720`],
+    controls: [
+      `${AXIS_URL}/stream=0?videocodec=h264&resolution=1280x720`,
+      `${AXIS_URL}/stream=1?videocodec=h264&resolution=1280x720`,
+    ],
     sessionControl: `${AXIS_URL}?videocodec=h264&resolution=1280x720`,
     vendorLines: ['a=transform:1.000000', 'a=ts-refclk:local', 'a=mediaclk:sender', 'i=rtsp-server'],
     size: { width: 1280, height: 720 },
@@ -215,9 +218,13 @@ export function randomSdps(rng: Rng): Array<string | Buffer> {
 }
 
 /** Inputs that would take minutes if any pattern were quadratic. */
-export const BACKTRACKING_SDPS = ['a'.repeat(60_000), ' '.repeat(60_000) + 'x', `a=${'rtsp:'.repeat(12_000)}`, `a=${'://@'.repeat(15_000)}`, `a=x:${'.'.repeat(60_000)}x`].map((run) =>
-  `v=0\r\no=- 1 1 IN IP4 h${run.slice(0, 10)}\r\nx=${run}\r\n`.slice(0, SDP_MAX_BYTES),
-);
+export const BACKTRACKING_SDPS = [
+  'a'.repeat(60_000),
+  ' '.repeat(60_000) + 'x',
+  `a=${'rtsp:'.repeat(12_000)}`,
+  `a=${'://@'.repeat(15_000)}`,
+  `a=x:${'.'.repeat(60_000)}x`,
+].map((run) => `v=0\r\no=- 1 1 IN IP4 h${run.slice(0, 10)}\r\nx=${run}\r\n`.slice(0, SDP_MAX_BYTES));
 
 /** The model of a fuzz input, or null when parseSdp refused it with an SdpError; any other error is thrown. */
 export function parsedOrRefused(input: string | Buffer): SdpSession | null {

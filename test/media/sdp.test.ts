@@ -4,7 +4,18 @@ import { SDP_MAX_BYTES, formatSdp, mediaCodecs, parseSdp, resolveControl } from 
 import { SdpError } from '../../src/media/errors.js';
 import { makeRng } from '../support/fuzz.js';
 import { describeRoundTrip } from '../support/round-trip.js';
-import { AXIS, BACKTRACKING_SDPS, crlf, DAHUA, H265, HIKVISION, mutatedSdps, parsedOrRefused, randomSdps, SAMPLES } from './sdp-samples.js';
+import {
+  AXIS,
+  BACKTRACKING_SDPS,
+  crlf,
+  DAHUA,
+  H265,
+  HIKVISION,
+  mutatedSdps,
+  parsedOrRefused,
+  randomSdps,
+  SAMPLES,
+} from './sdp-samples.js';
 
 describe('parseSdp on camera SDPs', () => {
   it.each(SAMPLES)('$name: reads media, controls and codecs', (sample) => {
@@ -13,7 +24,15 @@ describe('parseSdp on camera SDPs', () => {
     expect(sdp.control).toBe(sample.sessionControl);
     expect(sdp.origin?.netType).toBe('IN');
     expect(sdp.timing).toBe('0 0');
-    expect(mediaCodecs(sdp).map(({ media, payloadType, encoding, clockRate, channels }) => ({ media, payloadType, encoding, clockRate, channels }))).toEqual(sample.codecs);
+    expect(
+      mediaCodecs(sdp).map(({ media, payloadType, encoding, clockRate, channels }) => ({
+        media,
+        payloadType,
+        encoding,
+        clockRate,
+        channels,
+      })),
+    ).toEqual(sample.codecs);
     expect(mediaCodecs(sdp).map((c) => c.index)).toEqual(sample.codecs.map((_, i) => i));
     for (const m of sdp.media) {
       expect(m.port).toBe(0);
@@ -40,13 +59,20 @@ describe('parseSdp on camera SDPs', () => {
     expect(parseH264Sps(sets.sps[0] ?? Buffer.alloc(0))).toBeNull();
 
     const mixedCase = parseSdp(HIKVISION.replace('sprop-parameter-sets', 'Sprop-Parameter-Sets'));
-    expect(mediaCodecs(mixedCase)[0]?.fmtp.get('sprop-parameter-sets')).toBe('Z01AKOygPAET8uAiAAADAAIAAAMAZB4wYyw=,aOvjyyA=');
+    expect(mediaCodecs(mixedCase)[0]?.fmtp.get('sprop-parameter-sets')).toBe(
+      'Z01AKOygPAET8uAiAAADAAIAAAMAZB4wYyw=,aOvjyyA=',
+    );
     expect(mediaCodecs(mixedCase)[0]?.fmtp.get('packetization-mode')).toBe('1');
   });
 
   it('keeps the rtpmap and fmtp views by payload type', () => {
     const sdp = parseSdp(AXIS);
-    expect(sdp.media[0]?.rtpmap.get(96)).toEqual({ payloadType: 96, encoding: 'H264', clockRate: 90000, channels: null });
+    expect(sdp.media[0]?.rtpmap.get(96)).toEqual({
+      payloadType: 96,
+      encoding: 'H264',
+      clockRate: 90000,
+      channels: null,
+    });
     expect(sdp.media[0]?.fmtp.get(96)?.get('profile-level-id')).toBe('64001f');
     const aac = parseSdp(H265).media[1];
     expect(aac?.rtpmap.get(97)).toEqual({ payloadType: 97, encoding: 'MPEG4-GENERIC', clockRate: 16000, channels: 1 });
@@ -60,7 +86,15 @@ describe('parseSdp on camera SDPs', () => {
     expect(once.split('\r\n').every((l) => !l.includes('\n') && !l.includes('\r'))).toBe(true);
     expect(formatSdp(parseSdp(once))).toBe(once);
     if (sample.text.includes('\r\n')) expect(once).toBe(sample.text);
-    else expect(once).toBe(crlf(sample.text.split('\n').filter((l) => l !== '').map((l) => l.trim())));
+    else
+      expect(once).toBe(
+        crlf(
+          sample.text
+            .split('\n')
+            .filter((l) => l !== '')
+            .map((l) => l.trim()),
+        ),
+      );
   });
 });
 
@@ -69,12 +103,32 @@ describe('resolveControl', () => {
     ['* is the base', 'rtsp://cam/live/', '*', 'rtsp://cam/live/'],
     ['absent is the base', 'rtsp://cam/live', null, 'rtsp://cam/live'],
     ['empty is the base', 'rtsp://cam/live', '  ', 'rtsp://cam/live'],
-    ['absolute stands alone', 'rtsp://cam/live/', 'rtsp://cam:554/Streaming/Channels/101/trackID=1', 'rtsp://cam:554/Streaming/Channels/101/trackID=1'],
+    [
+      'absolute stands alone',
+      'rtsp://cam/live/',
+      'rtsp://cam:554/Streaming/Channels/101/trackID=1',
+      'rtsp://cam:554/Streaming/Channels/101/trackID=1',
+    ],
     ['absolute, other scheme and case', 'rtsp://cam/live/', 'RTSPS://cam/x', 'RTSPS://cam/x'],
     ['relative onto a base with a slash', 'rtsp://cam/live/', 'trackID=1', 'rtsp://cam/live/trackID=1'],
-    ['relative onto a request URL without one', 'rtsp://u:p@cam:554/live', 'trackID=1', 'rtsp://u:p@cam:554/live/trackID=1'],
-    ['Dahua query-string base', 'rtsp://cam:554/cam/realmonitor?channel=1&subtype=0/', 'trackID=0', 'rtsp://cam:554/cam/realmonitor?channel=1&subtype=0/trackID=0'],
-    ['Axis base with query', 'rtsp://cam/axis-media/media.amp/', 'stream=0?videocodec=h264', 'rtsp://cam/axis-media/media.amp/stream=0?videocodec=h264'],
+    [
+      'relative onto a request URL without one',
+      'rtsp://u:p@cam:554/live',
+      'trackID=1',
+      'rtsp://u:p@cam:554/live/trackID=1',
+    ],
+    [
+      'Dahua query-string base',
+      'rtsp://cam:554/cam/realmonitor?channel=1&subtype=0/',
+      'trackID=0',
+      'rtsp://cam:554/cam/realmonitor?channel=1&subtype=0/trackID=0',
+    ],
+    [
+      'Axis base with query',
+      'rtsp://cam/axis-media/media.amp/',
+      'stream=0?videocodec=h264',
+      'rtsp://cam/axis-media/media.amp/stream=0?videocodec=h264',
+    ],
     ['absolute path replaces the path', 'rtsp://u:p@cam:554/x/y?q=1', '/z/track', 'rtsp://u:p@cam:554/z/track'],
     ['network path keeps the scheme', 'rtsp://cam/x', '//other:8554/y', 'rtsp://other:8554/y'],
     ['surrounding blanks', 'rtsp://cam/live/', ' track2 ', 'rtsp://cam/live/track2'],
@@ -84,15 +138,28 @@ describe('resolveControl', () => {
 
   it('resolves every sample control to a URL on the camera', () => {
     const base = 'rtsp://cam:554/cam/realmonitor?channel=1&subtype=0/';
-    expect(parseSdp(DAHUA).media.map((m) => resolveControl(base, m.control))).toEqual([`${base}trackID=0`, `${base}trackID=1`, `${base}trackID=4`]);
+    expect(parseSdp(DAHUA).media.map((m) => resolveControl(base, m.control))).toEqual([
+      `${base}trackID=0`,
+      `${base}trackID=1`,
+      `${base}trackID=4`,
+    ]);
   });
 });
 
 describe('parseSdp tolerance', () => {
   it('accepts LF, CR, blank lines, trailing blanks and NULs, a BOM and unknown lines, and keeps them', () => {
-    const text = '\uFEFFv=0\r\n\r\no=- 1 1 IN IP4 0.0.0.0 \rs=x\t\n\nt=0 0\nx=vendor line\na=unknown-flag\na=x-weird: value \nm=video 9 RTP/AVP 96 97\ny=other\n\0\0\0';
+    const text =
+      '\uFEFFv=0\r\n\r\no=- 1 1 IN IP4 0.0.0.0 \rs=x\t\n\nt=0 0\nx=vendor line\na=unknown-flag\na=x-weird: value \nm=video 9 RTP/AVP 96 97\ny=other\n\0\0\0';
     const sdp = parseSdp(text);
-    expect(sdp.lines.map((l) => `${l.type}=${l.value}`)).toEqual(['v=0', 'o=- 1 1 IN IP4 0.0.0.0', 's=x', 't=0 0', 'x=vendor line', 'a=unknown-flag', 'a=x-weird: value']);
+    expect(sdp.lines.map((l) => `${l.type}=${l.value}`)).toEqual([
+      'v=0',
+      'o=- 1 1 IN IP4 0.0.0.0',
+      's=x',
+      't=0 0',
+      'x=vendor line',
+      'a=unknown-flag',
+      'a=x-weird: value',
+    ]);
     expect(sdp.media[0]?.lines).toEqual([{ type: 'y', value: 'other' }]);
     expect(sdp.media[0]?.formats).toEqual(['96', '97']);
     expect(sdp.media[0]?.port).toBe(9);
@@ -109,7 +176,9 @@ describe('parseSdp tolerance', () => {
       [9, null, ['*']],
       [0, null, []],
     ]);
-    expect(formatSdp(sdp)).toBe(crlf(['v=0', 'm=video 5004/2 RTP/AVP 96', 'm=application 9 TCP/BFCP *', 'm=audio 0 RTP/AVP']));
+    expect(formatSdp(sdp)).toBe(
+      crlf(['v=0', 'm=video 5004/2 RTP/AVP 96', 'm=application 9 TCP/BFCP *', 'm=audio 0 RTP/AVP']),
+    );
     expect(mediaCodecs(sdp).map((c) => [c.payloadType, c.encoding])).toEqual([
       [96, null],
       [null, null],
@@ -118,7 +187,18 @@ describe('parseSdp tolerance', () => {
   });
 
   it('keeps broken rtpmap and fmtp lines as text but out of the views', () => {
-    const sdp = parseSdp(crlf(['v=0', 'm=video 0 RTP/AVP 96', 'a=rtpmap:96 H264', 'a=rtpmap:200 H264/90000', 'a=rtpmap:96 H264/0', 'a=fmtp:x y=1', 'a=fmtp:96', 'a=fmtp:96 a=2']));
+    const sdp = parseSdp(
+      crlf([
+        'v=0',
+        'm=video 0 RTP/AVP 96',
+        'a=rtpmap:96 H264',
+        'a=rtpmap:200 H264/90000',
+        'a=rtpmap:96 H264/0',
+        'a=fmtp:x y=1',
+        'a=fmtp:96',
+        'a=fmtp:96 a=2',
+      ]),
+    );
     expect(sdp.media[0]?.rtpmap.size).toBe(0);
     expect(sdp.media[0]?.fmtp.get(96)?.size).toBe(0);
     expect(sdp.media[0]?.lines).toHaveLength(6);
@@ -179,7 +259,21 @@ const MINIMAL = crlf([
 
 describeRoundTrip('SDP', parseSdp, formatSdp, {
   canonical: [
-    ['v=0\r\ns= \r\n', { lines: [{ type: 'v', value: '0' }, { type: 's', value: '' }], origin: null, sessionName: '', connection: null, timing: null, control: null, media: [] }],
+    [
+      'v=0\r\ns= \r\n',
+      {
+        lines: [
+          { type: 'v', value: '0' },
+          { type: 's', value: '' },
+        ],
+        origin: null,
+        sessionName: '',
+        connection: null,
+        timing: null,
+        control: null,
+        media: [],
+      },
+    ],
     [
       MINIMAL,
       {
@@ -191,7 +285,14 @@ describeRoundTrip('SDP', parseSdp, formatSdp, {
           { type: 't', value: '0 0' },
           { type: 'a', value: 'control:*' },
         ],
-        origin: { username: '-', sessionId: '1', sessionVersion: '1', netType: 'IN', addrType: 'IP4', address: '0.0.0.0' },
+        origin: {
+          username: '-',
+          sessionId: '1',
+          sessionVersion: '1',
+          netType: 'IN',
+          addrType: 'IP4',
+          address: '0.0.0.0',
+        },
         sessionName: 'x',
         connection: { netType: 'IN', addrType: 'IP4', address: '0.0.0.0' },
         timing: '0 0',
@@ -211,7 +312,15 @@ describeRoundTrip('SDP', parseSdp, formatSdp, {
             connection: null,
             control: 'trackID=0',
             rtpmap: new Map([[96, { payloadType: 96, encoding: 'H264', clockRate: 90000, channels: null }]]),
-            fmtp: new Map([[96, new Map([['packetization-mode', '1'], ['profile-level-id', '4D4032']])]]),
+            fmtp: new Map([
+              [
+                96,
+                new Map([
+                  ['packetization-mode', '1'],
+                  ['profile-level-id', '4D4032'],
+                ]),
+              ],
+            ]),
           },
         ],
       },
@@ -226,8 +335,30 @@ describeRoundTrip('SDP', parseSdp, formatSdp, {
         timing: null,
         control: null,
         media: [
-          { media: 'video', port: 5004, portCount: 2, proto: 'RTP/AVP', formats: ['96'], lines: [], connection: null, control: null, rtpmap: new Map(), fmtp: new Map() },
-          { media: 'application', port: 9, portCount: null, proto: 'TCP/BFCP', formats: ['*'], lines: [], connection: null, control: null, rtpmap: new Map(), fmtp: new Map() },
+          {
+            media: 'video',
+            port: 5004,
+            portCount: 2,
+            proto: 'RTP/AVP',
+            formats: ['96'],
+            lines: [],
+            connection: null,
+            control: null,
+            rtpmap: new Map(),
+            fmtp: new Map(),
+          },
+          {
+            media: 'application',
+            port: 9,
+            portCount: null,
+            proto: 'TCP/BFCP',
+            formats: ['*'],
+            lines: [],
+            connection: null,
+            control: null,
+            rtpmap: new Map(),
+            fmtp: new Map(),
+          },
         ],
       },
     ],
@@ -237,7 +368,14 @@ describeRoundTrip('SDP', parseSdp, formatSdp, {
     // A BOM, LF and CR line ends, blank lines, trailing blanks and the NULs some cameras pad with.
     [`\uFEFF${MINIMAL.replaceAll('\r\n', '\n').replace('s=x', 's=x \t').replace('t=0 0', '\rt=0 0')}\0\0`, MINIMAL],
     ['v=0\nm=audio 0  RTP/AVP   0 8\n', 'v=0\r\nm=audio 0 RTP/AVP 0 8\r\n'],
-    [DAHUA, crlf(DAHUA.split('\n').filter((l) => l !== '').map((l) => l.trim()))],
+    [
+      DAHUA,
+      crlf(
+        DAHUA.split('\n')
+          .filter((l) => l !== '')
+          .map((l) => l.trim()),
+      ),
+    ],
     ...[HIKVISION, H265, AXIS].map((text): [string, string] => [text, text]),
   ],
 });

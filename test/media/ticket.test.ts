@@ -25,7 +25,11 @@ describe('stream tickets', () => {
     for (const profile of ['main', 'sub'] as const) {
       const t = signer.issue({ ...claims, profile });
       expect(signer.verify(t, now)).toEqual({ ...claims, profile });
-      expect(signer.verify(signer.issue({ ...claims, profile, recorder: true }), now)).toEqual({ ...claims, profile, recorder: true });
+      expect(signer.verify(signer.issue({ ...claims, profile, recorder: true }), now)).toEqual({
+        ...claims,
+        profile,
+        recorder: true,
+      });
       expect(`rtsp://192.168.100.200:8554/live/${t}/trackID=0`.length).toBeLessThan(200);
       expect(t).toMatch(/^[A-Za-z0-9_.-]+$/); // URL path safe, no escaping needed
     }
@@ -45,8 +49,19 @@ describe('stream tickets', () => {
     expect(reason(() => signer.verify(`${later.toString('base64url')}.${mac}`, now))).toBe('bad_signature');
     expect(reason(() => signer.verify(`${body}.${'A'.repeat(22)}`, now))).toBe('bad_signature');
     expect(reason(() => new TicketSigner(randomBytes(32)).verify(t, now))).toBe('unknown_key');
-    for (const junk of ['', 'abc', `${body}.`, `${body}.${mac}x`, `${body}${mac}`, 'x'.repeat(300), `${body}.${mac}/trackID=0`]) {
-      expect(reason(() => signer.verify(junk, now)), junk).toBe('malformed');
+    for (const junk of [
+      '',
+      'abc',
+      `${body}.`,
+      `${body}.${mac}x`,
+      `${body}${mac}`,
+      'x'.repeat(300),
+      `${body}.${mac}/trackID=0`,
+    ]) {
+      expect(
+        reason(() => signer.verify(junk, now)),
+        junk,
+      ).toBe('malformed');
     }
   });
 
@@ -97,7 +112,11 @@ describe('playback tickets', () => {
   it('are not stream tickets, and stream tickets are not playback tickets (the kind is signed)', () => {
     const t = signer.issuePlayback({ ...playback, recordingId: claims.deviceId });
     expect(reason(() => signer.verify(t, now))).toBe('wrong_kind');
-    for (const stream of [signer.issue(claims), signer.issue({ ...claims, recorder: true }), signer.issue({ ...claims, profile: 'sub' })]) {
+    for (const stream of [
+      signer.issue(claims),
+      signer.issue({ ...claims, recorder: true }),
+      signer.issue({ ...claims, profile: 'sub' }),
+    ]) {
       expect(reason(() => signer.verifyPlayback(stream, now, claims.deviceId))).toBe('wrong_kind');
     }
     // Changing the kind byte breaks the MAC.
@@ -108,9 +127,13 @@ describe('playback tickets', () => {
     // A playback ticket carries no flags.
     const flagged = Buffer.from(body, 'base64url');
     flagged[7] = 1;
-    expect(reason(() => signer.verifyPlayback(`${flagged.toString('base64url')}.${mac}`, now, claims.deviceId))).toBe('malformed');
+    expect(reason(() => signer.verifyPlayback(`${flagged.toString('base64url')}.${mac}`, now, claims.deviceId))).toBe(
+      'malformed',
+    );
     // The error says which kind was asked for.
-    expect(() => signer.verifyPlayback(signer.issue(claims), now, claims.deviceId)).toThrow('playback ticket wrong kind');
+    expect(() => signer.verifyPlayback(signer.issue(claims), now, claims.deviceId)).toThrow(
+      'playback ticket wrong kind',
+    );
   });
 
   it('refuse tampered, foreign-key and malformed tickets', () => {
@@ -118,10 +141,17 @@ describe('playback tickets', () => {
     const [body, mac] = t.split('.') as [string, string];
     const later = Buffer.from(body, 'base64url');
     later.writeUInt32BE(later.readUInt32BE(3) + 86_400, 3);
-    expect(reason(() => signer.verifyPlayback(`${later.toString('base64url')}.${mac}`, now, playback.recordingId))).toBe('bad_signature');
-    expect(reason(() => new TicketSigner(randomBytes(32)).verifyPlayback(t, now, playback.recordingId))).toBe('unknown_key');
+    expect(
+      reason(() => signer.verifyPlayback(`${later.toString('base64url')}.${mac}`, now, playback.recordingId)),
+    ).toBe('bad_signature');
+    expect(reason(() => new TicketSigner(randomBytes(32)).verifyPlayback(t, now, playback.recordingId))).toBe(
+      'unknown_key',
+    );
     for (const junk of ['', `${body}.`, `${body}.${mac}x`, 'x'.repeat(300)]) {
-      expect(reason(() => signer.verifyPlayback(junk, now, playback.recordingId)), junk).toBe('malformed');
+      expect(
+        reason(() => signer.verifyPlayback(junk, now, playback.recordingId)),
+        junk,
+      ).toBe('malformed');
     }
   });
 

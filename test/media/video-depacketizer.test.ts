@@ -31,7 +31,13 @@ function run(packets: Buffer[], options: VideoDepacketizerOptions = { codec: 'H2
 describe('VideoDepacketizer, H.264 (RFC 6184)', () => {
   it('joins STAP-A parameter sets and an FU-A keyframe into one access unit, without the delimiter', () => {
     const [a, b, c] = fuA(IDR, 3);
-    const { units, stats } = run([rtp(1, 900, false, aggregate([0x18], [AUD, SPS, PPS])), rtp(2, 900, false, a!), rtp(3, 900, false, b!), rtp(4, 900, true, c!), rtp(5, 4500, true, P)]);
+    const { units, stats } = run([
+      rtp(1, 900, false, aggregate([0x18], [AUD, SPS, PPS])),
+      rtp(2, 900, false, a!),
+      rtp(3, 900, false, b!),
+      rtp(4, 900, true, c!),
+      rtp(5, 4500, true, P),
+    ]);
     expect(units).toEqual([
       { rtpTime: 900, nalus: [SPS, PPS, IDR], keyframe: true, afterLoss: false },
       { rtpTime: 4500, nalus: [P], keyframe: false, afterLoss: false },
@@ -41,7 +47,12 @@ describe('VideoDepacketizer, H.264 (RFC 6184)', () => {
 
   it('ends an access unit whose marker packet was lost at the next timestamp, and drops it', () => {
     const [a, , c] = fuA(IDR, 3);
-    const { units, stats } = run([rtp(1, 900, false, a!), rtp(3, 900, true, c!), rtp(4, 4500, true, P), rtp(5, 8100, true, P)]);
+    const { units, stats } = run([
+      rtp(1, 900, false, a!),
+      rtp(3, 900, true, c!),
+      rtp(4, 4500, true, P),
+      rtp(5, 8100, true, P),
+    ]);
     expect(units.map((u) => [u.rtpTime, u.afterLoss])).toEqual([
       [4500, true],
       [8100, false],
@@ -56,7 +67,10 @@ describe('VideoDepacketizer, H.264 (RFC 6184)', () => {
     ['a STAP-A with a zero size', [rtp(1, 900, true, [0x18, 0x00, 0x00])]],
     ['an FU-B (interleaved mode)', [rtp(1, 900, true, [0x1d, 0x85, 0, 0, 1])]],
     ['an empty payload', [rtp(1, 900, true, [])]],
-    ['a timestamp change in the middle of an FU-A', [rtp(1, 900, false, fuA(IDR, 2)[0]!), rtp(2, 1800, true, fuA(IDR, 2)[1]!)]],
+    [
+      'a timestamp change in the middle of an FU-A',
+      [rtp(1, 900, false, fuA(IDR, 2)[0]!), rtp(2, 1800, true, fuA(IDR, 2)[1]!)],
+    ],
   ])('drops %s and counts it, never throws', (_name, packets) => {
     const { units, stats } = run(packets);
     expect(units).toEqual([]);
@@ -75,7 +89,10 @@ describe('VideoDepacketizer, H.264 (RFC 6184)', () => {
   });
 
   it('drops an access unit over the byte bound', () => {
-    const { units, stats } = run([rtp(1, 900, true, IDR), rtp(2, 4500, true, P)], { codec: 'H264', maxAccessUnitBytes: 25 });
+    const { units, stats } = run([rtp(1, 900, true, IDR), rtp(2, 4500, true, P)], {
+      codec: 'H264',
+      maxAccessUnitBytes: 25,
+    });
     expect(units.map((u) => u.rtpTime)).toEqual([4500]);
     expect(stats.dropped).toBe(1);
   });
@@ -93,14 +110,25 @@ function fu265(nal: Buffer, pieces: number, donl?: number): Buffer[] {
   return Array.from({ length: pieces }, (_, i) => {
     const fu = (i === 0 ? 0x80 : 0) | (i === pieces - 1 ? 0x40 : 0) | type;
     const don = i === 0 && donl !== undefined ? [donl >> 8, donl & 0xff] : [];
-    return Buffer.concat([Buffer.of((nal[0]! & 0x81) | (49 << 1), nal[1]!, fu, ...don), body.subarray(i * step, (i + 1) * step)]);
+    return Buffer.concat([
+      Buffer.of((nal[0]! & 0x81) | (49 << 1), nal[1]!, fu, ...don),
+      body.subarray(i * step, (i + 1) * step),
+    ]);
   });
 }
 
 describe('VideoDepacketizer, H.265 (RFC 7798)', () => {
   it('joins an AP of parameter sets and an FU keyframe; a trailing picture is no keyframe', () => {
     const [a, b] = fu265(H265_IDR, 2);
-    const { units } = run([rtp(1, 0, false, aggregate([0x60, 0x01], [VPS, H265_SPS])), rtp(2, 0, false, a!), rtp(3, 0, true, b!), rtp(4, 3000, true, H265_TRAIL)], { codec: 'H265' });
+    const { units } = run(
+      [
+        rtp(1, 0, false, aggregate([0x60, 0x01], [VPS, H265_SPS])),
+        rtp(2, 0, false, a!),
+        rtp(3, 0, true, b!),
+        rtp(4, 3000, true, H265_TRAIL),
+      ],
+      { codec: 'H265' },
+    );
     expect(units).toEqual([
       { rtpTime: 0, nalus: [VPS, H265_SPS, H265_IDR], keyframe: true, afterLoss: false },
       { rtpTime: 3000, nalus: [H265_TRAIL], keyframe: false, afterLoss: false },
@@ -109,9 +137,19 @@ describe('VideoDepacketizer, H.265 (RFC 7798)', () => {
 
   it('removes decoding-order numbers when sprop-max-don-diff puts them in (single, AP, FU)', () => {
     const single = Buffer.concat([H265_TRAIL.subarray(0, 2), Buffer.of(0, 9), H265_TRAIL.subarray(2)]);
-    const ap = Buffer.concat([Buffer.of(0x60, 0x01, 0x00, 0x05), Buffer.of(0, VPS.length), VPS, Buffer.of(1), Buffer.of(0, H265_SPS.length), H265_SPS]);
+    const ap = Buffer.concat([
+      Buffer.of(0x60, 0x01, 0x00, 0x05),
+      Buffer.of(0, VPS.length),
+      VPS,
+      Buffer.of(1),
+      Buffer.of(0, H265_SPS.length),
+      H265_SPS,
+    ]);
     const [a, b] = fu265(H265_IDR, 2, 6);
-    const { units } = run([rtp(1, 0, false, ap), rtp(2, 0, false, a!), rtp(3, 0, true, b!), rtp(4, 3000, true, single)], { codec: 'H265', donl: true });
+    const { units } = run(
+      [rtp(1, 0, false, ap), rtp(2, 0, false, a!), rtp(3, 0, true, b!), rtp(4, 3000, true, single)],
+      { codec: 'H265', donl: true },
+    );
     expect(units.map((u) => u.nalus)).toEqual([[VPS, H265_SPS, H265_IDR], [H265_TRAIL]]);
   });
 

@@ -13,15 +13,33 @@ let t: TestGateway;
 const hostile: Server[] = [];
 // Cameras are untrusted input: each of these answers every request badly in its own way.
 const HOSTILE: Array<[string, ((res: import('node:http').ServerResponse) => void) | null]> = [
-  ['Huge', (res) => res.end(`<env:Envelope xmlns:env="http://www.w3.org/2003/05/soap-envelope"><env:Body>${'x'.repeat(3 << 20)}</env:Body></env:Envelope>`)],
-  ['Entities', (res) => res.end('<?xml version="1.0"?><!DOCTYPE x [<!ENTITY a "aaaa">]><env:Envelope xmlns:env="http://www.w3.org/2003/05/soap-envelope"><env:Body>&a;&a;</env:Body></env:Envelope>')],
+  [
+    'Huge',
+    (res) =>
+      res.end(
+        `<env:Envelope xmlns:env="http://www.w3.org/2003/05/soap-envelope"><env:Body>${'x'.repeat(3 << 20)}</env:Body></env:Envelope>`,
+      ),
+  ],
+  [
+    'Entities',
+    (res) =>
+      res.end(
+        '<?xml version="1.0"?><!DOCTYPE x [<!ENTITY a "aaaa">]><env:Envelope xmlns:env="http://www.w3.org/2003/05/soap-envelope"><env:Body>&a;&a;</env:Body></env:Envelope>',
+      ),
+  ],
   ['Garbage', (res) => res.end('\u0000\u0001 not xml at all <<<')],
   ['Silent', null],
 ];
 type Device = { id: string; name: string; status: string; model: string | null };
 
 beforeAll(async () => {
-  cam = new SimulatedCamera({ username: 'admin', password: 'open-sesame', skewMs: 7200_000, rebootMs: 4000, identity: { model: 'SIM-8MP', manufacturer: 'SimCam' } });
+  cam = new SimulatedCamera({
+    username: 'admin',
+    password: 'open-sesame',
+    skewMs: 7200_000,
+    rebootMs: 4000,
+    identity: { model: 'SIM-8MP', manufacturer: 'SimCam' },
+  });
   locked = new SimulatedCamera({ username: 'admin', password: 'other' });
   await cam.start();
   await locked.start();
@@ -33,7 +51,12 @@ beforeAll(async () => {
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     hostile.push(server);
-    hostileCameras.push({ name, onvif_url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/onvif/device_service`, username: 'admin', password: 'pw' });
+    hostileCameras.push({
+      name,
+      onvif_url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/onvif/device_service`,
+      username: 'admin',
+      password: 'pw',
+    });
   }
   t = await startTestGateway({
     cameras: [
@@ -56,7 +79,8 @@ afterAll(async () => {
   }
 });
 
-const devices = async () => ((await t.request('/v1/devices', { headers: await t.auth('devices:read') })).json() as { data: Device[] }).data;
+const devices = async () =>
+  ((await t.request('/v1/devices', { headers: await t.auth('devices:read') })).json() as { data: Device[] }).data;
 const byName = async (name: string) => (await devices()).find((d) => d.name === name);
 
 describe('cameras through the API', () => {
@@ -72,17 +96,27 @@ describe('cameras through the API', () => {
   it('syncs the camera clock and reboots it through POST /v1/devices/{id}/control', async () => {
     const id = (await byName('Front door'))!.id;
     const headers = await t.auth('devices:write');
-    const sync = await t.request(`/v1/devices/${id}/control`, { method: 'POST', headers, body: { action: 'sync_time' } });
+    const sync = await t.request(`/v1/devices/${id}/control`, {
+      method: 'POST',
+      headers,
+      body: { action: 'sync_time' },
+    });
     expect(sync.status, sync.text).toBe(200);
     expect(sync.json()).toMatchObject({ device_id: id, action: 'sync_time', status: 'succeeded', error: null });
     expect(Math.abs(cam.nowMs() - Date.now())).toBeLessThan(2000);
 
-    const reboot = await t.request(`/v1/devices/${id}/control`, { method: 'POST', headers, body: { action: 'reboot' } });
+    const reboot = await t.request(`/v1/devices/${id}/control`, {
+      method: 'POST',
+      headers,
+      body: { action: 'reboot' },
+    });
     expect(reboot.status).toBe(200);
     expect(reboot.json()).toMatchObject({ action: 'reboot', status: 'succeeded' });
     await expect.poll(async () => (await byName('Front door'))?.status, { timeout: 15_000 }).toBe('offline');
     await expect.poll(async () => (await byName('Front door'))?.status, { timeout: 15_000 }).toBe('online');
-    const alerts = (await t.request(`/v1/alerts?device_id=${id}&type=device_offline`, { headers: await t.auth('alerts:read') })).json() as { data: unknown[] };
+    const alerts = (
+      await t.request(`/v1/alerts?device_id=${id}&type=device_offline`, { headers: await t.auth('alerts:read') })
+    ).json() as { data: unknown[] };
     expect(alerts.data.length).toBeGreaterThanOrEqual(1);
   });
 
@@ -96,7 +130,11 @@ describe('cameras through the API', () => {
 
   it('answers 409 for a camera it cannot control', async () => {
     const id = (await byName('Locked'))!.id;
-    const res = await t.request(`/v1/devices/${id}/control`, { method: 'POST', headers: await t.auth('devices:write'), body: { action: 'reboot' } });
+    const res = await t.request(`/v1/devices/${id}/control`, {
+      method: 'POST',
+      headers: await t.auth('devices:write'),
+      body: { action: 'reboot' },
+    });
     expect(res.status).toBe(409);
     expect((res.json() as { error: string }).error).toBe('device_unavailable');
   });

@@ -11,9 +11,16 @@ import { fault } from '../../src/onvif/simulator/responses.js';
 
 const CAPTURES = path.resolve(import.meta.dirname, '../../../shared/onvif-captures/easy_onvif_workspace');
 const present = existsSync(CAPTURES);
-if (!present) console.log(`skipping the capture replay tests: ${CAPTURES} is absent (it lives in ../shared, outside the repository)`);
+if (!present)
+  console.log(
+    `skipping the capture replay tests: ${CAPTURES} is absent (it lives in ../shared, outside the repository)`,
+  );
 
-const cameras = present ? readdirSync(CAPTURES).filter((d) => existsSync(path.join(CAPTURES, d, 'device_management/GetDeviceInformationResponse.xml'))) : [];
+const cameras = present
+  ? readdirSync(CAPTURES).filter((d) =>
+      existsSync(path.join(CAPTURES, d, 'device_management/GetDeviceInformationResponse.xml')),
+    )
+  : [];
 
 const read = (dir: string, file: string): string | null => {
   const f = path.join(CAPTURES, dir, file);
@@ -30,11 +37,19 @@ function replay(dir: string): Server {
     let body = '';
     req.on('data', (c: Buffer) => (body += c.toString()));
     req.on('end', () => {
-      const op = /<(?:\w+:)?(Get\w+|SystemReboot)[\s/>]/.exec(body.replace(/<[\w:]*(Envelope|Header|Body|Security|UsernameToken|Username|Password|Nonce|Created|To)\b[^>]*>/g, ''))?.[1];
+      const op = /<(?:\w+:)?(Get\w+|SystemReboot)[\s/>]/.exec(
+        body.replace(
+          /<[\w:]*(Envelope|Header|Body|Security|UsernameToken|Username|Password|Nonce|Created|To)\b[^>]*>/g,
+          '',
+        ),
+      )?.[1];
       const media2 = body.includes('http://www.onvif.org/ver20/media/wsdl');
-      const folder = op && /Profiles|StreamUri|SnapshotUri/.test(op) ? (media2 ? 'media2' : 'media1') : 'device_management';
+      const folder =
+        op && /Profiles|StreamUri|SnapshotUri/.test(op) ? (media2 ? 'media2' : 'media1') : 'device_management';
       const xml = op ? read(dir, `${folder}/${op}Response.xml`) : null;
-      res.writeHead(xml ? 200 : 500, { 'content-type': 'application/soap+xml' }).end(xml ?? fault('env:Receiver', 'ter:ActionNotSupported', 'Optional Action Not Implemented'));
+      res
+        .writeHead(xml ? 200 : 500, { 'content-type': 'application/soap+xml' })
+        .end(xml ?? fault('env:Receiver', 'ter:ActionNotSupported', 'Optional Action Not Implemented'));
     });
   });
 }
@@ -45,7 +60,10 @@ describe.skipIf(!present)('real camera captures through OnvifSession', () => {
     for (const dir of cameras) {
       const server = replay(dir);
       await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-      servers.set(dir, { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/onvif/device_service` });
+      servers.set(dir, {
+        server,
+        url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/onvif/device_service`,
+      });
     }
   });
   afterAll(async () => {
@@ -57,7 +75,10 @@ describe.skipIf(!present)('real camera captures through OnvifSession', () => {
   });
 
   it.each(cameras)('%s: device information, profiles, stream and snapshot URIs', async (dir) => {
-    const s = await OnvifSession.connect({ url: servers.get(dir)!.url, username: 'admin', password: 'x' }, { callTimeoutMs: 3000 });
+    const s = await OnvifSession.connect(
+      { url: servers.get(dir)!.url, username: 'admin', password: 'x' },
+      { callTimeoutMs: 3000 },
+    );
     try {
       const d = await s.describe();
       const info = read(dir, 'device_management/GetDeviceInformationResponse.xml');

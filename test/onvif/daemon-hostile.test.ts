@@ -14,11 +14,38 @@ import { HostileCamera, type FailureMode } from '../support/hostile-camera.js';
 
 const MAIN = path.resolve(import.meta.dirname, '../../dist/main.js');
 const HOSTILE: Array<[string, Record<string, FailureMode>]> = [
-  ['Broken events', { CreatePullPointSubscription: 'missing-fields', SetSystemDateAndTime: 'empty-body', SystemReboot: 'html-500' }],
-  ['Broken media', { GetServices: 'wrong-namespace', GetProfiles: 'truncated', SystemReboot: 'reset', SetSystemDateAndTime: 'cut' }],
-  ['Broken pull', { GetStreamUri: 'cut', GetSnapshotUri: 'not-soap', PullMessages: 'reset', Renew: 'fault', SetSystemDateAndTime: 'hang' }],
-  ['Refuses much', { GetSystemDateAndTime: 'fault', GetServices: 'fault', GetCapabilities: 'fault', GetProfiles: 'fault', SystemReboot: 'fault' }],
-  ['Broken clock', { GetSystemDateAndTime: 'truncated', PullMessages: 'missing-fields', SetSystemDateAndTime: 'not-soap' }],
+  [
+    'Broken events',
+    { CreatePullPointSubscription: 'missing-fields', SetSystemDateAndTime: 'empty-body', SystemReboot: 'html-500' },
+  ],
+  [
+    'Broken media',
+    { GetServices: 'wrong-namespace', GetProfiles: 'truncated', SystemReboot: 'reset', SetSystemDateAndTime: 'cut' },
+  ],
+  [
+    'Broken pull',
+    {
+      GetStreamUri: 'cut',
+      GetSnapshotUri: 'not-soap',
+      PullMessages: 'reset',
+      Renew: 'fault',
+      SetSystemDateAndTime: 'hang',
+    },
+  ],
+  [
+    'Refuses much',
+    {
+      GetSystemDateAndTime: 'fault',
+      GetServices: 'fault',
+      GetCapabilities: 'fault',
+      GetProfiles: 'fault',
+      SystemReboot: 'fault',
+    },
+  ],
+  [
+    'Broken clock',
+    { GetSystemDateAndTime: 'truncated', PullMessages: 'missing-fields', SetSystemDateAndTime: 'not-soap' },
+  ],
 ];
 
 let dir = '';
@@ -49,7 +76,12 @@ beforeAll(async () => {
     onvif: { discovery: { enabled: false }, health_interval_s: 1 },
     cameras: [
       { name: 'Yard', onvif_url: yard.deviceServiceUrl, username: 'admin', password: 'pw' },
-      ...HOSTILE.map(([name], i) => ({ name, onvif_url: hostile[i]!.deviceServiceUrl, username: 'admin', password: 'pw' })),
+      ...HOSTILE.map(([name], i) => ({
+        name,
+        onvif_url: hostile[i]!.deviceServiceUrl,
+        username: 'admin',
+        password: 'pw',
+      })),
     ],
     recording: { segment_dir: path.join(dir, 'segments'), motion: { mode: 'off' } },
     log: { level: 'info' },
@@ -76,7 +108,8 @@ const devices = async (): Promise<ApiDevice[]> => {
   return (res.json() as { data: ApiDevice[] }).data;
 };
 const idOf = async (name: string) => (await devices()).find((d) => d.name === name)?.id ?? '';
-const control = (id: string, action: 'reboot' | 'sync_time') => daemon.request(`/v1/devices/${id}/control`, { method: 'POST', headers, body: { action } });
+const control = (id: string, action: 'reboot' | 'sync_time') =>
+  daemon.request(`/v1/devices/${id}/control`, { method: 'POST', headers, body: { action } });
 const stillAlive = async () => {
   expect(daemon.child.exitCode).toBeNull();
   expect((await devices()).length).toBe(HOSTILE.length + 1);
@@ -85,11 +118,20 @@ const stillAlive = async () => {
 
 describe('the daemon with hostile cameras', () => {
   it('adopts what the hostile cameras answer and keeps serving the API while they misbehave', async () => {
-    await expect.poll(async () => (await devices()).filter((d) => d.status === 'online').map((d) => d.name).sort(), { timeout: 45_000, interval: 300 }).toEqual(
-      ['Yard', ...HOSTILE.map(([n]) => n)].sort(),
-    );
+    await expect
+      .poll(
+        async () =>
+          (await devices())
+            .filter((d) => d.status === 'online')
+            .map((d) => d.name)
+            .sort(),
+        { timeout: 45_000, interval: 300 },
+      )
+      .toEqual(['Yard', ...HOSTILE.map(([n]) => n)].sort());
     // Let the broken subscriptions, pulls and renewals fail a few rounds.
-    await expect.poll(() => hostile[0]!.calls.get('CreatePullPointSubscription') ?? 0, { timeout: 20_000 }).toBeGreaterThan(1);
+    await expect
+      .poll(() => hostile[0]!.calls.get('CreatePullPointSubscription') ?? 0, { timeout: 20_000 })
+      .toBeGreaterThan(1);
     await expect.poll(() => hostile[2]!.calls.get('PullMessages') ?? 0, { timeout: 20_000 }).toBeGreaterThan(1);
     await stillAlive();
   }, 90_000);
@@ -102,7 +144,12 @@ describe('the daemon with hostile cameras', () => {
         const mode = breaks[OPS[action]];
         const res = await control(id, action);
         const got = `${res.status} ${res.status === 200 ? (res.json() as { status: string }).status : (res.json() as { error: string }).error}`;
-        const want = mode === undefined ? '200 succeeded' : ['hang', 'reset', 'cut'].includes(mode) ? '200 failed' : '502 device_error';
+        const want =
+          mode === undefined
+            ? '200 succeeded'
+            : ['hang', 'reset', 'cut'].includes(mode)
+              ? '200 failed'
+              : '502 device_error';
         expect(got, `${name} ${action} (${mode ?? 'not broken'}): ${res.text}`).toBe(want);
       }
     }
@@ -110,7 +157,9 @@ describe('the daemon with hostile cameras', () => {
   }, 90_000);
 
   it('survives reboot then sync_time one second later while the camera is rebooting', async () => {
-    await expect.poll(async () => (await devices()).find((d) => d.name === 'Yard')?.status, { timeout: 20_000 }).toBe('online');
+    await expect
+      .poll(async () => (await devices()).find((d) => d.name === 'Yard')?.status, { timeout: 20_000 })
+      .toBe('online');
     const id = await idOf('Yard');
     const reboot = await control(id, 'reboot');
     expect(reboot.status).toBe(200);
@@ -122,28 +171,47 @@ describe('the daemon with hostile cameras', () => {
     expect([200, 409], sync.text).toContain(sync.status);
     if (sync.status === 200) expect(sync.json()).toMatchObject({ action: 'sync_time', status: 'failed' });
     await stillAlive();
-    await expect.poll(async () => (await devices()).find((d) => d.name === 'Yard')?.status, { timeout: 30_000 }).toBe('online');
+    await expect
+      .poll(async () => (await devices()).find((d) => d.name === 'Yard')?.status, { timeout: 30_000 })
+      .toBe('online');
     await stillAlive();
   }, 90_000);
 });
 
 describe('the fatal handler', () => {
   it.each([
-    ['a thrown exception', "setTimeout(() => { throw new Error('boom from a timer'); }, 10);", 'boom from a timer', 'uncaughtException'],
-    ['an unhandled rejection', "Promise.reject(new Error('boom from a promise'));", 'boom from a promise', 'unhandledRejection'],
-  ])('logs %s with its stack at fatal level and exits non-zero', async (_name, crash, message, origin) => {
-    const script = `import { pino } from 'pino'; import { installFatalHandlers } from ${JSON.stringify(MAIN)}; installFatalHandlers(pino()); ${crash}`;
-    const child = spawn(process.execPath, ['--input-type=module', '-e', script], { cwd: path.resolve(import.meta.dirname, '../..'), stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (out += d.toString()));
-    const code = await new Promise<number | null>((r) => child.on('exit', (c) => r(c)));
-    expect(code).toBe(70);
-    const line = out.split('\n').find((l) => l.includes('"uncaught exception"'));
-    expect(line, out).toBeDefined();
-    const entry = JSON.parse(line!) as { level: number; origin: string; err: { message: string; stack: string } };
-    expect(entry).toMatchObject({ level: 60, origin, err: { message } });
-    expect(entry.err.stack).toContain(message);
-    expect(entry.err.stack).toMatch(/\n\s+at /);
-  }, 60_000);
+    [
+      'a thrown exception',
+      "setTimeout(() => { throw new Error('boom from a timer'); }, 10);",
+      'boom from a timer',
+      'uncaughtException',
+    ],
+    [
+      'an unhandled rejection',
+      "Promise.reject(new Error('boom from a promise'));",
+      'boom from a promise',
+      'unhandledRejection',
+    ],
+  ])(
+    'logs %s with its stack at fatal level and exits non-zero',
+    async (_name, crash, message, origin) => {
+      const script = `import { pino } from 'pino'; import { installFatalHandlers } from ${JSON.stringify(MAIN)}; installFatalHandlers(pino()); ${crash}`;
+      const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
+        cwd: path.resolve(import.meta.dirname, '../..'),
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let out = '';
+      child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+      child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+      const code = await new Promise<number | null>((r) => child.on('exit', (c) => r(c)));
+      expect(code).toBe(70);
+      const line = out.split('\n').find((l) => l.includes('"uncaught exception"'));
+      expect(line, out).toBeDefined();
+      const entry = JSON.parse(line!) as { level: number; origin: string; err: { message: string; stack: string } };
+      expect(entry).toMatchObject({ level: 60, origin, err: { message } });
+      expect(entry.err.stack).toContain(message);
+      expect(entry.err.stack).toMatch(/\n\s+at /);
+    },
+    60_000,
+  );
 });

@@ -16,7 +16,11 @@ let multicast: LoopbackMulticast;
 beforeAll(async () => {
   // The gateway also probes and listens on `lo`; route the multicast group there so nothing leaves the machine.
   multicast = acquireLoopbackMulticast();
-  cam = new SimulatedCamera({ username: 'admin', password: 'pw', endpoint: 'urn:uuid:a1b2c3d4-0000-4000-8000-00000000c0de' });
+  cam = new SimulatedCamera({
+    username: 'admin',
+    password: 'pw',
+    endpoint: 'urn:uuid:a1b2c3d4-0000-4000-8000-00000000c0de',
+  });
   await cam.start();
   responder = await createDiscoveryResponder({
     endpoint: cam.endpoint,
@@ -28,7 +32,12 @@ beforeAll(async () => {
   });
   t = await startTestGateway({
     onvif: {
-      discovery: { enabled: true, interfaces: ['lo'], unicast_targets: [`127.0.0.1:${responder.port}`], interval_s: 10 },
+      discovery: {
+        enabled: true,
+        interfaces: ['lo'],
+        unicast_targets: [`127.0.0.1:${responder.port}`],
+        interval_s: 10,
+      },
       credentials: [{ username: 'admin', password: 'pw' }],
       health_interval_s: 1,
     },
@@ -44,7 +53,8 @@ afterAll(async () => {
 describe('discovery → adoption', () => {
   it('finds the camera by a unicast probe and brings it online under an id from its endpoint reference', async () => {
     type Device = { id: string; status: string; name: string };
-    const list = async () => ((await t.request('/v1/devices', { headers: await t.auth('devices:read') })).json() as { data: Device[] }).data;
+    const list = async () =>
+      ((await t.request('/v1/devices', { headers: await t.auth('devices:read') })).json() as { data: Device[] }).data;
     await expect.poll(async () => (await list())[0]?.status, { timeout: 15_000 }).toBe('online');
     const [device] = await list();
     expect(device?.id).toMatch(/^dev_[\w-]{24}$/);

@@ -29,7 +29,10 @@ interface Row {
 
 const sessions: OnvifSession[] = [];
 const open = async (url: string) => {
-  const s = await OnvifSession.connect({ url, username: 'admin', password: 'pw' }, { callTimeoutMs: 400, pullWaitS: 1 });
+  const s = await OnvifSession.connect(
+    { url, username: 'admin', password: 'pw' },
+    { callTimeoutMs: 400, pullWaitS: 1 },
+  );
   sessions.push(s);
   return s;
 };
@@ -37,20 +40,102 @@ const connectAndDescribe = async (_s: OnvifSession | null, url: string) => (awai
 const subscribed = async (s: OnvifSession) => s.createPullPoint();
 
 const ROWS: Row[] = [
-  { name: 'adoption: camera clock', op: 'GetSystemDateAndTime', act: connectAndDescribe, answered: 'ok', missing: 'ok' },
-  { name: 'adoption: device information', op: 'GetDeviceInformation', act: connectAndDescribe, answered: 'CameraFaultError', missing: 'ok' },
+  {
+    name: 'adoption: camera clock',
+    op: 'GetSystemDateAndTime',
+    act: connectAndDescribe,
+    answered: 'ok',
+    missing: 'ok',
+  },
+  {
+    name: 'adoption: device information',
+    op: 'GetDeviceInformation',
+    act: connectAndDescribe,
+    answered: 'CameraFaultError',
+    missing: 'ok',
+  },
   { name: 'adoption: services', op: 'GetServices', act: connectAndDescribe, answered: 'ok', missing: 'ok' },
-  { name: 'adoption: capabilities', op: 'GetCapabilities', also: { GetServices: 'fault' }, act: connectAndDescribe, answered: 'ok', missing: 'ok' },
+  {
+    name: 'adoption: capabilities',
+    op: 'GetCapabilities',
+    also: { GetServices: 'fault' },
+    act: connectAndDescribe,
+    answered: 'ok',
+    missing: 'ok',
+  },
   { name: 'adoption: profiles', op: 'GetProfiles', act: connectAndDescribe, answered: 'ok', missing: 'ok' },
-  { name: 'health check', op: 'GetSystemDateAndTime', before: async () => undefined, act: (s) => s!.ping(), answered: 'CameraFaultError', missing: 'ok' },
-  { name: 'stream URI', op: 'GetStreamUri', before: async (s) => void (await s.describe()), act: (s) => s!.streamUri('Profile_1'), answered: 'CameraFaultError', missing: 'ok' },
-  { name: 'snapshot URI', op: 'GetSnapshotUri', before: async (s) => void (await s.describe()), act: (s) => s!.snapshotUri('Profile_1'), answered: 'CameraFaultError', missing: 'ok' },
-  { name: 'events subscription', op: 'CreatePullPointSubscription', before: async () => undefined, act: (s) => s!.createPullPoint(), answered: 'CameraFaultError', missing: 'CameraFaultError' },
-  { name: 'pull', op: 'PullMessages', before: subscribed, act: (s) => s!.pullMessages(), answered: 'CameraFaultError', missing: 'ok' },
-  { name: 'renew', op: 'Renew', before: subscribed, act: (s) => s!.renew(), answered: 'CameraFaultError', missing: 'ok' },
-  { name: 'unsubscribe', op: 'Unsubscribe', before: subscribed, act: (s) => s!.unsubscribe(), answered: 'CameraFaultError', missing: 'ok' },
-  { name: 'reboot', op: 'SystemReboot', before: async () => undefined, act: (s) => s!.reboot(), answered: 'CameraFaultError', missing: 'ok' },
-  { name: 'set time', op: 'SetSystemDateAndTime', before: async () => undefined, act: (s) => s!.setClock(new Date()), answered: 'CameraFaultError', missing: 'ok' },
+  {
+    name: 'health check',
+    op: 'GetSystemDateAndTime',
+    before: async () => undefined,
+    act: (s) => s!.ping(),
+    answered: 'CameraFaultError',
+    missing: 'ok',
+  },
+  {
+    name: 'stream URI',
+    op: 'GetStreamUri',
+    before: async (s) => void (await s.describe()),
+    act: (s) => s!.streamUri('Profile_1'),
+    answered: 'CameraFaultError',
+    missing: 'ok',
+  },
+  {
+    name: 'snapshot URI',
+    op: 'GetSnapshotUri',
+    before: async (s) => void (await s.describe()),
+    act: (s) => s!.snapshotUri('Profile_1'),
+    answered: 'CameraFaultError',
+    missing: 'ok',
+  },
+  {
+    name: 'events subscription',
+    op: 'CreatePullPointSubscription',
+    before: async () => undefined,
+    act: (s) => s!.createPullPoint(),
+    answered: 'CameraFaultError',
+    missing: 'CameraFaultError',
+  },
+  {
+    name: 'pull',
+    op: 'PullMessages',
+    before: subscribed,
+    act: (s) => s!.pullMessages(),
+    answered: 'CameraFaultError',
+    missing: 'ok',
+  },
+  {
+    name: 'renew',
+    op: 'Renew',
+    before: subscribed,
+    act: (s) => s!.renew(),
+    answered: 'CameraFaultError',
+    missing: 'ok',
+  },
+  {
+    name: 'unsubscribe',
+    op: 'Unsubscribe',
+    before: subscribed,
+    act: (s) => s!.unsubscribe(),
+    answered: 'CameraFaultError',
+    missing: 'ok',
+  },
+  {
+    name: 'reboot',
+    op: 'SystemReboot',
+    before: async () => undefined,
+    act: (s) => s!.reboot(),
+    answered: 'CameraFaultError',
+    missing: 'ok',
+  },
+  {
+    name: 'set time',
+    op: 'SetSystemDateAndTime',
+    before: async () => undefined,
+    act: (s) => s!.setClock(new Date()),
+    answered: 'CameraFaultError',
+    missing: 'ok',
+  },
 ];
 
 function expected(row: Row, mode: FailureMode): Outcome {
@@ -63,7 +148,8 @@ async function outcome(p: Promise<unknown>): Promise<Outcome> {
     await p;
     return 'ok';
   } catch (err) {
-    for (const cls of [CameraFaultError, CameraUnreachableError, CameraUnauthorizedError]) if (err instanceof cls) return cls.name as Outcome;
+    for (const cls of [CameraFaultError, CameraUnreachableError, CameraUnauthorizedError])
+      if (err instanceof cls) return cls.name as Outcome;
     return `untyped: ${String(err)}`;
   }
 }
@@ -109,14 +195,23 @@ describe('every ONVIF operation against a hostile camera', () => {
     const cam = new HostileCamera();
     cameras.push(cam);
     await cam.start();
-    for (const op of ['GetSystemDateAndTime', 'GetServices', 'GetCapabilities', 'GetProfiles']) cam.breaks.set(op, 'fault');
+    for (const op of ['GetSystemDateAndTime', 'GetServices', 'GetCapabilities', 'GetProfiles'])
+      cam.breaks.set(op, 'fault');
     const d = await (await open(cam.deviceServiceUrl)).describe();
-    expect(d).toMatchObject({ manufacturer: 'Hostile', model: 'H-1', serialNumber: cam.serial, clockOffsetMs: 0, profiles: [] });
+    expect(d).toMatchObject({
+      manufacturer: 'Hostile',
+      model: 'H-1',
+      serialNumber: cam.serial,
+      clockOffsetMs: 0,
+      profiles: [],
+    });
   });
 });
 
 describe('discovery answers in the same failure modes', () => {
-  const proper = R.envelope('<d:ProbeMatches xmlns:d="http://schemas.xmlsoap.org/ws/2005/04/discovery"><d:ProbeMatch/></d:ProbeMatches>');
+  const proper = R.envelope(
+    '<d:ProbeMatches xmlns:d="http://schemas.xmlsoap.org/ws/2005/04/discovery"><d:ProbeMatch/></d:ProbeMatches>',
+  );
   it.each<[string, string]>([
     ['not SOAP', 'OK'],
     ['empty Body', R.envelope('')],

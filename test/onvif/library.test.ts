@@ -9,14 +9,26 @@ import { systemDateAndTime } from '../../src/onvif/simulator/responses.js';
 const FIVE_HOURS = 5 * 3600_000;
 let cam: SimulatedCamera;
 const sessions: OnvifSession[] = [];
-const open = async (url: string, username: string | null = 'admin', password: string | null = 'pw', callTimeoutMs = 3000) => {
+const open = async (
+  url: string,
+  username: string | null = 'admin',
+  password: string | null = 'pw',
+  callTimeoutMs = 3000,
+) => {
   const s = await OnvifSession.connect({ url, username, password }, { callTimeoutMs });
   sessions.push(s);
   return s;
 };
 
 beforeAll(async () => {
-  cam = new SimulatedCamera({ username: 'admin', password: 'pw', skewMs: FIVE_HOURS, rtspMain: 'rtsp://127.0.0.1:8554/cam1/main', rtspSub: 'rtsp://127.0.0.1:8554/cam1/sub', rebootMs: 500 });
+  cam = new SimulatedCamera({
+    username: 'admin',
+    password: 'pw',
+    skewMs: FIVE_HOURS,
+    rtspMain: 'rtsp://127.0.0.1:8554/cam1/main',
+    rtspSub: 'rtsp://127.0.0.1:8554/cam1/sub',
+    rebootMs: 500,
+  });
   await cam.start();
 });
 afterEach(() => {
@@ -86,11 +98,24 @@ describe('OnvifSession against the simulated camera', () => {
     await s.reboot();
     await new Promise((r) => setTimeout(r, 300));
     await expect(open(cam.deviceServiceUrl)).rejects.toBeInstanceOf(CameraUnreachableError);
-    await expect.poll(async () => (await open(cam.deviceServiceUrl).then(() => 'up', () => 'down')), { timeout: 10_000, interval: 200 }).toBe('up');
+    await expect
+      .poll(
+        async () =>
+          await open(cam.deviceServiceUrl).then(
+            () => 'up',
+            () => 'down',
+          ),
+        { timeout: 10_000, interval: 200 },
+      )
+      .toBe('up');
   });
 
   it('gives a partial description when the camera leaves fields empty', async () => {
-    const bare = new SimulatedCamera({ username: 'admin', password: 'pw', identity: { manufacturer: '', model: '', firmware: '', serial: '' } });
+    const bare = new SimulatedCamera({
+      username: 'admin',
+      password: 'pw',
+      identity: { manufacturer: '', model: '', firmware: '', serial: '' },
+    });
     await bare.start();
     try {
       const d = await (await open(bare.deviceServiceUrl)).describe();
@@ -126,11 +151,31 @@ describe('OnvifSession against hostile or broken cameras', () => {
   const dateOk = (body: string) => (body.includes('GetSystemDateAndTime') ? systemDateAndTime(Date.now()) : null);
 
   it.each<[string, (body: string) => string | null, new (...a: never[]) => Error]>([
-    ['a huge response', () => `<?xml version="1.0"?><env:Envelope xmlns:env="http://www.w3.org/2003/05/soap-envelope"><env:Body>${'x'.repeat(2 * 1024 * 1024)}</env:Body></env:Envelope>`, CameraFaultError],
-    ['a DTD with entities', () => '<?xml version="1.0"?><!DOCTYPE lol [<!ENTITY a "aaaaaaaa">]><env:Envelope xmlns:env="http://www.w3.org/2003/05/soap-envelope"><env:Body>&a;</env:Body></env:Envelope>', CameraFaultError],
+    [
+      'a huge response',
+      () =>
+        `<?xml version="1.0"?><env:Envelope xmlns:env="http://www.w3.org/2003/05/soap-envelope"><env:Body>${'x'.repeat(2 * 1024 * 1024)}</env:Body></env:Envelope>`,
+      CameraFaultError,
+    ],
+    [
+      'a DTD with entities',
+      () =>
+        '<?xml version="1.0"?><!DOCTYPE lol [<!ENTITY a "aaaaaaaa">]><env:Envelope xmlns:env="http://www.w3.org/2003/05/soap-envelope"><env:Body>&a;</env:Body></env:Envelope>',
+      CameraFaultError,
+    ],
     ['malformed XML', () => '<env:Envelope><env:Body><oops></env:Envelope', CameraFaultError],
-    ['a namespace flood', () => `<?xml version="1.0"?><env:Envelope xmlns:env="http://www.w3.org/2003/05/soap-envelope"><env:Body>${'<a xmlns:x="u"/>'.repeat(20_000)}</env:Body></env:Envelope>`, CameraFaultError],
-    ['a SOAP fault', () => '<?xml version="1.0"?><env:Envelope xmlns:env="http://www.w3.org/2003/05/soap-envelope"><env:Body><env:Fault><env:Code><env:Value>env:Receiver</env:Value></env:Code><env:Reason><env:Text>Internal error</env:Text></env:Reason></env:Fault></env:Body></env:Envelope>', CameraFaultError],
+    [
+      'a namespace flood',
+      () =>
+        `<?xml version="1.0"?><env:Envelope xmlns:env="http://www.w3.org/2003/05/soap-envelope"><env:Body>${'<a xmlns:x="u"/>'.repeat(20_000)}</env:Body></env:Envelope>`,
+      CameraFaultError,
+    ],
+    [
+      'a SOAP fault',
+      () =>
+        '<?xml version="1.0"?><env:Envelope xmlns:env="http://www.w3.org/2003/05/soap-envelope"><env:Body><env:Fault><env:Code><env:Value>env:Receiver</env:Value></env:Code><env:Reason><env:Text>Internal error</env:Text></env:Reason></env:Fault></env:Body></env:Envelope>',
+      CameraFaultError,
+    ],
     ['no answer at all', () => null, CameraUnreachableError],
     ['an answer to the clock only, then silence', dateOk, CameraUnreachableError],
   ])('%s → a typed error, never a crash', async (_name, respond, errorClass) => {
@@ -139,7 +184,9 @@ describe('OnvifSession against hostile or broken cameras', () => {
   });
 
   it('a closed port is unreachable', async () => {
-    await expect(open('http://127.0.0.1:9/onvif/device_service', 'a', 'b', 500)).rejects.toBeInstanceOf(CameraUnreachableError);
+    await expect(open('http://127.0.0.1:9/onvif/device_service', 'a', 'b', 500)).rejects.toBeInstanceOf(
+      CameraUnreachableError,
+    );
   });
 });
 
@@ -155,13 +202,26 @@ describe('OnvifSession against a camera that wants HTTP Digest', () => {
       req.on('end', () => {
         const auth = req.headers.authorization ?? '';
         const cnonce = /cnonce="([^"]+)"/.exec(auth)?.[1] ?? '';
-        if (auth !== digestAuthorization(challenge, { username: 'admin', password: 'pw' }, 'POST', req.url ?? '', cnonce)) {
+        if (
+          auth !== digestAuthorization(challenge, { username: 'admin', password: 'pw' }, 'POST', req.url ?? '', cnonce)
+        ) {
           res.writeHead(401, { 'www-authenticate': 'Digest realm="IPC", nonce="n0nce", qop="auth"' }).end();
           return;
         }
         void parseSoapRequest(body).then((r) => {
           const op = r?.operation;
-          const xml = op === 'GetSystemDateAndTime' ? R.systemDateAndTime(Date.now()) : op === 'GetDeviceInformation' ? R.deviceInformation({ manufacturer: 'D', model: 'Digest-1', firmware: '1', serial: 's', hardwareId: 'h' }) : R.fault('env:Receiver', 'ter:ActionNotSupported', 'no');
+          const xml =
+            op === 'GetSystemDateAndTime'
+              ? R.systemDateAndTime(Date.now())
+              : op === 'GetDeviceInformation'
+                ? R.deviceInformation({
+                    manufacturer: 'D',
+                    model: 'Digest-1',
+                    firmware: '1',
+                    serial: 's',
+                    hardwareId: 'h',
+                  })
+                : R.fault('env:Receiver', 'ter:ActionNotSupported', 'no');
           res.writeHead(xml.includes('env:Fault') ? 500 : 200, { 'content-type': 'application/soap+xml' }).end(xml);
         });
       });

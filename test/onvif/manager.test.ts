@@ -57,22 +57,42 @@ describe('CameraManager', () => {
     // A password long enough that its sealed form cannot hold it by chance ('pw' once turned up in
     // the random base64 of the sealed value).
     const password = 'front-door-camera-password';
-    const cam = await camera({ password, identity: { manufacturer: 'Hikvision', model: 'DS-2CD2143G2', firmware: 'V5.7.3', serial: 'DS1234' } });
+    const cam = await camera({
+      password,
+      identity: { manufacturer: 'Hikvision', model: 'DS-2CD2143G2', firmware: 'V5.7.3', serial: 'DS1234' },
+    });
     const { m, store } = manager();
     m.start([{ name: 'Front door', onvif_url: cam.deviceServiceUrl, username: 'admin', password }]);
     await expect.poll(() => onlyDevice(store)[0]?.status, { timeout: 10_000 }).toBe('online');
     const [device] = onlyDevice(store);
-    expect(device).toMatchObject({ name: 'Front door', type: 'camera', model: 'DS-2CD2143G2', manufacturer: 'Hikvision', firmwareVersion: 'V5.7.3' });
+    expect(device).toMatchObject({
+      name: 'Front door',
+      type: 'camera',
+      model: 'DS-2CD2143G2',
+      manufacturer: 'Hikvision',
+      firmwareVersion: 'V5.7.3',
+    });
     expect(device?.lastSeenAt).toEqual(expect.any(Number));
     const record = store.getCamera(device!.id);
-    expect(record).toMatchObject({ mainProfile: 'Profile_1', subProfile: 'Profile_2', mainStreamUri: 'rtsp://127.0.0.1:8554/main', serial: 'DS1234', source: 'config' });
+    expect(record).toMatchObject({
+      mainProfile: 'Profile_1',
+      subProfile: 'Profile_2',
+      mainStreamUri: 'rtsp://127.0.0.1:8554/main',
+      serial: 'DS1234',
+      source: 'config',
+    });
     expect(record?.passwordSealed).not.toContain(password);
     expect(record?.passwordSealed).not.toContain(Buffer.from(password).toString('base64url').slice(0, 12));
   });
 
   it('tries the configured accounts in order and marks a camera it cannot log into unauthorized, without a retry storm', async () => {
     const cam = await camera({ password: 'secret2' });
-    const { m, store } = manager({ credentials: [{ username: 'admin', password: 'nope' }, { username: 'admin', password: 'secret2' }] });
+    const { m, store } = manager({
+      credentials: [
+        { username: 'admin', password: 'nope' },
+        { username: 'admin', password: 'secret2' },
+      ],
+    });
     m.start([{ name: 'Garage', onvif_url: cam.deviceServiceUrl, username: null, password: null }]);
     await expect.poll(() => onlyDevice(store)[0]?.status, { timeout: 10_000 }).toBe('online');
 
@@ -95,7 +115,14 @@ describe('CameraManager', () => {
     first.m.start([{ name: 'Front door', onvif_url: cam.deviceServiceUrl, username: 'admin', password: 'typo' }]);
     await expect.poll(() => onlyDevice(first.store)[0]?.status, { timeout: 10_000 }).toBe('unauthorized');
     const [device] = onlyDevice(first.store);
-    expect(device).toMatchObject({ name: 'Front door', type: 'camera', model: null, manufacturer: null, firmwareVersion: null, address: new URL(cam.deviceServiceUrl).host });
+    expect(device).toMatchObject({
+      name: 'Front door',
+      type: 'camera',
+      model: null,
+      manufacturer: null,
+      firmwareVersion: null,
+      address: new URL(cam.deviceServiceUrl).host,
+    });
     const refused = cam.calls.get('GetDeviceInformation') ?? 0;
     await new Promise((r) => setTimeout(r, 1500));
     expect(cam.calls.get('GetDeviceInformation') ?? 0).toBe(refused); // waits unauthorizedRetryMs
@@ -105,7 +132,9 @@ describe('CameraManager', () => {
     const second = manager({}, first.dir);
     second.m.start([{ name: 'Front door', onvif_url: cam.deviceServiceUrl, username: 'admin', password: 'right' }]);
     await expect.poll(() => second.store.getDevice(device!.id)?.status, { timeout: 10_000 }).toBe('online');
-    expect(onlyDevice(second.store)).toEqual([expect.objectContaining({ id: device!.id, name: 'Front door', model: 'SIM-4MP' })]);
+    expect(onlyDevice(second.store)).toEqual([
+      expect.objectContaining({ id: device!.id, name: 'Front door', model: 'SIM-4MP' }),
+    ]);
   });
 
   it('turns an unauthorized camera online at the next retry once its own password is set to the configured one', async () => {
@@ -120,13 +149,21 @@ describe('CameraManager', () => {
   });
 
   it('adopts a camera that refuses GetSystemDateAndTime, GetCapabilities, GetServices and the profiles: a partial device on the gateway clock', async () => {
-    const cam = await camera({ skewMs: 90_000, refuse: ['GetSystemDateAndTime', 'GetCapabilities', 'GetServices', 'GetProfiles'] });
+    const cam = await camera({
+      skewMs: 90_000,
+      refuse: ['GetSystemDateAndTime', 'GetCapabilities', 'GetServices', 'GetProfiles'],
+    });
     const { m, store } = manager();
     m.start([{ name: 'Old NVR', onvif_url: cam.deviceServiceUrl, username: 'admin', password: 'pw' }]);
     await expect.poll(() => onlyDevice(store)[0]?.status, { timeout: 10_000 }).toBe('online');
     const [device] = onlyDevice(store);
     expect(device).toMatchObject({ name: 'Old NVR', model: 'SIM-4MP', manufacturer: 'SimCam' });
-    expect(store.getCamera(device!.id)).toMatchObject({ clockOffsetMs: 0, mainProfile: null, mainStreamUri: null, subStreamUri: null });
+    expect(store.getCamera(device!.id)).toMatchObject({
+      clockOffsetMs: 0,
+      mainProfile: null,
+      mainStreamUri: null,
+      subStreamUri: null,
+    });
     expect(cam.calls.get('GetSystemDateAndTime')).toBeGreaterThanOrEqual(2); // asked without, then with credentials
     // Health checks go on (GetDeviceInformation, since the clock is refused) and keep it online.
     const infoCalls = cam.calls.get('GetDeviceInformation') ?? 0;
@@ -148,7 +185,9 @@ describe('CameraManager', () => {
     await cam.start();
     await expect.poll(() => store.getDevice(id)?.status, { timeout: 10_000 }).toBe('online');
     expect(onlyDevice(store)).toHaveLength(1);
-    const statuses = events.filter((e) => e.name === 'device.status').map((e) => (e.event as { status: string }).status);
+    const statuses = events
+      .filter((e) => e.name === 'device.status')
+      .map((e) => (e.event as { status: string }).status);
     expect(statuses).toEqual(['online', 'offline', 'online']);
   });
 
@@ -158,21 +197,30 @@ describe('CameraManager', () => {
     m.start([{ name: 'Drive', onvif_url: cam.deviceServiceUrl, username: 'admin', password: 'pw' }]);
     await expect.poll(() => onlyDevice(store)[0]?.status, { timeout: 10_000 }).toBe('online');
     await expect.poll(() => cam.calls.get('PullMessages') ?? 0, { timeout: 10_000 }).toBeGreaterThan(0);
-    const cameraEvents = () => events.filter((e) => e.name === 'camera.event').map((e) => e.event as { kind: string; phase: string });
+    const cameraEvents = () =>
+      events.filter((e) => e.name === 'camera.event').map((e) => e.event as { kind: string; phase: string });
     cam.trigger('vehicle', true);
-    await expect.poll(() => cameraEvents(), { timeout: 10_000 }).toEqual([expect.objectContaining({ kind: 'vehicle', phase: 'start' })]);
+    await expect
+      .poll(() => cameraEvents(), { timeout: 10_000 })
+      .toEqual([expect.objectContaining({ kind: 'vehicle', phase: 'start' })]);
     cam.trigger('vehicle', false);
     cam.trigger('vehicle', true); // flapping within the debounce window: still one event
     cam.trigger('vehicle', false);
-    await expect.poll(() => cameraEvents().map((e) => `${e.kind}:${e.phase}`), { timeout: 10_000 }).toEqual(['vehicle:start', 'vehicle:stop']);
+    await expect
+      .poll(() => cameraEvents().map((e) => `${e.kind}:${e.phase}`), { timeout: 10_000 })
+      .toEqual(['vehicle:start', 'vehicle:stop']);
 
     const id = onlyDevice(store)[0]!.id;
     const subsBefore = cam.calls.get('CreatePullPointSubscription') ?? 0;
     const ctl = await m.run(id, 'reboot');
     expect(ctl).toMatchObject({ action: 'reboot', status: 'succeeded' });
-    await expect.poll(() => cam.calls.get('CreatePullPointSubscription') ?? 0, { timeout: 20_000 }).toBeGreaterThan(subsBefore);
+    await expect
+      .poll(() => cam.calls.get('CreatePullPointSubscription') ?? 0, { timeout: 20_000 })
+      .toBeGreaterThan(subsBefore);
     cam.trigger('human', true);
-    await expect.poll(() => cameraEvents().map((e) => `${e.kind}:${e.phase}`), { timeout: 10_000 }).toContain('human:start');
+    await expect
+      .poll(() => cameraEvents().map((e) => `${e.kind}:${e.phase}`), { timeout: 10_000 })
+      .toContain('human:start');
   });
 
   it('renews a subscription before the lifetime the camera granted ends (10 s, though 2 minutes were asked), and an event in progress is not cut', async () => {
@@ -217,12 +265,23 @@ describe('CameraManager', () => {
     const cam = await camera({ endpoint: 'urn:uuid:11111111-2222-4333-8444-555555555555' });
     const { m, store } = manager({ credentials: [{ username: 'admin', password: 'pw' }] });
     m.start([]);
-    m.addTarget({ url: cam.deviceServiceUrl, source: 'discovery', endpoint: 'urn:uuid:11111111-2222-4333-8444-555555555555' });
+    m.addTarget({
+      url: cam.deviceServiceUrl,
+      source: 'discovery',
+      endpoint: 'urn:uuid:11111111-2222-4333-8444-555555555555',
+    });
     await expect.poll(() => onlyDevice(store)[0]?.status, { timeout: 10_000 }).toBe('online');
     const id = onlyDevice(store)[0]!.id;
     await cam.stop();
-    const moved = await camera({ endpoint: 'urn:uuid:11111111-2222-4333-8444-555555555555', identity: { serial: cam.endpoint.slice(-12) } });
-    m.addTarget({ url: moved.deviceServiceUrl, source: 'discovery', endpoint: 'URN:UUID:11111111-2222-4333-8444-555555555555' });
+    const moved = await camera({
+      endpoint: 'urn:uuid:11111111-2222-4333-8444-555555555555',
+      identity: { serial: cam.endpoint.slice(-12) },
+    });
+    m.addTarget({
+      url: moved.deviceServiceUrl,
+      source: 'discovery',
+      endpoint: 'URN:UUID:11111111-2222-4333-8444-555555555555',
+    });
     await expect.poll(() => store.getCamera(id)?.onvifUrl, { timeout: 10_000 }).toBe(moved.deviceServiceUrl);
     await expect.poll(() => store.getDevice(id)?.status, { timeout: 10_000 }).toBe('online');
     expect(onlyDevice(store)).toHaveLength(1);

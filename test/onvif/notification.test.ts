@@ -9,8 +9,13 @@ import { makeRng, mutate } from '../support/fuzz.js';
 
 const CAPTURES = path.resolve(import.meta.dirname, '../../../shared/onvif-captures');
 const MOTION_DIR = path.join(CAPTURES, '2BAD-onvif/dvc/dcn-bf5365');
-const haveCaptures = existsSync(path.join(MOTION_DIR, 'events.PullMessagesMotion.xml')) && existsSync(path.join(MOTION_DIR, 'events.PullMessagesMotionEnd.xml'));
-if (!haveCaptures) console.log(`skipping the real-camera capture tests: ${MOTION_DIR} is absent (the shared captures live outside the repository)`);
+const haveCaptures =
+  existsSync(path.join(MOTION_DIR, 'events.PullMessagesMotion.xml')) &&
+  existsSync(path.join(MOTION_DIR, 'events.PullMessagesMotionEnd.xml'));
+if (!haveCaptures)
+  console.log(
+    `skipping the real-camera capture tests: ${MOTION_DIR} is absent (the shared captures live outside the repository)`,
+  );
 
 async function notificationsOf(xml: string): Promise<Notification[]> {
   const body = await parseSoapBody(xml);
@@ -37,9 +42,14 @@ function items(kind: 'Source' | 'Data', values: Record<string, string>): string 
   return `<tt:${kind}>${inner}</tt:${kind}>`;
 }
 
-function message(topic: string, opts: { source?: Record<string, string>; data: Record<string, string>; op?: string; time?: string }): string {
-  const op = opts.op === undefined ? ' PropertyOperation="Changed"' : opts.op === '' ? '' : ` PropertyOperation="${opts.op}"`;
-  const time = opts.time === undefined ? ' UtcTime="2026-01-02T03:04:05Z"' : opts.time === '' ? '' : ` UtcTime="${opts.time}"`;
+function message(
+  topic: string,
+  opts: { source?: Record<string, string>; data: Record<string, string>; op?: string; time?: string },
+): string {
+  const op =
+    opts.op === undefined ? ' PropertyOperation="Changed"' : opts.op === '' ? '' : ` PropertyOperation="${opts.op}"`;
+  const time =
+    opts.time === undefined ? ' UtcTime="2026-01-02T03:04:05Z"' : opts.time === '' ? '' : ` UtcTime="${opts.time}"`;
   return (
     '<wsnt:NotificationMessage><wsnt:Topic Dialect="http://www.onvif.org/ver10/tev/topicExpression/ConcreteSet">' +
     `${topic}</wsnt:Topic><wsnt:Message><tt:Message${time}${op}>${items('Source', opts.source ?? {})}${items('Data', opts.data)}` +
@@ -48,48 +58,63 @@ function message(topic: string, opts: { source?: Record<string, string>; data: R
 }
 
 describe('real camera capture (D-Link DCS, 2BAD/onvif test data)', () => {
-  it.skipIf(!haveCaptures)('motion start then end: both topics active, then inactive, on the same detectors', async () => {
-    const start = await notificationsOf(readFileSync(path.join(MOTION_DIR, 'events.PullMessagesMotion.xml'), 'utf8'));
-    const end = await notificationsOf(readFileSync(path.join(MOTION_DIR, 'events.PullMessagesMotionEnd.xml'), 'utf8'));
+  it.skipIf(!haveCaptures)(
+    'motion start then end: both topics active, then inactive, on the same detectors',
+    async () => {
+      const start = await notificationsOf(readFileSync(path.join(MOTION_DIR, 'events.PullMessagesMotion.xml'), 'utf8'));
+      const end = await notificationsOf(
+        readFileSync(path.join(MOTION_DIR, 'events.PullMessagesMotionEnd.xml'), 'utf8'),
+      );
 
-    expect(start.map((n) => n.topic)).toEqual(['tns1:VideoSource/MotionAlarm', 'tns1:RuleEngine/CellMotionDetector/Motion']);
-    expect(end.map((n) => n.topic)).toEqual(['tns1:VideoSource/MotionAlarm', 'tns1:RuleEngine/CellMotionDetector/Motion']);
-    expect(start[0]).toEqual({
-      topic: 'tns1:VideoSource/MotionAlarm',
-      operation: 'Changed',
-      utcTime: Date.parse('2026-10-03T02:56:20Z'),
-      source: { Source: 'VideoSource_token_1' },
-      data: { State: 'true' },
-    });
-    expect(start[1]?.source).toEqual({ VideoSourceConfigurationToken: 'VideoSource_token_1', VideoAnalyticsConfigurationToken: 'VideoAnalyticsToken', Rule: 'MotionDetectorRule' });
-    expect(start[1]?.data).toEqual({ IsMotion: 'true' });
-    expect(end[1]?.utcTime).toBe(Date.parse('2026-10-03T02:56:40Z'));
+      expect(start.map((n) => n.topic)).toEqual([
+        'tns1:VideoSource/MotionAlarm',
+        'tns1:RuleEngine/CellMotionDetector/Motion',
+      ]);
+      expect(end.map((n) => n.topic)).toEqual([
+        'tns1:VideoSource/MotionAlarm',
+        'tns1:RuleEngine/CellMotionDetector/Motion',
+      ]);
+      expect(start[0]).toEqual({
+        topic: 'tns1:VideoSource/MotionAlarm',
+        operation: 'Changed',
+        utcTime: Date.parse('2026-10-03T02:56:20Z'),
+        source: { Source: 'VideoSource_token_1' },
+        data: { State: 'true' },
+      });
+      expect(start[1]?.source).toEqual({
+        VideoSourceConfigurationToken: 'VideoSource_token_1',
+        VideoAnalyticsConfigurationToken: 'VideoAnalyticsToken',
+        Rule: 'MotionDetectorRule',
+      });
+      expect(start[1]?.data).toEqual({ IsMotion: 'true' });
+      expect(end[1]?.utcTime).toBe(Date.parse('2026-10-03T02:56:40Z'));
 
-    const startC = start.map(classify);
-    const endC = end.map(classify);
-    expect(startC.map((c) => [c?.kind, c?.active])).toEqual([
-      ['motion', true],
-      ['motion', true],
-    ]);
-    expect(endC.map((c) => [c?.kind, c?.active])).toEqual([
-      ['motion', false],
-      ['motion', false],
-    ]);
-    expect(startC[0]?.key).not.toBe(startC[1]?.key);
-    expect(endC.map((c) => c?.key)).toEqual(startC.map((c) => c?.key));
+      const startC = start.map(classify);
+      const endC = end.map(classify);
+      expect(startC.map((c) => [c?.kind, c?.active])).toEqual([
+        ['motion', true],
+        ['motion', true],
+      ]);
+      expect(endC.map((c) => [c?.kind, c?.active])).toEqual([
+        ['motion', false],
+        ['motion', false],
+      ]);
+      expect(startC[0]?.key).not.toBe(startC[1]?.key);
+      expect(endC.map((c) => c?.key)).toEqual(startC.map((c) => c?.key));
 
-    // Through the tracker: the two detectors make one motion event, closed after the debounce.
-    const tracker = new EventTracker({ debounceMs: 1500 });
-    const out = [
-      ...start.flatMap((n) => tracker.push(n, classify(n), 20_000)),
-      ...end.flatMap((n) => tracker.push(n, classify(n), 40_000)),
-      ...tracker.tick(41_500),
-    ];
-    expect(out).toEqual([
-      { type: 'start', kind: 'motion', at: 20_000 },
-      { type: 'stop', kind: 'motion', at: 40_000 },
-    ]);
-  });
+      // Through the tracker: the two detectors make one motion event, closed after the debounce.
+      const tracker = new EventTracker({ debounceMs: 1500 });
+      const out = [
+        ...start.flatMap((n) => tracker.push(n, classify(n), 20_000)),
+        ...end.flatMap((n) => tracker.push(n, classify(n), 40_000)),
+        ...tracker.tick(41_500),
+      ];
+      expect(out).toEqual([
+        { type: 'start', kind: 'motion', at: 20_000 },
+        { type: 'stop', kind: 'motion', at: 40_000 },
+      ]);
+    },
+  );
 });
 
 describe('vendor shapes (hand-made)', () => {
@@ -97,7 +122,11 @@ describe('vendor shapes (hand-made)', () => {
     const ns = await notificationsOf(
       envelope(
         message('tns1:RuleEngine/CellMotionDetector/Motion', {
-          source: { VideoSourceConfigurationToken: 'VideoSourceToken', VideoAnalyticsConfigurationToken: 'VideoAnalyticsToken', Rule: 'MyMotionDetectorRule' },
+          source: {
+            VideoSourceConfigurationToken: 'VideoSourceToken',
+            VideoAnalyticsConfigurationToken: 'VideoAnalyticsToken',
+            Rule: 'MyMotionDetectorRule',
+          },
           data: { IsMotion: 'true' },
         }),
       ),
@@ -110,8 +139,14 @@ describe('vendor shapes (hand-made)', () => {
   it('Axis-style tnsaxis:VideoSource/MotionAlarm with "1"/"0"', async () => {
     const ns = await notificationsOf(
       envelope(
-        message('tnsaxis:VideoSource/MotionAlarm', { source: { VideoSourceConfigurationToken: '0' }, data: { State: '1' } }) +
-          message('tnsaxis:VideoSource/MotionAlarm', { source: { VideoSourceConfigurationToken: '0' }, data: { State: '0' } }),
+        message('tnsaxis:VideoSource/MotionAlarm', {
+          source: { VideoSourceConfigurationToken: '0' },
+          data: { State: '1' },
+        }) +
+          message('tnsaxis:VideoSource/MotionAlarm', {
+            source: { VideoSourceConfigurationToken: '0' },
+            data: { State: '0' },
+          }),
       ),
     );
     expect(ns.map((n) => n.topic)).toEqual(['tnsaxis:VideoSource/MotionAlarm', 'tnsaxis:VideoSource/MotionAlarm']);
@@ -120,11 +155,18 @@ describe('vendor shapes (hand-made)', () => {
   });
 
   it('TP-Link TPSmartEvent IsPeople and IsVehicle, per-segment prefixes', async () => {
-    const src = { VideoSourceConfigurationToken: 'vsconf', VideoAnalyticsConfigurationToken: 'VideoAnalyticsToken', Rule: 'MyTPSmartEventDetectorRule' };
+    const src = {
+      VideoSourceConfigurationToken: 'vsconf',
+      VideoAnalyticsConfigurationToken: 'VideoAnalyticsToken',
+      Rule: 'MyTPSmartEventDetectorRule',
+    };
     const ns = await notificationsOf(
       envelope(
         message('tns1:RuleEngine/TPSmartEventDetector/TPSmartEvent', { source: src, data: { IsPeople: 'true' } }) +
-          message('tns1:RuleEngine/tns1:TPSmartEventDetector/tns1:TPSmartEvent', { source: src, data: { IsVehicle: 'true' } }) +
+          message('tns1:RuleEngine/tns1:TPSmartEventDetector/tns1:TPSmartEvent', {
+            source: src,
+            data: { IsVehicle: 'true' },
+          }) +
           message('tns1:RuleEngine/PeopleDetector/People', { source: src, data: { IsPeople: 'false' } }),
       ),
     );
@@ -137,7 +179,12 @@ describe('vendor shapes (hand-made)', () => {
 
   it('Dahua-ish ObjectDetection with ClassTypes Human', async () => {
     const ns = await notificationsOf(
-      envelope(message('tns1:RuleEngine/ObjectDetection/Object', { source: { VideoSourceToken: 'VideoSource_1', Rule: 'ObjectRule' }, data: { ClassTypes: 'Human' } })),
+      envelope(
+        message('tns1:RuleEngine/ObjectDetection/Object', {
+          source: { VideoSourceToken: 'VideoSource_1', Rule: 'ObjectRule' },
+          data: { ClassTypes: 'Human' },
+        }),
+      ),
     );
     expect(classify(ns[0] as Notification)).toMatchObject({ kind: 'human', active: true, momentary: true });
   });
@@ -173,7 +220,13 @@ describe('vendor shapes (hand-made)', () => {
     expect(ns).toHaveLength(2);
     expect(ns[0]?.data).toEqual({ State: 'true' });
     // The first readable State wins; nameless and valueless items and ElementItems are skipped.
-    expect(ns[1]).toEqual({ topic: 'tns1:VideoSource/MotionAlarm', operation: null, utcTime: null, source: {}, data: { State: 'false' } });
+    expect(ns[1]).toEqual({
+      topic: 'tns1:VideoSource/MotionAlarm',
+      operation: null,
+      utcTime: null,
+      source: {},
+      data: { State: 'false' },
+    });
   });
 
   it('reads a wsnt:Message without the tt:Message wrapper', async () => {
@@ -183,7 +236,15 @@ describe('vendor shapes (hand-made)', () => {
           '<tt:Data><tt:SimpleItem Name="State" Value="true"/></tt:Data></wsnt:Message></wsnt:NotificationMessage>',
       ),
     );
-    expect(ns).toEqual([{ topic: 'tns1:VideoSource/MotionAlarm', operation: 'Changed', utcTime: null, source: {}, data: { State: 'true' } }]);
+    expect(ns).toEqual([
+      {
+        topic: 'tns1:VideoSource/MotionAlarm',
+        operation: 'Changed',
+        utcTime: null,
+        source: {},
+        data: { State: 'true' },
+      },
+    ]);
   });
 
   it('keeps camera item names away from Object.prototype', async () => {
@@ -223,7 +284,10 @@ describe('malformed input gives [] rather than a throw', () => {
     ['an array of junk', [null, 1, 'x', [], {}]],
     ['notificationMessage is a string', [{ notificationMessage: 'x' }]],
     ['notificationMessage of nulls', [{ notificationMessage: [null, 1, []] }]],
-    ['topic is an object without text', [{ notificationMessage: [{ topic: [{ $: { Dialect: 'x' } }], message: [{}] }] }]],
+    [
+      'topic is an object without text',
+      [{ notificationMessage: [{ topic: [{ $: { Dialect: 'x' } }], message: [{}] }] }],
+    ],
     ['two topics', [{ notificationMessage: [{ topic: [1, 2], message: [{}] }] }]],
     ['message is a string', [{ notificationMessage: [{ topic: ['tns1:VideoSource/MotionAlarm'], message: ['x'] }] }]],
     ['self-referencing', cyclic],
@@ -243,7 +307,18 @@ describe('malformed input gives [] rather than a throw', () => {
                   {
                     $: { UtcTime: { nested: true }, PropertyOperation: ['Changed', 'Deleted'] },
                     source: 'x',
-                    data: [{ simpleItem: [null, 'x', { $: null }, { $: { Name: { a: 1 }, Value: 'v' } }, { $: { Name: 'Level', Value: Number.NaN } }, { $: { Name: 'State', Value: 1 } }] }],
+                    data: [
+                      {
+                        simpleItem: [
+                          null,
+                          'x',
+                          { $: null },
+                          { $: { Name: { a: 1 }, Value: 'v' } },
+                          { $: { Name: 'Level', Value: Number.NaN } },
+                          { $: { Name: 'State', Value: 1 } },
+                        ],
+                      },
+                    ],
                   },
                 ],
               },
@@ -252,15 +327,19 @@ describe('malformed input gives [] rather than a throw', () => {
         ],
       },
     ];
-    expect(toNotifications(input)).toEqual([{ topic: 'tns1:VideoSource/MotionAlarm', operation: null, utcTime: null, source: {}, data: { State: '1' } }]);
+    expect(toNotifications(input)).toEqual([
+      { topic: 'tns1:VideoSource/MotionAlarm', operation: null, utcTime: null, source: {}, data: { State: '1' } },
+    ]);
   });
 });
 
 describe('notification fuzz', () => {
   const rng = makeRng();
   const sample = envelope(
-    message('tns1:RuleEngine/CellMotionDetector/Motion', { source: { VideoSourceConfigurationToken: 'VS', Rule: 'R' }, data: { IsMotion: 'true' } }) +
-      message('tns1:RuleEngine/ObjectDetection/Object', { data: { ClassTypes: 'Human', State: '1' } }),
+    message('tns1:RuleEngine/CellMotionDetector/Motion', {
+      source: { VideoSourceConfigurationToken: 'VS', Rule: 'R' },
+      data: { IsMotion: 'true' },
+    }) + message('tns1:RuleEngine/ObjectDetection/Object', { data: { ClassTypes: 'Human', State: '1' } }),
   );
   const alphabet = '<>/="\' :tnsSimpleItemNameValuetruefalse01&;';
 
@@ -280,7 +359,8 @@ describe('notification fuzz', () => {
         expect(typeof n.topic, context).toBe('string');
         expect(n.topic.length, context).toBeGreaterThan(0);
         expect(() => classify(n), context).not.toThrow();
-        for (const v of [...Object.values(n.source), ...Object.values(n.data)]) expect(typeof v, context).toBe('string');
+        for (const v of [...Object.values(n.source), ...Object.values(n.data)])
+          expect(typeof v, context).toBe('string');
       }
     }
   });

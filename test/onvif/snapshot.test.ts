@@ -20,7 +20,8 @@ function oddCamera(req: IncomingMessage, res: ServerResponse): void {
   seen.push(req.headers.authorization);
   switch (req.url) {
     case '/basic.jpg':
-      if (req.headers.authorization !== `Basic ${Buffer.from('admin:pw').toString('base64')}`) return void res.writeHead(401, { 'www-authenticate': 'Basic realm="cam"' }).end();
+      if (req.headers.authorization !== `Basic ${Buffer.from('admin:pw').toString('base64')}`)
+        return void res.writeHead(401, { 'www-authenticate': 'Basic realm="cam"' }).end();
       return void res.writeHead(200, { 'content-type': 'image/jpeg' }).end(JPEG);
     case '/open.jpg':
       return void res.writeHead(200).end(JPEG);
@@ -54,22 +55,31 @@ afterAll(async () => {
 });
 
 describe('fetchCameraSnapshot', () => {
-  it('answers the camera\'s Digest challenge with its credentials and gets the whole JPEG', async () => {
-    const jpeg = await fetchCameraSnapshot({ url: `${cam.baseUrl}/snapshot.jpg`, username: 'admin', password: 'secret' }, opts);
+  it("answers the camera's Digest challenge with its credentials and gets the whole JPEG", async () => {
+    const jpeg = await fetchCameraSnapshot(
+      { url: `${cam.baseUrl}/snapshot.jpg`, username: 'admin', password: 'secret' },
+      opts,
+    );
     expect(isWholeJpeg(jpeg)).toBe(true);
     expect(jpeg).toEqual(await cam.snapshot.jpeg());
   });
 
   it('a wrong password: CameraUnauthorizedError', async () => {
-    await expect(fetchCameraSnapshot({ url: `${cam.baseUrl}/snapshot.jpg`, username: 'admin', password: 'wrong' }, opts)).rejects.toBeInstanceOf(CameraUnauthorizedError);
+    await expect(
+      fetchCameraSnapshot({ url: `${cam.baseUrl}/snapshot.jpg`, username: 'admin', password: 'wrong' }, opts),
+    ).rejects.toBeInstanceOf(CameraUnauthorizedError);
   });
 
   it('Basic when the camera asks for Basic; nothing sent to a camera that asks for nothing', async () => {
     seen.length = 0;
-    await expect(fetchCameraSnapshot({ url: `${oddUrl}/basic.jpg`, username: 'admin', password: 'pw' }, opts)).resolves.toEqual(JPEG);
+    await expect(
+      fetchCameraSnapshot({ url: `${oddUrl}/basic.jpg`, username: 'admin', password: 'pw' }, opts),
+    ).resolves.toEqual(JPEG);
     expect(seen).toEqual([undefined, `Basic ${Buffer.from('admin:pw').toString('base64')}`]);
     seen.length = 0;
-    await expect(fetchCameraSnapshot({ url: `${oddUrl}/open.jpg`, username: 'admin', password: 'pw' }, opts)).resolves.toEqual(JPEG);
+    await expect(
+      fetchCameraSnapshot({ url: `${oddUrl}/open.jpg`, username: 'admin', password: 'pw' }, opts),
+    ).resolves.toEqual(JPEG);
     expect(seen).toEqual([undefined]);
   });
 
@@ -81,28 +91,59 @@ describe('fetchCameraSnapshot', () => {
     ['no answer in time', '/hang.jpg', CameraUnreachableError, /no answer within/],
     ['a challenge it cannot answer', '/bearer', CameraUnauthorizedError, /refused/],
   ])('%s: a typed error', async (_what, path, type, message) => {
-    const err = await fetchCameraSnapshot({ url: `${oddUrl}${path}`, username: 'admin', password: 'pw' }, { ...opts, timeoutMs: 500 }).catch((e: unknown) => e);
+    const err = await fetchCameraSnapshot(
+      { url: `${oddUrl}${path}`, username: 'admin', password: 'pw' },
+      { ...opts, timeoutMs: 500 },
+    ).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(type);
     expect((err as Error).message).toMatch(message);
   });
 
   it('refuses a non-http address and an unreachable camera with typed errors', async () => {
-    await expect(fetchCameraSnapshot({ url: 'https://127.0.0.1:1/x.jpg', username: null, password: null }, opts)).rejects.toBeInstanceOf(CameraFaultError);
-    await expect(fetchCameraSnapshot({ url: 'http://127.0.0.1:1/x.jpg', username: null, password: null }, opts)).rejects.toBeInstanceOf(CameraUnreachableError);
+    await expect(
+      fetchCameraSnapshot({ url: 'https://127.0.0.1:1/x.jpg', username: null, password: null }, opts),
+    ).rejects.toBeInstanceOf(CameraFaultError);
+    await expect(
+      fetchCameraSnapshot({ url: 'http://127.0.0.1:1/x.jpg', username: null, password: null }, opts),
+    ).rejects.toBeInstanceOf(CameraUnreachableError);
   });
 });
 
 describe('snapshotUrlAt', () => {
   it.each([
-    ['a camera naming its public address (SUNBA capture)', 'http://162.191.54.181:80/LAPI/V1.0/Media/Video/Streams/0/Snapshot', 'http://192.168.1.20/onvif/device_service', 'http://192.168.1.20/LAPI/V1.0/Media/Video/Streams/0/Snapshot'],
-    ['another port and a query (ENP1A14 capture)', 'http://192.168.1.182/onvif-http/snapshot?Profile_1', 'http://192.168.1.182:8000/onvif/device_service', 'http://192.168.1.182/onvif-http/snapshot?Profile_1'],
-    ['its own port kept (GX728MF capture)', 'http://192.168.1.127:85/images/snapshot.jpg', 'http://10.0.0.5/onvif/device_service', 'http://10.0.0.5:85/images/snapshot.jpg'],
-    ['credentials in the URI dropped', 'http://user:pw@cam/s.jpg', 'http://10.0.0.5/onvif/device_service', 'http://10.0.0.5/s.jpg'],
+    [
+      'a camera naming its public address (SUNBA capture)',
+      'http://162.191.54.181:80/LAPI/V1.0/Media/Video/Streams/0/Snapshot',
+      'http://192.168.1.20/onvif/device_service',
+      'http://192.168.1.20/LAPI/V1.0/Media/Video/Streams/0/Snapshot',
+    ],
+    [
+      'another port and a query (ENP1A14 capture)',
+      'http://192.168.1.182/onvif-http/snapshot?Profile_1',
+      'http://192.168.1.182:8000/onvif/device_service',
+      'http://192.168.1.182/onvif-http/snapshot?Profile_1',
+    ],
+    [
+      'its own port kept (GX728MF capture)',
+      'http://192.168.1.127:85/images/snapshot.jpg',
+      'http://10.0.0.5/onvif/device_service',
+      'http://10.0.0.5:85/images/snapshot.jpg',
+    ],
+    [
+      'credentials in the URI dropped',
+      'http://user:pw@cam/s.jpg',
+      'http://10.0.0.5/onvif/device_service',
+      'http://10.0.0.5/s.jpg',
+    ],
   ])('%s', (_what, uri, onvif, want) => {
     expect(snapshotUrlAt(uri, onvif)).toBe(want);
   });
 
-  it.each([['https', 'https://cam/s.jpg'], ['rtsp', 'rtsp://cam/s'], ['not a URL', 'snapshot.jpg']])('%s: null', (_what, uri) => {
+  it.each([
+    ['https', 'https://cam/s.jpg'],
+    ['rtsp', 'rtsp://cam/s'],
+    ['not a URL', 'snapshot.jpg'],
+  ])('%s: null', (_what, uri) => {
     expect(snapshotUrlAt(uri, 'http://10.0.0.5/onvif/device_service')).toBeNull();
   });
 });

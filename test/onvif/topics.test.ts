@@ -3,7 +3,12 @@ import type { Notification } from '../../src/onvif/notification.js';
 import { classify, normaliseTopic, parseFlag, type Classification } from '../../src/onvif/topics.js';
 import { makeRng, mutate } from '../support/fuzz.js';
 
-function note(topic: string, data: Record<string, string>, source: Record<string, string> = {}, operation: Notification['operation'] = 'Changed'): Notification {
+function note(
+  topic: string,
+  data: Record<string, string>,
+  source: Record<string, string> = {},
+  operation: Notification['operation'] = 'Changed',
+): Notification {
   return { topic, operation, utcTime: null, source, data };
 }
 
@@ -29,46 +34,172 @@ describe('classify', () => {
     ['segment case folded', 'tns1:videoSource/motionAlarm', { State: 'true' }, {}, motion(true)],
     ['item name case folded', 'tns1:VideoSource/MotionAlarm', { state: 'true' }, {}, motion(true)],
     // ONVIF cell motion (Hikvision, Dahua, TP-Link, D-Link …)
-    ['cell motion true', 'tns1:RuleEngine/CellMotionDetector/Motion', { IsMotion: 'true' }, { Rule: 'MyMotionDetectorRule' }, motion(true)],
+    [
+      'cell motion true',
+      'tns1:RuleEngine/CellMotionDetector/Motion',
+      { IsMotion: 'true' },
+      { Rule: 'MyMotionDetectorRule' },
+      motion(true),
+    ],
     ['cell motion "0"', 'tns1:RuleEngine/CellMotionDetector/Motion', { IsMotion: '0' }, {}, motion(false)],
-    ['cell motion with "//." suffix', 'tns1:RuleEngine/CellMotionDetector/Motion//.', { IsMotion: 'true' }, {}, motion(true)],
-    ['cell motion with per-segment prefixes', 'tns1:RuleEngine/tns1:CellMotionDetector/tns1:Motion', { IsMotion: 'true' }, {}, motion(true)],
-    ['cell motion: lone item of another name', 'tns1:RuleEngine/CellMotionDetector/Motion', { State: 'true' }, {}, motion(true)],
+    [
+      'cell motion with "//." suffix',
+      'tns1:RuleEngine/CellMotionDetector/Motion//.',
+      { IsMotion: 'true' },
+      {},
+      motion(true),
+    ],
+    [
+      'cell motion with per-segment prefixes',
+      'tns1:RuleEngine/tns1:CellMotionDetector/tns1:Motion',
+      { IsMotion: 'true' },
+      {},
+      motion(true),
+    ],
+    [
+      'cell motion: lone item of another name',
+      'tns1:RuleEngine/CellMotionDetector/Motion',
+      { State: 'true' },
+      {},
+      motion(true),
+    ],
     // Profile T motion region
     ['motion region', 'tns1:RuleEngine/MotionRegionDetector/Motion', { State: '1' }, {}, motion(true)],
     ['motion region off', 'tns1:RuleEngine/MotionRegionDetector/Motion', { State: 'false' }, {}, motion(false)],
     // Reolink
-    ['Reolink people', 'tns1:RuleEngine/MyRuleDetector/PeopleDetect', { State: 'true' }, { Source: '000' }, human(true)],
+    [
+      'Reolink people',
+      'tns1:RuleEngine/MyRuleDetector/PeopleDetect',
+      { State: 'true' },
+      { Source: '000' },
+      human(true),
+    ],
     ['Reolink people off', 'tns1:RuleEngine/MyRuleDetector/PeopleDetect', { State: 'false' }, {}, human(false)],
     ['Reolink vehicle', 'tns1:RuleEngine/MyRuleDetector/VehicleDetect', { State: 'true' }, {}, vehicle(true)],
     ['Reolink pets are not tracked', 'tns1:RuleEngine/MyRuleDetector/DogCatDetect', { State: 'true' }, {}, null],
     // TP-Link
     ['TP-Link people', 'tns1:RuleEngine/PeopleDetector/People', { IsPeople: 'true' }, {}, human(true)],
     ['TP-Link people off', 'tns1:RuleEngine/tns1:PeopleDetector/tns1:People', { IsPeople: 'false' }, {}, human(false)],
-    ['TP-Link smart event person', 'tns1:RuleEngine/TPSmartEventDetector/TPSmartEvent', { IsPeople: 'true' }, {}, human(true)],
-    ['TP-Link smart event vehicle', 'tns1:RuleEngine/TPSmartEventDetector/TPSmartEvent', { IsVehicle: '1' }, {}, vehicle(true)],
-    ['TP-Link smart event vehicle off', 'tns1:RuleEngine/TPSmartEventDetector/TPSmartEvent', { IsVehicle: 'false' }, {}, vehicle(false)],
+    [
+      'TP-Link smart event person',
+      'tns1:RuleEngine/TPSmartEventDetector/TPSmartEvent',
+      { IsPeople: 'true' },
+      {},
+      human(true),
+    ],
+    [
+      'TP-Link smart event vehicle',
+      'tns1:RuleEngine/TPSmartEventDetector/TPSmartEvent',
+      { IsVehicle: '1' },
+      {},
+      vehicle(true),
+    ],
+    [
+      'TP-Link smart event vehicle off',
+      'tns1:RuleEngine/TPSmartEventDetector/TPSmartEvent',
+      { IsVehicle: 'false' },
+      {},
+      vehicle(false),
+    ],
     ['TP-Link smart event pet', 'tns1:RuleEngine/TPSmartEventDetector/TPSmartEvent', { IsPet: 'true' }, {}, null],
-    ['TP-Link smart event unreadable', 'tns1:RuleEngine/TPSmartEventDetector/TPSmartEvent', { IsPeople: 'maybe' }, {}, null],
+    [
+      'TP-Link smart event unreadable',
+      'tns1:RuleEngine/TPSmartEventDetector/TPSmartEvent',
+      { IsPeople: 'maybe' },
+      {},
+      null,
+    ],
     // Uniview
     ['Uniview human shape', 'tns1:UserAlarm/IVA/HumanShapeDetect', { State: 'true' }, {}, human(true)],
     ['Uniview human shape off', 'tns1:UserAlarm/IVA/HumanShapeDetect', { State: 'false' }, {}, human(false)],
     // Class-carrying analytics
-    ['object detection Human, no state', 'tns1:RuleEngine/ObjectDetection/Object', { ClassTypes: 'Human' }, {}, { kind: 'human', active: true, momentary: true }],
-    ['object detection Vehicle with state', 'tns1:RuleEngine/ObjectDetection/Object', { ClassTypes: 'Vehicle', State: 'true' }, {}, vehicle(true)],
-    ['object detection Vehicle ended', 'tns1:RuleEngine/ObjectDetection/Object', { ClassTypes: 'Vehicle', State: 'false' }, {}, vehicle(false)],
-    ['object detection Human and Vehicle', 'tns1:RuleEngine/ObjectDetection/Object', { ClassTypes: 'Vehicle Human' }, {}, { kind: 'human', active: true, momentary: true }],
-    ['object detection comma list', 'tns1:RuleEngine/ObjectDetection/Object', { ClassTypes: 'Animal,Car' }, {}, { kind: 'vehicle', active: true, momentary: true }],
+    [
+      'object detection Human, no state',
+      'tns1:RuleEngine/ObjectDetection/Object',
+      { ClassTypes: 'Human' },
+      {},
+      { kind: 'human', active: true, momentary: true },
+    ],
+    [
+      'object detection Vehicle with state',
+      'tns1:RuleEngine/ObjectDetection/Object',
+      { ClassTypes: 'Vehicle', State: 'true' },
+      {},
+      vehicle(true),
+    ],
+    [
+      'object detection Vehicle ended',
+      'tns1:RuleEngine/ObjectDetection/Object',
+      { ClassTypes: 'Vehicle', State: 'false' },
+      {},
+      vehicle(false),
+    ],
+    [
+      'object detection Human and Vehicle',
+      'tns1:RuleEngine/ObjectDetection/Object',
+      { ClassTypes: 'Vehicle Human' },
+      {},
+      { kind: 'human', active: true, momentary: true },
+    ],
+    [
+      'object detection comma list',
+      'tns1:RuleEngine/ObjectDetection/Object',
+      { ClassTypes: 'Animal,Car' },
+      {},
+      { kind: 'vehicle', active: true, momentary: true },
+    ],
     ['object detection Animal', 'tns1:RuleEngine/ObjectDetection/Object', { ClassTypes: 'Animal' }, {}, null],
-    ['object detection, longer topic', 'tns1:RuleEngine/ObjectDetection/ObjectCount', { ClassTypes: 'Human' }, {}, null],
+    [
+      'object detection, longer topic',
+      'tns1:RuleEngine/ObjectDetection/ObjectCount',
+      { ClassTypes: 'Human' },
+      {},
+      null,
+    ],
     ['object detection without class', 'tns1:RuleEngine/ObjectDetection/Object', { State: 'true' }, {}, null],
-    ['field detector Person', 'tns1:RuleEngine/FieldDetector/ObjectsInside', { IsInside: 'true', ObjectType: 'Person' }, {}, human(true)],
-    ['field detector People off', 'tns1:RuleEngine/FieldDetector/ObjectsInside', { IsInside: 'false', Class: 'People' }, {}, human(false)],
-    ['field detector Truck', 'tns1:RuleEngine/FieldDetector/ObjectsInside', { IsInside: '1', ObjectType: 'Truck' }, {}, vehicle(true)],
-    ['field detector class in source', 'tns1:RuleEngine/FieldDetector/ObjectsInside', { IsInside: 'true' }, { Class: 'Car' }, vehicle(true)],
+    [
+      'field detector Person',
+      'tns1:RuleEngine/FieldDetector/ObjectsInside',
+      { IsInside: 'true', ObjectType: 'Person' },
+      {},
+      human(true),
+    ],
+    [
+      'field detector People off',
+      'tns1:RuleEngine/FieldDetector/ObjectsInside',
+      { IsInside: 'false', Class: 'People' },
+      {},
+      human(false),
+    ],
+    [
+      'field detector Truck',
+      'tns1:RuleEngine/FieldDetector/ObjectsInside',
+      { IsInside: '1', ObjectType: 'Truck' },
+      {},
+      vehicle(true),
+    ],
+    [
+      'field detector class in source',
+      'tns1:RuleEngine/FieldDetector/ObjectsInside',
+      { IsInside: 'true' },
+      { Class: 'Car' },
+      vehicle(true),
+    ],
     ['field detector without class', 'tns1:RuleEngine/FieldDetector/ObjectsInside', { IsInside: 'true' }, {}, null],
-    ['line crossed by a human (ObjectId is not a state)', 'tns1:RuleEngine/LineDetector/Crossed', { ObjectId: '1', ClassTypes: 'Human' }, {}, { kind: 'human', active: true, momentary: true }],
-    ['line crossed by a vehicle, lone ObjectId "0"', 'tns1:RuleEngine/LineDetector/Crossed', { ObjectId: '0' }, { ObjectType: 'Vehicle' }, { kind: 'vehicle', active: true, momentary: true }],
+    [
+      'line crossed by a human (ObjectId is not a state)',
+      'tns1:RuleEngine/LineDetector/Crossed',
+      { ObjectId: '1', ClassTypes: 'Human' },
+      {},
+      { kind: 'human', active: true, momentary: true },
+    ],
+    [
+      'line crossed by a vehicle, lone ObjectId "0"',
+      'tns1:RuleEngine/LineDetector/Crossed',
+      { ObjectId: '0' },
+      { ObjectType: 'Vehicle' },
+      { kind: 'vehicle', active: true, momentary: true },
+    ],
     ['line crossed, no class', 'tns1:RuleEngine/LineDetector/Crossed', { ObjectId: '1' }, {}, null],
     // Missing or unreadable state
     ['no data items', 'tns1:VideoSource/MotionAlarm', {}, {}, null],
@@ -91,38 +222,73 @@ describe('classify', () => {
       return;
     }
     expect(c).not.toBeNull();
-    expect({ kind: c?.kind, active: c?.active, momentary: c?.momentary }).toEqual({ momentary: undefined, ...expected });
+    expect({ kind: c?.kind, active: c?.active, momentary: c?.momentary }).toEqual({
+      momentary: undefined,
+      ...expected,
+    });
   });
 
   it('reports a Deleted property as inactive, whatever its data', () => {
-    expect(classify(note('tns1:VideoSource/MotionAlarm', { State: 'true' }, {}, 'Deleted'))).toMatchObject({ kind: 'motion', active: false });
-    expect(classify(note('tns1:VideoSource/MotionAlarm', {}, {}, 'Deleted'))).toMatchObject({ kind: 'motion', active: false });
-    expect(classify(note('tns1:RuleEngine/ObjectDetection/Object', { ClassTypes: 'Human' }, {}, 'Deleted'))).toEqual(expect.objectContaining({ kind: 'human', active: false }));
-    expect(classify(note('tns1:RuleEngine/ObjectDetection/Object', { ClassTypes: 'Human' }, {}, 'Deleted'))?.momentary).toBeUndefined();
+    expect(classify(note('tns1:VideoSource/MotionAlarm', { State: 'true' }, {}, 'Deleted'))).toMatchObject({
+      kind: 'motion',
+      active: false,
+    });
+    expect(classify(note('tns1:VideoSource/MotionAlarm', {}, {}, 'Deleted'))).toMatchObject({
+      kind: 'motion',
+      active: false,
+    });
+    expect(classify(note('tns1:RuleEngine/ObjectDetection/Object', { ClassTypes: 'Human' }, {}, 'Deleted'))).toEqual(
+      expect.objectContaining({ kind: 'human', active: false }),
+    );
+    expect(
+      classify(note('tns1:RuleEngine/ObjectDetection/Object', { ClassTypes: 'Human' }, {}, 'Deleted'))?.momentary,
+    ).toBeUndefined();
   });
 
   it('treats Initialized and a missing operation like Changed', () => {
-    expect(classify(note('tns1:VideoSource/MotionAlarm', { State: 'true' }, {}, 'Initialized'))).toMatchObject({ kind: 'motion', active: true });
-    expect(classify(note('tns1:VideoSource/MotionAlarm', { State: 'true' }, {}, null))).toMatchObject({ kind: 'motion', active: true });
+    expect(classify(note('tns1:VideoSource/MotionAlarm', { State: 'true' }, {}, 'Initialized'))).toMatchObject({
+      kind: 'motion',
+      active: true,
+    });
+    expect(classify(note('tns1:VideoSource/MotionAlarm', { State: 'true' }, {}, null))).toMatchObject({
+      kind: 'motion',
+      active: true,
+    });
   });
 
   describe('key', () => {
-    const cell = (topic: string, source: Record<string, string>) => classify(note(topic, { IsMotion: 'true' }, source))?.key;
-    const src = { VideoSourceConfigurationToken: 'VideoSource_1', VideoAnalyticsConfigurationToken: 'VA_1', Rule: 'MotionRule' };
+    const cell = (topic: string, source: Record<string, string>) =>
+      classify(note(topic, { IsMotion: 'true' }, source))?.key;
+    const src = {
+      VideoSourceConfigurationToken: 'VideoSource_1',
+      VideoAnalyticsConfigurationToken: 'VA_1',
+      Rule: 'MotionRule',
+    };
 
     it('differs between two rules on one camera', () => {
-      expect(cell('tns1:RuleEngine/CellMotionDetector/Motion', { ...src, Rule: 'A' })).not.toBe(cell('tns1:RuleEngine/CellMotionDetector/Motion', { ...src, Rule: 'B' }));
+      expect(cell('tns1:RuleEngine/CellMotionDetector/Motion', { ...src, Rule: 'A' })).not.toBe(
+        cell('tns1:RuleEngine/CellMotionDetector/Motion', { ...src, Rule: 'B' }),
+      );
     });
 
     it('differs between video sources and between topics', () => {
-      expect(cell('tns1:RuleEngine/CellMotionDetector/Motion', src)).not.toBe(cell('tns1:RuleEngine/CellMotionDetector/Motion', { ...src, VideoSourceConfigurationToken: 'VideoSource_2' }));
-      expect(classify(note('tns1:VideoSource/MotionAlarm', { State: 'true' }, { Source: 'VideoSource_1' }))?.key).not.toBe(
-        classify(note('tns1:RuleEngine/MotionRegionDetector/Motion', { State: 'true' }, { Source: 'VideoSource_1' }))?.key,
+      expect(cell('tns1:RuleEngine/CellMotionDetector/Motion', src)).not.toBe(
+        cell('tns1:RuleEngine/CellMotionDetector/Motion', { ...src, VideoSourceConfigurationToken: 'VideoSource_2' }),
+      );
+      expect(
+        classify(note('tns1:VideoSource/MotionAlarm', { State: 'true' }, { Source: 'VideoSource_1' }))?.key,
+      ).not.toBe(
+        classify(note('tns1:RuleEngine/MotionRegionDetector/Motion', { State: 'true' }, { Source: 'VideoSource_1' }))
+          ?.key,
       );
     });
 
     it('ignores prefixes, case, slashes and source item order', () => {
-      const reordered = { Rule: src.Rule, VideoAnalyticsConfigurationToken: src.VideoAnalyticsConfigurationToken, VideoSourceConfigurationToken: src.VideoSourceConfigurationToken };
+      const reordered = {
+        Rule: src.Rule,
+        VideoAnalyticsConfigurationToken: src.VideoAnalyticsConfigurationToken,
+        VideoSourceConfigurationToken: src.VideoSourceConfigurationToken,
+      };
       const base = cell('tns1:RuleEngine/CellMotionDetector/Motion', src);
       expect(base).toBeDefined();
       expect(cell('TNS1:RuleEngine/tns1:CellMotionDetector/Motion/', reordered)).toBe(base);
@@ -180,7 +346,20 @@ describe('classify fuzz', () => {
     'tns1:RuleEngine/LineDetector/Crossed',
     'tns1:UserAlarm/IVA/HumanShapeDetect',
   ];
-  const names = ['State', 'IsMotion', 'IsPeople', 'IsVehicle', 'ClassTypes', 'ObjectType', 'Class', 'IsInside', 'ObjectId', 'Rule', '__proto__', 'constructor'];
+  const names = [
+    'State',
+    'IsMotion',
+    'IsPeople',
+    'IsVehicle',
+    'ClassTypes',
+    'ObjectType',
+    'Class',
+    'IsInside',
+    'ObjectId',
+    'Rule',
+    '__proto__',
+    'constructor',
+  ];
   const values = ['true', 'false', '1', '0', 'Human', 'Vehicle Car', 'Person,Truck', ''];
   const topicAlphabet = 'tns1:/RuleEnginVdoMAlarmPplDtct. \u0000\u00e9';
   const valueAlphabet = 'truefalsTRUE01 ,;|HumanVehicl\u0000';

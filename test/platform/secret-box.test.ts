@@ -33,7 +33,9 @@ describe('SecretBox', () => {
     const parts = sealed.split('.');
     const body = Buffer.from(parts[2] as string, 'base64url');
     body[0] = (body[0] as number) ^ 1;
-    expect(() => box.open([parts[0], parts[1], body.toString('base64url'), parts[3]].join('.'), 'a')).toThrow(SecretBoxError);
+    expect(() => box.open([parts[0], parts[1], body.toString('base64url'), parts[3]].join('.'), 'a')).toThrow(
+      SecretBoxError,
+    );
     for (const junk of ['', 'v1', 'v2.a.b.c', 'v1.a.b']) expect(() => box.open(junk, 'a')).toThrow(SecretBoxError);
   });
 

@@ -16,7 +16,10 @@ afterEach(() => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
-function open(dir = tempDir('eg-events-'), limits = { maxEvents: 1000, maxAgeMs: 86_400_000 }): { store: Store; dir: string } {
+function open(
+  dir = tempDir('eg-events-'),
+  limits = { maxEvents: 1000, maxAgeMs: 86_400_000 },
+): { store: Store; dir: string } {
   if (!dirs.includes(dir)) dirs.push(dir);
   const store = Store.open(dir);
   stores.push(store);
@@ -25,8 +28,18 @@ function open(dir = tempDir('eg-events-'), limits = { maxEvents: 1000, maxAgeMs:
 }
 
 const device = (id: string, status: 'online' | 'offline' = 'online', lastSeenAt = Date.now()) =>
-  ({ id, name: `Cam ${id}`, type: 'camera', status, model: 'M', manufacturer: 'V', firmwareVersion: '1', lastSeenAt }) as const;
-const alert = (id: string, createdAt = Date.now()) => ({ id, deviceId: 'cam1', type: 'motion', message: 'Motion', createdAt }) as const;
+  ({
+    id,
+    name: `Cam ${id}`,
+    type: 'camera',
+    status,
+    model: 'M',
+    manufacturer: 'V',
+    firmwareVersion: '1',
+    lastSeenAt,
+  }) as const;
+const alert = (id: string, createdAt = Date.now()) =>
+  ({ id, deviceId: 'cam1', type: 'motion', message: 'Motion', createdAt }) as const;
 const listed = (s: Store) => s.eventsAfter(0, 1e6).map((e) => `${e.seq} ${e.type} ${e.record.id}`);
 
 describe('event log', () => {
@@ -47,11 +60,29 @@ describe('event log', () => {
     store.upsertDevice({ ...device('cam1', 'online', now), name: 'Renamed' }); // same status: none
     store.insertAlert(alert('alr1', now));
     store.setAlertType('alr1', 'human', 'Person', now); // refined: alert.updated
-    store.saveRecording({ id: 'rec1', deviceId: 'cam1', eventType: 'human', startedAt: now - 10, endedAt: now, sizeBytes: 100, fileName: 'cam1/rec1.mp4', alertId: 'alr1' }, now); // and its alert's clip linked
+    store.saveRecording(
+      {
+        id: 'rec1',
+        deviceId: 'cam1',
+        eventType: 'human',
+        startedAt: now - 10,
+        endedAt: now,
+        sizeBytes: 100,
+        fileName: 'cam1/rec1.mp4',
+        alertId: 'alr1',
+      },
+      now,
+    ); // and its alert's clip linked
     store.markAlertRead('alr1', now + 1);
     store.markAlertRead('alr1', now + 2); // already read: none
     store.setDeviceStatus('cam1', 'online', now + 3); // unchanged: none
-    store.setDeviceStatus('cam1', 'offline', now + 4, { id: 'alr2', deviceId: 'cam1', type: 'device_offline', message: 'Renamed went offline', createdAt: now + 4 });
+    store.setDeviceStatus('cam1', 'offline', now + 4, {
+      id: 'alr2',
+      deviceId: 'cam1',
+      type: 'device_offline',
+      message: 'Renamed went offline',
+      createdAt: now + 4,
+    });
     expect(listed(store)).toEqual([
       '1 device.status cam1',
       '2 alert.created alr1',
@@ -64,10 +95,23 @@ describe('event log', () => {
     ]);
     const events = store.eventsAfter(0, 100);
     expect(events[1]).toMatchObject({ type: 'alert.created', record: { id: 'alr1', type: 'motion', readAt: null } });
-    expect(events[2]).toMatchObject({ type: 'alert.updated', record: { id: 'alr1', type: 'human', message: 'Person', recordingId: null } });
-    expect(events[4]).toMatchObject({ type: 'alert.updated', record: { id: 'alr1', type: 'human', recordingId: 'rec1', readAt: null } });
-    expect(events[5]).toMatchObject({ type: 'alert.read', record: { id: 'alr1', type: 'human', readAt: now + 1, recordingId: 'rec1' } });
-    expect(events[7]).toMatchObject({ type: 'device.status', createdAt: now + 4, record: { id: 'cam1', name: 'Renamed', status: 'offline' } });
+    expect(events[2]).toMatchObject({
+      type: 'alert.updated',
+      record: { id: 'alr1', type: 'human', message: 'Person', recordingId: null },
+    });
+    expect(events[4]).toMatchObject({
+      type: 'alert.updated',
+      record: { id: 'alr1', type: 'human', recordingId: 'rec1', readAt: null },
+    });
+    expect(events[5]).toMatchObject({
+      type: 'alert.read',
+      record: { id: 'alr1', type: 'human', readAt: now + 1, recordingId: 'rec1' },
+    });
+    expect(events[7]).toMatchObject({
+      type: 'device.status',
+      createdAt: now + 4,
+      record: { id: 'cam1', name: 'Renamed', status: 'offline' },
+    });
     expect(store.eventsAfter(6, 1).map((e) => e.seq)).toEqual([7]);
     expect(store.eventWindow()).toEqual({ after: 0, latest: 8 });
   });
@@ -92,7 +136,9 @@ describe('event log', () => {
     const raw2 = new Database(path.join(empty, DATABASE_FILE));
     for (const m of MIGRATIONS.slice(0, 10)) raw2.exec(m);
     raw2.pragma('user_version = 10');
-    raw2.exec(`INSERT INTO event_log (type, subject_id, body, created_at) VALUES ('alert.read', 'a', '{}', 1), ('alert.read', 'b', '{}', 1); DELETE FROM event_log;`);
+    raw2.exec(
+      `INSERT INTO event_log (type, subject_id, body, created_at) VALUES ('alert.read', 'a', '{}', 1), ('alert.read', 'b', '{}', 1); DELETE FROM event_log;`,
+    );
     raw2.close();
     const again = open(empty).store;
     expect(again.eventWindow().latest).toBe(2);

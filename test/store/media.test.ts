@@ -18,24 +18,60 @@ function open(): { store: Store; dir: string } {
   dirs.push(dir);
   const store = Store.open(dir);
   store.enableOutbox(1000);
-  store.upsertDevice({ id: 'c1', name: 'c1', type: 'camera', status: 'online', model: null, manufacturer: null, firmwareVersion: null, lastSeenAt: null, createdAt: 1 });
+  store.upsertDevice({
+    id: 'c1',
+    name: 'c1',
+    type: 'camera',
+    status: 'online',
+    model: null,
+    manufacturer: null,
+    firmwareVersion: null,
+    lastSeenAt: null,
+    createdAt: 1,
+  });
   return { store, dir };
 }
 const alert = (id: string) => ({ id, deviceId: 'c1', type: 'human' as const, message: 'Person', createdAt: 100 });
 const episode = { segmentDir: '/run/x/c1', bootAt: 5, fromAt: 90 };
-const clip = (id: string, final: boolean) => ({ id, startedAt: 89, endedAt: 150, to: 150, eventType: 'human' as const, final });
-const rec = (id: string, startedAt = 89) => ({ id, deviceId: 'c1', eventType: 'human' as const, startedAt, endedAt: startedAt + 60, sizeBytes: 10, fileName: `c1/${id}.mp4`, alertId: 'a1' });
+const clip = (id: string, final: boolean) => ({
+  id,
+  startedAt: 89,
+  endedAt: 150,
+  to: 150,
+  eventType: 'human' as const,
+  final,
+});
+const rec = (id: string, startedAt = 89) => ({
+  id,
+  deviceId: 'c1',
+  eventType: 'human' as const,
+  startedAt,
+  endedAt: startedAt + 60,
+  sizeBytes: 10,
+  fileName: `c1/${id}.mp4`,
+  alertId: 'a1',
+});
 /** The alert messages in the outbox, as the cloud will get them. */
 const alertMessages = (store: Store) =>
   store
     .outboxBatch(0, 100)
     .filter((m) => m.kind === 'alert')
-    .map((m) => JSON.parse(m.body) as { recordingStatus: string; recordingStatusReason: string | null; recordingId: string | null });
+    .map(
+      (m) =>
+        JSON.parse(m.body) as {
+          recordingStatus: string;
+          recordingStatusReason: string | null;
+          recordingId: string | null;
+        },
+    );
 
 describe('open episodes and recording status', () => {
   it('journals an episode with its alert, its clip when assembly begins, and forgets it with the last part', () => {
     const { store } = open();
-    expect(store.openEpisode(alert('a1'), episode)).toMatchObject({ recordingStatus: 'pending', recordingStatusReason: null });
+    expect(store.openEpisode(alert('a1'), episode)).toMatchObject({
+      recordingStatus: 'pending',
+      recordingStatusReason: null,
+    });
     expect(store.listOpenEpisodes()).toEqual([{ alertId: 'a1', deviceId: 'c1', ...episode, clip: null }]);
     store.beginClip('a1', clip('r1', false));
     expect(store.listOpenEpisodes()[0]?.clip).toEqual(clip('r1', false));
@@ -46,7 +82,11 @@ describe('open episodes and recording status', () => {
     store.beginClip('a1', { ...clip('r2', true), startedAt: 150, endedAt: 180, to: 180 });
     store.saveRecording(rec('r2', 150), 300, { final: true, nextFrom: 180 });
     expect(store.listOpenEpisodes()).toEqual([]);
-    expect(store.getAlert('a1')).toMatchObject({ recordingId: 'r1', recordingStatus: 'recorded', recordingStatusReason: null });
+    expect(store.getAlert('a1')).toMatchObject({
+      recordingId: 'r1',
+      recordingStatus: 'recorded',
+      recordingStatusReason: null,
+    });
     expect(alertMessages(store).map((m) => [m.recordingStatus, m.recordingId])).toEqual([
       ['pending', null],
       ['pending', 'r1'],
@@ -77,7 +117,11 @@ describe('open episodes and recording status', () => {
     const { store } = open();
     store.openEpisode(alert('a1'), episode);
     store.settleEpisodePart('a1', { final: true, nextFrom: 150, note: 'power cut' });
-    expect(store.getAlert('a1')).toMatchObject({ recordingId: null, recordingStatus: 'lost', recordingStatusReason: 'power cut' });
+    expect(store.getAlert('a1')).toMatchObject({
+      recordingId: null,
+      recordingStatus: 'lost',
+      recordingStatusReason: 'power cut',
+    });
     expect(store.listOpenEpisodes()).toEqual([]);
     expect(alertMessages(store).at(-1)).toMatchObject({ recordingStatus: 'lost', recordingStatusReason: 'power cut' });
     // Settled once: a later call changes nothing and tells nobody.
@@ -92,9 +136,16 @@ describe('open episodes and recording status', () => {
     const { store } = open();
     store.openEpisode(alert('a1'), episode);
     store.settleEpisodePart('a1', { final: false, nextFrom: 150, note: 'first part lost' });
-    expect(store.getAlert('a1')).toMatchObject({ recordingStatus: 'pending', recordingStatusReason: 'first part lost' });
+    expect(store.getAlert('a1')).toMatchObject({
+      recordingStatus: 'pending',
+      recordingStatusReason: 'first part lost',
+    });
     store.saveRecording(rec('r1', 150), 300, { final: true, nextFrom: 210, note: 'ends early' });
-    expect(store.getAlert('a1')).toMatchObject({ recordingId: 'r1', recordingStatus: 'partial', recordingStatusReason: 'first part lost' });
+    expect(store.getAlert('a1')).toMatchObject({
+      recordingId: 'r1',
+      recordingStatus: 'partial',
+      recordingStatusReason: 'first part lost',
+    });
     store.close();
   });
 
@@ -111,7 +162,10 @@ describe('open episodes and recording status', () => {
 
   it('device_offline alerts have no recording; an episode without its alert cannot be journalled', () => {
     const { store } = open();
-    expect(store.insertAlert({ id: 'off', deviceId: 'c1', type: 'device_offline', message: 'gone', createdAt: 1 }).recordingStatus).toBe('none');
+    expect(
+      store.insertAlert({ id: 'off', deviceId: 'c1', type: 'device_offline', message: 'gone', createdAt: 1 })
+        .recordingStatus,
+    ).toBe('none');
     // openEpisode writes both or neither: a second alert with the same id fails, and no row stays.
     store.openEpisode(alert('a1'), episode);
     expect(() => store.openEpisode(alert('a1'), { ...episode, fromAt: 500 })).toThrow(/UNIQUE/);
@@ -130,7 +184,12 @@ describe('open episodes and recording status', () => {
       INSERT INTO alerts (id, device_id, type, message, created_at, recording_id) VALUES ('a1', 'c1', 'motion', 'm', 1, 'r1'), ('a2', 'c1', 'human', 'p', 2, NULL), ('a3', 'c1', 'device_offline', 'o', 3, NULL);`);
     raw.close();
     const store = Store.open(dir);
-    expect(['a1', 'a2', 'a3'].map((id) => [store.getAlert(id)?.recordingStatus, store.getAlert(id)?.recordingStatusReason !== null])).toEqual([
+    expect(
+      ['a1', 'a2', 'a3'].map((id) => [
+        store.getAlert(id)?.recordingStatus,
+        store.getAlert(id)?.recordingStatusReason !== null,
+      ]),
+    ).toEqual([
       ['recorded', false],
       ['lost', true],
       ['none', false],
@@ -158,7 +217,7 @@ describe('list pages after a clip is written', () => {
     store.close();
   });
 
-  it('forgets every list\'s pages on a write, also when the lists were read in every order', () => {
+  it("forgets every list's pages on a write, also when the lists were read in every order", () => {
     const { store } = open();
     const page = { deviceId: 'c1', limit: 100, after: null };
     store.listAlerts(page);

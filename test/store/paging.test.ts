@@ -48,7 +48,7 @@ describe('PageMemo', () => {
     expect(other.size).toBe(0);
   });
 
-  it('looks for other connections\' commits at most every OTHER_COMMITS_LOOK_MS, and at the next call after that', () => {
+  it("looks for other connections' commits at most every OTHER_COMMITS_LOOK_MS, and at the next call after that", () => {
     let dataVersion = 1;
     let now = 1000;
     let looks = 0;

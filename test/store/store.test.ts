@@ -17,7 +17,17 @@ function open(): { store: Store; dir: string } {
   return { store: Store.open(dir), dir };
 }
 const cam = (id: string, createdAt = 1000) =>
-  ({ id, name: id, type: 'camera', status: 'online', model: null, manufacturer: null, firmwareVersion: null, lastSeenAt: null, createdAt }) as const;
+  ({
+    id,
+    name: id,
+    type: 'camera',
+    status: 'online',
+    model: null,
+    manufacturer: null,
+    firmwareVersion: null,
+    lastSeenAt: null,
+    createdAt,
+  }) as const;
 
 describe('Store', () => {
   it('opens a WAL database with foreign keys and the latest schema, and reopens it unchanged', () => {
@@ -46,8 +56,19 @@ describe('Store', () => {
     const { store } = open();
     store.upsertDevice(cam('c1'));
     expect(() => store.upsertDevice({ ...cam('c2'), status: 'exploded' as never })).toThrow(/CHECK/);
-    expect(() => store.insertAlert({ id: 'a', deviceId: 'nope', type: 'motion', message: 'm', createdAt: 1 })).toThrow(/FOREIGN KEY/);
-    const rec = { id: 'r1', deviceId: 'c1', eventType: 'motion', startedAt: 1, endedAt: 2, sizeBytes: 3, fileName: 'f.mp4', alertId: null } as const;
+    expect(() => store.insertAlert({ id: 'a', deviceId: 'nope', type: 'motion', message: 'm', createdAt: 1 })).toThrow(
+      /FOREIGN KEY/,
+    );
+    const rec = {
+      id: 'r1',
+      deviceId: 'c1',
+      eventType: 'motion',
+      startedAt: 1,
+      endedAt: 2,
+      sizeBytes: 3,
+      fileName: 'f.mp4',
+      alertId: null,
+    } as const;
     store.insertRecording(rec);
     expect(() => store.insertRecording({ ...rec, id: 'r2' })).toThrow(/UNIQUE/);
     expect(() => store.insertRecording({ ...rec, id: 'r3', fileName: 'g.mp4', endedAt: 0 })).toThrow(/CHECK/);
@@ -67,8 +88,24 @@ describe('Store', () => {
     const { store } = open();
     store.upsertDevice(cam('c1'));
     store.upsertDevice(cam('c2'));
-    const camera = { onvifUrl: '', source: 'config', username: 'admin', passwordSealed: null, serial: null, mainProfile: null, mainStreamUri: null, subProfile: null, subStreamUri: null, snapshotUri: null, clockOffsetMs: null } as const;
-    store.upsertCamera({ ...camera, deviceId: 'c1', onvifUrl: 'http://admin:secret@192.168.1.20:8080/onvif/device_service' });
+    const camera = {
+      onvifUrl: '',
+      source: 'config',
+      username: 'admin',
+      passwordSealed: null,
+      serial: null,
+      mainProfile: null,
+      mainStreamUri: null,
+      subProfile: null,
+      subStreamUri: null,
+      snapshotUri: null,
+      clockOffsetMs: null,
+    } as const;
+    store.upsertCamera({
+      ...camera,
+      deviceId: 'c1',
+      onvifUrl: 'http://admin:secret@192.168.1.20:8080/onvif/device_service',
+    });
     store.upsertCamera({ ...camera, deviceId: 'c2', onvifUrl: 'http://[fe80::1]/onvif/device_service' });
     store.upsertDevice(cam('c3'));
     expect(store.getDevice('c1')?.address).toBe('192.168.1.20:8080');
@@ -104,7 +141,16 @@ describe('Store', () => {
     store.upsertDevice(cam('c1'));
     store.transaction(() => {
       store.insertAlert({ id: 'a1', deviceId: 'c1', type: 'human', message: 'Person', createdAt: 10 });
-      store.insertRecording({ id: 'r1', deviceId: 'c1', eventType: 'human', startedAt: 5, endedAt: 20, sizeBytes: 1, fileName: 'x.mp4', alertId: 'a1' });
+      store.insertRecording({
+        id: 'r1',
+        deviceId: 'c1',
+        eventType: 'human',
+        startedAt: 5,
+        endedAt: 20,
+        sizeBytes: 1,
+        fileName: 'x.mp4',
+        alertId: 'a1',
+      });
       store.linkAlertRecording('a1', 'r1');
     });
     expect(store.getAlert('a1')?.recordingId).toBe('r1');
@@ -126,7 +172,11 @@ describe('Store', () => {
     store.upsertDevice(cam('c1'));
     const req = store.insertControlRequest({ id: 'k1', deviceId: 'c1', action: 'reboot', requestedAt: 1 });
     expect(req.status).toBe('pending');
-    expect(store.completeControlRequest('k1', { status: 'failed', error: 'camera said no' }, 2)).toMatchObject({ status: 'failed', error: 'camera said no', completedAt: 2 });
+    expect(store.completeControlRequest('k1', { status: 'failed', error: 'camera said no' }, 2)).toMatchObject({
+      status: 'failed',
+      error: 'camera said no',
+      completedAt: 2,
+    });
     store.close();
   });
 });
@@ -160,8 +210,22 @@ describe('Store list memo', () => {
 });
 
 describe('Store reads on the API hot path', () => {
-  const client = { id: 'app', name: 'App', secretHash: null, redirectUris: ['https://app.example/cb'], grantTypes: ['client_credentials'], createdAt: 1 };
-  const grant = (id: string) => ({ id, clientId: 'app', user: null, scope: 'devices:read', createdAt: 1, revokedAt: null });
+  const client = {
+    id: 'app',
+    name: 'App',
+    secretHash: null,
+    redirectUris: ['https://app.example/cb'],
+    grantTypes: ['client_credentials'],
+    createdAt: 1,
+  };
+  const grant = (id: string) => ({
+    id,
+    clientId: 'app',
+    user: null,
+    scope: 'devices:read',
+    createdAt: 1,
+    revokedAt: null,
+  });
   const issue = (jti: string) => ({ accessJti: jti, accessExpiresAt: Date.now() + 60_000, refresh: null });
 
   it("sees an access token's revocation at once by this connection, and by another once it closed, though its answer is memoised", async () => {
@@ -196,13 +260,19 @@ describe('Store reads on the API hot path', () => {
     const store = Store.open(dir);
     try {
       expect(store.getLocalUser('olduser')?.role).toBe('admin');
-      expect(store.getOAuthClient('gateway-web')).toMatchObject({ secretHash: null, redirectUris: [], grantTypes: ['authorization_code', 'refresh_token'] });
+      expect(store.getOAuthClient('gateway-web')).toMatchObject({
+        secretHash: null,
+        redirectUris: [],
+        grantTypes: ['authorization_code', 'refresh_token'],
+      });
       store.insertLocalUser({ username: 'new', passwordHash: 'scrypt$y', role: 'viewer', createdAt: 2 });
       expect(store.listLocalUsers().map((u) => [u.username, u.role])).toEqual([
         ['new', 'viewer'],
         ['olduser', 'admin'],
       ]);
-      expect(() => store.insertLocalUser({ username: 'bad', passwordHash: 'scrypt$z', role: 'root' as never, createdAt: 3 })).toThrow(/CHECK/);
+      expect(() =>
+        store.insertLocalUser({ username: 'bad', passwordHash: 'scrypt$z', role: 'root' as never, createdAt: 3 }),
+      ).toThrow(/CHECK/);
     } finally {
       store.close();
     }

@@ -99,7 +99,7 @@ function parameterSets(packets: readonly Buffer[]): string | null {
     if (h === null || h.payloadLength === 0) continue;
     const payload = packet.subarray(h.payloadOffset, h.payloadOffset + h.payloadLength);
     if (((payload[0] ?? 0) & 0x1f) === 24) {
-      for (let i = 1; i + 2 <= payload.length; ) {
+      for (let i = 1; i + 2 <= payload.length;) {
         const size = payload.readUInt16BE(i);
         take(payload.subarray(i + 2, i + 2 + size));
         i += 2 + size;
@@ -107,7 +107,8 @@ function parameterSets(packets: readonly Buffer[]): string | null {
     } else {
       take(payload);
     }
-    if (found.sps !== undefined && found.pps !== undefined) return `${found.sps.toString('base64')},${found.pps.toString('base64')}`;
+    if (found.sps !== undefined && found.pps !== undefined)
+      return `${found.sps.toString('base64')},${found.pps.toString('base64')}`;
   }
   return null;
 }
@@ -235,7 +236,13 @@ export class AuthCamera {
       }
       const nonce = randomBytes(16).toString('hex');
       this.#nonces.set(nonce, 0);
-      const ch: Challenge = { scheme: 'Digest', realm: this.#realm, nonce, algorithm: DIGEST_ALGORITHM[scheme], qop: this.opts.qop === false ? [] : ['auth'] };
+      const ch: Challenge = {
+        scheme: 'Digest',
+        realm: this.#realm,
+        nonce,
+        algorithm: DIGEST_ALGORITHM[scheme],
+        qop: this.opts.qop === false ? [] : ['auth'],
+      };
       if (stale) ch.stale = true;
       out.push(formatChallenge(ch));
     }
@@ -255,7 +262,8 @@ export class AuthCamera {
     }
     if (creds.scheme === 'Basic') {
       if (!this.opts.schemes.includes('basic')) return { failed: 'challenge' };
-      if (creds.username !== this.opts.username || creds.password !== this.opts.password) return { failed: 'challenge' };
+      if (creds.username !== this.opts.username || creds.password !== this.opts.password)
+        return { failed: 'challenge' };
       return { scheme: 'Basic', algorithm: null, qop: null };
     }
     // Only what was offered: a client must not get in with an algorithm the camera never named.
@@ -318,7 +326,9 @@ export class AuthCamera {
         if (!this.sessionMatches(conn, req, true)) return answer(454);
         let asked: [number, number] | undefined;
         try {
-          asked = parseTransport(req.headers.get('transport') ?? '').find((t) => t.lowerTransport === 'TCP')?.interleaved;
+          asked = parseTransport(req.headers.get('transport') ?? '').find(
+            (t) => t.lowerTransport === 'TCP',
+          )?.interleaved;
         } catch (err) {
           if (!(err instanceof RtspParseError)) throw err;
           return answer(err.status === 461 ? 461 : 400);
@@ -326,7 +336,15 @@ export class AuthCamera {
         if (asked === undefined) return answer(461); // UDP is not what this camera is for
         conn.channels = this.opts.interleaved ?? asked;
         conn.session ??= randomBytes(8).toString('hex');
-        headers.set('Transport', formatTransportSpec({ protocol: 'RTP/AVP/TCP', lowerTransport: 'TCP', delivery: 'unicast', interleaved: conn.channels }));
+        headers.set(
+          'Transport',
+          formatTransportSpec({
+            protocol: 'RTP/AVP/TCP',
+            lowerTransport: 'TCP',
+            delivery: 'unicast',
+            interleaved: conn.channels,
+          }),
+        );
         headers.set('Session', formatSession({ id: conn.session, timeout: this.opts.sessionTimeout ?? 60 }));
         return answer(200);
       }
@@ -337,7 +355,10 @@ export class AuthCamera {
         const first = readRtpHeader(this.opts.packets[0] as Buffer);
         headers.set('Session', conn.session);
         headers.set('Range', 'npt=0.000-');
-        headers.set('RTP-Info', formatRtpInfo([{ url: `${base}/trackID=0`, seq: first?.sequence ?? 0, rtptime: first?.timestamp ?? 0 }]));
+        headers.set(
+          'RTP-Info',
+          formatRtpInfo([{ url: `${base}/trackID=0`, seq: first?.sequence ?? 0, rtptime: first?.timestamp ?? 0 }]),
+        );
         answer(200);
         this.startStreaming(conn, conn.channels);
         return;
@@ -376,7 +397,8 @@ export class AuthCamera {
       const packet = Buffer.from(packets[i] as Buffer);
       // Sequence numbers keep counting across loops, so the stream looks like one long one.
       packet.writeUInt16BE((firstSeq + n) & 0xffff, 2);
-      if (i === 0) conn.socket.write(formatInterleaved(rtcp, senderReport({ ssrc: this.#ssrc, rtpTime: packet.readUInt32BE(4) })));
+      if (i === 0)
+        conn.socket.write(formatInterleaved(rtcp, senderReport({ ssrc: this.#ssrc, rtpTime: packet.readUInt32BE(4) })));
       conn.socket.write(formatInterleaved(rtp, packet));
       this.packetsSent++;
       n++;

@@ -25,10 +25,19 @@ export interface Daemon {
 }
 
 /** Starts the daemon and resolves once it logged that it started (rejects if it exits first). */
-export function startDaemon(configFile: string, opts: { cwd: string; certFile: (apiUrl: string) => string }): Promise<Daemon> {
-  const child = spawn(process.execPath, [CLI, 'start', '--config', configFile], { cwd: opts.cwd, env: { PATH: process.env.PATH ?? '' }, stdio: ['ignore', 'pipe', 'pipe'] });
+export function startDaemon(
+  configFile: string,
+  opts: { cwd: string; certFile: (apiUrl: string) => string },
+): Promise<Daemon> {
+  const child = spawn(process.execPath, [CLI, 'start', '--config', configFile], {
+    cwd: opts.cwd,
+    env: { PATH: process.env.PATH ?? '' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  );
   const logged = (msg: string) =>
     out
       .split('\n')
@@ -47,17 +56,31 @@ export function startDaemon(configFile: string, opts: { cwd: string; certFile: (
       const started = logged('edge gateway started')[0];
       if (started && typeof started.apiUrl === 'string') {
         const apiUrl = started.apiUrl;
-        resolve({ child, apiUrl, logs: () => out, logged, request: makeClient(apiUrl, readFileSync(opts.certFile(apiUrl))), exited });
+        resolve({
+          child,
+          apiUrl,
+          logs: () => out,
+          logged,
+          request: makeClient(apiUrl, readFileSync(opts.certFile(apiUrl))),
+          exited,
+        });
       }
     });
     child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
-    void exited.then(({ code, signal }) => reject(new Error(`daemon exited (${code ?? signal}) before it started: ${out.slice(-4000)}`)));
+    void exited.then(({ code, signal }) =>
+      reject(new Error(`daemon exited (${code ?? signal}) before it started: ${out.slice(-4000)}`)),
+    );
   });
 }
 
 /** An access token from the daemon's local issuer, by the `token` command (a process of its own). */
 export function cliToken(configFile: string, cwd: string, scope: string): string {
-  const r = spawnSync(process.execPath, [CLI, 'token', '--config', configFile, '--scope', scope, '--ttl', '3600'], { cwd, env: { PATH: process.env.PATH ?? '' }, encoding: 'utf8', timeout: 30_000 });
+  const r = spawnSync(process.execPath, [CLI, 'token', '--config', configFile, '--scope', scope, '--ttl', '3600'], {
+    cwd,
+    env: { PATH: process.env.PATH ?? '' },
+    encoding: 'utf8',
+    timeout: 30_000,
+  });
   if (r.status !== 0) throw new Error(`token failed (${r.status}): ${r.stderr}`);
   return r.stdout.trim();
 }
@@ -106,10 +129,22 @@ export interface Probed {
 
 /** ffprobe's duration and codec, and a full decode of the file; throws when ffprobe cannot read it. */
 export async function probeClip(file: string): Promise<Probed> {
-  const { stdout } = await run('ffprobe', ['-v', 'error', '-show_entries', 'format=duration:stream=codec_name', '-of', 'json', file]);
+  const { stdout } = await run('ffprobe', [
+    '-v',
+    'error',
+    '-show_entries',
+    'format=duration:stream=codec_name',
+    '-of',
+    'json',
+    file,
+  ]);
   const probed = JSON.parse(stdout) as { format: { duration?: string }; streams: Array<{ codec_name: string }> };
   const decoded = await run('ffmpeg', ['-nostdin', '-v', 'error', '-i', file, '-f', 'null', '-']);
-  return { durationS: Number(probed.format.duration), codec: probed.streams[0]?.codec_name ?? '', decodeErrors: decoded.stderr };
+  return {
+    durationS: Number(probed.format.duration),
+    codec: probed.streams[0]?.codec_name ?? '',
+    decodeErrors: decoded.stderr,
+  };
 }
 
 /**
@@ -124,7 +159,11 @@ export async function frameHashes(file: string): Promise<string[]> {
 export async function decodedFrames(file: string): Promise<Array<{ hash: string; ptsS: number; durationS: number }>> {
   let stdout: string;
   try {
-    stdout = (await run('ffmpeg', ['-nostdin', '-v', 'quiet', '-i', file, '-map', '0:v:0', '-f', 'framemd5', '-'], { maxBuffer: 64 * 1024 * 1024 })).stdout;
+    stdout = (
+      await run('ffmpeg', ['-nostdin', '-v', 'quiet', '-i', file, '-map', '0:v:0', '-f', 'framemd5', '-'], {
+        maxBuffer: 64 * 1024 * 1024,
+      })
+    ).stdout;
   } catch (err) {
     stdout = (err as { stdout?: string }).stdout ?? '';
   }
@@ -153,17 +192,27 @@ export interface RecordingRow {
 export function recordingRows(dataDir: string): RecordingRow[] {
   const db = new Database(path.join(dataDir, 'gateway.db'), { readonly: true, fileMustExist: true });
   try {
-    return db.prepare('SELECT id, file_name, size_bytes, started_at, ended_at, alert_id FROM recordings ORDER BY started_at, id').all() as RecordingRow[];
+    return db
+      .prepare(
+        'SELECT id, file_name, size_bytes, started_at, ended_at, alert_id FROM recordings ORDER BY started_at, id',
+      )
+      .all() as RecordingRow[];
   } finally {
     db.close();
   }
 }
 
 /** Alerts of the recorder (not device_offline), oldest first, read-only from the SQLite file. */
-export function eventAlerts(dataDir: string): Array<{ id: string; type: string; recording_id: string | null; created_at: number }> {
+export function eventAlerts(
+  dataDir: string,
+): Array<{ id: string; type: string; recording_id: string | null; created_at: number }> {
   const db = new Database(path.join(dataDir, 'gateway.db'), { readonly: true, fileMustExist: true });
   try {
-    return db.prepare("SELECT id, type, recording_id, created_at FROM alerts WHERE type != 'device_offline' ORDER BY created_at, id").all() as Array<{
+    return db
+      .prepare(
+        "SELECT id, type, recording_id, created_at FROM alerts WHERE type != 'device_offline' ORDER BY created_at, id",
+      )
+      .all() as Array<{
       id: string;
       type: string;
       recording_id: string | null;

@@ -23,7 +23,6 @@ export interface TestGateway {
 /** The built worker (the test setup builds dist/): the gateway runs from source here, the worker cannot. */
 const DETECTOR_WORKER = new URL('../../dist/detect/worker.js', import.meta.url);
 
-
 /** Starts the real gateway (HTTPS on a free loopback port, SQLite in a temp dir). */
 export async function startTestGateway(
   raw: Record<string, unknown> = {},
@@ -47,14 +46,21 @@ export async function startTestGateway(
     metrics: { listen: '127.0.0.1:0', ...section('metrics') },
     recording: { segment_dir: path.join(dataDir, 'segments'), ...section('recording') },
     // Tests never probe real interfaces: discovery is off unless a test turns it on (over loopback).
-    onvif: { ...section('onvif'), discovery: { enabled: false, ...((section('onvif').discovery ?? {})) } },
+    onvif: { ...section('onvif'), discovery: { enabled: false, ...(section('onvif').discovery ?? {}) } },
     // The object detector (a model per gateway, ~140 MB and seconds of CPU) only where a test asks for it.
     detection: { mode: 'off', ...section('detection') },
     log: { level: process.env.TEST_LOG_LEVEL ?? 'silent' },
   });
   const lines = opts.logLines;
-  const logger = lines ? pino({ level: 'debug' }, { write: (line: string) => void lines.push(line) }) : pino({ level: config.log.level });
-  const gw = await startGateway(config, { logger, env: {}, detectorWorkerUrl: DETECTOR_WORKER, ...(opts.oauthClock ? { oauthClock: opts.oauthClock } : {}) });
+  const logger = lines
+    ? pino({ level: 'debug' }, { write: (line: string) => void lines.push(line) })
+    : pino({ level: config.log.level });
+  const gw = await startGateway(config, {
+    logger,
+    env: {},
+    detectorWorkerUrl: DETECTOR_WORKER,
+    ...(opts.oauthClock ? { oauthClock: opts.oauthClock } : {}),
+  });
   const request = makeClient(gw.apiUrl, readFileSync(gw.certFile));
   const token = async (scope: string) => {
     if (!gw.localIssuer) throw new Error('local issuer disabled');
@@ -87,7 +93,9 @@ export async function startTestGateway(
 export async function firstOnlineDevice(t: TestGateway): Promise<string> {
   const headers = await t.auth('devices:read');
   for (let i = 0; i < 150; i++) {
-    const { data } = (await t.request('/v1/devices', { headers })).json() as { data: Array<{ id: string; status: string }> };
+    const { data } = (await t.request('/v1/devices', { headers })).json() as {
+      data: Array<{ id: string; status: string }>;
+    };
     const online = data.find((d) => d.status === 'online');
     if (online) return online.id;
     await new Promise((r) => setTimeout(r, 100));

@@ -61,7 +61,13 @@ export class HostileCamera {
       case 'GetSystemDateAndTime':
         return R.systemDateAndTime(now);
       case 'GetDeviceInformation':
-        return R.deviceInformation({ manufacturer: 'Hostile', model: 'H-1', firmware: '6.6.6', serial: this.serial, hardwareId: 'h' });
+        return R.deviceInformation({
+          manufacturer: 'Hostile',
+          model: 'H-1',
+          firmware: '6.6.6',
+          serial: this.serial,
+          hardwareId: 'h',
+        });
       case 'GetServices':
         return R.services(this.baseUrl);
       case 'GetCapabilities':
@@ -76,7 +82,13 @@ export class HostileCamera {
         return R.createPullPoint(`${this.baseUrl}/onvif/subscription/${randomUUID()}`, now, now + 60_000);
       case 'PullMessages':
         return R.pullMessages(now, now + 60_000, [
-          { topic: 'tns1:RuleEngine/CellMotionDetector/Motion', operation: 'Changed', utcMs: now, source: [['Rule', 'r']], data: [['IsMotion', 'true']] },
+          {
+            topic: 'tns1:RuleEngine/CellMotionDetector/Motion',
+            operation: 'Changed',
+            utcMs: now,
+            source: [['Rule', 'r']],
+            data: [['IsMotion', 'true']],
+          },
         ]);
       case 'Renew':
         return R.renew(now, now + 60_000);
@@ -97,7 +109,8 @@ export class HostileCamera {
     const request = await parseSoapRequest(Buffer.concat(chunks).toString('utf8'));
     const op = request?.operation ?? '(unreadable)';
     this.calls.set(op, (this.calls.get(op) ?? 0) + 1);
-    const soap = (status: number, xml: string): void => void res.writeHead(status, { 'content-type': 'application/soap+xml; charset=utf-8' }).end(xml);
+    const soap = (status: number, xml: string): void =>
+      void res.writeHead(status, { 'content-type': 'application/soap+xml; charset=utf-8' }).end(xml);
     const proper = this.proper(op, Date.now());
     switch (this.breaks.get(op)) {
       case undefined:
@@ -123,9 +136,14 @@ export class HostileCamera {
       case 'fault':
         return soap(500, R.fault('env:Receiver', 'ter:ActionNotSupported', 'Optional Action Not Implemented'));
       case 'wrong-namespace':
-        return soap(200, proper.replace('xmlns:env="http://www.w3.org/2003/05/soap-envelope"', 'xmlns:env="urn:example:not-soap"'));
+        return soap(
+          200,
+          proper.replace('xmlns:env="http://www.w3.org/2003/05/soap-envelope"', 'xmlns:env="urn:example:not-soap"'),
+        );
       case 'html-500':
-        return void res.writeHead(500, { 'content-type': 'text/html' }).end('<html><body><h1>500 Internal Server Error</h1></body></html>');
+        return void res
+          .writeHead(500, { 'content-type': 'text/html' })
+          .end('<html><body><h1>500 Internal Server Error</h1></body></html>');
       case 'truncated':
         return soap(200, proper.slice(0, proper.length >> 1));
       case 'missing-fields':

@@ -29,16 +29,26 @@ export function makeClient(baseUrl: string, ca: Buffer) {
           headers['content-type'] ??= 'application/json';
         }
       }
-      const req = httpsRequest(new URL(path, baseUrl), { method: opts.method ?? 'GET', headers, ca, servername: 'localhost' }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => {
-          const buf = Buffer.concat(chunks);
-          const text = buf.toString('utf8');
-          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: buf, text, json: () => JSON.parse(text) as unknown });
-        });
-        res.on('error', reject);
-      });
+      const req = httpsRequest(
+        new URL(path, baseUrl),
+        { method: opts.method ?? 'GET', headers, ca, servername: 'localhost' },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => {
+            const buf = Buffer.concat(chunks);
+            const text = buf.toString('utf8');
+            resolve({
+              status: res.statusCode ?? 0,
+              headers: res.headers,
+              body: buf,
+              text,
+              json: () => JSON.parse(text) as unknown,
+            });
+          });
+          res.on('error', reject);
+        },
+      );
       req.on('error', reject);
       req.end(body);
     });

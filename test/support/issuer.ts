@@ -31,7 +31,11 @@ export class TestIssuer {
     return `http://127.0.0.1:${this.port}/jwks.json`;
   }
 
-  async addKey(alg: 'RS256' | 'ES256' | 'EdDSA', kid = `${alg.toLowerCase()}-${this.keys.length + 1}`, publish = true): Promise<Key> {
+  async addKey(
+    alg: 'RS256' | 'ES256' | 'EdDSA',
+    kid = `${alg.toLowerCase()}-${this.keys.length + 1}`,
+    publish = true,
+  ): Promise<Key> {
     const { privateKey, publicKey } = await generateKeyPair(alg, { extractable: true });
     const publicJwk = { ...(await exportJWK(publicKey)), kid, alg, use: 'sig' };
     const key = { kid, alg, privateKey, publicJwk };
@@ -73,7 +77,15 @@ export class TestIssuer {
   }
 
   /** A valid RFC 9068 access token unless claims/header say otherwise; undefined values drop a claim. */
-  async sign(opts: { key?: Key; scope?: string; claims?: Record<string, unknown>; header?: Record<string, unknown>; ttlS?: number } = {}): Promise<string> {
+  async sign(
+    opts: {
+      key?: Key;
+      scope?: string;
+      claims?: Record<string, unknown>;
+      header?: Record<string, unknown>;
+      ttlS?: number;
+    } = {},
+  ): Promise<string> {
     const key = opts.key ?? this.keys[0];
     if (!key) throw new Error('no key');
     const now = Math.floor(Date.now() / 1000);

@@ -26,7 +26,15 @@ const CAMERAS: Array<{ name: 'AAC' | 'HEVC'; main: ExtraMount; sub: ExtraMount |
 
 export async function startHlsRig(config: Record<string, unknown> = {}): Promise<HlsRig> {
   const logger = pino({ level: process.env.SIM_LOG ?? 'silent' });
-  const rtsp = await startSimulatedRtsp({ cameras: 1, host: '127.0.0.1', port: 0, username: USER, password: PASSWORD, extraMounts: ['h264aac', 'h264pcmu', 'h265aac'], logger });
+  const rtsp = await startSimulatedRtsp({
+    cameras: 1,
+    host: '127.0.0.1',
+    port: 0,
+    username: USER,
+    password: PASSWORD,
+    extraMounts: ['h264aac', 'h264pcmu', 'h265aac'],
+    logger,
+  });
   const cameras: SimulatedCamera[] = [];
   let t: TestGateway | null = null;
   const stop = async () => {
@@ -51,7 +59,12 @@ export async function startHlsRig(config: Record<string, unknown> = {}): Promise
     }
     t = await startTestGateway({
       ...config,
-      cameras: CAMERAS.map((c, i) => ({ name: c.name, onvif_url: cameras[i]!.deviceServiceUrl, username: USER, password: PASSWORD })),
+      cameras: CAMERAS.map((c, i) => ({
+        name: c.name,
+        onvif_url: cameras[i]!.deviceServiceUrl,
+        username: USER,
+        password: PASSWORD,
+      })),
     });
     const devices = await onlineDevices(t);
     return { t, rtsp, devices, stop };
@@ -64,7 +77,9 @@ export async function startHlsRig(config: Record<string, unknown> = {}): Promise
 async function onlineDevices(t: TestGateway): Promise<Record<'AAC' | 'HEVC', string>> {
   const headers = await t.auth('devices:read');
   for (let i = 0; i < 200; i++) {
-    const { data } = (await t.request('/v1/devices', { headers })).json() as { data: Array<{ id: string; name: string; status: string }> };
+    const { data } = (await t.request('/v1/devices', { headers })).json() as {
+      data: Array<{ id: string; name: string; status: string }>;
+    };
     const online = (name: string) => data.find((d) => d.name === name && d.status === 'online')?.id;
     const aac = online('AAC');
     const hevc = online('HEVC');
@@ -78,8 +93,14 @@ async function onlineDevices(t: TestGateway): Promise<Record<'AAC' | 'HEVC', str
  * The ticket of GET /v1/devices/{id}/stream (its rtsp:// address: the ticket is the same for every
  * protocol) and the LL-HLS address under it on the API's port.
  */
-export async function hlsAddress(t: TestGateway, deviceId: string, profile: 'main' | 'sub' = 'main'): Promise<{ ticket: string; url: string }> {
-  const res = await t.request(`/v1/devices/${deviceId}/stream?profile=${profile}`, { headers: await t.auth('devices:read') });
+export async function hlsAddress(
+  t: TestGateway,
+  deviceId: string,
+  profile: 'main' | 'sub' = 'main',
+): Promise<{ ticket: string; url: string }> {
+  const res = await t.request(`/v1/devices/${deviceId}/stream?profile=${profile}`, {
+    headers: await t.auth('devices:read'),
+  });
   if (res.status !== 200) throw new Error(`stream address: ${res.status} ${res.text}`);
   const { stream_url } = res.json() as { stream_url: string };
   const ticket = /\/live\/([^/]+)$/.exec(stream_url)?.[1];
@@ -97,7 +118,28 @@ export interface Played {
 /** ffmpeg plays the address for `seconds` (TLS verification off: the gateway's certificate is self-signed). */
 export function ffmpegPlays(url: string, seconds: number): Promise<Played> {
   return new Promise((resolve, reject) => {
-    const child = spawn('ffmpeg', ['-nostdin', '-v', 'error', '-tls_verify', '0', '-i', url, '-t', String(seconds), '-map', '0:v', '-map', '0:a?', '-f', 'framemd5', '-'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(
+      'ffmpeg',
+      [
+        '-nostdin',
+        '-v',
+        'error',
+        '-tls_verify',
+        '0',
+        '-i',
+        url,
+        '-t',
+        String(seconds),
+        '-map',
+        '0:v',
+        '-map',
+        '0:a?',
+        '-f',
+        'framemd5',
+        '-',
+      ],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -108,7 +150,14 @@ export function ffmpegPlays(url: string, seconds: number): Promise<Played> {
       clearTimeout(timer);
       const lines = stdout.split('\n').filter((l) => l && !l.startsWith('#'));
       // framemd5 lines start with the stream index: 0 video, 1 audio (the -map order).
-      resolve({ code, stderr, frames: { video: lines.filter((l) => l.startsWith('0,')).length, audio: lines.filter((l) => l.startsWith('1,')).length } });
+      resolve({
+        code,
+        stderr,
+        frames: {
+          video: lines.filter((l) => l.startsWith('0,')).length,
+          audio: lines.filter((l) => l.startsWith('1,')).length,
+        },
+      });
     });
   });
 }

@@ -108,13 +108,16 @@ function configText(opts: MosquittoOptions, port: number, dir: string): string {
 }
 
 function ended(child: ChildProcess): Promise<void> {
-  return new Promise((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve() : child.once('exit', () => resolve())));
+  return new Promise((resolve) =>
+    child.exitCode !== null || child.signalCode !== null ? resolve() : child.once('exit', () => resolve()),
+  );
 }
 
 const LOG_LIMIT = 200;
 
 export async function startMosquitto(opts: MosquittoOptions = {}): Promise<Mosquitto> {
-  if (!existsSync(MOSQUITTO)) throw new Error(`${MOSQUITTO} is missing: apt-get install mosquitto (./run test installs it)`);
+  if (!existsSync(MOSQUITTO))
+    throw new Error(`${MOSQUITTO} is missing: apt-get install mosquitto (./run test installs it)`);
   const dir = mkdtempSync(path.join(tmpdir(), 'mosquitto-test-'));
   if (opts.persistence) mkdirSync(path.join(dir, 'data'));
   const log: string[] = [];
@@ -140,7 +143,9 @@ export async function startMosquitto(opts: MosquittoOptions = {}): Promise<Mosqu
     new Promise((resolve, reject) => {
       // Under setpriv --pdeathsig the kernel kills the broker when this process dies by any means:
       // the process 'exit' handler above does not run when the test runner ends a worker with a signal.
-      const [cmd, args] = SETPRIV ? [SETPRIV, ['--pdeathsig', 'KILL', MOSQUITTO, '-c', configFile]] : [MOSQUITTO, ['-c', configFile]];
+      const [cmd, args] = SETPRIV
+        ? [SETPRIV, ['--pdeathsig', 'KILL', MOSQUITTO, '-c', configFile]]
+        : [MOSQUITTO, ['-c', configFile]];
       const proc = spawn(cmd, args, { stdio: ['ignore', 'ignore', 'pipe'] });
       // A broker that neither runs nor exits (it takes milliseconds) must not hang the test: killed,
       // it exits, and the exit rejects.
@@ -161,7 +166,9 @@ export async function startMosquitto(opts: MosquittoOptions = {}): Promise<Mosqu
       proc.stderr?.on('data', onData);
       proc.once('exit', () => clearTimeout(timer));
       proc.once('error', (err) => reject(new Error(`cannot run ${cmd}: ${err.message}`)));
-      proc.once('exit', (code, signal) => reject(new Error(`mosquitto exited with ${code ?? signal} before it was ready:\n${log.slice(-20).join('\n')}`)));
+      proc.once('exit', (code, signal) =>
+        reject(new Error(`mosquitto exited with ${code ?? signal} before it was ready:\n${log.slice(-20).join('\n')}`)),
+      );
     });
 
   const start = async (firstStart: boolean): Promise<void> => {
@@ -173,7 +180,8 @@ export async function startMosquitto(opts: MosquittoOptions = {}): Promise<Mosqu
       if (opts.users) {
         const file = path.join(dir, 'passwords');
         writeFileSync(file, '', { mode: 0o600 });
-        for (const [user, password] of Object.entries(opts.users)) await promisify(execFile)('mosquitto_passwd', ['-b', file, user, password]);
+        for (const [user, password] of Object.entries(opts.users))
+          await promisify(execFile)('mosquitto_passwd', ['-b', file, user, password]);
       }
       try {
         const proc = await launch();
@@ -280,7 +288,8 @@ export async function makeTestPki(opts: TestPkiOptions = {}): Promise<TestPki> {
       await execFileP(openssl, args, { cwd: dir });
     } catch (err) {
       const e = err as NodeJS.ErrnoException & { stderr?: string };
-      const why = e.code === 'ENOENT' ? `${openssl} is not installed (apt-get install openssl)` : (e.stderr ?? e.message).trim();
+      const why =
+        e.code === 'ENOENT' ? `${openssl} is not installed (apt-get install openssl)` : (e.stderr ?? e.message).trim();
       throw new Error(`openssl ${args[0]} failed: ${why}`, { cause: err });
     }
   };
@@ -289,16 +298,55 @@ export async function makeTestPki(opts: TestPkiOptions = {}): Promise<TestPki> {
   // certificates from one CA with the same serial would be a malformed PKI.
   const serial = () => `0x${randomBytes(12).toString('hex')}`;
   try {
-    await run(['req', '-x509', ...newKey, '-keyout', 'ca.key', '-out', 'ca.pem', '-days', '2', '-subj', '/CN=edge-gateway test CA',
-      '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign']);
+    await run([
+      'req',
+      '-x509',
+      ...newKey,
+      '-keyout',
+      'ca.key',
+      '-out',
+      'ca.pem',
+      '-days',
+      '2',
+      '-subj',
+      '/CN=edge-gateway test CA',
+      '-addext',
+      'basicConstraints=critical,CA:TRUE',
+      '-addext',
+      'keyUsage=critical,keyCertSign,cRLSign',
+    ]);
     const issue = async (name: string, cn: string, extensions: string) => {
       writeFileSync(file(`${name}.ext`), extensions);
       await run(['req', ...newKey, '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', `/CN=${cn}`]);
-      await run(['x509', '-req', '-in', `${name}.csr`, '-CA', 'ca.pem', '-CAkey', 'ca.key', '-set_serial', serial(), '-days', '2',
-        '-extfile', `${name}.ext`, '-out', `${name}.pem`]);
+      await run([
+        'x509',
+        '-req',
+        '-in',
+        `${name}.csr`,
+        '-CA',
+        'ca.pem',
+        '-CAkey',
+        'ca.key',
+        '-set_serial',
+        serial(),
+        '-days',
+        '2',
+        '-extfile',
+        `${name}.ext`,
+        '-out',
+        `${name}.pem`,
+      ]);
     };
-    await issue('server', 'localhost', 'basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=serverAuth\nsubjectAltName=IP:127.0.0.1,DNS:localhost\n');
-    await issue('client', opts.clientName ?? 'edge-gateway-test-client', 'basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=clientAuth\n');
+    await issue(
+      'server',
+      'localhost',
+      'basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=serverAuth\nsubjectAltName=IP:127.0.0.1,DNS:localhost\n',
+    );
+    await issue(
+      'client',
+      opts.clientName ?? 'edge-gateway-test-client',
+      'basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=clientAuth\n',
+    );
   } catch (err) {
     rmSync(dir, { recursive: true, force: true });
     throw err;
@@ -322,7 +370,10 @@ export async function makeTestPki(opts: TestPkiOptions = {}): Promise<TestPki> {
  * answered with CONNACK "unacceptable protocol version" (return code 1) and the connection closed;
  * any other connection is passed through to `target`. For the client's fallback to 3.1.1.
  */
-export async function startMqtt311Front(target: { host: string; port: number }): Promise<{ url: string; refused: () => number; close: () => Promise<void> }> {
+export async function startMqtt311Front(target: {
+  host: string;
+  port: number;
+}): Promise<{ url: string; refused: () => number; close: () => Promise<void> }> {
   const { connect: tcpConnect } = await import('node:net');
   let refused = 0;
   const sockets = new Set<import('node:net').Socket>();

@@ -13,7 +13,8 @@ import path from 'node:path';
 
 export const LOOPBACK_ADDRESS = '127.0.0.1';
 
-export type LoopbackMulticast = { ok: true; group: string; interfaceAddress: string; release(): void } | { ok: false; reason: string };
+export type LoopbackMulticast =
+  { ok: true; group: string; interfaceAddress: string; release(): void } | { ok: false; reason: string };
 
 interface Holder {
   pid: number;
@@ -77,8 +78,22 @@ function readState(file: string): State {
     const raw: unknown = JSON.parse(readFileSync(file, 'utf8'));
     if (typeof raw === 'object' && raw !== null && 'holders' in raw && 'changed' in raw && Array.isArray(raw.holders)) {
       const changed = typeof raw.changed === 'object' && raw.changed !== null ? raw.changed : {};
-      const holders = raw.holders.filter((h: unknown): h is Holder => typeof h === 'object' && h !== null && 'pid' in h && typeof h.pid === 'number' && 'token' in h && typeof h.token === 'string');
-      return { holders, changed: { multicastFlag: 'multicastFlag' in changed && changed.multicastFlag === true, route: 'route' in changed && changed.route === true } };
+      const holders = raw.holders.filter(
+        (h: unknown): h is Holder =>
+          typeof h === 'object' &&
+          h !== null &&
+          'pid' in h &&
+          typeof h.pid === 'number' &&
+          'token' in h &&
+          typeof h.token === 'string',
+      );
+      return {
+        holders,
+        changed: {
+          multicastFlag: 'multicastFlag' in changed && changed.multicastFlag === true,
+          route: 'route' in changed && changed.route === true,
+        },
+      };
     }
   } catch {
     // No state yet (or a torn write from a crash): start from nothing changed.
@@ -113,10 +128,12 @@ export function acquireLoopbackMulticast(group = '239.255.255.250'): LoopbackMul
       const state = readState(stateFile);
       state.holders = state.holders.filter((h) => alive(h.pid));
       const devices = groupRouteDevices(group);
-      if (devices.some((d) => d !== 'lo')) return `the machine routes ${group} via ${devices.join(', ')}; not touching it`;
+      if (devices.some((d) => d !== 'lo'))
+        return `the machine routes ${group} via ${devices.join(', ')}; not touching it`;
       const needFlag = !loMulticastOn();
       const needRoute = devices.length === 0;
-      if ((needFlag || needRoute) && !isRoot) return `loopback multicast is not set up and setting it up needs root (ip link set lo multicast on; ip route add ${group}/32 dev lo)`;
+      if ((needFlag || needRoute) && !isRoot)
+        return `loopback multicast is not set up and setting it up needs root (ip link set lo multicast on; ip route add ${group}/32 dev lo)`;
       if (needFlag) {
         ip('link', 'set', 'dev', 'lo', 'multicast', 'on');
         state.changed.multicastFlag = true;

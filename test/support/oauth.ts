@@ -14,7 +14,10 @@ export interface RegisteredClient {
   clientSecret: string | null;
 }
 
-export function registerClient(store: Store, opts: { public?: boolean; redirectUris: string[]; grants?: string[]; name?: string }): RegisteredClient {
+export function registerClient(
+  store: Store,
+  opts: { public?: boolean; redirectUris: string[]; grants?: string[]; name?: string },
+): RegisteredClient {
   const clientId = newId('cli');
   const secret = opts.public ? null : randomBytes(32).toString('base64url');
   store.insertOAuthClient({
@@ -40,12 +43,18 @@ export function pkcePair(): { verifier: string; challenge: string } {
 /** The hidden and named inputs of the page's form, as the browser would send them. */
 export function formFields(html: string): Record<string, string> {
   const fields: Record<string, string> = {};
-  for (const m of html.matchAll(/<input type="hidden" name="([^"]*)" value="([^"]*)">/g)) fields[unescape(m[1] as string)] = unescape(m[2] as string);
+  for (const m of html.matchAll(/<input type="hidden" name="([^"]*)" value="([^"]*)">/g))
+    fields[unescape(m[1] as string)] = unescape(m[2] as string);
   return fields;
 }
 
 function unescape(text: string): string {
-  return text.replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
+  return text
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'")
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&amp;/g, '&');
 }
 
 /** A browser without script: keeps cookies, follows no redirects (tests look at each one). */
@@ -58,11 +67,19 @@ export class FormBrowser {
     return this.keep(await this.request(path, { headers: { ...this.cookieHeader(), ...headers } }));
   }
 
-  async post(path: string, fields: Record<string, string | string[]>, headers: Record<string, string> = {}): Promise<Response> {
+  async post(
+    path: string,
+    fields: Record<string, string | string[]>,
+    headers: Record<string, string> = {},
+  ): Promise<Response> {
     const body = new URLSearchParams();
     for (const [k, v] of Object.entries(fields)) for (const one of Array.isArray(v) ? v : [v]) body.append(k, one);
     return this.keep(
-      await this.request(path, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', ...this.cookieHeader(), ...headers }, body: body.toString() }),
+      await this.request(path, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', ...this.cookieHeader(), ...headers },
+        body: body.toString(),
+      }),
     );
   }
 
@@ -103,8 +120,14 @@ export async function authorizeInBrowser(
 ): Promise<AuthorizeOutcome> {
   const path = `/oauth/authorize?${new URLSearchParams(query).toString()}`;
   const login = await browser.get(path);
-  if (login.status !== 200) return { location: login.status === 303 ? new URL(login.headers.location as string) : null, last: login };
-  const afterLogin = await browser.post('/oauth/authorize', { ...formFields(login.text), action: 'login', username: user.username, password: user.password });
+  if (login.status !== 200)
+    return { location: login.status === 303 ? new URL(login.headers.location as string) : null, last: login };
+  const afterLogin = await browser.post('/oauth/authorize', {
+    ...formFields(login.text),
+    action: 'login',
+    username: user.username,
+    password: user.password,
+  });
   if (afterLogin.status !== 303) return { location: null, last: afterLogin };
   const consent = await browser.get(afterLogin.headers.location as string);
   if (consent.status !== 200) return { location: null, last: consent };
@@ -119,11 +142,24 @@ export async function authorizeInBrowser(
  * goes through the tests' own HTTPS client; its answer is handed back as a fetch Response.
  */
 export function fetchTrusting(ca: Buffer) {
-  return async (url: string, init: { method?: string; headers?: Record<string, string>; body?: unknown }): Promise<globalThis.Response> => {
-    const body = init.body instanceof URLSearchParams ? init.body.toString() : typeof init.body === 'string' || Buffer.isBuffer(init.body) ? init.body : undefined;
-    const res = await makeClient(new URL(url).origin, ca)(url, { method: init.method ?? 'GET', headers: init.headers ?? {}, ...(body === undefined ? {} : { body }) });
+  return async (
+    url: string,
+    init: { method?: string; headers?: Record<string, string>; body?: unknown },
+  ): Promise<globalThis.Response> => {
+    const body =
+      init.body instanceof URLSearchParams
+        ? init.body.toString()
+        : typeof init.body === 'string' || Buffer.isBuffer(init.body)
+          ? init.body
+          : undefined;
+    const res = await makeClient(new URL(url).origin, ca)(url, {
+      method: init.method ?? 'GET',
+      headers: init.headers ?? {},
+      ...(body === undefined ? {} : { body }),
+    });
     const headers = new Headers();
-    for (const [k, v] of Object.entries(res.headers)) for (const one of Array.isArray(v) ? v : v === undefined ? [] : [v]) headers.append(k, one);
+    for (const [k, v] of Object.entries(res.headers))
+      for (const one of Array.isArray(v) ? v : v === undefined ? [] : [v]) headers.append(k, one);
     return new globalThis.Response(res.body, { status: res.status, headers });
   };
 }
@@ -135,22 +171,55 @@ export interface FirstPartyTokens {
 }
 
 /** The web app's sign-in (its built-in client gateway-web, PKCE) without a browser: the login form, then the code for tokens. */
-export async function signInAsWebApp(apiUrl: string, request: Client, user: { username: string; password: string }, scope: string): Promise<FirstPartyTokens> {
+export async function signInAsWebApp(
+  apiUrl: string,
+  request: Client,
+  user: { username: string; password: string },
+  scope: string,
+): Promise<FirstPartyTokens> {
   const { verifier, challenge } = pkcePair();
   const redirectUri = `${apiUrl}/signin/callback`;
   const browser = new FormBrowser(request);
-  const query = new URLSearchParams({ client_id: 'gateway-web', redirect_uri: redirectUri, response_type: 'code', state: 's', scope, code_challenge: challenge, code_challenge_method: 'S256' });
+  const query = new URLSearchParams({
+    client_id: 'gateway-web',
+    redirect_uri: redirectUri,
+    response_type: 'code',
+    state: 's',
+    scope,
+    code_challenge: challenge,
+    code_challenge_method: 'S256',
+  });
   const login = await browser.get(`/oauth/authorize?${query.toString()}`);
-  const answer = await browser.post('/oauth/authorize', { ...formFields(login.text), action: 'login', username: user.username, password: user.password });
-  const code = typeof answer.headers.location === 'string' ? new URL(answer.headers.location).searchParams.get('code') : null;
+  const answer = await browser.post('/oauth/authorize', {
+    ...formFields(login.text),
+    action: 'login',
+    username: user.username,
+    password: user.password,
+  });
+  const code =
+    typeof answer.headers.location === 'string' ? new URL(answer.headers.location).searchParams.get('code') : null;
   if (!code) throw new Error(`no code: ${answer.status} ${answer.headers.location ?? answer.text}`);
-  const res = await tokenRequest(request, { grant_type: 'authorization_code', code, redirect_uri: redirectUri, client_id: 'gateway-web', code_verifier: verifier });
+  const res = await tokenRequest(request, {
+    grant_type: 'authorization_code',
+    code,
+    redirect_uri: redirectUri,
+    client_id: 'gateway-web',
+    code_verifier: verifier,
+  });
   if (res.status !== 200) throw new Error(`token request: ${res.status} ${res.text}`);
   const body = res.json() as { access_token: string; refresh_token: string; scope: string };
   return { access: body.access_token, refresh: body.refresh_token, scope: body.scope };
 }
 
 /** POST /oauth/token with these form fields. */
-export function tokenRequest(request: Client, fields: Record<string, string>, headers: Record<string, string> = {}): Promise<Response> {
-  return request('/oauth/token', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers }, body: new URLSearchParams(fields).toString() });
+export function tokenRequest(
+  request: Client,
+  fields: Record<string, string>,
+  headers: Record<string, string> = {},
+): Promise<Response> {
+  return request('/oauth/token', {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+    body: new URLSearchParams(fields).toString(),
+  });
 }

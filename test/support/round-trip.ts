@@ -11,7 +11,12 @@ export interface RoundTripTable<T> {
   aliases: ReadonlyArray<readonly [sent: string, canonical: string]>;
 }
 
-export function describeRoundTrip<T>(name: string, parse: (text: string) => T, format: (value: T) => string, table: RoundTripTable<T>): void {
+export function describeRoundTrip<T>(
+  name: string,
+  parse: (text: string) => T,
+  format: (value: T) => string,
+  table: RoundTripTable<T>,
+): void {
   describe(`${name} round trip`, () => {
     for (const [text, value] of table.canonical) {
       it(`${JSON.stringify(text)} is parsed and written back unchanged`, () => {

@@ -11,7 +11,12 @@ import path from 'node:path';
  * all it sent is queued on the socket; a datagram sent then lands behind it, so its arrival marks
  * the end without waiting on a clock.
  */
-export async function captureRtp(encoder: string[], muxer: string[] = [], source = 'testsrc2=size=320x240:rate=10', seconds = 1): Promise<{ packets: Buffer[]; sdp: string }> {
+export async function captureRtp(
+  encoder: string[],
+  muxer: string[] = [],
+  source = 'testsrc2=size=320x240:rate=10',
+  seconds = 1,
+): Promise<{ packets: Buffer[]; sdp: string }> {
   const dir = await mkdtemp(path.join(tmpdir(), 'rtp-capture-'));
   const rtp = dgram.createSocket({ type: 'udp4', recvBufferSize: 1 << 22 });
   const rtcp = dgram.createSocket('udp4');
@@ -26,7 +31,26 @@ export async function captureRtp(encoder: string[], muxer: string[] = [], source
     });
     const sdpFile = path.join(dir, 'stream.sdp');
     const url = `rtp://127.0.0.1:${rtp.address().port}?rtcpport=${rtcp.address().port}&pkt_size=1000`;
-    const args = ['-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', source, '-t', String(seconds), ...encoder, '-f', 'rtp', '-rtpflags', 'skip_rtcp', ...muxer, '-sdp_file', sdpFile, url];
+    const args = [
+      '-hide_banner',
+      '-loglevel',
+      'error',
+      '-f',
+      'lavfi',
+      '-i',
+      source,
+      '-t',
+      String(seconds),
+      ...encoder,
+      '-f',
+      'rtp',
+      '-rtpflags',
+      'skip_rtcp',
+      ...muxer,
+      '-sdp_file',
+      sdpFile,
+      url,
+    ];
     const child = spawn('ffmpeg', args, { stdio: ['ignore', 'ignore', 'pipe'], timeout: 20_000 });
     let stderr = '';
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));

@@ -67,7 +67,10 @@ export class TestRtspClient {
   }
 
   /** DESCRIBE, SETUP track 0 with the given transport, PLAY; returns the answers. */
-  async play(url: string, transport = 'RTP/AVP/TCP;unicast;interleaved=0-1'): Promise<{ setup: RtspResponse; play: RtspResponse; session: string }> {
+  async play(
+    url: string,
+    transport = 'RTP/AVP/TCP;unicast;interleaved=0-1',
+  ): Promise<{ setup: RtspResponse; play: RtspResponse; session: string }> {
     const described = await this.request('DESCRIBE', url, { Accept: 'application/sdp' });
     if (described.status !== 200) throw new Error(`DESCRIBE answered ${described.status}`);
     const setup = await this.request('SETUP', `${url}/trackID=0`, { Transport: transport });

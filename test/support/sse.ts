@@ -27,7 +27,12 @@ export interface SseStream {
   response: IncomingMessage;
 }
 
-export function openSse(baseUrl: string, ca: Buffer, headers: OutgoingHttpHeaders, path = '/v1/events'): Promise<SseStream> {
+export function openSse(
+  baseUrl: string,
+  ca: Buffer,
+  headers: OutgoingHttpHeaders,
+  path = '/v1/events',
+): Promise<SseStream> {
   return new Promise((resolve, reject) => {
     const req = request(new URL(path, baseUrl), { ca, servername: 'localhost', headers }, (res) => {
       const events: SseEvent[] = [];
@@ -82,7 +87,11 @@ export function openSse(baseUrl: string, ca: Buffer, headers: OutgoingHttpHeader
           };
           const timer = setTimeout(() => {
             waiters.delete(look);
-            fail(new Error(`no such event within ${timeoutMs} ms; got ${events.map((e) => `${e.id ?? '-'} ${e.event}`).join(', ') || 'none'}`));
+            fail(
+              new Error(
+                `no such event within ${timeoutMs} ms; got ${events.map((e) => `${e.id ?? '-'} ${e.event}`).join(', ') || 'none'}`,
+              ),
+            );
           }, timeoutMs);
           if (!look()) waiters.add(look);
         });

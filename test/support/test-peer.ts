@@ -7,7 +7,12 @@ import type nodeDataChannel from 'node-datachannel';
  * throws; `retryable` tells such a failure from a real one. At most `attempts` tries, each retry
  * said on the console with the failure.
  */
-export async function madeAgain<T>(label: string, make: () => Promise<T>, retryable: (err: Error) => boolean, attempts = 5): Promise<T> {
+export async function madeAgain<T>(
+  label: string,
+  make: () => Promise<T>,
+  retryable: (err: Error) => boolean,
+  attempts = 5,
+): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await make();
@@ -62,7 +67,13 @@ export function stateHistory(pc: nodeDataChannel.PeerConnection): () => string {
  * race (PeerRaceError), its session (`end`) and the peer are ended before throwing. A peer still
  * connecting after `waitMs` is returned as it is: the test's own assertions say what is missing.
  */
-export async function takeAnswer(pc: nodeDataChannel.PeerConnection, answer: string, end: () => Promise<unknown>, history: () => string, waitMs = 20_000): Promise<void> {
+export async function takeAnswer(
+  pc: nodeDataChannel.PeerConnection,
+  answer: string,
+  end: () => Promise<unknown>,
+  history: () => string,
+  waitMs = 20_000,
+): Promise<void> {
   const lost = async (why: string) => {
     const stood = `peer ${pc.state()}, ICE ${pc.iceState()}, signaling ${pc.signalingState()}; ${history()}`;
     await end();

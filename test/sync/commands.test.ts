@@ -5,7 +5,8 @@ import { CommandError } from '../../src/sync/errors.js';
 import { makeRng, mutate } from '../support/fuzz.js';
 
 const MAX = 4096;
-const parse = (payload: string | Buffer, max = MAX): CommandParseResult => parseControlCommand(Buffer.isBuffer(payload) ? payload : Buffer.from(payload, 'utf8'), max);
+const parse = (payload: string | Buffer, max = MAX): CommandParseResult =>
+  parseControlCommand(Buffer.isBuffer(payload) ? payload : Buffer.from(payload, 'utf8'), max);
 
 describe('parseControlCommand: valid commands', () => {
   it.each([
@@ -49,20 +50,74 @@ describe('parseControlCommand: refusals', () => {
     ['{"id":["a"],"action":"reboot"}', MAX, 'invalid_command', 'id must be a string, not an array', null],
     ['{"id":{},"action":"reboot"}', MAX, 'invalid_command', 'id must be a string, not an object', null],
     ['{"id":true,"action":"reboot"}', MAX, 'invalid_command', 'id must be a string, not a boolean', null],
-    ['{"id":"","action":"reboot"}', MAX, 'invalid_command', 'id "" must be 1 to 128 characters of A-Z, a-z, 0-9, "_" and "-"', null],
-    ['{"id":"a b","action":"reboot"}', MAX, 'invalid_command', 'id "a b" must be 1 to 128 characters of A-Z, a-z, 0-9, "_" and "-"', null],
-    ['{"id":"a\\nb","action":"reboot"}', MAX, 'invalid_command', 'id "a\\nb" must be 1 to 128 characters of A-Z, a-z, 0-9, "_" and "-"', null],
-    [`{"id":"${'z'.repeat(129)}","action":"reboot"}`, MAX, 'invalid_command', `id "${'z'.repeat(40)}…" must be 1 to 128 characters of A-Z, a-z, 0-9, "_" and "-"`, null],
+    [
+      '{"id":"","action":"reboot"}',
+      MAX,
+      'invalid_command',
+      'id "" must be 1 to 128 characters of A-Z, a-z, 0-9, "_" and "-"',
+      null,
+    ],
+    [
+      '{"id":"a b","action":"reboot"}',
+      MAX,
+      'invalid_command',
+      'id "a b" must be 1 to 128 characters of A-Z, a-z, 0-9, "_" and "-"',
+      null,
+    ],
+    [
+      '{"id":"a\\nb","action":"reboot"}',
+      MAX,
+      'invalid_command',
+      'id "a\\nb" must be 1 to 128 characters of A-Z, a-z, 0-9, "_" and "-"',
+      null,
+    ],
+    [
+      `{"id":"${'z'.repeat(129)}","action":"reboot"}`,
+      MAX,
+      'invalid_command',
+      `id "${'z'.repeat(40)}…" must be 1 to 128 characters of A-Z, a-z, 0-9, "_" and "-"`,
+      null,
+    ],
     // unknown fields (the id was valid: the refusal carries it)
-    ['{"id":"c1","action":"reboot","force":true}', MAX, 'invalid_command', 'unknown field "force": a command has only "id" and "action"', 'c1'],
-    ['{"id":"c1","action":"reboot","__proto__":{}}', MAX, 'invalid_command', 'unknown field "__proto__": a command has only "id" and "action"', 'c1'],
+    [
+      '{"id":"c1","action":"reboot","force":true}',
+      MAX,
+      'invalid_command',
+      'unknown field "force": a command has only "id" and "action"',
+      'c1',
+    ],
+    [
+      '{"id":"c1","action":"reboot","__proto__":{}}',
+      MAX,
+      'invalid_command',
+      'unknown field "__proto__": a command has only "id" and "action"',
+      'c1',
+    ],
     // action
     ['{"id":"c1"}', MAX, 'invalid_command', 'action is required', 'c1'],
     ['{"id":"c1","action":1}', MAX, 'invalid_command', 'action must be a string, not a number', 'c1'],
     ['{"id":"c1","action":null}', MAX, 'invalid_command', 'action must be a string, not null', 'c1'],
-    ['{"id":"c1","action":"format_disk"}', MAX, 'unknown_action', 'unknown action "format_disk": action must be one of reboot, sync_time', 'c1'],
-    ['{"id":"c1","action":"REBOOT"}', MAX, 'unknown_action', 'unknown action "REBOOT": action must be one of reboot, sync_time', 'c1'],
-    ['{"id":"c1","action":""}', MAX, 'unknown_action', 'unknown action "": action must be one of reboot, sync_time', 'c1'],
+    [
+      '{"id":"c1","action":"format_disk"}',
+      MAX,
+      'unknown_action',
+      'unknown action "format_disk": action must be one of reboot, sync_time',
+      'c1',
+    ],
+    [
+      '{"id":"c1","action":"REBOOT"}',
+      MAX,
+      'unknown_action',
+      'unknown action "REBOOT": action must be one of reboot, sync_time',
+      'c1',
+    ],
+    [
+      '{"id":"c1","action":""}',
+      MAX,
+      'unknown_action',
+      'unknown action "": action must be one of reboot, sync_time',
+      'c1',
+    ],
   ] as const)('%s (limit %d) → %s', (payload, max, code, message, commandId) => {
     const result = parse(payload, max);
     expect(result.ok).toBe(false);
@@ -91,7 +146,10 @@ describe('parseControlCommand: refusals', () => {
   });
 
   it('a repeated key: the last one counts, as JSON.parse reads it', () => {
-    expect(parse('{"id":"a","action":"format","action":"reboot"}')).toEqual({ ok: true, command: { id: 'a', action: 'reboot' } });
+    expect(parse('{"id":"a","action":"format","action":"reboot"}')).toEqual({
+      ok: true,
+      command: { id: 'a', action: 'reboot' },
+    });
   });
 });
 
@@ -104,7 +162,9 @@ describe('fuzz', () => {
     try {
       result = parseControlCommand(payload, max);
     } catch (err) {
-      throw new Error(`seed ${rng.seed}: threw for ${JSON.stringify(payload.toString('latin1'))}: ${String(err)}`, { cause: err });
+      throw new Error(`seed ${rng.seed}: threw for ${JSON.stringify(payload.toString('latin1'))}: ${String(err)}`, {
+        cause: err,
+      });
     }
     if (result.ok) {
       // Only a real command gets through, and it is exactly what the JSON said.
@@ -117,13 +177,15 @@ describe('fuzz', () => {
       expect(result.error.message.length, `seed ${rng.seed}`).toBeGreaterThan(0);
       // Messages quote at most a short piece of the payload.
       expect(result.error.message.length, `seed ${rng.seed}`).toBeLessThan(200);
-      if (result.error.commandId !== null) expect(result.error.commandId, `seed ${rng.seed}`).toMatch(/^[A-Za-z0-9_-]{1,128}$/);
+      if (result.error.commandId !== null)
+        expect(result.error.commandId, `seed ${rng.seed}`).toMatch(/^[A-Za-z0-9_-]{1,128}$/);
     }
   };
 
   it('mutated commands give a command or a CommandError, never a throw', () => {
     const rng = makeRng();
-    for (let i = 0; i < 10_000; i++) check(rng, Buffer.from(mutate(rng, SAMPLE, ALPHABET), 'utf8'), rng.next() < 0.1 ? rng.int(64) : MAX);
+    for (let i = 0; i < 10_000; i++)
+      check(rng, Buffer.from(mutate(rng, SAMPLE, ALPHABET), 'utf8'), rng.next() < 0.1 ? rng.int(64) : MAX);
   });
 
   it('random bytes give a CommandError, never a throw', () => {
@@ -149,7 +211,8 @@ describe('fuzz', () => {
           return Array.from({ length: rng.int(3) }, () => value(depth + 1));
         default: {
           const o: Record<string, unknown> = {};
-          for (let k = rng.int(4); k > 0; k--) o[rng.pick(['id', 'action', 'extra', '__proto__', 'constructor'])] = value(depth + 1);
+          for (let k = rng.int(4); k > 0; k--)
+            o[rng.pick(['id', 'action', 'extra', '__proto__', 'constructor'])] = value(depth + 1);
           return o;
         }
       }

@@ -35,11 +35,22 @@ const device: Device = {
 };
 
 const configs = (d: Device = device, c: HomeAssistantContext = ctx) =>
-  homeAssistantDeviceDiscovery(c, d).map((m) => ({ ...m, config: JSON.parse(String(m.payload)) as HaBinarySensorConfig }));
+  homeAssistantDeviceDiscovery(c, d).map((m) => ({
+    ...m,
+    config: JSON.parse(String(m.payload)) as HaBinarySensorConfig,
+  }));
 
 describe('camera discovery', () => {
-  const gatewayAvailability = { topic: 'edge-gateway/gw_1/status', payload_available: 'online', payload_not_available: 'offline' };
-  const cameraAvailability = { topic: 'edge-gateway/gw_1/devices/dev_abc/state/connectivity', payload_available: 'ON', payload_not_available: 'OFF' };
+  const gatewayAvailability = {
+    topic: 'edge-gateway/gw_1/status',
+    payload_available: 'online',
+    payload_not_available: 'offline',
+  };
+  const cameraAvailability = {
+    topic: 'edge-gateway/gw_1/devices/dev_abc/state/connectivity',
+    payload_available: 'ON',
+    payload_not_available: 'OFF',
+  };
 
   it('publishes four retained QoS 1 binary_sensor configs', () => {
     const msgs = configs();
@@ -95,7 +106,11 @@ describe('camera discovery', () => {
 
   it('leaves unknown device details out rather than sending null', () => {
     const [m] = configs({ ...device, model: null, manufacturer: null, firmwareVersion: null });
-    expect(m?.config.device).toEqual({ identifiers: ['edge-gateway_4_gw_1_dev_abc'], name: 'Front door', via_device: 'edge-gateway_4_gw_1' });
+    expect(m?.config.device).toEqual({
+      identifiers: ['edge-gateway_4_gw_1_dev_abc'],
+      name: 'Front door',
+      via_device: 'edge-gateway_4_gw_1',
+    });
     expect(m?.payload).not.toContain('null');
   });
 
@@ -138,7 +153,8 @@ describe('unique ids and identifiers', () => {
   });
 
   it('are made only of the characters a discovery topic allows', () => {
-    for (const id of [sensorUniqueId('gw_-X9', 'dev_-Y8', 'vehicle'), gatewaySensorUniqueId('gw_-X9')]) expect(id).toMatch(/^[A-Za-z0-9_-]+$/);
+    for (const id of [sensorUniqueId('gw_-X9', 'dev_-Y8', 'vehicle'), gatewaySensorUniqueId('gw_-X9')])
+      expect(id).toMatch(/^[A-Za-z0-9_-]+$/);
   });
 });
 
@@ -156,7 +172,12 @@ describe('gateway discovery', () => {
       payload_off: 'offline',
       qos: 1,
       entity_category: 'diagnostic',
-      device: { identifiers: ['edge-gateway_4_gw_1'], name: 'Edge gateway gw_1', model: 'edge-gateway', sw_version: '0.1.0' },
+      device: {
+        identifiers: ['edge-gateway_4_gw_1'],
+        name: 'Edge gateway gw_1',
+        model: 'edge-gateway',
+        sw_version: '0.1.0',
+      },
       origin: { name: 'edge-gateway', sw_version: '0.1.0' },
     });
   });
@@ -195,7 +216,9 @@ describe('states', () => {
   });
 
   it('every state at once, connectivity first, events not open are OFF', () => {
-    expect(homeAssistantDeviceStates(ctx, device, new Set(['human'])).map((m) => [m.topic.split('/').pop(), m.payload])).toEqual([
+    expect(
+      homeAssistantDeviceStates(ctx, device, new Set(['human'])).map((m) => [m.topic.split('/').pop(), m.payload]),
+    ).toEqual([
       ['connectivity', 'ON'],
       ['motion', 'OFF'],
       ['human', 'ON'],
@@ -205,7 +228,11 @@ describe('states', () => {
 
   it('state topics are the ones the configs read', () => {
     const stateTopics = homeAssistantDeviceStates(ctx, device, new Set()).map((m) => m.topic);
-    expect(configs().map((m) => m.config.state_topic).sort()).toEqual([...stateTopics].sort());
+    expect(
+      configs()
+        .map((m) => m.config.state_topic)
+        .sort(),
+    ).toEqual([...stateTopics].sort());
   });
 });
 
@@ -221,7 +248,9 @@ describe('last-detection image', () => {
       image_topic: 'edge-gateway/gw_1/devices/dev_abc/image/detection',
       content_type: 'image/jpeg',
       icon: 'mdi:cctv',
-      availability: [{ topic: 'edge-gateway/gw_1/status', payload_available: 'online', payload_not_available: 'offline' }],
+      availability: [
+        { topic: 'edge-gateway/gw_1/status', payload_available: 'online', payload_not_available: 'offline' },
+      ],
       device: configs()[0]!.config.device,
       origin: { name: 'edge-gateway', sw_version: '0.1.0' },
     });
@@ -235,8 +264,14 @@ describe('last-detection image', () => {
   });
 
   it('its unique id cannot meet a sensor of another camera', () => {
-    const ids = new Set(['motion', 'human', 'vehicle', 'connectivity'].map((k) => sensorUniqueId('gw_1', 'dev_abc_last', k as 'motion')));
-    expect(ids.has((JSON.parse(String(homeAssistantDetectionImageDiscovery(ctx, device).payload)) as HaImageConfig).unique_id)).toBe(false);
+    const ids = new Set(
+      ['motion', 'human', 'vehicle', 'connectivity'].map((k) => sensorUniqueId('gw_1', 'dev_abc_last', k as 'motion')),
+    );
+    expect(
+      ids.has(
+        (JSON.parse(String(homeAssistantDetectionImageDiscovery(ctx, device).payload)) as HaImageConfig).unique_id,
+      ),
+    ).toBe(false);
   });
 
   it('refuses an id Home Assistant would not take', () => {

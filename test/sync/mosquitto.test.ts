@@ -17,7 +17,10 @@ async function connect(url: string, opts: IClientOptions = {}): Promise<MqttClie
  * A client connecting now, with its CONNACK to come: handlers attached in the same tick see every
  * message, including a persistent session's queue that the broker sends right after CONNACK.
  */
-function connectWithListeners(url: string, opts: IClientOptions): { client: MqttClient; connack: Promise<IConnackPacket> } {
+function connectWithListeners(
+  url: string,
+  opts: IClientOptions,
+): { client: MqttClient; connack: Promise<IConnackPacket> } {
   const client = mqttConnect(url, { reconnectPeriod: 0, connectTimeout: 5000, ...opts });
   clients.push(client);
   const connack = new Promise<IConnackPacket>((resolve, reject) => {
@@ -89,7 +92,9 @@ describe('test Mosquitto broker with TLS and client certificates', () => {
   let broker: Mosquitto;
   beforeAll(async () => {
     [pki, stranger] = await Promise.all([makeTestPki({ clientName: 'gw_test' }), makeTestPki()]);
-    broker = await startMosquitto({ tls: { ca: pki.caCert, cert: pki.serverCert, key: pki.serverKey, requireClientCert: true } });
+    broker = await startMosquitto({
+      tls: { ca: pki.caCert, cert: pki.serverCert, key: pki.serverKey, requireClientCert: true },
+    });
   });
   afterAll(async () => {
     await broker?.close();
@@ -111,15 +116,21 @@ describe('test Mosquitto broker with TLS and client certificates', () => {
   });
 
   it('refuses a client whose certificate another CA signed', async () => {
-    await expect(connect(broker.url, { ca: pki.ca, cert: stranger.cert, key: stranger.key, protocolVersion: 5 })).rejects.toThrow(/unknown ca/i);
+    await expect(
+      connect(broker.url, { ca: pki.ca, cert: stranger.cert, key: stranger.key, protocolVersion: 5 }),
+    ).rejects.toThrow(/unknown ca/i);
   });
 
   it('is refused by a client that does not trust the server certificate', async () => {
-    await expect(connect(broker.url, { ca: stranger.ca, cert: pki.cert, key: pki.key, protocolVersion: 5 })).rejects.toThrow(/self-signed certificate in certificate chain/i);
+    await expect(
+      connect(broker.url, { ca: stranger.ca, cert: pki.cert, key: pki.key, protocolVersion: 5 }),
+    ).rejects.toThrow(/self-signed certificate in certificate chain/i);
   });
 
   it('without requireClientCert, takes TLS clients that have no certificate', async () => {
-    const open = await startMosquitto({ tls: { ca: pki.caCert, cert: pki.serverCert, key: pki.serverKey, requireClientCert: false } });
+    const open = await startMosquitto({
+      tls: { ca: pki.caCert, cert: pki.serverCert, key: pki.serverKey, requireClientCert: false },
+    });
     try {
       const client = await connect(open.url, { ca: pki.ca, protocolVersion: 5 });
       expect(client.connected).toBe(true);
@@ -170,8 +181,13 @@ describe('test Mosquitto broker restarts', () => {
     });
   }
 
-  it('queues more than Mosquitto\'s default 1000 messages for an absent subscriber, in order, across a restart', async () => {
-    const session: IClientOptions = { clientId: 'many', clean: false, protocolVersion: 5, properties: { sessionExpiryInterval: 3600 } };
+  it("queues more than Mosquitto's default 1000 messages for an absent subscriber, in order, across a restart", async () => {
+    const session: IClientOptions = {
+      clientId: 'many',
+      clean: false,
+      protocolVersion: 5,
+      properties: { sessionExpiryInterval: 3600 },
+    };
     const first = await connect(broker.url, session);
     await first.subscribeAsync('many/t', { qos: 1 });
     await first.endAsync();
@@ -198,7 +214,12 @@ describe('test Mosquitto broker restarts', () => {
   it('without persistence a restart forgets sessions', async () => {
     const volatile = await startMosquitto();
     try {
-      const session: IClientOptions = { clientId: 'forgetful', clean: false, protocolVersion: 5, properties: { sessionExpiryInterval: 3600 } };
+      const session: IClientOptions = {
+        clientId: 'forgetful',
+        clean: false,
+        protocolVersion: 5,
+        properties: { sessionExpiryInterval: 3600 },
+      };
       const first = await connect(volatile.url, session);
       await first.subscribeAsync('v/t', { qos: 1 });
       await first.endAsync();

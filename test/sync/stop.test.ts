@@ -37,7 +37,10 @@ describe('cloud sync stop', () => {
   it('ends even when the broker never acknowledges what is in flight', async () => {
     const store = Store.open(tempDir('eg-sync-stop-'));
     const warnings: string[] = [];
-    const logger = pino({ level: 'warn' }, { write: (l: string) => void warnings.push((JSON.parse(l) as { msg: string }).msg) });
+    const logger = pino(
+      { level: 'warn' },
+      { write: (l: string) => void warnings.push((JSON.parse(l) as { msg: string }).msg) },
+    );
     const sync = new CloudSync({
       url: `mqtt://127.0.0.1:${port}`,
       prefix: 'edge-gateway',

@@ -31,7 +31,11 @@ describe('topic builders', () => {
     ['control result', controlResultTopic(P, GW, DEV), 'edge-gateway/gw_Ab3-x/devices/dev_9Zq-_k/control/result'],
     ['control subscription', controlSubscription(P, GW), 'edge-gateway/gw_Ab3-x/devices/+/control'],
     ['motion state', deviceStateTopic(P, GW, DEV, 'motion'), 'edge-gateway/gw_Ab3-x/devices/dev_9Zq-_k/state/motion'],
-    ['connectivity state', deviceStateTopic(P, GW, DEV, 'connectivity'), 'edge-gateway/gw_Ab3-x/devices/dev_9Zq-_k/state/connectivity'],
+    [
+      'connectivity state',
+      deviceStateTopic(P, GW, DEV, 'connectivity'),
+      'edge-gateway/gw_Ab3-x/devices/dev_9Zq-_k/state/connectivity',
+    ],
     ['multi-level prefix', statusTopic('acme/site-1', GW), 'acme/site-1/gw_Ab3-x/status'],
     ['non-ASCII prefix', alertsTopic('maison/été', GW), 'maison/été/gw_Ab3-x/alerts'],
     ['"$" inside a level', statusTopic('a/$b', 'gw$1'), 'a/$b/gw$1/status'],
@@ -95,7 +99,8 @@ describe('topic validation', () => {
     ['dev#', /wildcard/],
     ['\u0000', /control/],
   ])('refuses device id %j', (deviceId, reason) => {
-    for (const build of [deviceTopic, controlTopic, controlResultTopic]) bad(() => build(P, GW, deviceId), 'deviceId', reason);
+    for (const build of [deviceTopic, controlTopic, controlResultTopic])
+      bad(() => build(P, GW, deviceId), 'deviceId', reason);
     bad(() => deviceStateTopic(P, GW, deviceId, 'human'), 'deviceId', reason);
   });
 
@@ -146,7 +151,8 @@ describe('parseControlTopic', () => {
   });
 
   it('inverts controlTopic', () => {
-    for (const id of ['d', DEV, 'x'.repeat(128), '$weird', 'ünï cödé']) expect(parseControlTopic(P, GW, controlTopic(P, GW, id))).toBe(id);
+    for (const id of ['d', DEV, 'x'.repeat(128), '$weird', 'ünï cödé'])
+      expect(parseControlTopic(P, GW, controlTopic(P, GW, id))).toBe(id);
   });
 
   it('throws TopicError for an invalid prefix or gateway id (configuration errors)', () => {
@@ -167,7 +173,9 @@ describe('fuzz', () => {
       try {
         id = parseControlTopic(P, GW, topic);
       } catch (err) {
-        throw new Error(`seed ${rng.seed}: parseControlTopic threw for ${JSON.stringify(topic)}: ${String(err)}`, { cause: err });
+        throw new Error(`seed ${rng.seed}: parseControlTopic threw for ${JSON.stringify(topic)}: ${String(err)}`, {
+          cause: err,
+        });
       }
       if (id !== null) expect(controlTopic(P, GW, id), `seed ${rng.seed}`).toBe(topic);
     }
@@ -190,7 +198,10 @@ describe('fuzz', () => {
       expect(topic, `seed ${rng.seed}`).not.toMatch(/[+#]/);
       expect(topic, `seed ${rng.seed}`).not.toContain('\u0000');
       const levels = topic.split('/');
-      expect(levels.every((l) => l.length > 0), `seed ${rng.seed}: ${topic}`).toBe(true);
+      expect(
+        levels.every((l) => l.length > 0),
+        `seed ${rng.seed}: ${topic}`,
+      ).toBe(true);
       expect(levels.length, `seed ${rng.seed}: ${topic}`).toBe(prefix.split('/').length + 5);
       expect(levels.slice(-5), `seed ${rng.seed}`).toEqual([gw, 'devices', dev, 'control', 'result']);
     }

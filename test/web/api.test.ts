@@ -70,6 +70,11 @@ describe('Api.prefetchFirstScreen', () => {
     api.prefetchFirstScreen();
     await api.alerts({ unread: true, limit: 10 });
     await api.json('/v1/devices?limit=200', { method: 'GET' });
-    expect(sent.map((s) => s.path)).toEqual(['/v1/devices?limit=200', '/v1/alerts?unread=true&limit=200', '/v1/alerts?unread=true&limit=10', '/v1/devices?limit=200']);
+    expect(sent.map((s) => s.path)).toEqual([
+      '/v1/devices?limit=200',
+      '/v1/alerts?unread=true&limit=200',
+      '/v1/alerts?unread=true&limit=10',
+      '/v1/devices?limit=200',
+    ]);
   });
 });

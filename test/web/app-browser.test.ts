@@ -32,10 +32,26 @@ const pageErrors: string[] = [];
 const tokenAnswers: Array<{ grant: string; status: number; refreshToken: string | null }> = [];
 
 beforeAll(async () => {
-  fleet = await startFleet({ count: 1, host: '127.0.0.1', basePort: 0, username: 'admin', password: 'cam-secret-7', discovery: null, rtspPort: 0, logger: pino({ level: 'silent' }) });
+  fleet = await startFleet({
+    count: 1,
+    host: '127.0.0.1',
+    basePort: 0,
+    username: 'admin',
+    password: 'cam-secret-7',
+    discovery: null,
+    rtspPort: 0,
+    logger: pino({ level: 'silent' }),
+  });
   t = await startTestGateway(
     {
-      cameras: [{ name: HOSTILE_NAME, onvif_url: fleet.cameras[0]!.deviceServiceUrl, username: 'admin', password: 'cam-secret-7' }],
+      cameras: [
+        {
+          name: HOSTILE_NAME,
+          onvif_url: fleet.cameras[0]!.deviceServiceUrl,
+          username: 'admin',
+          password: 'cam-secret-7',
+        },
+      ],
       webrtc: { bind_address: '127.0.0.1' },
       recording: { pre_roll_s: 1, post_roll_s: 2 },
       auth: { clock_tolerance_s: 0, local: { access_ttl_s: 60 } },
@@ -59,7 +75,9 @@ beforeAll(async () => {
     const grant = new URLSearchParams(res.request().postData() ?? '').get('grant_type') ?? '';
     void res
       .json()
-      .then((body: { refresh_token?: string }) => tokenAnswers.push({ grant, status: res.status(), refreshToken: body.refresh_token ?? null }))
+      .then((body: { refresh_token?: string }) =>
+        tokenAnswers.push({ grant, status: res.status(), refreshToken: body.refresh_token ?? null }),
+      )
       .catch(() => tokenAnswers.push({ grant, status: res.status(), refreshToken: null }));
   });
 }, 120_000);
@@ -88,7 +106,11 @@ describe('the web app, as the owner', { timeout: 120_000 }, () => {
   });
 
   it('shows a still picture of the camera', async () => {
-    await expect.poll(() => page.evaluate(`document.querySelector('[data-testid=still] img')?.naturalWidth ?? 0`), { timeout: 20_000 }).toBeGreaterThan(0);
+    await expect
+      .poll(() => page.evaluate(`document.querySelector('[data-testid=still] img')?.naturalWidth ?? 0`), {
+        timeout: 20_000,
+      })
+      .toBeGreaterThan(0);
   });
 
   it('has no serious accessibility violation on the cameras screen; screenshots', async () => {
@@ -123,10 +145,14 @@ describe('the web app, as the owner', { timeout: 120_000 }, () => {
     await page.route('**/live/*/whep', (route) => route.abort('connectionrefused'));
     try {
       await page.reload();
-      await expect.poll(() => page.textContent('[data-testid=live-mode]'), { timeout: 60_000 }).toMatch(/^Live \(LL-HLS/);
+      await expect
+        .poll(() => page.textContent('[data-testid=live-mode]'), { timeout: 60_000 })
+        .toMatch(/^Live \(LL-HLS/);
       await expect.poll(() => videoFrames(page, '[data-testid=live-video]'), { timeout: 20_000 }).toBeGreaterThan(0);
       const first = await videoFrames(page, '[data-testid=live-video]');
-      await expect.poll(() => videoFrames(page, '[data-testid=live-video]'), { timeout: 10_000 }).toBeGreaterThan(first);
+      await expect
+        .poll(() => videoFrames(page, '[data-testid=live-video]'), { timeout: 10_000 })
+        .toBeGreaterThan(first);
     } finally {
       await page.unroute('**/live/*/whep');
     }
@@ -167,7 +193,9 @@ describe('the web app, as the owner', { timeout: 120_000 }, () => {
     const before = Number(await badge.textContent());
     expect(before).toBeGreaterThan(0);
     await page.locator('[data-testid=alert]').first().locator('text=Mark as read').click();
-    await expect.poll(async () => ((await badge.count()) === 0 ? 0 : Number(await badge.textContent()))).toBe(before - 1);
+    await expect
+      .poll(async () => ((await badge.count()) === 0 ? 0 : Number(await badge.textContent())))
+      .toBe(before - 1);
     expect(await page.locator('[data-testid=alert].read').count()).toBeGreaterThan(0);
   });
 
@@ -179,7 +207,9 @@ describe('the web app, as the owner', { timeout: 120_000 }, () => {
     await screenshots(page, 'clips');
     expect(await page.locator('[data-testid=clip-video]').count()).toBe(1);
     const video = '[data-testid=clip-video]';
-    await expect.poll(() => page.evaluate(`document.querySelector('${video}').readyState`), { timeout: 15_000 }).toBeGreaterThanOrEqual(2);
+    await expect
+      .poll(() => page.evaluate(`document.querySelector('${video}').readyState`), { timeout: 15_000 })
+      .toBeGreaterThanOrEqual(2);
     const middle: unknown = await page.evaluate(`new Promise((resolve) => {
       const v = document.querySelector('${video}');
       v.addEventListener('seeked', () => resolve({ at: v.currentTime, duration: v.duration }), { once: true });
@@ -192,7 +222,11 @@ describe('the web app, as the owner', { timeout: 120_000 }, () => {
 
   it('refreshed its access token without the user noticing', async () => {
     // Tokens live 15 s: by now the app has refreshed (on schedule or after a 401) and still works.
-    await expect.poll(() => tokenAnswers.filter((a) => a.grant === 'refresh_token' && a.status === 200).length, { timeout: 30_000 }).toBeGreaterThan(0);
+    await expect
+      .poll(() => tokenAnswers.filter((a) => a.grant === 'refresh_token' && a.status === 200).length, {
+        timeout: 30_000,
+      })
+      .toBeGreaterThan(0);
     await page.click('nav >> text=Cameras');
     await page.locator('[data-testid=camera]').first().waitFor();
     expect(await page.locator('text=Your session expired').count()).toBe(0);
@@ -221,7 +255,11 @@ describe('the web app, as the owner', { timeout: 120_000 }, () => {
     const again = await t.request('/oauth/token', {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: lastRefresh as string, client_id: 'gateway-web' }).toString(),
+      body: new URLSearchParams({
+        grant_type: 'refresh_token',
+        refresh_token: lastRefresh as string,
+        client_id: 'gateway-web',
+      }).toString(),
     });
     expect(again.status).toBe(400);
     expect((again.json() as { error: string }).error).toBe('invalid_grant');
@@ -245,7 +283,11 @@ describe('the web app, as a viewer (devices:read, alerts:read, recordings:read)'
       });
       let viewerToken = '';
       viewer.on('response', (res) => {
-        if (res.url().endsWith('/oauth/token')) void res.json().then((b: { access_token?: string; scope?: string }) => (viewerToken = b.access_token ?? viewerToken)).catch(() => undefined);
+        if (res.url().endsWith('/oauth/token'))
+          void res
+            .json()
+            .then((b: { access_token?: string; scope?: string }) => (viewerToken = b.access_token ?? viewerToken))
+            .catch(() => undefined);
       });
       await signIn(viewer, origin, VIEWER);
       await viewer.locator('[data-testid=camera]').first().waitFor();
@@ -258,7 +300,11 @@ describe('the web app, as a viewer (devices:read, alerts:read, recordings:read)'
       await viewer.locator('[data-testid=alert]').first().waitFor();
       expect(await viewer.locator('button', { hasText: /Mark/ }).count()).toBe(0);
       expect(viewerToken).not.toBe('');
-      const refused = await t.request(`/v1/devices/${deviceId}/control`, { method: 'POST', headers: { authorization: `Bearer ${viewerToken}` }, body: { action: 'reboot' } });
+      const refused = await t.request(`/v1/devices/${deviceId}/control`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${viewerToken}` },
+        body: { action: 'reboot' },
+      });
       expect(refused.status).toBe(403);
       expect((refused.json() as { error: string }).error).toBe('insufficient_scope');
 

@@ -7,7 +7,9 @@ import { parseSse } from '../../web/src/sse.js';
 
 describe('parseSse', () => {
   it('reads complete frames with event, id and data, and keeps an unfinished one for later', () => {
-    const { frames, rest } = parseSse('id: 7\nevent: alert.created\ndata: {"id":"a1"}\n\nevent: device.status\ndata: {"id"');
+    const { frames, rest } = parseSse(
+      'id: 7\nevent: alert.created\ndata: {"id":"a1"}\n\nevent: device.status\ndata: {"id"',
+    );
     expect(frames).toEqual([{ event: 'alert.created', data: '{"id":"a1"}', id: '7' }]);
     expect(rest).toBe('event: device.status\ndata: {"id"');
     const next = parseSse(`${rest}:"d1"}\n\n`);
@@ -36,8 +38,18 @@ describe('parseRoute', () => {
   });
 
   it('has no screen under a path the gateway keeps for the API', () => {
-    for (const path of ['/cameras/x', '/events', '/clips', '/signin/callback', '/']) expect(isReservedPath(path), path).toBe(false);
-    for (const path of ['/v1', '/v1/devices', '/oauth/token', '/live/t/whep', '/.well-known/jwks.json', '/metrics', '/healthz']) expect(isReservedPath(path), path).toBe(true);
+    for (const path of ['/cameras/x', '/events', '/clips', '/signin/callback', '/'])
+      expect(isReservedPath(path), path).toBe(false);
+    for (const path of [
+      '/v1',
+      '/v1/devices',
+      '/oauth/token',
+      '/live/t/whep',
+      '/.well-known/jwks.json',
+      '/metrics',
+      '/healthz',
+    ])
+      expect(isReservedPath(path), path).toBe(true);
     expect(isReservedPath('/v10')).toBe(false);
   });
 });

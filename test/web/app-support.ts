@@ -17,7 +17,10 @@ export async function signIn(page: Page, origin: string, user: { username: strin
   await page.waitForSelector('#username');
   await page.fill('#username', user.username);
   await page.fill('#password', user.password);
-  await Promise.all([page.waitForURL((url) => url.pathname === '/' && !url.search.includes('code=')), page.click('button[value=login]')]);
+  await Promise.all([
+    page.waitForURL((url) => url.pathname === '/' && !url.search.includes('code=')),
+    page.click('button[value=login]'),
+  ]);
   await page.waitForSelector('header.top');
 }
 
@@ -34,7 +37,9 @@ export interface AxeViolation {
 export async function seriousViolations(page: Page): Promise<AxeViolation[]> {
   // Evaluated through the DevTools protocol, which the page's CSP does not govern (an injected <script> would be refused).
   await page.evaluate(AXE_SOURCE);
-  const found: unknown = await page.evaluate(`axe.run(document, { resultTypes: ['violations'] }).then((r) => r.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.length })))`);
+  const found: unknown = await page.evaluate(
+    `axe.run(document, { resultTypes: ['violations'] }).then((r) => r.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.length })))`,
+  );
   return (found as AxeViolation[]).filter((v) => v.impact === 'serious' || v.impact === 'critical');
 }
 
@@ -45,7 +50,10 @@ export async function screenshots(page: Page, name: string): Promise<void> {
   for (const size of VIEWPORTS) {
     await page.setViewportSize(size);
     await page.waitForTimeout(300);
-    await page.screenshot({ path: path.join(SCREENSHOT_DIR, `${name}-${size.width}x${size.height}.png`), fullPage: false });
+    await page.screenshot({
+      path: path.join(SCREENSHOT_DIR, `${name}-${size.width}x${size.height}.png`),
+      fullPage: false,
+    });
   }
   if (original) await page.setViewportSize(original);
 }

@@ -18,7 +18,17 @@ const alert = (id: string, read = false): Alert => ({
   recording_status_reason: null,
   detections: [],
 });
-const device: Device = { id: 'dev_1', name: 'Porch', type: 'camera', status: 'online', model: null, manufacturer: null, firmware_version: null, last_seen_at: null, address: null };
+const device: Device = {
+  id: 'dev_1',
+  name: 'Porch',
+  type: 'camera',
+  status: 'online',
+  model: null,
+  manufacturer: null,
+  firmware_version: null,
+  last_seen_at: null,
+  address: null,
+};
 
 /** A text/event-stream response sending `chunks`, then staying open until `close` resolves. */
 function sse(chunks: string[], close: Promise<void> = Promise.resolve()): Response {
@@ -44,9 +54,15 @@ describe('startFeed', () => {
         if (calls === 1) {
           const data = JSON.stringify(alert('alr_1'));
           // One frame cut in the middle of its data, then a heartbeat comment.
-          return sse([`id: 41\nevent: alert.created\ndata: ${data.slice(0, 10)}`, `${data.slice(10)}\n\n: heartbeat\n\n`]);
+          return sse([
+            `id: 41\nevent: alert.created\ndata: ${data.slice(0, 10)}`,
+            `${data.slice(10)}\n\n: heartbeat\n\n`,
+          ]);
         }
-        return sse([`id: 42\nevent: device.status\ndata: ${JSON.stringify(device)}\n\n`], new Promise((resolve) => (hold = resolve)));
+        return sse(
+          [`id: 42\nevent: device.status\ndata: ${JSON.stringify(device)}\n\n`],
+          new Promise((resolve) => (hold = resolve)),
+        );
       },
     };
     const hub = new EventHub();

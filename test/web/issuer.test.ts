@@ -12,7 +12,11 @@ describe('issuerProblem', () => {
     ['the issuer, from a server that sends it', ISSUER, sends],
     ['the issuer, from a server that does not say', ISSUER, silent],
     ['none, from a server that does not send it', null, silent],
-    ['none, from a server that says it does not send it', null, { issuer: ISSUER, authorization_response_iss_parameter_supported: false }],
+    [
+      'none, from a server that says it does not send it',
+      null,
+      { issuer: ISSUER, authorization_response_iss_parameter_supported: false },
+    ],
   ] as const)('accepts %s', (_name, iss, metadata) => {
     expect(issuerProblem(iss, metadata)).toBeNull();
   });
@@ -37,7 +41,16 @@ describe('readIssuerMetadata', () => {
     expect(readIssuerMetadata(silent)).toEqual(silent);
   });
 
-  it.each([null, 'text', 7, [], {}, { issuer: '' }, { issuer: 3 }, { issuer: ISSUER, authorization_response_iss_parameter_supported: 'yes' }])('refuses %j', (body) => {
+  it.each([
+    null,
+    'text',
+    7,
+    [],
+    {},
+    { issuer: '' },
+    { issuer: 3 },
+    { issuer: ISSUER, authorization_response_iss_parameter_supported: 'yes' },
+  ])('refuses %j', (body) => {
     expect(readIssuerMetadata(body)).toBeNull();
   });
 });

@@ -55,7 +55,12 @@ async function press(p: Page, key: string): Promise<Focused> {
 }
 
 /** Tabs (or Shift+Tabs) until the focused element is the one wanted, checking every stop on the way. */
-async function tabTo(p: Page, wanted: (f: Focused) => boolean, key: 'Tab' | 'Shift+Tab' = 'Tab', most = 40): Promise<Focused> {
+async function tabTo(
+  p: Page,
+  wanted: (f: Focused) => boolean,
+  key: 'Tab' | 'Shift+Tab' = 'Tab',
+  most = 40,
+): Promise<Focused> {
   const seen: string[] = [];
   for (let i = 0; i < most; i++) {
     const f = await press(p, key);
@@ -65,12 +70,24 @@ async function tabTo(p: Page, wanted: (f: Focused) => boolean, key: 'Tab' | 'Shi
   throw new Error(`not reached by ${key}; focus went through: ${seen.join(' → ')}`);
 }
 
-const named = (text: string | RegExp, tag?: string) => (f: Focused) => (tag === undefined || f.tag === tag) && (typeof text === 'string' ? f.text === text : text.test(f.text));
+const named = (text: string | RegExp, tag?: string) => (f: Focused) =>
+  (tag === undefined || f.tag === tag) && (typeof text === 'string' ? f.text === text : text.test(f.text));
 
 beforeAll(async () => {
-  fleet = await startFleet({ count: 1, host: '127.0.0.1', basePort: 0, username: 'admin', password: 'cam-secret-8', discovery: null, rtspPort: 0, logger: pino({ level: 'silent' }) });
+  fleet = await startFleet({
+    count: 1,
+    host: '127.0.0.1',
+    basePort: 0,
+    username: 'admin',
+    password: 'cam-secret-8',
+    discovery: null,
+    rtspPort: 0,
+    logger: pino({ level: 'silent' }),
+  });
   t = await startTestGateway({
-    cameras: [{ name: 'Porch', onvif_url: fleet.cameras[0]!.deviceServiceUrl, username: 'admin', password: 'cam-secret-8' }],
+    cameras: [
+      { name: 'Porch', onvif_url: fleet.cameras[0]!.deviceServiceUrl, username: 'admin', password: 'cam-secret-8' },
+    ],
     webrtc: { bind_address: '127.0.0.1' },
     recording: { pre_roll_s: 1, post_roll_s: 2 },
   });
@@ -159,7 +176,9 @@ describe('the web app by keyboard only', { timeout: 120_000 }, () => {
     // The button goes once the gateway has answered: the focus is looked at after that.
     await page.keyboard.press('Enter');
     await page.locator('[data-testid=alert].unread').waitFor({ state: 'detached' });
-    await expect.poll(async () => ((await badge.count()) === 0 ? 0 : Number(await badge.textContent()))).toBe(before - 1);
+    await expect
+      .poll(async () => ((await badge.count()) === 0 ? 0 : Number(await badge.textContent())))
+      .toBe(before - 1);
     // Its button went with the alert's unread state: the focus moved on to the alert's clip, not to <body>.
     expect(await focused(page)).toMatchObject({ lost: false, tag: 'a', text: 'Play clip', ring: true });
     await screenshots(page, 'keyboard-events');
@@ -174,7 +193,9 @@ describe('the web app by keyboard only', { timeout: 120_000 }, () => {
     await tabTo(page, named('Play', 'button'));
     await press(page, 'Enter');
     await page.locator('[data-testid=clip-video]').waitFor();
-    await expect.poll(() => page.evaluate(`document.querySelector('[data-testid=clip-video]').currentTime`), { timeout: 20_000 }).toBeGreaterThan(0);
+    await expect
+      .poll(() => page.evaluate(`document.querySelector('[data-testid=clip-video]').currentTime`), { timeout: 20_000 })
+      .toBeGreaterThan(0);
     expect(await focused(page)).toMatchObject({ tag: 'button', text: 'Play', ring: true });
     await screenshots(page, 'keyboard-clips');
     // Closing the player (its button goes with it) gives the focus back to the clip's Play button.

@@ -26,7 +26,8 @@ beforeAll(async () => {
   context = await newContext(browser);
   page = await context.newPage();
   page.on('request', (req) => {
-    if (req.url().endsWith('/oauth/token')) tokenRequests.push(new URLSearchParams(req.postData() ?? '').get('grant_type') ?? '');
+    if (req.url().endsWith('/oauth/token'))
+      tokenRequests.push(new URLSearchParams(req.postData() ?? '').get('grant_type') ?? '');
   });
 }, 60_000);
 afterAll(async () => {
@@ -52,7 +53,9 @@ async function answerOfSignIn(start: () => Promise<unknown>): Promise<URL> {
   try {
     await start();
     const username = page.locator('#username');
-    await expect.poll(async () => callback !== null || (await username.isVisible().catch(() => false)), { timeout: 20_000 }).toBe(true);
+    await expect
+      .poll(async () => callback !== null || (await username.isVisible().catch(() => false)), { timeout: 20_000 })
+      .toBe(true);
     if (callback === null) {
       await username.fill(USER.username);
       await page.fill('#password', USER.password);
@@ -73,7 +76,10 @@ async function refusedWith(url: URL): Promise<string> {
 
 describe('the sign-in answer names its issuer (RFC 9207)', { timeout: 60_000 }, () => {
   it('is sent by this gateway with its issuer, which its metadata names and promises', async () => {
-    const metadata = (await t.request('/.well-known/oauth-authorization-server')).json() as { issuer: string; authorization_response_iss_parameter_supported: boolean };
+    const metadata = (await t.request('/.well-known/oauth-authorization-server')).json() as {
+      issuer: string;
+      authorization_response_iss_parameter_supported: boolean;
+    };
     expect(metadata.authorization_response_iss_parameter_supported).toBe(true);
     const answer = await answerOfSignIn(() => page.goto(`${t.gw.apiUrl}/`));
     expect(answer.searchParams.get('iss')).toBe(metadata.issuer);
@@ -81,7 +87,9 @@ describe('the sign-in answer names its issuer (RFC 9207)', { timeout: 60_000 }, 
 
     // Another server's name in iss: refused, and the code never goes to the token endpoint.
     answer.searchParams.set('iss', 'https://evil.example');
-    expect(await refusedWith(answer)).toContain(`came from another server (https://evil.example), not this gateway (${metadata.issuer})`);
+    expect(await refusedWith(answer)).toContain(
+      `came from another server (https://evil.example), not this gateway (${metadata.issuer})`,
+    );
     expect(tokenRequests).toEqual([]);
     expect(new URL(page.url()).pathname).toBe('/');
     await screenshots(page, 'signin-wrong-issuer');
@@ -111,8 +119,12 @@ describe("the app's own file", { timeout: 60_000 }, () => {
       const blank = await other.newPage();
       await blank.route(/\/assets\/mount-[A-Z0-9]+\.js$/, (route) => route.abort('connectionreset'));
       await blank.goto(`${t.gw.apiUrl}/`);
-      await expect.poll(() => blank.locator('#app').textContent(), { timeout: 20_000 }).toBe('The app could not be loaded. Reload the page to try again.');
-      expect(await blank.getByRole('alert').textContent()).toBe('The app could not be loaded. Reload the page to try again.');
+      await expect
+        .poll(() => blank.locator('#app').textContent(), { timeout: 20_000 })
+        .toBe('The app could not be loaded. Reload the page to try again.');
+      expect(await blank.getByRole('alert').textContent()).toBe(
+        'The app could not be loaded. Reload the page to try again.',
+      );
       await screenshots(blank, 'app-not-loaded');
     } finally {
       await other.close();

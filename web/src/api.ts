@@ -1,5 +1,14 @@
 import { UnreachableError, type Session } from './auth.js';
-import type { Alert, ControlAction, ControlResult, Device, EventType, Page, Recording, StreamAddress } from './types.js';
+import type {
+  Alert,
+  ControlAction,
+  ControlResult,
+  Device,
+  EventType,
+  Page,
+  Recording,
+  StreamAddress,
+} from './types.js';
 
 // The /v1 API as the app uses it: the bearer token on every request, one retry with a fresh token
 // after a 401 (the token expired or the gateway restarted with new keys), and the gateway's
@@ -23,7 +32,13 @@ interface ApiDeps {
 }
 
 type AlertFilter = { device_id?: string; type?: Alert['type']; unread?: boolean; limit?: number; cursor?: string };
-type RecordingFilter = { start_date?: string; end_date?: string; event_type?: EventType; limit?: number; cursor?: string };
+type RecordingFilter = {
+  start_date?: string;
+  end_date?: string;
+  event_type?: EventType;
+  limit?: number;
+  cursor?: string;
+};
 
 /** The unread alerts every signed-in screen counts (the badge). */
 export const UNREAD_FILTER: Readonly<AlertFilter> = Object.freeze({ unread: true, limit: 200 });
@@ -155,6 +170,7 @@ async function apiError(res: Response): Promise<ApiError> {
   const body: unknown = await res.json().catch(() => null);
   const fields = typeof body === 'object' && body !== null ? (body as Record<string, unknown>) : {};
   const code = typeof fields.error === 'string' ? fields.error : `http_${res.status}`;
-  const description = typeof fields.error_description === 'string' ? fields.error_description : `The gateway answered ${res.status}.`;
+  const description =
+    typeof fields.error_description === 'string' ? fields.error_description : `The gateway answered ${res.status}.`;
   return new ApiError(res.status, code, description);
 }

@@ -49,7 +49,8 @@ export interface AppProps {
   reachability: Subscribe<boolean>;
 }
 
-type Boot = { kind: 'starting' } | { kind: 'ready'; auth: AuthState; fromSignIn?: boolean } | { kind: 'failed'; message: string };
+type Boot =
+  { kind: 'starting' } | { kind: 'ready'; auth: AuthState; fromSignIn?: boolean } | { kind: 'failed'; message: string };
 
 export function App({ session, started, api, hub, authChanges, reachability }: AppProps) {
   const [boot, setBoot] = useState<Boot>({ kind: 'starting' });
@@ -70,8 +71,10 @@ export function App({ session, started, api, hub, authChanges, reachability }: A
       })
       .catch((err: unknown) => {
         if (isSignInPath(location.pathname)) navigate('/', true);
-        if (err instanceof SessionEndedError) setBoot({ kind: 'ready', auth: { kind: 'signed-out', reason: 'refused', detail: err.message } });
-        else if (err instanceof UnreachableError) setBoot({ kind: 'failed', message: 'The gateway cannot be reached. This page retries by itself.' });
+        if (err instanceof SessionEndedError)
+          setBoot({ kind: 'ready', auth: { kind: 'signed-out', reason: 'refused', detail: err.message } });
+        else if (err instanceof UnreachableError)
+          setBoot({ kind: 'failed', message: 'The gateway cannot be reached. This page retries by itself.' });
         else setBoot({ kind: 'failed', message: err instanceof Error ? err.message : 'Starting failed.' });
       });
   }, [started]);
@@ -92,12 +95,27 @@ export function App({ session, started, api, hub, authChanges, reachability }: A
     return () => clearInterval(timer);
   }, [reachable, boot.kind]);
 
-  if (boot.kind === 'starting') return <p class="boot" role="status">Loading…</p>;
+  if (boot.kind === 'starting')
+    return (
+      <p class="boot" role="status">
+        Loading…
+      </p>
+    );
   if (boot.kind === 'failed') return <SignInScreen message={boot.message} onSignIn={null} />;
   if (boot.auth.kind === 'signed-out') {
     return <SignInScreen reason={boot.auth.reason} message={boot.auth.detail ?? null} onSignIn={signIn} />;
   }
-  return <SignedIn session={session} api={api} hub={hub} scopes={boot.auth.scopes} reachable={reachable} epoch={epoch} fromSignIn={boot.fromSignIn === true} />;
+  return (
+    <SignedIn
+      session={session}
+      api={api}
+      hub={hub}
+      scopes={boot.auth.scopes}
+      reachable={reachable}
+      epoch={epoch}
+      fromSignIn={boot.fromSignIn === true}
+    />
+  );
 }
 
 /**
@@ -121,7 +139,15 @@ function useFocusOnNewScreen(pathname: string, focusFirst: boolean): void {
   });
 }
 
-function SignedIn(props: { session: Session; api: Api; hub: EventHub; scopes: ReadonlySet<string>; reachable: boolean; epoch: number; fromSignIn: boolean }) {
+function SignedIn(props: {
+  session: Session;
+  api: Api;
+  hub: EventHub;
+  scopes: ReadonlySet<string>;
+  reachable: boolean;
+  epoch: number;
+  fromSignIn: boolean;
+}) {
   const { api, hub, scopes, epoch } = props;
   const loc = useLocation();
   const route = parseRoute(loc.pathname, loc.search);
@@ -143,7 +169,8 @@ function SignedIn(props: { session: Session; api: Api; hub: EventHub; scopes: Re
         .catch(() => undefined);
     void load();
     const off = hub.on((event) => {
-      if (event.type === 'device.status') setDevices((list) => list && list.map((d) => (d.id === event.data.id ? event.data : d)));
+      if (event.type === 'device.status')
+        setDevices((list) => list && list.map((d) => (d.id === event.data.id ? event.data : d)));
       if (event.type === 'alert.created' || event.type === 'alert.read') recountUnread();
     });
     const timer = setInterval(() => void load(), 30_000);
@@ -160,7 +187,10 @@ function SignedIn(props: { session: Session; api: Api; hub: EventHub; scopes: Re
       .catch(() => undefined);
   }, [api, epoch, recount]);
 
-  const ctx = useMemo<AppContext>(() => ({ api, hub, scopes, devices, epoch, recountUnread }), [api, hub, scopes, devices, epoch, recountUnread]);
+  const ctx = useMemo<AppContext>(
+    () => ({ api, hub, scopes, devices, epoch, recountUnread }),
+    [api, hub, scopes, devices, epoch, recountUnread],
+  );
   const current = route.screen;
   const link = (href: string, label: string, screen: string, extra?: preact.ComponentChildren) => (
     <a href={href} aria-current={current === screen ? 'page' : undefined}>
@@ -192,7 +222,11 @@ function SignedIn(props: { session: Session; api: Api; hub: EventHub; scopes: Re
             'Events',
             'events',
             unread && unread.count > 0 ? (
-              <span class="badge" aria-label={`${unread.count}${unread.more ? ' or more' : ''} unread`} data-testid="unread-count">
+              <span
+                class="badge"
+                aria-label={`${unread.count}${unread.more ? ' or more' : ''} unread`}
+                data-testid="unread-count"
+              >
                 {unread.count}
                 {unread.more ? '+' : ''}
               </span>
@@ -220,7 +254,11 @@ function SignedIn(props: { session: Session; api: Api; hub: EventHub; scopes: Re
         {route.screen === 'live' ? <LiveScreen deviceId={route.deviceId} /> : null}
         {route.screen === 'events' ? <EventsScreen params={route.params} /> : null}
         {route.screen === 'clips' ? (
-          scopes.has('recordings:read') ? <ClipsScreen params={route.params} /> : <p>Your account may not view clips.</p>
+          scopes.has('recordings:read') ? (
+            <ClipsScreen params={route.params} />
+          ) : (
+            <p>Your account may not view clips.</p>
+          )
         ) : null}
         {route.screen === 'missing' ? (
           <section>

@@ -17,8 +17,7 @@ const REFRESH_MARGIN_MS = 60_000;
 export type SignedOutReason = 'new' | 'expired' | 'signed-out' | 'refused';
 
 export type AuthState =
-  | { kind: 'signed-in'; scopes: ReadonlySet<string> }
-  | { kind: 'signed-out'; reason: SignedOutReason; detail?: string };
+  { kind: 'signed-in'; scopes: ReadonlySet<string> } | { kind: 'signed-out'; reason: SignedOutReason; detail?: string };
 
 /** The authorization server refused the session (refresh token expired, revoked, or a bad code). */
 export class SessionEndedError extends Error {}
@@ -70,7 +69,8 @@ export class Session {
       const returnTo = await this.finishSignIn(new URLSearchParams(location.search));
       return { state: this.state(), returnTo };
     }
-    if (this.deps.storage.getItem(REFRESH_KEY) === null) return { state: { kind: 'signed-out', reason: 'new' }, returnTo: null };
+    if (this.deps.storage.getItem(REFRESH_KEY) === null)
+      return { state: { kind: 'signed-out', reason: 'new' }, returnTo: null };
     await this.refresh();
     return { state: this.state(), returnTo: null };
   }
@@ -82,7 +82,8 @@ export class Session {
       issuer = await this.metadata();
     } catch (err) {
       // Unreachable: the banner says so (send). Refused: the sign-in screen says why.
-      if (err instanceof SessionEndedError) this.deps.onChange({ kind: 'signed-out', reason: 'refused', detail: err.message });
+      if (err instanceof SessionEndedError)
+        this.deps.onChange({ kind: 'signed-out', reason: 'refused', detail: err.message });
       return;
     }
     const verifier = randomToken();
@@ -164,7 +165,13 @@ export class Session {
     if (error !== null) throw new SessionEndedError(params.get('error_description') ?? `Sign-in refused (${error}).`);
     const code = params.get('code');
     if (code === null) throw new SessionEndedError('The sign-in answer had no code. Sign in again.');
-    await this.tokenRequest({ grant_type: 'authorization_code', code, redirect_uri: this.redirectUri(), client_id: CLIENT_ID, code_verifier: pending.verifier });
+    await this.tokenRequest({
+      grant_type: 'authorization_code',
+      code,
+      redirect_uri: this.redirectUri(),
+      client_id: CLIENT_ID,
+      code_verifier: pending.verifier,
+    });
     return pending.returnTo;
   }
 
@@ -172,7 +179,10 @@ export class Session {
   private async metadata(): Promise<IssuerMetadata> {
     const res = await this.send(METADATA_PATH, {});
     const metadata = res.ok ? readIssuerMetadata(await res.json().catch(() => null)) : null;
-    if (metadata === null) throw new SessionEndedError(`The gateway did not describe its sign-in server (status ${res.status}). Sign in again.`);
+    if (metadata === null)
+      throw new SessionEndedError(
+        `The gateway did not describe its sign-in server (status ${res.status}). Sign in again.`,
+      );
     return metadata;
   }
 
@@ -186,7 +196,8 @@ export class Session {
     const res = await this.send('/oauth/token', { method: 'POST', body: new URLSearchParams(fields) });
     const body: unknown = await res.json().catch(() => null);
     if (!res.ok || !isTokenResponse(body)) {
-      const detail = isRecord(body) && typeof body.error_description === 'string' ? body.error_description : `status ${res.status}`;
+      const detail =
+        isRecord(body) && typeof body.error_description === 'string' ? body.error_description : `status ${res.status}`;
       throw this.ended(fields.grant_type === 'refresh_token' ? 'expired' : 'refused', detail);
     }
     this.access = body.access_token;
@@ -226,7 +237,8 @@ export class Session {
 
   private ended(reason: SignedOutReason, detail?: string): SessionEndedError {
     this.forget();
-    const state: AuthState = detail === undefined ? { kind: 'signed-out', reason } : { kind: 'signed-out', reason, detail };
+    const state: AuthState =
+      detail === undefined ? { kind: 'signed-out', reason } : { kind: 'signed-out', reason, detail };
     this.deps.onChange(state);
     return new SessionEndedError(detail ?? reason);
   }
@@ -259,7 +271,12 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 }
 
 function isTokenResponse(value: unknown): value is TokenResponse {
-  return isRecord(value) && typeof value.access_token === 'string' && typeof value.expires_in === 'number' && typeof value.scope === 'string';
+  return (
+    isRecord(value) &&
+    typeof value.access_token === 'string' &&
+    typeof value.expires_in === 'number' &&
+    typeof value.scope === 'string'
+  );
 }
 
 function parsePending(raw: string | null): PendingSignIn | null {
@@ -267,7 +284,13 @@ function parsePending(raw: string | null): PendingSignIn | null {
   try {
     const value: unknown = JSON.parse(raw);
     const issuer = isRecord(value) ? readIssuerMetadata(value.issuer) : null;
-    if (isRecord(value) && typeof value.state === 'string' && typeof value.verifier === 'string' && typeof value.returnTo === 'string' && issuer !== null) {
+    if (
+      isRecord(value) &&
+      typeof value.state === 'string' &&
+      typeof value.verifier === 'string' &&
+      typeof value.returnTo === 'string' &&
+      issuer !== null
+    ) {
       return { state: value.state, verifier: value.verifier, returnTo: returnPath(value.returnTo), issuer };
     }
   } catch {

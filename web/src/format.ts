@@ -13,8 +13,18 @@ export function when(iso: string, now = Date.now()): string {
   if (ago < 45 && ago > -5) return 'just now';
   if (ago < 3600 && ago > 0) return `${Math.round(ago / 60)} min ago`;
   const sameDay = new Date(t).toDateString() === new Date(now).toDateString();
-  if (sameDay) return (timeFormat ??= new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2-digit', second: '2-digit' })).format(t);
-  return (dateTimeFormat ??= new Intl.DateTimeFormat(undefined, { month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit' })).format(t);
+  if (sameDay)
+    return (timeFormat ??= new Intl.DateTimeFormat(undefined, {
+      hour: '2-digit',
+      minute: '2-digit',
+      second: '2-digit',
+    })).format(t);
+  return (dateTimeFormat ??= new Intl.DateTimeFormat(undefined, {
+    month: 'short',
+    day: 'numeric',
+    hour: '2-digit',
+    minute: '2-digit',
+  })).format(t);
 }
 
 export function duration(seconds: number): string {

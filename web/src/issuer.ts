@@ -28,6 +28,7 @@ export function issuerProblem(iss: string | null, metadata: IssuerMetadata): str
       ? 'The sign-in answer did not say which server made it, and this gateway always does: it was refused. Sign in again.'
       : null;
   }
-  if (iss !== metadata.issuer) return `The sign-in answer came from another server (${iss}), not this gateway (${metadata.issuer}): it was refused. Sign in again.`;
+  if (iss !== metadata.issuer)
+    return `The sign-in answer came from another server (${iss}), not this gateway (${metadata.issuer}): it was refused. Sign in again.`;
   return null;
 }

@@ -37,7 +37,12 @@ export async function playWhep(video: HTMLVideoElement, url: string, signal: Abo
         }
       });
     });
-    const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/sdp' }, body: pc.localDescription?.sdp ?? '', signal });
+    const res = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/sdp' },
+      body: pc.localDescription?.sdp ?? '',
+      signal,
+    });
     if (res.status !== 201) throw new Error(`WHEP answered ${res.status}`);
     const location = res.headers.get('location');
     if (location) resource = new URL(location, url).href;
@@ -62,7 +67,8 @@ function firstFrame(video: HTMLVideoElement, pc: RTCPeerConnection, signal: Abor
     };
     const ok = () => done();
     const state = () => {
-      if (pc.connectionState === 'failed' || pc.connectionState === 'closed') done(new Error(`WebRTC ${pc.connectionState}`));
+      if (pc.connectionState === 'failed' || pc.connectionState === 'closed')
+        done(new Error(`WebRTC ${pc.connectionState}`));
     };
     const aborted = () => done(new Error('stopped'));
     const timer = setTimeout(() => done(new Error('WebRTC showed no picture in time')), WEBRTC_FIRST_FRAME_MS);

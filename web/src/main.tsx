@@ -22,7 +22,11 @@ if (root) {
     onChange: (state) => authChanges.emit(state),
     onReachable: (ok) => reachability.emit(ok),
   });
-  const api = new Api({ session, fetch: (input, init) => fetch(input, init), onReachable: (ok) => reachability.emit(ok) });
+  const api = new Api({
+    session,
+    fetch: (input, init) => fetch(input, init),
+    onReachable: (ok) => reachability.emit(ok),
+  });
   const started = session.start({ pathname: location.pathname, search: location.search });
   started
     .then(({ state }) => {
@@ -30,7 +34,9 @@ if (root) {
     })
     .catch(() => undefined);
   import('./mount.js')
-    .then(({ mount }) => mount(root, { session, started, api, authChanges: authChanges.on, reachability: reachability.on }))
+    .then(({ mount }) =>
+      mount(root, { session, started, api, authChanges: authChanges.on, reachability: reachability.on }),
+    )
     .catch(() => {
       // The app's own file did not arrive (the gateway restarted with a new build, or went away).
       const message = document.createElement('p');

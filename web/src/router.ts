@@ -26,7 +26,17 @@ export function useLocation(): { pathname: string; search: string } {
 export function onLinkClick(event: MouseEvent): void {
   if (event.defaultPrevented) return;
   const target = event.target instanceof Element ? event.target.closest('a') : null;
-  if (!target || target.target || target.hasAttribute('download') || event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return;
+  if (
+    !target ||
+    target.target ||
+    target.hasAttribute('download') ||
+    event.button !== 0 ||
+    event.metaKey ||
+    event.ctrlKey ||
+    event.shiftKey ||
+    event.altKey
+  )
+    return;
   const url = new URL(target.href, location.href);
   if (url.origin !== location.origin || isGatewayPath(url.pathname)) return;
   event.preventDefault();

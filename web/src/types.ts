@@ -1,5 +1,10 @@
 import type { Static } from 'typebox';
-import type { AlertSchema, ControlResultSchema, DeviceSchema, RecordingSchema } from '../../src/domain/record-schemas.js';
+import type {
+  AlertSchema,
+  ControlResultSchema,
+  DeviceSchema,
+  RecordingSchema,
+} from '../../src/domain/record-schemas.js';
 import type { CONTROL_ACTIONS, EVENT_TYPES } from '../../src/domain/types.js';
 
 // The API's shapes, from the same TypeBox schemas that validate and serialise them on the server.
@@ -26,4 +31,7 @@ export interface StreamAddress {
 // src/domain/event-labels.ts's labels, copied: the build refuses server files in the bundle, and
 // test/domain/event-labels.test.ts keeps the two alike.
 export const EVENT_TYPE_NAMES: Record<EventType, string> = { motion: 'Motion', human: 'Person', vehicle: 'Vehicle' };
-export const ALERT_TYPE_NAMES: Record<Alert['type'], string> = { ...EVENT_TYPE_NAMES, device_offline: 'Camera offline' };
+export const ALERT_TYPE_NAMES: Record<Alert['type'], string> = {
+  ...EVENT_TYPE_NAMES,
+  device_offline: 'Camera offline',
+};

@@ -25,7 +25,11 @@ interface PagedList<T> {
  * `key` names the filter `page` and `live` apply (null: nothing to list yet); a new key starts the
  * list over. `page` gets a page: the first without a cursor.
  */
-export function usePagedList<T extends { id: string }>(key: string | null, page: (cursor?: string) => Promise<Page<T>>, live: (event: GatewayEvent) => LiveChange<T>): PagedList<T> {
+export function usePagedList<T extends { id: string }>(
+  key: string | null,
+  page: (cursor?: string) => Promise<Page<T>>,
+  live: (event: GatewayEvent) => LiveChange<T>,
+): PagedList<T> {
   const { hub, epoch } = useApp();
   const [items, setItems] = useState<T[] | null>(null);
   const [cursor, setCursor] = useState<string | null>(null);
@@ -53,8 +57,10 @@ export function usePagedList<T extends { id: string }>(key: string | null, page:
       .catch((err: unknown) => run.current === mine && setError(messageOf(err)));
     return hub.on((event) => {
       const change = screen.current.live(event);
-      if (change && 'added' in change) setItems((list) => (list && !list.some((x) => x.id === change.added.id) ? [change.added, ...list] : list));
-      if (change && 'changed' in change) setItems((list) => list && list.map((x) => (x.id === change.changed.id ? change.changed : x)));
+      if (change && 'added' in change)
+        setItems((list) => (list && !list.some((x) => x.id === change.added.id) ? [change.added, ...list] : list));
+      if (change && 'changed' in change)
+        setItems((list) => list && list.map((x) => (x.id === change.changed.id ? change.changed : x)));
     });
   }, [hub, key, epoch]);
 

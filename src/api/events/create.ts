@@ -15,7 +15,10 @@ export interface EventLog extends EventLogReader {
  * store in the same transaction as the change, before anything (crash recovery included) can make
  * one; each kept event wakes the hub.
  */
-export function createEventHub(config: Config['events'], deps: { store: EventLog; mintPlayback: MintPlayback; registry: Registry }): EventHub {
+export function createEventHub(
+  config: Config['events'],
+  deps: { store: EventLog; mintPlayback: MintPlayback; registry: Registry },
+): EventHub {
   const hub = new EventHub({
     events: deps.store,
     // recording.created carries playback_url as GET does (the stream's token has recordings:read).
@@ -25,7 +28,9 @@ export function createEventHub(config: Config['events'], deps: { store: EventLog
     maxQueueBytes: config.max_queue_bytes,
     revocationCheckMs: config.revocation_check_ms,
   });
-  deps.store.enableEventLog({ maxEvents: config.window_max_events, maxAgeMs: config.window_max_age_s * 1000 }, () => hub.notify());
+  deps.store.enableEventLog({ maxEvents: config.window_max_events, maxAgeMs: config.window_max_age_s * 1000 }, () =>
+    hub.notify(),
+  );
   registerEventStreamMetrics(deps.registry, () => hub.stats());
   return hub;
 }

@@ -3,7 +3,16 @@ import { hasScope } from '../../auth/scope-claim.js';
 import type { MintPlayback } from '../../domain/present.js';
 import { STREAM_EVENT_TYPES, type EventWindow, type StoredEvent, type StreamEventType } from '../../store/store.js';
 import { EventStreamFullError } from './errors.js';
-import { EVENT_SCOPES, formatEnd, formatEvent, formatReset, HEARTBEAT, OPENING, type EndReason, type StreamStart } from './wire.js';
+import {
+  EVENT_SCOPES,
+  formatEnd,
+  formatEvent,
+  formatReset,
+  HEARTBEAT,
+  OPENING,
+  type EndReason,
+  type StreamStart,
+} from './wire.js';
 
 /** What the hub reads of the store: the event log (src/store/event-log.ts). */
 export interface EventLogReader {
@@ -93,7 +102,13 @@ export class EventHub {
   private readonly revocationCheck: NodeJS.Timeout;
   private sent = 0;
   private refused = 0;
-  private readonly disconnects: Record<DisconnectReason, number> = { slow_consumer: 0, token_expired: 0, token_revoked: 0, gateway_stopping: 0, client_closed: 0 };
+  private readonly disconnects: Record<DisconnectReason, number> = {
+    slow_consumer: 0,
+    token_expired: 0,
+    token_revoked: 0,
+    gateway_stopping: 0,
+    client_closed: 0,
+  };
 
   constructor(private readonly opts: EventHubOptions) {
     this.seq = opts.events.eventWindow().latest;
@@ -143,7 +158,12 @@ export class EventHub {
   }
 
   stats(): EventHubStats {
-    return { subscribers: this.subscribers.size, sent: this.sent, refused: this.refused, disconnects: { ...this.disconnects } };
+    return {
+      subscribers: this.subscribers.size,
+      sent: this.sent,
+      refused: this.refused,
+      disconnects: { ...this.disconnects },
+    };
   }
 
   /**

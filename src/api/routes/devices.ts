@@ -1,6 +1,14 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import Type from 'typebox';
-import { CONTROL_ACTIONS, DEVICE_STATUSES, DEVICE_TYPES, STREAM_PROFILES, STREAM_PROTOCOLS, type Device, type Page } from '../../domain/types.js';
+import {
+  CONTROL_ACTIONS,
+  DEVICE_STATUSES,
+  DEVICE_TYPES,
+  STREAM_PROFILES,
+  STREAM_PROTOCOLS,
+  type Device,
+  type Page,
+} from '../../domain/types.js';
 import { NotFoundError } from '../../domain/errors.js';
 import type { DeviceFilter } from '../../store/devices.js';
 import { decodeCursorParam, pageResponder } from '../paging.js';
@@ -32,7 +40,10 @@ export interface DeviceRoutesOptions {
 
 const DeviceParams = Type.Object({ device_id: Id });
 
-export const deviceRoutes: FastifyPluginAsyncTypebox<DeviceRoutesOptions> = async (app, { store, control, streams }) => {
+export const deviceRoutes: FastifyPluginAsyncTypebox<DeviceRoutesOptions> = async (
+  app,
+  { store, control, streams },
+) => {
   const respond = pageResponder(memoized(presentDevice));
   const requireDevice = (id: string) => {
     const device = store.getDevice(id);
@@ -62,7 +73,12 @@ export const deviceRoutes: FastifyPluginAsyncTypebox<DeviceRoutesOptions> = asyn
     },
     (req, reply) => {
       const q = req.query;
-      const page = store.listDevices({ status: q.status, type: q.type, limit: q.limit, after: decodeCursorParam(q.cursor) });
+      const page = store.listDevices({
+        status: q.status,
+        type: q.type,
+        limit: q.limit,
+        after: decodeCursorParam(q.cursor),
+      });
       respond(reply, page);
     },
   );
@@ -121,7 +137,10 @@ export const deviceRoutes: FastifyPluginAsyncTypebox<DeviceRoutesOptions> = asyn
         querystring: Type.Object(
           {
             profile: Type.Enum([...STREAM_PROFILES], { default: 'main' }),
-            protocol: Type.Enum([...STREAM_PROTOCOLS], { default: 'rtsp', description: 'rtsp (the relay), webrtc (a WHEP endpoint) or hls (an LL-HLS playlist)' }),
+            protocol: Type.Enum([...STREAM_PROTOCOLS], {
+              default: 'rtsp',
+              description: 'rtsp (the relay), webrtc (a WHEP endpoint) or hls (an LL-HLS playlist)',
+            }),
           },
           { additionalProperties: false },
         ),

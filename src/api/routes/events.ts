@@ -37,18 +37,23 @@ export const eventRoutes: FastifyPluginAsyncTypebox<EventRoutesOptions> = async 
         summary: 'Stream what happens: alerts created and read, device status, recordings created',
         tags: ['events'],
         headers: Type.Object({
-          'last-event-id': Type.Optional(Type.String({ description: 'The id of the last event received: the stream resumes after it (digits)' })),
+          'last-event-id': Type.Optional(
+            Type.String({ description: 'The id of the last event received: the stream resumes after it (digits)' }),
+          ),
         }),
         response: {
           200: EventStreamBody,
           ...errorResponses,
-          503: errorResponse(`temporarily_unavailable: events.max_subscribers streams are open (Retry-After), or the token issuer's signing keys cannot be had right now`),
+          503: errorResponse(
+            `temporarily_unavailable: events.max_subscribers streams are open (Retry-After), or the token issuer's signing keys cannot be had right now`,
+          ),
         },
       },
     },
     async (req, reply) => {
       const last = parseLastEventId(req.headers['last-event-id']);
-      if (last.kind === 'malformed') throw badRequest('header Last-Event-ID must be the id of an event of this stream (decimal digits)');
+      if (last.kind === 'malformed')
+        throw badRequest('header Last-Event-ID must be the id of an event of this stream (decimal digits)');
       const token = req.token;
       if (!token) throw new Error('the route runs after the token check');
       const stream = hub.subscribe({
@@ -60,12 +65,14 @@ export const eventRoutes: FastifyPluginAsyncTypebox<EventRoutesOptions> = async 
         abort: () => reply.raw.destroy(),
         done: once(reply.raw, 'close'),
       });
-      return reply
-        .header('content-type', 'text/event-stream; charset=utf-8')
-        .header('cache-control', 'no-store')
-        // Reverse proxies that buffer answers (nginx) would hold the events back.
-        .header('x-accel-buffering', 'no')
-        .send(stream);
+      return (
+        reply
+          .header('content-type', 'text/event-stream; charset=utf-8')
+          .header('cache-control', 'no-store')
+          // Reverse proxies that buffer answers (nginx) would hold the events back.
+          .header('x-accel-buffering', 'no')
+          .send(stream)
+      );
     },
   );
 };

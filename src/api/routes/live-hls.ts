@@ -30,27 +30,49 @@ const MEDIA_TYPE = 'video/mp4';
 const SEGMENT_FILE = /^seg(\d{1,15})\.mp4$/;
 const PART_FILE = /^part(\d{1,15})\.mp4$/;
 
-const Ticket = Type.String({ minLength: 1, maxLength: 256, description: 'The stream ticket of GET /v1/devices/{device_id}/stream (protocol=hls)' });
+const Ticket = Type.String({
+  minLength: 1,
+  maxLength: 256,
+  description: 'The stream ticket of GET /v1/devices/{device_id}/stream (protocol=hls)',
+});
 const TicketParams = Type.Object({ ticket: Ticket });
 const SessionParams = Type.Object({
   ticket: Ticket,
-  session: Type.String({ maxLength: 64, description: 'The session id the multivariant playlist named (22 base64url characters)' }),
-  file: Type.String({ maxLength: 64, description: '`index.m3u8`, `init.mp4`, `seg{msn}.mp4` or `part{id}.mp4`, as the playlists name them' }),
+  session: Type.String({
+    maxLength: 64,
+    description: 'The session id the multivariant playlist named (22 base64url characters)',
+  }),
+  file: Type.String({
+    maxLength: 64,
+    description: '`index.m3u8`, `init.mp4`, `seg{msn}.mp4` or `part{id}.mp4`, as the playlists name them',
+  }),
 });
 // Read by parseBlockingRequest, which says exactly what is wrong (400); the schema documents them
 // and checks only that each comes once.
 const BlockingQuery = Type.Object({
-  _HLS_msn: Type.Optional(Type.String({ maxLength: 32, description: 'Blocking reload of the media playlist: answer once segment _HLS_msn (a decimal integer) is in it' })),
-  _HLS_part: Type.Optional(Type.String({ maxLength: 32, description: 'With _HLS_msn: once part _HLS_part of that segment is' })),
+  _HLS_msn: Type.Optional(
+    Type.String({
+      maxLength: 32,
+      description: 'Blocking reload of the media playlist: answer once segment _HLS_msn (a decimal integer) is in it',
+    }),
+  ),
+  _HLS_part: Type.Optional(
+    Type.String({ maxLength: 32, description: 'With _HLS_msn: once part _HLS_part of that segment is' }),
+  ),
 });
 
 // The OpenAPI description (docs/live.md, "In the OpenAPI document"): bodies are playlists and fMP4, not JSON.
 const PLAYLIST_BODY = { [PLAYLIST_TYPE]: { schema: { type: 'string' } } };
-const notFound = errorResponse('not_found: no such live stream, session or file (also for a ticket that is not valid, whichever check failed)');
-const unavailable = errorResponse('temporarily_unavailable or stream_unavailable: a bound is reached, the camera stream cannot be had, or nothing new came in time (Retry-After)');
+const notFound = errorResponse(
+  'not_found: no such live stream, session or file (also for a ticket that is not valid, whichever check failed)',
+);
+const unavailable = errorResponse(
+  'temporarily_unavailable or stream_unavailable: a bound is reached, the camera stream cannot be had, or nothing new came in time (Retry-After)',
+);
 const startDoc = {
-  summary: 'Start watching over LL-HLS: the multivariant playlist naming the session\'s media playlist',
-  description: 'A new session, or the ticket\'s session while it lasts (one per ticket). Every URI inside is relative and keeps the ticket in its path.',
+  summary: "Start watching over LL-HLS: the multivariant playlist naming the session's media playlist",
+  description:
+    "A new session, or the ticket's session while it lasts (one per ticket). Every URI inside is relative and keeps the ticket in its path.",
   operationId: 'startHlsSession',
   tags: ['live'],
   params: TicketParams,
@@ -65,13 +87,17 @@ const startDoc = {
 };
 const fileDoc = {
   summary: 'A file of an LL-HLS session: its media playlist (blocking reload), init segment, segments and parts',
-  description: 'Holds until the session ends (rtsp.max_session_s after its start, or idle), whatever the ticket\'s expiry. A blocking reload, or the part the preload hint names, is held until it can be answered (at most three target durations).',
+  description:
+    "Holds until the session ends (rtsp.max_session_s after its start, or idle), whatever the ticket's expiry. A blocking reload, or the part the preload hint names, is held until it can be answered (at most three target durations).",
   operationId: 'getHlsSessionFile',
   tags: ['live'],
   params: SessionParams,
   querystring: BlockingQuery,
   response: {
-    200: { description: 'The media playlist (index.m3u8), or fMP4 media (init.mp4, seg{msn}.mp4, part{id}.mp4)', content: { ...PLAYLIST_BODY, [MEDIA_TYPE]: { schema: { type: 'string', format: 'binary' } } } },
+    200: {
+      description: 'The media playlist (index.m3u8), or fMP4 media (init.mp4, seg{msn}.mp4, part{id}.mp4)',
+      content: { ...PLAYLIST_BODY, [MEDIA_TYPE]: { schema: { type: 'string', format: 'binary' } } },
+    },
     400: errorResponse('invalid_request: _HLS_msn / _HLS_part malformed, repeated, or beyond the live edge'),
     404: notFound,
     ...parserErrorResponses,
@@ -89,7 +115,10 @@ function clientGone(reply: FastifyReply): AbortSignal {
 }
 
 function media(reply: FastifyReply, bytes: Buffer, cacheSeconds: number): FastifyReply {
-  return reply.header('content-type', MEDIA_TYPE).header('cache-control', `private, max-age=${cacheSeconds}`).send(bytes);
+  return reply
+    .header('content-type', MEDIA_TYPE)
+    .header('cache-control', `private, max-age=${cacheSeconds}`)
+    .send(bytes);
 }
 
 function playlist(reply: FastifyReply, text: string): FastifyReply {
@@ -103,9 +132,19 @@ export const liveHlsRoutes: FastifyPluginAsyncTypebox<LiveHlsRoutesOptions> = as
   app.get('/:ticket/index.m3u8', { schema: startDoc, config: { public: true } }, async (req, reply) => {
     const claims = startingClaims(opts.tickets, req.params.ticket, now());
     if (!claims) return reply.callNotFound();
-    const { session, muxer } = await opts.hls.start(req.params.ticket, claims.deviceId, claims.profile, clientGone(reply));
+    const { session, muxer } = await opts.hls.start(
+      req.params.ticket,
+      claims.deviceId,
+      claims.profile,
+      clientGone(reply),
+    );
     const text = writeMultivariantPlaylist([
-      { uri: `${session.id}/index.m3u8`, bandwidth: muxer.bandwidth(), codecs: muxer.codecs, ...(muxer.resolution ? { resolution: muxer.resolution } : {}) },
+      {
+        uri: `${session.id}/index.m3u8`,
+        bandwidth: muxer.bandwidth(),
+        codecs: muxer.codecs,
+        ...(muxer.resolution ? { resolution: muxer.resolution } : {}),
+      },
     ]);
     return playlist(reply, text);
   });
@@ -145,9 +184,20 @@ export const liveHlsRoutes: FastifyPluginAsyncTypebox<LiveHlsRoutesOptions> = as
   });
 
   /** The media playlist now, or (blocking reload) once it holds the asked segment or part. */
-  async function mediaPlaylist(session: HlsSession, muxer: CameraMuxer, query: Record<string, unknown>, reply: FastifyReply): Promise<string> {
+  async function mediaPlaylist(
+    session: HlsSession,
+    muxer: CameraMuxer,
+    query: Record<string, unknown>,
+    reply: FastifyReply,
+  ): Promise<string> {
     const blocking = parseBlockingRequest(query);
-    if (blocking) await opts.hls.block(session, muxer, () => (muxer.window.readiness(blocking) === 'ready' ? true : undefined), clientGone(reply));
+    if (blocking)
+      await opts.hls.block(
+        session,
+        muxer,
+        () => (muxer.window.readiness(blocking) === 'ready' ? true : undefined),
+        clientGone(reply),
+      );
     return writeMediaPlaylist(muxer.window.playlist());
   }
 };

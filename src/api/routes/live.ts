@@ -32,9 +32,12 @@ export interface LiveRoutesOptions {
   now?: () => number;
 }
 
-
 /** Reads an application/sdp body as text, up to SDP_MAX_BYTES (more: 413 without reading on). */
-function readSdpBody(request: FastifyRequest, payload: IncomingMessage, done: (err: Error | null, body?: string) => void): void {
+function readSdpBody(
+  request: FastifyRequest,
+  payload: IncomingMessage,
+  done: (err: Error | null, body?: string) => void,
+): void {
   const declared = Number(request.headers['content-length'] ?? NaN);
   if (declared > SDP_MAX_BYTES) return done(new SdpTooLargeError(SDP_MAX_BYTES));
   const chunks: Buffer[] = [];
@@ -72,19 +75,33 @@ export const liveRoutes: FastifyPluginAsync<LiveRoutesOptions> = async (app, opt
 };
 
 /** The WHEP endpoint: its own scope, for its SDP body parsers. */
-const whepRoutes: FastifyPluginAsync<{ tickets: TicketSigner; webrtc: WebRtcSessions; maxSessionS: number; now: () => number }> = async (app, opts) => {
+const whepRoutes: FastifyPluginAsync<{
+  tickets: TicketSigner;
+  webrtc: WebRtcSessions;
+  maxSessionS: number;
+  now: () => number;
+}> = async (app, opts) => {
   const now = opts.now;
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/sdp', (request, payload, done) => readSdpBody(request, payload, done));
   // Trickle ICE fragments (PATCH): read, bounded, and answered 405.
-  app.addContentTypeParser('application/trickle-ice-sdpfrag', (request, payload, done) => readSdpBody(request, payload, done));
+  app.addContentTypeParser('application/trickle-ice-sdpfrag', (request, payload, done) =>
+    readSdpBody(request, payload, done),
+  );
   app.addContentTypeParser('*', (_request, _payload, done) => done(new NotSdpError()));
 
   const notFound = (reply: FastifyReply) => reply.callNotFound();
 
   // The OpenAPI description of the WHEP operations (RFC 9725); bodies are SDP, not JSON.
-  const sdpBody = (description: string) => ({ description, content: { 'application/sdp': { schema: { type: 'string' } } } });
-  const unknownSession = { 404: errorResponse('not_found: no such live stream or session (also for a ticket that is not valid, whichever check failed)') };
+  const sdpBody = (description: string) => ({
+    description,
+    content: { 'application/sdp': { schema: { type: 'string' } } },
+  });
+  const unknownSession = {
+    404: errorResponse(
+      'not_found: no such live stream or session (also for a ticket that is not valid, whichever check failed)',
+    ),
+  };
   const whepDoc = {
     post: {
       summary: 'Start a WebRTC viewer session (WHEP): the SDP offer in, the answer out',
@@ -92,14 +109,18 @@ const whepRoutes: FastifyPluginAsync<{ tickets: TicketSigner; webrtc: WebRtcSess
       tags: ['live'],
       response: {
         201: sdpBody('The SDP answer; Location names the session'),
-        400: errorResponse('invalid_offer: the offer cannot be used; unsupported_codec: no codec in common (the camera codecs named)'),
+        400: errorResponse(
+          'invalid_offer: the offer cannot be used; unsupported_codec: no codec in common (the camera codecs named)',
+        ),
         401: errorResponse('expired_ticket: the stream address expired: get a new one'),
         ...unknownSession,
         413: errorResponse('payload_too_large: the offer is larger than allowed'),
         415: errorResponse('unsupported_media_type: the body is not application/sdp'),
         429: errorResponse('too_many_requests: too many sessions from this address (Retry-After)'),
         ...parserErrorResponses,
-        503: errorResponse('temporarily_unavailable or stream_unavailable: no room for a session, or the camera stream cannot be had (Retry-After)'),
+        503: errorResponse(
+          'temporarily_unavailable or stream_unavailable: no room for a session, or the camera stream cannot be had (Retry-After)',
+        ),
       },
     },
     delete: {
@@ -113,39 +134,60 @@ const whepRoutes: FastifyPluginAsync<{ tickets: TicketSigner; webrtc: WebRtcSess
       operationId: 'patchWhepSession',
       tags: ['live'],
       // Never a 2xx: PATCH is refused (RFC 9725 4.3.1 allows it); `default` stands for what else may come.
-      response: { 405: errorResponse('method_not_allowed: no trickle ICE or ICE restart (Allow says what is)'), ...unknownSession, ...parserErrorResponses, default: errorResponse('server_error') },
+      response: {
+        405: errorResponse('method_not_allowed: no trickle ICE or ICE restart (Allow says what is)'),
+        ...unknownSession,
+        ...parserErrorResponses,
+        default: errorResponse('server_error'),
+      },
     },
   };
 
-  app.post<{ Params: { ticket: string } }>('/:ticket/whep', { schema: whepDoc.post, config: { public: true } }, async (request, reply) => {
-    const claims = startingClaims(opts.tickets, request.params.ticket, now());
-    if (!claims) return notFound(reply);
-    if (typeof request.body !== 'string') throw new NotSdpError();
-    const { id, answer } = await opts.webrtc.start({
-      deviceId: claims.deviceId,
-      profile: claims.profile,
-      ticket: request.params.ticket,
-      offerSdp: request.body,
-      address: request.ip,
-      endsAt: now() + opts.maxSessionS * 1000,
-      // When Fastify began on the request, before its onRequest hooks: the session's timeline starts there.
-      receivedAt: performance.now() - reply.elapsedTime,
-    });
-    return reply
-      .code(201)
-      .header('content-type', 'application/sdp')
-      .header('location', `/live/${request.params.ticket}/whep/${id}`)
-      .send(answer);
-  });
+  app.post<{ Params: { ticket: string } }>(
+    '/:ticket/whep',
+    { schema: whepDoc.post, config: { public: true } },
+    async (request, reply) => {
+      const claims = startingClaims(opts.tickets, request.params.ticket, now());
+      if (!claims) return notFound(reply);
+      if (typeof request.body !== 'string') throw new NotSdpError();
+      const { id, answer } = await opts.webrtc.start({
+        deviceId: claims.deviceId,
+        profile: claims.profile,
+        ticket: request.params.ticket,
+        offerSdp: request.body,
+        address: request.ip,
+        endsAt: now() + opts.maxSessionS * 1000,
+        // When Fastify began on the request, before its onRequest hooks: the session's timeline starts there.
+        receivedAt: performance.now() - reply.elapsedTime,
+      });
+      return reply
+        .code(201)
+        .header('content-type', 'application/sdp')
+        .header('location', `/live/${request.params.ticket}/whep/${id}`)
+        .send(answer);
+    },
+  );
 
-  app.delete<{ Params: { ticket: string; session: string } }>('/:ticket/whep/:session', { schema: whepDoc.delete, config: { public: true } }, async (request, reply) => {
-    if (!opts.webrtc.end(request.params.session, request.params.ticket)) return notFound(reply);
-    return reply.code(200).send();
-  });
+  app.delete<{ Params: { ticket: string; session: string } }>(
+    '/:ticket/whep/:session',
+    { schema: whepDoc.delete, config: { public: true } },
+    async (request, reply) => {
+      if (!opts.webrtc.end(request.params.session, request.params.ticket)) return notFound(reply);
+      return reply.code(200).send();
+    },
+  );
 
   // No trickle ICE and no ICE restart: our answer carries every candidate (RFC 9725 4.3.1: 405).
-  app.patch<{ Params: { ticket: string; session: string } }>('/:ticket/whep/:session', { schema: whepDoc.patch, config: { public: true } }, async (request, reply) => {
-    if (!opts.webrtc.has(request.params.session, request.params.ticket)) return notFound(reply);
-    throw new ApiError('method_not_allowed', 'this WHEP endpoint takes no trickle ICE or ICE restart: the answer has every candidate', { allow: 'DELETE, OPTIONS' });
-  });
+  app.patch<{ Params: { ticket: string; session: string } }>(
+    '/:ticket/whep/:session',
+    { schema: whepDoc.patch, config: { public: true } },
+    async (request, reply) => {
+      if (!opts.webrtc.has(request.params.session, request.params.ticket)) return notFound(reply);
+      throw new ApiError(
+        'method_not_allowed',
+        'this WHEP endpoint takes no trickle ICE or ICE restart: the answer has every candidate',
+        { allow: 'DELETE, OPTIONS' },
+      );
+    },
+  );
 };

@@ -20,7 +20,9 @@ export type { OAuthRoutesOptions } from './oauth/options.js';
 
 export async function oauthRoutes(app: FastifyInstance, opts: OAuthRoutesOptions): Promise<void> {
   // Forms only here: the /v1 API keeps to JSON.
-  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) => done(null, parseFormBody(body as string)));
+  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) =>
+    done(null, parseFormBody(body as string)),
+  );
   // JSON as everywhere, a repeated name refused as in forms; an empty body is an error here.
   useStrictJsonParser(app, { emptyBody: 'error' });
 
@@ -36,8 +38,13 @@ export async function oauthRoutes(app: FastifyInstance, opts: OAuthRoutesOptions
         : clientFault
           ? new OAuthError('invalid_request', 'the request body could not be read')
           : new OAuthError('server_error', 'the gateway failed to answer; see its log');
-    if (request.url.startsWith('/oauth/token') || request.url.startsWith('/oauth/revoke')) return sendTokenError(reply, oauth, request.headers.authorization);
-    return sendPage(reply, oauthErrorStatus(oauth.code), errorPage({ title: 'Request refused', error: oauth.code, description: oauth.description }));
+    if (request.url.startsWith('/oauth/token') || request.url.startsWith('/oauth/revoke'))
+      return sendTokenError(reply, oauth, request.headers.authorization);
+    return sendPage(
+      reply,
+      oauthErrorStatus(oauth.code),
+      errorPage({ title: 'Request refused', error: oauth.code, description: oauth.description }),
+    );
   });
 
   // Registered after the parsers and the error handler: a part's scope takes the ones its parent

@@ -45,7 +45,12 @@ const MAX_CACHED_TICKETS = 4096;
  * costs one HMAC per recording and step, not one per recording and request (an HMAC costs more
  * than presenting the recording does).
  */
-export function playbackMinter(tickets: Pick<TicketSigner, 'issuePlayback'>, ttlS: number, now: () => number = Date.now, stepS = 60): MintPlayback {
+export function playbackMinter(
+  tickets: Pick<TicketSigner, 'issuePlayback'>,
+  ttlS: number,
+  now: () => number = Date.now,
+  stepS = 60,
+): MintPlayback {
   const stepMs = stepS * 1000;
   let cachedFor = 0;
   let cache = new Map<string, string>();
@@ -66,13 +71,22 @@ export function playbackMinter(tickets: Pick<TicketSigner, 'issuePlayback'>, ttl
 
 const TicketQuery = Type.Object(
   {
-    ticket: Type.String({ minLength: 1, maxLength: 256, description: "The ticket in the recording's playback_url (the whole URL is handed out as it is; no access token here)" }),
+    ticket: Type.String({
+      minLength: 1,
+      maxLength: 256,
+      description:
+        "The ticket in the recording's playback_url (the whole URL is handed out as it is; no access token here)",
+    }),
   },
   { additionalProperties: false },
 );
 
 /** Every answer of this route, errors too: the URL holds a credential, so nothing keeps it or passes it on. */
-const PRIVATE_HEADERS = { 'cache-control': 'private, no-store', 'referrer-policy': 'no-referrer', 'x-content-type-options': 'nosniff' };
+const PRIVATE_HEADERS = {
+  'cache-control': 'private, no-store',
+  'referrer-policy': 'no-referrer',
+  'x-content-type-options': 'nosniff',
+};
 
 export const playbackRoutes: FastifyPluginAsyncTypebox<PlaybackRoutesOptions> = async (app, opts) => {
   const now = opts.now ?? Date.now;
@@ -85,7 +99,7 @@ export const playbackRoutes: FastifyPluginAsyncTypebox<PlaybackRoutesOptions> = 
     config: { public: true },
     schema: {
       operationId: 'playRecording',
-      summary: "Play a recording in a <video> element (its playback_url)",
+      summary: 'Play a recording in a <video> element (its playback_url)',
       description:
         "The clip as MP4 for a media element, which sends no Authorization header: the credential is the short-lived ticket of the recording's playback_url, for that recording only. " +
         'Supports HEAD, a single byte Range (206; several ranges are answered with the whole file; a range past the end or unreadable: 416), If-None-Match / If-Modified-Since (304) and If-Range. Never cached, sent with Referrer-Policy: no-referrer.',
@@ -96,12 +110,18 @@ export const playbackRoutes: FastifyPluginAsyncTypebox<PlaybackRoutesOptions> = 
         200: FileBody('video/mp4', 'The MP4 file'),
         206: FileBody('video/mp4', 'The requested byte range'),
         304: NoBody('Not modified (If-None-Match, If-Modified-Since)'),
-        400: errorResponse('invalid_request: no ticket, the ticket given twice, another query parameter, or a malformed recording id'),
+        400: errorResponse(
+          'invalid_request: no ticket, the ticket given twice, another query parameter, or a malformed recording id',
+        ),
         401: errorResponse('expired_ticket: the playback address has expired: get a new one with the recording'),
-        403: errorResponse('invalid_ticket: the ticket is altered, malformed, of another key, for another recording, or a stream ticket (error_description says which)'),
+        403: errorResponse(
+          'invalid_ticket: the ticket is altered, malformed, of another key, for another recording, or a stream ticket (error_description says which)',
+        ),
         404: errorResponse('not_found: the recording (or its file) is gone since the ticket was minted'),
         412: errorResponse('precondition_failed: If-Match or If-Unmodified-Since does not hold'),
-        416: errorResponse('range_not_satisfiable: the bytes range starts past the end or cannot be read (Content-Range: bytes */size)'),
+        416: errorResponse(
+          'range_not_satisfiable: the bytes range starts past the end or cannot be read (Content-Range: bytes */size)',
+        ),
         ...parserErrorResponses,
       },
     },
@@ -114,7 +134,8 @@ export const playbackRoutes: FastifyPluginAsyncTypebox<PlaybackRoutesOptions> = 
       try {
         opts.tickets.verifyPlayback(req.query.ticket, now(), id);
       } catch (err) {
-        if (err instanceof TicketError) req.log.debug({ url: redactUrl(req.url), reason: err.reason }, 'playback ticket refused');
+        if (err instanceof TicketError)
+          req.log.debug({ url: redactUrl(req.url), reason: err.reason }, 'playback ticket refused');
         throw err;
       }
       // After the ticket: only its holder learns whether the recording is still there.
@@ -144,11 +165,16 @@ export const playbackRoutes: FastifyPluginAsyncTypebox<PlaybackRoutesOptions> = 
       if (sent.statusCode === 416) {
         const contentRange = sent.headers['Content-Range'] ?? 'bytes */0';
         const size = contentRange.slice('bytes */'.length);
-        throw new ApiError('range_not_satisfiable', `no byte range of the file (${size} bytes) can be read from Range: ask for bytes=first-last, bytes=first- or bytes=-suffix`, {
-          'content-range': contentRange,
-        });
+        throw new ApiError(
+          'range_not_satisfiable',
+          `no byte range of the file (${size} bytes) can be read from Range: ask for bytes=first-last, bytes=first- or bytes=-suffix`,
+          {
+            'content-range': contentRange,
+          },
+        );
       }
-      if (sent.statusCode === 412) throw new ApiError('precondition_failed', 'If-Match or If-Unmodified-Since does not hold for the file');
+      if (sent.statusCode === 412)
+        throw new ApiError('precondition_failed', 'If-Match or If-Unmodified-Since does not hold for the file');
       throw sent.metadata.error;
     },
   });

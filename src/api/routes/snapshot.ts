@@ -20,7 +20,10 @@ export interface SnapshotRoutesOptions {
 }
 
 /** The picture, sent from memory (FileBody is for files streamed from disk). */
-const JpegBody = { description: 'The JPEG', content: { 'image/jpeg': { schema: Type.Unsafe<Buffer>({ type: 'string', format: 'binary' }) } } };
+const JpegBody = {
+  description: 'The JPEG',
+  content: { 'image/jpeg': { schema: Type.Unsafe<Buffer>({ type: 'string', format: 'binary' }) } },
+};
 
 export const SNAPSHOT_MIN_WIDTH = 64;
 export const SNAPSHOT_MAX_WIDTH = 3840;
@@ -40,7 +43,12 @@ export const snapshotRoutes: FastifyPluginAsyncTypebox<SnapshotRoutesOptions> = 
         querystring: Type.Object(
           {
             width: Type.Optional(
-              Type.Integer({ minimum: SNAPSHOT_MIN_WIDTH, maximum: SNAPSHOT_MAX_WIDTH, description: 'Width of the picture in pixels, the height keeping the aspect ratio; absent: the camera\'s own size' }),
+              Type.Integer({
+                minimum: SNAPSHOT_MIN_WIDTH,
+                maximum: SNAPSHOT_MAX_WIDTH,
+                description:
+                  "Width of the picture in pixels, the height keeping the aspect ratio; absent: the camera's own size",
+              }),
             ),
           },
           { additionalProperties: false },
@@ -50,9 +58,11 @@ export const snapshotRoutes: FastifyPluginAsyncTypebox<SnapshotRoutesOptions> = 
           304: NoBody('Not modified (If-None-Match)'),
           ...errorResponses,
           404: errorResponse('not_found: no device with this id'),
-          409: errorResponse('device_unavailable: the device is not online, or has no video stream and no snapshot address'),
+          409: errorResponse(
+            'device_unavailable: the device is not online, or has no video stream and no snapshot address',
+          ),
           503: errorResponse(
-            'snapshot_unavailable: no picture could be had from the stream or the camera right now; temporarily_unavailable: too many pictures being made, or the token issuer\'s keys cannot be had (Retry-After)',
+            "snapshot_unavailable: no picture could be had from the stream or the camera right now; temporarily_unavailable: too many pictures being made, or the token issuer's keys cannot be had (Retry-After)",
           ),
         },
       },
@@ -64,7 +74,8 @@ export const snapshotRoutes: FastifyPluginAsyncTypebox<SnapshotRoutesOptions> = 
       if (device.status !== 'online') throw new DeviceUnavailableError(`device ${id} is ${device.status}`);
       const snapshot = await snapshots.get(id, req.query.width ?? null);
       reply.headers({ etag: snapshot.etag, 'cache-control': 'no-cache' });
-      if (req.headers['if-none-match']?.split(',').some((t) => t.trim() === snapshot.etag || t.trim() === '*')) return reply.code(304).send();
+      if (req.headers['if-none-match']?.split(',').some((t) => t.trim() === snapshot.etag || t.trim() === '*'))
+        return reply.code(304).send();
       reply.headers({ 'content-type': 'image/jpeg', 'content-length': String(snapshot.jpeg.length) });
       return reply.send(snapshot.jpeg);
     },

@@ -37,10 +37,16 @@ export const systemRoutes: FastifyPluginAsyncTypebox<SystemRoutesOptions> = asyn
             {
               status: Type.Literal('ok'),
               detector: Type.Optional(
-                Type.Enum(['off', 'loading', 'ready', 'failed'], { description: 'The person/vehicle detector: failed when its model could not be loaded (recording goes on)' }),
+                Type.Enum(['off', 'loading', 'ready', 'failed'], {
+                  description:
+                    'The person/vehicle detector: failed when its model could not be loaded (recording goes on)',
+                }),
               ),
               memory: Type.Optional(
-                Type.Enum(['ok', 'near_limit'], { description: "near_limit: the service uses 90 % or more of its memory limit (systemd's MemoryHigh / MemoryMax); absent when none is set" }),
+                Type.Enum(['ok', 'near_limit'], {
+                  description:
+                    "near_limit: the service uses 90 % or more of its memory limit (systemd's MemoryHigh / MemoryMax); absent when none is set",
+                }),
               ),
             },
             { additionalProperties: false },
@@ -51,7 +57,11 @@ export const systemRoutes: FastifyPluginAsyncTypebox<SystemRoutesOptions> = asyn
     },
     async () => {
       const state = memory?.() ?? null;
-      return { status: 'ok' as const, ...(detector ? { detector: detector() } : {}), ...(state ? { memory: state } : {}) };
+      return {
+        status: 'ok' as const,
+        ...(detector ? { detector: detector() } : {}),
+        ...(state ? { memory: state } : {}),
+      };
     },
   );
 
@@ -64,7 +74,11 @@ export const systemRoutes: FastifyPluginAsyncTypebox<SystemRoutesOptions> = asyn
         summary: 'This API as an OpenAPI 3.1 document',
         tags: ['system'],
         // A description and no schema for the 200: with one, the serialiser would keep only the properties it names.
-        response: { 200: { description: 'The document' }, 400: errorResponse('invalid_request: this operation takes no query parameters'), ...parserErrorResponses },
+        response: {
+          200: { description: 'The document' },
+          400: errorResponse('invalid_request: this operation takes no query parameters'),
+          ...parserErrorResponses,
+        },
       },
     },
     async () => opts.openapi(),

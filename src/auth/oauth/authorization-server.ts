@@ -7,7 +7,16 @@ import type { SecretBox } from '../../platform/secret-box.js';
 import type { OAuthClientRecord, OAuthIssue, Store } from '../../store/store.js';
 import { scopesForRole } from '../roles.js';
 import { OAuthError } from './errors.js';
-import { checkClientGrant, checkScopeSubset, formatScope, GRANT_TYPES, type ClientAuthentication, type GrantType, type RevocationRequest, type TokenRequest } from './params.js';
+import {
+  checkClientGrant,
+  checkScopeSubset,
+  formatScope,
+  GRANT_TYPES,
+  type ClientAuthentication,
+  type GrantType,
+  type RevocationRequest,
+  type TokenRequest,
+} from './params.js';
 import { checkTokenPkce } from './pkce.js';
 
 // The token side of the local authorization server: client authentication, authorization codes,
@@ -83,13 +92,20 @@ const TOKEN_KEY_LABEL = 'oauth-token-key';
  * sealed at rest, created on first use. A copy of the database alone cannot even test a guess.
  */
 export function openTokenKey(dataDir: string, secretBox: SecretBox): Buffer {
-  const sealed = createOnce(path.join(dataDir, 'oauth-token.key'), () => secretBox.seal(randomBytes(32), TOKEN_KEY_LABEL), 0o600).toString('utf8');
+  const sealed = createOnce(
+    path.join(dataDir, 'oauth-token.key'),
+    () => secretBox.seal(randomBytes(32), TOKEN_KEY_LABEL),
+    0o600,
+  ).toString('utf8');
   return secretBox.open(sealed, TOKEN_KEY_LABEL);
 }
 
 /** A registered client as the rules see it (params.ts ClientGrants). */
 export function clientGrants(client: OAuthClientRecord): { public: boolean; grantTypes: GrantType[] } {
-  return { public: client.secretHash === null, grantTypes: client.grantTypes.filter((g): g is GrantType => (GRANT_TYPES as readonly string[]).includes(g)) };
+  return {
+    public: client.secretHash === null,
+    grantTypes: client.grantTypes.filter((g): g is GrantType => (GRANT_TYPES as readonly string[]).includes(g)),
+  };
 }
 
 const invalidGrant = (description: string) => new OAuthError('invalid_grant', description);
@@ -149,7 +165,8 @@ export class AuthorizationServer {
     if (grantId === null) return;
     const grant = this.opts.store.getOAuthGrant(grantId);
     if (!grant) return;
-    if (grant.clientId !== client.id) throw new OAuthError('unauthorized_client', 'the token was not issued to this client');
+    if (grant.clientId !== client.id)
+      throw new OAuthError('unauthorized_client', 'the token was not issued to this client');
     if (grant.revokedAt !== null) return;
     this.opts.store.revokeOAuthGrant(grant.id, this.now());
     this.opts.logger.info({ grantId: grant.id, clientId: client.id, user: grant.user }, 'grant revoked by its client');
@@ -180,11 +197,17 @@ export class AuthorizationServer {
     if (auth.method === 'none') throw new OAuthError('invalid_client', 'client authentication is required');
     const presented = createHash('sha256').update(auth.clientSecret, 'utf8').digest();
     const stored = Buffer.from(client.secretHash, 'hex');
-    if (stored.length !== presented.length || !timingSafeEqual(stored, presented)) throw new OAuthError('invalid_client', 'client authentication failed');
+    if (stored.length !== presented.length || !timingSafeEqual(stored, presented))
+      throw new OAuthError('invalid_client', 'client authentication failed');
     return client;
   }
 
-  private async exchangeCode(client: OAuthClientRecord, code: string, redirectUri: string, codeVerifier: string | undefined): Promise<TokenResponse> {
+  private async exchangeCode(
+    client: OAuthClientRecord,
+    code: string,
+    redirectUri: string,
+    codeVerifier: string | undefined,
+  ): Promise<TokenResponse> {
     const codeHash = this.keyedHash(code);
     const stored = this.opts.store.getOAuthCode(codeHash);
     const now = this.now();
@@ -199,7 +222,11 @@ export class AuthorizationServer {
     // Removing a user revokes their grants; a code they approved just before must not make a new one.
     const user = this.opts.store.getLocalUser(stored.user);
     if (!user) throw invalidGrant('the user who approved the code no longer exists');
-    const pkce = checkTokenPkce({ codeChallenge: stored.codeChallenge, codeVerifier, publicClient: client.secretHash === null });
+    const pkce = checkTokenPkce({
+      codeChallenge: stored.codeChallenge,
+      codeVerifier,
+      publicClient: client.secretHash === null,
+    });
     if (!pkce.ok) throw pkce.error;
 
     const grantId = newId('grt');
@@ -217,7 +244,11 @@ export class AuthorizationServer {
     return response;
   }
 
-  private async refresh(client: OAuthClientRecord, refreshToken: string, requested: ReadonlySet<string> | null): Promise<TokenResponse> {
+  private async refresh(
+    client: OAuthClientRecord,
+    refreshToken: string,
+    requested: ReadonlySet<string> | null,
+  ): Promise<TokenResponse> {
     const tokenHash = this.keyedHash(refreshToken);
     const stored = this.opts.store.getOAuthRefreshToken(tokenHash);
     const now = this.now();
@@ -251,13 +282,19 @@ export class AuthorizationServer {
     return response;
   }
 
-  private async clientCredentials(client: OAuthClientRecord, requested: ReadonlySet<string> | null): Promise<TokenResponse> {
+  private async clientCredentials(
+    client: OAuthClientRecord,
+    requested: ReadonlySet<string> | null,
+  ): Promise<TokenResponse> {
     const now = this.now();
     const grantId = newId('grt');
     const scope = formatScope(requested ?? DEFAULT_SCOPES);
     // RFC 6749 §4.4.3: no refresh token; the client can always ask again with its credentials.
     const { response, issued } = await this.mint(client, null, grantId, scope, null, now);
-    this.opts.store.insertOAuthGrant({ id: grantId, clientId: client.id, user: null, scope, createdAt: now, revokedAt: null }, issued);
+    this.opts.store.insertOAuthGrant(
+      { id: grantId, clientId: client.id, user: null, scope, createdAt: now, revokedAt: null },
+      issued,
+    );
     return response;
   }
 
@@ -275,17 +312,35 @@ export class AuthorizationServer {
   ): Promise<{ response: TokenResponse; issued: OAuthIssue }> {
     const jti = randomUUID();
     const ttlS = this.opts.accessTtlS;
-    const accessToken = await this.opts.issuer.issue({ subject: user ?? client.id, scope: accessScope, ttlS, clientId: client.id, jti });
+    const accessToken = await this.opts.issuer.issue({
+      subject: user ?? client.id,
+      scope: accessScope,
+      ttlS,
+      clientId: client.id,
+      jti,
+    });
     const canRefresh = refreshScope !== null && clientGrants(client).grantTypes.includes('refresh_token');
     const refreshToken = canRefresh ? randomBytes(32).toString('base64url') : null;
-    const response: TokenResponse = { access_token: accessToken, token_type: 'Bearer', expires_in: ttlS, scope: accessScope };
+    const response: TokenResponse = {
+      access_token: accessToken,
+      token_type: 'Bearer',
+      expires_in: ttlS,
+      scope: accessScope,
+    };
     if (refreshToken !== null) response.refresh_token = refreshToken;
     const issued: OAuthIssue = {
       accessJti: jti,
       // The signed exp is whole seconds from the issuer's own clock reading; a little extra keeps
       // the record at least as long as the token.
       accessExpiresAt: now + (ttlS + 60) * 1000,
-      refresh: refreshToken === null || refreshScope === null ? null : { tokenHash: this.keyedHash(refreshToken), scope: refreshScope, expiresAt: now + this.opts.refreshTtlS * 1000 },
+      refresh:
+        refreshToken === null || refreshScope === null
+          ? null
+          : {
+              tokenHash: this.keyedHash(refreshToken),
+              scope: refreshScope,
+              expiresAt: now + this.opts.refreshTtlS * 1000,
+            },
     };
     return { response, issued };
   }

@@ -30,7 +30,15 @@ export interface LocalOAuth {
 /** The local authorization server of config auth.local, for the issuer the gateway signs with. */
 export function createLocalOAuth(
   config: Config,
-  deps: { store: OAuthStore & Pick<Store, 'updateLocalUserPassword'>; localIssuer: LocalIssuer; verifier: TokenCheck; secretBox: SecretBox; apiPort: number; logger: BaseLogger; now?: () => number },
+  deps: {
+    store: OAuthStore & Pick<Store, 'updateLocalUserPassword'>;
+    localIssuer: LocalIssuer;
+    verifier: TokenCheck;
+    secretBox: SecretBox;
+    apiPort: number;
+    logger: BaseLogger;
+    now?: () => number;
+  },
 ): LocalOAuth {
   const { localIssuer, logger } = deps;
   const now = deps.now ? { now: deps.now } : {};
@@ -49,7 +57,10 @@ export function createLocalOAuth(
     users: deps.store,
     sessions: new LoginSessions(),
     limits: { byUser: new LoginRateLimiter(), byAddress: new LoginRateLimiter() },
-    firstParty: { apiPort: deps.apiPort, isOwnHost: (host) => isOwnHost(host, config.api.public_host ? [config.api.public_host] : []) },
+    firstParty: {
+      apiPort: deps.apiPort,
+      isOwnHost: (host) => isOwnHost(host, config.api.public_host ? [config.api.public_host] : []),
+    },
     logger,
     ...now,
   };

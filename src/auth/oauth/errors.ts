@@ -119,7 +119,11 @@ export function oauthErrorBody(err: OAuthError): OAuthErrorBody {
  * the challenge RFC 6749 §5.2 requires with a 401. A client that sent its credentials in the body
  * gets no challenge, so a browser-based caller is never pushed into a login dialog.
  */
-export function tokenErrorHeaders(err: OAuthError, authorization: string | undefined, realm = 'edge-gateway'): Record<string, string> {
+export function tokenErrorHeaders(
+  err: OAuthError,
+  authorization: string | undefined,
+  realm = 'edge-gateway',
+): Record<string, string> {
   const headers: Record<string, string> = { 'cache-control': 'no-store', pragma: 'no-cache' };
   if (err.code === 'invalid_client' && authorization !== undefined && /^[ \t]*basic(?:[ \t]|$)/i.test(authorization)) {
     headers['www-authenticate'] = `Basic realm="${realm.replace(/["\\]/g, '')}", charset="UTF-8"`;

@@ -52,7 +52,8 @@ export class LoginRateLimiter {
       if (!Number.isSafeInteger(value) || value < 0) throw new RangeError(`${name} must be a non-negative integer`);
     }
     if (opts.maxKeys < 1) throw new RangeError('maxKeys must be at least 1');
-    if (opts.baseLockMs < 1 || opts.maxLockMs < opts.baseLockMs) throw new RangeError('need 1 <= baseLockMs <= maxLockMs');
+    if (opts.baseLockMs < 1 || opts.maxLockMs < opts.baseLockMs)
+      throw new RangeError('need 1 <= baseLockMs <= maxLockMs');
     this.opts = opts;
   }
 
@@ -187,7 +188,8 @@ function expandIPv6(address: string): number[] | null {
   }
   const halves = text.split('::');
   if (halves.length > 2) return null;
-  const parse = (part: string | undefined): number[] => (part === undefined || part === '' ? [] : part.split(':').map((g) => parseInt(g, 16)));
+  const parse = (part: string | undefined): number[] =>
+    part === undefined || part === '' ? [] : part.split(':').map((g) => parseInt(g, 16));
   const head = parse(halves[0]);
   const tail = parse(halves[1]);
   const missing = 8 - head.length - tail.length;

@@ -11,7 +11,10 @@ export interface LoginSessionsOptions {
   maxSessions: number;
 }
 
-export const DEFAULT_LOGIN_SESSIONS: Readonly<LoginSessionsOptions> = Object.freeze({ ttlMs: 10 * 60_000, maxSessions: 1000 });
+export const DEFAULT_LOGIN_SESSIONS: Readonly<LoginSessionsOptions> = Object.freeze({
+  ttlMs: 10 * 60_000,
+  maxSessions: 1000,
+});
 
 export class LoginSessions {
   // Insertion order is age order: the first key is the oldest.

@@ -20,7 +20,9 @@ const VSCHAR = /^[\x20-\x7E]*$/;
 // RFC 6749 §3.3: scope = scope-token *( SP scope-token ), scope-token = 1*( %x21 / %x23-5B / %x5D-7E ).
 const SCOPE_PARAM = /^[\x21\x23-\x5B\x5D-\x7E]+(?: [\x21\x23-\x5B\x5D-\x7E]+)*$/;
 
-type Lookup = { ok: true; values: Map<string, string> } | { ok: false; name: string; problem: 'duplicate' | 'not_string' | 'too_long' | 'characters' };
+type Lookup =
+  | { ok: true; values: Map<string, string> }
+  | { ok: false; name: string; problem: 'duplicate' | 'not_string' | 'too_long' | 'characters' };
 
 /**
  * Reads `names` from a decoded parameter object. A value that is empty or null counts as absent (RFC 6749
@@ -75,23 +77,33 @@ export function parseScopeParam(
 ): { ok: true; scopes: ReadonlySet<string> | null } | { ok: false; error: OAuthError<'invalid_scope'> } {
   if (value === undefined || value === '') return { ok: true, scopes: null };
   if (!SCOPE_PARAM.test(value)) {
-    return { ok: false, error: new OAuthError('invalid_scope', 'scope must be scope names separated by single spaces') };
+    return {
+      ok: false,
+      error: new OAuthError('invalid_scope', 'scope must be scope names separated by single spaces'),
+    };
   }
   const knownSet: ReadonlySet<string> = known instanceof Set ? known : new Set(known);
   const scopes = new Set(value.split(' '));
   for (const scope of scopes) {
     if (!knownSet.has(scope)) {
       // The request's own scope is not echoed; the list of known ones is ours and helps more.
-      return { ok: false, error: new OAuthError('invalid_scope', `unknown scope requested; known scopes: ${[...knownSet].join(' ')}`) };
+      return {
+        ok: false,
+        error: new OAuthError('invalid_scope', `unknown scope requested; known scopes: ${[...knownSet].join(' ')}`),
+      };
     }
   }
   return { ok: true, scopes };
 }
 
 /** RFC 6749 §6: a refresh may ask for the same scopes or fewer, never more. */
-export function checkScopeSubset(requested: ReadonlySet<string>, granted: ReadonlySet<string>): OAuthError<'invalid_scope'> | null {
+export function checkScopeSubset(
+  requested: ReadonlySet<string>,
+  granted: ReadonlySet<string>,
+): OAuthError<'invalid_scope'> | null {
   for (const scope of requested) {
-    if (!granted.has(scope)) return new OAuthError('invalid_scope', 'requested scope exceeds the scope originally granted');
+    if (!granted.has(scope))
+      return new OAuthError('invalid_scope', 'requested scope exceeds the scope originally granted');
   }
   return null;
 }
@@ -120,11 +132,25 @@ export type AuthorizeParseResult =
    * Redirect `error` to `redirectUri` with `state`, but only after the client exists and
    * `redirectUri` matches one of its registered ones; otherwise show an error page.
    */
-  | { kind: 'redirect_error'; clientId: string; redirectUri: string; state: string | undefined; error: OAuthError<AuthorizeErrorCode> }
+  | {
+      kind: 'redirect_error';
+      clientId: string;
+      redirectUri: string;
+      state: string | undefined;
+      error: OAuthError<AuthorizeErrorCode>;
+    }
   /** Show an error page; never redirect: we cannot trust where to (RFC 6749 §4.1.2.1). */
   | { kind: 'page_error'; error: OAuthError<'invalid_request'> };
 
-const AUTHORIZE_PARAMS = ['client_id', 'redirect_uri', 'state', 'response_type', 'scope', 'code_challenge', 'code_challenge_method'];
+const AUTHORIZE_PARAMS = [
+  'client_id',
+  'redirect_uri',
+  'state',
+  'response_type',
+  'scope',
+  'code_challenge',
+  'code_challenge_method',
+];
 // scope has its own, stricter grammar and its own error (invalid_scope).
 const AUTHORIZE_VSCHAR: ReadonlySet<string> = new Set(AUTHORIZE_PARAMS.filter((n) => n !== 'scope'));
 
@@ -135,11 +161,13 @@ const AUTHORIZE_VSCHAR: ReadonlySet<string> = new Set(AUTHORIZE_PARAMS.filter((n
  * where to redirect, and a state we could not return unchanged would break the client's CSRF check.
  */
 export function parseAuthorizeRequest(query: unknown, knownScopes: KnownScopes): AuthorizeParseResult {
-  if (!isRecord(query)) return { kind: 'page_error', error: new OAuthError('invalid_request', 'the request has no parameters') };
+  if (!isRecord(query))
+    return { kind: 'page_error', error: new OAuthError('invalid_request', 'the request has no parameters') };
   const read = readParams(query, AUTHORIZE_PARAMS, AUTHORIZE_VSCHAR);
   if (!read.ok) {
     const error = lookupError(read);
-    if (read.name === 'client_id' || read.name === 'redirect_uri' || read.name === 'state') return { kind: 'page_error', error };
+    if (read.name === 'client_id' || read.name === 'redirect_uri' || read.name === 'state')
+      return { kind: 'page_error', error };
     // The redirect fields come first in AUTHORIZE_PARAMS, so they were read without fault; read
     // them alone to get their values for the redirect.
     const target = readParams(query, ['client_id', 'redirect_uri', 'state'], AUTHORIZE_VSCHAR);
@@ -150,13 +178,22 @@ export function parseAuthorizeRequest(query: unknown, knownScopes: KnownScopes):
   const clientId = v.get('client_id');
   const redirectUri = v.get('redirect_uri');
   const state = v.get('state');
-  if (clientId === undefined) return { kind: 'page_error', error: new OAuthError('invalid_request', 'client_id is required') };
-  if (redirectUri === undefined) return { kind: 'page_error', error: new OAuthError('invalid_request', 'redirect_uri is required') };
-  const redirectError = (error: OAuthError<AuthorizeErrorCode>): AuthorizeParseResult => ({ kind: 'redirect_error', clientId, redirectUri, state, error });
+  if (clientId === undefined)
+    return { kind: 'page_error', error: new OAuthError('invalid_request', 'client_id is required') };
+  if (redirectUri === undefined)
+    return { kind: 'page_error', error: new OAuthError('invalid_request', 'redirect_uri is required') };
+  const redirectError = (error: OAuthError<AuthorizeErrorCode>): AuthorizeParseResult => ({
+    kind: 'redirect_error',
+    clientId,
+    redirectUri,
+    state,
+    error,
+  });
 
   const responseType = v.get('response_type');
   if (responseType === undefined) return redirectError(new OAuthError('invalid_request', 'response_type is required'));
-  if (responseType !== 'code') return redirectError(new OAuthError('unsupported_response_type', 'response_type must be code'));
+  if (responseType !== 'code')
+    return redirectError(new OAuthError('unsupported_response_type', 'response_type must be code'));
 
   const scope = parseScopeParam(v.get('scope'), knownScopes);
   if (!scope.ok) return redirectError(scope.error);
@@ -189,13 +226,33 @@ export type ClientAuthentication =
   | { method: 'none'; clientId: string };
 
 export type TokenRequest =
-  | { grantType: 'authorization_code'; client: ClientAuthentication; code: string; redirectUri: string; codeVerifier: string | undefined }
-  | { grantType: 'refresh_token'; client: ClientAuthentication; refreshToken: string; scope: ReadonlySet<string> | null }
+  | {
+      grantType: 'authorization_code';
+      client: ClientAuthentication;
+      code: string;
+      redirectUri: string;
+      codeVerifier: string | undefined;
+    }
+  | {
+      grantType: 'refresh_token';
+      client: ClientAuthentication;
+      refreshToken: string;
+      scope: ReadonlySet<string> | null;
+    }
   | { grantType: 'client_credentials'; client: ClientAuthentication; scope: ReadonlySet<string> | null };
 
 export type TokenParseResult = { ok: true; request: TokenRequest } | { ok: false; error: OAuthError<TokenErrorCode> };
 
-const TOKEN_PARAMS = ['grant_type', 'client_id', 'client_secret', 'code', 'redirect_uri', 'code_verifier', 'refresh_token', 'scope'];
+const TOKEN_PARAMS = [
+  'grant_type',
+  'client_id',
+  'client_secret',
+  'code',
+  'redirect_uri',
+  'code_verifier',
+  'refresh_token',
+  'scope',
+];
 // code_verifier is left to checkTokenPkce, so every verifier problem is the same invalid_grant;
 // scope has its own grammar and error (invalid_scope).
 const TOKEN_VSCHAR: ReadonlySet<string> = new Set(TOKEN_PARAMS.filter((n) => n !== 'code_verifier' && n !== 'scope'));
@@ -206,8 +263,12 @@ const TOKEN_VSCHAR: ReadonlySet<string> = new Set(TOKEN_PARAMS.filter((n) => n !
  * authentication and are ignored. Order of checks: shape and duplicates (invalid_request), client
  * credentials (invalid_client), grant_type (unsupported_grant_type), the grant's parameters.
  */
-export function parseTokenRequest(body: unknown, opts: { knownScopes: KnownScopes; authorization?: string | undefined }): TokenParseResult {
-  if (!isRecord(body)) return tokenError(new OAuthError('invalid_request', 'the request body must be an object of parameters'));
+export function parseTokenRequest(
+  body: unknown,
+  opts: { knownScopes: KnownScopes; authorization?: string | undefined },
+): TokenParseResult {
+  if (!isRecord(body))
+    return tokenError(new OAuthError('invalid_request', 'the request body must be an object of parameters'));
   const read = readParams(body, TOKEN_PARAMS, TOKEN_VSCHAR);
   if (!read.ok) return tokenError(lookupError(read));
   const v = read.values;
@@ -224,7 +285,10 @@ export function parseTokenRequest(body: unknown, opts: { knownScopes: KnownScope
       // Required because /authorize always requires it, and §4.1.3 then requires it here.
       const redirectUri = v.get('redirect_uri');
       if (redirectUri === undefined) return tokenError(new OAuthError('invalid_request', 'redirect_uri is required'));
-      return { ok: true, request: { grantType, client: client.client, code, redirectUri, codeVerifier: v.get('code_verifier') } };
+      return {
+        ok: true,
+        request: { grantType, client: client.client, code, redirectUri, codeVerifier: v.get('code_verifier') },
+      };
     }
     case 'refresh_token': {
       const refreshToken = v.get('refresh_token');
@@ -239,7 +303,9 @@ export function parseTokenRequest(body: unknown, opts: { knownScopes: KnownScope
       return { ok: true, request: { grantType, client: client.client, scope: scope.scopes } };
     }
     default:
-      return tokenError(new OAuthError('unsupported_grant_type', `grant_type must be one of ${GRANT_TYPES.join(', ')}`));
+      return tokenError(
+        new OAuthError('unsupported_grant_type', `grant_type must be one of ${GRANT_TYPES.join(', ')}`),
+      );
   }
 }
 
@@ -261,7 +327,8 @@ export function parseRevocationRequest(
   body: unknown,
   opts: { authorization?: string | undefined },
 ): { ok: true; request: RevocationRequest } | { ok: false; error: OAuthError<TokenErrorCode> } {
-  if (!isRecord(body)) return tokenError(new OAuthError('invalid_request', 'the request body must be an object of parameters'));
+  if (!isRecord(body))
+    return tokenError(new OAuthError('invalid_request', 'the request body must be an object of parameters'));
   const read = readParams(body, REVOCATION_PARAMS, new Set(REVOCATION_PARAMS));
   if (!read.ok) return tokenError(lookupError(read));
   const v = read.values;
@@ -283,22 +350,39 @@ function clientAuthentication(
   const bodyId = v.get('client_id');
   const bodySecret = v.get('client_secret');
   const basic = authorization === undefined ? { kind: 'none' as const } : parseBasicClientAuth(authorization);
-  if (basic.kind === 'malformed') return tokenError(new OAuthError('invalid_client', 'malformed HTTP Basic client credentials'));
+  if (basic.kind === 'malformed')
+    return tokenError(new OAuthError('invalid_client', 'malformed HTTP Basic client credentials'));
   if (basic.kind === 'credentials') {
     // §2.3: a client MUST NOT use more than one authentication method in a request.
-    if (bodySecret !== undefined) return tokenError(new OAuthError('invalid_request', 'client credentials given both in the Authorization header and in the body'));
-    if (bodyId !== undefined && bodyId !== basic.clientId) return tokenError(new OAuthError('invalid_request', 'client_id in the body differs from the Authorization header'));
-    return { ok: true, client: { method: 'client_secret_basic', clientId: basic.clientId, clientSecret: basic.clientSecret } };
+    if (bodySecret !== undefined)
+      return tokenError(
+        new OAuthError('invalid_request', 'client credentials given both in the Authorization header and in the body'),
+      );
+    if (bodyId !== undefined && bodyId !== basic.clientId)
+      return tokenError(
+        new OAuthError('invalid_request', 'client_id in the body differs from the Authorization header'),
+      );
+    return {
+      ok: true,
+      client: { method: 'client_secret_basic', clientId: basic.clientId, clientSecret: basic.clientSecret },
+    };
   }
   if (bodyId === undefined) {
     // §5.2 lists "no client authentication included" under invalid_client.
-    return tokenError(new OAuthError('invalid_client', bodySecret === undefined ? 'client authentication is required' : 'client_secret without client_id'));
+    return tokenError(
+      new OAuthError(
+        'invalid_client',
+        bodySecret === undefined ? 'client authentication is required' : 'client_secret without client_id',
+      ),
+    );
   }
-  if (bodySecret !== undefined) return { ok: true, client: { method: 'client_secret_post', clientId: bodyId, clientSecret: bodySecret } };
+  if (bodySecret !== undefined)
+    return { ok: true, client: { method: 'client_secret_post', clientId: bodyId, clientSecret: bodySecret } };
   return { ok: true, client: { method: 'none', clientId: bodyId } };
 }
 
-export type BasicClientAuth = { kind: 'none' } | { kind: 'malformed' } | { kind: 'credentials'; clientId: string; clientSecret: string };
+export type BasicClientAuth =
+  { kind: 'none' } | { kind: 'malformed' } | { kind: 'credentials'; clientId: string; clientSecret: string };
 
 const BASIC = /^[ \t]*basic[ \t]+([A-Za-z0-9+/]+={0,2})[ \t]*$/i;
 const BASIC_SCHEME = /^[ \t]*basic(?:[ \t]|$)/i;
@@ -327,7 +411,8 @@ export function parseBasicClientAuth(authorization: string): BasicClientAuth {
   if (colon === -1) return { kind: 'malformed' };
   const clientId = formDecode(text.slice(0, colon));
   const clientSecret = formDecode(text.slice(colon + 1));
-  if (clientId === null || clientSecret === null || clientId === '' || clientSecret === '') return { kind: 'malformed' };
+  if (clientId === null || clientSecret === null || clientId === '' || clientSecret === '')
+    return { kind: 'malformed' };
   if (!VSCHAR.test(clientId) || !VSCHAR.test(clientSecret)) return { kind: 'malformed' };
   if (clientId.length > MAX_PARAM_LENGTH || clientSecret.length > MAX_PARAM_LENGTH) return { kind: 'malformed' };
   return { kind: 'credentials', clientId, clientSecret };
@@ -355,6 +440,7 @@ export function checkClientGrant(client: ClientGrants, grantType: GrantType): OA
   if (grantType === 'client_credentials' && client.public) {
     return new OAuthError('unauthorized_client', 'client_credentials is only for confidential clients');
   }
-  if (!client.grantTypes.includes(grantType)) return new OAuthError('unauthorized_client', `the client is not registered for ${grantType}`);
+  if (!client.grantTypes.includes(grantType))
+    return new OAuthError('unauthorized_client', `the client is not registered for ${grantType}`);
   return null;
 }

@@ -63,7 +63,11 @@ export async function hashPassword(password: string, params: ScryptParams = DEFA
  * format. Pass `stored` null for an unknown user: the same scrypt work is done with `params` and
  * the answer is false, so response time does not tell which usernames exist.
  */
-export async function verifyPassword(password: string, stored: string | null, params: ScryptParams = DEFAULT_SCRYPT_PARAMS): Promise<boolean> {
+export async function verifyPassword(
+  password: string,
+  stored: string | null,
+  params: ScryptParams = DEFAULT_SCRYPT_PARAMS,
+): Promise<boolean> {
   if (typeof password !== 'string' || password === '' || password.length > MAX_PASSWORD_LENGTH) return false;
   if (stored === null) {
     checkParams(params);
@@ -84,7 +88,13 @@ export function needsRehash(stored: string, params: ScryptParams = DEFAULT_SCRYP
   const parsed = parseStored(stored);
   if (parsed === null) return true;
   const p = parsed.params;
-  return p.N < params.N || p.r < params.r || p.p < params.p || parsed.salt.length !== SALT_BYTES || parsed.hash.length !== KEY_BYTES;
+  return (
+    p.N < params.N ||
+    p.r < params.r ||
+    p.p < params.p ||
+    parsed.salt.length !== SALT_BYTES ||
+    parsed.hash.length !== KEY_BYTES
+  );
 }
 
 function parseStored(stored: string): StoredHash | null {
@@ -127,7 +137,10 @@ function paramsWithinLimits({ N, r, p }: ScryptParams): boolean {
 }
 
 function checkParams(params: ScryptParams): void {
-  if (!paramsWithinLimits(params)) throw new RangeError('scrypt parameters out of range (N a power of two 2..2^20, r 1..32, p 1..16, at most 256 MiB)');
+  if (!paramsWithinLimits(params))
+    throw new RangeError(
+      'scrypt parameters out of range (N a power of two 2..2^20, r 1..32, p 1..16, at most 256 MiB)',
+    );
 }
 
 /** OpenSSL's accounting: 128·r·(N+2) for V plus 128·r·p for B. */

@@ -23,7 +23,8 @@ export function isValidChallenge(challenge: unknown): challenge is string {
 
 /** The S256 code_challenge of a verifier. Throws TypeError for a verifier RFC 7636 does not allow. */
 export function challengeOf(verifier: string): string {
-  if (!isValidVerifier(verifier)) throw new TypeError('not a valid PKCE code_verifier (43-128 characters of A-Z a-z 0-9 - . _ ~)');
+  if (!isValidVerifier(verifier))
+    throw new TypeError('not a valid PKCE code_verifier (43-128 characters of A-Z a-z 0-9 - . _ ~)');
   return createHash('sha256').update(verifier, 'ascii').digest('base64url');
 }
 
@@ -67,7 +68,8 @@ export type PkceAuthorizeResult =
   | { ok: true; codeChallenge: string | null }
   | { ok: false; refusal: PkceAuthorizeRefusal; error: OAuthError<'invalid_request'> };
 
-export type PkceTokenResult = { ok: true } | { ok: false; refusal: PkceTokenRefusal; error: OAuthError<'invalid_grant'> };
+export type PkceTokenResult =
+  { ok: true } | { ok: false; refusal: PkceTokenRefusal; error: OAuthError<'invalid_grant'> };
 
 const AUTHORIZE_DESCRIPTIONS: Record<PkceAuthorizeRefusal, string> = {
   challenge_required: 'code_challenge is required for this client (PKCE, S256)',

@@ -22,8 +22,7 @@ export type RedirectUriProblem =
   | 'reserved_query_parameter';
 
 export type RedirectUriCheck =
-  | { ok: true; kind: RedirectUriKind }
-  | { ok: false; problem: RedirectUriProblem; message: string };
+  { ok: true; kind: RedirectUriKind } | { ok: false; problem: RedirectUriProblem; message: string };
 
 // Parameters the authorization response adds; a registered query holding one of them would make
 // the redirect carry two values and leave the client to guess which is ours.
@@ -46,8 +45,10 @@ const LOOPBACK_PREFIX = /^http:\/\/(127\.0\.0\.1|\[::1\])(?::[0-9]+)?(?=[/?]|$)/
  */
 export function validateRegisteredRedirectUri(uri: string): RedirectUriCheck {
   if (typeof uri !== 'string' || uri === '') return refuse('empty', 'the redirect URI is empty');
-  if (uri.length > MAX_REDIRECT_URI_LENGTH) return refuse('too_long', `the redirect URI is longer than ${MAX_REDIRECT_URI_LENGTH} characters`);
-  if (!URI_CHARS.test(uri)) return refuse('bad_characters', 'the redirect URI may hold only printable ASCII characters without spaces');
+  if (uri.length > MAX_REDIRECT_URI_LENGTH)
+    return refuse('too_long', `the redirect URI is longer than ${MAX_REDIRECT_URI_LENGTH} characters`);
+  if (!URI_CHARS.test(uri))
+    return refuse('bad_characters', 'the redirect URI may hold only printable ASCII characters without spaces');
   // RFC 6749 §3.1.2: the redirection endpoint URI MUST NOT include a fragment; an empty one ("#")
   // counts too, since the response would be appended after it and never reach the server.
   if (uri.includes('#')) return refuse('fragment', 'the redirect URI must not have a fragment (#)');
@@ -65,7 +66,8 @@ export function validateRegisteredRedirectUri(uri: string): RedirectUriCheck {
   if (url.username !== '' || url.password !== '' || (hasAuthority(uri) && rawAuthority(uri).includes('@'))) {
     return refuse('userinfo', 'the redirect URI must not hold user information (user@host)');
   }
-  if (url.href !== uri) return refuse('not_normalized', `the redirect URI is not in normalized form; write it as ${url.href}`);
+  if (url.href !== uri)
+    return refuse('not_normalized', `the redirect URI is not in normalized form; write it as ${url.href}`);
 
   let kind: RedirectUriKind;
   if (scheme === 'https') {
@@ -83,16 +85,25 @@ export function validateRegisteredRedirectUri(uri: string): RedirectUriCheck {
   } else if (isSpecialScheme(scheme) || !scheme.includes('.')) {
     // Requiring a dot keeps out javascript:, data:, file:, vbscript: … and asks for the reverse
     // domain name RFC 8252 §7.1 says a private-use scheme must be.
-    return refuse('scheme_not_allowed', 'the redirect URI must use https, loopback http, or a private-use scheme such as com.example.app:/callback');
+    return refuse(
+      'scheme_not_allowed',
+      'the redirect URI must use https, loopback http, or a private-use scheme such as com.example.app:/callback',
+    );
   } else if (!PRIVATE_USE_FORM.test(uri)) {
-    return refuse('private_use_form', 'a private-use scheme redirect URI has the form com.example.app:/path (one slash, no host; RFC 8252 §7.1)');
+    return refuse(
+      'private_use_form',
+      'a private-use scheme redirect URI has the form com.example.app:/path (one slash, no host; RFC 8252 §7.1)',
+    );
   } else {
     kind = 'private_use';
   }
 
   for (const name of RESERVED_QUERY_PARAMS) {
     if (url.searchParams.has(name)) {
-      return refuse('reserved_query_parameter', `the redirect URI's query must not have a ${name} parameter: the authorization response adds it`);
+      return refuse(
+        'reserved_query_parameter',
+        `the redirect URI's query must not have a ${name} parameter: the authorization response adds it`,
+      );
     }
   }
   return { ok: true, kind };
@@ -113,7 +124,8 @@ export function matchRedirectUri(requested: string, registered: readonly string[
   for (const candidate of registered) {
     if (typeof candidate !== 'string' || !LOOPBACK_PREFIX.test(candidate)) continue;
     const candidateCheck = validateRegisteredRedirectUri(candidate);
-    if (candidateCheck.ok && candidateCheck.kind === 'loopback' && withoutLoopbackPort(candidate) === wanted) return true;
+    if (candidateCheck.ok && candidateCheck.kind === 'loopback' && withoutLoopbackPort(candidate) === wanted)
+      return true;
   }
   return false;
 }

@@ -20,7 +20,12 @@ export function codecsString(track: Fmp4Track): string {
     const compat = (reversed >>> 0).toString(16).toUpperCase();
     const constraints = [...i.generalConstraintIndicator];
     while (constraints.length > 0 && constraints[constraints.length - 1] === 0) constraints.pop();
-    const parts = [`hvc1`, `${space}${i.generalProfileIdc}`, compat, `${i.generalTierFlag ? 'H' : 'L'}${i.generalLevelIdc}`];
+    const parts = [
+      `hvc1`,
+      `${space}${i.generalProfileIdc}`,
+      compat,
+      `${i.generalTierFlag ? 'H' : 'L'}${i.generalLevelIdc}`,
+    ];
     for (const c of constraints) parts.push(c.toString(16).toUpperCase());
     return parts.join('.');
   }

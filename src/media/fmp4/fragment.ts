@@ -1,6 +1,13 @@
 import { MediaFormatError } from '../errors.js';
 import { BoxWriter } from './box-writer.js';
-import { MFHD_BYTES, SAMPLE_FLAGS_NON_SYNC, SAMPLE_FLAGS_SYNC, startTrafAndTrun, trafBytes, type TrafLayout } from './moof.js';
+import {
+  MFHD_BYTES,
+  SAMPLE_FLAGS_NON_SYNC,
+  SAMPLE_FLAGS_SYNC,
+  startTrafAndTrun,
+  trafBytes,
+  type TrafLayout,
+} from './moof.js';
 import type { Fmp4Track } from './track.js';
 
 // One movie fragment (moof + mdat): an HLS part, a CMAF chunk, an MSE append. Every input is checked
@@ -50,13 +57,22 @@ export function buildFragment(sequence: number, runs: readonly FragmentTrackRun[
   let mdatBytes = 8;
   for (const run of used) {
     const video = run.track.kind === 'video';
-    check(Number.isSafeInteger(run.baseDecodeTime) && run.baseDecodeTime >= 0, `base decode time ${run.baseDecodeTime}`);
+    check(
+      Number.isSafeInteger(run.baseDecodeTime) && run.baseDecodeTime >= 0,
+      `base decode time ${run.baseDecodeTime}`,
+    );
     const runSizes: number[] = [];
     for (const s of run.samples) {
       check(Number.isInteger(s.duration) && s.duration >= 0 && s.duration <= U32_MAX, `sample duration ${s.duration}`);
-      check(Number.isInteger(s.compositionOffset) && s.compositionOffset >= I32_MIN && s.compositionOffset <= I32_MAX, `composition offset ${s.compositionOffset}`);
+      check(
+        Number.isInteger(s.compositionOffset) && s.compositionOffset >= I32_MIN && s.compositionOffset <= I32_MAX,
+        `composition offset ${s.compositionOffset}`,
+      );
       check(video || s.compositionOffset === 0, 'audio samples have no composition offset');
-      check(video !== Buffer.isBuffer(s.payload), video ? 'a video sample is a list of NAL units' : 'an audio sample is one buffer');
+      check(
+        video !== Buffer.isBuffer(s.payload),
+        video ? 'a video sample is a list of NAL units' : 'an audio sample is one buffer',
+      );
       if (!Buffer.isBuffer(s.payload)) {
         check(s.payload.length > 0, 'a video sample without NAL units');
         for (const nal of s.payload) check(Buffer.isBuffer(nal) && nal.length > 0, 'an empty NAL unit');

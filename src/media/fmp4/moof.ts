@@ -36,7 +36,14 @@ export function trunSampleBytes(video: boolean): number {
 }
 
 export function trafBytes(layout: TrafLayout): number {
-  return 8 + TFHD_BYTES + (layout.video ? 0 : 4) + TFDT_BYTES + TRUN_HEADER_BYTES + layout.sampleCount * trunSampleBytes(layout.video);
+  return (
+    8 +
+    TFHD_BYTES +
+    (layout.video ? 0 : 4) +
+    TFDT_BYTES +
+    TRUN_HEADER_BYTES +
+    layout.sampleCount * trunSampleBytes(layout.video)
+  );
 }
 
 export function writeMfhd(w: BoxWriter, sequence: number): void {
@@ -50,9 +57,18 @@ export function startTrafAndTrun(w: BoxWriter, layout: TrafLayout, dataOffset: n
     w.startFull('tfhd', 0, TFHD_DEFAULT_BASE_IS_MOOF).u32(layout.trackId).end();
   } else {
     // Every audio frame is a sync sample: one default instead of flags per sample.
-    w.startFull('tfhd', 0, TFHD_DEFAULT_BASE_IS_MOOF | TFHD_DEFAULT_SAMPLE_FLAGS).u32(layout.trackId).u32(SAMPLE_FLAGS_SYNC).end();
+    w.startFull('tfhd', 0, TFHD_DEFAULT_BASE_IS_MOOF | TFHD_DEFAULT_SAMPLE_FLAGS)
+      .u32(layout.trackId)
+      .u32(SAMPLE_FLAGS_SYNC)
+      .end();
   }
   w.startFull('tfdt', 1, 0).u64(layout.baseDecodeTime).end();
-  const flags = TRUN_DATA_OFFSET | TRUN_SAMPLE_DURATION | TRUN_SAMPLE_SIZE | (layout.video ? TRUN_SAMPLE_FLAGS | TRUN_SAMPLE_COMPOSITION_OFFSET : 0);
-  w.startFull('trun', layout.video ? 1 : 0, flags).u32(layout.sampleCount).i32(dataOffset);
+  const flags =
+    TRUN_DATA_OFFSET |
+    TRUN_SAMPLE_DURATION |
+    TRUN_SAMPLE_SIZE |
+    (layout.video ? TRUN_SAMPLE_FLAGS | TRUN_SAMPLE_COMPOSITION_OFFSET : 0);
+  w.startFull('trun', layout.video ? 1 : 0, flags)
+    .u32(layout.sampleCount)
+    .i32(dataOffset);
 }

@@ -17,8 +17,23 @@ export interface Box {
 
 /** Boxes whose body is only boxes, and sample entries whose boxes follow fixed fields (bytes to skip). */
 const CONTAINERS: ReadonlyMap<string, number> = new Map([
-  ['moov', 0], ['trak', 0], ['mdia', 0], ['minf', 0], ['dinf', 0], ['stbl', 0], ['mvex', 0], ['moof', 0], ['traf', 0], ['edts', 0],
-  ['stsd', 8], ['dref', 8], ['avc1', 78], ['hvc1', 78], ['hev1', 78], ['avc3', 78], ['mp4a', 28],
+  ['moov', 0],
+  ['trak', 0],
+  ['mdia', 0],
+  ['minf', 0],
+  ['dinf', 0],
+  ['stbl', 0],
+  ['mvex', 0],
+  ['moof', 0],
+  ['traf', 0],
+  ['edts', 0],
+  ['stsd', 8],
+  ['dref', 8],
+  ['avc1', 78],
+  ['hvc1', 78],
+  ['hev1', 78],
+  ['avc3', 78],
+  ['mp4a', 28],
 ]);
 
 const MAX_DEPTH = 16;

@@ -6,7 +6,12 @@ import type { FragmentSample } from './fragment.js';
 // (NAL units get their length prefixes when the fragment is written).
 
 export function videoSample(timed: TimedUnit<VideoAccessUnit>): FragmentSample {
-  return { duration: timed.duration, compositionOffset: timed.compositionOffset, keyframe: timed.unit.keyframe, payload: timed.unit.nalus };
+  return {
+    duration: timed.duration,
+    compositionOffset: timed.compositionOffset,
+    keyframe: timed.unit.keyframe,
+    payload: timed.unit.nalus,
+  };
 }
 
 export function audioSample(timed: TimedUnit<AudioFrame>): FragmentSample {

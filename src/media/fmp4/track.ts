@@ -53,7 +53,9 @@ const MAX_SET_BYTES = 0xffff;
 function checkSets(sets: Buffer[], code: 'bad_sps' | 'bad_pps' | 'bad_vps', name: string): void {
   if (sets.length === 0) throw new MediaFormatError(code, `no ${name}`);
   if (sets.length > MAX_SETS) throw new MediaFormatError(code, `${sets.length} ${name}s`);
-  for (const set of sets) if (set.length < 2 || set.length > MAX_SET_BYTES) throw new MediaFormatError(code, `${name} of ${set.length} bytes`);
+  for (const set of sets)
+    if (set.length < 2 || set.length > MAX_SET_BYTES)
+      throw new MediaFormatError(code, `${name} of ${set.length} bytes`);
 }
 
 function checkId(id: number): void {
@@ -68,9 +70,20 @@ export function h264Track(id: number, sets: H264ParameterSets): H264Track {
   const first = sets.sps[0] as Buffer;
   const info = parseH264Sps(first);
   if (!info || first.length < 4) throw new MediaFormatError('bad_sps', 'the H.264 SPS does not parse');
-  if (sets.pps.some((p) => (p.readUInt8(0) & 0x1f) !== 8)) throw new MediaFormatError('bad_pps', 'a PPS is not NAL type 8');
+  if (sets.pps.some((p) => (p.readUInt8(0) & 0x1f) !== 8))
+    throw new MediaFormatError('bad_pps', 'a PPS is not NAL type 8');
   if (info.width > 0xffff || info.height > 0xffff) throw new MediaFormatError('bad_sps', 'picture too large');
-  return { id, timescale: VIDEO_TIMESCALE, kind: 'video', codec: 'H264', width: info.width, height: info.height, sps: sets.sps, pps: sets.pps, info };
+  return {
+    id,
+    timescale: VIDEO_TIMESCALE,
+    kind: 'video',
+    codec: 'H264',
+    width: info.width,
+    height: info.height,
+    sps: sets.sps,
+    pps: sets.pps,
+    info,
+  };
 }
 
 /** An H.265 track; a MediaFormatError when a VPS, SPS or PPS is missing or the first SPS does not parse. */
@@ -85,7 +98,18 @@ export function h265Track(id: number, sets: H265ParameterSets): H265Track {
   if (sets.vps.some((v) => typeOf(v) !== 32)) throw new MediaFormatError('bad_vps', 'a VPS is not NAL type 32');
   if (sets.pps.some((p) => typeOf(p) !== 34)) throw new MediaFormatError('bad_pps', 'a PPS is not NAL type 34');
   if (info.width > 0xffff || info.height > 0xffff) throw new MediaFormatError('bad_sps', 'picture too large');
-  return { id, timescale: VIDEO_TIMESCALE, kind: 'video', codec: 'H265', width: info.width, height: info.height, vps: sets.vps, sps: sets.sps, pps: sets.pps, info };
+  return {
+    id,
+    timescale: VIDEO_TIMESCALE,
+    kind: 'video',
+    codec: 'H265',
+    width: info.width,
+    height: info.height,
+    vps: sets.vps,
+    sps: sets.sps,
+    pps: sets.pps,
+    info,
+  };
 }
 
 /** An AAC track at the config's sample rate (the RTP clock rate of mpeg4-generic audio). */

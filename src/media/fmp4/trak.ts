@@ -44,7 +44,9 @@ function writeTkhd(w: BoxWriter, track: Fmp4Track): void {
     .u16(0);
   writeUnityMatrix(w);
   const [width, height] = track.kind === 'video' ? [track.width, track.height] : [0, 0];
-  w.u32(width * 0x10000).u32(height * 0x10000).end();
+  w.u32(width * 0x10000)
+    .u32(height * 0x10000)
+    .end();
 }
 
 function writeStbl(w: BoxWriter, track: Fmp4Track): void {

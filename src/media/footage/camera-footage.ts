@@ -81,10 +81,19 @@ export class CameraFootage implements FanOutReader {
     sdp: string,
     private readonly opts: CameraFootageOptions,
   ) {
-    this.muxer = new FragmentMuxer(sdp, { partTarget: MAX_FRAGMENT_S, targetDuration: MAX_FRAGMENT_S, maxSampleDuration: MAX_SAMPLE_S, ...(opts.wallClock ? { wallClock: opts.wallClock } : {}) }, {
-      addPart: (part: NewPart) => this.addPart(part),
-      ended: (reason) => opts.onEnded(reason),
-    });
+    this.muxer = new FragmentMuxer(
+      sdp,
+      {
+        partTarget: MAX_FRAGMENT_S,
+        targetDuration: MAX_FRAGMENT_S,
+        maxSampleDuration: MAX_SAMPLE_S,
+        ...(opts.wallClock ? { wallClock: opts.wallClock } : {}),
+      },
+      {
+        addPart: (part: NewPart) => this.addPart(part),
+        ended: (reason) => opts.onEnded(reason),
+      },
+    );
   }
 
   setStarts(starts: TrackStart[]): void {
@@ -169,7 +178,8 @@ export class CameraFootage implements FanOutReader {
     } else if (this.file && part.wallClock - this.file.startMs >= this.opts.fileS * 1000) {
       this.closeFile();
     }
-    if (!this.file && this.muxer.init && this.zeroMs !== null && !this.diskBehind()) this.openFile(part, this.muxer.init, this.zeroMs);
+    if (!this.file && this.muxer.init && this.zeroMs !== null && !this.diskBehind())
+      this.openFile(part, this.muxer.init, this.zeroMs);
   }
 
   private diskBehind(): boolean {

@@ -20,7 +20,11 @@ export interface FootageCameras {
  * recording.continuous.profile; the other one when the camera lacks it; null when the camera's
  * continuous recording is off or it has no stream.
  */
-export function continuousProfile(config: Config, camera: CameraConfig | null, has: (profile: StreamProfile) => boolean): StreamProfile | null {
+export function continuousProfile(
+  config: Config,
+  camera: CameraConfig | null,
+  has: (profile: StreamProfile) => boolean,
+): StreamProfile | null {
   if (camera?.continuous === 'off') return null;
   const wanted: StreamProfile = camera?.continuous_profile ?? config.recording.continuous.profile;
   if (has(wanted)) return wanted;
@@ -36,7 +40,10 @@ export function continuousProfile(config: Config, camera: CameraConfig | null, h
 export async function createFootage(
   config: Config,
   deps: {
-    store: FootageStore & { listCameras(): Array<{ deviceId: string }>; getDevice(deviceId: string): { status: string } | null };
+    store: FootageStore & {
+      listCameras(): Array<{ deviceId: string }>;
+      getDevice(deviceId: string): { status: string } | null;
+    };
     streams: FootageStreams;
     cameras: FootageCameras;
     cameraConfig: (deviceId: string) => CameraConfig | null;
@@ -59,7 +66,8 @@ export async function createFootage(
     root: c.storage_dir,
     systemDirs: deps.systemDirs,
     allowOnSystemDisk: c.allow_on_system_disk,
-    profileOf: (deviceId) => continuousProfile(config, deps.cameraConfig(deviceId), (p) => deps.cameras.streamSource(deviceId, p) !== null),
+    profileOf: (deviceId) =>
+      continuousProfile(config, deps.cameraConfig(deviceId), (p) => deps.cameras.streamSource(deviceId, p) !== null),
     streams: deps.streams,
     store: deps.store,
     fileS: c.file_s,
@@ -72,14 +80,35 @@ export async function createFootage(
   const opened = recorder;
   defer(() => opened.close());
   const status = opened.status();
-  deps.logger.info({ storageDir: c.storage_dir, disk: status.disk.source ? describeDisk({ device: status.disk.device, source: status.disk.source, mountPoint: status.disk.mountPoint }) : status.disk.device, recording: status.recording, reason: status.reason }, 'continuous recording: footage disk');
+  deps.logger.info(
+    {
+      storageDir: c.storage_dir,
+      disk: status.disk.source
+        ? describeDisk({ device: status.disk.device, source: status.disk.source, mountPoint: status.disk.mountPoint })
+        : status.disk.device,
+      recording: status.recording,
+      reason: status.reason,
+    },
+    'continuous recording: footage disk',
+  );
   deps.bus.on('device.status', (e) => opened.deviceStatus(e.deviceId, e.status === 'online'));
   // Cameras online at the last stop: the manager reports a change only, so these start here.
-  for (const camera of deps.store.listCameras()) if (deps.store.getDevice(camera.deviceId)?.status === 'online') opened.deviceStatus(camera.deviceId, true);
+  for (const camera of deps.store.listCameras())
+    if (deps.store.getDevice(camera.deviceId)?.status === 'online') opened.deviceStatus(camera.deviceId, true);
   return opened;
 }
 
 /** Pictures of moments of footage for the timeline, decoded by the snapshots' decoders (within their bounds). */
-export function createFootageFrames(root: string, deps: { store: { footageIn(deviceId: string, startMs: number, endMs: number): IndexedFootageFile[] }; decode: DecodePicture }): FootageFrames {
-  return new FootageFrames({ root, files: (deviceId, startMs, endMs) => deps.store.footageIn(deviceId, startMs, endMs), decode: deps.decode });
+export function createFootageFrames(
+  root: string,
+  deps: {
+    store: { footageIn(deviceId: string, startMs: number, endMs: number): IndexedFootageFile[] };
+    decode: DecodePicture;
+  },
+): FootageFrames {
+  return new FootageFrames({
+    root,
+    files: (deviceId, startMs, endMs) => deps.store.footageIn(deviceId, startMs, endMs),
+    decode: deps.decode,
+  });
 }

@@ -29,7 +29,12 @@ export function parseMountInfo(text: string): MountEntry[] {
     if (dash < 6 || fields.length < dash + 3) continue;
     const device = fields[2] as string;
     if (!/^\d+:\d+$/.test(device)) continue;
-    out.push({ device, mountPoint: unescapeMountPath(fields[4] as string), fsType: fields[dash + 1] as string, source: unescapeMountPath(fields[dash + 2] as string) });
+    out.push({
+      device,
+      mountPoint: unescapeMountPath(fields[4] as string),
+      fsType: fields[dash + 1] as string,
+      source: unescapeMountPath(fields[dash + 2] as string),
+    });
   }
   return out;
 }
@@ -60,13 +65,19 @@ export async function diskOf(dir: string, mountInfo = '/proc/self/mountinfo'): P
     // Without /proc the device number alone still answers "same disk or not".
   }
   const mount = mounts
-    .filter((m) => m.device === device && (dir === m.mountPoint || dir.startsWith(m.mountPoint.endsWith('/') ? m.mountPoint : `${m.mountPoint}/`)))
+    .filter(
+      (m) =>
+        m.device === device &&
+        (dir === m.mountPoint || dir.startsWith(m.mountPoint.endsWith('/') ? m.mountPoint : `${m.mountPoint}/`)),
+    )
     .sort((a, b) => b.mountPoint.length - a.mountPoint.length)[0];
   return { device, source: mount?.source ?? null, mountPoint: mount?.mountPoint ?? null };
 }
 
 export function describeDisk(disk: DiskOf): string {
-  return disk.source ? `${disk.source} (device ${disk.device}, mounted at ${disk.mountPoint})` : `device ${disk.device}`;
+  return disk.source
+    ? `${disk.source} (device ${disk.device}, mounted at ${disk.mountPoint})`
+    : `device ${disk.device}`;
 }
 
 /** Bytes free for this process's writes on the file system holding `dir`. */

@@ -48,7 +48,8 @@ export function trackTimescales(init: Buffer): Map<number, number> {
 /** Moves each traf's tfdt by its track's shift (in that track's units) and renumbers mfhd, in place. */
 export function patchMoof(moof: Buffer, sequence: number, shift: (trackId: number) => number): void {
   const [box] = readBoxes(moof);
-  if (!box || box.type !== 'moof') throw new MediaFormatError('bad_box', 'a footage fragment does not start with a moof');
+  if (!box || box.type !== 'moof')
+    throw new MediaFormatError('bad_box', 'a footage fragment does not start with a moof');
   const header = (b: Box): number => b.size - b.body.length;
   for (const child of box.children) {
     if (child.type === 'mfhd') moof.writeUInt32BE(sequence, child.start + header(child) + 4);
@@ -58,7 +59,8 @@ export function patchMoof(moof: Buffer, sequence: number, shift: (trackId: numbe
     if (!tfhd || !tfdt) continue;
     const trackId = tfhd.body.readUInt32BE(4);
     const at = tfdt.start + header(tfdt) + 4;
-    if (tfdt.body.readUInt8(0) === 1) moof.writeBigUInt64BE(BigInt(Math.max(0, Number(moof.readBigUInt64BE(at)) + shift(trackId))), at);
+    if (tfdt.body.readUInt8(0) === 1)
+      moof.writeBigUInt64BE(BigInt(Math.max(0, Number(moof.readBigUInt64BE(at)) + shift(trackId))), at);
     else moof.writeUInt32BE(Math.max(0, moof.readUInt32BE(at) + shift(trackId)), at);
   }
 }
@@ -75,7 +77,13 @@ interface Piece {
  * The bytes [first, last] of the export (both inclusive, within plan.bytes), read from the files
  * under `root` as the consumer asks for them.
  */
-export async function* exportBytes(root: string, plan: ExportPlan, init: Buffer, first: number, last: number): AsyncGenerator<Buffer> {
+export async function* exportBytes(
+  root: string,
+  plan: ExportPlan,
+  init: Buffer,
+  first: number,
+  last: number,
+): AsyncGenerator<Buffer> {
   const timescales = trackTimescales(init);
   const pieces: Piece[] = [{ at: 0, bytes: plan.initFile.initBytes, fragment: null, sequence: 0 }];
   let at = plan.initFile.initBytes;
@@ -111,12 +119,15 @@ export async function* exportBytes(root: string, plan: ExportPlan, init: Buffer,
       const handle = await handleOf(file);
       const head = await readAt(handle, fragment.offset, 8);
       const moofBytes = head.length === 8 ? head.readUInt32BE(0) : 0;
-      if (moofBytes < 8 || moofBytes > fragment.bytes) throw new MediaFormatError('bad_box', `${file.name}: no moof at ${fragment.offset}`);
+      if (moofBytes < 8 || moofBytes > fragment.bytes)
+        throw new MediaFormatError('bad_box', `${file.name}: no moof at ${fragment.offset}`);
       let pos = from;
       if (pos < moofBytes) {
         const moof = await readAt(handle, fragment.offset, moofBytes);
         const shiftMs = file.zeroMs - plan.startMs;
-        patchMoof(moof, piece.sequence, (trackId) => Math.round((shiftMs * (timescales.get(trackId) ?? 90_000)) / 1000));
+        patchMoof(moof, piece.sequence, (trackId) =>
+          Math.round((shiftMs * (timescales.get(trackId) ?? 90_000)) / 1000),
+        );
         yield moof.subarray(pos, Math.min(to, moofBytes - 1) + 1);
         pos = moofBytes;
       }

@@ -28,8 +28,10 @@ const U32_MAX = 0xffffffff;
 export function encodeFragmentTable(entries: readonly FragmentEntry[]): Buffer {
   const out = Buffer.allocUnsafe(entries.length * ENTRY_BYTES);
   entries.forEach((e, i) => {
-    if (!Number.isInteger(e.bytes) || e.bytes < 1 || e.bytes > MAX_FRAGMENT_BYTES) throw new FragmentTableError(`fragment of ${e.bytes} bytes`);
-    if (!Number.isInteger(e.duration) || e.duration < 0 || e.duration > U32_MAX) throw new FragmentTableError(`fragment duration ${e.duration}`);
+    if (!Number.isInteger(e.bytes) || e.bytes < 1 || e.bytes > MAX_FRAGMENT_BYTES)
+      throw new FragmentTableError(`fragment of ${e.bytes} bytes`);
+    if (!Number.isInteger(e.duration) || e.duration < 0 || e.duration > U32_MAX)
+      throw new FragmentTableError(`fragment duration ${e.duration}`);
     out.writeUInt32BE((e.bytes | (e.keyframe ? KEYFRAME_BIT : 0)) >>> 0, i * ENTRY_BYTES);
     out.writeUInt32BE(e.duration, i * ENTRY_BYTES + 4);
   });

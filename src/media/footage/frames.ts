@@ -89,9 +89,10 @@ export function parameterSetsOfInit(init: Buffer): { codec: FootageCodec; sets: 
 /** A sample's NAL units (each after a 4-byte length, as the muxer writes them). */
 export function nalUnitsOf(sample: Buffer): Buffer[] {
   const out: Buffer[] = [];
-  for (let at = 0; at + 4 <= sample.length; ) {
+  for (let at = 0; at + 4 <= sample.length;) {
     const len = sample.readUInt32BE(at);
-    if (len === 0 || at + 4 + len > sample.length) throw new MediaFormatError('bad_sample', 'a NAL unit runs past its sample');
+    if (len === 0 || at + 4 + len > sample.length)
+      throw new MediaFormatError('bad_sample', 'a NAL unit runs past its sample');
     out.push(sample.subarray(at + 4, at + 4 + len));
     at += 4 + len;
   }
@@ -148,12 +149,15 @@ export class FootageFrames {
       codec = parameterSets.codec;
       const moofBytes = (await readAt(handle, fragment.offset, 4)).readUInt32BE(0);
       const moof = await readAt(handle, fragment.offset, moofBytes);
-      const traf = findBox(readBoxes(moof), 'moof')?.children.find((t) => t.type === 'traf' && readTfhd(findBox(t.children, 'tfhd') ?? t).trackId === VIDEO_TRACK);
+      const traf = findBox(readBoxes(moof), 'moof')?.children.find(
+        (t) => t.type === 'traf' && readTfhd(findBox(t.children, 'tfhd') ?? t).trackId === VIDEO_TRACK,
+      );
       const trun = traf && findBox(traf.children, 'trun');
       if (!trun) throw new MediaFormatError('bad_box', `${file.name}: a fragment without video`);
       const { dataOffset, samples } = readTrun(trun);
       const size = samples[0]?.size;
-      if (dataOffset === null || !size) throw new MediaFormatError('bad_box', `${file.name}: a video run without offset or size`);
+      if (dataOffset === null || !size)
+        throw new MediaFormatError('bad_box', `${file.name}: a video run without offset or size`);
       const nalus = nalUnitsOf(await readAt(handle, fragment.offset + dataOffset, size));
       annexB = Buffer.concat([...parameterSets.sets, ...nalus].flatMap((n) => [START_CODE, n]));
     } finally {
@@ -161,7 +165,11 @@ export class FootageFrames {
     }
     this.stats.decodes++;
     const jpeg = await this.opts.decode(codec, annexB, width);
-    return { jpeg, atMs: keyframe.startMs, etag: `"${createHash('sha256').update(jpeg).digest('base64url').slice(0, 27)}"` };
+    return {
+      jpeg,
+      atMs: keyframe.startMs,
+      etag: `"${createHash('sha256').update(jpeg).digest('base64url').slice(0, 27)}"`,
+    };
   }
 
   private remember(key: string, picture: FootagePicture): void {

@@ -16,7 +16,11 @@ const TOUCH_MS = 250;
 const TICKS_PER_MS = 90;
 
 /** The footage kept in [startMs, endMs): files merged where they touch, clipped to the window, in order. */
-export function footageSpans(files: readonly Pick<IndexedFootageFile, 'startMs' | 'endMs'>[], startMs: number, endMs: number): Span[] {
+export function footageSpans(
+  files: readonly Pick<IndexedFootageFile, 'startMs' | 'endMs'>[],
+  startMs: number,
+  endMs: number,
+): Span[] {
   const spans: Span[] = [];
   for (const f of [...files].sort((a, b) => a.startMs - b.startMs)) {
     const s = Math.max(f.startMs, startMs);
@@ -76,7 +80,8 @@ export function touches(prev: PlannedFragment, next: PlannedFragment): boolean {
 export function placedFragments(files: readonly IndexedFootageFile[]): PlannedFragment[] {
   const out: PlannedFragment[] = [];
   for (const file of [...files].sort((a, b) => a.startMs - b.startMs || a.id - b.id)) {
-    for (const fragment of decodeFragmentTable(file.fragments, file.initBytes)) out.push({ file, fragment, startMs: file.startMs + fragment.start / TICKS_PER_MS });
+    for (const fragment of decodeFragmentTable(file.fragments, file.initBytes))
+      out.push({ file, fragment, startMs: file.startMs + fragment.start / TICKS_PER_MS });
   }
   return out;
 }
@@ -88,7 +93,12 @@ export function placedFragments(files: readonly IndexedFootageFile[]): PlannedFr
  * says whether two files of different runs have the same init segment: the export stops before
  * the first that has not (the camera changed resolution or codec), as one MP4 has one.
  */
-export function planExport(files: readonly IndexedFootageFile[], startMs: number, endMs: number, sameInit: (a: IndexedFootageFile, b: IndexedFootageFile) => boolean): ExportPlan | null {
+export function planExport(
+  files: readonly IndexedFootageFile[],
+  startMs: number,
+  endMs: number,
+  sameInit: (a: IndexedFootageFile, b: IndexedFootageFile) => boolean,
+): ExportPlan | null {
   const all = placedFragments(files);
   const first = firstFragment(all, startMs);
   if (first < 0 || (all[first] as PlannedFragment).startMs >= endMs) return null;

@@ -29,7 +29,11 @@ async function readAt(handle: FileHandle, offset: number, length: number): Promi
 }
 
 /** Size and type of the box at `offset`, or null past the end or for a header cut off. */
-async function boxHeader(handle: FileHandle, offset: number, fileBytes: number): Promise<{ size: number; type: string } | null> {
+async function boxHeader(
+  handle: FileHandle,
+  offset: number,
+  fileBytes: number,
+): Promise<{ size: number; type: string } | null> {
   if (offset + 8 > fileBytes) return null;
   const head = await readAt(handle, offset, 8);
   if (head.length < 8) return null;

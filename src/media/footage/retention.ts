@@ -23,7 +23,11 @@ export interface FootageLimits {
 const BATCH = 64;
 const DAY_MS = 86_400_000;
 
-async function removeFiles(root: string, store: FootageRetentionStore, files: readonly IndexedFootageFile[]): Promise<void> {
+async function removeFiles(
+  root: string,
+  store: FootageRetentionStore,
+  files: readonly IndexedFootageFile[],
+): Promise<void> {
   store.removeFootage(files.map((f) => f.id));
   for (const f of files) {
     await unlink(path.join(root, f.name)).catch((err: NodeJS.ErrnoException) => {
@@ -33,7 +37,13 @@ async function removeFiles(root: string, store: FootageRetentionStore, files: re
 }
 
 /** Removes the oldest footage until every limit holds; the number of files removed. */
-export async function applyFootageRetention(root: string, store: FootageRetentionStore, limits: FootageLimits, now: number, free: () => Promise<number>): Promise<number> {
+export async function applyFootageRetention(
+  root: string,
+  store: FootageRetentionStore,
+  limits: FootageLimits,
+  now: number,
+  free: () => Promise<number>,
+): Promise<number> {
   let removed = 0;
   for (;;) {
     const old = store.oldestFootage(BATCH, now - limits.retainDays * DAY_MS);

@@ -23,7 +23,10 @@ export type FootageStore = ReconcileStore & FootageRetentionStore & { footageTot
 
 /** What continuous recording needs of the relay: a camera profile's shared stream. */
 export interface FootageStreams {
-  acquire(deviceId: string, profile: StreamProfile): Promise<Pick<StreamHandle, 'sdp' | 'startOfNextReader' | 'attach'>>;
+  acquire(
+    deviceId: string,
+    profile: StreamProfile,
+  ): Promise<Pick<StreamHandle, 'sdp' | 'startOfNextReader' | 'attach'>>;
 }
 
 export interface FootageRecorderOptions {
@@ -101,7 +104,8 @@ const RESYNC_MS = 2000;
 
 export function errorCause(err: unknown): FootageErrorCause {
   const code = (err as NodeJS.ErrnoException | null)?.code;
-  if (code === 'ENOENT' || code === 'ENODEV' || code === 'ENXIO' || err instanceof FootageDiskError) return 'disk_missing';
+  if (code === 'ENOENT' || code === 'ENODEV' || code === 'ENXIO' || err instanceof FootageDiskError)
+    return 'disk_missing';
   if (code === 'ENOSPC' || code === 'EDQUOT') return 'disk_full';
   if (code === 'EROFS') return 'read_only';
   if (code === 'EIO') return 'io';
@@ -121,7 +125,12 @@ export class FootageRecorder {
   private maintaining: Promise<void> | null = null;
   private readonly now: () => number;
   private readonly random: () => number;
-  private readonly counters = { bytesWritten: 0, filesWritten: 0, droppedFragments: 0, errors: { disk_missing: 0, disk_full: 0, read_only: 0, io: 0, other: 0 } as Record<FootageErrorCause, number> };
+  private readonly counters = {
+    bytesWritten: 0,
+    filesWritten: 0,
+    droppedFragments: 0,
+    errors: { disk_missing: 0, disk_full: 0, read_only: 0, io: 0, other: 0 } as Record<FootageErrorCause, number>,
+  };
 
   /** The footage directory (recording.continuous.storage_dir). */
   get root(): string {
@@ -193,7 +202,12 @@ export class FootageRecorder {
     return {
       recording: this.failure === null,
       reason: this.failure,
-      disk: { device: disk?.device ?? 'unknown', source: disk?.source ?? null, mountPoint: disk?.mountPoint ?? null, freeBytes: this.lastFree },
+      disk: {
+        device: disk?.device ?? 'unknown',
+        source: disk?.source ?? null,
+        mountPoint: disk?.mountPoint ?? null,
+        freeBytes: this.lastFree,
+      },
       cameras,
     };
   }
@@ -209,7 +223,15 @@ export class FootageRecorder {
       dropped += slot.footage.stats.droppedFragments;
     }
     const oldest = this.opts.store.oldestFootage(1)[0]?.startMs ?? null;
-    return { cameras, bytesWritten: bytes, filesWritten: this.counters.filesWritten, droppedFragments: dropped, pendingRows: this.pendingRows.length, errors: { ...this.counters.errors }, oldestMs: oldest };
+    return {
+      cameras,
+      bytesWritten: bytes,
+      filesWritten: this.counters.filesWritten,
+      droppedFragments: dropped,
+      pendingRows: this.pendingRows.length,
+      errors: { ...this.counters.errors },
+      oldestMs: oldest,
+    };
   }
 
   /** Stops every camera's footage (their last group of pictures written), then commits the index. */
@@ -309,7 +331,10 @@ export class FootageRecorder {
       this.pendingRows = [];
       this.opts.onFlush?.((performance.now() - started) / 1000);
     } catch (err) {
-      this.opts.logger.error({ err: err instanceof Error ? err.message : String(err), rows: this.pendingRows.length }, 'footage index rows could not be written; retried at the next flush');
+      this.opts.logger.error(
+        { err: err instanceof Error ? err.message : String(err), rows: this.pendingRows.length },
+        'footage index rows could not be written; retried at the next flush',
+      );
     }
   }
 
@@ -335,7 +360,10 @@ export class FootageRecorder {
     try {
       await stat(this.opts.root);
     } catch (err) {
-      throw new FootageDiskError('footage_dir_missing', `recording.continuous.storage_dir ${this.opts.root} is missing: is the disk mounted? (${(err as Error).message})`);
+      throw new FootageDiskError(
+        'footage_dir_missing',
+        `recording.continuous.storage_dir ${this.opts.root} is missing: is the disk mounted? (${(err as Error).message})`,
+      );
     }
     const disk = await diskOf(this.opts.root);
     this.disk = disk;
@@ -356,7 +384,11 @@ export class FootageRecorder {
   private async checkDevice(): Promise<void> {
     const expected = this.disk?.device;
     const now = await diskOf(this.opts.root);
-    if (expected !== undefined && now.device !== expected) throw new FootageDiskError('footage_dir_missing', `recording.continuous.storage_dir ${this.opts.root} is no longer on ${describeDisk(this.disk as DiskOf)}: is the disk mounted?`);
+    if (expected !== undefined && now.device !== expected)
+      throw new FootageDiskError(
+        'footage_dir_missing',
+        `recording.continuous.storage_dir ${this.opts.root} is no longer on ${describeDisk(this.disk as DiskOf)}: is the disk mounted?`,
+      );
   }
 
   /** The disk takes writes (a probe file written, fsynced, removed); the index agrees; retention ran. */
@@ -373,7 +405,11 @@ export class FootageRecorder {
     await unlink(probe);
     const free = await freeBytes(this.opts.root);
     this.lastFree = free;
-    if (free < this.opts.limits.minFreeBytes) throw Object.assign(new Error(`${free} bytes free, below recording.continuous.min_free_bytes, with no footage left to remove`), { code: 'ENOSPC' });
+    if (free < this.opts.limits.minFreeBytes)
+      throw Object.assign(
+        new Error(`${free} bytes free, below recording.continuous.min_free_bytes, with no footage left to remove`),
+        { code: 'ENOSPC' },
+      );
     this.flush();
     await reconcileFootage(this.opts.root, this.opts.store, this.opts.logger);
   }
@@ -409,7 +445,10 @@ export class FootageRecorder {
       this.scheduleProbe();
       return;
     }
-    this.opts.logger.info({ disk: this.disk && describeDisk(this.disk) }, 'the footage disk is back: continuous recording resumes');
+    this.opts.logger.info(
+      { disk: this.disk && describeDisk(this.disk) },
+      'the footage disk is back: continuous recording resumes',
+    );
     this.failure = null;
     this.probeAttempt = 0;
     for (const slot of this.slots.values()) if (slot.online) void this.start(slot);

@@ -41,7 +41,14 @@ function segmentsOf(fragments: readonly PlannedFragment[]): Segment[] {
     const sameRun = prev !== null && follows && f.file.zeroMs === prev.file.zeroMs;
     const full = open !== undefined && open.ticks >= SEGMENT_TARGET_S * TICKS_PER_S && f.fragment.keyframe;
     if (!open || !sameRun || f.file !== open.file || full) {
-      out.push({ file: f.file, offset: f.fragment.offset, bytes: 0, ticks: 0, startMs: f.startMs, breaks: !open || !sameRun });
+      out.push({
+        file: f.file,
+        offset: f.fragment.offset,
+        bytes: 0,
+        ticks: 0,
+        startMs: f.startMs,
+        breaks: !open || !sameRun,
+      });
     }
     const seg = out[out.length - 1] as Segment;
     seg.bytes += f.fragment.bytes;
@@ -56,12 +63,18 @@ function segmentsOf(fragments: readonly PlannedFragment[]): Segment[] {
  * before startMs to the last fragment that starts before endMs; null when nothing falls in it.
  * EXT-X-START points at startMs, so a player starts there and not at the keyframe before it.
  */
-export function vodPlaylist(files: readonly IndexedFootageFile[], startMs: number, endMs: number, uriOf: (file: IndexedFootageFile) => string): VodPlaylist | null {
+export function vodPlaylist(
+  files: readonly IndexedFootageFile[],
+  startMs: number,
+  endMs: number,
+  uriOf: (file: IndexedFootageFile) => string,
+): VodPlaylist | null {
   const all = placedFragments(files);
   const first = firstFragment(all, startMs);
   if (first < 0 || (all[first] as PlannedFragment).startMs >= endMs) return null;
   const chosen: PlannedFragment[] = [];
-  for (let i = first; i < all.length && (all[i] as PlannedFragment).startMs < endMs; i++) chosen.push(all[i] as PlannedFragment);
+  for (let i = first; i < all.length && (all[i] as PlannedFragment).startMs < endMs; i++)
+    chosen.push(all[i] as PlannedFragment);
   const segments = segmentsOf(chosen);
   const longest = Math.max(...segments.map((s) => s.ticks / TICKS_PER_S));
   const firstStart = (segments[0] as Segment).startMs;

@@ -31,7 +31,13 @@ export class CameraMuxer implements FanOutReader {
 
   /** `sdp`: the relay's SDP of the stream (StreamHandle.sdp). Throws MediaFormatError when it has no H.264/H.265 video. */
   constructor(sdp: string, options: CameraMuxerOptions) {
-    this.window = new LiveWindow({ partTarget: options.partTarget, targetDuration: options.targetDuration, maxSegments: MAX_SEGMENTS, maxBytes: options.maxBytes, keepSeconds: options.keepSeconds });
+    this.window = new LiveWindow({
+      partTarget: options.partTarget,
+      targetDuration: options.targetDuration,
+      maxSegments: MAX_SEGMENTS,
+      maxBytes: options.maxBytes,
+      keepSeconds: options.keepSeconds,
+    });
     this.muxer = new FragmentMuxer(sdp, options, {
       addPart: (part: NewPart) => {
         this.window.addPart(part);
@@ -81,7 +87,9 @@ export class CameraMuxer implements FanOutReader {
   /** Media bits per second over the window (the multivariant playlist's BANDWIDTH). */
   bandwidth(): number {
     const playlist = this.window.playlist();
-    const seconds = playlist.segments.reduce((sum, s) => sum + s.duration, 0) + playlist.openParts.reduce((sum, p) => sum + p.duration, 0);
+    const seconds =
+      playlist.segments.reduce((sum, s) => sum + s.duration, 0) +
+      playlist.openParts.reduce((sum, p) => sum + p.duration, 0);
     return seconds > 0 ? Math.max(1, Math.ceil((this.window.stats.bytes * 8) / seconds)) : 1;
   }
 

@@ -12,7 +12,8 @@ export class HlsRequestError extends GatewayError.of('hls_request') {}
 export class HlsNotFoundError extends GatewayError.of('hls_not_found') {}
 
 /** Why a request could not be served now (503, with Retry-After), as counted in /metrics. */
-export type HlsRefusal = 'too_many_muxers' | 'too_many_sessions' | 'too_many_blocked' | 'stream_unavailable' | 'timeout';
+export type HlsRefusal =
+  'too_many_muxers' | 'too_many_sessions' | 'too_many_blocked' | 'stream_unavailable' | 'timeout';
 
 export class HlsUnavailableError extends GatewayError.of('hls_unavailable') {
   constructor(

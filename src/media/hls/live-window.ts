@@ -46,7 +46,6 @@ interface LiveSegment {
   complete: boolean;
 }
 
-
 export interface LiveNames {
   init: string;
   segment(msn: number): string;
@@ -70,10 +69,16 @@ export class LiveWindow {
   evictedSegments = 0;
 
   constructor(private readonly options: LiveWindowOptions) {
-    if (!(options.partTarget > 0) || !Number.isInteger(options.targetDuration) || options.targetDuration < 1 || options.partTarget > options.targetDuration) {
+    if (
+      !(options.partTarget > 0) ||
+      !Number.isInteger(options.targetDuration) ||
+      options.targetDuration < 1 ||
+      options.partTarget > options.targetDuration
+    ) {
       throw new RangeError('partTarget must be above 0 and at most the whole-second targetDuration');
     }
-    if (!Number.isInteger(options.maxSegments) || options.maxSegments < 1) throw new RangeError('maxSegments must be at least 1');
+    if (!Number.isInteger(options.maxSegments) || options.maxSegments < 1)
+      throw new RangeError('maxSegments must be at least 1');
   }
 
   get stats(): { segments: number; parts: number; bytes: number } {
@@ -81,7 +86,8 @@ export class LiveWindow {
   }
 
   addPart(part: Omit<NewPart, 'decodeTime'>): LivePart {
-    if (!(part.duration > 0) || part.duration > this.options.partTarget + 1e-9) throw new RangeError(`part of ${part.duration} s with PART-TARGET ${this.options.partTarget}`);
+    if (!(part.duration > 0) || part.duration > this.options.partTarget + 1e-9)
+      throw new RangeError(`part of ${part.duration} s with PART-TARGET ${this.options.partTarget}`);
     const last = this.segments[this.segments.length - 1];
     if (last && !last.complete && part.startsSegment) last.complete = true;
     let open = last;
@@ -89,8 +95,16 @@ export class LiveWindow {
       open = { msn: last ? last.msn + 1 : 0, parts: [], duration: 0, programDateTime: part.wallClock, complete: false };
       this.segments.push(open);
     }
-    if (open.duration + part.duration > this.options.targetDuration + 1e-6) throw new RangeError(`segment ${open.msn} would pass the target duration`);
-    const stored: LivePart = { id: this.nextPartId++, msn: open.msn, index: open.parts.length, duration: part.duration, independent: part.independent, bytes: part.bytes };
+    if (open.duration + part.duration > this.options.targetDuration + 1e-6)
+      throw new RangeError(`segment ${open.msn} would pass the target duration`);
+    const stored: LivePart = {
+      id: this.nextPartId++,
+      msn: open.msn,
+      index: open.parts.length,
+      duration: part.duration,
+      independent: part.independent,
+      bytes: part.bytes,
+    };
     open.parts.push(stored);
     open.duration += part.duration;
     this.partsById.set(stored.id, stored);
@@ -114,7 +128,10 @@ export class LiveWindow {
       const rest = this.segments.reduce((sum, s) => sum + (s.complete && s !== oldest ? s.duration : 0), 0);
       return rest >= keep;
     };
-    while ((complete() > this.options.maxSegments || this.bytes > this.options.maxBytes || moreThanKept()) && this.segments[0]?.complete) {
+    while (
+      (complete() > this.options.maxSegments || this.bytes > this.options.maxBytes || moreThanKept()) &&
+      this.segments[0]?.complete
+    ) {
       const gone = this.segments.shift() as LiveSegment;
       for (const p of gone.parts) {
         this.partsById.delete(p.id);
@@ -132,11 +149,13 @@ export class LiveWindow {
   readiness(request: BlockingRequest): Readiness {
     const last = this.segments[this.segments.length - 1];
     const lastMsn = last ? last.msn : -1;
-    if (request.msn > lastMsn + 2) throw new HlsRequestError(`_HLS_msn ${request.msn} is beyond the live edge (${lastMsn})`);
+    if (request.msn > lastMsn + 2)
+      throw new HlsRequestError(`_HLS_msn ${request.msn} is beyond the live edge (${lastMsn})`);
     const advanceParts = this.options.partTarget < 1 ? Math.floor(3 / this.options.partTarget) : 3;
     if (request.part !== null) {
       const lastPart = last && request.msn === last.msn && !last.complete ? last.parts.length - 1 : -1;
-      const partsAhead = request.msn > lastMsn || (last?.complete ?? false) ? request.part + 1 : request.part - lastPart;
+      const partsAhead =
+        request.msn > lastMsn || (last?.complete ?? false) ? request.part + 1 : request.part - lastPart;
       if (partsAhead > advanceParts) throw new HlsRequestError(`_HLS_part ${request.part} is beyond the live edge`);
     }
     if (!last) return 'wait';
@@ -160,7 +179,11 @@ export class LiveWindow {
 
   /** The media playlist of the window now. */
   playlist(names: LiveNames = DEFAULT_NAMES): MediaPlaylist {
-    const toPart = (p: LivePart): PlaylistPart => ({ duration: p.duration, uri: names.part(p.id), independent: p.independent });
+    const toPart = (p: LivePart): PlaylistPart => ({
+      duration: p.duration,
+      uri: names.part(p.id),
+      independent: p.independent,
+    });
     const complete = this.segments.filter((s) => s.complete);
     const open = this.openSegment();
     // Parts stay listed for the last three target durations of media (RFC 8216bis 4.4.4.9).
@@ -169,7 +192,12 @@ export class LiveWindow {
     const listed: PlaylistSegment[] = [];
     for (let i = complete.length - 1; i >= 0; i--) {
       const s = complete[i] as LiveSegment;
-      listed.unshift({ duration: s.duration, uri: names.segment(s.msn), programDateTime: s.programDateTime, parts: age < partHistory ? s.parts.map(toPart) : [] });
+      listed.unshift({
+        duration: s.duration,
+        uri: names.segment(s.msn),
+        programDateTime: s.programDateTime,
+        parts: age < partHistory ? s.parts.map(toPart) : [],
+      });
       age += s.duration;
     }
     const first = this.segments[0];

@@ -35,7 +35,16 @@ function need(attrs: Map<string, string>, name: string): string {
 export function parseMediaPlaylist(text: string): MediaPlaylist {
   const lines = text.split('\n').filter((l) => l !== '');
   if (lines[0] !== '#EXTM3U') throw new PlaylistParseError('not a playlist');
-  const out: MediaPlaylist = { targetDuration: 0, partTarget: 0, partHoldBack: 0, mediaSequence: 0, mapUri: '', segments: [], openParts: [], preloadHintUri: null };
+  const out: MediaPlaylist = {
+    targetDuration: 0,
+    partTarget: 0,
+    partHoldBack: 0,
+    mediaSequence: 0,
+    mapUri: '',
+    segments: [],
+    openParts: [],
+    preloadHintUri: null,
+  };
   let parts: PlaylistPart[] = [];
   let pdt: number | undefined;
   let extinf: number | null = null;
@@ -83,7 +92,11 @@ export function parseMediaPlaylist(text: string): MediaPlaylist {
       }
       case '#EXT-X-PART': {
         const a = parseAttributes(value);
-        parts.push({ duration: num(need(a, 'DURATION'), 'DURATION'), uri: need(a, 'URI'), independent: a.get('INDEPENDENT') === 'YES' });
+        parts.push({
+          duration: num(need(a, 'DURATION'), 'DURATION'),
+          uri: need(a, 'URI'),
+          independent: a.get('INDEPENDENT') === 'YES',
+        });
         break;
       }
       case '#EXTINF':
@@ -114,7 +127,11 @@ export function parseMultivariantPlaylist(text: string): VariantStream[] {
     const a = parseAttributes(line.slice('#EXT-X-STREAM-INF:'.length));
     const uri = lines[++i];
     if (uri === undefined || uri.startsWith('#')) throw new PlaylistParseError('EXT-X-STREAM-INF without URI');
-    const variant: VariantStream = { uri, bandwidth: num(need(a, 'BANDWIDTH'), 'BANDWIDTH'), codecs: need(a, 'CODECS').split(',') };
+    const variant: VariantStream = {
+      uri,
+      bandwidth: num(need(a, 'BANDWIDTH'), 'BANDWIDTH'),
+      codecs: need(a, 'CODECS').split(','),
+    };
     const res = a.get('RESOLUTION');
     if (res !== undefined) {
       const m = /^(\d+)x(\d+)$/.exec(res);

@@ -50,7 +50,13 @@ export const PLAYLIST_VERSION = 6;
 
 export function assertRelativeUri(uri: string): void {
   // No scheme, no authority, no absolute path, nothing a playlist line could break on.
-  if (uri === '' || /^[a-zA-Z][a-zA-Z0-9+.-]*:/.test(uri) || uri.startsWith('/') || /[\s"]/.test(uri) || uri.startsWith('#')) {
+  if (
+    uri === '' ||
+    /^[a-zA-Z][a-zA-Z0-9+.-]*:/.test(uri) ||
+    uri.startsWith('/') ||
+    /[\s"]/.test(uri) ||
+    uri.startsWith('#')
+  ) {
     throw new RangeError(`playlist URI ${JSON.stringify(uri)} is not a plain relative reference`);
   }
 }
@@ -79,11 +85,13 @@ export function writeMediaPlaylist(p: MediaPlaylist): string {
   ];
   for (const s of p.segments) {
     assertRelativeUri(s.uri);
-    if (s.programDateTime !== undefined) lines.push(`#EXT-X-PROGRAM-DATE-TIME:${new Date(s.programDateTime).toISOString()}`);
+    if (s.programDateTime !== undefined)
+      lines.push(`#EXT-X-PROGRAM-DATE-TIME:${new Date(s.programDateTime).toISOString()}`);
     for (const part of s.parts) lines.push(partLine(part));
     lines.push(`#EXTINF:${formatSeconds(s.duration)},`, s.uri);
   }
-  if (p.openProgramDateTime !== undefined && p.openParts.length > 0) lines.push(`#EXT-X-PROGRAM-DATE-TIME:${new Date(p.openProgramDateTime).toISOString()}`);
+  if (p.openProgramDateTime !== undefined && p.openParts.length > 0)
+    lines.push(`#EXT-X-PROGRAM-DATE-TIME:${new Date(p.openProgramDateTime).toISOString()}`);
   for (const part of p.openParts) lines.push(partLine(part));
   if (p.preloadHintUri !== null) {
     assertRelativeUri(p.preloadHintUri);

@@ -56,7 +56,13 @@ export class HlsService {
   private readonly muxers = new Map<string, MuxerEntry>();
   private readonly opening = new Map<string, Promise<MuxerEntry>>();
   private readonly muxerOfSession = new WeakMap<HlsSession, CameraMuxer>();
-  private readonly refused: Record<HlsRefusal, number> = { too_many_muxers: 0, too_many_sessions: 0, too_many_blocked: 0, stream_unavailable: 0, timeout: 0 };
+  private readonly refused: Record<HlsRefusal, number> = {
+    too_many_muxers: 0,
+    too_many_sessions: 0,
+    too_many_blocked: 0,
+    stream_unavailable: 0,
+    timeout: 0,
+  };
   private blocked = 0;
   private closedEvictions = 0;
   private readonly now: () => number;
@@ -64,7 +70,11 @@ export class HlsService {
 
   constructor(private readonly opts: HlsServiceOptions) {
     this.now = opts.now ?? Date.now;
-    this.sessions = new HlsSessions({ maxSessions: opts.maxSessions, maxSessionS: opts.maxSessionS, idleS: opts.idleS });
+    this.sessions = new HlsSessions({
+      maxSessions: opts.maxSessions,
+      maxSessionS: opts.maxSessionS,
+      idleS: opts.idleS,
+    });
     this.timer = setInterval(() => this.sweep(), opts.sweepMs ?? 1000);
     this.timer.unref();
   }
@@ -79,7 +89,12 @@ export class HlsService {
    * first complete segment, waited for (bounded). HlsUnavailableError when a bound is reached or the camera
    * cannot be had.
    */
-  async start(ticket: string, deviceId: string, profile: StreamProfile, signal?: AbortSignal): Promise<{ session: HlsSession; muxer: CameraMuxer }> {
+  async start(
+    ticket: string,
+    deviceId: string,
+    profile: StreamProfile,
+    signal?: AbortSignal,
+  ): Promise<{ session: HlsSession; muxer: CameraMuxer }> {
     let started = this.sessions.start(ticket, deviceId, profile, this.now());
     // The ticket's session whose stream ended (the camera changed codecs) is over: start afresh.
     const ended = started && !started.created ? this.muxerOfSession.get(started.session)?.ended : null;
@@ -96,7 +111,12 @@ export class HlsService {
       this.muxerOfSession.set(session, muxer);
       // One complete segment first: a player that ignores parts (ffmpeg) finds nothing to play in a
       // playlist of parts only, and the multivariant playlist's BANDWIDTH then covers a whole GOP.
-      await this.block(session, muxer, () => (muxer.init && muxer.window.playlist().segments.length > 0 ? true : undefined), signal);
+      await this.block(
+        session,
+        muxer,
+        () => (muxer.init && muxer.window.playlist().segments.length > 0 ? true : undefined),
+        signal,
+      );
       return { session, muxer };
     } catch (err) {
       // A failed start ends the session it made, unless another request for the ticket waits on it.
@@ -122,11 +142,17 @@ export class HlsService {
    * the hinted part. Bounded in number (HlsUnavailableError too_many_blocked) and time (timeout);
    * ends early when `signal` aborts (the client went away). `check` may throw (HlsRequestError).
    */
-  async block<T>(session: HlsSession, muxer: CameraMuxer, check: () => T | undefined, signal?: AbortSignal): Promise<T> {
+  async block<T>(
+    session: HlsSession,
+    muxer: CameraMuxer,
+    check: () => T | undefined,
+    signal?: AbortSignal,
+  ): Promise<T> {
     const ready = check();
     if (ready !== undefined) return ready;
     if (muxer.ended !== null) throw new HlsNotFoundError(`the stream ended: ${muxer.ended}`);
-    if (this.blocked >= this.opts.maxBlockedRequests) throw this.refuse('too_many_blocked', `${this.opts.maxBlockedRequests} HLS requests are waiting already`);
+    if (this.blocked >= this.opts.maxBlockedRequests)
+      throw this.refuse('too_many_blocked', `${this.opts.maxBlockedRequests} HLS requests are waiting already`);
     this.blocked++;
     session.inFlight++;
     try {
@@ -138,9 +164,13 @@ export class HlsService {
           settle();
         };
         const aborted = (): void => finish(() => reject(new HlsNotFoundError('the client went away')));
-        const timer = setTimeout(() => finish(() => reject(this.refuse('timeout', `nothing new within ${this.blockMs} ms`))), this.blockMs);
+        const timer = setTimeout(
+          () => finish(() => reject(this.refuse('timeout', `nothing new within ${this.blockMs} ms`))),
+          this.blockMs,
+        );
         const off = muxer.onChange(() => {
-          if (muxer.ended !== null) return finish(() => reject(new HlsNotFoundError(`the stream ended: ${muxer.ended}`)));
+          if (muxer.ended !== null)
+            return finish(() => reject(new HlsNotFoundError(`the stream ended: ${muxer.ended}`)));
           try {
             const value = check();
             if (value !== undefined) finish(() => resolve(value));
@@ -165,7 +195,14 @@ export class HlsService {
       bytes += muxer.bytes;
       evicted += muxer.window.evictedSegments;
     }
-    return { muxers: this.muxers.size, sessions: this.sessions.size, blockedRequests: this.blocked, bytes, refused: { ...this.refused }, evictedSegments: evicted };
+    return {
+      muxers: this.muxers.size,
+      sessions: this.sessions.size,
+      blockedRequests: this.blocked,
+      bytes,
+      refused: { ...this.refused },
+      evictedSegments: evicted,
+    };
   }
 
   close(): void {
@@ -185,7 +222,10 @@ export class HlsService {
     if (existing) this.closeMuxer(existing, existing.muxer.ended ?? 'ended');
     const pending = this.opening.get(key);
     if (pending) return pending;
-    if (this.muxers.size + this.opening.size >= this.opts.maxMuxers) return Promise.reject(this.refuse('too_many_muxers', `${this.opts.maxMuxers} camera streams are served as HLS already`));
+    if (this.muxers.size + this.opening.size >= this.opts.maxMuxers)
+      return Promise.reject(
+        this.refuse('too_many_muxers', `${this.opts.maxMuxers} camera streams are served as HLS already`),
+      );
     const opening = this.openMuxer(key, deviceId, profile).finally(() => this.opening.delete(key));
     this.opening.set(key, opening);
     return opening;
@@ -207,7 +247,8 @@ export class HlsService {
       this.opts.logger.info({ stream: key, codecs: muxer.codecs }, 'HLS muxer started');
       return entry;
     } catch (err) {
-      if (err instanceof StreamUnavailableError || err instanceof MediaFormatError) throw this.refuse('stream_unavailable', err.message);
+      if (err instanceof StreamUnavailableError || err instanceof MediaFormatError)
+        throw this.refuse('stream_unavailable', err.message);
       throw err;
     }
   }

@@ -41,12 +41,26 @@ export class HlsSessions {
   }
 
   /** The ticket's live session (marked as seen), else a new one; null when maxSessions are open. */
-  start(ticket: string, deviceId: string, profile: StreamProfile, now: number): { session: HlsSession; created: boolean } | null {
+  start(
+    ticket: string,
+    deviceId: string,
+    profile: StreamProfile,
+    now: number,
+  ): { session: HlsSession; created: boolean } | null {
     const id = this.ofTicket.get(ticket);
     const existing = id === undefined ? undefined : this.find(ticket, id, now);
     if (existing) return { session: existing, created: false };
     if (this.sessions.size >= this.limits.maxSessions) return null;
-    const session: HlsSession = { id: randomBytes(16).toString('base64url'), ticket, deviceId, profile, startedAt: now, endsAt: now + this.limits.maxSessionS * 1000, lastSeen: now, inFlight: 0 };
+    const session: HlsSession = {
+      id: randomBytes(16).toString('base64url'),
+      ticket,
+      deviceId,
+      profile,
+      startedAt: now,
+      endsAt: now + this.limits.maxSessionS * 1000,
+      lastSeen: now,
+      inFlight: 0,
+    };
     this.sessions.set(session.id, session);
     this.ofTicket.set(ticket, session.id);
     return { session, created: true };

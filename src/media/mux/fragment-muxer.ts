@@ -4,7 +4,15 @@ import { AacDepacketizer, aacRtpParameters } from '../aac-depacketizer.js';
 import { codecsString } from '../fmp4/codecs.js';
 import { DecodeTimeline, type TimedUnit } from '../fmp4/decode-timeline.js';
 import { buildInitSegment } from '../fmp4/init-segment.js';
-import { aacTrack, h264Track, h265Track, reorderDepthHint, type AacTrack, type H264Track, type H265Track } from '../fmp4/track.js';
+import {
+  aacTrack,
+  h264Track,
+  h265Track,
+  reorderDepthHint,
+  type AacTrack,
+  type H264Track,
+  type H265Track,
+} from '../fmp4/track.js';
 import { parseH265SpropParameterSets, parseSpropParameterSets } from '../h26x.js';
 import { MediaFormatError } from '../errors.js';
 import { h264ParameterSetsIn, h265ParameterSetsIn } from '../parameter-sets.js';
@@ -98,7 +106,9 @@ export class FragmentMuxer implements FanOutReader {
         this.audioTrackDef = null;
       }
     }
-    this.maxSampleTicks = Math.round(Math.min(options.maxSampleDuration ?? options.partTarget, options.partTarget) * 90_000);
+    this.maxSampleTicks = Math.round(
+      Math.min(options.maxSampleDuration ?? options.partTarget, options.partTarget) * 90_000,
+    );
   }
 
   /** Each track's RTP time at the instant this reader's stream starts (from the fan-out, before attach). */
@@ -120,7 +130,8 @@ export class FragmentMuxer implements FanOutReader {
     } catch (err) {
       // A sink refuses what it cannot keep (LL-HLS: a part longer than PART-TARGET, which players
       // would stall on): the muxer ends, and its owner starts a fresh one.
-      if (err instanceof RangeError || err instanceof MediaFormatError) this.end(`the stream could not be muxed: ${err.message}`);
+      if (err instanceof RangeError || err instanceof MediaFormatError)
+        this.end(`the stream could not be muxed: ${err.message}`);
       else throw err;
     }
   }
@@ -172,10 +183,18 @@ export class FragmentMuxer implements FanOutReader {
       const fmtp = this.video.codec.fmtp;
       if (this.video.encoding === 'H264') {
         const inBand = h264ParameterSetsIn(keyframe.nalus);
-        videoTrack = h264Track(1, inBand.sps.length > 0 && inBand.pps.length > 0 ? inBand : parseSpropParameterSets(fmtp));
+        videoTrack = h264Track(
+          1,
+          inBand.sps.length > 0 && inBand.pps.length > 0 ? inBand : parseSpropParameterSets(fmtp),
+        );
       } else {
         const inBand = h265ParameterSetsIn(keyframe.nalus);
-        videoTrack = h265Track(1, inBand.vps.length > 0 && inBand.sps.length > 0 && inBand.pps.length > 0 ? inBand : parseH265SpropParameterSets(fmtp));
+        videoTrack = h265Track(
+          1,
+          inBand.vps.length > 0 && inBand.sps.length > 0 && inBand.pps.length > 0
+            ? inBand
+            : parseH265SpropParameterSets(fmtp),
+        );
       }
     } catch (err) {
       if (!(err instanceof MediaFormatError)) throw err;
@@ -186,7 +205,12 @@ export class FragmentMuxer implements FanOutReader {
     this.init = buildInitSegment(audioTrack ? [videoTrack, audioTrack] : [videoTrack]);
     this.codecs = audioTrack ? [codecsString(videoTrack), codecsString(audioTrack)] : [codecsString(videoTrack)];
     this.resolution = { width: videoTrack.width, height: videoTrack.height };
-    const assembler = new PartAssembler(this.sink, { video: videoTrack, audio: audioTrack }, { partTarget: this.options.partTarget, targetDuration: this.options.targetDuration }, this.options.wallClock ?? Date.now);
+    const assembler = new PartAssembler(
+      this.sink,
+      { video: videoTrack, audio: audioTrack },
+      { partTarget: this.options.partTarget, targetDuration: this.options.targetDuration },
+      this.options.wallClock ?? Date.now,
+    );
     this.assembler = assembler;
     const videoZero = this.startOf(this.video.codec.index);
     this.videoTimeline = new DecodeTimeline<VideoAccessUnit>((t) => assembler.pushVideo(this.boundDuration(t)), {
@@ -196,7 +220,10 @@ export class FragmentMuxer implements FanOutReader {
     if (audioTrack && this.audioCodec) {
       // Without a known start the audio counts from its first frame after this keyframe.
       const audioZero = videoZero !== undefined ? this.startOf(this.audioCodec.index) : undefined;
-      this.audioTimeline = new DecodeTimeline<AudioFrame>((t) => assembler.pushAudio(t), audioZero !== undefined ? { zeroRtpTime: audioZero } : {});
+      this.audioTimeline = new DecodeTimeline<AudioFrame>(
+        (t) => assembler.pushAudio(t),
+        audioZero !== undefined ? { zeroRtpTime: audioZero } : {},
+      );
     }
     return true;
   }

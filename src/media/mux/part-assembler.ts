@@ -82,7 +82,11 @@ export class PartAssembler {
       this.audio.splice(0, drop);
       this.stats.droppedBeforeKeyframe += drop;
     }
-    const cut = cutBefore({ partElapsed: this.partElapsed, segmentElapsed: this.segmentElapsed }, { keyframe: timed.unit.keyframe, duration: timed.duration }, { partTarget: this.partTarget, targetDuration: this.targetDuration });
+    const cut = cutBefore(
+      { partElapsed: this.partElapsed, segmentElapsed: this.segmentElapsed },
+      { keyframe: timed.unit.keyframe, duration: timed.duration },
+      { partTarget: this.partTarget, targetDuration: this.targetDuration },
+    );
     if (cut !== 'none') this.closePart(cut === 'segment');
     if (this.video.length === 0) this.partWallClock = this.wallClock();
     this.video.push({ dts: timed.dts, sample: videoSample(timed) });

@@ -20,7 +20,8 @@ export interface CutState {
 
 /** What to close before adding a sample of this duration and keyframe flag. */
 export function cutBefore(state: CutState, sample: { keyframe: boolean; duration: number }, limits: CutLimits): Cut {
-  if (state.segmentElapsed > 0 && (sample.keyframe || state.segmentElapsed + sample.duration > limits.targetDuration)) return 'segment';
+  if (state.segmentElapsed > 0 && (sample.keyframe || state.segmentElapsed + sample.duration > limits.targetDuration))
+    return 'segment';
   if (state.partElapsed > 0 && state.partElapsed + sample.duration > limits.partTarget) return 'part';
   return 'none';
 }

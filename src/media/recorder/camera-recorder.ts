@@ -6,7 +6,14 @@ import { EVENT_TYPE_LABELS } from '../../domain/event-labels.js';
 import { newId } from '../../domain/ids.js';
 import type { DetectedObject, EventType } from '../../domain/types.js';
 import type { InFlightClip, NewRecording, PartOutcome } from '../../store/store.js';
-import { audioModeOf, removeClip, writeClip, writeThumbnail, writeThumbnailJpeg, type AudioMode } from './clip-writer.js';
+import {
+  audioModeOf,
+  removeClip,
+  writeClip,
+  writeThumbnail,
+  writeThumbnailJpeg,
+  type AudioMode,
+} from './clip-writer.js';
 import { EpisodeTracker, type ClipCut } from './episodes.js';
 import { bootTime } from './recovery.js';
 import { Segmenter } from './segmenter.js';
@@ -23,7 +30,14 @@ import { Segmenter } from './segmenter.js';
  */
 export interface RecorderStore {
   openEpisode(
-    a: { id: string; deviceId: string; type: EventType; message: string; createdAt: number; detections?: DetectedObject[] },
+    a: {
+      id: string;
+      deviceId: string;
+      type: EventType;
+      message: string;
+      createdAt: number;
+      detections?: DetectedObject[];
+    },
     e: { segmentDir: string; bootAt: number; fromAt: number },
   ): unknown;
   setAlertType(id: string, type: EventType, message: string, now?: number, detections?: DetectedObject[]): void;
@@ -129,8 +143,19 @@ export class CameraRecorder {
 
   constructor(private readonly opts: CameraRecorderOptions) {
     this.now = opts.now ?? Date.now;
-    this.tracker = new EpisodeTracker({ preRollMs: opts.preRollMs, postRollMs: opts.postRollMs, maxClipMs: opts.maxClipMs });
-    this.segmenter = new Segmenter({ deviceId: opts.deviceId, ffmpegPath: opts.ffmpegPath, dir: opts.segmentDir, inputUrl: opts.inputUrl, streamReady: opts.streamReady, logger: opts.logger });
+    this.tracker = new EpisodeTracker({
+      preRollMs: opts.preRollMs,
+      postRollMs: opts.postRollMs,
+      maxClipMs: opts.maxClipMs,
+    });
+    this.segmenter = new Segmenter({
+      deviceId: opts.deviceId,
+      ffmpegPath: opts.ffmpegPath,
+      dir: opts.segmentDir,
+      inputUrl: opts.inputUrl,
+      streamReady: opts.streamReady,
+      logger: opts.logger,
+    });
     this.ticker = setInterval(() => this.tick(), 250);
     this.ticker.unref();
   }
@@ -145,7 +170,8 @@ export class CameraRecorder {
         const detection = this.opts.detection;
         const episode: Episode = { alert: null, pending: null, finding: null, dropped: false };
         this.episodes.set(change.episode, episode);
-        if (change.eventType === 'motion' && detection?.wanted()) this.check(detection, change.episode, episode, change.at, fromAt, where ?? null);
+        if (change.eventType === 'motion' && detection?.wanted())
+          this.check(detection, change.episode, episode, change.at, fromAt, where ?? null);
         else this.openAlert(episode, change.eventType, change.at, fromAt, null);
       } else {
         const episode = this.episodes.get(change.episode);
@@ -153,7 +179,8 @@ export class CameraRecorder {
         if (waiting) waiting.type = moreSpecific(waiting.type, change.eventType);
         const alert = episode?.alert;
         if (alert) alert.type = change.eventType;
-        if (alert) this.opts.store.setAlertType(alert.id, change.eventType, messageOf(change.eventType, this.opts.deviceName()));
+        if (alert)
+          this.opts.store.setAlertType(alert.id, change.eventType, messageOf(change.eventType, this.opts.deviceName()));
       }
     }
     this.tick();
@@ -179,7 +206,10 @@ export class CameraRecorder {
       episode.alert = { id, type };
     } catch (err) {
       // The clip is still recorded (a full disk may have room by then), only without its alert.
-      this.opts.logger.error({ device: this.opts.deviceId, err: (err as Error).message }, 'the alert of an event could not be written');
+      this.opts.logger.error(
+        { device: this.opts.deviceId, err: (err as Error).message },
+        'the alert of an event could not be written',
+      );
     }
   }
 
@@ -188,7 +218,14 @@ export class CameraRecorder {
    * it is created as motion, and a person found later upgrades it). The clip never waits longer:
    * its writing waits for the same decision, and the footage stays in RAM meanwhile.
    */
-  private check(detection: RecorderDetection, episodeId: number, episode: Episode, at: number, fromAt: number, where: (() => Box | null) | null): void {
+  private check(
+    detection: RecorderDetection,
+    episodeId: number,
+    episode: Episode,
+    at: number,
+    fromAt: number,
+    where: (() => Box | null) | null,
+  ): void {
     let decide!: () => void;
     const decided = new Promise<void>((resolve) => (decide = resolve));
     const settle = (outcome: DetectionOutcome | null) => {
@@ -196,11 +233,17 @@ export class CameraRecorder {
       clearTimeout(timer);
       episode.pending = null;
       decide();
-      const finding = outcome && outcome.result === 'confirmed' ? { type: outcome.type, detections: outcome.detections, thumbnail: outcome.thumbnail } : null;
+      const finding =
+        outcome && outcome.result === 'confirmed'
+          ? { type: outcome.type, detections: outcome.detections, thumbnail: outcome.thumbnail }
+          : null;
       if (finding) episode.finding = finding;
       if (outcome?.result === 'unconfirmed' && detection.unconfirmed === 'drop' && waiting.type === 'motion') {
         episode.dropped = true;
-        this.opts.logger.info({ device: this.opts.deviceId, episode: episodeId }, 'motion without a person or vehicle dropped (detection.unconfirmed: drop)');
+        this.opts.logger.info(
+          { device: this.opts.deviceId, episode: episodeId },
+          'motion without a person or vehicle dropped (detection.unconfirmed: drop)',
+        );
         return;
       }
       const type = moreSpecific(waiting.type, finding?.type ?? 'motion');
@@ -222,7 +265,10 @@ export class CameraRecorder {
     const ms: Record<string, number> = {};
     for (const [stage, when] of outcome?.timeline ?? []) ms[stage] = when - at;
     ms.alert_written = this.now() - at;
-    this.opts.logger.info({ device: this.opts.deviceId, episode, type, result: outcome?.result ?? 'timed_out', ms }, 'motion check timeline');
+    this.opts.logger.info(
+      { device: this.opts.deviceId, episode, type, result: outcome?.result ?? 'timed_out', ms },
+      'motion check timeline',
+    );
   }
 
   /** A finding after the alert was made as motion (the check took longer than maxWaitMs): it upgrades the alert. */
@@ -235,7 +281,13 @@ export class CameraRecorder {
     if (!open || !alert || moreSpecific(alert.type, outcome.type) !== outcome.type) return;
     alert.type = outcome.type;
     open.finding = finding;
-    this.opts.store.setAlertType(alert.id, outcome.type, foundMessageOf(outcome.type, this.opts.deviceName()), undefined, outcome.detections);
+    this.opts.store.setAlertType(
+      alert.id,
+      outcome.type,
+      foundMessageOf(outcome.type, this.opts.deviceName()),
+      undefined,
+      outcome.detections,
+    );
   }
 
   /** The camera went offline: the open episode ends now with what was received. */
@@ -270,7 +322,10 @@ export class CameraRecorder {
     if (cut.final) this.episodes.delete(cut.episode);
     const finding = episode?.finding ?? null;
     if (episode?.dropped) {
-      this.opts.logger.debug({ device: this.opts.deviceId, episode: cut.episode, part: cut.part }, 'clip of dropped motion not written');
+      this.opts.logger.debug(
+        { device: this.opts.deviceId, episode: cut.episode, part: cut.part },
+        'clip of dropped motion not written',
+      );
       return;
     }
     const alertId = episode?.alert?.id ?? null;
@@ -281,7 +336,10 @@ export class CameraRecorder {
       try {
         this.opts.store.settleEpisodePart(alertId, { ...part, note });
       } catch (err) {
-        this.opts.logger.error({ device: this.opts.deviceId, alert: alertId, err: (err as Error).message }, 'the recording status of an alert could not be written');
+        this.opts.logger.error(
+          { device: this.opts.deviceId, alert: alertId, err: (err as Error).message },
+          'the recording status of an alert could not be written',
+        );
       }
     };
     // A sliver after a part already written (a stop reported late) is no clip worth a file.
@@ -299,7 +357,10 @@ export class CameraRecorder {
       return settle(NO_FOOTAGE);
     }
     const endAt = Math.min(cut.to, selection.endAt);
-    log.debug({ ...where, from: cut.from, to: cut.to, startAt: selection.startAt, segments: selection.segments.length, endAt }, 'clip footage chosen');
+    log.debug(
+      { ...where, from: cut.from, to: cut.to, startAt: selection.startAt, segments: selection.segments.length, endAt },
+      'clip footage chosen',
+    );
     const durationS = (endAt - selection.startAt) / 1000;
     const id = newId('rec');
     const fileName = `${this.opts.deviceId}/${id}.mp4`;
@@ -309,7 +370,15 @@ export class CameraRecorder {
     // What the detector found is the episode's, from its start: every part is listed under it.
     const eventType = moreSpecific(cut.eventType, finding?.type ?? 'motion');
     try {
-      if (alertId) this.opts.store.beginClip(alertId, { id, startedAt: Math.round(selection.startAt), endedAt: Math.round(endAt), to: cut.to, eventType, final: cut.final });
+      if (alertId)
+        this.opts.store.beginClip(alertId, {
+          id,
+          startedAt: Math.round(selection.startAt),
+          endedAt: Math.round(endAt),
+          to: cut.to,
+          eventType,
+          final: cut.final,
+        });
     } catch (err) {
       // Only the crash journal is behind; the clip is still written.
       log.error({ ...where, err: (err as Error).message }, 'the start of a clip could not be journalled');
@@ -320,10 +389,27 @@ export class CameraRecorder {
       // is its last frame's start, so a cut at it would drop that frame, and nothing follows it.
       const cutS = endAt < cut.to ? durationS + 1 : durationS;
       const written = await this.opts.serialize(() =>
-        writeClip({ ffmpegPath: this.opts.ffmpegPath, scratchDir: path.dirname(first.path), segments: files, durationS: cutS, audio, storageDir: this.opts.storageDir, fileName }),
+        writeClip({
+          ffmpegPath: this.opts.ffmpegPath,
+          scratchDir: path.dirname(first.path),
+          segments: files,
+          durationS: cutS,
+          audio,
+          storageDir: this.opts.storageDir,
+          fileName,
+        }),
       );
       try {
-        const recording = { id, deviceId: this.opts.deviceId, eventType, startedAt: Math.round(selection.startAt), endedAt: Math.round(endAt), sizeBytes: written.sizeBytes, fileName, alertId };
+        const recording = {
+          id,
+          deviceId: this.opts.deviceId,
+          eventType,
+          startedAt: Math.round(selection.startAt),
+          endedAt: Math.round(endAt),
+          sizeBytes: written.sizeBytes,
+          fileName,
+          alertId,
+        };
         this.opts.store.saveRecording({ ...recording, detections: finding?.detections ?? [] }, undefined, {
           ...part,
           // The footage stopped short of the part's end (the stream died and did not come back in time).
@@ -334,12 +420,22 @@ export class CameraRecorder {
         await removeClip(this.opts.storageDir, fileName);
         throw err;
       }
-      log.info({ ...where, recording: id, seconds: Math.round(durationS * 10) / 10, bytes: written.sizeBytes }, 'clip recorded');
+      log.info(
+        { ...where, recording: id, seconds: Math.round(durationS * 10) / 10, bytes: written.sizeBytes },
+        'clip recorded',
+      );
       const atS = (cut.triggeredAt - selection.startAt) / 1000;
       // The first part shows what the detector found, its box drawn; the others a frame of their own.
       const boxed = cut.part === 0 ? await finding?.thumbnail : null;
       if (boxed) await writeThumbnailJpeg(this.opts.storageDir, fileName, boxed);
-      else await writeThumbnail({ ffmpegPath: this.opts.ffmpegPath, storageDir: this.opts.storageDir, fileName, atS, durationS });
+      else
+        await writeThumbnail({
+          ffmpegPath: this.opts.ffmpegPath,
+          storageDir: this.opts.storageDir,
+          fileName,
+          atS,
+          durationS,
+        });
     } catch (err) {
       log.error({ ...where, err: (err as Error).message }, 'clip could not be written');
       settle(`the clip could not be written: ${(err as Error).message}`.slice(0, 300));

@@ -12,7 +12,12 @@ export type ClipCheck = { ok: true; durationS: number } | { ok: false; reason: s
 /** A clip may fall short of its planned length by at most this (the last GOP's rounding). */
 const SHORT_TOLERANCE_S = 1;
 
-export async function checkClip(ffmpegPath: string, file: string, expectedS: number, timeoutMs = 120_000): Promise<ClipCheck> {
+export async function checkClip(
+  ffmpegPath: string,
+  file: string,
+  expectedS: number,
+  timeoutMs = 120_000,
+): Promise<ClipCheck> {
   let stdout: string;
   let stderr: string;
   try {
@@ -23,6 +28,7 @@ export async function checkClip(ffmpegPath: string, file: string, expectedS: num
   if (stderr.trim()) return { ok: false, reason: `decoding errors: ${stderr.trim().split('\n')[0]?.slice(0, 200)}` };
   const durationS = decodedSeconds(stdout);
   if (durationS === null) return { ok: false, reason: 'no video decoded' };
-  if (durationS < expectedS - SHORT_TOLERANCE_S) return { ok: false, reason: `decodes ${durationS.toFixed(1)} s of ${expectedS.toFixed(1)} s` };
+  if (durationS < expectedS - SHORT_TOLERANCE_S)
+    return { ok: false, reason: `decodes ${durationS.toFixed(1)} s of ${expectedS.toFixed(1)} s` };
   return { ok: true, durationS };
 }

@@ -59,7 +59,11 @@ export async function writeClip(job: ClipJob): Promise<WrittenClip> {
   const tmp = path.join(path.dirname(final), `.${base}.mp4.tmp`);
   await fsp.writeFile(list, concatList(job.segments));
   try {
-    await runToEnd(job.ffmpegPath, assembleArgs({ listFile: list, output: tmp, durationS: job.durationS, audio: job.audio }), { timeoutMs: job.timeoutMs ?? 120_000 });
+    await runToEnd(
+      job.ffmpegPath,
+      assembleArgs({ listFile: list, output: tmp, durationS: job.durationS, audio: job.audio }),
+      { timeoutMs: job.timeoutMs ?? 120_000 },
+    );
     await commitFile(tmp, final);
   } catch (err) {
     await fsp.rm(tmp, { force: true });
@@ -75,13 +79,21 @@ export async function writeClip(job: ClipJob): Promise<WrittenClip> {
  * The clip's JPEG beside it, from `atS` seconds in (the event's moment). Written after the clip's
  * row, so a listed clip does not wait for it; a nicety: failing to make one never loses the clip.
  */
-export async function writeThumbnail(job: { ffmpegPath: string; storageDir: string; fileName: string; atS: number; durationS: number }): Promise<boolean> {
+export async function writeThumbnail(job: {
+  ffmpegPath: string;
+  storageDir: string;
+  fileName: string;
+  atS: number;
+  durationS: number;
+}): Promise<boolean> {
   const clip = path.join(job.storageDir, job.fileName);
   const final = path.join(job.storageDir, thumbnailNameOf(job.fileName));
   const tmp = path.join(path.dirname(final), `.${path.basename(final)}.tmp`);
   try {
     const atS = Math.max(0, Math.min(job.atS, job.durationS - 0.5));
-    await runToEnd(job.ffmpegPath, thumbnailArgs({ input: clip, offsetS: atS, output: tmp, width: 640 }), { timeoutMs: 30_000 });
+    await runToEnd(job.ffmpegPath, thumbnailArgs({ input: clip, offsetS: atS, output: tmp, width: 640 }), {
+      timeoutMs: 30_000,
+    });
     await commitFile(tmp, final);
     // Retention may have removed the clip meanwhile (a disk it cannot free otherwise).
     if (!(await fsp.stat(clip).catch(() => null))) {

@@ -34,9 +34,17 @@ export async function openRecordingStorage(
   const storageDir = r.storage_dir ?? path.join(config.gateway.data_dir, 'recordings');
   mkdirSync(storageDir, { recursive: true, mode: 0o700 });
   const runtimeDir = deps.env.RUNTIME_DIRECTORY;
-  const segmentRoot = r.segment_dir ?? (runtimeDir ? path.join(runtimeDir, 'segments') : `/dev/shm/edge-gateway-${deps.gatewayId}`);
+  const segmentRoot =
+    r.segment_dir ?? (runtimeDir ? path.join(runtimeDir, 'segments') : `/dev/shm/edge-gateway-${deps.gatewayId}`);
   const logger = deps.logger.child({ part: 'recorder' });
-  await recoverEpisodes({ store: deps.store, storageDir, segmentRoot, ffmpegPath: config.ffmpeg.path, maxClipMs: r.max_clip_s * 1000, logger });
+  await recoverEpisodes({
+    store: deps.store,
+    storageDir,
+    segmentRoot,
+    ffmpegPath: config.ffmpeg.path,
+    maxClipMs: r.max_clip_s * 1000,
+    logger,
+  });
   await cleanStorage(storageDir, deps.store, logger);
   const retention = new Retention({
     storageDir,
@@ -79,7 +87,10 @@ export function createRecorders(
     /** Where a camera's software motion is ignored (cameras[].motion_mask). */
     motionMask: NonNullable<RecordersOptions['motion']['mask']>;
     /** The relay: its URL for this box's readers, and its shared camera sessions. */
-    relay: { localUrl(deviceId: string, profile: StreamProfile): string; streams: { acquire(deviceId: string, profile: StreamProfile): Promise<unknown> } };
+    relay: {
+      localUrl(deviceId: string, profile: StreamProfile): string;
+      streams: { acquire(deviceId: string, profile: StreamProfile): Promise<unknown> };
+    };
     detection: RecordersDetection | null;
     logger: BaseLogger;
   },
@@ -114,6 +125,8 @@ export function createRecorders(
   deps.bus.on('device.status', (e) => recorders.deviceStatus(e.deviceId, e.status === 'online', e.at));
   deps.bus.on('camera.event', (e) => recorders.event(e.deviceId, e.kind, e.phase, e.at));
   // Cameras online at the last stop: the manager reports a change only, so these start here.
-  for (const camera of store.listCameras()) if (store.getDevice(camera.deviceId)?.status === 'online') recorders.deviceStatus(camera.deviceId, true, Date.now());
+  for (const camera of store.listCameras())
+    if (store.getDevice(camera.deviceId)?.status === 'online')
+      recorders.deviceStatus(camera.deviceId, true, Date.now());
   return recorders;
 }

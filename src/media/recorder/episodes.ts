@@ -238,7 +238,8 @@ function innerBoundary(boundary: number, end: number): boolean {
 }
 
 function atLeast(name: string, value: number, min: number): number {
-  if (!Number.isFinite(value) || value < min) throw new RangeError(`${name} must be a finite number ≥ ${min}, got ${value}`);
+  if (!Number.isFinite(value) || value < min)
+    throw new RangeError(`${name} must be a finite number ≥ ${min}, got ${value}`);
   return value;
 }
 

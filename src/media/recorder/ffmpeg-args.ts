@@ -47,15 +47,26 @@ export function segmenterArgs(o: SegmenterArgs): string[] {
   return [
     ...QUIET,
     ...relayInput(o.inputUrl, o.readTimeoutS),
-    '-map', '0:v:0', '-map', '0:a:0?',
-    '-c', 'copy',
-    '-bsf:v', VIDEO_TIMES,
-    '-bsf:a', AUDIO_TIMES,
-    '-f', 'segment',
-    '-segment_time', String(o.segmentSeconds),
-    '-segment_format', 'nut',
-    '-segment_list', 'pipe:1',
-    '-segment_list_type', 'csv',
+    '-map',
+    '0:v:0',
+    '-map',
+    '0:a:0?',
+    '-c',
+    'copy',
+    '-bsf:v',
+    VIDEO_TIMES,
+    '-bsf:a',
+    AUDIO_TIMES,
+    '-f',
+    'segment',
+    '-segment_time',
+    String(o.segmentSeconds),
+    '-segment_format',
+    'nut',
+    '-segment_list',
+    'pipe:1',
+    '-segment_list_type',
+    'csv',
     o.pattern,
   ];
 }
@@ -81,15 +92,27 @@ export function assembleArgs(o: AssembleArgs): string[] {
   const audio = o.audio === 'none' ? ['-an'] : o.audio === 'copy' ? ['-c:a', 'copy'] : ['-c:a', 'aac', '-b:a', '64k'];
   return [
     ...QUIET,
-    '-f', 'concat', '-safe', '0',
-    '-i', o.listFile,
-    '-t', o.durationS.toFixed(3),
-    '-map', '0:v:0', '-map', '0:a:0?',
-    '-c:v', 'copy',
+    '-f',
+    'concat',
+    '-safe',
+    '0',
+    '-i',
+    o.listFile,
+    '-t',
+    o.durationS.toFixed(3),
+    '-map',
+    '0:v:0',
+    '-map',
+    '0:a:0?',
+    '-c:v',
+    'copy',
     ...audio,
-    '-movflags', '+faststart',
-    '-f', 'mp4',
-    '-y', o.output,
+    '-movflags',
+    '+faststart',
+    '-f',
+    'mp4',
+    '-y',
+    o.output,
   ];
 }
 
@@ -120,7 +143,25 @@ export interface ThumbnailArgs {
 
 /** One JPEG from the event's moment (the only video decoding a clip costs). */
 export function thumbnailArgs(o: ThumbnailArgs): string[] {
-  return [...QUIET, '-ss', o.offsetS.toFixed(3), '-i', o.input, '-frames:v', '1', '-vf', `scale=${o.width}:-2`, '-q:v', '5', '-f', 'image2', '-update', '1', '-y', o.output];
+  return [
+    ...QUIET,
+    '-ss',
+    o.offsetS.toFixed(3),
+    '-i',
+    o.input,
+    '-frames:v',
+    '1',
+    '-vf',
+    `scale=${o.width}:-2`,
+    '-q:v',
+    '5',
+    '-f',
+    'image2',
+    '-update',
+    '1',
+    '-y',
+    o.output,
+  ];
 }
 
 export interface MotionArgs {
@@ -137,8 +178,10 @@ export function motionArgs(o: MotionArgs): string[] {
     ...QUIET,
     ...relayInput(o.inputUrl, o.readTimeoutS),
     '-an',
-    '-vf', `fps=${o.fps},scale=${o.width}:${o.height},format=gray`,
-    '-f', 'rawvideo',
+    '-vf',
+    `fps=${o.fps},scale=${o.width}:${o.height},format=gray`,
+    '-f',
+    'rawvideo',
     'pipe:1',
   ];
 }
@@ -148,7 +191,22 @@ export function motionArgs(o: MotionArgs): string[] {
  * stdout whose last `out_time_us` is how far it decoded: the start-up check of a clip a crash left.
  */
 export function checkArgs(input: string): string[] {
-  return [...QUIET.slice(0, 2), '-loglevel', 'error', '-xerror', '-progress', 'pipe:1', '-nostats', '-i', input, '-map', '0:v:0', '-f', 'null', '-'];
+  return [
+    ...QUIET.slice(0, 2),
+    '-loglevel',
+    'error',
+    '-xerror',
+    '-progress',
+    'pipe:1',
+    '-nostats',
+    '-i',
+    input,
+    '-map',
+    '0:v:0',
+    '-f',
+    'null',
+    '-',
+  ];
 }
 
 /** The decoded length (seconds) in `-progress` output: its last `out_time_us`, or null. */

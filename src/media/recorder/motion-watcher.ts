@@ -47,7 +47,12 @@ export class MotionWatcher {
     this.width = opts.width ?? 160;
     this.height = opts.height ?? 90;
     this.now = opts.now ?? Date.now;
-    this.detector = new MotionDetector({ width: this.width, height: this.height, threshold: opts.threshold, mask: opts.mask ?? [] });
+    this.detector = new MotionDetector({
+      width: this.width,
+      height: this.height,
+      threshold: opts.threshold,
+      mask: opts.mask ?? [],
+    });
     this.splitter = new GrayFrameSplitter(this.width * this.height);
     // No frame for 15 s: the decoder is stuck (or the camera silent); start it again.
     this.watchdog = setInterval(() => {
@@ -58,7 +63,13 @@ export class MotionWatcher {
   }
 
   private spawn(): void {
-    const args = motionArgs({ inputUrl: this.opts.inputUrl(), fps: this.opts.fps, width: this.width, height: this.height, readTimeoutS: 5 });
+    const args = motionArgs({
+      inputUrl: this.opts.inputUrl(),
+      fps: this.opts.fps,
+      width: this.width,
+      height: this.height,
+      readTimeoutS: 5,
+    });
     const child = spawn(this.opts.ffmpegPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     this.child = child;
     this.lastFrameAt = this.now();
@@ -71,12 +82,21 @@ export class MotionWatcher {
         this.lastFrameAt = at;
         this.attempt = 0;
         const change = this.detector.push(frame, at);
-        if (++this.frames % 120 === 0) this.opts.logger.debug({ device: this.opts.deviceId, score: this.detector.lastScore, active: this.detector.active }, 'motion detector');
+        if (++this.frames % 120 === 0)
+          this.opts.logger.debug(
+            { device: this.opts.deviceId, score: this.detector.lastScore, active: this.detector.active },
+            'motion detector',
+          );
         if (change === 'start') this.opts.onMotion(change, at, () => this.detector.movingArea());
         else if (change) this.opts.onMotion(change, at);
       }),
     );
-    child.once('error', (err) => this.opts.logger.error({ device: this.opts.deviceId, err: err.message }, 'cannot run ffmpeg for motion detection'));
+    child.once('error', (err) =>
+      this.opts.logger.error(
+        { device: this.opts.deviceId, err: err.message },
+        'cannot run ffmpeg for motion detection',
+      ),
+    );
     child.once('close', () => {
       if (this.child !== child) return;
       this.child = null;

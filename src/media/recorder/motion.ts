@@ -66,11 +66,13 @@ export class MotionDetector {
       throw new RangeError(`pixelDelta must be an integer within 1..255, got ${o.pixelDelta}`);
     }
     this.threshold = o.threshold;
-    if (!(this.threshold > 0 && this.threshold <= 1)) throw new RangeError(`threshold must be a fraction within (0, 1], got ${o.threshold}`);
+    if (!(this.threshold > 0 && this.threshold <= 1))
+      throw new RangeError(`threshold must be a fraction within (0, 1], got ${o.threshold}`);
     this.minFrames = o.minFrames ?? 2;
     positiveInteger('minFrames', this.minFrames);
     this.quietMs = o.quietMs ?? 5000;
-    if (!(Number.isFinite(this.quietMs) && this.quietMs >= 0)) throw new RangeError(`quietMs must be a finite number ≥ 0, got ${o.quietMs}`);
+    if (!(Number.isFinite(this.quietMs) && this.quietMs >= 0))
+      throw new RangeError(`quietMs must be a finite number ≥ 0, got ${o.quietMs}`);
     this.previous = new Uint8Array(this.pixels);
     this.diffs = new Uint16Array(this.pixels);
     this.cols = o.grid?.cols ?? 16;
@@ -87,7 +89,9 @@ export class MotionDetector {
       for (let x = 0; x < o.width; x++) {
         const i = y * o.width + x;
         const point = [(x + 0.5) / o.width, (y + 0.5) / o.height] as const;
-        const cell = Math.min(this.rows - 1, Math.floor((y * this.rows) / o.height)) * this.cols + Math.min(this.cols - 1, Math.floor((x * this.cols) / o.width));
+        const cell =
+          Math.min(this.rows - 1, Math.floor((y * this.rows) / o.height)) * this.cols +
+          Math.min(this.cols - 1, Math.floor((x * this.cols) / o.width));
         this.cellOf[i] = cell;
         if (o.mask && o.mask.length > 0 && inAnyPolygon(point, o.mask)) {
           this.masked[i] = 1;
@@ -166,7 +170,8 @@ export class MotionDetector {
 
   private markMovedCells(): void {
     for (let c = 0; c < this.cellChanged.length; c++) {
-      if (this.cellPixels[c]! > 0 && this.cellChanged[c]! >= this.cellPixels[c]! * CELL_FRACTION) this.cellsMoved[c] = true;
+      if (this.cellPixels[c]! > 0 && this.cellChanged[c]! >= this.cellPixels[c]! * CELL_FRACTION)
+        this.cellsMoved[c] = true;
     }
   }
 

@@ -14,7 +14,11 @@ export interface RunResult {
  * FfmpegError (the last of stderr attached) on another exit, a signal, or the time limit. Output is
  * kept to its last `maxOutput` characters.
  */
-export function runToEnd(program: string, args: readonly string[], opts: { timeoutMs: number; maxOutput?: number }): Promise<RunResult> {
+export function runToEnd(
+  program: string,
+  args: readonly string[],
+  opts: { timeoutMs: number; maxOutput?: number },
+): Promise<RunResult> {
   const max = opts.maxOutput ?? 16_384;
   return new Promise((resolve, reject) => {
     const child = spawn(program, args, { stdio: ['ignore', 'pipe', 'pipe'] });
@@ -30,7 +34,13 @@ export function runToEnd(program: string, args: readonly string[], opts: { timeo
     child.once('close', (code, signal) => {
       clearTimeout(timer);
       if (code === 0) resolve({ stdout, stderr });
-      else reject(new FfmpegError(`${program} ${signal ? `was killed (${signal})` : `exited with ${code}`}: ${lastLine(stderr)}`, stderr));
+      else
+        reject(
+          new FfmpegError(
+            `${program} ${signal ? `was killed (${signal})` : `exited with ${code}`}: ${lastLine(stderr)}`,
+            stderr,
+          ),
+        );
     });
   });
 }

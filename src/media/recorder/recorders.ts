@@ -70,14 +70,17 @@ export class Recorders {
   private readonly reportsObjects = new Set<string>();
 
   constructor(private readonly opts: RecordersOptions) {
-    this.motionCheck = opts.motion.mode === 'off' ? null : setInterval(() => this.checkMotionWatchers(), opts.motion.checkMs ?? 15_000);
+    this.motionCheck =
+      opts.motion.mode === 'off' ? null : setInterval(() => this.checkMotionWatchers(), opts.motion.checkMs ?? 15_000);
     this.motionCheck?.unref();
   }
 
   /** Software motion detection runs where it is wanted: every camera (on) or those without events (auto). */
   private checkMotionWatchers(): void {
     for (const deviceId of this.recorders.keys()) {
-      const wanted = this.opts.motion.mode === 'on' || (this.opts.motion.mode === 'auto' && !this.opts.motion.hasOwnEvents(deviceId));
+      const wanted =
+        this.opts.motion.mode === 'on' ||
+        (this.opts.motion.mode === 'auto' && !this.opts.motion.hasOwnEvents(deviceId));
       const watcher = this.watchers.get(deviceId);
       if (wanted && !watcher) {
         this.opts.logger.info({ device: deviceId, mode: this.opts.motion.mode }, 'software motion detection on');

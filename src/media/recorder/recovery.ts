@@ -84,7 +84,13 @@ export function readFootage(dir: string): Segment[] {
     .sort()[0];
   if (tail) {
     const st = statSync(path.join(dir, tail));
-    if (st.size > 0 && st.mtimeMs > last.endAt) footage.push({ file: tail, startAt: last.endAt, endAt: Math.round(st.mtimeMs), durationS: (st.mtimeMs - last.endAt) / 1000 });
+    if (st.size > 0 && st.mtimeMs > last.endAt)
+      footage.push({
+        file: tail,
+        startAt: last.endAt,
+        endAt: Math.round(st.mtimeMs),
+        durationS: (st.mtimeMs - last.endAt) / 1000,
+      });
   }
   return footage;
 }
@@ -103,11 +109,18 @@ interface Window {
  * unless that was the last, the rest of the episode, which was still going on when the daemon died:
  * in parts of at most maxClipMs up to the end of the footage in RAM.
  */
-export function windowsToWrite(ep: { fromAt: number; clip: OpenEpisode['clip'] }, clipKept: boolean, footageEnd: number | null, alertType: EventType, maxClipMs: number): Window[] {
+export function windowsToWrite(
+  ep: { fromAt: number; clip: OpenEpisode['clip'] },
+  clipKept: boolean,
+  footageEnd: number | null,
+  alertType: EventType,
+  maxClipMs: number,
+): Window[] {
   const windows: Window[] = [];
   let from = ep.fromAt;
   if (ep.clip) {
-    if (!clipKept) windows.push({ from, to: ep.clip.to, final: ep.clip.final, eventType: ep.clip.eventType, note: null });
+    if (!clipKept)
+      windows.push({ from, to: ep.clip.to, final: ep.clip.final, eventType: ep.clip.eventType, note: null });
     if (ep.clip.final) return windows;
     from = ep.clip.to;
   }
@@ -117,7 +130,13 @@ export function windowsToWrite(ep: { fromAt: number; clip: OpenEpisode['clip'] }
   }
   while (from < footageEnd) {
     const to = Math.min(from + maxClipMs, footageEnd);
-    windows.push({ from, to, final: to >= footageEnd, eventType: alertType, note: to >= footageEnd ? STOPPED_DURING_EVENT : null });
+    windows.push({
+      from,
+      to,
+      final: to >= footageEnd,
+      eventType: alertType,
+      note: to >= footageEnd ? STOPPED_DURING_EVENT : null,
+    });
     from = to;
   }
   return windows;
@@ -133,15 +152,26 @@ export async function recoverEpisodes(o: RecoveryOptions): Promise<Recovered> {
     try {
       await recoverEpisode(ep, o, result);
     } catch (err) {
-      o.logger.error({ alert: ep.alertId, err: (err as Error).message }, 'recovery: an interrupted recording could not be recovered');
-      attempt(o, 'settling an alert', () => o.store.settleEpisodePart(ep.alertId, { final: true, nextFrom: ep.fromAt, note: `recovery after a crash failed: ${(err as Error).message}`.slice(0, 300) }));
+      o.logger.error(
+        { alert: ep.alertId, err: (err as Error).message },
+        'recovery: an interrupted recording could not be recovered',
+      );
+      attempt(o, 'settling an alert', () =>
+        o.store.settleEpisodePart(ep.alertId, {
+          final: true,
+          nextFrom: ep.fromAt,
+          note: `recovery after a crash failed: ${(err as Error).message}`.slice(0, 300),
+        }),
+      );
       result.lost++;
     }
   }
   // What a crashed run left in RAM is of no further use (no recorder runs yet).
   attempt(o, 'removing the RAM of the crashed run', () => {
     for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
-    if (existsSync(o.segmentRoot)) for (const name of readdirSync(o.segmentRoot)) rmSync(path.join(o.segmentRoot, name), { recursive: true, force: true });
+    if (existsSync(o.segmentRoot))
+      for (const name of readdirSync(o.segmentRoot))
+        rmSync(path.join(o.segmentRoot, name), { recursive: true, force: true });
   });
   if (result.episodes > 0) o.logger.warn(result, 'recovery: recordings a crash interrupted');
   return result;
@@ -170,7 +200,10 @@ async function recoverEpisode(ep: OpenEpisode, o: RecoveryOptions, result: Recov
     const part = { final: w.final, nextFrom: w.to };
     const selection = w.to > w.from ? selectSegments(footage, w.from, w.to) : null;
     if (!selection) {
-      log.warn({ ...where, from: w.from, to: w.to, final: w.final }, 'recovery: no footage left for an interrupted recording');
+      log.warn(
+        { ...where, from: w.from, to: w.to, final: w.final },
+        'recovery: no footage left for an interrupted recording',
+      );
       o.store.settleEpisodePart(ep.alertId, { ...part, note: footage.length === 0 ? gone : STOPPED_DURING_EVENT });
       result.lost++;
       continue;
@@ -181,16 +214,42 @@ async function recoverEpisode(ep: OpenEpisode, o: RecoveryOptions, result: Recov
     const id = newId('rec');
     const fileName = `${ep.deviceId}/${id}.mp4`;
     const audio = await audioModeOf(o.ffmpegPath, (files[0] as { path: string }).path);
-    const written = await writeClip({ ffmpegPath: o.ffmpegPath, scratchDir: ep.segmentDir, segments: files, durationS, audio, storageDir: o.storageDir, fileName });
+    const written = await writeClip({
+      ffmpegPath: o.ffmpegPath,
+      scratchDir: ep.segmentDir,
+      segments: files,
+      durationS,
+      audio,
+      storageDir: o.storageDir,
+      fileName,
+    });
     const note = w.note ?? (endAt < w.to - 1000 ? STOPPED_DURING_EVENT : null);
     o.store.saveRecording(
-      { id, deviceId: ep.deviceId, eventType: w.eventType, startedAt: Math.round(selection.startAt), endedAt: Math.round(endAt), sizeBytes: written.sizeBytes, fileName, alertId: ep.alertId },
+      {
+        id,
+        deviceId: ep.deviceId,
+        eventType: w.eventType,
+        startedAt: Math.round(selection.startAt),
+        endedAt: Math.round(endAt),
+        sizeBytes: written.sizeBytes,
+        fileName,
+        alertId: ep.alertId,
+      },
       undefined,
       { ...part, note },
     );
     result.assembled++;
-    log.info({ ...where, recording: id, seconds: Math.round(durationS * 10) / 10 }, 'recovery: clip assembled from the footage left in RAM');
-    await writeThumbnail({ ffmpegPath: o.ffmpegPath, storageDir: o.storageDir, fileName, atS: (triggeredAt - selection.startAt) / 1000, durationS });
+    log.info(
+      { ...where, recording: id, seconds: Math.round(durationS * 10) / 10 },
+      'recovery: clip assembled from the footage left in RAM',
+    );
+    await writeThumbnail({
+      ffmpegPath: o.ffmpegPath,
+      storageDir: o.storageDir,
+      fileName,
+      atS: (triggeredAt - selection.startAt) / 1000,
+      durationS,
+    });
   }
 }
 
@@ -198,7 +257,12 @@ async function recoverEpisode(ep: OpenEpisode, o: RecoveryOptions, result: Recov
  * The part whose assembly had begun: its clip renamed into place (the row was not written yet), or
  * its `.tmp` (an orphaned ffmpeg may have finished it), kept when whole; a broken one is removed.
  */
-async function keepWrittenClip(ep: OpenEpisode, clip: NonNullable<OpenEpisode['clip']>, o: RecoveryOptions, triggeredAt: number): Promise<boolean> {
+async function keepWrittenClip(
+  ep: OpenEpisode,
+  clip: NonNullable<OpenEpisode['clip']>,
+  o: RecoveryOptions,
+  triggeredAt: number,
+): Promise<boolean> {
   const where = { device: ep.deviceId, alert: ep.alertId };
   const fileName = `${ep.deviceId}/${clip.id}.mp4`;
   const final = path.join(o.storageDir, fileName);
@@ -208,19 +272,40 @@ async function keepWrittenClip(ep: OpenEpisode, clip: NonNullable<OpenEpisode['c
     if (!existsSync(candidate)) continue;
     const check = await checkClip(o.ffmpegPath, candidate, durationS);
     if (!check.ok) {
-      o.logger.warn({ ...where, file: path.basename(candidate), reason: check.reason }, 'recovery: an interrupted clip is not whole; removed');
+      o.logger.warn(
+        { ...where, file: path.basename(candidate), reason: check.reason },
+        'recovery: an interrupted clip is not whole; removed',
+      );
       await fsp.rm(candidate, { force: true });
       continue;
     }
     if (candidate === tmp) await commitFile(tmp, final);
     const { size } = await fsp.stat(final);
     o.store.saveRecording(
-      { id: clip.id, deviceId: ep.deviceId, eventType: clip.eventType, startedAt: clip.startedAt, endedAt: clip.endedAt, sizeBytes: size, fileName, alertId: ep.alertId },
+      {
+        id: clip.id,
+        deviceId: ep.deviceId,
+        eventType: clip.eventType,
+        startedAt: clip.startedAt,
+        endedAt: clip.endedAt,
+        sizeBytes: size,
+        fileName,
+        alertId: ep.alertId,
+      },
       undefined,
       { final: clip.final, nextFrom: clip.to },
     );
-    o.logger.info({ ...where, recording: clip.id, from: candidate === tmp ? 'tmp' : 'renamed' }, 'recovery: interrupted clip kept');
-    await writeThumbnail({ ffmpegPath: o.ffmpegPath, storageDir: o.storageDir, fileName, atS: (triggeredAt - clip.startedAt) / 1000, durationS });
+    o.logger.info(
+      { ...where, recording: clip.id, from: candidate === tmp ? 'tmp' : 'renamed' },
+      'recovery: interrupted clip kept',
+    );
+    await writeThumbnail({
+      ffmpegPath: o.ffmpegPath,
+      storageDir: o.storageDir,
+      fileName,
+      atS: (triggeredAt - clip.startedAt) / 1000,
+      durationS,
+    });
     return true;
   }
   return false;

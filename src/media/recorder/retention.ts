@@ -51,7 +51,14 @@ export function planRetention(input: RetentionInput): RetentionPlan {
 
   const remove: RetentionPlan['remove'] = [];
   for (const clip of oldestFirst) {
-    const reason = clip.startedAt < cutoff ? 'age' : maxBytes !== null && totalBytes > maxBytes ? 'bytes' : free < minFreeBytes ? 'free' : null;
+    const reason =
+      clip.startedAt < cutoff
+        ? 'age'
+        : maxBytes !== null && totalBytes > maxBytes
+          ? 'bytes'
+          : free < minFreeBytes
+            ? 'free'
+            : null;
     // Every clip after this one is newer and the limits only get closer to met: done.
     if (reason === null) break;
     if (busy.has(clip.id)) continue;
@@ -72,5 +79,6 @@ function finite(name: string, value: number): void {
 }
 
 function nonNegative(name: string, value: number): void {
-  if (!(Number.isFinite(value) && value >= 0)) throw new RangeError(`${name} must be a finite number ≥ 0, got ${value}`);
+  if (!(Number.isFinite(value) && value >= 0))
+    throw new RangeError(`${name} must be a finite number ≥ 0, got ${value}`);
 }

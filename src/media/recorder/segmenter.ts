@@ -5,7 +5,15 @@ import type { BaseLogger } from 'pino';
 import { backoffMs } from '../../domain/backoff.js';
 import { segmenterArgs } from './ffmpeg-args.js';
 import { RateLimitedLines } from './process.js';
-import { indexLine, isSegmentFile, parseSegmentLine, SEGMENT_INDEX, SegmentRing, segmentPattern, type Segment } from './segments.js';
+import {
+  indexLine,
+  isSegmentFile,
+  parseSegmentLine,
+  SEGMENT_INDEX,
+  SegmentRing,
+  segmentPattern,
+  type Segment,
+} from './segments.js';
 
 // One supervised ffmpeg per camera copying the main stream (through the relay) into short NUT
 // segments in RAM. Restarted with backoff and jitter when it exits or stalls (no new segment for
@@ -77,14 +85,20 @@ export class Segmenter {
         if (!this.stopped) this.spawn();
       },
       (err: Error) => {
-        this.opts.logger.debug({ device: this.opts.deviceId, err: err.message }, 'recorder: camera stream not available yet');
+        this.opts.logger.debug(
+          { device: this.opts.deviceId, err: err.message },
+          'recorder: camera stream not available yet',
+        );
         this.retryLater();
       },
     );
   }
 
   private retryLater(): number {
-    const wait = Math.max(500, backoffMs(this.attempt++, this.opts.maxBackoffMs ?? 5000, this.opts.random ?? Math.random));
+    const wait = Math.max(
+      500,
+      backoffMs(this.attempt++, this.opts.maxBackoffMs ?? 5000, this.opts.random ?? Math.random),
+    );
     this.retryTimer = setTimeout(() => {
       this.retryTimer = null;
       this.start();
@@ -121,7 +135,10 @@ export class Segmenter {
       appendFileSync(this.file(SEGMENT_INDEX), indexLine(segment));
       this.indexLines++;
     } catch (err) {
-      this.opts.logger.warn({ device: this.opts.deviceId, err: (err as Error).message }, 'recorder: cannot write the RAM segment index');
+      this.opts.logger.warn(
+        { device: this.opts.deviceId, err: (err as Error).message },
+        'recorder: cannot write the RAM segment index',
+      );
     }
   }
 
@@ -133,7 +150,10 @@ export class Segmenter {
       renameSync(tmp, this.file(SEGMENT_INDEX));
       this.indexLines = this.ring.size;
     } catch (err) {
-      this.opts.logger.warn({ device: this.opts.deviceId, err: (err as Error).message }, 'recorder: cannot write the RAM segment index');
+      this.opts.logger.warn(
+        { device: this.opts.deviceId, err: (err as Error).message },
+        'recorder: cannot write the RAM segment index',
+      );
     }
   }
 
@@ -152,7 +172,12 @@ export class Segmenter {
     // segments: a clip being written keeps its concat list here too.
     const held = new Set(this.ring.files());
     for (const f of readdirSync(this.opts.dir)) if (isSegmentFile(f) && !held.has(f)) this.remove(f);
-    const args = segmenterArgs({ inputUrl: this.opts.inputUrl(), pattern: path.join(this.opts.dir, segmentPattern(run)), segmentSeconds: this.opts.segmentSeconds ?? 0.5, readTimeoutS: 5 });
+    const args = segmenterArgs({
+      inputUrl: this.opts.inputUrl(),
+      pattern: path.join(this.opts.dir, segmentPattern(run)),
+      segmentSeconds: this.opts.segmentSeconds ?? 0.5,
+      readTimeoutS: 5,
+    });
     const child = spawn(this.opts.ffmpegPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     this.child = child;
     // Not its arguments: the input URL holds a ticket.
@@ -176,13 +201,18 @@ export class Segmenter {
         for (const w of ready) w.resolve();
       }
     });
-    child.once('error', (err) => this.opts.logger.error({ err: err.message, device: this.opts.deviceId }, 'cannot run ffmpeg for recording'));
+    child.once('error', (err) =>
+      this.opts.logger.error({ err: err.message, device: this.opts.deviceId }, 'cannot run ffmpeg for recording'),
+    );
     child.once('close', (code, signal) => {
       if (this.child !== child) return;
       this.child = null;
       if (this.stopped) return;
       const wait = this.retryLater();
-      this.opts.logger.warn({ device: this.opts.deviceId, code, signal, retryInMs: wait }, 'recorder ffmpeg ended; restarting');
+      this.opts.logger.warn(
+        { device: this.opts.deviceId, code, signal, retryInMs: wait },
+        'recorder ffmpeg ended; restarting',
+      );
     });
   }
 

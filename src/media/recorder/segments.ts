@@ -77,9 +77,14 @@ export class SegmentRing {
     const offset = arrivedAt - line.endS * 1000;
     // A segment that follows the previous one in stream time and merely arrives late (the last one of
     // a run, listed when ffmpeg exits) is no clock jump.
-    const lateContinuation = this.lastEndS !== null && Math.abs(line.startS - this.lastEndS) < 0.001 && this.offsetMs !== null && offset > this.offsetMs;
+    const lateContinuation =
+      this.lastEndS !== null &&
+      Math.abs(line.startS - this.lastEndS) < 0.001 &&
+      this.offsetMs !== null &&
+      offset > this.offsetMs;
     this.lastEndS = line.endS;
-    if (this.offsetMs === null || (Math.abs(offset - this.offsetMs) > this.resyncMs && !lateContinuation)) this.offsetMs = offset;
+    if (this.offsetMs === null || (Math.abs(offset - this.offsetMs) > this.resyncMs && !lateContinuation))
+      this.offsetMs = offset;
     else this.offsetMs = Math.min(this.offsetMs, offset);
     let startAt = this.offsetMs + line.startS * 1000;
     const endAt = this.offsetMs + line.endS * 1000;
@@ -108,7 +113,8 @@ export class SegmentRing {
       limit = Math.min(limit, opening ?? keepFrom);
     }
     const gone: string[] = [];
-    while (this.segments.length > 1 && (this.segments[0] as Segment).endAt <= limit) gone.push((this.segments.shift() as Segment).file);
+    while (this.segments.length > 1 && (this.segments[0] as Segment).endAt <= limit)
+      gone.push((this.segments.shift() as Segment).file);
     return gone;
   }
 
@@ -152,7 +158,8 @@ export function selectSegments(segments: readonly Segment[], from: number, to: n
   // The ring no longer (or never) held `from`, or `from` falls in a gap (the camera was down and the
   // segment before it ended earlier): start with the oldest segment that overlaps. Footage from
   // before a gap is no pre-roll; it would also date the clip before the outage.
-  if (first < 0 || (segments[first] as Segment).endAt + GAP_MS <= from) first = segments.findIndex((s) => s.endAt > from);
+  if (first < 0 || (segments[first] as Segment).endAt + GAP_MS <= from)
+    first = segments.findIndex((s) => s.endAt > from);
   if (first < 0 || (segments[first] as Segment).startAt >= to) return null;
   const chosen: Segment[] = [];
   for (let i = first; i < segments.length; i++) {
@@ -190,4 +197,3 @@ export function parseIndex(text: string): Segment[] {
   }
   return [...byFile.values()];
 }
-

@@ -63,7 +63,8 @@ export async function cleanStorage(storageDir: string, store: StorageStore, logg
     store.deleteRecording(r.id);
     result.missingClips++;
   }
-  if (result.temporaryFiles || result.orphanFiles || result.missingClips) logger.warn(result, 'storage: cleaned what an interrupted run left');
+  if (result.temporaryFiles || result.orphanFiles || result.missingClips)
+    logger.warn(result, 'storage: cleaned what an interrupted run left');
   return result;
 }
 
@@ -133,7 +134,11 @@ export class Retention {
         await removeClip(this.opts.storageDir, row.fileName);
         this.opts.logger.info({ recording: id, reason }, 'retention: clip removed');
       }
-      if (plan.shortfallBytes > 0) this.opts.logger.warn({ shortfallBytes: plan.shortfallBytes }, 'retention: storage is below its free-space floor with nothing left to remove');
+      if (plan.shortfallBytes > 0)
+        this.opts.logger.warn(
+          { shortfallBytes: plan.shortfallBytes },
+          'retention: storage is below its free-space floor with nothing left to remove',
+        );
       return plan.remove.length;
     } catch (err) {
       this.opts.logger.error({ err: (err as Error).message }, 'retention failed');

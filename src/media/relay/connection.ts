@@ -51,7 +51,9 @@ interface Verified {
 
 /** The transport a SETUP gets: the viewer's first offer the relay can serve. */
 function chooseTransport(specs: TransportSpec[]): TransportSpec | null {
-  return specs.find((s) => s.delivery !== 'multicast' && (s.lowerTransport === 'TCP' || s.clientPort !== undefined)) ?? null;
+  return (
+    specs.find((s) => s.delivery !== 'multicast' && (s.lowerTransport === 'TCP' || s.clientPort !== undefined)) ?? null
+  );
 }
 
 export class RelayConnection {
@@ -112,9 +114,17 @@ export class RelayConnection {
   }
 
   private refuse(req: RtspRequest, err: unknown): void {
-    const status = err instanceof RtspStatusError ? err.status : err instanceof StreamUnavailableError ? 503 : err instanceof RtspParseError ? err.status : 500;
+    const status =
+      err instanceof RtspStatusError
+        ? err.status
+        : err instanceof StreamUnavailableError
+          ? 503
+          : err instanceof RtspParseError
+            ? err.status
+            : 500;
     if (status === 500) this.ctx.failed.hit({ err, method: req.method }, req.method);
-    else this.ctx.logger.debug({ method: req.method, status, reason: (err as Error).message }, 'relay: request refused');
+    else
+      this.ctx.logger.debug({ method: req.method, status, reason: (err as Error).message }, 'relay: request refused');
     this.reply(req, status);
   }
 
@@ -147,7 +157,12 @@ export class RelayConnection {
     const { claims } = this.verifyFor(req.uri);
     const stream = await this.ctx.streams.acquire(claims.deviceId, claims.profile);
     const base = req.uri.replace(/\/+$/, '');
-    return this.reply(req, 200, { 'Content-Type': 'application/sdp', 'Content-Base': `${base}/` }, Buffer.from(stream.sdp));
+    return this.reply(
+      req,
+      200,
+      { 'Content-Type': 'application/sdp', 'Content-Base': `${base}/` },
+      Buffer.from(stream.sdp),
+    );
   }
 
   private async setup(req: RtspRequest): Promise<void> {
@@ -156,19 +171,29 @@ export class RelayConnection {
     const track = /^trackID=(\d+)$/.exec(rest ?? '')?.[1];
     if (track === undefined) throw new RtspStatusError(404, 'no such track');
     let session = this.sessionOf(req);
-    if (session && (session.deviceId !== claims.deviceId || session.profile !== claims.profile)) throw new RtspStatusError(459, 'one stream per session');
+    if (session && (session.deviceId !== claims.deviceId || session.profile !== claims.profile))
+      throw new RtspStatusError(459, 'one stream per session');
     if (session?.detach) throw new RtspStatusError(455, 'already playing');
     const transport = chooseTransport(parseTransport(req.headers.get('transport') ?? ''));
     if (!transport) throw new RtspStatusError(461, 'offer RTP/AVP/TCP (interleaved) or RTP/AVP with client_port');
     const kind = transport.lowerTransport === 'TCP' ? 'tcp' : 'udp';
-    if (session && session.transport !== kind) throw new RtspStatusError(461, 'all tracks of a session use one transport');
+    if (session && session.transport !== kind)
+      throw new RtspStatusError(461, 'all tracks of a session use one transport');
     const handle = session?.handle ?? (await ctx.streams.acquire(claims.deviceId, claims.profile));
     const index = Number(track);
     if (index >= handle.trackCount) throw new RtspStatusError(404, 'no such track');
     if (socket.destroyed) return;
     try {
       session ??= ctx.sessions.create(
-        { deviceId: claims.deviceId, profile: claims.profile, address, transport: kind, handle, connection: socket, unlimited: claims.recorder === true },
+        {
+          deviceId: claims.deviceId,
+          profile: claims.profile,
+          address,
+          transport: kind,
+          handle,
+          connection: socket,
+          unlimited: claims.recorder === true,
+        },
         !this.fromTrusted,
       );
     } catch (err) {
@@ -178,7 +203,13 @@ export class RelayConnection {
     if (kind === 'tcp') {
       const channel = transport.interleaved?.[0] ?? index * 2;
       session.tracks.set(index, { kind, channel });
-      return this.reply(req, 200, { Transport: `RTP/AVP/TCP;unicast;interleaved=${channel}-${channel + 1}` }, undefined, session);
+      return this.reply(
+        req,
+        200,
+        { Transport: `RTP/AVP/TCP;unicast;interleaved=${channel}-${channel + 1}` },
+        undefined,
+        session,
+      );
     }
     const [rtpPort, rtcpPort] = transport.clientPort as [number, number];
     session.tracks.set(index, { kind, rtpPort, rtcpPort });
@@ -186,7 +217,9 @@ export class RelayConnection {
     return this.reply(
       req,
       200,
-      { Transport: `RTP/AVP;unicast;destination=${client};client_port=${rtpPort}-${rtcpPort};server_port=${ctx.udp.rtpPort}-${ctx.udp.rtcpPort}` },
+      {
+        Transport: `RTP/AVP;unicast;destination=${client};client_port=${rtpPort}-${rtcpPort};server_port=${ctx.udp.rtpPort}-${ctx.udp.rtcpPort}`,
+      },
       undefined,
       session,
     );
@@ -205,8 +238,16 @@ export class RelayConnection {
       .startOfNextReader()
       .filter((s) => session.tracks.has(s.track))
       .map((s) => ({ url: `${base}/trackID=${s.track}`, seq: s.sequence, rtptime: s.rtpTime }));
-    this.reply(req, 200, { Range: 'npt=now-', ...(rtpInfo.length ? { 'RTP-Info': formatRtpInfo(rtpInfo) } : {}) }, undefined, session);
-    session.detach = session.handle.attach(sessionReader(session, ctx.udp, udpAddressOf(this.address, ctx.udpIpv6), () => ctx.sessions.end(session)));
+    this.reply(
+      req,
+      200,
+      { Range: 'npt=now-', ...(rtpInfo.length ? { 'RTP-Info': formatRtpInfo(rtpInfo) } : {}) },
+      undefined,
+      session,
+    );
+    session.detach = session.handle.attach(
+      sessionReader(session, ctx.udp, udpAddressOf(this.address, ctx.udpIpv6), () => ctx.sessions.end(session)),
+    );
     if (session.transport === 'tcp') {
       this.interleavedPlaying++;
       const detach = session.detach;
@@ -223,7 +264,13 @@ export class RelayConnection {
     if (session) this.ctx.sessions.end(session);
   }
 
-  private reply(req: RtspRequest | null, status: number, headers: Record<string, string> = {}, body = Buffer.alloc(0), session: RelaySession | null = null): void {
+  private reply(
+    req: RtspRequest | null,
+    status: number,
+    headers: Record<string, string> = {},
+    body = Buffer.alloc(0),
+    session: RelaySession | null = null,
+  ): void {
     if (this.socket.destroyed) return;
     const h = new RtspHeaders({ CSeq: req?.headers.get('cseq') ?? '0', Server: 'edge-gateway', ...headers });
     if (session) h.set('Session', `${session.id};timeout=${this.ctx.timeoutS}`);
@@ -251,7 +298,8 @@ export class RelayConnection {
 
   private verifyFor(uri: string): Verified {
     const verified = this.verify(uri);
-    if (verified.claims.recorder && !this.fromTrusted) throw new RtspStatusError(401, 'a recorder ticket from another host');
+    if (verified.claims.recorder && !this.fromTrusted)
+      throw new RtspStatusError(401, 'a recorder ticket from another host');
     return verified;
   }
 

@@ -28,7 +28,12 @@ export interface Relay {
  */
 export async function createRelay(
   config: Config,
-  deps: { locate: (deviceId: string, profile: StreamProfile) => CameraSource | null; tickets: TicketSigner; registry: Registry; logger: BaseLogger },
+  deps: {
+    locate: (deviceId: string, profile: StreamProfile) => CameraSource | null;
+    tickets: TicketSigner;
+    registry: Registry;
+    logger: BaseLogger;
+  },
   defer: (undo: () => unknown) => void,
 ): Promise<Relay> {
   const streams = new RelayStreams({ locate: deps.locate, logger: deps.logger, idleCloseS: config.rtsp.idle_close_s });
@@ -47,7 +52,8 @@ export async function createRelay(
     maxConnectionsPerAddress: config.rtsp.max_connections_per_address,
     // This box's readers connect from exactly the address they dial (not all of 127/8, so a local
     // client on another loopback address still meets the per-address limits).
-    trustedAddress: (address) => address === ownHost || address === `::ffff:${ownHost}` || (ownHost === '127.0.0.1' && address === '::1'),
+    trustedAddress: (address) =>
+      address === ownHost || address === `::ffff:${ownHost}` || (ownHost === '127.0.0.1' && address === '::1'),
   });
   defer(() => server.close());
   registerRelayMetrics(deps.registry, { server: () => server.stats(), streams: () => streams.stats() });

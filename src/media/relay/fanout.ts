@@ -161,7 +161,10 @@ export class FanOut {
     if (!clocks || !videoClock) return firsts;
     // The reader's stream starts at the cached keyframe, or (nothing cached) at the latest picture,
     // or (none yet) at the clocks' own instant.
-    const instant = secondsAt(videoClock, (this.gopValid ? this.gopTimestamp : this.lastVideoRtpTime) ?? videoClock.rtpTime);
+    const instant = secondsAt(
+      videoClock,
+      (this.gopValid ? this.gopTimestamp : this.lastVideoRtpTime) ?? videoClock.rtpTime,
+    );
     const starts: TrackStart[] = [];
     for (let track = 0; track < clocks.length; track++) {
       const first = firsts.find((s) => s.track === track);

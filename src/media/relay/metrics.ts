@@ -13,7 +13,12 @@ export interface RelayMetricsSource {
 }
 
 export function registerRelayMetrics(registry: Registry, source: RelayMetricsSource): void {
-  collectedGauge(registry, 'edge_gateway_relay_connections', 'RTSP connections from viewers to the relay', () => source.server().connections);
+  collectedGauge(
+    registry,
+    'edge_gateway_relay_connections',
+    'RTSP connections from viewers to the relay',
+    () => source.server().connections,
+  );
   new Gauge({
     name: 'edge_gateway_relay_sessions',
     help: 'RTSP sessions of viewers by RTP transport (tcp: interleaved, udp)',
@@ -25,10 +30,38 @@ export function registerRelayMetrics(registry: Registry, source: RelayMetricsSou
       this.set({ transport: 'udp' }, sessions.udp);
     },
   });
-  collectedGauge(registry, 'edge_gateway_relay_readers', 'Readers (playing viewers and the recorder) attached to camera streams', () => source.streams().readers);
-  collectedGauge(registry, 'edge_gateway_relay_camera_sessions', 'Open RTSP sessions from the relay to cameras (one per camera profile in use)', () => source.streams().cameraSessions);
-  mirroredCounter(registry, 'edge_gateway_relay_connections_refused_total', 'RTSP connections refused, by reason (per_address_limit: rtsp.max_connections_per_address)', () => source.server().refused, 'reason');
-  mirroredCounter(registry, 'edge_gateway_relay_packets_delivered_total', 'RTP packets handed to readers', () => ({ total: source.streams().delivered }));
-  mirroredCounter(registry, 'edge_gateway_relay_packets_dropped_total', 'RTP packets a slow or waiting reader skipped', () => ({ total: source.streams().dropped }));
-  mirroredCounter(registry, 'edge_gateway_relay_readers_evicted_total', 'Readers disconnected for staying behind or a codec change', () => ({ total: source.streams().evicted }));
+  collectedGauge(
+    registry,
+    'edge_gateway_relay_readers',
+    'Readers (playing viewers and the recorder) attached to camera streams',
+    () => source.streams().readers,
+  );
+  collectedGauge(
+    registry,
+    'edge_gateway_relay_camera_sessions',
+    'Open RTSP sessions from the relay to cameras (one per camera profile in use)',
+    () => source.streams().cameraSessions,
+  );
+  mirroredCounter(
+    registry,
+    'edge_gateway_relay_connections_refused_total',
+    'RTSP connections refused, by reason (per_address_limit: rtsp.max_connections_per_address)',
+    () => source.server().refused,
+    'reason',
+  );
+  mirroredCounter(registry, 'edge_gateway_relay_packets_delivered_total', 'RTP packets handed to readers', () => ({
+    total: source.streams().delivered,
+  }));
+  mirroredCounter(
+    registry,
+    'edge_gateway_relay_packets_dropped_total',
+    'RTP packets a slow or waiting reader skipped',
+    () => ({ total: source.streams().dropped }),
+  );
+  mirroredCounter(
+    registry,
+    'edge_gateway_relay_readers_evicted_total',
+    'Readers disconnected for staying behind or a codec change',
+    () => ({ total: source.streams().evicted }),
+  );
 }

@@ -1,4 +1,12 @@
-import { buildMedia, buildSession, isAttribute, parseConnection, parseOrigin, type SdpLine, type SdpSession } from '../sdp.js';
+import {
+  buildMedia,
+  buildSession,
+  isAttribute,
+  parseConnection,
+  parseOrigin,
+  type SdpLine,
+  type SdpSession,
+} from '../sdp.js';
 import { SdpError } from '../errors.js';
 
 // The relay's rewrite of a camera's SDP for its viewers (docs/relay.md), over the SDP model of
@@ -61,7 +69,8 @@ export function rewriteForRelay(sdp: SdpSession, opts: RelayRewriteOptions): Sdp
   insertMissing(session, originLine);
   insertMissing(session, { type: 's', value: '-' });
   insertMissing(session, { type: 't', value: '0 0' });
-  if (!sdp.connection && sdp.media.some((m) => !m.connection)) insertMissing(session, { type: 'c', value: 'IN IP4 0.0.0.0' });
+  if (!sdp.connection && sdp.media.some((m) => !m.connection))
+    insertMissing(session, { type: 'c', value: 'IN IP4 0.0.0.0' });
   if (!sawControl) session.push({ type: 'a', value: `control:${sessionControl}` });
 
   const media = sdp.media.map((m, index) => {
@@ -88,7 +97,8 @@ export function rewriteForRelay(sdp: SdpSession, opts: RelayRewriteOptions): Sdp
 
 function checkToken(what: string, value: string): void {
   // Relay-supplied values go verbatim into lines; a blank or line break would change the SDP's shape.
-  if (value === '' || /[\s\0]/.test(value)) throw new SdpError(`${what}: must be non-empty without blanks or line breaks`);
+  if (value === '' || /[\s\0]/.test(value))
+    throw new SdpError(`${what}: must be non-empty without blanks or line breaks`);
 }
 
 function safeNumber(value: string | undefined): string {
@@ -177,7 +187,8 @@ function scrubLine(line: SdpLine, hosts: ReadonlySet<string>): SdpLine | null {
   const value = stripCredentials(line.value);
   // Numbers-only lines (version, timing, bandwidth) and rtpmap/fmtp cannot name a host, though a
   // garbled address ("0") or base64 in sprop-* could look like one; they must not be dropped.
-  if ('vtrzb'.includes(line.type) || isAttribute(line, 'rtpmap') || isAttribute(line, 'fmtp')) return { type: line.type, value };
+  if ('vtrzb'.includes(line.type) || isAttribute(line, 'rtpmap') || isAttribute(line, 'fmtp'))
+    return { type: line.type, value };
   if (!mentionsHost(value, hosts)) return { type: line.type, value };
   return line.type === 's' ? { type: 's', value: '-' } : null;
 }

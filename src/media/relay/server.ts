@@ -59,14 +59,45 @@ export async function startRelayServer(opts: RelayServerOptions): Promise<RelayS
   const maxPerAddress = opts.maxConnectionsPerAddress ?? 16;
   const trusted = opts.trustedAddress ?? isLoopbackAddress;
   const timeoutS = opts.sessionTimeoutS ?? 60;
-  const sessions = new RelaySessions({ timeoutS, maxSessionS: opts.maxSessionS ?? 3600, maxPerAddress, now, ...(opts.sweepMs ? { sweepMs: opts.sweepMs } : {}) });
+  const sessions = new RelaySessions({
+    timeoutS,
+    maxSessionS: opts.maxSessionS ?? 3600,
+    maxPerAddress,
+    now,
+    ...(opts.sweepMs ? { sweepMs: opts.sweepMs } : {}),
+  });
   const udpIpv6 = isIPv6(opts.host);
-  const udp = await openRelayUdp({ host: opts.host, port: opts.udpPort ?? 0, onRtcpFrom: (address) => sessions.touchUdp(address) });
+  const udp = await openRelayUdp({
+    host: opts.host,
+    port: opts.udpPort ?? 0,
+    onRtcpFrom: (address) => sessions.touchUdp(address),
+  });
   // Anyone on the LAN can open connections and send requests at will: a flood must not become a
   // flood of log writes.
-  const tooMany = throttledLog({ logger: opts.logger, level: 'warn', msg: 'relay: too many connections from one address', intervalMs: REPEAT_LOG_INTERVAL_MS });
-  const failed = throttledLog({ logger: opts.logger, level: 'error', msg: 'relay: request failed', intervalMs: REPEAT_LOG_INTERVAL_MS });
-  const ctx: RelayConnectionContext = { tickets: opts.tickets, streams: opts.streams, logger: opts.logger, failed, now, sessions, udp, udpIpv6, timeoutS, trusted };
+  const tooMany = throttledLog({
+    logger: opts.logger,
+    level: 'warn',
+    msg: 'relay: too many connections from one address',
+    intervalMs: REPEAT_LOG_INTERVAL_MS,
+  });
+  const failed = throttledLog({
+    logger: opts.logger,
+    level: 'error',
+    msg: 'relay: request failed',
+    intervalMs: REPEAT_LOG_INTERVAL_MS,
+  });
+  const ctx: RelayConnectionContext = {
+    tickets: opts.tickets,
+    streams: opts.streams,
+    logger: opts.logger,
+    failed,
+    now,
+    sessions,
+    udp,
+    udpIpv6,
+    timeoutS,
+    trusted,
+  };
 
   const server: Server = createServer((socket) => {
     const address = socket.remoteAddress ?? '?';
@@ -107,7 +138,11 @@ export async function startRelayServer(opts: RelayServerOptions): Promise<RelayS
     get connections() {
       return sockets.size;
     },
-    stats: () => ({ connections: sockets.size, sessions: sessions.counts(), refused: { per_address_limit: tooMany.total } }),
+    stats: () => ({
+      connections: sockets.size,
+      sessions: sessions.counts(),
+      refused: { per_address_limit: tooMany.total },
+    }),
     close: async () => {
       sessions.close();
       tooMany.close();

@@ -66,11 +66,22 @@ export class RelaySessions {
   }
 
   /** `limited`: false for the box's own addresses (the recorder has one session per camera). */
-  create(init: Omit<RelaySession, 'id' | 'startedAt' | 'lastSeen' | 'detach' | 'tracks'>, limited = true): RelaySession {
+  create(
+    init: Omit<RelaySession, 'id' | 'startedAt' | 'lastSeen' | 'detach' | 'tracks'>,
+    limited = true,
+  ): RelaySession {
     const mine = this.byAddress.get(init.address);
-    if (limited && mine && mine.size >= this.opts.maxPerAddress) throw new TooManySessionsError(`more than ${this.opts.maxPerAddress} sessions from ${init.address}`);
+    if (limited && mine && mine.size >= this.opts.maxPerAddress)
+      throw new TooManySessionsError(`more than ${this.opts.maxPerAddress} sessions from ${init.address}`);
     const now = this.opts.now();
-    const session: RelaySession = { ...init, id: randomBytes(8).toString('hex'), tracks: new Map(), startedAt: now, lastSeen: now, detach: null };
+    const session: RelaySession = {
+      ...init,
+      id: randomBytes(8).toString('hex'),
+      tracks: new Map(),
+      startedAt: now,
+      lastSeen: now,
+      detach: null,
+    };
     this.byId.set(session.id, session);
     if (mine) mine.add(session);
     else this.byAddress.set(init.address, new Set([session]));

@@ -38,7 +38,6 @@ export interface AddressRequest {
   requestHost?: string | null;
 }
 
-
 /** A host for a URL's authority: IPv6 literals in brackets. */
 export function urlHost(host: string): string {
   return isIP(host) === 6 ? `[${host}]` : host;
@@ -59,12 +58,19 @@ export class StreamAddressIssuer {
 
   /** The WHEP endpoint (RFC 9725) of the live view in a browser. */
   webrtc(req: AddressRequest): IssuedStreamAddress {
-    return this.issue(req, (ticket) => `https://${urlHost(this.browserHost(req.requestHost))}:${this.opts.apiPort}/live/${ticket}/whep`);
+    return this.issue(
+      req,
+      (ticket) => `https://${urlHost(this.browserHost(req.requestHost))}:${this.opts.apiPort}/live/${ticket}/whep`,
+    );
   }
 
   /** The LL-HLS playlist; the URIs inside it are relative and keep the ticket path. */
   hls(req: AddressRequest): IssuedStreamAddress {
-    return this.issue(req, (ticket) => `https://${urlHost(this.browserHost(req.requestHost))}:${this.opts.apiPort}/live/${ticket}/index.m3u8`);
+    return this.issue(
+      req,
+      (ticket) =>
+        `https://${urlHost(this.browserHost(req.requestHost))}:${this.opts.apiPort}/live/${ticket}/index.m3u8`,
+    );
   }
 
   byProtocol(protocol: StreamProtocol, req: AddressRequest): IssuedStreamAddress {
@@ -77,7 +83,11 @@ export class StreamAddressIssuer {
    * name a proxy or an attacker put in the Host header) is never echoed into an address.
    */
   isOwnHost(host: string): boolean {
-    return isOwnHost(host, [...(this.opts.publicHost ? [this.opts.publicHost] : []), ...(this.opts.ownNames ?? [])], this.listAddresses);
+    return isOwnHost(
+      host,
+      [...(this.opts.publicHost ? [this.opts.publicHost] : []), ...(this.opts.ownNames ?? [])],
+      this.listAddresses,
+    );
   }
 
   private browserHost(requestHost: string | null | undefined): string {
@@ -108,10 +118,19 @@ export interface StreamAvailability {
  */
 export function availableStreamAddresses(issuer: StreamAddressIssuer, availability: StreamAvailability) {
   return {
-    issue: async (deviceId: string, profile: StreamProfile, options: { protocol?: StreamProtocol; requestHost?: string | null } = {}): Promise<IssuedStreamAddress> => {
+    issue: async (
+      deviceId: string,
+      profile: StreamProfile,
+      options: { protocol?: StreamProtocol; requestHost?: string | null } = {},
+    ): Promise<IssuedStreamAddress> => {
       if (!availability.isOnline(deviceId)) throw new DeviceUnavailableError(`device ${deviceId} is not online`);
-      if (!availability.hasStream(deviceId, profile)) throw new DeviceUnavailableError(`device ${deviceId} has no ${profile} stream`);
-      return issuer.byProtocol(options.protocol ?? 'rtsp', { deviceId, profile, requestHost: options.requestHost ?? null });
+      if (!availability.hasStream(deviceId, profile))
+        throw new DeviceUnavailableError(`device ${deviceId} has no ${profile} stream`);
+      return issuer.byProtocol(options.protocol ?? 'rtsp', {
+        deviceId,
+        profile,
+        requestHost: options.requestHost ?? null,
+      });
     },
   };
 }

@@ -88,7 +88,14 @@ class Stream implements StreamHandle {
         return await this.connect(true);
       } catch (err) {
         const kind = (err as UpstreamError).kind;
-        if (attempt >= 3 || this.closed || kind === 'unauthorized' || kind === 'refused' || err instanceof StreamUnavailableError) throw err;
+        if (
+          attempt >= 3 ||
+          this.closed ||
+          kind === 'unauthorized' ||
+          kind === 'refused' ||
+          err instanceof StreamUnavailableError
+        )
+          throw err;
         await new Promise((r) => setTimeout(r, 300 * attempt));
       }
     }
@@ -136,7 +143,13 @@ class Stream implements StreamHandle {
     this.videoTrack = video.index;
     const donl = video.encoding === 'H265' && Number(video.fmtp.get('sprop-max-don-diff') ?? '0') > 0;
     const clockRates = sdp.media.map((_, index) => codecs.find((c) => c.index === index)?.clockRate ?? null);
-    this.fanout ??= new FanOut({ ...this.opts.readerLimits, videoTrack: video.index, codec: video.encoding as 'H264' | 'H265', donl, clockRates });
+    this.fanout ??= new FanOut({
+      ...this.opts.readerLimits,
+      videoTrack: video.index,
+      codec: video.encoding as 'H264' | 'H265',
+      donl,
+      clockRates,
+    });
     this.fanout.reset();
     this.fanout.setPlayClocks(up.playRtpTimes);
     this.upstream = up;
@@ -152,7 +165,10 @@ class Stream implements StreamHandle {
   }
 
   private scheduleRetry(): void {
-    const wait = Math.max(250, backoffMs(this.attempt++, this.opts.maxBackoffMs ?? 5000, this.opts.random ?? Math.random));
+    const wait = Math.max(
+      250,
+      backoffMs(this.attempt++, this.opts.maxBackoffMs ?? 5000, this.opts.random ?? Math.random),
+    );
     this.retryTimer = setTimeout(() => {
       this.retryTimer = null;
       if (this.closed) return;
@@ -194,7 +210,12 @@ class Stream implements StreamHandle {
   requestKeyframe(): boolean {
     const now = Date.now();
     const ssrc = this.fanout?.videoSsrc ?? null;
-    if (!this.upstream || ssrc === null || now - this.lastKeyframeRequest < (this.opts.keyframeRequestIntervalMs ?? 2000)) return false;
+    if (
+      !this.upstream ||
+      ssrc === null ||
+      now - this.lastKeyframeRequest < (this.opts.keyframeRequestIntervalMs ?? 2000)
+    )
+      return false;
     this.lastKeyframeRequest = now;
     return this.upstream.requestKeyframe(this.videoTrack, ssrc);
   }

@@ -73,7 +73,10 @@ export async function openRelayUdp(opts: RelayUdpOptions): Promise<RelayUdp> {
       sendRtcp: (packet, port, address) => rtcp.send(packet, port, address),
       queuedBytes: () => rtp.getSendQueueSize() + rtcp.getSendQueueSize(),
       close: async () => {
-        await Promise.all([new Promise<void>((r) => rtp.close(() => r())), new Promise<void>((r) => rtcp.close(() => r()))]);
+        await Promise.all([
+          new Promise<void>((r) => rtp.close(() => r())),
+          new Promise<void>((r) => rtcp.close(() => r())),
+        ]);
       },
     };
   }

@@ -48,7 +48,10 @@ const USER_AGENT = 'edge-gateway-relay';
 
 export class UpstreamSession {
   private cseq = 0;
-  private readonly pending = new Map<number, { resolve: (r: RtspResponse) => void; reject: (e: Error) => void; timer: NodeJS.Timeout }>();
+  private readonly pending = new Map<
+    number,
+    { resolve: (r: RtspResponse) => void; reject: (e: Error) => void; timer: NodeJS.Timeout }
+  >();
   private challenge: Challenge | null = null;
   private session: string | null = null;
   private keepAlive: NodeJS.Timeout | null = null;
@@ -98,7 +101,10 @@ export class UpstreamSession {
     } catch (err) {
       // One error, with a kind, for both the close report and the caller (a malformed SDP or
       // header is the camera's protocol fault).
-      const failure = err instanceof UpstreamError ? err : new UpstreamError(err instanceof Error ? err.message : String(err), 'protocol');
+      const failure =
+        err instanceof UpstreamError
+          ? err
+          : new UpstreamError(err instanceof Error ? err.message : String(err), 'protocol');
       up.close(failure);
       throw failure;
     }
@@ -139,7 +145,9 @@ export class UpstreamSession {
         this.close(new UpstreamError(`camera sent malformed RTSP: ${(err as Error).message}`, 'protocol'));
       }
     });
-    this.socket.on('error', (err) => this.close(new UpstreamError(`camera connection failed: ${err.message}`, 'closed')));
+    this.socket.on('error', (err) =>
+      this.close(new UpstreamError(`camera connection failed: ${err.message}`, 'closed')),
+    );
     this.socket.on('close', () => this.close(new UpstreamError('camera closed the connection', 'closed')));
   }
 
@@ -149,7 +157,16 @@ export class UpstreamSession {
     const headers = new RtspHeaders({ CSeq: String(cseq), 'User-Agent': USER_AGENT, ...extra });
     if (this.session) headers.set('Session', this.session);
     if (this.challenge && this.opts.username !== null) {
-      headers.set('Authorization', answerChallenge(this.challenge, { username: this.opts.username, password: this.opts.password ?? '', method, uri, nc: cseq }));
+      headers.set(
+        'Authorization',
+        answerChallenge(this.challenge, {
+          username: this.opts.username,
+          password: this.opts.password ?? '',
+          method,
+          uri,
+          nc: cseq,
+        }),
+      );
     }
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
@@ -167,12 +184,17 @@ export class UpstreamSession {
     let res = await this.send(method, uri, extra);
     if (res.status === 401 && this.opts.username !== null) {
       const challenge = chooseChallenge(parseChallenges(res.headers.getAll('www-authenticate')));
-      if (!challenge) throw new UpstreamError(`${method}: the camera asks for an authentication scheme we do not speak`, 'unauthorized');
+      if (!challenge)
+        throw new UpstreamError(
+          `${method}: the camera asks for an authentication scheme we do not speak`,
+          'unauthorized',
+        );
       this.challenge = challenge;
       res = await this.send(method, uri, extra);
     }
     if (res.status === 401) throw new UpstreamError(`${method}: the camera refused the credentials`, 'unauthorized');
-    if (res.status !== 200) throw new UpstreamError(`${method}: the camera answered ${res.status} ${res.reason}`, 'refused');
+    if (res.status !== 200)
+      throw new UpstreamError(`${method}: the camera answered ${res.status} ${res.reason}`, 'refused');
     return res;
   }
 
@@ -190,7 +212,9 @@ export class UpstreamSession {
       channel: index * 2,
     }));
     for (const track of this.tracks) {
-      const res = await this.request('SETUP', track.control, { Transport: `RTP/AVP/TCP;unicast;interleaved=${track.channel}-${track.channel + 1}` });
+      const res = await this.request('SETUP', track.control, {
+        Transport: `RTP/AVP/TCP;unicast;interleaved=${track.channel}-${track.channel + 1}`,
+      });
       const session = res.headers.get('session');
       if (!session) throw new UpstreamError('SETUP answer without a Session', 'protocol');
       const parsed = parseSession(session);
@@ -207,21 +231,28 @@ export class UpstreamSession {
     const played = await this.request('PLAY', this.aggregateUrl, { Range: 'npt=0.000-' });
     this.playRtpTimes = playRtpTimes(played.headers.get('rtp-info'), this.tracks);
     this.lastDataAt = Date.now();
-    this.watchdog = setInterval(() => {
-      if (Date.now() - this.lastDataAt > this.timeoutMs) this.close(new UpstreamError(`no data from the camera for ${this.timeoutMs} ms`, 'stalled'));
-    }, Math.min(1000, this.timeoutMs));
+    this.watchdog = setInterval(
+      () => {
+        if (Date.now() - this.lastDataAt > this.timeoutMs)
+          this.close(new UpstreamError(`no data from the camera for ${this.timeoutMs} ms`, 'stalled'));
+      },
+      Math.min(1000, this.timeoutMs),
+    );
     this.watchdog.unref();
   }
 
   private startKeepAlive(sessionTimeoutMs: number): void {
     // Half the session timeout, as clients commonly do; OPTIONS is understood by every camera.
-    this.keepAlive = setInterval(() => {
-      // request(), not send(): a camera that ended the nonce's life answers 401 stale=TRUE, and
-      // the new challenge must be taken up or every later request is refused.
-      this.request('OPTIONS', this.url.href).catch((err: unknown) => {
-        if (err instanceof UpstreamError && err.kind === 'unauthorized') this.close(err);
-      });
-    }, Math.max(1000, sessionTimeoutMs / 2));
+    this.keepAlive = setInterval(
+      () => {
+        // request(), not send(): a camera that ended the nonce's life answers 401 stale=TRUE, and
+        // the new challenge must be taken up or every later request is refused.
+        this.request('OPTIONS', this.url.href).catch((err: unknown) => {
+          if (err instanceof UpstreamError && err.kind === 'unauthorized') this.close(err);
+        });
+      },
+      Math.max(1000, sessionTimeoutMs / 2),
+    );
     this.keepAlive.unref();
   }
 
@@ -253,9 +284,26 @@ export class UpstreamSession {
     if (this.session && !this.socket.destroyed) {
       const headers = new RtspHeaders({ CSeq: String(++this.cseq), 'User-Agent': USER_AGENT, Session: this.session });
       if (this.challenge && this.opts.username !== null) {
-        headers.set('Authorization', answerChallenge(this.challenge, { username: this.opts.username, password: this.opts.password ?? '', method: 'TEARDOWN', uri: this.aggregateUrl || this.url.href, nc: this.cseq }));
+        headers.set(
+          'Authorization',
+          answerChallenge(this.challenge, {
+            username: this.opts.username,
+            password: this.opts.password ?? '',
+            method: 'TEARDOWN',
+            uri: this.aggregateUrl || this.url.href,
+            nc: this.cseq,
+          }),
+        );
       }
-      this.socket.write(formatRequest({ method: 'TEARDOWN', uri: this.aggregateUrl || this.url.href, version: 'RTSP/1.0', headers, body: Buffer.alloc(0) }));
+      this.socket.write(
+        formatRequest({
+          method: 'TEARDOWN',
+          uri: this.aggregateUrl || this.url.href,
+          version: 'RTSP/1.0',
+          headers,
+          body: Buffer.alloc(0),
+        }),
+      );
     }
     this.closed = true;
     if (this.keepAlive) clearInterval(this.keepAlive);
@@ -280,7 +328,10 @@ function pathOf(url: string): string {
  * Each track's rtptime from the RTP-Info of a camera's PLAY answer (undefined where it names none).
  * A malformed header gives none at all: the relay then works without it, as if it were missing.
  */
-export function playRtpTimes(header: string | undefined, tracks: ReadonlyArray<{ control: string }>): Array<number | undefined> {
+export function playRtpTimes(
+  header: string | undefined,
+  tracks: ReadonlyArray<{ control: string }>,
+): Array<number | undefined> {
   const times: Array<number | undefined> = tracks.map(() => undefined);
   if (header === undefined) return times;
   let entries;

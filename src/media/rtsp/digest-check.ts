@@ -25,7 +25,8 @@ export interface VerifyDigestOptions {
   requireQop?: boolean;
 }
 
-export type DigestFailure = 'missing' | 'malformed' | 'scheme' | 'realm' | 'uri' | 'algorithm' | 'qop' | 'userhash' | 'credentials' | 'stale';
+export type DigestFailure =
+  'missing' | 'malformed' | 'scheme' | 'realm' | 'uri' | 'algorithm' | 'qop' | 'userhash' | 'credentials' | 'stale';
 
 export type DigestVerification =
   | { ok: true; username: string; algorithm: DigestAlgorithm }
@@ -54,7 +55,8 @@ export function verifyDigest(authorization: string | undefined, opts: VerifyDige
   }
   if (creds.scheme !== 'Digest') return { ok: false, reason: 'scheme' };
   const algorithm = creds.algorithm ?? 'MD5';
-  if (!(opts.algorithms ?? ['MD5', 'MD5-sess', 'SHA-256', 'SHA-256-sess']).includes(algorithm)) return { ok: false, reason: 'algorithm' };
+  if (!(opts.algorithms ?? ['MD5', 'MD5-sess', 'SHA-256', 'SHA-256-sess']).includes(algorithm))
+    return { ok: false, reason: 'algorithm' };
   if (creds.realm !== opts.realm) return { ok: false, reason: 'realm' };
   if (creds.uri !== opts.uri) return { ok: false, reason: 'uri' };
   if (creds.qop !== undefined ? creds.qop !== 'auth' : opts.requireQop === true) return { ok: false, reason: 'qop' };
@@ -75,6 +77,7 @@ export function verifyDigest(authorization: string | undefined, opts: VerifyDige
   });
   const matches = safeEqualHex(expected, creds.response);
   if (!matches || password === undefined) return { ok: false, reason: 'credentials' };
-  if (!opts.checkNonce(creds.nonce, creds.nc === undefined ? null : parseInt(creds.nc, 16))) return { ok: false, reason: 'stale' };
+  if (!opts.checkNonce(creds.nonce, creds.nc === undefined ? null : parseInt(creds.nc, 16)))
+    return { ok: false, reason: 'stale' };
   return { ok: true, username: creds.username, algorithm };
 }

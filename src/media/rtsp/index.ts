@@ -25,9 +25,23 @@ export {
   type TransportSpec,
 } from './headers/transport.js';
 export { formatSession, parseSession, type SessionHeader } from './headers/session.js';
-export { formatRange, parseRange, type NptRange, type NptTime, type OpaqueRange, type RangeHeader } from './headers/range.js';
+export {
+  formatRange,
+  parseRange,
+  type NptRange,
+  type NptTime,
+  type OpaqueRange,
+  type RangeHeader,
+} from './headers/range.js';
 export { formatRtpInfo, parseRtpInfo, type RtpInfoEntry } from './headers/rtp-info.js';
-export { chooseChallenge, formatChallenge, parseChallenges, type BasicChallenge, type Challenge, type DigestChallenge } from './headers/www-authenticate.js';
+export {
+  chooseChallenge,
+  formatChallenge,
+  parseChallenges,
+  type BasicChallenge,
+  type Challenge,
+  type DigestChallenge,
+} from './headers/www-authenticate.js';
 export {
   answerChallenge,
   formatAuthorization,

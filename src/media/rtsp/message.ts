@@ -5,7 +5,8 @@ import { hasControlChar, isToken, isTokenChar, trimLws } from './headers/syntax.
 // RTSP/1.0 messages (RFC 2326 §4–§7) and the interleaved binary frames that share their TCP
 // connection (§10.12), without any socket code: bytes in, parsed items out, and the reverse.
 
-export type RtspHeadersInit = Iterable<readonly [string, string]> | Readonly<Record<string, string | readonly string[]>>;
+export type RtspHeadersInit =
+  Iterable<readonly [string, string]> | Readonly<Record<string, string | readonly string[]>>;
 
 function checkHeader(name: string, value: string): void {
   if (!isToken(name)) throw new TypeError(`invalid header name ${JSON.stringify(name)}`);
@@ -64,7 +65,8 @@ export class RtspHeaders implements Iterable<[string, string]> {
       return this;
     }
     this.#list[i] = [name, value];
-    for (let j = this.#list.length - 1; j > i; j--) if (sameName(this.#list[j]?.[0] ?? '', name)) this.#list.splice(j, 1);
+    for (let j = this.#list.length - 1; j > i; j--)
+      if (sameName(this.#list[j]?.[0] ?? '', name)) this.#list.splice(j, 1);
     return this;
   }
 
@@ -76,7 +78,8 @@ export class RtspHeaders implements Iterable<[string, string]> {
 
   delete(name: string): boolean {
     const before = this.#list.length;
-    for (let j = this.#list.length - 1; j >= 0; j--) if (sameName(this.#list[j]?.[0] ?? '', name)) this.#list.splice(j, 1);
+    for (let j = this.#list.length - 1; j >= 0; j--)
+      if (sameName(this.#list[j]?.[0] ?? '', name)) this.#list.splice(j, 1);
     return this.#list.length !== before;
   }
 
@@ -113,17 +116,50 @@ export type ReadItem =
 
 /** Reason phrases of RFC 2326 §7.1.1 (and 431 from RFC 6585), for answering with a status. */
 const REASONS: ReadonlyMap<number, string> = new Map([
-  [100, 'Continue'], [200, 'OK'], [201, 'Created'], [250, 'Low on Storage Space'], [300, 'Multiple Choices'],
-  [301, 'Moved Permanently'], [302, 'Moved Temporarily'], [303, 'See Other'], [304, 'Not Modified'], [305, 'Use Proxy'],
-  [400, 'Bad Request'], [401, 'Unauthorized'], [402, 'Payment Required'], [403, 'Forbidden'], [404, 'Not Found'],
-  [405, 'Method Not Allowed'], [406, 'Not Acceptable'], [407, 'Proxy Authentication Required'], [408, 'Request Time-out'],
-  [410, 'Gone'], [411, 'Length Required'], [412, 'Precondition Failed'], [413, 'Request Entity Too Large'],
-  [414, 'Request-URI Too Large'], [415, 'Unsupported Media Type'], [431, 'Request Header Fields Too Large'],
-  [451, 'Parameter Not Understood'], [452, 'Conference Not Found'], [453, 'Not Enough Bandwidth'], [454, 'Session Not Found'],
-  [455, 'Method Not Valid in This State'], [456, 'Header Field Not Valid for Resource'], [457, 'Invalid Range'],
-  [458, 'Parameter Is Read-Only'], [459, 'Aggregate operation not allowed'], [460, 'Only aggregate operation allowed'],
-  [461, 'Unsupported transport'], [462, 'Destination unreachable'], [500, 'Internal Server Error'], [501, 'Not Implemented'],
-  [502, 'Bad Gateway'], [503, 'Service Unavailable'], [504, 'Gateway Time-out'], [505, 'RTSP Version not supported'],
+  [100, 'Continue'],
+  [200, 'OK'],
+  [201, 'Created'],
+  [250, 'Low on Storage Space'],
+  [300, 'Multiple Choices'],
+  [301, 'Moved Permanently'],
+  [302, 'Moved Temporarily'],
+  [303, 'See Other'],
+  [304, 'Not Modified'],
+  [305, 'Use Proxy'],
+  [400, 'Bad Request'],
+  [401, 'Unauthorized'],
+  [402, 'Payment Required'],
+  [403, 'Forbidden'],
+  [404, 'Not Found'],
+  [405, 'Method Not Allowed'],
+  [406, 'Not Acceptable'],
+  [407, 'Proxy Authentication Required'],
+  [408, 'Request Time-out'],
+  [410, 'Gone'],
+  [411, 'Length Required'],
+  [412, 'Precondition Failed'],
+  [413, 'Request Entity Too Large'],
+  [414, 'Request-URI Too Large'],
+  [415, 'Unsupported Media Type'],
+  [431, 'Request Header Fields Too Large'],
+  [451, 'Parameter Not Understood'],
+  [452, 'Conference Not Found'],
+  [453, 'Not Enough Bandwidth'],
+  [454, 'Session Not Found'],
+  [455, 'Method Not Valid in This State'],
+  [456, 'Header Field Not Valid for Resource'],
+  [457, 'Invalid Range'],
+  [458, 'Parameter Is Read-Only'],
+  [459, 'Aggregate operation not allowed'],
+  [460, 'Only aggregate operation allowed'],
+  [461, 'Unsupported transport'],
+  [462, 'Destination unreachable'],
+  [500, 'Internal Server Error'],
+  [501, 'Not Implemented'],
+  [502, 'Bad Gateway'],
+  [503, 'Service Unavailable'],
+  [504, 'Gateway Time-out'],
+  [505, 'RTSP Version not supported'],
   [551, 'Option not supported'],
 ]);
 
@@ -156,7 +192,8 @@ export function formatRequest(req: RtspRequest): Buffer {
 }
 
 export function formatResponse(res: RtspResponse): Buffer {
-  if (!Number.isInteger(res.status) || res.status < 100 || res.status > 599) throw new TypeError(`invalid status ${res.status}`);
+  if (!Number.isInteger(res.status) || res.status < 100 || res.status > 599)
+    throw new TypeError(`invalid status ${res.status}`);
   if (hasControlChar(res.reason)) throw new TypeError('control character in reason phrase');
   return formatMessage(`RTSP/1.0 ${res.status} ${res.reason}`, res.headers, res.body);
 }
@@ -285,9 +322,10 @@ export class RtspStreamReader {
           // clients send a bare CRLF as a keep-alive).
           while (q.length > 0 && (q.byteAt(0) === CR || q.byteAt(0) === LF)) q.skip(1);
           if (q.length === 0) return null;
-          this.#state = q.byteAt(0) === DOLLAR
-            ? FRAME
-            : { phase: 'head', scan: { pos: 0, firstLineDone: false, start: 'unknown', inMethod: true, lineLen: 0 } };
+          this.#state =
+            q.byteAt(0) === DOLLAR
+              ? FRAME
+              : { phase: 'head', scan: { pos: 0, firstLineDone: false, start: 'unknown', inMethod: true, lineLen: 0 } };
           break;
         }
         case 'frame': {
@@ -433,7 +471,10 @@ function parseHead(text: string): Extract<ReadItem, { kind: 'request' | 'respons
     const codeEnd = rest.search(/[ \t]|$/);
     const code = rest.slice(0, codeEnd);
     if (!/^[1-5]\d\d$/.test(code)) fail(400, 'malformed status code');
-    return { kind: 'response', msg: { status: Number(code), reason: trimLws(rest.slice(codeEnd)), headers, body: empty } };
+    return {
+      kind: 'response',
+      msg: { status: Number(code), reason: trimLws(rest.slice(codeEnd)), headers, body: empty },
+    };
   }
   const parts = splitWs(startLine);
   if (parts.length !== 3) fail(400, 'malformed request line');

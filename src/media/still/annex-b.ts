@@ -19,7 +19,11 @@ export function annexB(nalus: readonly Buffer[]): Buffer {
  * its own (in-band sets win: they are what the encoder used for this picture). Null when neither
  * has a complete set (SPS and PPS; for H.265 also VPS).
  */
-export function withParameterSets(codec: VideoCodec, nalus: readonly Buffer[], fmtp: ReadonlyMap<string, string>): Buffer[] | null {
+export function withParameterSets(
+  codec: VideoCodec,
+  nalus: readonly Buffer[],
+  fmtp: ReadonlyMap<string, string>,
+): Buffer[] | null {
   if (codec === 'H264') {
     const inBand = h264ParameterSetsIn(nalus);
     if (inBand.sps.length > 0 && inBand.pps.length > 0) return [...nalus];
@@ -53,7 +57,11 @@ function isH265ParameterSet(nal: Buffer): boolean {
  * reordering declared (the decoder would hold the picture back). H.264's reordering lives in its
  * VUI, not read here: such a decoder does not answer in time and the pool stops using it.
  */
-export function decodesAlone(codec: VideoCodec, nalus: readonly Buffer[], opts: { frameMbsOnly: boolean; reorder: number }): boolean {
+export function decodesAlone(
+  codec: VideoCodec,
+  nalus: readonly Buffer[],
+  opts: { frameMbsOnly: boolean; reorder: number },
+): boolean {
   if (!opts.frameMbsOnly || opts.reorder > 0) return false;
   let slices = 0;
   for (const nal of nalus) {

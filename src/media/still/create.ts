@@ -46,18 +46,32 @@ export type DecodeStill = (format: StillInputFormat, input: Buffer, width: numbe
 
 export function createSnapshots(
   config: SnapshotConfig,
-  deps: { ffmpegPath: string; streams: KeyframeStreams; cameras: SnapshotCameras; registry: Registry; logger: BaseLogger },
+  deps: {
+    ffmpegPath: string;
+    streams: KeyframeStreams;
+    cameras: SnapshotCameras;
+    registry: Registry;
+    logger: BaseLogger;
+  },
 ): { snapshots: Snapshots; decode: DecodeStill; stop: () => void } {
   const { streams, cameras } = deps;
   const slots = new DecodeSlots(config.max_concurrent_decodes, config.max_queued_decodes);
   const live = new LiveDecoders({
     max: config.max_decoders,
     idleMs: config.decoder_idle_s * 1000,
-    start: (format, width) => new LiveDecoder({ ffmpegPath: deps.ffmpegPath, format, width, timeoutMs: config.decode_timeout_ms, maxOutputBytes: MAX_LIVE_JPEG_BYTES }),
+    start: (format, width) =>
+      new LiveDecoder({
+        ffmpegPath: deps.ffmpegPath,
+        format,
+        width,
+        timeoutMs: config.decode_timeout_ms,
+        maxOutputBytes: MAX_LIVE_JPEG_BYTES,
+      }),
   });
   const batches = new DecodeBatches(
     slots,
-    (format, inputs, width) => decodeStills(format, inputs, width, { ffmpegPath: deps.ffmpegPath, timeoutMs: config.decode_timeout_ms }),
+    (format, inputs, width) =>
+      decodeStills(format, inputs, width, { ffmpegPath: deps.ffmpegPath, timeoutMs: config.decode_timeout_ms }),
     config.batch_window_ms,
     MAX_BATCH,
   );
@@ -70,9 +84,13 @@ export function createSnapshots(
   const snapshots = new Snapshots({
     cacheMs: config.cache_ms,
     decode,
-    onRelayFailure: (deviceId, err) => deps.logger.debug({ deviceId, err: err.message }, 'no picture from the relay; asking the camera'),
+    onRelayFailure: (deviceId, err) =>
+      deps.logger.debug({ deviceId, err: err.message }, 'no picture from the relay; asking the camera'),
     sources: {
-      has: (deviceId) => ({ stream: cameras.streamSource(deviceId, 'main') !== null, cameraSnapshot: cameras.snapshotSource(deviceId) !== null }),
+      has: (deviceId) => ({
+        stream: cameras.streamSource(deviceId, 'main') !== null,
+        cameraSnapshot: cameras.snapshotSource(deviceId) !== null,
+      }),
       keyframe: async (deviceId, width) => {
         const profiles = snapshotProfiles(width, hasSub(deviceId), config.sub_max_width);
         const cached = cachedPicture(streams, deviceId, profiles, width);
@@ -95,8 +113,14 @@ export function createSnapshots(
       },
     },
   });
-  registerSnapshotMetrics(deps.registry, { snapshots: () => snapshots.stats, slots: () => slots.stats, batches: () => batches.stats, live: () => live.stats });
+  registerSnapshotMetrics(deps.registry, {
+    snapshots: () => snapshots.stats,
+    slots: () => slots.stats,
+    batches: () => batches.stats,
+    live: () => live.stats,
+  });
   // Other pictures (footage frames) share the decoders and their bounds, in batches of their own.
-  const decodeStill: DecodeStill = (format, input, width) => decode(format, input, width, `still/${format}/${width ?? 'full'}`, false);
+  const decodeStill: DecodeStill = (format, input, width) =>
+    decode(format, input, width, `still/${format}/${width ?? 'full'}`, false);
   return { snapshots, decode: decodeStill, stop: () => live.stop() };
 }

@@ -20,7 +20,11 @@ interface Job {
   reject: (err: unknown) => void;
 }
 
-export type DecodeMany = (format: StillInputFormat, inputs: readonly Buffer[], width: number | null) => Promise<Buffer[]>;
+export type DecodeMany = (
+  format: StillInputFormat,
+  inputs: readonly Buffer[],
+  width: number | null,
+) => Promise<Buffer[]>;
 
 interface Batch {
   jobs: Job[];
@@ -80,7 +84,11 @@ export class DecodeBatches {
         jobs = take();
         this.stats.runs++;
         this.stats.pictures += jobs.length;
-        return this.decodeMany(format, jobs.map((j) => j.input), width);
+        return this.decodeMany(
+          format,
+          jobs.map((j) => j.input),
+          width,
+        );
       })
       .then(
         (jpegs) => {

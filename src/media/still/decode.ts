@@ -18,18 +18,42 @@ const DEFAULT_MAX_OUTPUT = 8 * 1024 * 1024;
 
 export function stillArgs(format: StillInputFormat, width: number | null, pictures = 1): string[] {
   return [
-    '-hide_banner', '-nostdin', '-v', 'error', '-threads', '1',
-    '-f', format, '-i', 'pipe:0',
+    '-hide_banner',
+    '-nostdin',
+    '-v',
+    'error',
+    '-threads',
+    '1',
+    '-f',
+    format,
+    '-i',
+    'pipe:0',
     // One JPEG per picture in, none repeated or dropped for timing.
-    '-frames:v', String(pictures), '-fps_mode', 'passthrough', '-an',
+    '-frames:v',
+    String(pictures),
+    '-fps_mode',
+    'passthrough',
+    '-an',
     // The JPEG encoder wants full-range YUV; -2 keeps the height even and the aspect ratio.
-    '-vf', width === null ? 'format=yuvj420p' : `scale=${width}:-2,format=yuvj420p`,
-    '-q:v', '4', '-f', 'image2pipe', '-c:v', 'mjpeg', 'pipe:1',
+    '-vf',
+    width === null ? 'format=yuvj420p' : `scale=${width}:-2,format=yuvj420p`,
+    '-q:v',
+    '4',
+    '-f',
+    'image2pipe',
+    '-c:v',
+    'mjpeg',
+    'pipe:1',
   ];
 }
 
 /** One picture (a keyframe, or a camera's JPEG to scale) as a JPEG. */
-export async function decodeStill(format: StillInputFormat, input: Buffer, width: number | null, opts: DecodeOptions): Promise<Buffer> {
+export async function decodeStill(
+  format: StillInputFormat,
+  input: Buffer,
+  width: number | null,
+  opts: DecodeOptions,
+): Promise<Buffer> {
   const [jpeg] = await decodeStills(format, [input], width, opts);
   if (!jpeg) throw new StillError('decode_failed', 'the picture could not be decoded: no picture');
   return jpeg;
@@ -42,7 +66,12 @@ export async function decodeStill(format: StillInputFormat, input: Buffer, width
  * another in one Annex B stream. Fewer JPEGs than inputs (a keyframe that did not decode) fails
  * the whole run.
  */
-export function decodeStills(format: StillInputFormat, inputs: readonly Buffer[], width: number | null, opts: DecodeOptions): Promise<Buffer[]> {
+export function decodeStills(
+  format: StillInputFormat,
+  inputs: readonly Buffer[],
+  width: number | null,
+  opts: DecodeOptions,
+): Promise<Buffer[]> {
   const maxBytes = (opts.maxOutputBytes ?? DEFAULT_MAX_OUTPUT) * inputs.length;
   return new Promise((resolve, reject) => {
     const child = spawn(opts.ffmpegPath, stillArgs(format, width, inputs.length), { stdio: ['pipe', 'pipe', 'pipe'] });
@@ -73,7 +102,10 @@ export function decodeStills(format: StillInputFormat, inputs: readonly Buffer[]
       clearTimeout(timer);
       const jpegs = problem === null && code === 0 ? splitJpegs(Buffer.concat(chunks, Math.min(size, maxBytes))) : null;
       if (jpegs && jpegs.length === inputs.length) return resolve(jpegs);
-      const why = problem ?? (stderr.trim().split('\n')[0] || `ffmpeg exited with ${code} and ${jpegs?.length ?? 0} of ${inputs.length} pictures`);
+      const why =
+        problem ??
+        (stderr.trim().split('\n')[0] ||
+          `ffmpeg exited with ${code} and ${jpegs?.length ?? 0} of ${inputs.length} pictures`);
       reject(new StillError('decode_failed', `the picture could not be decoded: ${why}`));
     });
     child.stdin.end(inputs.length === 1 ? inputs[0] : Buffer.concat(inputs));

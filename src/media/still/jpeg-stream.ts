@@ -77,7 +77,8 @@ export class JpegSplitter {
       if (b[i] !== 0xff) throw new JpegStreamError(`no marker where one must be (offset ${i})`);
       const marker = b[i + 1] ?? 0;
       if (marker === EOI) return i + 2;
-      if (marker === SOI || marker === 0) throw new JpegStreamError(`an unexpected marker FF ${marker.toString(16).padStart(2, '0')} (offset ${i})`);
+      if (marker === SOI || marker === 0)
+        throw new JpegStreamError(`an unexpected marker FF ${marker.toString(16).padStart(2, '0')} (offset ${i})`);
       if ((marker >= 0xd0 && marker <= 0xd7) || marker === 0x01) {
         this.at = i + 2; // markers without a length (RSTn, TEM)
         continue;

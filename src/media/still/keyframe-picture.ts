@@ -35,7 +35,12 @@ export function videoPlanOf(sdp: string): VideoTrackPlan {
   const video = codecs.find((c) => c.media === 'video' && (c.encoding === 'H264' || c.encoding === 'H265'));
   if (!video) throw new StillError('no_video', 'the stream has no H.264 or H.265 video');
   const codec: VideoCodec = video.encoding === 'H265' ? 'H265' : 'H264';
-  return { track: video.index, codec, donl: codec === 'H265' && Number(video.fmtp.get('sprop-max-don-diff') ?? '0') > 0, fmtp: video.fmtp };
+  return {
+    track: video.index,
+    codec,
+    donl: codec === 'H265' && Number(video.fmtp.get('sprop-max-don-diff') ?? '0') > 0,
+    fmtp: video.fmtp,
+  };
 }
 
 export interface CachedPacket {
@@ -64,8 +69,16 @@ function describe(codec: VideoCodec, nalus: readonly Buffer[]): Omit<KeyframePic
   for (const nal of nalus) {
     const sps = codec === 'H264' ? parseH264Sps(nal) : parseH265Sps(nal);
     if (!sps) continue;
-    const shape = 'frameMbsOnly' in sps ? { frameMbsOnly: sps.frameMbsOnly, reorder: 0 } : { frameMbsOnly: true, reorder: sps.maxNumReorderPics };
-    return { width: sps.width, height: sps.height, standalone: decodesAlone(codec, nalus, shape), sps: createHash('sha256').update(nal).digest('base64url').slice(0, 16) };
+    const shape =
+      'frameMbsOnly' in sps
+        ? { frameMbsOnly: sps.frameMbsOnly, reorder: 0 }
+        : { frameMbsOnly: true, reorder: sps.maxNumReorderPics };
+    return {
+      width: sps.width,
+      height: sps.height,
+      standalone: decodesAlone(codec, nalus, shape),
+      sps: createHash('sha256').update(nal).digest('base64url').slice(0, 16),
+    };
   }
   return { width: null, height: null, standalone: false, sps: '' };
 }
@@ -85,6 +98,10 @@ export function keyframePicture(plan: VideoTrackPlan, packets: Iterable<CachedPa
   const found = first.keyframe;
   if (!found) throw new StillError('no_keyframe', 'no complete keyframe among the cached packets');
   const nalus = withParameterSets(plan.codec, found.nalus, plan.fmtp);
-  if (!nalus) throw new StillError('no_parameter_sets', `the keyframe has no ${plan.codec === 'H264' ? 'SPS/PPS' : 'VPS/SPS/PPS'} in band and the SDP none either`);
+  if (!nalus)
+    throw new StillError(
+      'no_parameter_sets',
+      `the keyframe has no ${plan.codec === 'H264' ? 'SPS/PPS' : 'VPS/SPS/PPS'} in band and the SDP none either`,
+    );
   return { codec: plan.codec, annexB: annexB(nalus), ...describe(plan.codec, nalus) };
 }

@@ -39,13 +39,37 @@ const AUD: Record<LiveDecoderOptions['format'], Buffer> = {
 
 export function liveDecoderArgs(format: LiveDecoderOptions['format'], width: number | null): string[] {
   return [
-    '-hide_banner', '-nostdin', '-v', 'error',
-    '-probesize', '32', '-analyzeduration', '0', '-flags', 'low_delay', '-threads', '1',
-    '-f', format, '-i', 'pipe:0',
-    '-threads', '1', '-fps_mode', 'passthrough', '-an',
+    '-hide_banner',
+    '-nostdin',
+    '-v',
+    'error',
+    '-probesize',
+    '32',
+    '-analyzeduration',
+    '0',
+    '-flags',
+    'low_delay',
+    '-threads',
+    '1',
+    '-f',
+    format,
+    '-i',
+    'pipe:0',
+    '-threads',
+    '1',
+    '-fps_mode',
+    'passthrough',
+    '-an',
     // The JPEG encoder wants full-range YUV; -2 keeps the height even and the aspect ratio.
-    '-vf', width === null ? 'format=yuvj420p' : `scale=${width}:-2,format=yuvj420p`,
-    '-q:v', '4', '-f', 'image2pipe', '-c:v', 'mjpeg', 'pipe:1',
+    '-vf',
+    width === null ? 'format=yuvj420p' : `scale=${width}:-2,format=yuvj420p`,
+    '-q:v',
+    '4',
+    '-f',
+    'image2pipe',
+    '-c:v',
+    'mjpeg',
+    'pipe:1',
   ];
 }
 
@@ -74,7 +98,9 @@ export class LiveDecoder {
     // A process that died mid-write: its exit says why.
     this.child.stdin.on('error', () => undefined);
     this.child.on('error', (err) => this.fail('spawn', `cannot run ${opts.ffmpegPath}: ${err.message}`));
-    this.child.on('close', (code, signal) => this.fail('exited', `the decoder exited (${signal ?? code})${this.lastError()}`));
+    this.child.on('close', (code, signal) =>
+      this.fail('exited', `the decoder exited (${signal ?? code})${this.lastError()}`),
+    );
   }
 
   /** Whether it still takes pictures. */
@@ -110,7 +136,10 @@ export class LiveDecoder {
     if (this.current || this.failure) return;
     const job = this.queue.shift();
     if (!job) return;
-    const timer = setTimeout(() => this.fail('timeout', `no picture within ${this.opts.timeoutMs} ms${this.lastError()}`), this.opts.timeoutMs);
+    const timer = setTimeout(
+      () => this.fail('timeout', `no picture within ${this.opts.timeoutMs} ms${this.lastError()}`),
+      this.opts.timeoutMs,
+    );
     this.current = { resolve: job.resolve, reject: job.reject, timer };
     this.child.stdin.write(job.input);
     this.child.stdin.write(AUD[this.opts.format]);

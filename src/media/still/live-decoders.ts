@@ -38,7 +38,12 @@ interface Entry {
 const MAX_BACKOFF_KEYS = 256;
 
 export class LiveDecoders {
-  readonly stats: LiveDecoderStats = { running: 0, starts: 0, pictures: 0, failures: { timeout: 0, exited: 0, stray_output: 0, bad_output: 0, spawn: 0 } };
+  readonly stats: LiveDecoderStats = {
+    running: 0,
+    starts: 0,
+    pictures: 0,
+    failures: { timeout: 0, exited: 0, stray_output: 0, bad_output: 0, spawn: 0 },
+  };
   private readonly decoders = new Map<string, Entry>();
   private readonly backoff = new Map<string, { failures: number; until: number }>();
   private readonly now: () => number;
@@ -105,7 +110,8 @@ export class LiveDecoders {
   /** Makes room for another size: stops the decoder unused longest among those with nothing to do. */
   private stopLeastRecentIdle(): boolean {
     let oldest: Entry | null = null;
-    for (const entry of this.decoders.values()) if (entry.decoder.load === 0 && (!oldest || entry.lastUsed < oldest.lastUsed)) oldest = entry;
+    for (const entry of this.decoders.values())
+      if (entry.decoder.load === 0 && (!oldest || entry.lastUsed < oldest.lastUsed)) oldest = entry;
     if (!oldest) return false;
     oldest.decoder.stop();
     return true;

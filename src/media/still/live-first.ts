@@ -10,20 +10,33 @@ import type { LiveDecoders } from './live-decoders.js';
 // failed on this picture: the failure is counted in the pool) is decoded by one ffmpeg run, as is
 // a camera's JPEG. A picture is never lost to a long-lived decoder's trouble.
 
-export type StillDecode = (format: StillInputFormat, input: Buffer, width: number | null, group: string, standalone: boolean) => Promise<Buffer>;
+export type StillDecode = (
+  format: StillInputFormat,
+  input: Buffer,
+  width: number | null,
+  group: string,
+  standalone: boolean,
+) => Promise<Buffer>;
 
-export function liveFirst(deps: { live: LiveDecoders | null; slots: DecodeSlots; batches: DecodeBatches; logger: BaseLogger }): StillDecode {
+export function liveFirst(deps: {
+  live: LiveDecoders | null;
+  slots: DecodeSlots;
+  batches: DecodeBatches;
+  logger: BaseLogger;
+}): StillDecode {
   const { live, slots, batches } = deps;
   return (format, input, width, group, standalone) => {
     const oneRun = () => batches.decode(format, input, width, group);
     if (!live || !standalone || format === 'mjpeg') return oneRun();
-    return slots.run(async () => live.decode(format, input, width, group)).then(
-      (jpeg) => jpeg ?? oneRun(),
-      (err: unknown) => {
-        if (!(err instanceof StillError)) throw err;
-        deps.logger.debug({ err: err.message }, 'snapshot: the long-lived decoder failed; one ffmpeg run instead');
-        return oneRun();
-      },
-    );
+    return slots
+      .run(async () => live.decode(format, input, width, group))
+      .then(
+        (jpeg) => jpeg ?? oneRun(),
+        (err: unknown) => {
+          if (!(err instanceof StillError)) throw err;
+          deps.logger.debug({ err: err.message }, 'snapshot: the long-lived decoder failed; one ffmpeg run instead');
+          return oneRun();
+        },
+      );
   };
 }

@@ -50,7 +50,12 @@ export interface CachedChoice {
 }
 
 /** The cached keyframe of the open streams, in the order of `profiles`. */
-export function cachedPicture(streams: KeyframeStreams, deviceId: string, profiles: readonly StreamProfile[], width: number | null): CachedChoice {
+export function cachedPicture(
+  streams: KeyframeStreams,
+  deviceId: string,
+  profiles: readonly StreamProfile[],
+  width: number | null,
+): CachedChoice {
   let problem: StillError | null = null;
   let narrower: KeyframePicture | null = null;
   for (const profile of profiles) {
@@ -70,7 +75,12 @@ export function cachedPicture(streams: KeyframeStreams, deviceId: string, profil
 }
 
 /** Opens the stream and waits for its first complete keyframe; null when none came within waitMs. */
-export async function awaitKeyframe(streams: KeyframeStreams, deviceId: string, profile: StreamProfile, waitMs: number): Promise<KeyframePicture | null> {
+export async function awaitKeyframe(
+  streams: KeyframeStreams,
+  deviceId: string,
+  profile: StreamProfile,
+  waitMs: number,
+): Promise<KeyframePicture | null> {
   const stream = await streams.acquire(deviceId, profile);
   const plan = videoPlanOf(stream.sdp);
   return new Promise<KeyframePicture | null>((resolve, reject) => {

@@ -47,7 +47,13 @@ export interface SnapshotsOptions {
    * Decodes one picture; `group` names pictures that give JPEGs of one size (batched, or one
    * long-lived decoder); `standalone`: a keyframe a long-lived decoder can take (KeyframePicture).
    */
-  decode: (format: StillInputFormat, input: Buffer, width: number | null, group: string, standalone: boolean) => Promise<Buffer>;
+  decode: (
+    format: StillInputFormat,
+    input: Buffer,
+    width: number | null,
+    group: string,
+    standalone: boolean,
+  ) => Promise<Buffer>;
   cacheMs: number;
   /** Pictures kept at most (each device and width is one); default 256. */
   maxCached?: number;
@@ -69,7 +75,15 @@ interface Cached {
 }
 
 export class Snapshots {
-  readonly stats: SnapshotStats = { decodes: { keyframe: 0, camera_jpeg: 0 }, cameraFetches: 0, cacheHits: 0, reused: 0, coalesced: 0, inFlight: 0, failures: { relay: 0, camera: 0, unavailable: 0 } };
+  readonly stats: SnapshotStats = {
+    decodes: { keyframe: 0, camera_jpeg: 0 },
+    cameraFetches: 0,
+    cacheHits: 0,
+    reused: 0,
+    coalesced: 0,
+    inFlight: 0,
+    failures: { relay: 0, camera: 0, unavailable: 0 },
+  };
   /** Pictures by device and width; kept past cacheMs (until room is needed) for their keyframe. */
   private readonly cache = new Map<string, Cached>();
   private readonly running = new Map<string, Promise<Snapshot>>();
@@ -97,15 +111,15 @@ export class Snapshots {
       this.stats.coalesced++;
       return running;
     }
-    const made = this.make(deviceId, width, key).then(
-      (made) => {
+    const made = this.make(deviceId, width, key)
+      .then((made) => {
         this.remember(key, made.snapshot, made.keyframe);
         return made.snapshot;
-      },
-    ).finally(() => {
-      this.running.delete(key);
-      this.stats.inFlight = this.running.size;
-    });
+      })
+      .finally(() => {
+        this.running.delete(key);
+        this.stats.inFlight = this.running.size;
+      });
     this.running.set(key, made);
     this.stats.inFlight = this.running.size;
     return made;
@@ -129,9 +143,14 @@ export class Snapshots {
     this.cachedBytes -= entry.snapshot.jpeg.length;
   }
 
-  private async make(deviceId: string, width: number | null, key: string): Promise<{ snapshot: Snapshot; keyframe: string | null }> {
+  private async make(
+    deviceId: string,
+    width: number | null,
+    key: string,
+  ): Promise<{ snapshot: Snapshot; keyframe: string | null }> {
     const has = this.opts.sources.has(deviceId);
-    if (!has.stream && !has.cameraSnapshot) throw new DeviceUnavailableError(`device ${deviceId} has no video stream and no snapshot address (yet)`);
+    if (!has.stream && !has.cameraSnapshot)
+      throw new DeviceUnavailableError(`device ${deviceId} has no video stream and no snapshot address (yet)`);
     let relayProblem: Error | null = null;
     if (has.stream) {
       try {
@@ -145,7 +164,13 @@ export class Snapshots {
           }
           const format = picture.codec === 'H264' ? 'h264' : 'hevc';
           this.stats.decodes.keyframe++;
-          const jpeg = await this.opts.decode(format, picture.annexB, width, `${picture.width ?? '?'}x${picture.height ?? '?'}/${picture.sps}`, picture.standalone);
+          const jpeg = await this.opts.decode(
+            format,
+            picture.annexB,
+            width,
+            `${picture.width ?? '?'}x${picture.height ?? '?'}/${picture.sps}`,
+            picture.standalone,
+          );
           return { snapshot: { jpeg, etag: etagOf(jpeg), source: 'relay' }, keyframe };
         }
       } catch (err) {
@@ -169,7 +194,10 @@ export class Snapshots {
       original = await this.opts.sources.cameraJpeg(deviceId);
     } catch (err) {
       this.stats.failures.camera++;
-      throw new StillError('camera_snapshot_failed', `the camera's snapshot could not be had: ${(err as Error).message}`);
+      throw new StillError(
+        'camera_snapshot_failed',
+        `the camera's snapshot could not be had: ${(err as Error).message}`,
+      );
     }
     const jpeg =
       width === null

@@ -28,14 +28,19 @@ export interface LocalTransport {
 /** The transport of the stack's local description (trusted text: our own stack wrote it). */
 export function readLocalTransport(sdp: string): LocalTransport {
   const lines = sdp.split(/\r?\n/);
-  const value = (prefix: string) => lines.find((l) => l.startsWith(prefix))?.slice(prefix.length).trim();
+  const value = (prefix: string) =>
+    lines
+      .find((l) => l.startsWith(prefix))
+      ?.slice(prefix.length)
+      .trim();
   const iceUfrag = value('a=ice-ufrag:');
   const icePwd = value('a=ice-pwd:');
   const fingerprint = value('a=fingerprint:');
   const setup = value('a=setup:');
   const m = /^m=\S+ (\d+) /.exec(lines.find((l) => l.startsWith('m=')) ?? '');
   const address = /^c=IN IP[46] (\S+)$/.exec(lines.find((l) => l.startsWith('c=')) ?? '')?.[1];
-  if (!iceUfrag || !icePwd || !fingerprint || !m || !address || (setup !== 'active' && setup !== 'passive')) throw new LocalDescriptionError('the WebRTC stack gave no usable local description');
+  if (!iceUfrag || !icePwd || !fingerprint || !m || !address || (setup !== 'active' && setup !== 'passive'))
+    throw new LocalDescriptionError('the WebRTC stack gave no usable local description');
   const candidates = [...new Set(lines.filter((l) => l.startsWith('a=candidate:')).map((l) => l.slice(2).trim()))];
   return { iceUfrag, icePwd, fingerprint, setup, port: Number(m[1]), address, candidates };
 }
@@ -62,21 +67,38 @@ export function writeAnswer(offer: WebRtcOffer, choice: CodecChoice, local: Loca
     const offeredFormat = m.codecs[0]?.payloadType ?? 0;
     if (!c) {
       // Rejected (JSEP 5.3.1): port 0, one of the offered formats, no transport.
-      out.push(`m=${m.kind} 0 ${m.proto} ${m.kind === 'application' ? 'webrtc-datachannel' : offeredFormat}`, `c=IN ${family} ${local.address}`, `a=mid:${m.mid}`, 'a=inactive');
+      out.push(
+        `m=${m.kind} 0 ${m.proto} ${m.kind === 'application' ? 'webrtc-datachannel' : offeredFormat}`,
+        `c=IN ${family} ${local.address}`,
+        `a=mid:${m.mid}`,
+        'a=inactive',
+      );
       continue;
     }
     const ssrc = c === choice.video ? ids.videoSsrc : ids.audioSsrc;
-    out.push(`m=${m.kind} ${local.port} ${m.proto} ${c.payloadType}`, `c=IN ${family} ${local.address}`, `a=mid:${m.mid}`, 'a=sendonly');
-    out.push(`a=msid:${ids.streamId} ${m.kind}`, `a=ssrc:${ssrc} cname:${ids.cname}`, `a=ssrc:${ssrc} msid:${ids.streamId} ${m.kind}`);
+    out.push(
+      `m=${m.kind} ${local.port} ${m.proto} ${c.payloadType}`,
+      `c=IN ${family} ${local.address}`,
+      `a=mid:${m.mid}`,
+      'a=sendonly',
+    );
+    out.push(
+      `a=msid:${ids.streamId} ${m.kind}`,
+      `a=ssrc:${ssrc} cname:${ids.cname}`,
+      `a=ssrc:${ssrc} msid:${ids.streamId} ${m.kind}`,
+    );
     if (m.rtcpMux) out.push('a=rtcp-mux');
     if (m.rtcpRsize) out.push('a=rtcp-rsize');
     if (c === choice.video) {
       out.push(`a=rtpmap:${c.payloadType} ${choice.video.encoding}/90000`);
-      for (const fb of choice.video.rtcpFeedback) out.push(`a=rtcp-fb:${c.payloadType} ${fb.type}${fb.parameter ? ` ${fb.parameter}` : ''}`);
+      for (const fb of choice.video.rtcpFeedback)
+        out.push(`a=rtcp-fb:${c.payloadType} ${fb.type}${fb.parameter ? ` ${fb.parameter}` : ''}`);
       out.push(`a=fmtp:${c.payloadType} ${choice.video.fmtp}`);
     } else if (choice.audio) {
       const a = choice.audio;
-      out.push(`a=rtpmap:${a.payloadType} ${a.encoding === 'OPUS' ? 'opus' : a.encoding}/${a.clockRate}${a.channels > 1 ? `/${a.channels}` : ''}`);
+      out.push(
+        `a=rtpmap:${a.payloadType} ${a.encoding === 'OPUS' ? 'opus' : a.encoding}/${a.clockRate}${a.channels > 1 ? `/${a.channels}` : ''}`,
+      );
     }
     out.push(`a=setup:${local.setup}`, `a=ice-ufrag:${local.iceUfrag}`, `a=ice-pwd:${local.icePwd}`);
     for (const candidate of local.candidates) out.push(`a=${candidate}`);

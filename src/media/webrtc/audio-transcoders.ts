@@ -66,7 +66,9 @@ class Transcoder {
     const socket = createSocket('udp4');
     this.socket = socket;
     socket.on('message', (packet, from) => this.received(packet, from));
-    socket.on('error', (err) => this.opts.logger.warn({ stream: this.key, err: err.message }, 'audio transcoder: socket error'));
+    socket.on('error', (err) =>
+      this.opts.logger.warn({ stream: this.key, err: err.message }, 'audio transcoder: socket error'),
+    );
     await new Promise<void>((resolve, reject) => {
       socket.once('error', reject);
       socket.bind(0, '127.0.0.1', () => {
@@ -93,21 +95,35 @@ class Transcoder {
   private spawn(): void {
     const socket = this.socket;
     if (!socket || this.stopped) return;
-    const args = opusTranscodeArgs({ inputUrl: this.url(), port: socket.address().port, payloadType: OPUS_PAYLOAD_TYPE, bitrate: this.opts.bitrate, readTimeoutS: READ_TIMEOUT_S });
+    const args = opusTranscodeArgs({
+      inputUrl: this.url(),
+      port: socket.address().port,
+      payloadType: OPUS_PAYLOAD_TYPE,
+      bitrate: this.opts.bitrate,
+      readTimeoutS: READ_TIMEOUT_S,
+    });
     const child = spawn(this.opts.ffmpegPath, args, { stdio: ['ignore', 'ignore', 'pipe'] });
     this.child = child;
     // A new ffmpeg sends from a new port.
     this.source = null;
     const stderr = new RateLimitedLines(this.opts.logger, 'audio transcoder ffmpeg says');
     child.stderr?.on('data', (d: Buffer) => stderr.push(d));
-    child.once('error', (err) => this.opts.logger.error({ stream: this.key, err: err.message }, 'cannot run ffmpeg for the audio transcoder'));
+    child.once('error', (err) =>
+      this.opts.logger.error({ stream: this.key, err: err.message }, 'cannot run ffmpeg for the audio transcoder'),
+    );
     child.once('close', (code, signal) => {
       if (this.child !== child) return;
       this.child = null;
       if (this.stopped) return;
       this.restarts++;
-      const wait = Math.max(500, backoffMs(this.attempt++, this.opts.maxBackoffMs ?? 10_000, this.opts.random ?? Math.random));
-      this.opts.logger.warn({ stream: this.key, code, signal, retryInMs: wait }, 'audio transcoder ffmpeg ended; restarting');
+      const wait = Math.max(
+        500,
+        backoffMs(this.attempt++, this.opts.maxBackoffMs ?? 10_000, this.opts.random ?? Math.random),
+      );
+      this.opts.logger.warn(
+        { stream: this.key, code, signal, retryInMs: wait },
+        'audio transcoder ffmpeg ended; restarting',
+      );
       this.retryTimer = setTimeout(() => {
         this.retryTimer = null;
         this.spawn();
@@ -183,7 +199,10 @@ export class AudioTranscoders {
     this.running.delete(key);
     this.past.packets += transcoder.packets;
     this.past.restarts += transcoder.restarts;
-    this.opts.logger.info({ stream: key, packets: transcoder.packets, restarts: transcoder.restarts }, 'audio transcoder stopped');
+    this.opts.logger.info(
+      { stream: key, packets: transcoder.packets, restarts: transcoder.restarts },
+      'audio transcoder stopped',
+    );
   }
 
   /** The ffmpeg process id of a device profile's transcoder (tests kill it to see it restart). */
@@ -192,7 +211,13 @@ export class AudioTranscoders {
   }
 
   stats(): AudioTranscodersStats {
-    const now = { running: this.running.size, listeners: 0, packets: this.past.packets, restarts: this.past.restarts, refused: this.refused };
+    const now = {
+      running: this.running.size,
+      listeners: 0,
+      packets: this.past.packets,
+      restarts: this.past.restarts,
+      refused: this.refused,
+    };
     for (const t of this.running.values()) {
       now.listeners += t.listeners.size;
       now.packets += t.packets;

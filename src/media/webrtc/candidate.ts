@@ -33,23 +33,36 @@ const IPV4 = /^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]
 // Loose on purpose: what matters is that it has no blanks and cannot be taken for a name.
 const IPV6 = /^[0-9A-Fa-f:.]{2,45}(%[A-Za-z0-9_.-]{1,32})?$/;
 // RFC 1123 labels; `.local` names from browsers are UUIDs.
-const HOST_NAME = /^(?=.{1,253}$)([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?$/;
+const HOST_NAME =
+  /^(?=.{1,253}$)([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?$/;
 
 /** Reads the value of an `a=candidate:` attribute (without `candidate:`), or throws CandidateError. */
 export function parseCandidate(value: string): IceCandidate {
   const parts = value.trim().split(/\s+/);
   if (parts.length < 8) throw new CandidateError('a candidate has at least 8 fields');
-  const [foundation = '', componentField = '', transportField = '', priorityField = '', address = '', portField = '', typ = '', typeField = ''] = parts;
-  if (!FOUNDATION.test(foundation)) throw new CandidateError(`bad foundation ${JSON.stringify(foundation.slice(0, 40))}`);
+  const [
+    foundation = '',
+    componentField = '',
+    transportField = '',
+    priorityField = '',
+    address = '',
+    portField = '',
+    typ = '',
+    typeField = '',
+  ] = parts;
+  if (!FOUNDATION.test(foundation))
+    throw new CandidateError(`bad foundation ${JSON.stringify(foundation.slice(0, 40))}`);
   const component = boundedInt(componentField, 1, 256, 'component');
   const transport = transportField.toLowerCase();
-  if (transport !== 'udp' && transport !== 'tcp') throw new CandidateError(`unsupported transport ${JSON.stringify(transportField.slice(0, 20))}`);
+  if (transport !== 'udp' && transport !== 'tcp')
+    throw new CandidateError(`unsupported transport ${JSON.stringify(transportField.slice(0, 20))}`);
   const priority = boundedInt(priorityField, 1, 0xffffffff, 'priority');
   const kind = addressKind(address);
   if (kind === null) throw new CandidateError(`bad connection address ${JSON.stringify(address.slice(0, 60))}`);
   const port = boundedInt(portField, 0, 65535, 'port');
   if (typ !== 'typ') throw new CandidateError('missing "typ"');
-  if (!CANDIDATE_TYPES.includes(typeField)) throw new CandidateError(`unknown candidate type ${JSON.stringify(typeField.slice(0, 20))}`);
+  if (!CANDIDATE_TYPES.includes(typeField))
+    throw new CandidateError(`unknown candidate type ${JSON.stringify(typeField.slice(0, 20))}`);
 
   let relatedAddress: string | null = null;
   let relatedPort: number | null = null;

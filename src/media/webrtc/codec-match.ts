@@ -70,10 +70,16 @@ export function matchCodecs(camera: SdpSession, offer: WebRtcOffer, opts: CodecM
   const tracks = mediaCodecs(camera);
   const names = tracks.map(describeTrack);
   const video = tracks.find((t) => t.media === 'video');
-  if (!video) throw new CodecMismatchError('no_video_from_camera', names, `the camera sends no video (it sends ${list(names)})`);
+  if (!video)
+    throw new CodecMismatchError('no_video_from_camera', names, `the camera sends no video (it sends ${list(names)})`);
   const offered = usableSections(offer);
   const videoSection = offered.find((m) => m.kind === 'video');
-  if (!videoSection) throw new CodecMismatchError('no_video_in_offer', names, 'the offer receives no video: add a recvonly video transceiver');
+  if (!videoSection)
+    throw new CodecMismatchError(
+      'no_video_in_offer',
+      names,
+      'the offer receives no video: add a recvonly video transceiver',
+    );
 
   const videoChoice = chooseVideo(video, videoSection);
   if (typeof videoChoice === 'string') {
@@ -106,7 +112,8 @@ function chooseVideo(track: MediaCodec, section: OfferMedia): VideoChoice | stri
 function chooseH264(track: MediaCodec, section: OfferMedia): VideoChoice | string {
   const mode = track.fmtp.get('packetization-mode') ?? '0';
   // Mode 2 (interleaved) packets have a DON in front that no browser reads; 0 and 1 pass as mode 1.
-  if (mode !== '0' && mode !== '1') return `the camera's H.264 uses packetization-mode ${mode}, which browsers do not take`;
+  if (mode !== '0' && mode !== '1')
+    return `the camera's H.264 uses packetization-mode ${mode}, which browsers do not take`;
   const offered = section.codecs
     .filter((c) => c.encoding === 'H264' && c.clockRate === 90000 && c.fmtp.get('packetization-mode') === '1')
     .map((codec) => ({ codec, profile: offeredProfile(codec) }));
@@ -133,7 +140,8 @@ function h264Fmtp(profile: H264ProfileLevel): string {
 
 function chooseH265(track: MediaCodec, section: OfferMedia): VideoChoice | string {
   const don = track.fmtp.get('sprop-max-don-diff');
-  if (don !== undefined && don !== '0') return "the camera's H.265 carries decoding-order numbers (sprop-max-don-diff), which browsers do not take";
+  if (don !== undefined && don !== '0')
+    return "the camera's H.265 carries decoding-order numbers (sprop-max-don-diff), which browsers do not take";
   const profileId = track.fmtp.get('profile-id') ?? '1';
   const chosen = section.codecs.find(
     (c) =>
@@ -142,7 +150,8 @@ function chooseH265(track: MediaCodec, section: OfferMedia): VideoChoice | strin
       (c.fmtp.get('profile-id') ?? '1') === profileId &&
       (c.fmtp.get('tx-mode') ?? 'SRST').toUpperCase() === 'SRST',
   );
-  if (!chosen) return `this camera profile sends H.265 and the browser's offer has no H.265 (profile-id ${profileId}), so it cannot be played here: ask for the sub profile (profile=sub), usually H.264`;
+  if (!chosen)
+    return `this camera profile sends H.265 and the browser's offer has no H.265 (profile-id ${profileId}), so it cannot be played here: ask for the sub profile (profile=sub), usually H.264`;
   const fmtp = [
     `level-id=${track.fmtp.get('level-id') ?? '93'}`,
     `profile-id=${profileId}`,
@@ -152,21 +161,32 @@ function chooseH265(track: MediaCodec, section: OfferMedia): VideoChoice | strin
   return videoChoice(section, track, 'H265', chosen, fmtp, 'same');
 }
 
-function videoChoice(section: OfferMedia, track: MediaCodec, encoding: 'H264' | 'H265', codec: OfferCodec, fmtp: string, profileMatch: ProfileMatch): VideoChoice {
+function videoChoice(
+  section: OfferMedia,
+  track: MediaCodec,
+  encoding: 'H264' | 'H265',
+  codec: OfferCodec,
+  fmtp: string,
+  profileMatch: ProfileMatch,
+): VideoChoice {
   return {
     ...placement(section, track, codec),
     encoding,
     clockRate: 90000,
     fmtp,
     profileMatch,
-    rtcpFeedback: ANSWERED_FEEDBACK.filter((f) => codec.rtcpFeedback.some((o) => o.type === f.type && o.parameter === f.parameter)),
+    rtcpFeedback: ANSWERED_FEEDBACK.filter((f) =>
+      codec.rtcpFeedback.some((o) => o.type === f.type && o.parameter === f.parameter),
+    ),
   };
 }
 
 function chooseAudio(track: MediaCodec, section: OfferMedia, opts: CodecMatchOptions): AudioChoice | string {
   const encoding = track.encoding ?? 'unknown';
   if (G711.includes(encoding)) {
-    const codec = section.codecs.find((c) => c.encoding === encoding && c.clockRate === 8000 && (c.channels ?? 1) === 1);
+    const codec = section.codecs.find(
+      (c) => c.encoding === encoding && c.clockRate === 8000 && (c.channels ?? 1) === 1,
+    );
     if (!codec) return `the offer has no ${encoding}/8000`;
     return audioChoice(section, track, encoding as 'PCMU' | 'PCMA', codec, false);
   }
@@ -180,7 +200,13 @@ function chooseAudio(track: MediaCodec, section: OfferMedia, opts: CodecMatchOpt
   return `${encoding} audio cannot be passed to a browser`;
 }
 
-function audioChoice(section: OfferMedia, track: MediaCodec, encoding: AudioChoice['encoding'], codec: OfferCodec, transcoded: boolean): AudioChoice {
+function audioChoice(
+  section: OfferMedia,
+  track: MediaCodec,
+  encoding: AudioChoice['encoding'],
+  codec: OfferCodec,
+  transcoded: boolean,
+): AudioChoice {
   return {
     ...placement(section, track, codec),
     encoding,
@@ -191,7 +217,11 @@ function audioChoice(section: OfferMedia, track: MediaCodec, encoding: AudioChoi
 }
 
 /** Where a camera track goes: which offered section, with which of its payload types. */
-function placement(section: OfferMedia, track: MediaCodec, codec: OfferCodec): Pick<VideoChoice, 'mid' | 'offerIndex' | 'cameraTrack' | 'payloadType'> {
+function placement(
+  section: OfferMedia,
+  track: MediaCodec,
+  codec: OfferCodec,
+): Pick<VideoChoice, 'mid' | 'offerIndex' | 'cameraTrack' | 'payloadType'> {
   return { mid: section.mid, offerIndex: section.index, cameraTrack: track.index, payloadType: codec.payloadType };
 }
 
@@ -212,7 +242,18 @@ function offeredProfile(codec: OfferCodec): H264ProfileLevel {
 }
 
 function rank(p: H264ProfileLevel): number {
-  const order = ['other', 'constrained-baseline', 'baseline', 'extended', 'main', 'constrained-high', 'high', 'high-10', 'high-422', 'high-444'];
+  const order = [
+    'other',
+    'constrained-baseline',
+    'baseline',
+    'extended',
+    'main',
+    'constrained-high',
+    'high',
+    'high-10',
+    'high-422',
+    'high-444',
+  ];
   return order.indexOf(p.profile);
 }
 

@@ -16,12 +16,23 @@ const OPUS_BITRATE = 32_000;
  */
 export function createWebRtc(
   config: Config,
-  deps: { acquire: WebRtcSessionsOptions['acquire']; localUrl: (deviceId: string, profile: StreamProfile) => string; registry: Registry; logger: BaseLogger },
+  deps: {
+    acquire: WebRtcSessionsOptions['acquire'];
+    localUrl: (deviceId: string, profile: StreamProfile) => string;
+    registry: Registry;
+    logger: BaseLogger;
+  },
   defer: (undo: () => unknown) => void,
 ): WebRtcSessions {
   const w = config.webrtc;
   const audioTranscoders = w.audio_transcode
-    ? new AudioTranscoders({ ffmpegPath: config.ffmpeg.path, inputUrl: deps.localUrl, maxTranscoders: w.max_audio_transcoders, bitrate: OPUS_BITRATE, logger: deps.logger })
+    ? new AudioTranscoders({
+        ffmpegPath: config.ffmpeg.path,
+        inputUrl: deps.localUrl,
+        maxTranscoders: w.max_audio_transcoders,
+        bitrate: OPUS_BITRATE,
+        logger: deps.logger,
+      })
     : null;
   if (audioTranscoders) {
     defer(() => audioTranscoders.close());

@@ -53,7 +53,11 @@ function classify(idc: number, flags: number): H264Profile {
       // A.2.2 with constraint_set0: also Baseline-conformant, i.e. constrained baseline.
       return flags & SET0 ? 'constrained-baseline' : 'main';
     case 88:
-      return (flags & (SET0 | SET1)) === (SET0 | SET1) ? 'constrained-baseline' : flags & SET0 ? 'baseline' : 'extended';
+      return (flags & (SET0 | SET1)) === (SET0 | SET1)
+        ? 'constrained-baseline'
+        : flags & SET0
+          ? 'baseline'
+          : 'extended';
     case 100:
       // A.2.4.2: High with constraint_set4 and set5 is Constrained High (no B slices, progressive).
       return (flags & (SET4 | SET5)) === (SET4 | SET5) ? 'constrained-high' : 'high';

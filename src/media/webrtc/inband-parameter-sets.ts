@@ -18,10 +18,13 @@ function nalTypes(payload: Buffer, offset: number, end: number): number[] {
   if (offset >= end) return [];
   const type = (payload[offset] as number) & 0x1f;
   if (type >= 1 && type <= 23) return [type];
-  if (type === FU_A) return offset + 1 < end && ((payload[offset + 1] as number) & 0x80) !== 0 ? [(payload[offset + 1] as number) & 0x1f] : [];
+  if (type === FU_A)
+    return offset + 1 < end && ((payload[offset + 1] as number) & 0x80) !== 0
+      ? [(payload[offset + 1] as number) & 0x1f]
+      : [];
   if (type !== STAP_A) return [];
   const types: number[] = [];
-  for (let at = offset + 1; at + 2 < end; ) {
+  for (let at = offset + 1; at + 2 < end;) {
     const size = payload.readUInt16BE(at);
     at += 2;
     if (size === 0 || at + size > end) break;
@@ -83,4 +86,3 @@ export class H264ParameterSetInjector {
     return out;
   }
 }
-

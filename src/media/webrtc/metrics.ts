@@ -33,13 +33,22 @@ export function registerWebRtcMetrics(registry: Registry, stats: () => WebRtcSta
     () => stats().ended,
     'reason',
   );
-  mirroredCounter(registry, 'edge_gateway_webrtc_packets_sent_total', 'RTP packets sent to WebRTC viewers', () => ({ total: stats().packetsSent }));
-  mirroredCounter(registry, 'edge_gateway_webrtc_nack_received_total', 'RTCP NACKs from WebRTC viewers (answered from the bounded retransmission buffer)', () => ({ total: stats().nack }));
-  mirroredCounter(registry, 'edge_gateway_webrtc_keyframe_requests_total', 'PLI/FIR from WebRTC viewers', () => ({ total: stats().pli }));
+  mirroredCounter(registry, 'edge_gateway_webrtc_packets_sent_total', 'RTP packets sent to WebRTC viewers', () => ({
+    total: stats().packetsSent,
+  }));
+  mirroredCounter(
+    registry,
+    'edge_gateway_webrtc_nack_received_total',
+    'RTCP NACKs from WebRTC viewers (answered from the bounded retransmission buffer)',
+    () => ({ total: stats().nack }),
+  );
+  mirroredCounter(registry, 'edge_gateway_webrtc_keyframe_requests_total', 'PLI/FIR from WebRTC viewers', () => ({
+    total: stats().pli,
+  }));
   mirroredCounter(
     registry,
     'edge_gateway_webrtc_keyframes_served_total',
-    'Keyframe requests answered, by source (cache: the relay\'s cached group of pictures; camera: forwarded, rate-limited)',
+    "Keyframe requests answered, by source (cache: the relay's cached group of pictures; camera: forwarded, rate-limited)",
     () => ({ cache: stats().keyframesFromCache, camera: stats().keyframesFromCamera }),
     'source',
   );
@@ -47,9 +56,34 @@ export function registerWebRtcMetrics(registry: Registry, stats: () => WebRtcSta
 
 /** The AAC → Opus transcoders (webrtc.audio_transcode), when on. */
 export function registerAudioTranscoderMetrics(registry: Registry, stats: () => AudioTranscodersStats): void {
-  collectedGauge(registry, 'edge_gateway_webrtc_audio_transcoders', 'AAC to Opus ffmpeg processes running (one per camera profile with WebRTC viewers taking audio; webrtc.max_audio_transcoders)', () => stats().running);
-  collectedGauge(registry, 'edge_gateway_webrtc_audio_transcoder_listeners', 'WebRTC sessions receiving Opus from a transcoder', () => stats().listeners);
-  mirroredCounter(registry, 'edge_gateway_webrtc_audio_transcoder_packets_total', 'Opus RTP packets from the transcoders', () => ({ total: stats().packets }));
-  mirroredCounter(registry, 'edge_gateway_webrtc_audio_transcoder_restarts_total', 'Transcoder ffmpeg processes that ended while viewers listened (restarted with backoff)', () => ({ total: stats().restarts }));
-  mirroredCounter(registry, 'edge_gateway_webrtc_audio_transcoder_refused_total', 'Sessions given video only because webrtc.max_audio_transcoders were running', () => ({ total: stats().refused }));
+  collectedGauge(
+    registry,
+    'edge_gateway_webrtc_audio_transcoders',
+    'AAC to Opus ffmpeg processes running (one per camera profile with WebRTC viewers taking audio; webrtc.max_audio_transcoders)',
+    () => stats().running,
+  );
+  collectedGauge(
+    registry,
+    'edge_gateway_webrtc_audio_transcoder_listeners',
+    'WebRTC sessions receiving Opus from a transcoder',
+    () => stats().listeners,
+  );
+  mirroredCounter(
+    registry,
+    'edge_gateway_webrtc_audio_transcoder_packets_total',
+    'Opus RTP packets from the transcoders',
+    () => ({ total: stats().packets }),
+  );
+  mirroredCounter(
+    registry,
+    'edge_gateway_webrtc_audio_transcoder_restarts_total',
+    'Transcoder ffmpeg processes that ended while viewers listened (restarted with backoff)',
+    () => ({ total: stats().restarts }),
+  );
+  mirroredCounter(
+    registry,
+    'edge_gateway_webrtc_audio_transcoder_refused_total',
+    'Sessions given video only because webrtc.max_audio_transcoders were running',
+    () => ({ total: stats().refused }),
+  );
 }

@@ -107,11 +107,13 @@ export function readWebRtcOffer(input: string | Uint8Array): WebRtcOffer {
   const sections = sdp.media.map((m, index) => readMedia(m, index, session));
   const mids = new Set<string>();
   for (const s of sections) {
-    if (mids.has(s.media.mid)) throw new OfferError('duplicate_mid', `${s.where}: mid ${JSON.stringify(s.media.mid)} used twice`);
+    if (mids.has(s.media.mid))
+      throw new OfferError('duplicate_mid', `${s.where}: mid ${JSON.stringify(s.media.mid)} used twice`);
     mids.add(s.media.mid);
   }
   for (const mid of session.bundle) {
-    if (!mids.has(mid)) throw new OfferError('bad_attribute', `BUNDLE names mid ${JSON.stringify(mid)}, which no media section has`);
+    if (!mids.has(mid))
+      throw new OfferError('bad_attribute', `BUNDLE names mid ${JSON.stringify(mid)}, which no media section has`);
   }
   // RFC 8843 7.2: a bundle-only section may leave its transport to the group's first (tagged) section.
   const tag = sections.find((s) => s.media.mid === session.bundle[0]);
@@ -190,7 +192,10 @@ function readTransportAttribute(a: Attribute, into: TransportAttributes, where: 
     case 'setup': {
       const role = a.value.toLowerCase();
       if (role !== 'actpass' && role !== 'active' && role !== 'passive') {
-        throw new OfferError('bad_setup', `${where}: a=setup:${a.value.slice(0, 20)} is not actpass, active or passive`);
+        throw new OfferError(
+          'bad_setup',
+          `${where}: a=setup:${a.value.slice(0, 20)} is not actpass, active or passive`,
+        );
       }
       if (into.setup === null) into.setup = role;
       return true;
@@ -217,11 +222,15 @@ interface SectionDraft {
 
 function withTransport(s: SectionDraft, tag: SectionDraft | undefined): OfferMedia {
   const own = s.transport;
-  const from = own.iceUfrag === null && own.icePwd === null && own.fingerprints.length === 0 && tag ? tag.transport : own;
+  const from =
+    own.iceUfrag === null && own.icePwd === null && own.fingerprints.length === 0 && tag ? tag.transport : own;
   const { iceUfrag, icePwd, fingerprints, setup } = from;
-  if (iceUfrag === null || !ICE_UFRAG.test(iceUfrag)) throw new OfferError('bad_ice_credentials', `${s.where}: missing or malformed a=ice-ufrag`);
-  if (icePwd === null || !ICE_PWD.test(icePwd)) throw new OfferError('bad_ice_credentials', `${s.where}: missing or malformed a=ice-pwd`);
-  if (fingerprints.length === 0) throw new OfferError('bad_fingerprint', `${s.where}: no a=fingerprint (DTLS-SRTP needs one)`);
+  if (iceUfrag === null || !ICE_UFRAG.test(iceUfrag))
+    throw new OfferError('bad_ice_credentials', `${s.where}: missing or malformed a=ice-ufrag`);
+  if (icePwd === null || !ICE_PWD.test(icePwd))
+    throw new OfferError('bad_ice_credentials', `${s.where}: missing or malformed a=ice-pwd`);
+  if (fingerprints.length === 0)
+    throw new OfferError('bad_fingerprint', `${s.where}: no a=fingerprint (DTLS-SRTP needs one)`);
   if (setup === null) throw new OfferError('bad_setup', `${s.where}: no a=setup`);
   return { ...s.media, iceUfrag, icePwd, fingerprints, setup };
 }
@@ -241,7 +250,11 @@ function readMedia(m: SdpMedia, index: number, session: SessionAttributes): Sect
     if (!a || readTransportAttribute(a, own, where)) continue;
     switch (a.name) {
       case 'mid':
-        if (!MID.test(a.value)) throw new OfferError('bad_mid', `${where}: a=mid ${JSON.stringify(a.value.slice(0, 40))} is not a token of 1..32 characters`);
+        if (!MID.test(a.value))
+          throw new OfferError(
+            'bad_mid',
+            `${where}: a=mid ${JSON.stringify(a.value.slice(0, 40))} is not a token of 1..32 characters`,
+          );
         if (mid === null) mid = a.value;
         break;
       case 'rtcp-mux':
@@ -260,7 +273,8 @@ function readMedia(m: SdpMedia, index: number, session: SessionAttributes): Sect
         try {
           candidates.push(parseCandidate(a.value));
         } catch (err) {
-          if (err instanceof CandidateError) throw new OfferError('bad_candidate', `${where}: candidate ${candidates.length + 1}: ${err.message}`);
+          if (err instanceof CandidateError)
+            throw new OfferError('bad_candidate', `${where}: candidate ${candidates.length + 1}: ${err.message}`);
           throw err;
         }
         break;
@@ -276,7 +290,10 @@ function readMedia(m: SdpMedia, index: number, session: SessionAttributes): Sect
 
   const isRtp = RTP_PROTOS.has(m.proto.toUpperCase());
   if (!isRtp && (m.media === 'audio' || m.media === 'video')) {
-    throw new OfferError('bad_media', `${where}: protocol ${m.proto.slice(0, 40)} is not DTLS-SRTP (UDP/TLS/RTP/SAVPF)`);
+    throw new OfferError(
+      'bad_media',
+      `${where}: protocol ${m.proto.slice(0, 40)} is not DTLS-SRTP (UDP/TLS/RTP/SAVPF)`,
+    );
   }
   const codecs = isRtp ? readCodecs(m, feedback, where) : [];
   const rtx = new Map<number, number>();
@@ -317,11 +334,16 @@ function readMedia(m: SdpMedia, index: number, session: SessionAttributes): Sect
   };
 }
 
-function readCodecs(m: SdpMedia, feedback: ReadonlyArray<{ pt: number | '*'; fb: RtcpFeedback }>, where: string): OfferCodec[] {
+function readCodecs(
+  m: SdpMedia,
+  feedback: ReadonlyArray<{ pt: number | '*'; fb: RtcpFeedback }>,
+  where: string,
+): OfferCodec[] {
   const codecs: OfferCodec[] = [];
   const seen = new Set<number>();
   for (const format of m.formats) {
-    if (!/^\d{1,3}$/.test(format) || Number(format) > 127) throw new OfferError('bad_media', `${where}: payload type ${JSON.stringify(format.slice(0, 10))} is not 0..127`);
+    if (!/^\d{1,3}$/.test(format) || Number(format) > 127)
+      throw new OfferError('bad_media', `${where}: payload type ${JSON.stringify(format.slice(0, 10))} is not 0..127`);
     const pt = Number(format);
     if (seen.has(pt)) throw new OfferError('bad_media', `${where}: payload type ${pt} listed twice`);
     seen.add(pt);
@@ -333,7 +355,8 @@ function readCodecs(m: SdpMedia, feedback: ReadonlyArray<{ pt: number | '*'; fb:
     if (!map && !fixed) continue;
     const fbs: RtcpFeedback[] = [];
     for (const f of feedback) {
-      if ((f.pt === '*' || f.pt === pt) && !fbs.some((x) => x.type === f.fb.type && x.parameter === f.fb.parameter)) fbs.push(f.fb);
+      if ((f.pt === '*' || f.pt === pt) && !fbs.some((x) => x.type === f.fb.type && x.parameter === f.fb.parameter))
+        fbs.push(f.fb);
     }
     codecs.push({
       payloadType: pt,
@@ -350,7 +373,8 @@ function readCodecs(m: SdpMedia, feedback: ReadonlyArray<{ pt: number | '*'; fb:
 function readRtcpFeedback(value: string, where: string): { pt: number | '*'; fb: RtcpFeedback } {
   const [ptField = '', type = '', parameter, ...rest] = value.split(/\s+/);
   const pt = ptField === '*' ? '*' : /^\d{1,3}$/.test(ptField) && Number(ptField) <= 127 ? Number(ptField) : null;
-  if (pt === null || type === '' || rest.length > 1) throw new OfferError('bad_attribute', `${where}: malformed a=rtcp-fb:${value.slice(0, 40)}`);
+  if (pt === null || type === '' || rest.length > 1)
+    throw new OfferError('bad_attribute', `${where}: malformed a=rtcp-fb:${value.slice(0, 40)}`);
   return { pt, fb: { type: type.toLowerCase(), parameter: parameter === undefined ? null : parameter.toLowerCase() } };
 }
 
@@ -378,4 +402,3 @@ function attribute(line: SdpLine): Attribute | null {
   if (colon < 0) return { name: line.value.trim().toLowerCase(), value: '' };
   return { name: line.value.slice(0, colon).trim().toLowerCase(), value: line.value.slice(colon + 1).trim() };
 }
-

@@ -67,7 +67,10 @@ export class RtpRewriter {
     else {
       const delta = (inTs - this.lastIn) | 0;
       // Backwards or a jump of more than 10 s (a camera clock restart): continue one frame on.
-      outTs = delta > 0 && delta < this.opts.clockRate * 10 ? (this.lastOut + delta) >>> 0 : (this.lastOut + this.tick * 40) >>> 0;
+      outTs =
+        delta > 0 && delta < this.opts.clockRate * 10
+          ? (this.lastOut + delta) >>> 0
+          : (this.lastOut + this.tick * 40) >>> 0;
     }
     this.lastIn = inTs;
     this.lastOut = outTs;
@@ -90,7 +93,7 @@ export interface PeerFeedback {
 
 export function readPeerFeedback(packet: Buffer): PeerFeedback {
   const out: PeerFeedback = { pli: 0, fir: 0, nack: 0 };
-  for (let offset = 0; offset + 4 <= packet.length; ) {
+  for (let offset = 0; offset + 4 <= packet.length;) {
     const first = packet[offset] as number;
     if (first >> 6 !== 2) break;
     const type = packet[offset + 1] as number;

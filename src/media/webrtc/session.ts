@@ -21,7 +21,8 @@ import { readPeerFeedback, RtpRewriter } from './rtp-rewriter.js';
 // is dropped; the session ends at maxLifetimeMs (rtsp.max_session_s), on DELETE, or when the
 // fan-out evicts it. Every end runs close() once, which detaches and closes the PeerConnection.
 
-export type SessionEnd = 'deleted' | 'ice_timeout' | 'ice_failed' | 'consent_lost' | 'max_lifetime' | 'evicted' | 'shutdown';
+export type SessionEnd =
+  'deleted' | 'ice_timeout' | 'ice_failed' | 'consent_lost' | 'max_lifetime' | 'evicted' | 'shutdown';
 
 export interface WebRtcSessionOptions {
   id: string;
@@ -89,7 +90,15 @@ interface Sender {
 const GATHER_TIMEOUT_MS = 5000;
 
 export class WebRtcSession {
-  readonly counters: SessionCounters = { packetsSent: 0, packetsFailed: 0, pli: 0, fir: 0, nack: 0, keyframesFromCache: 0, keyframesFromCamera: 0 };
+  readonly counters: SessionCounters = {
+    packetsSent: 0,
+    packetsFailed: 0,
+    pli: 0,
+    fir: 0,
+    nack: 0,
+    keyframesFromCache: 0,
+    keyframesFromCamera: 0,
+  };
   private readonly pc: PeerConnection;
   private video: Sender | null = null;
   private audio: Sender | null = null;
@@ -169,13 +178,21 @@ export class WebRtcSession {
         if (choice.video.encoding === 'H265') v.addH265Codec(choice.video.payloadType);
         else v.addH264Codec(choice.video.payloadType, choice.video.fmtp);
         v.addSSRC(videoSsrc, cname, streamId, 'video');
-        this.video = this.sender(this.addTrack(v), { ssrc: videoSsrc, payloadType: choice.video.payloadType, clockRate: 90000 }, choice.video.cameraTrack);
+        this.video = this.sender(
+          this.addTrack(v),
+          { ssrc: videoSsrc, payloadType: choice.video.payloadType, clockRate: 90000 },
+          choice.video.cameraTrack,
+        );
       } else if (choice.audio && m.index === choice.audio.offerIndex) {
         const a = new Audio(m.mid, 'SendOnly');
         if (choice.audio.encoding === 'OPUS') a.addOpusCodec(choice.audio.payloadType);
         else a.addAudioCodec(choice.audio.payloadType, `${choice.audio.encoding}/${choice.audio.clockRate}`);
         a.addSSRC(audioSsrc, cname, streamId, 'audio');
-        this.audio = this.sender(this.addTrack(a), { ssrc: audioSsrc, payloadType: choice.audio.payloadType, clockRate: choice.audio.clockRate }, choice.audio.cameraTrack);
+        this.audio = this.sender(
+          this.addTrack(a),
+          { ssrc: audioSsrc, payloadType: choice.audio.payloadType, clockRate: choice.audio.clockRate },
+          choice.audio.cameraTrack,
+        );
       } else if (m.kind === 'audio' || m.kind === 'video') {
         // Otherwise the stack answers such a section on its own, with every offered codec.
         this.addTrack(m.kind === 'audio' ? new Audio(m.mid, 'Inactive') : new Video(m.mid, 'Inactive'));
@@ -186,7 +203,9 @@ export class WebRtcSession {
       if (state === 'connected' || state === 'completed') this.mark('iceConnected');
     });
     const gathered = new Promise<void>((resolve, reject) => {
-      const timer = this.timer(GATHER_TIMEOUT_MS, () => reject(new WhepRefusedError('stack_failed', 'the WebRTC stack gathered no candidates in time', 5)));
+      const timer = this.timer(GATHER_TIMEOUT_MS, () =>
+        reject(new WhepRefusedError('stack_failed', 'the WebRTC stack gathered no candidates in time', 5)),
+      );
       this.pc.onGatheringStateChange((state) => {
         if (state !== 'complete') return;
         clearTimeout(timer);
@@ -209,7 +228,13 @@ export class WebRtcSession {
     // Started with the answer, as the video's camera session: ffmpeg's start overlaps ICE and DTLS.
     if (choice.audio?.transcoded) this.stopOpus = this.opts.opus?.((packet) => this.sendOpus(packet)) ?? null;
     this.mark('answer');
-    return writeAnswer(offer, choice, readLocalTransport(local.sdp), { videoSsrc, audioSsrc, cname, streamId, sessionId: String(randomInt(1, 2 ** 47)) });
+    return writeAnswer(offer, choice, readLocalTransport(local.sdp), {
+      videoSsrc,
+      audioSsrc,
+      cname,
+      streamId,
+      sessionId: String(randomInt(1, 2 ** 47)),
+    });
   }
 
   /**
@@ -225,10 +250,18 @@ export class WebRtcSession {
     return track;
   }
 
-  private sender(track: Track, header: { ssrc: number; payloadType: number; clockRate: number }, cameraTrack: number): Sender {
+  private sender(
+    track: Track,
+    header: { ssrc: number; payloadType: number; clockRate: number },
+    cameraTrack: number,
+  ): Sender {
     // libdatachannel keeps the last packets sent and resends those a NACK names (bounded, in C++).
     track.setMediaHandler(new RtcpNackResponder(this.opts.nackBufferPackets));
-    const rewriter = new RtpRewriter({ ...header, initialSequence: randomInt(0, 0x10000), initialTimestamp: randomInt(0, 0xffffffff) });
+    const rewriter = new RtpRewriter({
+      ...header,
+      initialSequence: randomInt(0, 0x10000),
+      initialTimestamp: randomInt(0, 0xffffffff),
+    });
     const sender = { track, rewriter, cameraTrack };
     track.onOpen(() => {
       if (sender !== this.video) return;
@@ -264,10 +297,14 @@ export class WebRtcSession {
         }
         // Cached audio is in the past: it would only delay the sound behind the picture. AAC that
         // is transcoded comes from the transcoder instead (sendOpus).
-        else if (this.audio && track === this.audio.cameraTrack && !this.inBurst && !this.opts.choice.audio?.transcoded) this.send(this.audio, packet);
+        else if (this.audio && track === this.audio.cameraTrack && !this.inBurst && !this.opts.choice.audio?.transcoded)
+          this.send(this.audio, packet);
       } catch (err) {
         this.counters.packetsFailed++;
-        this.opts.logger.debug({ session: this.opts.id, err: (err as Error).message }, 'webrtc: a packet could not be sent');
+        this.opts.logger.debug(
+          { session: this.opts.id, err: (err as Error).message },
+          'webrtc: a packet could not be sent',
+        );
       }
     },
     deliverRtcp: () => undefined,
@@ -315,7 +352,17 @@ export class WebRtcSession {
     if (this.timeline.burstPackets > 0) this.mark('burstSent');
   }
 
-  private mark(step: 'answer' | 'iceConnected' | 'dtlsConnected' | 'videoOpen' | 'firstVideoPacket' | 'burstSent' | 'firstLivePacket' | 'firstKeyframeRequest'): void {
+  private mark(
+    step:
+      | 'answer'
+      | 'iceConnected'
+      | 'dtlsConnected'
+      | 'videoOpen'
+      | 'firstVideoPacket'
+      | 'burstSent'
+      | 'firstLivePacket'
+      | 'firstKeyframeRequest',
+  ): void {
     this.timeline[step] ??= Math.round(performance.now() - this.t0);
   }
 
@@ -411,10 +458,22 @@ export class WebRtcSession {
         for (const track of this.tracks) track.close();
         this.pc.close();
       } catch (err) {
-        this.opts.logger.debug({ session: this.opts.id, err: (err as Error).message }, 'webrtc: closing the peer connection failed');
+        this.opts.logger.debug(
+          { session: this.opts.id, err: (err as Error).message },
+          'webrtc: closing the peer connection failed',
+        );
       }
     });
-    this.opts.logger.info({ session: this.opts.id, reason, packetsSent: this.counters.packetsSent, pli: this.counters.pli, nack: this.counters.nack }, 'webrtc session ended');
+    this.opts.logger.info(
+      {
+        session: this.opts.id,
+        reason,
+        packetsSent: this.counters.packetsSent,
+        pli: this.counters.pli,
+        nack: this.counters.nack,
+      },
+      'webrtc session ended',
+    );
     this.opts.onEnd(this, reason);
   }
 }

@@ -73,8 +73,22 @@ export class WebRtcSessions {
   private starting = 0;
   private closing = false;
   private readonly totals = { packetsSent: 0, pli: 0, nack: 0, keyframesFromCache: 0, keyframesFromCamera: 0 };
-  private readonly refused: WebRtcStats['refused'] = { capacity: 0, per_address_limit: 0, bad_offer: 0, no_common_codec: 0, stream_unavailable: 0 };
-  private readonly ended: WebRtcStats['ended'] = { deleted: 0, ice_timeout: 0, ice_failed: 0, consent_lost: 0, max_lifetime: 0, evicted: 0, shutdown: 0 };
+  private readonly refused: WebRtcStats['refused'] = {
+    capacity: 0,
+    per_address_limit: 0,
+    bad_offer: 0,
+    no_common_codec: 0,
+    stream_unavailable: 0,
+  };
+  private readonly ended: WebRtcStats['ended'] = {
+    deleted: 0,
+    ice_timeout: 0,
+    ice_failed: 0,
+    consent_lost: 0,
+    max_lifetime: 0,
+    evicted: 0,
+    shutdown: 0,
+  };
 
   constructor(private readonly opts: WebRtcSessionsOptions) {}
 
@@ -82,12 +96,20 @@ export class WebRtcSessions {
   async start(req: StartRequest): Promise<{ id: string; answer: string }> {
     if (this.closing || this.sessions.size + this.starting >= this.opts.maxSessions) {
       this.refused.capacity++;
-      throw new WhepRefusedError('capacity', `the gateway serves at most ${this.opts.maxSessions} WebRTC sessions (webrtc.max_sessions)`, 30);
+      throw new WhepRefusedError(
+        'capacity',
+        `the gateway serves at most ${this.opts.maxSessions} WebRTC sessions (webrtc.max_sessions)`,
+        30,
+      );
     }
     const held = this.perAddress.get(req.address) ?? 0;
     if (held >= this.opts.maxSessionsPerAddress) {
       this.refused.per_address_limit++;
-      throw new WhepRefusedError('per_address_limit', `at most ${this.opts.maxSessionsPerAddress} WebRTC sessions per client address (webrtc.max_sessions_per_address)`, 10);
+      throw new WhepRefusedError(
+        'per_address_limit',
+        `at most ${this.opts.maxSessionsPerAddress} WebRTC sessions per client address (webrtc.max_sessions_per_address)`,
+        10,
+      );
     }
     this.starting++;
     this.perAddress.set(req.address, held + 1);
@@ -126,10 +148,22 @@ export class WebRtcSessions {
       throw err;
     }
     if (choice.audio?.transcoded && !transcoders?.available(req.deviceId, req.profile)) {
-      choice = { ...choice, audio: null, audioDropped: `AAC needs a transcoder to Opus and ${transcoders?.limit ?? 0} run already (webrtc.max_audio_transcoders)` };
+      choice = {
+        ...choice,
+        audio: null,
+        audioDropped: `AAC needs a transcoder to Opus and ${transcoders?.limit ?? 0} run already (webrtc.max_audio_transcoders)`,
+      };
     }
-    if (choice.audioDropped) this.opts.logger.info({ device: req.deviceId, reason: choice.audioDropped }, 'webrtc: the camera\'s audio is not sent');
-    if (choice.video.profileMatch === 'assumed') this.opts.logger.info({ device: req.deviceId, fmtp: choice.video.fmtp }, 'webrtc: the browser offers no decoder profile covering the camera\'s; sending it anyway');
+    if (choice.audioDropped)
+      this.opts.logger.info(
+        { device: req.deviceId, reason: choice.audioDropped },
+        "webrtc: the camera's audio is not sent",
+      );
+    if (choice.video.profileMatch === 'assumed')
+      this.opts.logger.info(
+        { device: req.deviceId, fmtp: choice.video.fmtp },
+        "webrtc: the browser offers no decoder profile covering the camera's; sending it anyway",
+      );
     const id = randomBytes(16).toString('base64url');
     const sessionOpts: WebRtcSessionOptions = {
       id,
@@ -146,11 +180,14 @@ export class WebRtcSessions {
       keyframeIntervalMs: 1000,
       logger: this.opts.logger,
       ...(req.receivedAt !== undefined ? { receivedAt: req.receivedAt } : {}),
-      ...(transcoders ? { opus: (listener: (packet: Buffer) => void) => transcoders.subscribe(req.deviceId, req.profile, listener) } : {}),
+      ...(transcoders
+        ? { opus: (listener: (packet: Buffer) => void) => transcoders.subscribe(req.deviceId, req.profile, listener) }
+        : {}),
       onEnd: (session, reason) => this.ended_(id, session, reason),
     };
     const { session, answer } = await WebRtcSession.open(sessionOpts);
-    if (session.endReason !== null) throw new WhepRefusedError('stack_failed', 'the WebRTC session ended while it was being set up', 5);
+    if (session.endReason !== null)
+      throw new WhepRefusedError('stack_failed', 'the WebRTC session ended while it was being set up', 5);
     this.sessions.set(id, { session, ticket: req.ticket, address: req.address });
     return { id, answer };
   }

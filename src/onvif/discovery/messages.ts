@@ -146,7 +146,11 @@ function bodyElement(xml: string): { local: string; ns: string | null } | null {
  * keeps one parser (and one set of refusals) for everything a device sends.
  */
 async function parseSoapHeader(xml: string): Promise<XmlObject> {
-  const swapped = xml.replace(new RegExp(`<(/?)(${NAME}:)?(Header|Body)(?=[\\s/>])`, 'g'), (_m, slash: string, prefix: string | undefined, name: string) => `<${slash}${prefix ?? ''}${name === 'Header' ? 'Body' : 'SwappedBody'}`);
+  const swapped = xml.replace(
+    new RegExp(`<(/?)(${NAME}:)?(Header|Body)(?=[\\s/>])`, 'g'),
+    (_m, slash: string, prefix: string | undefined, name: string) =>
+      `<${slash}${prefix ?? ''}${name === 'Header' ? 'Body' : 'SwappedBody'}`,
+  );
   try {
     return await parseSoapBody(swapped);
   } catch {
@@ -306,7 +310,8 @@ function esc(s: string): string {
 
 function list(name: string, items: readonly string[]): string {
   for (const item of items) {
-    if (item.length === 0 || /\s/.test(item)) throw new TypeError(`${name} entries must be non-empty and free of whitespace: ${JSON.stringify(item)}`);
+    if (item.length === 0 || /\s/.test(item))
+      throw new TypeError(`${name} entries must be non-empty and free of whitespace: ${JSON.stringify(item)}`);
   }
   return esc(items.join(' '));
 }
@@ -373,10 +378,16 @@ export function buildProbeMatch(d: DeviceDescription & { relatesTo: string }): s
 
 /** The multicast announcement of a device joining the network. */
 export function buildHello(d: DeviceDescription): string {
-  return envelope(addressing('Hello', d.messageId, WSD_TO) + appSequence(d.appSequence), `<d:Hello>${description(d, true)}</d:Hello>`);
+  return envelope(
+    addressing('Hello', d.messageId, WSD_TO) + appSequence(d.appSequence),
+    `<d:Hello>${description(d, true)}</d:Hello>`,
+  );
 }
 
 /** The multicast announcement of a device leaving; only the endpoint and types are sent. */
 export function buildBye(d: Pick<DeviceDescription, 'messageId' | 'endpoint' | 'types' | 'appSequence'>): string {
-  return envelope(addressing('Bye', d.messageId, WSD_TO) + appSequence(d.appSequence), `<d:Bye>${description(d, false)}</d:Bye>`);
+  return envelope(
+    addressing('Bye', d.messageId, WSD_TO) + appSequence(d.appSequence),
+    `<d:Bye>${description(d, false)}</d:Bye>`,
+  );
 }

@@ -102,7 +102,10 @@ export async function createDiscoveryResponder(opts: DiscoveryResponderOptions):
     try {
       multicastSocket.addMembership(group, opts.interfaceAddress);
     } catch (err) {
-      log.warn({ err, endpoint: opts.endpoint }, 'discovery responder: cannot join the multicast group; answering unicast Probes only');
+      log.warn(
+        { err, endpoint: opts.endpoint },
+        'discovery responder: cannot join the multicast group; answering unicast Probes only',
+      );
     }
     sender = opts.address === undefined ? multicastSocket : await open(port, opts.address);
   } catch (err) {

@@ -5,7 +5,14 @@ import { isIPv4 } from 'node:net';
 import os from 'node:os';
 import type { BaseLogger } from 'pino';
 import { stableEndpoint } from '../../domain/device-alias.js';
-import { buildProbe, isOnvifCamera, MAX_DISCOVERY_MESSAGE_BYTES, parseDiscoveryMessages, WSD_MULTICAST_ADDRESS, WSD_PORT } from './messages.js';
+import {
+  buildProbe,
+  isOnvifCamera,
+  MAX_DISCOVERY_MESSAGE_BYTES,
+  parseDiscoveryMessages,
+  WSD_MULTICAST_ADDRESS,
+  WSD_PORT,
+} from './messages.js';
 import { bindSocket, closeSocket } from './udp.js';
 
 // The I/O edge of WS-Discovery. Probes leave from one ephemeral socket per interface (bound to the
@@ -74,7 +81,10 @@ type NetworkInterfaces = NodeJS.Dict<os.NetworkInterfaceInfo[]>;
  * no names every non-internal interface that has an IPv4 address. `missing` lists named interfaces
  * that are absent or have no IPv4 address yet.
  */
-export function selectInterfaces(names: readonly string[], nics: NetworkInterfaces): { selected: InterfaceAddress[]; missing: string[] } {
+export function selectInterfaces(
+  names: readonly string[],
+  nics: NetworkInterfaces,
+): { selected: InterfaceAddress[]; missing: string[] } {
   const ipv4 = (name: string, allowInternal: boolean): string | null =>
     nics[name]?.find((a) => a.family === 'IPv4' && (allowInternal || !a.internal))?.address ?? null;
   const selected: InterfaceAddress[] = [];
@@ -97,7 +107,8 @@ export function parseUnicastTarget(target: string, defaultPort: number): Unicast
   const m = /^([^\s:]+)(?::(\d{1,5}))?$/.exec(target.trim());
   const host = m?.[1];
   const port = m?.[2] === undefined ? defaultPort : Number(m[2]);
-  if (!m || host === undefined || port < 1 || port > 65535) throw new RangeError(`unicast target ${JSON.stringify(target)} is not host or host:port (IPv4)`);
+  if (!m || host === undefined || port < 1 || port > 65535)
+    throw new RangeError(`unicast target ${JSON.stringify(target)} is not host or host:port (IPv4)`);
   return { host, port };
 }
 
@@ -140,10 +151,12 @@ class DiscoveryService extends EventEmitter<DiscoveryEvents> implements Discover
     this.group = opts.multicastAddress ?? WSD_MULTICAST_ADDRESS;
     this.multicast = opts.multicast ?? true;
     this.log = opts.logger;
-    if (!Number.isInteger(this.port) || this.port < 1 || this.port > 65535) throw new RangeError(`discovery port ${this.port} out of range`);
+    if (!Number.isInteger(this.port) || this.port < 1 || this.port > 65535)
+      throw new RangeError(`discovery port ${this.port} out of range`);
     if (!isIPv4(this.group)) throw new RangeError(`multicast address ${this.group} is not IPv4`);
     // setInterval silently turns delays past 2^31-1 ms into 1 ms, which would flood the LAN.
-    if (!(opts.intervalS > 0) || opts.intervalS * 1000 > 2 ** 31 - 1) throw new RangeError(`discovery interval ${opts.intervalS} s is not a positive number`);
+    if (!(opts.intervalS > 0) || opts.intervalS * 1000 > 2 ** 31 - 1)
+      throw new RangeError(`discovery interval ${opts.intervalS} s is not a positive number`);
     this.targets = opts.unicastTargets.map((t) => parseUnicastTarget(t, this.port));
   }
 
@@ -184,14 +197,18 @@ class DiscoveryService extends EventEmitter<DiscoveryEvents> implements Discover
       await bindSocket(socket, this.port, '0.0.0.0');
       this.listener = socket;
     } catch (err) {
-      this.log.warn({ err, port: this.port }, 'discovery: cannot bind the discovery port (another process holds it); Hello/Bye will not be heard, probing continues');
+      this.log.warn(
+        { err, port: this.port },
+        'discovery: cannot bind the discovery port (another process holds it); Hello/Bye will not be heard, probing continues',
+      );
       await closeSocket(socket);
     }
   }
 
   /** Sends one round of Probes now: multicast on each interface and to each unicast target. */
   probeNow(): Promise<void> {
-    if (this.state !== 'started') return Promise.reject(new Error(this.state === 'new' ? 'discovery not started' : 'discovery was stopped'));
+    if (this.state !== 'started')
+      return Promise.reject(new Error(this.state === 'new' ? 'discovery not started' : 'discovery was stopped'));
     const run = this.queue.then(() => this.runRound());
     this.queue = run.catch(() => undefined);
     return run;
@@ -204,13 +221,25 @@ class DiscoveryService extends EventEmitter<DiscoveryEvents> implements Discover
     const round: Round = { probes: new Map(), seen: new Set() };
     this.round = round;
     const sends: Promise<void>[] = [];
-    const probe = (socket: dgram.Socket, via: FoundVia, port: number, host: string, what: Record<string, unknown>): void => {
+    const probe = (
+      socket: dgram.Socket,
+      via: FoundVia,
+      port: number,
+      host: string,
+      what: Record<string, unknown>,
+    ): void => {
       const id = `urn:uuid:${randomUUID()}`;
       round.probes.set(id, via);
-      sends.push(send(socket, buildProbe(id), port, host).catch((err: unknown) => this.log.warn({ err, ...what }, 'discovery: probe not sent')));
+      sends.push(
+        send(socket, buildProbe(id), port, host).catch((err: unknown) =>
+          this.log.warn({ err, ...what }, 'discovery: probe not sent'),
+        ),
+      );
     };
     for (const s of this.ifaceSockets.values()) probe(s.socket, 'probe', this.port, this.group, { interface: s.name });
-    if (this.unicastSocket) for (const t of this.targets) probe(this.unicastSocket, 'unicast', t.port, t.host, { target: `${t.host}:${t.port}` });
+    if (this.unicastSocket)
+      for (const t of this.targets)
+        probe(this.unicastSocket, 'unicast', t.port, t.host, { target: `${t.host}:${t.port}` });
     await Promise.all(sends);
   }
 
@@ -219,7 +248,11 @@ class DiscoveryService extends EventEmitter<DiscoveryEvents> implements Discover
     const { selected, missing } = selectInterfaces(this.opts.interfaces, os.networkInterfaces());
     const missingText = missing.join(',');
     if (missingText !== this.lastMissing) {
-      if (missing.length > 0) this.log.warn({ interfaces: missing }, 'discovery: interfaces absent or without an IPv4 address; not probing there');
+      if (missing.length > 0)
+        this.log.warn(
+          { interfaces: missing },
+          'discovery: interfaces absent or without an IPv4 address; not probing there',
+        );
       this.lastMissing = missingText;
     }
     const wanted = new Map(selected.map((i) => [`${i.name}|${i.address}`, i]));
@@ -261,7 +294,10 @@ class DiscoveryService extends EventEmitter<DiscoveryEvents> implements Discover
       // After an address change the kernel keeps the membership (it is per interface), so joining
       // again through the new address reports it as in use: already joined is what we want.
       if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE') return;
-      this.log.warn({ err, interface: iface.name }, 'discovery: cannot join the multicast group; Hello/Bye on this interface will not be heard');
+      this.log.warn(
+        { err, interface: iface.name },
+        'discovery: cannot join the multicast group; Hello/Bye on this interface will not be heard',
+      );
     }
   }
 
@@ -279,7 +315,9 @@ class DiscoveryService extends EventEmitter<DiscoveryEvents> implements Discover
     // software on the host (and, in tests, with simulated cameras).
     const socket = dgram.createSocket({ type: 'udp4', reuseAddr: true });
     socket.on('message', (buf, rinfo) => {
-      this.receive(buf, rinfo.address).catch((err: unknown) => this.log.error({ err, from: rinfo.address }, 'discovery: datagram handling failed'));
+      this.receive(buf, rinfo.address).catch((err: unknown) =>
+        this.log.error({ err, from: rinfo.address }, 'discovery: datagram handling failed'),
+      );
     });
     socket.on('error', (err) => this.log.warn({ err, socket: kind }, 'discovery: socket error'));
     return socket;
@@ -293,7 +331,8 @@ class DiscoveryService extends EventEmitter<DiscoveryEvents> implements Discover
     const messages = await parseDiscoveryMessages(buf.toString('utf8'));
     if (!messages || this.state !== 'started') return;
     const first = messages[0];
-    if (first && first.kind !== 'probeMatch' && first.messageId && this.isRepeat(`${first.kind}|${first.messageId}`)) return;
+    if (first && first.kind !== 'probeMatch' && first.messageId && this.isRepeat(`${first.kind}|${first.messageId}`))
+      return;
     for (const m of messages) {
       const key = stableEndpoint(m.endpoint) ?? m.endpoint;
       if (m.kind === 'bye') {
@@ -306,7 +345,10 @@ class DiscoveryService extends EventEmitter<DiscoveryEvents> implements Discover
       if (m.kind === 'probeMatch') {
         const probedVia = m.relatesTo === null ? undefined : this.round.probes.get(m.relatesTo);
         if (probedVia === undefined) {
-          this.log.debug({ from, relatesTo: m.relatesTo }, 'discovery: ProbeMatch for a Probe of another round or client ignored');
+          this.log.debug(
+            { from, relatesTo: m.relatesTo },
+            'discovery: ProbeMatch for a Probe of another round or client ignored',
+          );
           continue;
         }
         if (this.round.seen.has(key)) continue;

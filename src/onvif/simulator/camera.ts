@@ -49,18 +49,40 @@ interface Subscription {
 const MAX_QUEUE = 100;
 const MAX_BODY = 256 * 1024;
 
-function topicFor(style: TopicStyle, kind: EventKind, active: boolean): Pick<R.SimNotification, 'topic' | 'source' | 'data'> {
+function topicFor(
+  style: TopicStyle,
+  kind: EventKind,
+  active: boolean,
+): Pick<R.SimNotification, 'topic' | 'source' | 'data'> {
   const v = active ? 'true' : 'false';
-  const src: Array<[string, string]> = [['VideoSourceConfigurationToken', 'VideoSourceConfig_1'], ['VideoAnalyticsConfigurationToken', 'VideoAnalytics_1'], ['Rule', `${kind}Rule`]];
+  const src: Array<[string, string]> = [
+    ['VideoSourceConfigurationToken', 'VideoSourceConfig_1'],
+    ['VideoAnalyticsConfigurationToken', 'VideoAnalytics_1'],
+    ['Rule', `${kind}Rule`],
+  ];
   if (style === 'axis') {
-    if (kind === 'motion') return { topic: 'tns1:VideoSource/MotionAlarm', source: [['Source', 'VideoSource_1']], data: [['State', v]] };
-    return { topic: 'tns1:RuleEngine/ObjectDetection/Object', source: src, data: [['ClassTypes', kind === 'human' ? 'Human' : 'Vehicle'], ['State', v]] };
+    if (kind === 'motion')
+      return { topic: 'tns1:VideoSource/MotionAlarm', source: [['Source', 'VideoSource_1']], data: [['State', v]] };
+    return {
+      topic: 'tns1:RuleEngine/ObjectDetection/Object',
+      source: src,
+      data: [
+        ['ClassTypes', kind === 'human' ? 'Human' : 'Vehicle'],
+        ['State', v],
+      ],
+    };
   }
   if (style === 'tplink') {
-    if (kind === 'motion') return { topic: 'tns1:RuleEngine/CellMotionDetector/Motion', source: src, data: [['IsMotion', v]] };
-    return { topic: 'tptopic:RuleEngine/TPSmartEventDetector/TPSmartEvent', source: src, data: [[kind === 'human' ? 'IsPeople' : 'IsVehicle', v]] };
+    if (kind === 'motion')
+      return { topic: 'tns1:RuleEngine/CellMotionDetector/Motion', source: src, data: [['IsMotion', v]] };
+    return {
+      topic: 'tptopic:RuleEngine/TPSmartEventDetector/TPSmartEvent',
+      source: src,
+      data: [[kind === 'human' ? 'IsPeople' : 'IsVehicle', v]],
+    };
   }
-  if (kind === 'motion') return { topic: 'tns1:RuleEngine/CellMotionDetector/Motion', source: src, data: [['IsMotion', v]] };
+  if (kind === 'motion')
+    return { topic: 'tns1:RuleEngine/CellMotionDetector/Motion', source: src, data: [['IsMotion', v]] };
   if (kind === 'human') return { topic: 'tns1:RuleEngine/PeopleDetector/People', source: src, data: [['IsPeople', v]] };
   return { topic: 'tns1:RuleEngine/MyRuleDetector/VehicleDetect', source: src, data: [['State', v]] };
 }
@@ -95,7 +117,14 @@ export class SimulatedCamera {
     this.password = opts.password;
     this.endpoint = opts.endpoint ?? `urn:uuid:${randomUUID()}`;
     this.snapshot = new SimulatedSnapshot(() => ({ username: opts.username, password: this.password }));
-    this.identity = { manufacturer: 'SimCam', model: 'SIM-4MP', firmware: '1.0.0', serial: this.endpoint.slice(-12), hardwareId: 'sim', ...opts.identity };
+    this.identity = {
+      manufacturer: 'SimCam',
+      model: 'SIM-4MP',
+      firmware: '1.0.0',
+      serial: this.endpoint.slice(-12),
+      hardwareId: 'sim',
+      ...opts.identity,
+    };
   }
 
   get baseUrl(): string {
@@ -156,7 +185,11 @@ export class SimulatedCamera {
   /** Starts or stops an event of one kind; every subscription gets the camera's notification. */
   trigger(kind: EventKind, active: boolean): void {
     this.state[kind] = active;
-    const note: R.SimNotification = { ...topicFor(this.opts.topicStyle ?? 'hikvision', kind, active), operation: 'Changed', utcMs: this.nowMs() };
+    const note: R.SimNotification = {
+      ...topicFor(this.opts.topicStyle ?? 'hikvision', kind, active),
+      operation: 'Changed',
+      utcMs: this.nowMs(),
+    };
     for (const sub of this.subs.values()) {
       if (sub.queue.length >= MAX_QUEUE) sub.queue.shift();
       sub.queue.push(note);
@@ -175,7 +208,8 @@ export class SimulatedCamera {
     if (url.pathname === '/sim/trigger') {
       const kind = url.searchParams.get('kind');
       const active = url.searchParams.get('active') !== 'false';
-      if (kind !== 'motion' && kind !== 'human' && kind !== 'vehicle') return answer(400, 'kind must be motion, human or vehicle');
+      if (kind !== 'motion' && kind !== 'human' && kind !== 'vehicle')
+        return answer(400, 'kind must be motion, human or vehicle');
       this.trigger(kind, active);
       return answer(200, `${kind} ${active ? 'started' : 'stopped'}`);
     }
@@ -216,14 +250,27 @@ export class SimulatedCamera {
     const request = await parseSoapRequest(Buffer.concat(chunks).toString('utf8'));
     if (!request) return reply(400, R.fault('env:Sender', 'ter:WellFormed', 'Malformed SOAP request'));
     this.count(request.operation);
-    if (this.opts.refuse?.includes(request.operation)) return reply(500, R.fault('env:Receiver', 'ter:ActionNotSupported', 'Optional Action Not Implemented'));
-    const open = (request.operation === 'GetSystemDateAndTime' && !this.opts.strictTimeAuth) || (this.opts.openOperations?.includes(request.operation) ?? false);
+    if (this.opts.refuse?.includes(request.operation))
+      return reply(500, R.fault('env:Receiver', 'ter:ActionNotSupported', 'Optional Action Not Implemented'));
+    const open =
+      (request.operation === 'GetSystemDateAndTime' && !this.opts.strictTimeAuth) ||
+      (this.opts.openOperations?.includes(request.operation) ?? false);
     if (!open) {
-      const check = checkUsernameToken(request.token, { username: this.opts.username, password: this.password }, this.nowMs());
-      if (!check.ok) return reply(400, R.fault('env:Sender', 'ter:NotAuthorized', `Sender not Authorized (${check.reason})`));
+      const check = checkUsernameToken(
+        request.token,
+        { username: this.opts.username, password: this.password },
+        this.nowMs(),
+      );
+      if (!check.ok)
+        return reply(400, R.fault('env:Sender', 'ter:NotAuthorized', `Sender not Authorized (${check.reason})`));
     }
     const out = await this.answer(request, req.url ?? '');
-    return reply(out.startsWith('<?xml version="1.0" encoding="UTF-8"?>\n<env:Envelope') && out.includes('<env:Fault>') ? 500 : 200, out);
+    return reply(
+      out.startsWith('<?xml version="1.0" encoding="UTF-8"?>\n<env:Envelope') && out.includes('<env:Fault>')
+        ? 500
+        : 200,
+      out,
+    );
   }
 
   private async answer(r: SoapRequest, path: string): Promise<string> {
@@ -232,7 +279,10 @@ export class SimulatedCamera {
       case 'GetSystemDateAndTime':
         return R.systemDateAndTime(now);
       case 'SetSystemDateAndTime': {
-        const utc = ((r.body.UTCDateTime as unknown[] | undefined)?.[0] ?? {}) as Record<string, Array<Record<string, string[]>>>;
+        const utc = ((r.body.UTCDateTime as unknown[] | undefined)?.[0] ?? {}) as Record<
+          string,
+          Array<Record<string, string[]>>
+        >;
         const d = utc.Date?.[0];
         const t = utc.Time?.[0];
         const n = (x: string[] | undefined) => Number(x?.[0]);
@@ -253,10 +303,14 @@ export class SimulatedCamera {
           { token: 'Profile_2', name: 'subStream', width: 640, height: 360 },
         ]);
       case 'GetVideoSources':
-        return R.envelope('<trt:GetVideoSourcesResponse><trt:VideoSources token="VideoSource_1"><tt:Framerate>15</tt:Framerate><tt:Resolution><tt:Width>2560</tt:Width><tt:Height>1440</tt:Height></tt:Resolution></trt:VideoSources></trt:GetVideoSourcesResponse>');
+        return R.envelope(
+          '<trt:GetVideoSourcesResponse><trt:VideoSources token="VideoSource_1"><tt:Framerate>15</tt:Framerate><tt:Resolution><tt:Width>2560</tt:Width><tt:Height>1440</tt:Height></tt:Resolution></trt:VideoSources></trt:GetVideoSourcesResponse>',
+        );
       case 'GetStreamUri': {
         const sub = field(r.body, 'ProfileToken') === 'Profile_2';
-        return R.streamUri((sub ? this.opts.rtspSub : this.opts.rtspMain) ?? `rtsp://${this.host}:8554/${sub ? 'sub' : 'main'}`);
+        return R.streamUri(
+          (sub ? this.opts.rtspSub : this.opts.rtspMain) ?? `rtsp://${this.host}:8554/${sub ? 'sub' : 'main'}`,
+        );
       }
       case 'GetSnapshotUri':
         return R.snapshotUri(`${this.baseUrl}/snapshot.jpg`);
@@ -268,7 +322,11 @@ export class SimulatedCamera {
         const sub: Subscription = { id, terminationMs: now + this.subscriptionLifetimeMs, queue: [], waiter: null };
         // Current state first, as cameras do right after subscribing.
         for (const kind of ['motion', 'human', 'vehicle'] as const) {
-          sub.queue.push({ ...topicFor(this.opts.topicStyle ?? 'hikvision', kind, this.state[kind]), operation: 'Initialized', utcMs: now });
+          sub.queue.push({
+            ...topicFor(this.opts.topicStyle ?? 'hikvision', kind, this.state[kind]),
+            operation: 'Initialized',
+            utcMs: now,
+          });
         }
         this.subs.set(id, sub);
         return R.createPullPoint(`${this.baseUrl}/onvif/subscription/${id}`, now, sub.terminationMs);
@@ -278,7 +336,8 @@ export class SimulatedCamera {
       case 'Unsubscribe': {
         const id = /\/onvif\/subscription\/([\w-]+)/.exec(path)?.[1];
         const sub = id ? this.subs.get(id) : undefined;
-        if (!sub || sub.terminationMs < now) return R.fault('env:Receiver', 'ter:InvalidArgVal', 'Unknown or expired subscription');
+        if (!sub || sub.terminationMs < now)
+          return R.fault('env:Receiver', 'ter:InvalidArgVal', 'Unknown or expired subscription');
         if (r.operation === 'Unsubscribe') {
           this.subs.delete(sub.id);
           sub.waiter?.();

@@ -13,7 +13,8 @@ export interface SoapRequest {
 const text = (node: unknown): string | null => {
   const first = Array.isArray(node) ? (node[0] as unknown) : node;
   if (typeof first === 'string') return first;
-  if (first && typeof first === 'object' && typeof (first as { _?: unknown })._ === 'string') return (first as { _: string })._;
+  if (first && typeof first === 'object' && typeof (first as { _?: unknown })._ === 'string')
+    return (first as { _: string })._;
   return null;
 };
 const child = (node: unknown, name: string): unknown => {
@@ -24,7 +25,10 @@ const child = (node: unknown, name: string): unknown => {
 export async function parseSoapRequest(xml: string): Promise<SoapRequest | null> {
   try {
     checkSoapText(xml);
-    const doc = (await parseStringPromise(xml, { tagNameProcessors: [processors.stripPrefix] })) as Record<string, unknown>;
+    const doc = (await parseStringPromise(xml, { tagNameProcessors: [processors.stripPrefix] })) as Record<
+      string,
+      unknown
+    >;
     const envelope = child(doc, 'Envelope');
     const body = child(envelope, 'Body');
     const first = Array.isArray(body) ? (body[0] as unknown) : body;
@@ -40,7 +44,10 @@ export async function parseSoapRequest(xml: string): Promise<SoapRequest | null>
     return {
       operation,
       body: ((Array.isArray(opNode) ? opNode[0] : opNode) ?? {}) as Record<string, unknown>,
-      token: username !== null && digest !== null && nonce !== null && created !== null ? { username, passwordDigest: digest, nonce, created } : null,
+      token:
+        username !== null && digest !== null && nonce !== null && created !== null
+          ? { username, passwordDigest: digest, nonce, created }
+          : null,
     };
   } catch {
     return null;

@@ -15,7 +15,8 @@ const NS = [
   'xmlns:tptopic="http://www.tp-link.com/onvif/event/topics"',
 ].join(' ');
 
-export const envelope = (body: string): string => `<?xml version="1.0" encoding="UTF-8"?>\n<env:Envelope ${NS}><env:Header/><env:Body>${body}</env:Body></env:Envelope>`;
+export const envelope = (body: string): string =>
+  `<?xml version="1.0" encoding="UTF-8"?>\n<env:Envelope ${NS}><env:Header/><env:Body>${body}</env:Body></env:Envelope>`;
 
 export const escapeXml = (s: string): string => s.replace(/[<>&"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
@@ -58,7 +59,10 @@ export const services = (base: string): string =>
         ['http://www.onvif.org/ver10/media/wsdl', '/onvif/media_service'],
         ['http://www.onvif.org/ver10/events/wsdl', '/onvif/event_service'],
       ]
-        .map(([ns, path]) => `<tds:Service><tds:Namespace>${ns}</tds:Namespace><tds:XAddr>${base}${path}</tds:XAddr><tds:Version><tt:Major>2</tt:Major><tt:Minor>60</tt:Minor></tds:Version></tds:Service>`)
+        .map(
+          ([ns, path]) =>
+            `<tds:Service><tds:Namespace>${ns}</tds:Namespace><tds:XAddr>${base}${path}</tds:XAddr><tds:Version><tt:Major>2</tt:Major><tt:Minor>60</tt:Minor></tds:Version></tds:Service>`,
+        )
         .join('') +
       `</tds:GetServicesResponse>`,
   );
@@ -106,7 +110,8 @@ export const snapshotUri = (uri: string): string =>
     `<trt:GetSnapshotUriResponse><trt:MediaUri><tt:Uri>${escapeXml(uri)}</tt:Uri><tt:InvalidAfterConnect>false</tt:InvalidAfterConnect><tt:InvalidAfterReboot>false</tt:InvalidAfterReboot><tt:Timeout>PT0S</tt:Timeout></trt:MediaUri></trt:GetSnapshotUriResponse>`,
   );
 
-export const systemReboot = (): string => envelope(`<tds:SystemRebootResponse><tds:Message>Rebooting in 1 seconds</tds:Message></tds:SystemRebootResponse>`);
+export const systemReboot = (): string =>
+  envelope(`<tds:SystemRebootResponse><tds:Message>Rebooting in 1 seconds</tds:Message></tds:SystemRebootResponse>`);
 
 export const setSystemDateAndTime = (): string => envelope(`<tds:SetSystemDateAndTimeResponse/>`);
 
@@ -117,7 +122,9 @@ export const createPullPoint = (address: string, nowMs: number, terminationMs: n
   );
 
 export const renew = (nowMs: number, terminationMs: number): string =>
-  envelope(`<wsnt:RenewResponse><wsnt:TerminationTime>${new Date(terminationMs).toISOString()}</wsnt:TerminationTime><wsnt:CurrentTime>${new Date(nowMs).toISOString()}</wsnt:CurrentTime></wsnt:RenewResponse>`);
+  envelope(
+    `<wsnt:RenewResponse><wsnt:TerminationTime>${new Date(terminationMs).toISOString()}</wsnt:TerminationTime><wsnt:CurrentTime>${new Date(nowMs).toISOString()}</wsnt:CurrentTime></wsnt:RenewResponse>`,
+  );
 
 export const unsubscribe = (): string => envelope(`<wsnt:UnsubscribeResponse/>`);
 
@@ -130,7 +137,8 @@ export interface SimNotification {
   data: Array<[string, string]>;
 }
 
-const items = (list: Array<[string, string]>) => list.map(([n, v]) => `<tt:SimpleItem Name="${escapeXml(n)}" Value="${escapeXml(v)}"/>`).join('');
+const items = (list: Array<[string, string]>) =>
+  list.map(([n, v]) => `<tt:SimpleItem Name="${escapeXml(n)}" Value="${escapeXml(v)}"/>`).join('');
 
 export const pullMessages = (nowMs: number, terminationMs: number, messages: SimNotification[]): string =>
   envelope(

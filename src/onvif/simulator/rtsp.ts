@@ -107,14 +107,48 @@ interface ExtraMountSpec {
 }
 
 // rtsp_server.py's AAC_CAPS describe exactly this (AAC-LC, 16 kHz, mono): keep them in step.
-const AAC_AUDIO = (port: number): string[] => ['-c:a', 'aac', '-b:a', '32k', '-ar', '16000', '-ac', '1', '-payload_type', '97', '-f', 'rtp', `rtp://127.0.0.1:${port}`];
-const X264_VIDEO = ['-c:v', 'libx264', '-preset', 'ultrafast', '-tune', 'zerolatency', '-g', '10', '-sc_threshold', '0'];
+const AAC_AUDIO = (port: number): string[] => [
+  '-c:a',
+  'aac',
+  '-b:a',
+  '32k',
+  '-ar',
+  '16000',
+  '-ac',
+  '1',
+  '-payload_type',
+  '97',
+  '-f',
+  'rtp',
+  `rtp://127.0.0.1:${port}`,
+];
+const X264_VIDEO = [
+  '-c:v',
+  'libx264',
+  '-preset',
+  'ultrafast',
+  '-tune',
+  'zerolatency',
+  '-g',
+  '10',
+  '-sc_threshold',
+  '0',
+];
 
 const EXTRA: Record<ExtraMount, ExtraMountSpec> = {
   h265aac: {
     tracks: ['h265', 'aac'],
     // repeat-headers: parameter sets before every keyframe, as x264 does by itself; rtsp_server.py has no parser to add them.
-    videoCodec: ['-c:v', 'libx265', '-preset', 'ultrafast', '-tune', 'zerolatency', '-x265-params', 'log-level=error:keyint=10:min-keyint=10:scenecut=0:repeat-headers=1'],
+    videoCodec: [
+      '-c:v',
+      'libx265',
+      '-preset',
+      'ultrafast',
+      '-tune',
+      'zerolatency',
+      '-x265-params',
+      'log-level=error:keyint=10:min-keyint=10:scenecut=0:repeat-headers=1',
+    ],
     audio: AAC_AUDIO,
   },
   h264pcmu: {
@@ -129,7 +163,21 @@ const EXTRA: Record<ExtraMount, ExtraMountSpec> = {
 /** ffmpeg output options of one extra mount: video as RTP to one port, audio to the other. */
 function extraOutputs(mount: ExtraMount, videoPort: number, audioPort: number): string[] {
   const spec = EXTRA[mount];
-  return ['-map', '0:v', '-pix_fmt', 'yuv420p', ...spec.videoCodec, '-b:v', '300k', '-f', 'rtp', `rtp://127.0.0.1:${videoPort}`, '-map', '1:a', ...spec.audio(audioPort)];
+  return [
+    '-map',
+    '0:v',
+    '-pix_fmt',
+    'yuv420p',
+    ...spec.videoCodec,
+    '-b:v',
+    '300k',
+    '-f',
+    'rtp',
+    `rtp://127.0.0.1:${videoPort}`,
+    '-map',
+    '1:a',
+    ...spec.audio(audioPort),
+  ];
 }
 
 interface LoopedClips {
@@ -148,7 +196,11 @@ function runFfmpeg(ffmpeg: string, args: string[]): Promise<void> {
     let stderr = '';
     child.stderr?.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-2000)));
     child.once('error', (err) => reject(new Error(`cannot run ${ffmpeg}: ${err.message}`)));
-    child.once('close', (code) => (code === 0 ? resolve() : reject(new Error(`${ffmpeg} exited with ${code} making the looped clip: ${stderr.trim()}`))));
+    child.once('close', (code) =>
+      code === 0
+        ? resolve()
+        : reject(new Error(`${ffmpeg} exited with ${code} making the looped clip: ${stderr.trim()}`)),
+    );
   });
 }
 
@@ -166,7 +218,18 @@ async function loopedClips(ffmpeg: string, source: LoopedSource, mainKbps: numbe
   const frames = Math.max(1, Math.round(((source.seconds ?? 10) * fps) / gop)) * gop;
   const input = source.input ?? ['-f', 'lavfi', '-i', `testsrc2=size=${width}x${height}:rate=${fps}`];
   const key = createHash('sha256')
-    .update(JSON.stringify({ CLIP_RECIPE, width, height, fps, gop, frames, mainKbps, ...(source.input ? { input: source.input } : {}) }))
+    .update(
+      JSON.stringify({
+        CLIP_RECIPE,
+        width,
+        height,
+        fps,
+        gop,
+        frames,
+        mainKbps,
+        ...(source.input ? { input: source.input } : {}),
+      }),
+    )
     .digest('hex')
     .slice(0, 16);
   const base = path.join(tmpdir(), `edge-gateway-sim-clip-${key}`);
@@ -179,15 +242,55 @@ async function loopedClips(ffmpeg: string, source: LoopedSource, mainKbps: numbe
   // would otherwise keep them only in its header); rtsp_server.py reads them from the stream and a
   // looped copy cannot add them (ffmpeg 5's h264_mp4toannexb filter is flushed at the first loop
   // point and then drops every packet). Rate-capped like a camera's encoder (maxrate/bufsize).
-  const x264 = (g: number) => ['-c:v', 'libx264', '-preset', 'veryfast', '-bf', '0', '-g', String(g), '-keyint_min', String(g), '-sc_threshold', '0', '-x264-params', 'repeat-headers=1', '-pix_fmt', 'yuv420p'];
+  const x264 = (g: number) => [
+    '-c:v',
+    'libx264',
+    '-preset',
+    'veryfast',
+    '-bf',
+    '0',
+    '-g',
+    String(g),
+    '-keyint_min',
+    String(g),
+    '-sc_threshold',
+    '0',
+    '-x264-params',
+    'repeat-headers=1',
+    '-pix_fmt',
+    'yuv420p',
+  ];
   const rate = (kbps: number) => ['-b:v', `${kbps}k`, '-maxrate', `${Math.round(kbps * 1.1)}k`, '-bufsize', `${kbps}k`];
   try {
     await runFfmpeg(ffmpeg, [
-      '-hide_banner', '-loglevel', 'error', '-nostdin', '-y',
+      '-hide_banner',
+      '-loglevel',
+      'error',
+      '-nostdin',
+      '-y',
       ...input,
-      '-filter_complex', `[0:v]fps=${fps},split=2[main][s];[s]scale=320:180[sub]`,
-      '-map', '[main]', '-frames:v', String(frames), ...x264(gop), ...rate(mainKbps), '-an', '-f', 'mp4', tmp.main,
-      '-map', '[sub]', '-frames:v', String(frames), ...x264(gop), ...rate(200), '-an', '-f', 'mp4', tmp.sub,
+      '-filter_complex',
+      `[0:v]fps=${fps},split=2[main][s];[s]scale=320:180[sub]`,
+      '-map',
+      '[main]',
+      '-frames:v',
+      String(frames),
+      ...x264(gop),
+      ...rate(mainKbps),
+      '-an',
+      '-f',
+      'mp4',
+      tmp.main,
+      '-map',
+      '[sub]',
+      '-frames:v',
+      String(frames),
+      ...x264(gop),
+      ...rate(200),
+      '-an',
+      '-f',
+      'mp4',
+      tmp.sub,
     ]);
     renameSync(tmp.sub, clips.sub);
     renameSync(tmp.main, clips.main);
@@ -204,11 +307,34 @@ async function loopedClips(ffmpeg: string, source: LoopedSource, mainKbps: numbe
  */
 function loopedArgs(clips: LoopedClips, mainPort: number, subPort: number): string[] {
   return [
-    '-hide_banner', '-loglevel', 'error', '-nostdin',
-    '-stream_loop', '-1', '-re', '-i', clips.main,
-    '-stream_loop', '-1', '-re', '-i', clips.sub,
-    '-map', '0:v', '-c', 'copy', '-f', 'rtp', `rtp://127.0.0.1:${mainPort}`,
-    '-map', '1:v', '-c', 'copy', '-f', 'rtp', `rtp://127.0.0.1:${subPort}`,
+    '-hide_banner',
+    '-loglevel',
+    'error',
+    '-nostdin',
+    '-stream_loop',
+    '-1',
+    '-re',
+    '-i',
+    clips.main,
+    '-stream_loop',
+    '-1',
+    '-re',
+    '-i',
+    clips.sub,
+    '-map',
+    '0:v',
+    '-c',
+    'copy',
+    '-f',
+    'rtp',
+    `rtp://127.0.0.1:${mainPort}`,
+    '-map',
+    '1:v',
+    '-c',
+    'copy',
+    '-f',
+    'rtp',
+    `rtp://127.0.0.1:${subPort}`,
   ];
 }
 
@@ -229,16 +355,56 @@ const CLOCK_FILTER =
 /** The live encoder of one camera: main and sub from ffmpeg's test source. */
 function liveArgs(mainKbps: number, mainPort: number, subPort: number, clockStrip: boolean): string[] {
   return [
-    '-hide_banner', '-loglevel', 'error', '-nostdin', '-re',
-    '-f', 'lavfi', '-i', 'testsrc2=size=1280x720:rate=15',
-    '-filter_complex', clockStrip ? `[0:v]split=2[m][s];[s]scale=320:180[sub];[m]${CLOCK_FILTER}[main]` : '[0:v]split=2[main][s];[s]scale=320:180[sub]',
-    '-map', '[main]', '-c:v', 'libx264', '-preset', 'ultrafast', '-tune', 'zerolatency', '-g', '15', '-b:v', `${mainKbps}k`, '-f', 'rtp', `rtp://127.0.0.1:${mainPort}`,
-    '-map', '[sub]', '-c:v', 'libx264', '-preset', 'ultrafast', '-tune', 'zerolatency', '-g', '15', '-b:v', '200k', '-f', 'rtp', `rtp://127.0.0.1:${subPort}`,
+    '-hide_banner',
+    '-loglevel',
+    'error',
+    '-nostdin',
+    '-re',
+    '-f',
+    'lavfi',
+    '-i',
+    'testsrc2=size=1280x720:rate=15',
+    '-filter_complex',
+    clockStrip
+      ? `[0:v]split=2[m][s];[s]scale=320:180[sub];[m]${CLOCK_FILTER}[main]`
+      : '[0:v]split=2[main][s];[s]scale=320:180[sub]',
+    '-map',
+    '[main]',
+    '-c:v',
+    'libx264',
+    '-preset',
+    'ultrafast',
+    '-tune',
+    'zerolatency',
+    '-g',
+    '15',
+    '-b:v',
+    `${mainKbps}k`,
+    '-f',
+    'rtp',
+    `rtp://127.0.0.1:${mainPort}`,
+    '-map',
+    '[sub]',
+    '-c:v',
+    'libx264',
+    '-preset',
+    'ultrafast',
+    '-tune',
+    'zerolatency',
+    '-g',
+    '15',
+    '-b:v',
+    '200k',
+    '-f',
+    'rtp',
+    `rtp://127.0.0.1:${subPort}`,
   ];
 }
 
 function ended(child: ChildProcess): Promise<void> {
-  return new Promise((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve() : child.once('exit', () => resolve())));
+  return new Promise((resolve) =>
+    child.exitCode !== null || child.signalCode !== null ? resolve() : child.once('exit', () => resolve()),
+  );
 }
 
 export async function startSimulatedRtsp(opts: SimulatedRtspOptions): Promise<SimulatedRtsp> {
@@ -276,11 +442,24 @@ export async function startSimulatedRtsp(opts: SimulatedRtspOptions): Promise<Si
     ]).flat();
     const server = spawn(
       opts.pythonPath ?? '/usr/bin/python3',
-      [SCRIPT, '--host', opts.host, '--port', String(opts.port), '--user', opts.username, '--password', opts.password, ...mounts.flatMap((m) => ['--mount', m])],
+      [
+        SCRIPT,
+        '--host',
+        opts.host,
+        '--port',
+        String(opts.port),
+        '--user',
+        opts.username,
+        '--password',
+        opts.password,
+        ...mounts.flatMap((m) => ['--mount', m]),
+      ],
       { stdio: ['ignore', 'pipe', 'pipe'] },
     );
     children.push(server);
-    server.stderr?.on('data', (d: Buffer) => opts.logger.debug({ stderr: d.toString().trim().slice(0, 500) }, 'simulated RTSP server'));
+    server.stderr?.on('data', (d: Buffer) =>
+      opts.logger.debug({ stderr: d.toString().trim().slice(0, 500) }, 'simulated RTSP server'),
+    );
     const port = await new Promise<number>((resolve, reject) => {
       let out = '';
       server.stdout?.on('data', (d: Buffer) => {
@@ -291,8 +470,20 @@ export async function startSimulatedRtsp(opts: SimulatedRtspOptions): Promise<Si
         if (msg.listening) resolve(msg.listening);
         else reject(new Error(msg.error ?? 'RTSP server failed'));
       });
-      server.once('error', (err) => reject(new Error(`cannot run ${opts.pythonPath ?? '/usr/bin/python3'}: ${err.message} (apt-get install python3-gi gir1.2-gst-rtsp-server-1.0)`)));
-      server.once('exit', (code) => reject(new Error(`simulated RTSP server exited with ${code}; are python3-gi and gir1.2-gst-rtsp-server-1.0 installed?`)));
+      server.once('error', (err) =>
+        reject(
+          new Error(
+            `cannot run ${opts.pythonPath ?? '/usr/bin/python3'}: ${err.message} (apt-get install python3-gi gir1.2-gst-rtsp-server-1.0)`,
+          ),
+        ),
+      );
+      server.once('exit', (code) =>
+        reject(
+          new Error(
+            `simulated RTSP server exited with ${code}; are python3-gi and gir1.2-gst-rtsp-server-1.0 installed?`,
+          ),
+        ),
+      );
     });
     for (let i = 0; i < opts.cameras; i++) {
       if (clips && i > 0) {
@@ -303,30 +494,55 @@ export async function startSimulatedRtsp(opts: SimulatedRtspOptions): Promise<Si
       // One process per camera; -re paces it in real time like a sensor.
       const ffmpeg = spawn(
         ffmpegPath,
-        clips ? loopedArgs(clips, udp[2 * i] as number, udp[2 * i + 1] as number) : liveArgs(mainKbps, udp[2 * i] as number, udp[2 * i + 1] as number, opts.clockStrip ?? false),
+        clips
+          ? loopedArgs(clips, udp[2 * i] as number, udp[2 * i + 1] as number)
+          : liveArgs(mainKbps, udp[2 * i] as number, udp[2 * i + 1] as number, opts.clockStrip ?? false),
         { stdio: ['ignore', 'ignore', 'pipe'] },
       );
       children.push(ffmpeg);
-      ffmpeg.stderr?.on('data', (d: Buffer) => opts.logger.warn({ camera: i, stderr: d.toString().trim().slice(0, 500) }, 'simulated camera encoder'));
-      ffmpeg.once('error', (err) => opts.logger.error({ err: err.message }, 'cannot run ffmpeg for the simulated camera'));
+      ffmpeg.stderr?.on('data', (d: Buffer) =>
+        opts.logger.warn({ camera: i, stderr: d.toString().trim().slice(0, 500) }, 'simulated camera encoder'),
+      );
+      ffmpeg.once('error', (err) =>
+        opts.logger.error({ err: err.message }, 'cannot run ffmpeg for the simulated camera'),
+      );
       if (extras.length === 0) continue;
       // A separate process, so that main and sub are made exactly as without extra mounts.
       const extra = spawn(
         ffmpegPath,
         [
-          '-hide_banner', '-loglevel', 'error', '-nostdin',
-          '-re', '-f', 'lavfi', '-i', 'testsrc2=size=640x360:rate=10',
-          '-re', '-f', 'lavfi', '-i', 'sine=frequency=440:sample_rate=16000',
+          '-hide_banner',
+          '-loglevel',
+          'error',
+          '-nostdin',
+          '-re',
+          '-f',
+          'lavfi',
+          '-i',
+          'testsrc2=size=640x360:rate=10',
+          '-re',
+          '-f',
+          'lavfi',
+          '-i',
+          'sine=frequency=440:sample_rate=16000',
           ...extras.flatMap((name, k) => extraOutputs(name, ...extraPorts(i, k))),
         ],
         { stdio: ['ignore', 'ignore', 'pipe'] },
       );
       children.push(extra);
-      extra.stderr?.on('data', (d: Buffer) => opts.logger.warn({ camera: i, stderr: d.toString().trim().slice(0, 500) }, 'simulated camera encoder (extra mounts)'));
-      extra.once('error', (err) => opts.logger.error({ err: err.message }, 'cannot run ffmpeg for the simulated camera'));
+      extra.stderr?.on('data', (d: Buffer) =>
+        opts.logger.warn(
+          { camera: i, stderr: d.toString().trim().slice(0, 500) },
+          'simulated camera encoder (extra mounts)',
+        ),
+      );
+      extra.once('error', (err) =>
+        opts.logger.error({ err: err.message }, 'cannot run ffmpeg for the simulated camera'),
+      );
     }
     const url = (camera: number, stream: 'main' | 'sub' | ExtraMount): string => {
-      if (stream !== 'main' && stream !== 'sub' && !extras.includes(stream)) throw new Error(`the simulated cameras have no ${stream} mount (see extraMounts)`);
+      if (stream !== 'main' && stream !== 'sub' && !extras.includes(stream))
+        throw new Error(`the simulated cameras have no ${stream} mount (see extraMounts)`);
       return `rtsp://${opts.host}:${port}/cam${camera}/${stream}`;
     };
     return { port, url, stop };

@@ -22,11 +22,17 @@ export class SimulatedSnapshot {
   /** The JPEG served (640x360 test pattern). */
   jpeg(): Promise<Buffer> {
     this.picture ??= new Promise((resolve, reject) => {
-      const child = spawn(this.ffmpegPath, ['-v', 'error', '-f', 'lavfi', '-i', 'testsrc2=size=640x360:rate=1', '-frames:v', '1', '-f', 'mjpeg', 'pipe:1'], { stdio: ['ignore', 'pipe', 'ignore'] });
+      const child = spawn(
+        this.ffmpegPath,
+        ['-v', 'error', '-f', 'lavfi', '-i', 'testsrc2=size=640x360:rate=1', '-frames:v', '1', '-f', 'mjpeg', 'pipe:1'],
+        { stdio: ['ignore', 'pipe', 'ignore'] },
+      );
       const chunks: Buffer[] = [];
       child.stdout.on('data', (c: Buffer) => chunks.push(c));
       child.on('error', reject);
-      child.on('close', (code) => (code === 0 ? resolve(Buffer.concat(chunks)) : reject(new Error(`ffmpeg exited with ${code}`))));
+      child.on('close', (code) =>
+        code === 0 ? resolve(Buffer.concat(chunks)) : reject(new Error(`ffmpeg exited with ${code}`)),
+      );
     });
     return this.picture;
   }
@@ -36,7 +42,9 @@ export class SimulatedSnapshot {
       const nonce = randomBytes(16).toString('hex');
       this.nonces.push(nonce);
       if (this.nonces.length > MAX_NONCES) this.nonces.shift();
-      res.writeHead(401, { 'www-authenticate': `Digest realm="${REALM}", qop="auth", nonce="${nonce}", algorithm=MD5` }).end();
+      res
+        .writeHead(401, { 'www-authenticate': `Digest realm="${REALM}", qop="auth", nonce="${nonce}", algorithm=MD5` })
+        .end();
       return;
     }
     const jpeg = await this.jpeg();
@@ -46,13 +54,17 @@ export class SimulatedSnapshot {
   private authorized(header: string | undefined, method: string): boolean {
     if (!header || !/^Digest\s/i.test(header)) return false;
     const p = new Map<string, string>();
-    for (const m of header.matchAll(/([a-z]+)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^\s,]+))/gi)) p.set(m[1]!.toLowerCase(), m[2] ?? m[3] ?? '');
+    for (const m of header.matchAll(/([a-z]+)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^\s,]+))/gi))
+      p.set(m[1]!.toLowerCase(), m[2] ?? m[3] ?? '');
     const { username, password } = this.account();
     const nonce = p.get('nonce') ?? '';
     if (p.get('username') !== username || p.get('realm') !== REALM || !this.nonces.includes(nonce)) return false;
     const ha1 = md5(`${username}:${REALM}:${password}`);
     const ha2 = md5(`${method}:${p.get('uri') ?? ''}`);
-    const expected = p.get('qop') === 'auth' ? md5(`${ha1}:${nonce}:${p.get('nc') ?? ''}:${p.get('cnonce') ?? ''}:auth:${ha2}`) : md5(`${ha1}:${nonce}:${ha2}`);
+    const expected =
+      p.get('qop') === 'auth'
+        ? md5(`${ha1}:${nonce}:${p.get('nc') ?? ''}:${p.get('cnonce') ?? ''}:auth:${ha2}`)
+        : md5(`${ha1}:${nonce}:${ha2}`);
     const given = Buffer.from(p.get('response') ?? '', 'latin1');
     return given.length === expected.length && timingSafeEqual(given, Buffer.from(expected, 'latin1'));
   }

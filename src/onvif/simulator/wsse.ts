@@ -11,7 +11,8 @@ export interface UsernameToken {
   created: string; // ISO 8601
 }
 
-export type TokenCheck = { ok: true } | { ok: false; reason: 'missing' | 'unknown user' | 'bad digest' | 'clock skew' | 'malformed' };
+export type TokenCheck =
+  { ok: true } | { ok: false; reason: 'missing' | 'unknown user' | 'bad digest' | 'clock skew' | 'malformed' };
 
 export { passwordDigest };
 

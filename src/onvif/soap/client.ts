@@ -20,11 +20,21 @@ export interface SoapCall<T> {
   timeoutMs?: number;
 }
 
-const AUTH_FAULT_CODES = new Set(['NotAuthorized', 'FailedAuthentication', 'InvalidSecurity', 'InvalidSecurityToken', 'FailedCheck', 'SecurityTokenUnavailable']);
+const AUTH_FAULT_CODES = new Set([
+  'NotAuthorized',
+  'FailedAuthentication',
+  'InvalidSecurity',
+  'InvalidSecurityToken',
+  'FailedCheck',
+  'SecurityTokenUnavailable',
+]);
 
 /** A fault the camera gave because of who asked (wrong account, token refused) rather than what was asked. */
 export function isAuthFault(err: SoapFaultError): boolean {
-  return err.codes.some((c) => AUTH_FAULT_CODES.has(c)) || /not ?authori[sz]ed|unauthori[sz]ed|authentication|\b401\b/i.test(err.message);
+  return (
+    err.codes.some((c) => AUTH_FAULT_CODES.has(c)) ||
+    /not ?authori[sz]ed|unauthori[sz]ed|authentication|\b401\b/i.test(err.message)
+  );
 }
 
 export class SoapClient {
@@ -48,27 +58,48 @@ export class SoapClient {
       throw new CameraUnreachableError(`not a URL: ${c.url.slice(0, 200)}`);
     }
     const account = c.authenticated === false ? null : this.account;
-    const xml = envelope(c.body, { security: account ? usernameTokenXml(account, Date.now() + this.clockOffsetMs) : null, addressing: c.addressing ?? null });
+    const xml = envelope(c.body, {
+      security: account ? usernameTokenXml(account, Date.now() + this.clockOffsetMs) : null,
+      addressing: c.addressing ?? null,
+    });
     const post = (authorization: string | null) =>
-      postXml(url, xml, { agent: this.agent, timeoutMs: c.timeoutMs ?? this.timeoutMs, maxBytes: this.maxBytes, action: c.addressing?.action ?? null, authorization });
+      postXml(url, xml, {
+        agent: this.agent,
+        timeoutMs: c.timeoutMs ?? this.timeoutMs,
+        maxBytes: this.maxBytes,
+        action: c.addressing?.action ?? null,
+        authorization,
+      });
     let answer = await post(null);
     if (answer.status === 401 && account) {
       const challenge = parseDigestChallenge(answer.headers['www-authenticate']);
-      if (challenge) answer = await post(digestAuthorization(challenge, account, 'POST', `${url.pathname}${url.search}`));
+      if (challenge)
+        answer = await post(digestAuthorization(challenge, account, 'POST', `${url.pathname}${url.search}`));
     }
-    if (answer.status === 401 || answer.status === 403) throw new CameraUnauthorizedError(`${url.host}: HTTP ${answer.status}`);
+    if (answer.status === 401 || answer.status === 403)
+      throw new CameraUnauthorizedError(`${url.host}: HTTP ${answer.status}`);
     let body: XmlObject;
     try {
       body = await parseSoapBody(answer.text);
     } catch (err) {
-      if (err instanceof SoapFaultError) throw isAuthFault(err) ? new CameraUnauthorizedError(err.message) : new CameraFaultError(err.message, err.codes);
+      if (err instanceof SoapFaultError)
+        throw isAuthFault(err)
+          ? new CameraUnauthorizedError(err.message)
+          : new CameraFaultError(err.message, err.codes);
       const why = err instanceof Error ? err.message : String(err);
-      throw new CameraFaultError(answer.status >= 300 ? `HTTP ${answer.status} without a SOAP answer (${why})` : `not a SOAP answer: ${why}`);
+      throw new CameraFaultError(
+        answer.status >= 300 ? `HTTP ${answer.status} without a SOAP answer (${why})` : `not a SOAP answer: ${why}`,
+      );
     }
     try {
       return c.read(body);
     } catch (err) {
-      if (err instanceof CameraFaultError || err instanceof CameraUnauthorizedError || err instanceof CameraUnreachableError) throw err;
+      if (
+        err instanceof CameraFaultError ||
+        err instanceof CameraUnauthorizedError ||
+        err instanceof CameraUnreachableError
+      )
+        throw err;
       throw new CameraFaultError(`unreadable answer: ${err instanceof Error ? err.message : String(err)}`);
     }
   }

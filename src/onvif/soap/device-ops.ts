@@ -29,7 +29,11 @@ export function setSystemDateAndTime(now: Date): string {
 export function readSystemDateAndTime(body: XmlObject): number | null {
   const utc = at(responseOf(body, 'GetSystemDateAndTimeResponse'), 'systemDateAndTime', 'UTCDateTime');
   const [y, mo, d] = [intOf(at(utc, 'date', 'year')), intOf(at(utc, 'date', 'month')), intOf(at(utc, 'date', 'day'))];
-  const [h, mi, s] = [intOf(at(utc, 'time', 'hour')), intOf(at(utc, 'time', 'minute')), intOf(at(utc, 'time', 'second'))];
+  const [h, mi, s] = [
+    intOf(at(utc, 'time', 'hour')),
+    intOf(at(utc, 'time', 'minute')),
+    intOf(at(utc, 'time', 'second')),
+  ];
   if (y === null || mo === null || d === null || h === null || mi === null || s === null) return null;
   if (y < 1970 || y > 9999 || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || s > 60) return null;
   return Date.UTC(y, mo - 1, d, h, mi, s);
@@ -43,12 +47,24 @@ export interface DeviceInformation {
   hardwareId: string | null;
 }
 
-export const NO_DEVICE_INFORMATION: DeviceInformation = { manufacturer: null, model: null, firmwareVersion: null, serialNumber: null, hardwareId: null };
+export const NO_DEVICE_INFORMATION: DeviceInformation = {
+  manufacturer: null,
+  model: null,
+  firmwareVersion: null,
+  serialNumber: null,
+  hardwareId: null,
+};
 
 export function readDeviceInformation(body: XmlObject): DeviceInformation {
   const r = responseOf(body, 'GetDeviceInformationResponse');
   const field = (name: string) => textOf(at(r, name))?.slice(0, 256) ?? null;
-  return { manufacturer: field('manufacturer'), model: field('model'), firmwareVersion: field('firmwareVersion'), serialNumber: field('serialNumber'), hardwareId: field('hardwareId') };
+  return {
+    manufacturer: field('manufacturer'),
+    model: field('model'),
+    firmwareVersion: field('firmwareVersion'),
+    serialNumber: field('serialNumber'),
+    hardwareId: field('hardwareId'),
+  };
 }
 
 /** Service addresses by what the gateway uses them for (as the camera wrote them: rebase before use). */
@@ -68,7 +84,8 @@ export function readServices(body: XmlObject): ServiceAddresses {
     else if (ns === MEDIA2_NS) out.media2 ??= xaddr;
     else if (ns === EVENTS_NS) out.events ??= xaddr;
   }
-  if (!out.media1 && !out.media2 && !out.events) throw new Error('GetServices listed none of the media and events services');
+  if (!out.media1 && !out.media2 && !out.events)
+    throw new Error('GetServices listed none of the media and events services');
   return out;
 }
 

@@ -11,11 +11,16 @@ export interface Addressing {
   axisSubscriptionId?: string | null;
 }
 
-export function envelope(body: string, header: { security?: string | null; addressing?: Addressing | null } = {}): string {
+export function envelope(
+  body: string,
+  header: { security?: string | null; addressing?: Addressing | null } = {},
+): string {
   const a = header.addressing;
   const addressing = a
     ? `<wsa:Action>${escapeXmlText(a.action)}</wsa:Action><wsa:To s:mustUnderstand="1">${escapeXmlText(a.to)}</wsa:To>` +
-      (a.axisSubscriptionId ? `<SubscriptionId xmlns="http://www.axis.com/2009/event" wsa:IsReferenceParameter="true">${escapeXmlText(a.axisSubscriptionId)}</SubscriptionId>` : '')
+      (a.axisSubscriptionId
+        ? `<SubscriptionId xmlns="http://www.axis.com/2009/event" wsa:IsReferenceParameter="true">${escapeXmlText(a.axisSubscriptionId)}</SubscriptionId>`
+        : '')
     : '';
   return (
     '<?xml version="1.0" encoding="UTF-8"?>' +

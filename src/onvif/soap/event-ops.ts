@@ -23,7 +23,11 @@ export function readSubscription(body: XmlObject): Subscription {
   const ref = at(response, 'subscriptionReference');
   const address = textOf(at(ref, 'address'));
   if (!address) throw new Error('CreatePullPointSubscriptionResponse without an address');
-  return { address, axisSubscriptionId: textOf(at(ref, 'referenceParameters', 'subscriptionId')), lifetimeMs: grantedLifetimeMs(response) };
+  return {
+    address,
+    axisSubscriptionId: textOf(at(ref, 'referenceParameters', 'subscriptionId')),
+    lifetimeMs: grantedLifetimeMs(response),
+  };
 }
 
 /** The lifetime a RenewResponse grants (null when it does not say). */
@@ -44,7 +48,8 @@ export const PULL_WAIT_S = 60;
 
 export const pullMessages = (messageLimit: number, waitS: number): string =>
   `<PullMessages xmlns="${EVENTS_NS}"><Timeout>PT${Math.max(1, Math.floor(waitS))}S</Timeout><MessageLimit>${Math.max(1, Math.min(1024, Math.floor(messageLimit)))}</MessageLimit></PullMessages>`;
-export const RENEW = '<Renew xmlns="http://docs.oasis-open.org/wsn/b-2"><TerminationTime>PT2M</TerminationTime></Renew>';
+export const RENEW =
+  '<Renew xmlns="http://docs.oasis-open.org/wsn/b-2"><TerminationTime>PT2M</TerminationTime></Renew>';
 export const UNSUBSCRIBE = '<Unsubscribe xmlns="http://docs.oasis-open.org/wsn/b-2"/>';
 
 export const ACTIONS = {

@@ -27,9 +27,12 @@ export class GuardedAgent extends Agent {
       const text = tail + chunk.toString('latin1');
       namespaces += countXmlns(text) - countXmlns(tail);
       tail = text.slice(-16);
-      if (total > this.maxBytes) socket.destroy(new CameraFaultError(`camera response larger than ${this.maxBytes} bytes`));
-      else if (/<!DOCTYPE|<!ENTITY/i.test(text)) socket.destroy(new CameraFaultError('camera response with a DTD refused'));
-      else if (namespaces > MAX_XMLNS) socket.destroy(new CameraFaultError('camera response with a namespace flood refused'));
+      if (total > this.maxBytes)
+        socket.destroy(new CameraFaultError(`camera response larger than ${this.maxBytes} bytes`));
+      else if (/<!DOCTYPE|<!ENTITY/i.test(text))
+        socket.destroy(new CameraFaultError('camera response with a DTD refused'));
+      else if (namespaces > MAX_XMLNS)
+        socket.destroy(new CameraFaultError('camera response with a namespace flood refused'));
     });
     return socket;
   }

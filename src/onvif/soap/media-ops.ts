@@ -19,7 +19,9 @@ export interface CameraProfile {
 const MAX_PROFILES = 32;
 
 export function getProfiles(media: MediaVersion): string {
-  return media === 'media2' ? `<GetProfiles xmlns="${MEDIA2_NS}"><Type>All</Type></GetProfiles>` : `<GetProfiles xmlns="${MEDIA1_NS}"/>`;
+  return media === 'media2'
+    ? `<GetProfiles xmlns="${MEDIA2_NS}"><Type>All</Type></GetProfiles>`
+    : `<GetProfiles xmlns="${MEDIA1_NS}"/>`;
 }
 
 export function readProfiles(body: XmlObject, media: MediaVersion): CameraProfile[] {
@@ -41,7 +43,8 @@ export function readProfiles(body: XmlObject, media: MediaVersion): CameraProfil
 
 export function getStreamUri(media: MediaVersion, profileToken: string): string {
   const token = escapeXmlText(profileToken);
-  if (media === 'media2') return `<GetStreamUri xmlns="${MEDIA2_NS}"><Protocol>RtspUnicast</Protocol><ProfileToken>${token}</ProfileToken></GetStreamUri>`;
+  if (media === 'media2')
+    return `<GetStreamUri xmlns="${MEDIA2_NS}"><Protocol>RtspUnicast</Protocol><ProfileToken>${token}</ProfileToken></GetStreamUri>`;
   const tt = 'xmlns="http://www.onvif.org/ver10/schema"';
   return `<GetStreamUri xmlns="${MEDIA1_NS}"><StreamSetup><Stream ${tt}>RTP-Unicast</Stream><Transport ${tt}><Protocol>RTSP</Protocol></Transport></StreamSetup><ProfileToken>${token}</ProfileToken></GetStreamUri>`;
 }

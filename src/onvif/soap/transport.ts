@@ -28,12 +28,22 @@ function transportError(err: unknown, url: URL): Error {
 }
 
 export function postXml(url: URL, xml: string, opts: PostOptions): Promise<HttpAnswer> {
-  if (url.protocol !== 'http:') return Promise.reject(new CameraUnreachableError(`${url.protocol} device services are not supported (plain http only)`));
+  if (url.protocol !== 'http:')
+    return Promise.reject(
+      new CameraUnreachableError(`${url.protocol} device services are not supported (plain http only)`),
+    );
   const headers = {
     'content-type': `application/soap+xml; charset=utf-8${opts.action ? `; action="${opts.action}"` : ''}`,
     ...(opts.authorization ? { authorization: opts.authorization } : {}),
   };
-  return exchange(url, { method: 'POST', headers, body: Buffer.from(xml, 'utf8'), agent: opts.agent, timeoutMs: opts.timeoutMs, maxBytes: opts.maxBytes }).then((answer) => ({
+  return exchange(url, {
+    method: 'POST',
+    headers,
+    body: Buffer.from(xml, 'utf8'),
+    agent: opts.agent,
+    timeoutMs: opts.timeoutMs,
+    maxBytes: opts.maxBytes,
+  }).then((answer) => ({
     status: answer.status,
     headers: answer.headers,
     text: answer.body.toString('utf8'),
@@ -51,7 +61,10 @@ export interface ExchangeOptions {
 }
 
 /** One bounded HTTP request to a camera, its answer whole in memory (SOAP, a snapshot). */
-export function exchange(url: URL, opts: ExchangeOptions): Promise<{ status: number; headers: IncomingHttpHeaders; body: Buffer }> {
+export function exchange(
+  url: URL,
+  opts: ExchangeOptions,
+): Promise<{ status: number; headers: IncomingHttpHeaders; body: Buffer }> {
   return new Promise((resolve, reject) => {
     let settled = false;
     const finish = (err: Error | null, answer?: { status: number; headers: IncomingHttpHeaders; body: Buffer }) => {
@@ -68,7 +81,10 @@ export function exchange(url: URL, opts: ExchangeOptions): Promise<{ status: num
       ...(opts.agent ? { agent: opts.agent } : {}),
       headers: { ...opts.headers, ...(opts.body ? { 'content-length': opts.body.length } : {}) },
     });
-    const timer = setTimeout(() => finish(new CameraUnreachableError(`${url.host}: no answer within ${opts.timeoutMs} ms`)), opts.timeoutMs);
+    const timer = setTimeout(
+      () => finish(new CameraUnreachableError(`${url.host}: no answer within ${opts.timeoutMs} ms`)),
+      opts.timeoutMs,
+    );
     req.on('error', (err) => finish(transportError(err, url)));
     req.on('response', (res) => {
       const chunks: Buffer[] = [];
@@ -79,7 +95,9 @@ export function exchange(url: URL, opts: ExchangeOptions): Promise<{ status: num
         else chunks.push(chunk);
       });
       res.on('error', (err) => finish(transportError(err, url)));
-      res.on('end', () => finish(null, { status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
+      res.on('end', () =>
+        finish(null, { status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }),
+      );
       res.on('close', () => {
         if (!res.complete) finish(new CameraUnreachableError(`${url.host}: connection closed mid-answer`));
       });

@@ -8,11 +8,26 @@ beforeAll(async () => {
   t = await startTestGateway();
   const s = t.gw.store;
   for (const id of ['cam-a', 'cam-b']) {
-    s.upsertDevice({ id, name: id, type: 'camera', status: 'online', model: null, manufacturer: null, firmwareVersion: null, lastSeenAt: null });
+    s.upsertDevice({
+      id,
+      name: id,
+      type: 'camera',
+      status: 'online',
+      model: null,
+      manufacturer: null,
+      firmwareVersion: null,
+      lastSeenAt: null,
+    });
   }
   s.insertAlert({ id: 'a1', deviceId: 'cam-a', type: 'motion', message: 'Motion at cam-a', createdAt: base + 1 });
   s.insertAlert({ id: 'a2', deviceId: 'cam-b', type: 'human', message: 'Person at cam-b', createdAt: base + 2 });
-  s.insertAlert({ id: 'a3', deviceId: 'cam-a', type: 'device_offline', message: 'cam-a went offline', createdAt: base + 3 });
+  s.insertAlert({
+    id: 'a3',
+    deviceId: 'cam-a',
+    type: 'device_offline',
+    message: 'cam-a went offline',
+    createdAt: base + 3,
+  });
   s.insertAlert({ id: 'a4', deviceId: 'cam-a', type: 'vehicle', message: 'Vehicle at cam-a', createdAt: base + 4 });
 });
 afterAll(() => t.stop());
@@ -42,7 +57,8 @@ describe('alerts', () => {
 
   it('filters by device, type and unread', async () => {
     const headers = await t.auth('alerts:read');
-    const get = async (q: string) => ((await t.request(`/v1/alerts?${q}`, { headers })).json() as List).data.map((a) => a.id);
+    const get = async (q: string) =>
+      ((await t.request(`/v1/alerts?${q}`, { headers })).json() as List).data.map((a) => a.id);
     expect(await get('device_id=cam-a')).toEqual(['a4', 'a3', 'a1']);
     expect(await get('type=device_offline')).toEqual(['a3']);
     expect(await get('device_id=cam-a&type=motion')).toEqual(['a1']);
@@ -59,7 +75,11 @@ describe('alerts', () => {
     const again = await t.request('/v1/alerts/a2/read', { method: 'POST', headers, body: {} });
     expect(again.status).toBe(200);
     expect((again.json() as { read_at: string }).read_at).toBe(a.read_at);
-    const emptyJson = await t.request('/v1/alerts/a2/read', { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: '' });
+    const emptyJson = await t.request('/v1/alerts/a2/read', {
+      method: 'POST',
+      headers: { ...headers, 'content-type': 'application/json' },
+      body: '',
+    });
     expect(emptyJson.status).toBe(200);
 
     const read = await t.request('/v1/alerts?unread=false', { headers: await t.auth('alerts:read') });
@@ -87,7 +107,11 @@ describe('alerts', () => {
     const extra = await t.request('/v1/alerts/a1/read', { method: 'POST', headers, body: { read: false } });
     expect(extra.status).toBe(400);
     expect((extra.json() as { error_description: string }).error_description).toContain('read');
-    const text = await t.request('/v1/alerts/a1/read', { method: 'POST', headers: { ...headers, 'content-type': 'text/plain' }, body: 'hello' });
+    const text = await t.request('/v1/alerts/a1/read', {
+      method: 'POST',
+      headers: { ...headers, 'content-type': 'text/plain' },
+      body: 'hello',
+    });
     expect(text.status).toBe(400);
     // nothing was changed by the rejected requests
     const a1 = await t.request('/v1/alerts/a1', { headers: await t.auth('alerts:read') });
@@ -96,8 +120,12 @@ describe('alerts', () => {
 
   it('answers 404 for unknown alerts and needs the right scopes', async () => {
     expect((await t.request('/v1/alerts/zzz', { headers: await t.auth('alerts:read') })).status).toBe(404);
-    expect((await t.request('/v1/alerts/zzz/read', { method: 'POST', headers: await t.auth('alerts:write') })).status).toBe(404);
-    expect((await t.request('/v1/alerts/a1/read', { method: 'POST', headers: await t.auth('alerts:read') })).status).toBe(403);
+    expect(
+      (await t.request('/v1/alerts/zzz/read', { method: 'POST', headers: await t.auth('alerts:write') })).status,
+    ).toBe(404);
+    expect(
+      (await t.request('/v1/alerts/a1/read', { method: 'POST', headers: await t.auth('alerts:read') })).status,
+    ).toBe(403);
     expect((await t.request('/v1/alerts', { headers: await t.auth('alerts:write') })).status).toBe(403);
   });
 });

@@ -52,7 +52,9 @@ describe('GET /v1/devices', () => {
 
   it('filters by status and type', async () => {
     const headers = await t.auth('devices:read');
-    const offline = (await t.request('/v1/devices?status=offline', { headers })).json() as { data: Array<{ id: string; status: string }> };
+    const offline = (await t.request('/v1/devices?status=offline', { headers })).json() as {
+      data: Array<{ id: string; status: string }>;
+    };
     expect(offline.data.map((d) => d.id)).toEqual(['cam-06', 'cam-03', 'cam-00']);
     const cams = (await t.request('/v1/devices?type=camera&status=online', { headers })).json() as { data: unknown[] };
     expect(cams.data).toHaveLength(4);
@@ -65,7 +67,10 @@ describe('GET /v1/devices', () => {
     let pages = 0;
     do {
       const url: string = `/v1/devices?limit=3${cursor ? `&cursor=${cursor}` : ''}`;
-      const body = (await t.request(url, { headers })).json() as { data: Array<{ id: string }>; next_cursor: string | null };
+      const body = (await t.request(url, { headers })).json() as {
+        data: Array<{ id: string }>;
+        next_cursor: string | null;
+      };
       seen.push(...body.data.map((d) => d.id));
       cursor = body.next_cursor;
       pages++;
@@ -113,15 +118,25 @@ describe('GET /v1/devices/{id}', () => {
 
 describe('POST /v1/devices/{id}/control', () => {
   it('answers 409 device_unavailable for a device the gateway cannot reach', async () => {
-    const res = await t.request('/v1/devices/cam-01/control', { method: 'POST', headers: await t.auth('devices:write'), body: { action: 'reboot' } });
+    const res = await t.request('/v1/devices/cam-01/control', {
+      method: 'POST',
+      headers: await t.auth('devices:write'),
+      body: { action: 'reboot' },
+    });
     expect(res.status).toBe(409);
     expect((res.json() as { error: string }).error).toBe('device_unavailable');
   });
 
   it('names the allowed actions for an unknown one', async () => {
-    const res = await t.request('/v1/devices/cam-01/control', { method: 'POST', headers: await t.auth('devices:write'), body: { action: 'selfdestruct' } });
+    const res = await t.request('/v1/devices/cam-01/control', {
+      method: 'POST',
+      headers: await t.auth('devices:write'),
+      body: { action: 'selfdestruct' },
+    });
     expect(res.status).toBe(400);
-    expect((res.json() as { error_description: string }).error_description).toBe('body field action must be one of reboot, sync_time');
+    expect((res.json() as { error_description: string }).error_description).toBe(
+      'body field action must be one of reboot, sync_time',
+    );
   });
 
   it.each([
@@ -134,9 +149,24 @@ describe('POST /v1/devices/{id}/control', () => {
     ['form encoded', 'action=reboot', 'application/x-www-form-urlencoded', 'application/json'],
     ['oversized', JSON.stringify({ action: 'reboot', pad: 'x'.repeat(70_000) }), 'application/json', 'too large'],
     // JSON.parse keeps the last of repeated names; the gateway refuses before anything runs.
-    ['action named twice', '{"action":"sync_time","action":"reboot"}', 'application/json', 'body field action is given more than once'],
-    ['action named twice with one value', '{ "action" : "reboot",\n "action":"reboot"}', 'application/json', 'body field action is given more than once'],
-    ['a long name named twice, not echoed', `{"${'n'.repeat(100)}":1,"${'n'.repeat(100)}":2}`, 'application/json', 'a body field is given more than once'],
+    [
+      'action named twice',
+      '{"action":"sync_time","action":"reboot"}',
+      'application/json',
+      'body field action is given more than once',
+    ],
+    [
+      'action named twice with one value',
+      '{ "action" : "reboot",\n "action":"reboot"}',
+      'application/json',
+      'body field action is given more than once',
+    ],
+    [
+      'a long name named twice, not echoed',
+      `{"${'n'.repeat(100)}":1,"${'n'.repeat(100)}":2}`,
+      'application/json',
+      'a body field is given more than once',
+    ],
   ])('rejects %s with 400', async (_name, body, contentType, mention) => {
     const res = await t.request('/v1/devices/cam-01/control', {
       method: 'POST',
@@ -150,14 +180,24 @@ describe('POST /v1/devices/{id}/control', () => {
   });
 
   it('answers 404 for an unknown device', async () => {
-    const res = await t.request('/v1/devices/nope/control', { method: 'POST', headers: await t.auth('devices:write'), body: { action: 'sync_time' } });
+    const res = await t.request('/v1/devices/nope/control', {
+      method: 'POST',
+      headers: await t.auth('devices:write'),
+      body: { action: 'sync_time' },
+    });
     expect(res.status).toBe(404);
   });
 
   it('needs devices:write, not devices:read', async () => {
-    const res = await t.request('/v1/devices/cam-01/control', { method: 'POST', headers: await t.auth('devices:read'), body: { action: 'reboot' } });
+    const res = await t.request('/v1/devices/cam-01/control', {
+      method: 'POST',
+      headers: await t.auth('devices:read'),
+      body: { action: 'reboot' },
+    });
     expect(res.status).toBe(403);
-    expect(res.headers['www-authenticate']).toBe('Bearer realm="edge-gateway", error="insufficient_scope", scope="devices:write"');
+    expect(res.headers['www-authenticate']).toBe(
+      'Bearer realm="edge-gateway", error="insufficient_scope", scope="devices:write"',
+    );
   });
 });
 
@@ -169,14 +209,21 @@ describe('GET /v1/devices/{id}/stream', () => {
     expect((await t.request('/v1/devices/nope/stream', { headers })).status).toBe(404);
     const bad = await t.request('/v1/devices/cam-01/stream?profile=4k', { headers });
     expect(bad.status).toBe(400);
-    expect((bad.json() as { error_description: string }).error_description).toBe('query parameter profile must be one of main, sub');
+    expect((bad.json() as { error_description: string }).error_description).toBe(
+      'query parameter profile must be one of main, sub',
+    );
   });
 
   it('takes protocol=rtsp|webrtc|hls (409 without a stream, as for rtsp) and refuses others with 400', async () => {
     const headers = await t.auth('devices:read');
-    for (const protocol of ['rtsp', 'webrtc', 'hls']) expect((await t.request(`/v1/devices/cam-01/stream?protocol=${protocol}&profile=sub`, { headers })).status).toBe(409);
+    for (const protocol of ['rtsp', 'webrtc', 'hls'])
+      expect((await t.request(`/v1/devices/cam-01/stream?protocol=${protocol}&profile=sub`, { headers })).status).toBe(
+        409,
+      );
     const bad = await t.request('/v1/devices/cam-01/stream?protocol=rtmp', { headers });
     expect(bad.status).toBe(400);
-    expect((bad.json() as { error_description: string }).error_description).toBe('query parameter protocol must be one of rtsp, webrtc, hls');
+    expect((bad.json() as { error_description: string }).error_description).toBe(
+      'query parameter protocol must be one of rtsp, webrtc, hls',
+    );
   });
 });

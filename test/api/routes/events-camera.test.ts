@@ -14,9 +14,20 @@ let t: TestGateway;
 let events: SseStream;
 
 beforeAll(async () => {
-  fleet = await startFleet({ count: 1, host: '127.0.0.1', basePort: 0, username: 'admin', password: 'ev-secret', discovery: null, rtspPort: 0, logger: pino({ level: 'silent' }) });
+  fleet = await startFleet({
+    count: 1,
+    host: '127.0.0.1',
+    basePort: 0,
+    username: 'admin',
+    password: 'ev-secret',
+    discovery: null,
+    rtspPort: 0,
+    logger: pino({ level: 'silent' }),
+  });
   t = await startTestGateway({
-    cameras: [{ name: 'Front door', onvif_url: fleet.cameras[0]!.deviceServiceUrl, username: 'admin', password: 'ev-secret' }],
+    cameras: [
+      { name: 'Front door', onvif_url: fleet.cameras[0]!.deviceServiceUrl, username: 'admin', password: 'ev-secret' },
+    ],
     recording: { pre_roll_s: 1, post_roll_s: 1 },
     onvif: { health_interval_s: 1 },
   });
@@ -33,8 +44,10 @@ afterAll(async () => {
 });
 
 const data = (e: SseEvent) => JSON.parse(e.data) as Record<string, unknown>;
-const isEvent = (type: string, fields: Record<string, unknown> = {}) => (e: SseEvent) =>
-  e.event === type && Object.entries(fields).every(([k, v]) => data(e)[k] === v);
+const isEvent =
+  (type: string, fields: Record<string, unknown> = {}) =>
+  (e: SseEvent) =>
+    e.event === type && Object.entries(fields).every(([k, v]) => data(e)[k] === v);
 async function get(path: string, scope: string): Promise<Record<string, unknown>> {
   const res = await t.request(path, { headers: await t.auth(scope) });
   expect(res.status).toBe(200);
@@ -42,38 +55,48 @@ async function get(path: string, scope: string): Promise<Record<string, unknown>
 }
 
 describe('GET /v1/events with a simulated camera', () => {
-  it('tells of the camera coming online, its event and clip, the alert read, and the camera going offline', { timeout: 90_000 }, async () => {
-    const online = await events.next(isEvent('device.status', { status: 'online' }), 20_000);
-    const deviceId = String(data(online).id);
-    expect(data(online)).toMatchObject({ name: 'Front door', type: 'camera' });
+  it(
+    'tells of the camera coming online, its event and clip, the alert read, and the camera going offline',
+    { timeout: 90_000 },
+    async () => {
+      const online = await events.next(isEvent('device.status', { status: 'online' }), 20_000);
+      const deviceId = String(data(online).id);
+      expect(data(online)).toMatchObject({ name: 'Front door', type: 'camera' });
 
-    // The recorder's ring must hold a little footage before the event.
-    await new Promise((r) => setTimeout(r, 3000));
-    const camera = fleet.cameras[0]!;
-    camera.trigger('motion', true);
-    await new Promise((r) => setTimeout(r, 1500));
-    camera.trigger('motion', false);
-    const created = await events.next(isEvent('alert.created', { device_id: deviceId, type: 'motion' }), 20_000);
-    const alertId = String(data(created).id);
-    const clip = await events.next(isEvent('recording.created', { alert_id: alertId }), 30_000);
-    expect(data(clip)).toEqual(await get(`/v1/recordings/${String(data(clip).id)}`, 'recordings:read'));
-    expect(data(created)).toMatchObject({ read: false, recording_status: 'pending' });
+      // The recorder's ring must hold a little footage before the event.
+      await new Promise((r) => setTimeout(r, 3000));
+      const camera = fleet.cameras[0]!;
+      camera.trigger('motion', true);
+      await new Promise((r) => setTimeout(r, 1500));
+      camera.trigger('motion', false);
+      const created = await events.next(isEvent('alert.created', { device_id: deviceId, type: 'motion' }), 20_000);
+      const alertId = String(data(created).id);
+      const clip = await events.next(isEvent('recording.created', { alert_id: alertId }), 30_000);
+      expect(data(clip)).toEqual(await get(`/v1/recordings/${String(data(clip).id)}`, 'recordings:read'));
+      expect(data(created)).toMatchObject({ read: false, recording_status: 'pending' });
 
-    const read = await t.request(`/v1/alerts/${alertId}/read`, { method: 'POST', headers: await t.auth('alerts:write') });
-    expect(read.status).toBe(200);
-    const readEvent = await events.next(isEvent('alert.read', { id: alertId }));
-    expect(data(readEvent)).toEqual(read.json());
-    expect(data(readEvent)).toEqual(await get(`/v1/alerts/${alertId}`, 'alerts:read'));
+      const read = await t.request(`/v1/alerts/${alertId}/read`, {
+        method: 'POST',
+        headers: await t.auth('alerts:write'),
+      });
+      expect(read.status).toBe(200);
+      const readEvent = await events.next(isEvent('alert.read', { id: alertId }));
+      expect(data(readEvent)).toEqual(read.json());
+      expect(data(readEvent)).toEqual(await get(`/v1/alerts/${alertId}`, 'alerts:read'));
 
-    await camera.stop(); // the camera's ONVIF service goes away: the health check marks it offline
-    // (The device was first written offline, before its adoption: the event wanted is a later one.)
-    const offline = await events.next((e) => isEvent('device.status', { id: deviceId, status: 'offline' })(e) && Number(e.id) > Number(readEvent.id), 20_000);
-    expect(data(offline)).toEqual(await get(`/v1/devices/${deviceId}`, 'devices:read'));
-    const offlineAlert = await events.next(isEvent('alert.created', { device_id: deviceId, type: 'device_offline' }));
-    expect(data(offlineAlert)).toEqual(await get(`/v1/alerts/${String(data(offlineAlert).id)}`, 'alerts:read'));
+      await camera.stop(); // the camera's ONVIF service goes away: the health check marks it offline
+      // (The device was first written offline, before its adoption: the event wanted is a later one.)
+      const offline = await events.next(
+        (e) => isEvent('device.status', { id: deviceId, status: 'offline' })(e) && Number(e.id) > Number(readEvent.id),
+        20_000,
+      );
+      expect(data(offline)).toEqual(await get(`/v1/devices/${deviceId}`, 'devices:read'));
+      const offlineAlert = await events.next(isEvent('alert.created', { device_id: deviceId, type: 'device_offline' }));
+      expect(data(offlineAlert)).toEqual(await get(`/v1/alerts/${String(data(offlineAlert).id)}`, 'alerts:read'));
 
-    const ids = events.events.map((e) => Number(e.id));
-    expect(ids).toEqual([...ids].sort((a, b) => a - b));
-    expect(new Set(ids).size).toBe(ids.length);
-  });
+      const ids = events.events.map((e) => Number(e.id));
+      expect(ids).toEqual([...ids].sort((a, b) => a - b));
+      expect(new Set(ids).size).toBe(ids.length);
+    },
+  );
 });

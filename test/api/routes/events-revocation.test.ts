@@ -35,8 +35,14 @@ async function subscribe(access: string): Promise<SseStream> {
   expect(s.status).toBe(200);
   return s;
 }
-const signIn = (username: string) => signInAsWebApp(t.gw.apiUrl, t.request, { username, password: `${username} password 1` }, SCOPE);
-const cli = (...args: string[]) => spawnSync(process.execPath, [CLI, ...args, '--config', config], { encoding: 'utf8', timeout: 30_000, env: { PATH: process.env.PATH ?? '' } });
+const signIn = (username: string) =>
+  signInAsWebApp(t.gw.apiUrl, t.request, { username, password: `${username} password 1` }, SCOPE);
+const cli = (...args: string[]) =>
+  spawnSync(process.execPath, [CLI, ...args, '--config', config], {
+    encoding: 'utf8',
+    timeout: 30_000,
+    env: { PATH: process.env.PATH ?? '' },
+  });
 const ofType = (type: string) => (e: SseEvent) => e.event === type;
 
 /** The stream says it ends because of the revocation, and ends. */
@@ -47,7 +53,9 @@ async function endsRevoked(s: SseStream): Promise<void> {
 }
 
 async function revokedCount(): Promise<number> {
-  const line = (await t.metrics()).split('\n').find((l) => l.startsWith('edge_gateway_event_stream_disconnects_total{reason="token_revoked"} '));
+  const line = (await t.metrics())
+    .split('\n')
+    .find((l) => l.startsWith('edge_gateway_event_stream_disconnects_total{reason="token_revoked"} '));
   return line ? Number(line.split(' ')[1]) : 0;
 }
 
@@ -62,14 +70,33 @@ describe('GET /v1/events and revoked grants', { timeout: 90_000 }, () => {
     const out = await t.request('/oauth/revoke', {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ token: ann.refresh, token_type_hint: 'refresh_token', client_id: 'gateway-web' }).toString(),
+      body: new URLSearchParams({
+        token: ann.refresh,
+        token_type_hint: 'refresh_token',
+        client_id: 'gateway-web',
+      }).toString(),
     });
     expect(out.status).toBe(200);
     await endsRevoked(annStream);
     expect(await revokedCount()).toBe(1);
 
-    t.gw.store.upsertDevice({ id: 'cam-r', name: 'Yard', type: 'camera', status: 'online', model: null, manufacturer: null, firmwareVersion: null, lastSeenAt: Date.now() });
-    t.gw.store.insertAlert({ id: 'alr-after', deviceId: 'cam-r', type: 'motion', message: 'Motion in the yard', createdAt: Date.now() });
+    t.gw.store.upsertDevice({
+      id: 'cam-r',
+      name: 'Yard',
+      type: 'camera',
+      status: 'online',
+      model: null,
+      manufacturer: null,
+      firmwareVersion: null,
+      lastSeenAt: Date.now(),
+    });
+    t.gw.store.insertAlert({
+      id: 'alr-after',
+      deviceId: 'cam-r',
+      type: 'motion',
+      message: 'Motion in the yard',
+      createdAt: Date.now(),
+    });
     const alert = await bobStream.next((e) => e.event === 'alert.created', 10_000);
     expect(JSON.parse(alert.data)).toMatchObject({ id: 'alr-after' });
     expect(annStream.events.some((e) => e.event === 'alert.created')).toBe(false);
@@ -88,7 +115,11 @@ describe('GET /v1/events and revoked grants', { timeout: 90_000 }, () => {
   it('ends the stream of a client removed by the CLI', async () => {
     const client = registerClient(t.gw.store, { redirectUris: [], grants: ['client_credentials'] });
     const basic = `Basic ${Buffer.from(`${client.clientId}:${client.clientSecret}`).toString('base64')}`;
-    const res = await tokenRequest(t.request, { grant_type: 'client_credentials', scope: 'alerts:read' }, { authorization: basic });
+    const res = await tokenRequest(
+      t.request,
+      { grant_type: 'client_credentials', scope: 'alerts:read' },
+      { authorization: basic },
+    );
     expect(res.status).toBe(200);
     const s = await subscribe((res.json() as { access_token: string }).access_token);
     expect(cli('clients', 'remove', '--client-id', client.clientId).status).toBe(0);

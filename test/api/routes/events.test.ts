@@ -14,7 +14,9 @@ let t: TestGateway;
 const open: SseStream[] = [];
 
 beforeAll(async () => {
-  t = await startTestGateway({ events: { heartbeat_s: 1, max_subscribers: 4, window_max_events: 100, max_queue_bytes: 16_384 } });
+  t = await startTestGateway({
+    events: { heartbeat_s: 1, max_subscribers: 4, window_max_events: 100, max_queue_bytes: 16_384 },
+  });
   t.gw.store.upsertDevice(device('cam-1'));
 });
 afterAll(async () => {
@@ -23,7 +25,16 @@ afterAll(async () => {
 });
 
 const device = (id: string, status: 'online' | 'offline' = 'online') =>
-  ({ id, name: `Camera ${id}`, type: 'camera', status, model: 'M', manufacturer: 'V', firmwareVersion: '1', lastSeenAt: Date.now() }) as const;
+  ({
+    id,
+    name: `Camera ${id}`,
+    type: 'camera',
+    status,
+    model: 'M',
+    manufacturer: 'V',
+    firmwareVersion: '1',
+    lastSeenAt: Date.now(),
+  }) as const;
 let alertCount = 0;
 function newAlert(message = 'Motion at the door'): string {
   const id = `alr-${++alertCount}`;
@@ -32,11 +43,15 @@ function newAlert(message = 'Motion at the door'): string {
 }
 
 async function stream(scope: string, headers: Record<string, string> = {}, gw: TestGateway = t): Promise<SseStream> {
-  const s = await openSse(gw.gw.apiUrl, readFileSync(gw.gw.certFile), { authorization: `Bearer ${await gw.token(scope)}`, ...headers });
+  const s = await openSse(gw.gw.apiUrl, readFileSync(gw.gw.certFile), {
+    authorization: `Bearer ${await gw.token(scope)}`,
+    ...headers,
+  });
   open.push(s);
   return s;
 }
-const ofType = (type: string, id?: string) => (e: SseEvent) => e.event === type && (id === undefined || (JSON.parse(e.data) as { id: string }).id === id);
+const ofType = (type: string, id?: string) => (e: SseEvent) =>
+  e.event === type && (id === undefined || (JSON.parse(e.data) as { id: string }).id === id);
 const json = (e: SseEvent): unknown => JSON.parse(e.data);
 async function get(path: string, scope: string): Promise<unknown> {
   const res = await t.request(path, { headers: await t.auth(scope) });
@@ -63,10 +78,28 @@ describe('GET /v1/events', () => {
     expect(all.headers['cache-control']).toBe('no-store');
 
     const alertId = newAlert();
-    const read = await t.request(`/v1/alerts/${alertId}/read`, { method: 'POST', headers: await t.auth('alerts:write') });
+    const read = await t.request(`/v1/alerts/${alertId}/read`, {
+      method: 'POST',
+      headers: await t.auth('alerts:write'),
+    });
     expect(read.status).toBe(200);
-    t.gw.store.insertRecording({ id: 'rec-1', deviceId: 'cam-1', eventType: 'motion', startedAt: Date.now() - 5000, endedAt: Date.now(), sizeBytes: 10, fileName: 'cam-1/rec-1.mp4', alertId });
-    t.gw.store.setDeviceStatus('cam-1', 'offline', Date.now(), { id: 'alr-offline', deviceId: 'cam-1', type: 'device_offline', message: 'Camera cam-1 went offline', createdAt: Date.now() });
+    t.gw.store.insertRecording({
+      id: 'rec-1',
+      deviceId: 'cam-1',
+      eventType: 'motion',
+      startedAt: Date.now() - 5000,
+      endedAt: Date.now(),
+      sizeBytes: 10,
+      fileName: 'cam-1/rec-1.mp4',
+      alertId,
+    });
+    t.gw.store.setDeviceStatus('cam-1', 'offline', Date.now(), {
+      id: 'alr-offline',
+      deviceId: 'cam-1',
+      type: 'device_offline',
+      message: 'Camera cam-1 went offline',
+      createdAt: Date.now(),
+    });
 
     const created = await all.next(ofType('alert.created', alertId));
     const readEvent = await all.next(ofType('alert.read', alertId));
@@ -75,7 +108,11 @@ describe('GET /v1/events', () => {
     const offline = await all.next(ofType('device.status', 'cam-1'));
     // The records as GET answers them (the alert read, the device offline: as they are now).
     expect(json(readEvent)).toEqual(await get(`/v1/alerts/${alertId}`, 'alerts:read'));
-    expect(json(created)).toEqual({ ...(await get(`/v1/alerts/${alertId}`, 'alerts:read') as object), read: false, read_at: null });
+    expect(json(created)).toEqual({
+      ...((await get(`/v1/alerts/${alertId}`, 'alerts:read')) as object),
+      read: false,
+      read_at: null,
+    });
     expect(json(readEvent)).toMatchObject({ read: true });
     expect(json(recording)).toEqual(await get('/v1/recordings/rec-1', 'recordings:read'));
     expect(json(offline)).toEqual(await get('/v1/devices/cam-1', 'devices:read'));
@@ -83,7 +120,13 @@ describe('GET /v1/events', () => {
     const ids = all.events.map((e) => Number(e.id));
     expect(ids.every((id, i) => Number.isInteger(id) && (i === 0 || id > ids[i - 1]!))).toBe(true);
     // The offline alert is written with the status change, in its transaction, just before it.
-    expect(all.events.map((e) => e.event)).toEqual(['alert.created', 'alert.read', 'recording.created', 'alert.created', 'device.status']);
+    expect(all.events.map((e) => e.event)).toEqual([
+      'alert.created',
+      'alert.read',
+      'recording.created',
+      'alert.created',
+      'device.status',
+    ]);
 
     // Scopes: alerts:read sees the alerts only; devices:read the device only (recordings:write is no read scope).
     await alertsOnly.next(ofType('alert.created', 'alr-offline'));
@@ -101,13 +144,27 @@ describe('GET /v1/events', () => {
     const alerts = await stream('alerts:read');
     const recordings = await stream('recordings:read');
     const alertId = newAlert();
-    t.gw.store.setAlertType(alertId, 'human', 'Person at the door', Date.now(), [{ label: 'person', score: 0.9, box: { x: 0.1, y: 0.1, w: 0.4, h: 0.8 } }]);
+    t.gw.store.setAlertType(alertId, 'human', 'Person at the door', Date.now(), [
+      { label: 'person', score: 0.9, box: { x: 0.1, y: 0.1, w: 0.4, h: 0.8 } },
+    ]);
     const refined = await alerts.next(ofType('alert.updated', alertId));
     expect(json(refined)).toEqual(await get(`/v1/alerts/${alertId}`, 'alerts:read'));
     expect(json(refined)).toMatchObject({ type: 'human', message: 'Person at the door', recording_id: null });
 
-    t.gw.store.saveRecording({ id: 'rec-up', deviceId: 'cam-1', eventType: 'human', startedAt: Date.now() - 3000, endedAt: Date.now(), sizeBytes: 10, fileName: 'cam-1/rec-up.mp4', alertId });
-    const linked = await alerts.next((e) => e.event === 'alert.updated' && e.id !== refined.id && (JSON.parse(e.data) as { id: string }).id === alertId);
+    t.gw.store.saveRecording({
+      id: 'rec-up',
+      deviceId: 'cam-1',
+      eventType: 'human',
+      startedAt: Date.now() - 3000,
+      endedAt: Date.now(),
+      sizeBytes: 10,
+      fileName: 'cam-1/rec-up.mp4',
+      alertId,
+    });
+    const linked = await alerts.next(
+      (e) =>
+        e.event === 'alert.updated' && e.id !== refined.id && (JSON.parse(e.data) as { id: string }).id === alertId,
+    );
     expect(json(linked)).toEqual(await get(`/v1/alerts/${alertId}`, 'alerts:read'));
     expect(json(linked)).toMatchObject({ recording_id: 'rec-up', recording_status: 'recorded' });
     // After its recording.created, for a client that has both scopes; not at all without alerts:read.
@@ -121,11 +178,19 @@ describe('GET /v1/events', () => {
     const s = await stream('alerts:write devices:write');
     expect(s.status).toBe(403);
     expect(s.headers['www-authenticate']).toContain('insufficient_scope');
-    expect(JSON.parse(await s.body())).toEqual({ error: 'insufficient_scope', error_description: expect.stringContaining('alerts:read') });
+    expect(JSON.parse(await s.body())).toEqual({
+      error: 'insufficient_scope',
+      error_description: expect.stringContaining('alerts:read'),
+    });
     const none = await openSse(t.gw.apiUrl, readFileSync(t.gw.certFile), {});
     expect(none.status).toBe(401);
     // The token goes in the Authorization header only, never in the URL.
-    const inUrl = await openSse(t.gw.apiUrl, readFileSync(t.gw.certFile), {}, `/v1/events?access_token=${await t.token(ALL)}`);
+    const inUrl = await openSse(
+      t.gw.apiUrl,
+      readFileSync(t.gw.certFile),
+      {},
+      `/v1/events?access_token=${await t.token(ALL)}`,
+    );
     expect(inUrl.status).toBe(400);
   });
 
@@ -180,7 +245,10 @@ describe('GET /v1/events', () => {
     for (const value of ['abc', '-1', '12a', '1.5', '0x10']) {
       const s = await stream(ALL, { 'last-event-id': value });
       expect(s.status, value).toBe(400);
-      expect(JSON.parse(await s.body())).toEqual({ error: 'invalid_request', error_description: expect.stringContaining('Last-Event-ID') });
+      expect(JSON.parse(await s.body())).toEqual({
+        error: 'invalid_request',
+        error_description: expect.stringContaining('Last-Event-ID'),
+      });
     }
     const empty = await stream('alerts:read', { 'last-event-id': '' });
     expect(empty.status).toBe(200);
@@ -198,7 +266,10 @@ describe('GET /v1/events', () => {
     const over = await stream('alerts:read');
     expect(over.status).toBe(503);
     expect(over.headers['retry-after']).toBe('5');
-    expect(JSON.parse(await over.body())).toEqual({ error: 'temporarily_unavailable', error_description: expect.stringContaining('event streams') });
+    expect(JSON.parse(await over.body())).toEqual({
+      error: 'temporarily_unavailable',
+      error_description: expect.stringContaining('event streams'),
+    });
     expect(await metric('edge_gateway_event_stream_refused_total')).toBe(refusedBefore + 1);
     // Other requests are still answered meanwhile.
     expect((await t.request('/v1/alerts?limit=1', { headers: await t.auth('alerts:read') })).status).toBe(200);
@@ -234,37 +305,51 @@ describe('GET /v1/events', () => {
     await noSubscribers();
   });
 
-  it('cuts off a client that does not read, past max_queue_bytes, while one that reads gets every event', { timeout: 120_000 }, async () => {
-    // A window large enough that the reader who keeps up never needs a reset.
-    const g = await startTestGateway({ events: { max_queue_bytes: 65_536, window_max_events: 1_000_000 } });
-    try {
-      g.gw.store.upsertDevice(device('cam-1'));
-      const slow = await stream('alerts:read', {}, g);
-      const fast = await stream('alerts:read', {}, g);
-      slow.pause();
-      const cutOff = async () => {
-        const line = (await g.metrics()).split('\n').find((l) => l.startsWith('edge_gateway_event_stream_disconnects_total{reason="slow_consumer"} '));
-        return line ? Number(line.split(' ')[1]) : 0;
-      };
-      // Large events, one at a time: ~20 MB, more than the sockets' buffers between the slow client
-      // and the gateway hold (net.ipv4.tcp_rmem and tcp_wmem at most 6 and 4 MB here).
-      const message = 'x'.repeat(20_000);
-      const n = 1000;
-      for (let i = 1; i <= n; i++) {
-        g.gw.store.insertAlert({ id: `flood-${i}`, deviceId: 'cam-1', type: 'motion', message, createdAt: Date.now() });
-        await new Promise((r) => setImmediate(r));
+  it(
+    'cuts off a client that does not read, past max_queue_bytes, while one that reads gets every event',
+    { timeout: 120_000 },
+    async () => {
+      // A window large enough that the reader who keeps up never needs a reset.
+      const g = await startTestGateway({ events: { max_queue_bytes: 65_536, window_max_events: 1_000_000 } });
+      try {
+        g.gw.store.upsertDevice(device('cam-1'));
+        const slow = await stream('alerts:read', {}, g);
+        const fast = await stream('alerts:read', {}, g);
+        slow.pause();
+        const cutOff = async () => {
+          const line = (await g.metrics())
+            .split('\n')
+            .find((l) => l.startsWith('edge_gateway_event_stream_disconnects_total{reason="slow_consumer"} '));
+          return line ? Number(line.split(' ')[1]) : 0;
+        };
+        // Large events, one at a time: ~20 MB, more than the sockets' buffers between the slow client
+        // and the gateway hold (net.ipv4.tcp_rmem and tcp_wmem at most 6 and 4 MB here).
+        const message = 'x'.repeat(20_000);
+        const n = 1000;
+        for (let i = 1; i <= n; i++) {
+          g.gw.store.insertAlert({
+            id: `flood-${i}`,
+            deviceId: 'cam-1',
+            type: 'motion',
+            message,
+            createdAt: Date.now(),
+          });
+          await new Promise((r) => setImmediate(r));
+        }
+        await expect.poll(cutOff, { timeout: 15_000 }).toBe(1);
+        // Reading again, the slow client finds its stream cut short, without the events past its backlog.
+        slow.response.socket.resume();
+        expect(await slow.ended).toBe('aborted');
+        expect(slow.events.length).toBeLessThan(n);
+        await fast.next(ofType('alert.created', `flood-${n}`), 60_000);
+        expect(fast.events.map((e) => (json(e) as { id: string }).id)).toEqual(
+          Array.from({ length: n }, (_, i) => `flood-${i + 1}`),
+        );
+      } finally {
+        await g.stop();
       }
-      await expect.poll(cutOff, { timeout: 15_000 }).toBe(1);
-      // Reading again, the slow client finds its stream cut short, without the events past its backlog.
-      slow.response.socket.resume();
-      expect(await slow.ended).toBe('aborted');
-      expect(slow.events.length).toBeLessThan(n);
-      await fast.next(ofType('alert.created', `flood-${n}`), 60_000);
-      expect(fast.events.map((e) => (json(e) as { id: string }).id)).toEqual(Array.from({ length: n }, (_, i) => `flood-${i + 1}`));
-    } finally {
-      await g.stop();
-    }
-  });
+    },
+  );
 });
 
 describe('GET /v1/events across a restart', () => {
@@ -274,11 +359,23 @@ describe('GET /v1/events across a restart', () => {
     try {
       g.gw.store.upsertDevice(device('cam-r'));
       const s = await stream(ALL, {}, g);
-      g.gw.store.insertAlert({ id: 'before-1', deviceId: 'cam-r', type: 'human', message: 'Person', createdAt: Date.now() });
+      g.gw.store.insertAlert({
+        id: 'before-1',
+        deviceId: 'cam-r',
+        type: 'human',
+        message: 'Person',
+        createdAt: Date.now(),
+      });
       const seen = await s.next(ofType('alert.created', 'before-1'));
       // Unseen by this client: it lost its connection first.
       s.close();
-      g.gw.store.insertAlert({ id: 'before-2', deviceId: 'cam-r', type: 'vehicle', message: 'Car', createdAt: Date.now() });
+      g.gw.store.insertAlert({
+        id: 'before-2',
+        deviceId: 'cam-r',
+        type: 'vehicle',
+        message: 'Car',
+        createdAt: Date.now(),
+      });
       const other = await stream(ALL, {}, g);
       await g.stop();
       expect(json(await other.next(ofType('end')))).toEqual({ reason: 'gateway_stopping' });
@@ -287,7 +384,13 @@ describe('GET /v1/events across a restart', () => {
       g = await startTestGateway({}, { dataDir, keepDataDir: true });
       const resumed = await stream(ALL, { 'last-event-id': seen.id ?? '' }, g);
       await resumed.next(ofType('alert.created', 'before-2'));
-      g.gw.store.insertAlert({ id: 'after', deviceId: 'cam-r', type: 'motion', message: 'Motion', createdAt: Date.now() });
+      g.gw.store.insertAlert({
+        id: 'after',
+        deviceId: 'cam-r',
+        type: 'motion',
+        message: 'Motion',
+        createdAt: Date.now(),
+      });
       await resumed.next(ofType('alert.created', 'after'));
       expect(resumed.events.map((e) => [Number(e.id) - Number(seen.id), (json(e) as { id: string }).id])).toEqual([
         [1, 'before-2'],

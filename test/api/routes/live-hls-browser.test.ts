@@ -39,8 +39,10 @@ beforeAll(async () => {
   rig = await startHlsRig({ hls: { idle_close_s: 6 } });
   browser = await launchChromium();
   app = createServer((req, res) => {
-    if (req.url?.startsWith('/hls.min.js')) return void res.writeHead(200, { 'content-type': 'text/javascript' }).end(HLS_JS);
-    if (req.url === '/' || req.url?.startsWith('/?')) return void res.writeHead(200, { 'content-type': 'text/html' }).end(PAGE);
+    if (req.url?.startsWith('/hls.min.js'))
+      return void res.writeHead(200, { 'content-type': 'text/javascript' }).end(HLS_JS);
+    if (req.url === '/' || req.url?.startsWith('/?'))
+      return void res.writeHead(200, { 'content-type': 'text/html' }).end(PAGE);
     res.writeHead(404).end();
   });
   await new Promise<void>((resolve) => app.listen(0, '127.0.0.1', resolve));
@@ -60,14 +62,16 @@ describe('LL-HLS in a browser', () => {
       const page = await context.newPage();
       await page.goto(`${origin}/?src=${encodeURIComponent(url)}`);
       // Page expressions as text: the tests are compiled without the DOM library.
-      const frames = async () => Number(await page.evaluate('document.getElementById("v").getVideoPlaybackQuality().totalVideoFrames'));
+      const frames = async () =>
+        Number(await page.evaluate('document.getElementById("v").getVideoPlaybackQuality().totalVideoFrames'));
       await expect.poll(frames, { timeout: 20_000, interval: 250 }).toBeGreaterThan(0);
       const samples = [await frames()];
       for (let i = 0; i < 3; i++) {
         await page.waitForTimeout(2000);
         samples.push(await frames());
       }
-      for (let i = 1; i < samples.length; i++) expect(samples[i], `frames ${samples.join(' → ')}`).toBeGreaterThan(samples[i - 1]!);
+      for (let i = 1; i < samples.length; i++)
+        expect(samples[i], `frames ${samples.join(' → ')}`).toBeGreaterThan(samples[i - 1]!);
       const errors = await page.evaluate<Array<{ fatal: boolean; details: string }>>('window.hlsErrors');
       expect(errors.filter((e) => e.fatal)).toEqual([]);
       // hls.js read the parts (low-latency mode), not only whole segments.

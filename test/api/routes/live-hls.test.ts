@@ -27,7 +27,9 @@ function pathOf(url: string): string {
 }
 
 /** Starts a session: the multivariant playlist's one variant, resolved against the address. */
-async function startSession(url: string): Promise<{ variant: string; codecs: string[]; bandwidth: number; resolution?: { width: number; height: number } }> {
+async function startSession(
+  url: string,
+): Promise<{ variant: string; codecs: string[]; bandwidth: number; resolution?: { width: number; height: number } }> {
   const res = await rig.t.request(pathOf(url));
   expect(res.status, res.text).toBe(200);
   expect(res.headers['content-type']).toBe('application/vnd.apple.mpegurl');
@@ -48,36 +50,48 @@ async function metric(name: string): Promise<number> {
 }
 
 describe('LL-HLS players', () => {
-  it('ffmpeg plays H.264 + AAC for 5 s from the address: both tracks, no decode error', async () => {
-    const { url } = await hlsAddress(rig.t, rig.devices.AAC);
-    const played = await ffmpegPlays(url, 5);
-    expect(played.stderr).toBe('');
-    expect(played.code).toBe(0);
-    expect(played.frames.video).toBeGreaterThanOrEqual(40); // 10 frames/s
-    expect(played.frames.audio).toBeGreaterThan(0);
-  }, PLAYER_TIMEOUT_MS);
+  it(
+    'ffmpeg plays H.264 + AAC for 5 s from the address: both tracks, no decode error',
+    async () => {
+      const { url } = await hlsAddress(rig.t, rig.devices.AAC);
+      const played = await ffmpegPlays(url, 5);
+      expect(played.stderr).toBe('');
+      expect(played.code).toBe(0);
+      expect(played.frames.video).toBeGreaterThanOrEqual(40); // 10 frames/s
+      expect(played.frames.audio).toBeGreaterThan(0);
+    },
+    PLAYER_TIMEOUT_MS,
+  );
 
-  it('H.264 + G.711: the video plays, the G.711 audio is left out (fMP4 here carries AAC only)', async () => {
-    const { url } = await hlsAddress(rig.t, rig.devices.AAC, 'sub');
-    const { codecs } = await startSession(url);
-    expect(codecs).toHaveLength(1);
-    expect(codecs[0]).toMatch(/^avc1\./);
-    const played = await ffmpegPlays(url, 3);
-    expect(played.stderr).toBe('');
-    expect(played.frames.video).toBeGreaterThan(0);
-    expect(played.frames.audio).toBe(0);
-  }, PLAYER_TIMEOUT_MS);
+  it(
+    'H.264 + G.711: the video plays, the G.711 audio is left out (fMP4 here carries AAC only)',
+    async () => {
+      const { url } = await hlsAddress(rig.t, rig.devices.AAC, 'sub');
+      const { codecs } = await startSession(url);
+      expect(codecs).toHaveLength(1);
+      expect(codecs[0]).toMatch(/^avc1\./);
+      const played = await ffmpegPlays(url, 3);
+      expect(played.stderr).toBe('');
+      expect(played.frames.video).toBeGreaterThan(0);
+      expect(played.frames.audio).toBe(0);
+    },
+    PLAYER_TIMEOUT_MS,
+  );
 
-  it('H.265 + AAC: ffmpeg decodes both tracks', async () => {
-    const { url } = await hlsAddress(rig.t, rig.devices.HEVC);
-    const { codecs } = await startSession(url);
-    expect(codecs[0]).toMatch(/^hvc1\./);
-    expect(codecs[1]).toBe('mp4a.40.2');
-    const played = await ffmpegPlays(url, 3);
-    expect(played.stderr).toBe('');
-    expect(played.frames.video).toBeGreaterThan(0);
-    expect(played.frames.audio).toBeGreaterThan(0);
-  }, PLAYER_TIMEOUT_MS);
+  it(
+    'H.265 + AAC: ffmpeg decodes both tracks',
+    async () => {
+      const { url } = await hlsAddress(rig.t, rig.devices.HEVC);
+      const { codecs } = await startSession(url);
+      expect(codecs[0]).toMatch(/^hvc1\./);
+      expect(codecs[1]).toBe('mp4a.40.2');
+      const played = await ffmpegPlays(url, 3);
+      expect(played.stderr).toBe('');
+      expect(played.frames.video).toBeGreaterThan(0);
+      expect(played.frames.audio).toBeGreaterThan(0);
+    },
+    PLAYER_TIMEOUT_MS,
+  );
 });
 
 describe('LL-HLS playlists', () => {
@@ -93,7 +107,12 @@ describe('LL-HLS playlists', () => {
     expect(text).toMatch(/^#EXT-X-PART:DURATION=[\d.]+,URI="part\d+\.mp4"/m);
     expect(text).toMatch(/^#EXT-X-PRELOAD-HINT:TYPE=PART,URI="part\d+\.mp4"$/m);
     expect(playlist.partTarget).toBe(0.3);
-    const uris = [playlist.mapUri, playlist.preloadHintUri!, ...playlist.openParts.map((p) => p.uri), ...playlist.segments.flatMap((s) => [s.uri, ...s.parts.map((p) => p.uri)])];
+    const uris = [
+      playlist.mapUri,
+      playlist.preloadHintUri!,
+      ...playlist.openParts.map((p) => p.uri),
+      ...playlist.segments.flatMap((s) => [s.uri, ...s.parts.map((p) => p.uri)]),
+    ];
     for (const uri of uris) {
       expect(uri).not.toMatch(/^[a-z]+:|^\//);
       expect(new URL(uri, session.variant).pathname.startsWith(`/live/${ticket}/`)).toBe(true);
@@ -104,7 +123,7 @@ describe('LL-HLS playlists', () => {
     expect(init.body.subarray(4, 8).toString('latin1')).toBe('ftyp');
   });
 
-  it('the ticket\'s index.m3u8 loaded again leads to the same session: reloads hold no new session', async () => {
+  it("the ticket's index.m3u8 loaded again leads to the same session: reloads hold no new session", async () => {
     const { url } = await hlsAddress(rig.t, rig.devices.AAC);
     const first = await startSession(url);
     const sessions = await metric('edge_gateway_hls_sessions');
@@ -139,7 +158,11 @@ describe('LL-HLS playlists', () => {
   it('a viewer who started in time goes on after the ticket expired; the ticket itself starts nothing more', async () => {
     const signer = TicketSigner.openInDir(rig.t.dataDir, SecretBox.openInDir(rig.t.dataDir));
     // As the stream route makes them (whole seconds), expiring in 2–3 s.
-    const ticket = signer.issue({ deviceId: rig.devices.AAC, profile: 'main', expiresAt: (Math.floor(Date.now() / 1000) + 3) * 1000 });
+    const ticket = signer.issue({
+      deviceId: rig.devices.AAC,
+      profile: 'main',
+      expiresAt: (Math.floor(Date.now() / 1000) + 3) * 1000,
+    });
     const url = `${rig.t.gw.apiUrl}/live/${ticket}/index.m3u8`;
     const { variant } = await startSession(url);
     // The player keeps reloading meanwhile (a session idle for hls.idle_close_s ends).
@@ -157,9 +180,22 @@ describe('LL-HLS refusals', () => {
   it('refuses an expired ticket with 401, and foreign, tampered, recorder and malformed tickets with one 404 (as WHEP does)', async () => {
     const { ticket } = await hlsAddress(rig.t, rig.devices.AAC);
     const signer = TicketSigner.openInDir(rig.t.dataDir, SecretBox.openInDir(rig.t.dataDir));
-    const expired = signer.issue({ deviceId: rig.devices.AAC, profile: 'main', expiresAt: (Math.floor(Date.now() / 1000) - 1) * 1000 });
-    const foreign = new TicketSigner(Buffer.alloc(32, 7)).issue({ deviceId: rig.devices.AAC, profile: 'main', expiresAt: Date.now() + 60_000 });
-    const recorder = signer.issue({ deviceId: rig.devices.AAC, profile: 'main', expiresAt: Date.now() + 60_000, recorder: true });
+    const expired = signer.issue({
+      deviceId: rig.devices.AAC,
+      profile: 'main',
+      expiresAt: (Math.floor(Date.now() / 1000) - 1) * 1000,
+    });
+    const foreign = new TicketSigner(Buffer.alloc(32, 7)).issue({
+      deviceId: rig.devices.AAC,
+      profile: 'main',
+      expiresAt: Date.now() + 60_000,
+    });
+    const recorder = signer.issue({
+      deviceId: rig.devices.AAC,
+      profile: 'main',
+      expiresAt: Date.now() + 60_000,
+      recorder: true,
+    });
     const last = ticket.at(-2) === 'A' ? 'B' : 'A';
     const tampered = ticket.slice(0, -2) + last + ticket.at(-1);
     const late = await rig.t.request(`/live/${expired}/index.m3u8`);
@@ -201,7 +237,14 @@ describe('LL-HLS refusals', () => {
   it('refuses blocking-reload parameters that are malformed or beyond the live edge with 400', async () => {
     const { url } = await hlsAddress(rig.t, rig.devices.AAC);
     const { variant } = await startSession(url);
-    for (const query of ['?_HLS_msn=999999999', '?_HLS_msn=abc', '?_HLS_part=1', '?_HLS_msn=1&_HLS_msn=2', '?_HLS_msn=99999999999999999999', '?_HLS_msn=0&_HLS_part=999']) {
+    for (const query of [
+      '?_HLS_msn=999999999',
+      '?_HLS_msn=abc',
+      '?_HLS_part=1',
+      '?_HLS_msn=1&_HLS_msn=2',
+      '?_HLS_msn=99999999999999999999',
+      '?_HLS_msn=0&_HLS_part=999',
+    ]) {
       const res = await rig.t.request(pathOf(variant) + query);
       expect(res.status, query).toBe(400);
     }
@@ -220,7 +263,9 @@ describe('LL-HLS refusals', () => {
     expect(refused.headers['retry-after']).toBe('1');
     // The held ones are answered once the segment comes.
     for (const res of await Promise.all(waiting)) expect(res.status).toBe(200);
-    expect(await metric('edge_gateway_hls_requests_refused_total{reason="too_many_blocked"}')).toBe((Number.isNaN(before) ? 0 : before) + 1);
+    expect(await metric('edge_gateway_hls_requests_refused_total{reason="too_many_blocked"}')).toBe(
+      (Number.isNaN(before) ? 0 : before) + 1,
+    );
   });
 
   it('closes the muxers a bounded time after the last request', async () => {

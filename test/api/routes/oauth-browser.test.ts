@@ -33,7 +33,11 @@ afterAll(async () => {
 describe('the login and consent pages in a browser', () => {
   it('signs in, consents, lands on the redirect URI with code and state; the code buys a token the API takes', async () => {
     // Registered without a port: a loopback redirect URI may use any (RFC 8252 §7.3).
-    const client = registerClient(t.gw.store, { public: true, redirectUris: ['http://127.0.0.1/callback'], name: 'Browser test app' });
+    const client = registerClient(t.gw.store, {
+      public: true,
+      redirectUris: ['http://127.0.0.1/callback'],
+      name: 'Browser test app',
+    });
     const { verifier, challenge } = pkcePair();
     const state = 'browser-state-42';
     const context = await newContext(browser);
@@ -67,7 +71,13 @@ describe('the login and consent pages in a browser', () => {
 
       const res = await t.request('/oauth/token', {
         method: 'POST',
-        body: { grant_type: 'authorization_code', client_id: client.clientId, code, redirect_uri: callback, code_verifier: verifier },
+        body: {
+          grant_type: 'authorization_code',
+          client_id: client.clientId,
+          code,
+          redirect_uri: callback,
+          code_verifier: verifier,
+        },
       });
       expect(res.status, res.text).toBe(200);
       const { access_token: accessToken } = res.json() as { access_token: string };
@@ -90,7 +100,9 @@ describe('the login and consent pages in a browser', () => {
       // load event (which a refused frame fires too, with Chromium's error page inside).
       await page.goto(callback);
       const frameText = async (src: string): Promise<string> => {
-        await page.setContent(`<iframe id="f" src="${src.replace(/&/g, '&amp;')}" onload="document.body.dataset.loaded = '1'"></iframe>`);
+        await page.setContent(
+          `<iframe id="f" src="${src.replace(/&/g, '&amp;')}" onload="document.body.dataset.loaded = '1'"></iframe>`,
+        );
         await page.waitForSelector('body[data-loaded="1"]');
         const frame = await (await page.$('#f'))?.contentFrame();
         // A string: the test code is compiled without the DOM's types.

@@ -14,7 +14,10 @@ const REDIRECT = 'https://app.example.com/cb';
 
 beforeAll(async () => {
   t = await startTestGateway();
-  conf = registerClient(t.gw.store, { redirectUris: [REDIRECT], grants: ['authorization_code', 'refresh_token', 'client_credentials'] });
+  conf = registerClient(t.gw.store, {
+    redirectUris: [REDIRECT],
+    grants: ['authorization_code', 'refresh_token', 'client_credentials'],
+  });
   pub = registerClient(t.gw.store, { public: true, redirectUris: ['http://127.0.0.1/cb'] });
 });
 afterAll(async () => {
@@ -36,8 +39,14 @@ describe('fuzzing the authorization server', () => {
       const sample = rng.pick(samples);
       const asJson = rng.int(3) === 0;
       const text = mutate(rng, sample, ALPHABET);
-      const body = asJson ? mutate(rng, JSON.stringify(Object.fromEntries(new URLSearchParams(sample))), ALPHABET) : text;
-      const res = await t.request('/oauth/token', { method: 'POST', headers: { 'content-type': asJson ? 'application/json' : 'application/x-www-form-urlencoded' }, body });
+      const body = asJson
+        ? mutate(rng, JSON.stringify(Object.fromEntries(new URLSearchParams(sample))), ALPHABET)
+        : text;
+      const res = await t.request('/oauth/token', {
+        method: 'POST',
+        headers: { 'content-type': asJson ? 'application/json' : 'application/x-www-form-urlencoded' },
+        body,
+      });
       seen.add(res.status);
       const context = `${asJson ? 'json' : 'form'} body ${JSON.stringify(body)} → ${res.status} ${res.text}`;
       expect([200, 400, 401], context).toContain(res.status);
@@ -48,7 +57,11 @@ describe('fuzzing the authorization server', () => {
     }
     expect(seen.has(400)).toBe(true);
     // Still serving, and still right.
-    const ok = await t.request('/oauth/token', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: samples[0] });
+    const ok = await t.request('/oauth/token', {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: samples[0],
+    });
     expect(ok.status).toBe(200);
   });
 
@@ -63,14 +76,25 @@ describe('fuzzing the authorization server', () => {
       const query = mutate(rng, sample, ALPHABET);
       const post = rng.int(3) === 0;
       const res = post
-        ? await browser.post('/oauth/authorize', { ...Object.fromEntries(new URLSearchParams(query)), csrf: fields.csrf as string, action: rng.pick(['login', 'allow', 'deny', 'x']), username: 'nobody', password: 'x' })
+        ? await browser.post('/oauth/authorize', {
+            ...Object.fromEntries(new URLSearchParams(query)),
+            csrf: fields.csrf as string,
+            action: rng.pick(['login', 'allow', 'deny', 'x']),
+            username: 'nobody',
+            password: 'x',
+          })
         : await browser.get(`/oauth/authorize?${query}`);
       const context = `${post ? 'POST' : 'GET'} ${JSON.stringify(query)} → ${res.status}`;
       expect([200, 303, 400, 401, 403, 429], context).toContain(res.status);
       if (res.status === 303) {
         const location = String(res.headers.location);
         // A redirect goes to the registered URI (any loopback port) or back to the pages themselves.
-        expect(location.startsWith('http://127.0.0.1/cb?') || /^http:\/\/127\.0\.0\.1:\d+\/cb\?/.test(location) || location.startsWith('/oauth/authorize?'), context).toBe(true);
+        expect(
+          location.startsWith('http://127.0.0.1/cb?') ||
+            /^http:\/\/127\.0\.0\.1:\d+\/cb\?/.test(location) ||
+            location.startsWith('/oauth/authorize?'),
+          context,
+        ).toBe(true);
       } else {
         expect(res.headers['content-type'], context).toMatch(/^text\/html/);
         expect(res.headers['x-frame-options'], context).toBe('DENY');

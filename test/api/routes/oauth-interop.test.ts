@@ -20,7 +20,10 @@ beforeAll(async () => {
   await addUser(t.gw.store, USER.username, USER.password);
   options = { [oauth.customFetch]: fetchTrusting(readFileSync(t.gw.certFile)) };
   const issuer = new URL(t.gw.apiUrl);
-  as = await oauth.processDiscoveryResponse(issuer, await oauth.discoveryRequest(issuer, { algorithm: 'oauth2', ...options }));
+  as = await oauth.processDiscoveryResponse(
+    issuer,
+    await oauth.discoveryRequest(issuer, { algorithm: 'oauth2', ...options }),
+  );
 });
 afterAll(async () => {
   await t?.stop();
@@ -46,7 +49,9 @@ async function authorizationUrl(client: oauth.Client, state: string, codeVerifie
     redirect_uri: REDIRECT,
     scope: 'devices:read alerts:read',
     state,
-    ...(codeVerifier ? { code_challenge: await oauth.calculatePKCECodeChallenge(codeVerifier), code_challenge_method: 'S256' } : {}),
+    ...(codeVerifier
+      ? { code_challenge: await oauth.calculatePKCECodeChallenge(codeVerifier), code_challenge_method: 'S256' }
+      : {}),
   }).toString();
   return url;
 }
@@ -75,7 +80,9 @@ describe('oauth4webapi against the local authorization server', () => {
     expect(tokens.expires_in).toBe(3600);
     expect(tokens.scope).toBe('alerts:read devices:read');
     expect(typeof tokens.refresh_token).toBe('string');
-    expect((await t.request('/v1/devices', { headers: { authorization: `Bearer ${tokens.access_token}` } })).status).toBe(200);
+    expect(
+      (await t.request('/v1/devices', { headers: { authorization: `Bearer ${tokens.access_token}` } })).status,
+    ).toBe(200);
 
     const refreshed = await oauth.processRefreshTokenResponse(
       as,
@@ -83,10 +90,16 @@ describe('oauth4webapi against the local authorization server', () => {
       await oauth.refreshTokenGrantRequest(as, client, oauth.None(), tokens.refresh_token as string, options),
     );
     expect(refreshed.refresh_token).not.toBe(tokens.refresh_token);
-    expect((await t.request('/v1/alerts', { headers: { authorization: `Bearer ${refreshed.access_token}` } })).status).toBe(200);
+    expect(
+      (await t.request('/v1/alerts', { headers: { authorization: `Bearer ${refreshed.access_token}` } })).status,
+    ).toBe(200);
 
     // The old refresh token again: the library reports the server's invalid_grant.
-    const reuse = oauth.processRefreshTokenResponse(as, client, await oauth.refreshTokenGrantRequest(as, client, oauth.None(), tokens.refresh_token as string, options));
+    const reuse = oauth.processRefreshTokenResponse(
+      as,
+      client,
+      await oauth.refreshTokenGrantRequest(as, client, oauth.None(), tokens.refresh_token as string, options),
+    );
     await expect(reuse).rejects.toMatchObject({ error: 'invalid_grant' });
   });
 
@@ -98,23 +111,39 @@ describe('oauth4webapi against the local authorization server', () => {
     const callback = await signInAndAllow(await authorizationUrl(client, state, codeVerifier));
     const params = oauth.validateAuthResponse(as, client, callback, state);
     const auth = oauth.ClientSecretBasic(registered.clientSecret as string);
-    const tokens = await oauth.processAuthorizationCodeResponse(as, client, await oauth.authorizationCodeGrantRequest(as, client, auth, params, REDIRECT, codeVerifier, options));
-    expect((await t.request('/v1/devices', { headers: { authorization: `Bearer ${tokens.access_token}` } })).status).toBe(200);
+    const tokens = await oauth.processAuthorizationCodeResponse(
+      as,
+      client,
+      await oauth.authorizationCodeGrantRequest(as, client, auth, params, REDIRECT, codeVerifier, options),
+    );
+    expect(
+      (await t.request('/v1/devices', { headers: { authorization: `Bearer ${tokens.access_token}` } })).status,
+    ).toBe(200);
   });
 
   it('gets client credentials tokens', async () => {
     const registered = registerClient(t.gw.store, { redirectUris: [REDIRECT], grants: ['client_credentials'] });
     const client: oauth.Client = { client_id: registered.clientId, token_endpoint_auth_method: 'client_secret_post' };
-    const response = await oauth.clientCredentialsGrantRequest(as, client, oauth.ClientSecretPost(registered.clientSecret as string), new URLSearchParams({ scope: 'devices:read' }), options);
+    const response = await oauth.clientCredentialsGrantRequest(
+      as,
+      client,
+      oauth.ClientSecretPost(registered.clientSecret as string),
+      new URLSearchParams({ scope: 'devices:read' }),
+      options,
+    );
     const tokens = await oauth.processClientCredentialsResponse(as, client, response);
     expect(tokens.refresh_token).toBeUndefined();
-    expect((await t.request('/v1/devices', { headers: { authorization: `Bearer ${tokens.access_token}` } })).status).toBe(200);
+    expect(
+      (await t.request('/v1/devices', { headers: { authorization: `Bearer ${tokens.access_token}` } })).status,
+    ).toBe(200);
   });
 
   it('sees a wrong state as the attack it is', async () => {
     const registered = registerClient(t.gw.store, { public: true, redirectUris: [REDIRECT] });
     const client: oauth.Client = { client_id: registered.clientId, token_endpoint_auth_method: 'none' };
-    const callback = await signInAndAllow(await authorizationUrl(client, 'the-state-sent', oauth.generateRandomCodeVerifier()));
+    const callback = await signInAndAllow(
+      await authorizationUrl(client, 'the-state-sent', oauth.generateRandomCodeVerifier()),
+    );
     expect(() => oauth.validateAuthResponse(as, client, callback, 'another-state')).toThrow(/state/);
   });
 });

@@ -33,7 +33,9 @@ afterAll(async () => {
 /** A browser on the login page, and the page's form fields. */
 async function loginForm(): Promise<{ browser: FormBrowser; fields: Record<string, string> }> {
   const browser = new FormBrowser(t.request);
-  const page = await browser.get(`/oauth/authorize?${new URLSearchParams({ client_id: client.clientId, redirect_uri: REDIRECT, response_type: 'code' }).toString()}`);
+  const page = await browser.get(
+    `/oauth/authorize?${new URLSearchParams({ client_id: client.clientId, redirect_uri: REDIRECT, response_type: 'code' }).toString()}`,
+  );
   expect(page.status).toBe(200);
   return { browser, fields: formFields(page.text) };
 }
@@ -49,13 +51,21 @@ describe('a parallel burst of sign-ins', { timeout: 120_000 }, () => {
     clock += 25 * 3600_000; // whatever earlier tests counted is forgotten
     const { browser, fields } = await loginForm();
     const answers = await Promise.all(
-      Array.from({ length: BURST }, (_, i) => browser.post('/oauth/authorize', { ...fields, action: 'login', username: USER.username, password: `guess ${i}` })),
+      Array.from({ length: BURST }, (_, i) =>
+        browser.post('/oauth/authorize', {
+          ...fields,
+          action: 'login',
+          username: USER.username,
+          password: `guess ${i}`,
+        }),
+      ),
     );
     const counts = tally(answers.map((a) => a.status));
     expect(Object.keys(counts).sort(), JSON.stringify(counts)).toEqual(['401', '429']);
     expect(counts[401]).toBeLessThanOrEqual(ANSWERED_BEFORE_LOCK);
     expect(counts[429]).toBeGreaterThanOrEqual(BURST - ANSWERED_BEFORE_LOCK);
-    for (const a of answers.filter((x) => x.status === 429)) expect(Number(a.headers['retry-after'])).toBeGreaterThan(0);
+    for (const a of answers.filter((x) => x.status === 429))
+      expect(Number(a.headers['retry-after'])).toBeGreaterThan(0);
     // The lock holds for the right password too, until it ends.
     expect((await browser.post('/oauth/authorize', { ...fields, action: 'login', ...USER })).status).toBe(429);
   });
@@ -64,13 +74,24 @@ describe('a parallel burst of sign-ins', { timeout: 120_000 }, () => {
     clock += 25 * 3600_000;
     const { browser, fields } = await loginForm();
     const answers = await Promise.all(
-      Array.from({ length: BURST }, (_, i) => browser.post('/oauth/authorize', { ...fields, action: 'login', username: `user${i}`, password: `guess ${i}` })),
+      Array.from({ length: BURST }, (_, i) =>
+        browser.post('/oauth/authorize', { ...fields, action: 'login', username: `user${i}`, password: `guess ${i}` }),
+      ),
     );
     const counts = tally(answers.map((a) => a.status));
     expect(Object.keys(counts).sort(), JSON.stringify(counts)).toEqual(['401', '429']);
     expect(counts[401]).toBeLessThanOrEqual(ANSWERED_BEFORE_LOCK);
     // bob's account is not locked, but this address is.
-    expect((await browser.post('/oauth/authorize', { ...fields, action: 'login', username: 'bob', password: 'bob password 1' })).status).toBe(429);
+    expect(
+      (
+        await browser.post('/oauth/authorize', {
+          ...fields,
+          action: 'login',
+          username: 'bob',
+          password: 'bob password 1',
+        })
+      ).status,
+    ).toBe(429);
   });
 
   it('successful sign-ins release what they reserved', async () => {
@@ -78,10 +99,24 @@ describe('a parallel burst of sign-ins', { timeout: 120_000 }, () => {
     const { browser, fields } = await loginForm();
     // In flight, a sign-in holds one of the free attempts; as many good ones as there are free
     // failures all get through, and leave nothing counted behind.
-    const answers = await Promise.all(Array.from({ length: DEFAULT_LOGIN_RATE_LIMIT.freeFailures }, () => browser.post('/oauth/authorize', { ...fields, action: 'login', ...USER })));
+    const answers = await Promise.all(
+      Array.from({ length: DEFAULT_LOGIN_RATE_LIMIT.freeFailures }, () =>
+        browser.post('/oauth/authorize', { ...fields, action: 'login', ...USER }),
+      ),
+    );
     expect(tally(answers.map((a) => a.status))).toEqual({ 303: DEFAULT_LOGIN_RATE_LIMIT.freeFailures });
     const statuses: number[] = [];
-    for (let i = 0; i < ANSWERED_BEFORE_LOCK + 1; i++) statuses.push((await browser.post('/oauth/authorize', { ...fields, action: 'login', username: 'bob', password: `wrong ${i}` })).status);
+    for (let i = 0; i < ANSWERED_BEFORE_LOCK + 1; i++)
+      statuses.push(
+        (
+          await browser.post('/oauth/authorize', {
+            ...fields,
+            action: 'login',
+            username: 'bob',
+            password: `wrong ${i}`,
+          })
+        ).status,
+      );
     expect(statuses).toEqual([...Array<number>(ANSWERED_BEFORE_LOCK).fill(401), 429]);
   });
 });
@@ -93,7 +128,9 @@ describe('the log of a failed sign-in', () => {
     const { browser, fields } = await loginForm();
     const res = await browser.post('/oauth/authorize', { ...fields, action: 'login', username: typed, password: 'x' });
     expect(res.status).toBe(401);
-    const failed = logLines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.msg === 'local sign-in failed');
+    const failed = logLines
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+      .filter((l) => l.msg === 'local sign-in failed');
     expect(failed.length).toBeGreaterThan(0);
     for (const line of failed) {
       expect(JSON.stringify(line)).not.toContain(typed);

@@ -34,7 +34,14 @@ afterAll(async () => {
 
 function signInUrl(state: string): { url: string; callback: string } {
   const callback = `${t.gw.apiUrl}/signin/callback`;
-  const query = new URLSearchParams({ client_id: 'gateway-web', redirect_uri: callback, response_type: 'code', state, code_challenge: pkcePair().challenge, code_challenge_method: 'S256' });
+  const query = new URLSearchParams({
+    client_id: 'gateway-web',
+    redirect_uri: callback,
+    response_type: 'code',
+    state,
+    code_challenge: pkcePair().challenge,
+    code_challenge_method: 'S256',
+  });
   return { url: `${t.gw.apiUrl}/oauth/authorize?${query.toString()}`, callback };
 }
 
@@ -55,16 +62,28 @@ describe('the sign-in page of the web app', () => {
   ] as const) {
     for (const colorScheme of ['light', 'dark'] as const) {
       it(`is styled under its CSP and fits a ${name} (${viewport.width}×${viewport.height}, ${colorScheme})`, async () => {
-        const context = await browser.newContext({ ignoreHTTPSErrors: true, viewport, colorScheme, deviceScaleFactor: 1 });
+        const context = await browser.newContext({
+          ignoreHTTPSErrors: true,
+          viewport,
+          colorScheme,
+          deviceScaleFactor: 1,
+        });
         try {
           const page = await context.newPage();
           const violations = await open(page, signInUrl('s').url);
           expect(violations).toEqual([]);
           // The style block ran: the card has its rounded border and the inputs their touch height.
-          expect(await page.evaluate("getComputedStyle(document.querySelector('main')).borderTopLeftRadius")).toBe('12px');
-          expect(await page.evaluate("document.querySelector('#password').getBoundingClientRect().height")).toBeGreaterThanOrEqual(44);
+          expect(await page.evaluate("getComputedStyle(document.querySelector('main')).borderTopLeftRadius")).toBe(
+            '12px',
+          );
+          expect(
+            await page.evaluate("document.querySelector('#password').getBoundingClientRect().height"),
+          ).toBeGreaterThanOrEqual(44);
           expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(viewport.width);
-          await page.screenshot({ path: path.join(SHOTS, `signin-${viewport.width}x${viewport.height}-${colorScheme}.png`), fullPage: true });
+          await page.screenshot({
+            path: path.join(SHOTS, `signin-${viewport.width}x${viewport.height}-${colorScheme}.png`),
+            fullPage: true,
+          });
 
           // The error state, too.
           await page.getByLabel('Username').fill(USER.username);
@@ -72,7 +91,10 @@ describe('the sign-in page of the web app', () => {
           await page.getByRole('button', { name: 'Sign in' }).click();
           await page.waitForSelector('[role=alert]');
           expect(await page.textContent('[role=alert]')).toContain('Wrong username or password');
-          await page.screenshot({ path: path.join(SHOTS, `signin-error-${viewport.width}x${viewport.height}-${colorScheme}.png`), fullPage: true });
+          await page.screenshot({
+            path: path.join(SHOTS, `signin-error-${viewport.width}x${viewport.height}-${colorScheme}.png`),
+            fullPage: true,
+          });
         } finally {
           await context.close();
         }
@@ -94,7 +116,10 @@ describe('the sign-in page of the web app', () => {
       await page.keyboard.type(USER.password);
       // The request for the callback, not the page's address after it: the app there, finding no
       // sign-in of its own pending, replaces its address at once.
-      const [request] = await Promise.all([page.waitForRequest((req) => req.url().startsWith(callback)), page.keyboard.press('Enter')]);
+      const [request] = await Promise.all([
+        page.waitForRequest((req) => req.url().startsWith(callback)),
+        page.keyboard.press('Enter'),
+      ]);
       const landed = new URL(request.url());
       expect(landed.searchParams.get('state')).toBe('kbd-state');
       expect(landed.searchParams.get('code')).toMatch(/^[A-Za-z0-9_-]{43}$/);

@@ -20,9 +20,20 @@ let browser: Browser;
 let deviceId = '';
 
 beforeAll(async () => {
-  fleet = await startFleet({ count: 1, host: '127.0.0.1', basePort: 0, username: 'admin', password: 'play-secret', discovery: null, rtspPort: 0, logger: pino({ level: 'silent' }) });
+  fleet = await startFleet({
+    count: 1,
+    host: '127.0.0.1',
+    basePort: 0,
+    username: 'admin',
+    password: 'play-secret',
+    discovery: null,
+    rtspPort: 0,
+    logger: pino({ level: 'silent' }),
+  });
   t = await startTestGateway({
-    cameras: [{ name: 'Garden', onvif_url: fleet.cameras[0]!.deviceServiceUrl, username: 'admin', password: 'play-secret' }],
+    cameras: [
+      { name: 'Garden', onvif_url: fleet.cameras[0]!.deviceServiceUrl, username: 'admin', password: 'play-secret' },
+    ],
     recording: { pre_roll_s: 2, post_roll_s: 2 },
   });
   deviceId = await firstOnlineDevice(t);
@@ -43,7 +54,7 @@ interface RecordingJson {
 /** The top-level MP4 boxes of a file, in order. */
 function topLevelBoxes(file: Buffer): string[] {
   const types: string[] = [];
-  for (let at = 0; at + 8 <= file.length; ) {
+  for (let at = 0; at + 8 <= file.length;) {
     let size = file.readUInt32BE(at);
     if (size === 1) size = Number(file.readBigUInt64BE(at + 8));
     types.push(file.toString('latin1', at + 4, at + 8));
@@ -56,7 +67,9 @@ function topLevelBoxes(file: Buffer): string[] {
 async function recordClip(): Promise<RecordingJson> {
   // The ring must hold the pre-roll before the event starts (1 s segments: the camera's GOP).
   const segments = path.join(t.dataDir, 'segments', deviceId);
-  await expect.poll(() => (existsSync(segments) ? readdirSync(segments).length : 0), { timeout: 20_000 }).toBeGreaterThan(3);
+  await expect
+    .poll(() => (existsSync(segments) ? readdirSync(segments).length : 0), { timeout: 20_000 })
+    .toBeGreaterThan(3);
   const camera = fleet.cameras[0]!;
   camera.trigger('motion', true);
   await new Promise((r) => setTimeout(r, 4000));
@@ -80,7 +93,19 @@ describe('a recorded clip in a <video> element', () => {
     expect(boxes[0]).toBe('ftyp');
     expect(boxes.indexOf('moov')).toBeGreaterThan(0);
     expect(boxes.indexOf('moov')).toBeLessThan(boxes.indexOf('mdat'));
-    const probed = JSON.parse((await run('ffprobe', ['-v', 'error', '-show_entries', 'format=format_name,duration:stream=codec_type,codec_name', '-of', 'json', file])).stdout) as {
+    const probed = JSON.parse(
+      (
+        await run('ffprobe', [
+          '-v',
+          'error',
+          '-show_entries',
+          'format=format_name,duration:stream=codec_type,codec_name',
+          '-of',
+          'json',
+          file,
+        ])
+      ).stdout,
+    ) as {
       format: { format_name: string; duration: string };
       streams: Array<{ codec_type: string; codec_name: string }>;
     };
@@ -94,12 +119,20 @@ describe('a recorded clip in a <video> element', () => {
       // counts an answer only once it is sent to the end, which one chromium cuts short is not).
       const plays: Array<{ status: number; range: string | undefined }> = [];
       page.on('response', (res) => {
-        if (new URL(res.url()).pathname.endsWith('/play')) plays.push({ status: res.status(), range: res.request().headers().range });
+        if (new URL(res.url()).pathname.endsWith('/play'))
+          plays.push({ status: res.status(), range: res.request().headers().range });
       });
       // The gateway's own origin, as the web app: playback_url is a path relative to it.
       await page.goto(`${t.gw.apiUrl}/healthz`);
       // Page code as text: the tests are compiled without the DOM library.
-      const result = await page.evaluate<{ duration: number; middle: number; currentTime: number; presentedAt: number; frames: number; error: string | null }>(`(async () => {
+      const result = await page.evaluate<{
+        duration: number;
+        middle: number;
+        currentTime: number;
+        presentedAt: number;
+        frames: number;
+        error: string | null;
+      }>(`(async () => {
         const video = document.createElement('video');
         video.muted = true;
         video.preload = 'auto';

@@ -31,7 +31,16 @@ function addRecording(id: string, bytes: Buffer): void {
   const fileName = `cam-p/${id}.mp4`;
   writeFileSync(path.join(t.dataDir, 'recordings', fileName), bytes);
   const startedAt = Date.UTC(2026, 10, 20, 12);
-  t.gw.store.insertRecording({ id, deviceId: 'cam-p', eventType: 'motion', startedAt, endedAt: startedAt + 10_000, sizeBytes: bytes.length, fileName, alertId: null });
+  t.gw.store.insertRecording({
+    id,
+    deviceId: 'cam-p',
+    eventType: 'motion',
+    startedAt,
+    endedAt: startedAt + 10_000,
+    sizeBytes: bytes.length,
+    fileName,
+    alertId: null,
+  });
 }
 
 async function playbackUrl(id: string): Promise<string> {
@@ -46,7 +55,16 @@ const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 beforeAll(async () => {
   t = await startTestGateway({}, { logLines });
   signer = TicketSigner.openInDir(t.dataDir, SecretBox.openInDir(t.dataDir));
-  t.gw.store.upsertDevice({ id: 'cam-p', name: 'Porch', type: 'camera', status: 'online', model: null, manufacturer: null, firmwareVersion: null, lastSeenAt: Date.now() });
+  t.gw.store.upsertDevice({
+    id: 'cam-p',
+    name: 'Porch',
+    type: 'camera',
+    status: 'online',
+    model: null,
+    manufacturer: null,
+    firmwareVersion: null,
+    lastSeenAt: Date.now(),
+  });
   mkdirSync(path.join(t.dataDir, 'recordings', 'cam-p'), { recursive: true });
   clip = Buffer.alloc(250_000);
   for (let i = 0; i < clip.length; i++) clip[i] = (i * 13 + (i >> 9)) & 0xff;
@@ -65,14 +83,18 @@ describe('playback_url on recording objects', () => {
     expect(expires).toBeGreaterThanOrEqual(before + t.config.recording.playback_ttl_s * 1000);
     expect(expires).toBeLessThanOrEqual(Date.now() + t.config.recording.playback_ttl_s * 1000 + 60_000);
     expect(expires % 60_000).toBe(0);
-    expect(signer.verifyPlayback(ticketOf(rec.playback_url!), Date.now(), 'rec-a')).toEqual({ recordingId: 'rec-a', expiresAt: expires });
+    expect(signer.verifyPlayback(ticketOf(rec.playback_url!), Date.now(), 'rec-a')).toEqual({
+      recordingId: 'rec-a',
+      expiresAt: expires,
+    });
   });
 
   it('is on every recording of a list, each with its own ticket', async () => {
     const res = await t.request('/v1/devices/cam-p/recordings', { headers: await t.auth('recordings:read') });
     const list = (res.json() as { data: RecordingJson[] }).data;
     expect(list.map((r) => r.id).sort()).toEqual(['rec-a', 'rec-b']);
-    for (const r of list) expect(signer.verifyPlayback(ticketOf(r.playback_url!), Date.now(), r.id).recordingId).toBe(r.id);
+    for (const r of list)
+      expect(signer.verifyPlayback(ticketOf(r.playback_url!), Date.now(), r.id).recordingId).toBe(r.id);
   });
 });
 
@@ -113,7 +135,15 @@ describe('GET /v1/recordings/{id}/play', () => {
 
   it('answers 416 with the size for a bytes range past the end or one it cannot read', async () => {
     const url = await playbackUrl('rec-a');
-    for (const range of [`bytes=${clip.length}-`, 'bytes=99999999999999999999-', 'bytes=abc', 'bytes=9-3', 'bytes=-0', 'bytes=', 'bytes=--1']) {
+    for (const range of [
+      `bytes=${clip.length}-`,
+      'bytes=99999999999999999999-',
+      'bytes=abc',
+      'bytes=9-3',
+      'bytes=-0',
+      'bytes=',
+      'bytes=--1',
+    ]) {
       const res = await t.request(url, { headers: { range } });
       expect(res.status, range).toBe(416);
       expect(res.headers['content-range']).toBe(`bytes */${clip.length}`);
@@ -163,7 +193,10 @@ describe('GET /v1/recordings/{id}/play', () => {
   it('answers 412 when If-Match does not hold', async () => {
     const res = await t.request(await playbackUrl('rec-a'), { headers: { 'if-match': '"another"' } });
     expect(res.status).toBe(412);
-    expect(res.json()).toEqual({ error: 'precondition_failed', error_description: 'If-Match or If-Unmodified-Since does not hold for the file' });
+    expect(res.json()).toEqual({
+      error: 'precondition_failed',
+      error_description: 'If-Match or If-Unmodified-Since does not hold for the file',
+    });
   });
 
   const refused = async (url: string, status: number, error: string, description: RegExp) => {
@@ -180,14 +213,27 @@ describe('GET /v1/recordings/{id}/play', () => {
   it('refuses a missing ticket, and an access token instead of one', async () => {
     await refused('/v1/recordings/rec-a/play', 400, 'invalid_request', /ticket is required/);
     const token = await t.token('recordings:read');
-    await refused(`/v1/recordings/rec-a/play?access_token=${token}`, 400, 'invalid_request', /unknown query parameter access_token/);
+    await refused(
+      `/v1/recordings/rec-a/play?access_token=${token}`,
+      400,
+      'invalid_request',
+      /unknown query parameter access_token/,
+    );
     const withHeader = await t.request('/v1/recordings/rec-a/play', { headers: { authorization: `Bearer ${token}` } });
     expect(withHeader.status).toBe(400); // the bearer token does not stand in for the ticket
   });
 
   it('refuses an expired ticket with 401, naming where to get a new one', async () => {
-    const expired = signer.issuePlayback({ recordingId: 'rec-a', expiresAt: Math.floor(Date.now() / 1000) * 1000 - 1000 });
-    await refused(`/v1/recordings/rec-a/play?ticket=${expired}`, 401, 'expired_ticket', /expired: get a new one from GET \/v1\/recordings\/\{recording_id\}/);
+    const expired = signer.issuePlayback({
+      recordingId: 'rec-a',
+      expiresAt: Math.floor(Date.now() / 1000) * 1000 - 1000,
+    });
+    await refused(
+      `/v1/recordings/rec-a/play?ticket=${expired}`,
+      401,
+      'expired_ticket',
+      /expired: get a new one from GET \/v1\/recordings\/\{recording_id\}/,
+    );
   });
 
   it('refuses the ticket of another recording', async () => {
@@ -200,8 +246,16 @@ describe('GET /v1/recordings/{id}/play', () => {
 
   it('refuses a stream ticket, a recorder ticket among them', async () => {
     const expiresAt = Date.now() + 60_000;
-    for (const ticket of [signer.issue({ deviceId: 'rec-a', profile: 'main', expiresAt }), signer.issue({ deviceId: 'cam-p', profile: 'sub', expiresAt, recorder: true })]) {
-      await refused(`/v1/recordings/rec-a/play?ticket=${ticket}`, 403, 'invalid_ticket', /stream ticket does not play recordings/);
+    for (const ticket of [
+      signer.issue({ deviceId: 'rec-a', profile: 'main', expiresAt }),
+      signer.issue({ deviceId: 'cam-p', profile: 'sub', expiresAt, recorder: true }),
+    ]) {
+      await refused(
+        `/v1/recordings/rec-a/play?ticket=${ticket}`,
+        403,
+        'invalid_ticket',
+        /stream ticket does not play recordings/,
+      );
     }
   });
 
@@ -210,22 +264,55 @@ describe('GET /v1/recordings/{id}/play', () => {
     const [body, mac] = good.split('.') as [string, string];
     const longer = Buffer.from(body, 'base64url');
     longer.writeUInt32BE(longer.readUInt32BE(3) + 86_400, 3); // a day more under the same MAC
-    await refused(`/v1/recordings/rec-a/play?ticket=${longer.toString('base64url')}.${mac}`, 403, 'invalid_ticket', /altered/);
+    await refused(
+      `/v1/recordings/rec-a/play?ticket=${longer.toString('base64url')}.${mac}`,
+      403,
+      'invalid_ticket',
+      /altered/,
+    );
     const renamed = Buffer.from(body, 'base64url');
     renamed[renamed.length - 1] = 'b'.charCodeAt(0); // rec-a → rec-b under rec-a's MAC
-    await refused(`/v1/recordings/rec-b/play?ticket=${renamed.toString('base64url')}.${mac}`, 403, 'invalid_ticket', /altered/);
-    const foreign = new TicketSigner(Buffer.alloc(32, 7)).issuePlayback({ recordingId: 'rec-a', expiresAt: Date.now() + 60_000 });
-    await refused(`/v1/recordings/rec-a/play?ticket=${foreign}`, 403, 'invalid_ticket', /key this gateway no longer has/);
+    await refused(
+      `/v1/recordings/rec-b/play?ticket=${renamed.toString('base64url')}.${mac}`,
+      403,
+      'invalid_ticket',
+      /altered/,
+    );
+    const foreign = new TicketSigner(Buffer.alloc(32, 7)).issuePlayback({
+      recordingId: 'rec-a',
+      expiresAt: Date.now() + 60_000,
+    });
+    await refused(
+      `/v1/recordings/rec-a/play?ticket=${foreign}`,
+      403,
+      'invalid_ticket',
+      /key this gateway no longer has/,
+    );
     for (const junk of ['x', `${body}.`, `${body}${mac}`, encodeURIComponent(`${good}/../x`), 'a'.repeat(300)]) {
-      await refused(`/v1/recordings/rec-a/play?ticket=${junk}`, junk.length > 256 ? 400 : 403, junk.length > 256 ? 'invalid_request' : 'invalid_ticket', /malformed|ticket/);
+      await refused(
+        `/v1/recordings/rec-a/play?ticket=${junk}`,
+        junk.length > 256 ? 400 : 403,
+        junk.length > 256 ? 'invalid_request' : 'invalid_ticket',
+        /malformed|ticket/,
+      );
     }
   });
 
   it('refuses the ticket twice, or beside another query parameter in any order', async () => {
     const ticket = ticketOf(await playbackUrl('rec-a'));
     await refused(`/v1/recordings/rec-a/play?ticket=${ticket}&ticket=${ticket}`, 400, 'invalid_request', /ticket/);
-    await refused(`/v1/recordings/rec-a/play?t=10&ticket=${ticket}`, 400, 'invalid_request', /unknown query parameter t\b/);
-    await refused(`/v1/recordings/rec-a/play?ticket=${ticket}&t=10`, 400, 'invalid_request', /unknown query parameter t\b/);
+    await refused(
+      `/v1/recordings/rec-a/play?t=10&ticket=${ticket}`,
+      400,
+      'invalid_request',
+      /unknown query parameter t\b/,
+    );
+    await refused(
+      `/v1/recordings/rec-a/play?ticket=${ticket}&t=10`,
+      400,
+      'invalid_request',
+      /unknown query parameter t\b/,
+    );
     // The ticket in the path, where /live puts stream tickets: not this route.
     expect((await t.request(`/v1/recordings/rec-a/play/${ticket}`)).status).toBe(404);
     // A media fragment (#t=…) never reaches the server: the address plays as handed out.
@@ -238,14 +325,31 @@ describe('GET /v1/recordings/{id}/play', () => {
     expect((await t.request(url)).status).toBe(200);
     t.gw.store.deleteRecording('rec-gone');
     await refused(url, 404, 'not_found', /rec-gone/);
-    t.gw.store.insertRecording({ id: 'rec-nofile', deviceId: 'cam-p', eventType: 'motion', startedAt: 1, endedAt: 2, sizeBytes: 1, fileName: 'cam-p/missing.mp4', alertId: null });
+    t.gw.store.insertRecording({
+      id: 'rec-nofile',
+      deviceId: 'cam-p',
+      eventType: 'motion',
+      startedAt: 1,
+      endedAt: 2,
+      sizeBytes: 1,
+      fileName: 'cam-p/missing.mp4',
+      alertId: null,
+    });
     await refused(await playbackUrl('rec-nofile'), 404, 'not_found', /rec-nofile/);
   });
 
   it('does not let a playback ticket open a live stream', async () => {
     const ticket = ticketOf(await playbackUrl('rec-a'));
     expect((await t.request(`/live/${ticket}/index.m3u8`)).status).toBe(404);
-    expect((await t.request(`/live/${ticket}/whep`, { method: 'POST', headers: { 'content-type': 'application/sdp' }, body: 'v=0\r\n' })).status).toBe(404);
+    expect(
+      (
+        await t.request(`/live/${ticket}/whep`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/sdp' },
+          body: 'v=0\r\n',
+        })
+      ).status,
+    ).toBe(404);
   });
 
   it('never writes a whole ticket to the log', async () => {
@@ -253,8 +357,14 @@ describe('GET /v1/recordings/{id}/play', () => {
     logLines.length = 0;
     await t.request(`/v1/recordings/rec-a/play?ticket=${ticket}`); // refused: logged at debug
     await expect.poll(() => logLines.some((l) => l.includes('playback ticket refused'))).toBe(true);
-    const line = JSON.parse(logLines.find((l) => l.includes('playback ticket refused'))!) as { url: string; reason: string };
-    expect(line).toMatchObject({ url: `/v1/recordings/rec-a/play?ticket=${ticket.slice(0, 6)}…`, reason: 'other_subject' });
+    const line = JSON.parse(logLines.find((l) => l.includes('playback ticket refused'))!) as {
+      url: string;
+      reason: string;
+    };
+    expect(line).toMatchObject({
+      url: `/v1/recordings/rec-a/play?ticket=${ticket.slice(0, 6)}…`,
+      reason: 'other_subject',
+    });
     // Logged through the server's own logger: Fastify's per-request child (and its reqId) is not made (docs/api.md).
     expect(line).not.toHaveProperty('reqId');
     expect(logLines.join('\n')).not.toContain(ticket.slice(6, 30));
@@ -263,7 +373,16 @@ describe('GET /v1/recordings/{id}/play', () => {
   it('cuts the ticket short in the error log of a request that fails on the server', async () => {
     // A file the gateway cannot read (a symbolic link to itself: ELOOP): 500, logged with its URL.
     symlinkSync('loop.mp4', path.join(t.dataDir, 'recordings', 'cam-p', 'loop.mp4'));
-    t.gw.store.insertRecording({ id: 'rec-loop', deviceId: 'cam-p', eventType: 'motion', startedAt: 1, endedAt: 2, sizeBytes: 1, fileName: 'cam-p/loop.mp4', alertId: null });
+    t.gw.store.insertRecording({
+      id: 'rec-loop',
+      deviceId: 'cam-p',
+      eventType: 'motion',
+      startedAt: 1,
+      endedAt: 2,
+      sizeBytes: 1,
+      fileName: 'cam-p/loop.mp4',
+      alertId: null,
+    });
     const url = await playbackUrl('rec-loop');
     logLines.length = 0;
     const res = await t.request(url);

@@ -12,8 +12,26 @@ const day = (d: number, h: number, m = 0) => new Date(2026, 10, d, h, m).getTime
 beforeAll(async () => {
   t = await startTestGateway();
   const store = t.gw.store;
-  store.upsertDevice({ id: 'cam-a', name: 'Front door', type: 'camera', status: 'online', model: 'X', manufacturer: 'Y', firmwareVersion: '1', lastSeenAt: Date.now() });
-  store.upsertDevice({ id: 'cam-b', name: 'Garage', type: 'camera', status: 'online', model: 'X', manufacturer: 'Y', firmwareVersion: '1', lastSeenAt: Date.now() });
+  store.upsertDevice({
+    id: 'cam-a',
+    name: 'Front door',
+    type: 'camera',
+    status: 'online',
+    model: 'X',
+    manufacturer: 'Y',
+    firmwareVersion: '1',
+    lastSeenAt: Date.now(),
+  });
+  store.upsertDevice({
+    id: 'cam-b',
+    name: 'Garage',
+    type: 'camera',
+    status: 'online',
+    model: 'X',
+    manufacturer: 'Y',
+    firmwareVersion: '1',
+    lastSeenAt: Date.now(),
+  });
   const storage = path.join(t.dataDir, 'recordings');
   mkdirSync(path.join(storage, 'cam-a'), { recursive: true });
   // Deterministic bytes so a range can be checked against the file.
@@ -29,11 +47,35 @@ beforeAll(async () => {
   for (const [id, eventType, startedAt] of rows) {
     const fileName = `cam-a/${id}.mp4`;
     writeFileSync(path.join(storage, fileName), clip);
-    const alert = store.insertAlert({ id: `alr-${id}`, deviceId: 'cam-a', type: eventType, message: `${eventType} at the front door`, createdAt: startedAt });
-    store.insertRecording({ id, deviceId: 'cam-a', eventType, startedAt, endedAt: startedAt + 12_345, sizeBytes: clip.length, fileName, alertId: alert.id });
+    const alert = store.insertAlert({
+      id: `alr-${id}`,
+      deviceId: 'cam-a',
+      type: eventType,
+      message: `${eventType} at the front door`,
+      createdAt: startedAt,
+    });
+    store.insertRecording({
+      id,
+      deviceId: 'cam-a',
+      eventType,
+      startedAt,
+      endedAt: startedAt + 12_345,
+      sizeBytes: clip.length,
+      fileName,
+      alertId: alert.id,
+    });
     store.linkAlertRecording(alert.id, id);
   }
-  store.insertRecording({ id: 'rec-gone', deviceId: 'cam-a', eventType: 'motion', startedAt: day(1, 1), endedAt: day(1, 1) + 1000, sizeBytes: 10, fileName: 'cam-a/missing.mp4', alertId: null });
+  store.insertRecording({
+    id: 'rec-gone',
+    deviceId: 'cam-a',
+    eventType: 'motion',
+    startedAt: day(1, 1),
+    endedAt: day(1, 1) + 1000,
+    sizeBytes: 10,
+    fileName: 'cam-a/missing.mp4',
+    alertId: null,
+  });
 });
 afterAll(() => t.stop());
 
@@ -78,7 +120,9 @@ describe('GET /v1/devices/{id}/recordings', () => {
   it('takes date-times with offsets as exact inclusive bounds', async () => {
     const start = new Date(day(20, 12)).toISOString();
     const end = new Date(day(21, 0)).toISOString();
-    const res = await t.request(`/v1/devices/cam-a/recordings?start_date=${start}&end_date=${end}`, { headers: await t.auth('recordings:read') });
+    const res = await t.request(`/v1/devices/cam-a/recordings?start_date=${start}&end_date=${end}`, {
+      headers: await t.auth('recordings:read'),
+    });
     expect(ids(res.json())).toEqual(['rec-4', 'rec-3', 'rec-2']);
   });
 
@@ -86,7 +130,9 @@ describe('GET /v1/devices/{id}/recordings', () => {
     const headers = await t.auth('recordings:read');
     const first = (await t.request('/v1/devices/cam-a/recordings?limit=4', { headers })).json() as List;
     expect(first.data).toHaveLength(4);
-    const second = (await t.request(`/v1/devices/cam-a/recordings?limit=4&cursor=${first.next_cursor}`, { headers })).json() as List;
+    const second = (
+      await t.request(`/v1/devices/cam-a/recordings?limit=4&cursor=${first.next_cursor}`, { headers })
+    ).json() as List;
     expect(ids(second)).toEqual(['rec-1', 'rec-gone']);
     expect(second.next_cursor).toBeNull();
   });
@@ -114,7 +160,7 @@ describe('GET /v1/devices/{id}/recordings', () => {
     expect(res.status).toBe(404);
   });
 
-  it("returns an empty list for a known device without recordings", async () => {
+  it('returns an empty list for a known device without recordings', async () => {
     const res = await t.request('/v1/devices/cam-b/recordings', { headers: await t.auth('recordings:read') });
     expect(res.json()).toEqual({ data: [], next_cursor: null });
   });
@@ -123,7 +169,9 @@ describe('GET /v1/devices/{id}/recordings', () => {
 describe('GET /v1/recordings/{id}', () => {
   it('returns one recording, 404 for unknown', async () => {
     const headers = await t.auth('recordings:read');
-    expect(((await t.request('/v1/recordings/rec-2', { headers })).json() as { event_type: string }).event_type).toBe('human');
+    expect(((await t.request('/v1/recordings/rec-2', { headers })).json() as { event_type: string }).event_type).toBe(
+      'human',
+    );
     expect((await t.request('/v1/recordings/rec-404', { headers })).status).toBe(404);
   });
 });
@@ -180,22 +228,33 @@ describe('GET /v1/recordings/{id}/download', () => {
   it('honours If-None-Match and If-Range', async () => {
     const headers = await t.auth('recordings:write');
     const etag = String((await t.request('/v1/recordings/rec-2/download', { method: 'HEAD', headers })).headers.etag);
-    expect((await t.request('/v1/recordings/rec-2/download', { headers: { ...headers, 'if-none-match': etag } })).status).toBe(304);
-    const stale = await t.request('/v1/recordings/rec-2/download', { headers: { ...headers, range: 'bytes=0-9', 'if-range': '"old"' } });
+    expect(
+      (await t.request('/v1/recordings/rec-2/download', { headers: { ...headers, 'if-none-match': etag } })).status,
+    ).toBe(304);
+    const stale = await t.request('/v1/recordings/rec-2/download', {
+      headers: { ...headers, range: 'bytes=0-9', 'if-range': '"old"' },
+    });
     expect(stale.status).toBe(200);
-    const fresh = await t.request('/v1/recordings/rec-2/download', { headers: { ...headers, range: 'bytes=0-9', 'if-range': etag } });
+    const fresh = await t.request('/v1/recordings/rec-2/download', {
+      headers: { ...headers, range: 'bytes=0-9', 'if-range': etag },
+    });
     expect(fresh.status).toBe(206);
   });
 
   it('answers HEAD with the headers and no body', async () => {
-    const res = await t.request('/v1/recordings/rec-2/download', { method: 'HEAD', headers: await t.auth('recordings:write') });
+    const res = await t.request('/v1/recordings/rec-2/download', {
+      method: 'HEAD',
+      headers: await t.auth('recordings:write'),
+    });
     expect(res.status).toBe(200);
     expect(res.headers['content-length']).toBe(String(clip.length));
     expect(res.body.length).toBe(0);
   });
 
   it('needs recordings:write; 404 for unknown ids and missing files', async () => {
-    expect((await t.request('/v1/recordings/rec-2/download', { headers: await t.auth('recordings:read') })).status).toBe(403);
+    expect(
+      (await t.request('/v1/recordings/rec-2/download', { headers: await t.auth('recordings:read') })).status,
+    ).toBe(403);
     const headers = await t.auth('recordings:write');
     expect((await t.request('/v1/recordings/rec-404/download', { headers })).status).toBe(404);
     expect((await t.request('/v1/recordings/rec-gone/download', { headers })).status).toBe(404);
@@ -213,6 +272,8 @@ describe('GET /v1/recordings/{id}/thumbnail', () => {
     expect(res.headers['content-type']).toBe('image/jpeg');
     expect(res.body).toEqual(jpeg);
     expect((await t.request('/v1/recordings/rec-404/thumbnail', { headers })).status).toBe(404);
-    expect((await t.request('/v1/recordings/rec-1/thumbnail', { headers: await t.auth('alerts:read') })).status).toBe(403);
+    expect((await t.request('/v1/recordings/rec-1/thumbnail', { headers: await t.auth('alerts:read') })).status).toBe(
+      403,
+    );
   });
 });

@@ -19,9 +19,24 @@ const ids = { live: '', noStream: '' };
 
 beforeAll(async () => {
   const logger = pino({ level: process.env.SIM_LOG ?? 'silent' });
-  fleet = await startFleet({ count: 1, host: '127.0.0.1', basePort: 0, username: USER, password: PASSWORD, discovery: null, rtspPort: 0, logger });
+  fleet = await startFleet({
+    count: 1,
+    host: '127.0.0.1',
+    basePort: 0,
+    username: USER,
+    password: PASSWORD,
+    discovery: null,
+    rtspPort: 0,
+    logger,
+  });
   // RTSP at a closed port: the relay cannot open it; the camera's own snapshot is the fallback.
-  noStream = new SimulatedCamera({ username: USER, password: PASSWORD, identity: { model: 'NOSTREAM', serial: 'NOSTREAM1' }, rtspMain: 'rtsp://127.0.0.1:1/main', rtspSub: 'rtsp://127.0.0.1:1/sub' });
+  noStream = new SimulatedCamera({
+    username: USER,
+    password: PASSWORD,
+    identity: { model: 'NOSTREAM', serial: 'NOSTREAM1' },
+    rtspMain: 'rtsp://127.0.0.1:1/main',
+    rtspSub: 'rtsp://127.0.0.1:1/sub',
+  });
   await noStream.start();
   t = await startTestGateway({
     cameras: [
@@ -36,13 +51,24 @@ beforeAll(async () => {
   });
   const headers = await t.auth('devices:read');
   for (let i = 0; i < 200 && (!ids.live || !ids.noStream); i++) {
-    const { data } = (await t.request('/v1/devices', { headers })).json() as { data: Array<{ id: string; name: string; status: string }> };
+    const { data } = (await t.request('/v1/devices', { headers })).json() as {
+      data: Array<{ id: string; name: string; status: string }>;
+    };
     ids.live = data.find((d) => d.name === 'Porch' && d.status === 'online')?.id ?? '';
     ids.noStream = data.find((d) => d.name === 'Shed' && d.status === 'online')?.id ?? '';
     await new Promise((r) => setTimeout(r, 100));
   }
   if (!ids.live || !ids.noStream) throw new Error('the simulated cameras were not adopted');
-  t.gw.store.upsertDevice({ id: 'cam-off', name: 'Gate', type: 'camera', status: 'offline', model: null, manufacturer: null, firmwareVersion: null, lastSeenAt: null });
+  t.gw.store.upsertDevice({
+    id: 'cam-off',
+    name: 'Gate',
+    type: 'camera',
+    status: 'offline',
+    model: null,
+    manufacturer: null,
+    firmwareVersion: null,
+    lastSeenAt: null,
+  });
 }, 60_000);
 afterAll(async () => {
   await t?.stop();
@@ -51,7 +77,9 @@ afterAll(async () => {
 });
 
 async function snapshot(id: string, query = '', headers: Record<string, string> = {}) {
-  return t.request(`/v1/devices/${id}/snapshot${query}`, { headers: { ...(await t.auth('devices:read')), ...headers } });
+  return t.request(`/v1/devices/${id}/snapshot${query}`, {
+    headers: { ...(await t.auth('devices:read')), ...headers },
+  });
 }
 
 /** A series' value from the metrics listener (0 when absent). */
@@ -82,12 +110,16 @@ describe('GET /v1/devices/{id}/snapshot', () => {
     [320, { width: 320, height: 180 }],
     [640, { width: 640, height: 360 }],
     [64, { width: 64, height: 36 }],
-  ])('honours width=%i (height keeping the aspect ratio)', async (width, size) => {
-    const res = await snapshot(ids.live, `?width=${width}`);
-    expect(res.status, res.text).toBe(200);
-    expect(jpegSize(res.body)).toEqual(size);
-    expect(decodes(res.body)).toBe(true);
-  }, 30_000);
+  ])(
+    'honours width=%i (height keeping the aspect ratio)',
+    async (width, size) => {
+      const res = await snapshot(ids.live, `?width=${width}`);
+      expect(res.status, res.text).toBe(200);
+      expect(jpegSize(res.body)).toEqual(size);
+      expect(decodes(res.body)).toBe(true);
+    },
+    30_000,
+  );
 
   it('If-None-Match with the ETag: 304 without a body; another tag: the picture', async () => {
     const first = await snapshot(ids.live, '?width=200');
@@ -105,7 +137,9 @@ describe('GET /v1/devices/{id}/snapshot', () => {
     const before = await metric('edge_gateway_snapshot_decodes_total{input="keyframe"}');
     const coalesced = await metric('edge_gateway_snapshot_coalesced_total');
     const headers = await t.auth('devices:read');
-    const answers = await Promise.all(Array.from({ length: 20 }, () => t.request(`/v1/devices/${ids.live}/snapshot?width=480`, { headers })));
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, () => t.request(`/v1/devices/${ids.live}/snapshot?width=480`, { headers })),
+    );
     expect(answers.map((a) => a.status)).toEqual(Array(20).fill(200));
     expect(new Set(answers.map((a) => a.headers.etag)).size).toBe(1);
     expect(await metric('edge_gateway_snapshot_decodes_total{input="keyframe"}')).toBe(before + 1);
@@ -115,7 +149,11 @@ describe('GET /v1/devices/{id}/snapshot', () => {
   it('a flood of 200 requests over 10 widths stays bounded, every one answered, and the API keeps answering', async () => {
     const before = await metric('edge_gateway_snapshot_decodes_total{input="keyframe"}');
     const headers = await t.auth('devices:read');
-    const flood = Promise.all(Array.from({ length: 200 }, (_, i) => t.request(`/v1/devices/${ids.live}/snapshot?width=${700 + (i % 10) * 8}`, { headers })));
+    const flood = Promise.all(
+      Array.from({ length: 200 }, (_, i) =>
+        t.request(`/v1/devices/${ids.live}/snapshot?width=${700 + (i % 10) * 8}`, { headers }),
+      ),
+    );
     const others = await Promise.all([t.request('/healthz'), t.request('/v1/devices', { headers })]);
     expect(others.map((r) => r.status)).toEqual([200, 200]);
     const answers = await flood;
@@ -136,7 +174,7 @@ describe('GET /v1/devices/{id}/snapshot', () => {
     expect(await metric('edge_gateway_snapshot_decoders')).toBeLessThanOrEqual(4);
   });
 
-  it("a camera whose stream cannot be had: its own snapshot URI (Digest), as it is or scaled", async () => {
+  it('a camera whose stream cannot be had: its own snapshot URI (Digest), as it is or scaled', async () => {
     const calls = noStream.calls.get('snapshot.jpg') ?? 0;
     const res = await snapshot(ids.noStream);
     expect(res.status, res.text).toBe(200);
@@ -167,11 +205,14 @@ describe('GET /v1/devices/{id}/snapshot', () => {
     expect((await t.request(`/v1/devices/${ids.live}/snapshot`)).status).toBe(401);
   });
 
-  it.each(['?width=63', '?width=3841', '?width=abc', '?width=320.5', '?height=100', '?width='])('a bad query %s: 400 invalid_request, nothing decoded', async (query) => {
-    const before = await metric('edge_gateway_snapshot_decodes_total{input="keyframe"}');
-    const res = await snapshot(ids.live, query);
-    expect(res.status, res.text).toBe(400);
-    expect(res.json()).toEqual({ error: 'invalid_request', error_description: expect.any(String) });
-    expect(await metric('edge_gateway_snapshot_decodes_total{input="keyframe"}')).toBe(before);
-  });
+  it.each(['?width=63', '?width=3841', '?width=abc', '?width=320.5', '?height=100', '?width='])(
+    'a bad query %s: 400 invalid_request, nothing decoded',
+    async (query) => {
+      const before = await metric('edge_gateway_snapshot_decodes_total{input="keyframe"}');
+      const res = await snapshot(ids.live, query);
+      expect(res.status, res.text).toBe(400);
+      expect(res.json()).toEqual({ error: 'invalid_request', error_description: expect.any(String) });
+      expect(await metric('edge_gateway_snapshot_decodes_total{input="keyframe"}')).toBe(before);
+    },
+  );
 });

@@ -10,7 +10,7 @@ beforeAll(async () => {
 afterAll(() => t.stop());
 
 describe('public endpoints', () => {
-  it('GET /healthz says up and the detector\'s state (off here), nothing more', async () => {
+  it("GET /healthz says up and the detector's state (off here), nothing more", async () => {
     const res = await t.request('/healthz');
     expect(res.status).toBe(200);
     // `memory` only where the test runs under a memory limit (a container, a systemd unit).
@@ -39,7 +39,10 @@ describe('public endpoints', () => {
   it('GET /v1/openapi.json is OpenAPI 3.1 built from the route schemas, with each scope', async () => {
     const res = await t.request('/v1/openapi.json');
     expect(res.status).toBe(200);
-    const doc = res.json() as { openapi: string; paths: Record<string, Record<string, { security?: unknown; parameters?: Array<{ name: string }> }>> };
+    const doc = res.json() as {
+      openapi: string;
+      paths: Record<string, Record<string, { security?: unknown; parameters?: Array<{ name: string }> }>>;
+    };
     expect(doc.openapi).toBe('3.1.0');
     const expected: Array<[string, string, string]> = [
       ['/v1/devices', 'get', 'devices:read'],
@@ -57,7 +60,9 @@ describe('public endpoints', () => {
       expect(doc.paths[path]?.[method]?.security, `${method} ${path}`).toEqual([{ bearer: [scope] }]);
     }
     const listParams = doc.paths['/v1/devices/{device_id}/recordings']?.get?.parameters?.map((p) => p.name);
-    expect(listParams).toEqual(expect.arrayContaining(['start_date', 'end_date', 'event_type', 'limit', 'cursor', 'device_id']));
+    expect(listParams).toEqual(
+      expect.arrayContaining(['start_date', 'end_date', 'event_type', 'limit', 'cursor', 'device_id']),
+    );
     expect(doc.paths['/healthz']?.get?.security).toEqual([]);
     expect(doc.paths['/metrics']).toBeUndefined();
   });
@@ -85,7 +90,9 @@ describe('the metrics listener (metrics.listen, plain HTTP on loopback)', () => 
     expect(text).toContain('edge_gateway_process_resident_memory_bytes');
     // The id once, in the info series (on loopback only); Prometheus adds its target labels itself.
     const series = text.split('\n').filter((l) => l && !l.startsWith('#'));
-    expect(series.filter((l) => l.includes('gateway_id='))).toEqual([`edge_gateway_info{version="${readVersion()}",gateway_id="${t.gw.id}"} 1`]);
+    expect(series.filter((l) => l.includes('gateway_id='))).toEqual([
+      `edge_gateway_info{version="${readVersion()}",gateway_id="${t.gw.id}"} 1`,
+    ]);
     expect(text).toContain('# TYPE edge_gateway_clock_synchronized gauge');
   });
 
@@ -120,7 +127,9 @@ describe('the metrics listener (metrics.listen, plain HTTP on loopback)', () => 
     try {
       expect(g.gw.metricsUrl).toBeNull();
       expect((await g.request('/healthz')).status).toBe(200);
-      const errors = logLines.map((l) => JSON.parse(l) as { msg: string; listen?: string }).filter((l) => l.msg.startsWith('metrics listener not started'));
+      const errors = logLines
+        .map((l) => JSON.parse(l) as { msg: string; listen?: string })
+        .filter((l) => l.msg.startsWith('metrics listener not started'));
       expect(errors).toHaveLength(1);
       expect(errors[0]?.listen).toBe(`127.0.0.1:${port}`);
     } finally {
@@ -141,7 +150,9 @@ describe('everything else', () => {
   it('speaks HTTPS only: plain HTTP on the API port gets no answer', async () => {
     const url = new URL(t.gw.apiUrl);
     const reply = await new Promise<string>((resolve) => {
-      const sock = connect(Number(url.port), url.hostname, () => sock.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n'));
+      const sock = connect(Number(url.port), url.hostname, () =>
+        sock.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n'),
+      );
       let data = '';
       sock.on('data', (d) => (data += d.toString('latin1')));
       sock.on('close', () => resolve(data));

@@ -63,7 +63,8 @@ describe('code sets', () => {
 
   it('isOAuthErrorCode', () => {
     for (const code of OAUTH_ERROR_CODES) expect(isOAuthErrorCode(code)).toBe(true);
-    for (const other of ['invalid_token', 'INVALID_REQUEST', '', null, 1, undefined]) expect(isOAuthErrorCode(other)).toBe(false);
+    for (const other of ['invalid_token', 'INVALID_REQUEST', '', null, 1, undefined])
+      expect(isOAuthErrorCode(other)).toBe(false);
   });
 
   // RFC 6749 §4.1.2.1 vs §5.2.
@@ -141,13 +142,23 @@ describe('tokenErrorHeaders', () => {
 
 describe('errorRedirect', () => {
   it('adds error, error_description and state to the query', () => {
-    const location = errorRedirect('https://app.example/cb', new OAuthError('access_denied', 'the user denied access'), 'xyz');
-    expect(location).toBe('https://app.example/cb?error=access_denied&error_description=the+user+denied+access&state=xyz');
+    const location = errorRedirect(
+      'https://app.example/cb',
+      new OAuthError('access_denied', 'the user denied access'),
+      'xyz',
+    );
+    expect(location).toBe(
+      'https://app.example/cb?error=access_denied&error_description=the+user+denied+access&state=xyz',
+    );
   });
 
   it('keeps an existing query and returns state unchanged', () => {
     const state = 'a b+c&d=e%41/é~';
-    const location = errorRedirect('https://app.example/cb?tenant=a%20b', new OAuthError('invalid_scope', 'unknown scope'), state);
+    const location = errorRedirect(
+      'https://app.example/cb?tenant=a%20b',
+      new OAuthError('invalid_scope', 'unknown scope'),
+      state,
+    );
     expect(location.startsWith('https://app.example/cb?tenant=a%20b&error=invalid_scope&')).toBe(true);
     const url = new URL(location);
     expect(url.searchParams.get('state')).toBe(state);
@@ -162,12 +173,21 @@ describe('errorRedirect', () => {
   });
 
   it('adds iss when given (RFC 9207)', () => {
-    const location = errorRedirect('com.example.app:/cb', new OAuthError('server_error', 'x'), 's', 'https://gw.example');
-    expect(location).toBe('com.example.app:/cb?error=server_error&error_description=x&state=s&iss=https%3A%2F%2Fgw.example');
+    const location = errorRedirect(
+      'com.example.app:/cb',
+      new OAuthError('server_error', 'x'),
+      's',
+      'https://gw.example',
+    );
+    expect(location).toBe(
+      'com.example.app:/cb?error=server_error&error_description=x&state=s&iss=https%3A%2F%2Fgw.example',
+    );
   });
 
   it.each(AUTHORIZE_ERROR_CODES)('redirects %s', (code: AuthorizeErrorCode) => {
-    expect(new URL(errorRedirect('https://app.example/cb', new OAuthError(code, 'x'), 's')).searchParams.get('error')).toBe(code);
+    expect(
+      new URL(errorRedirect('https://app.example/cb', new OAuthError(code, 'x'), 's')).searchParams.get('error'),
+    ).toBe(code);
   });
 
   it.each(['invalid_client', 'invalid_grant', 'unsupported_grant_type'] as const)('never redirects %s', (code) => {
@@ -176,6 +196,8 @@ describe('errorRedirect', () => {
   });
 
   it('refuses a redirect URI with a fragment', () => {
-    expect(() => errorRedirect('https://app.example/cb#x', new OAuthError('access_denied', 'x'), 's')).toThrow(TypeError);
+    expect(() => errorRedirect('https://app.example/cb#x', new OAuthError('access_denied', 'x'), 's')).toThrow(
+      TypeError,
+    );
   });
 });

@@ -7,7 +7,10 @@ import { makeRng } from '../../support/fuzz.js';
 // on the API's port: table-tested with a fixed list of this box's addresses.
 
 const ADDRESSES = ['127.0.0.1', '::1', '192.168.1.20', 'fe80::1'];
-const hosts = (apiPort: number) => ({ apiPort, isOwnHost: (host: string) => isOwnHost(host, ['nvr.example.org'], () => ADDRESSES) });
+const hosts = (apiPort: number) => ({
+  apiPort,
+  isOwnHost: (host: string) => isOwnHost(host, ['nvr.example.org'], () => ADDRESSES),
+});
 
 describe('firstPartyRedirectUri', () => {
   const cases: Array<[string | undefined, number, string | null]> = [
@@ -49,7 +52,10 @@ describe('firstPartyRedirectUri', () => {
       const url = new URL(uri);
       expect(`${url.pathname}${url.search}${url.hash}`).toBe('/signin/callback');
       expect(url.port).toBe('8443');
-      expect(isOwnHost(url.hostname, ['nvr.example.org'], () => ADDRESSES), `seed ${rng.seed}: ${host}`).toBe(true);
+      expect(
+        isOwnHost(url.hostname, ['nvr.example.org'], () => ADDRESSES),
+        `seed ${rng.seed}: ${host}`,
+      ).toBe(true);
     }
   });
 

@@ -18,7 +18,16 @@ import {
 import { makeRng, mutate } from '../../support/fuzz.js';
 
 // The spec's section 5 list; src/auth does not export one, so the caller passes it in.
-const SCOPES = ['devices:read', 'devices:write', 'alerts:read', 'alerts:write', 'recordings:read', 'recordings:write', 'users:read', 'users:write'];
+const SCOPES = [
+  'devices:read',
+  'devices:write',
+  'alerts:read',
+  'alerts:write',
+  'recordings:read',
+  'recordings:write',
+  'users:read',
+  'users:write',
+];
 const CHALLENGE = 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM';
 
 const basic = (id: string, secret: string): string =>
@@ -114,7 +123,10 @@ describe('parseAuthorizeRequest', () => {
   });
 
   it('leaves optional parameters undefined or null', () => {
-    const result = parseAuthorizeRequest({ client_id: 'a', redirect_uri: 'https://app.example/cb', response_type: 'code' }, SCOPES);
+    const result = parseAuthorizeRequest(
+      { client_id: 'a', redirect_uri: 'https://app.example/cb', response_type: 'code' },
+      SCOPES,
+    );
     expect(result).toEqual({
       kind: 'ok',
       request: {
@@ -130,7 +142,10 @@ describe('parseAuthorizeRequest', () => {
   });
 
   it.each([[''], [null], [undefined]])('treats %j values as absent (RFC 6749 §3.1)', (empty) => {
-    const result = parseAuthorizeRequest({ ...base, state: empty, scope: empty, code_challenge: empty, code_challenge_method: empty }, SCOPES);
+    const result = parseAuthorizeRequest(
+      { ...base, state: empty, scope: empty, code_challenge: empty, code_challenge_method: empty },
+      SCOPES,
+    );
     expect(result.kind).toBe('ok');
     if (result.kind !== 'ok') return;
     expect(result.request.state).toBeUndefined();
@@ -205,11 +220,16 @@ describe('parseAuthorizeRequest', () => {
 
   it('PKCE parameters are passed through unjudged', () => {
     const result = parseAuthorizeRequest({ ...base, code_challenge: 'short', code_challenge_method: 'plain' }, SCOPES);
-    expect(result.kind === 'ok' && [result.request.codeChallenge, result.request.codeChallengeMethod]).toEqual(['short', 'plain']);
+    expect(result.kind === 'ok' && [result.request.codeChallenge, result.request.codeChallengeMethod]).toEqual([
+      'short',
+      'plain',
+    ]);
   });
 
   it('is not fooled by __proto__ or inherited properties', () => {
-    const query = JSON.parse('{"__proto__": {"client_id": "evil"}, "redirect_uri": "https://app.example/cb", "response_type": "code"}') as unknown;
+    const query = JSON.parse(
+      '{"__proto__": {"client_id": "evil"}, "redirect_uri": "https://app.example/cb", "response_type": "code"}',
+    ) as unknown;
     expect(parseAuthorizeRequest(query, SCOPES).kind).toBe('page_error');
     const inherited = Object.create({ client_id: 'evil' }) as Record<string, unknown>;
     inherited.redirect_uri = 'https://app.example/cb';
@@ -220,7 +240,13 @@ describe('parseAuthorizeRequest', () => {
 
 describe('parseTokenRequest', () => {
   const opts = { knownScopes: SCOPES };
-  const code = { grant_type: 'authorization_code', code: 'c0de', redirect_uri: 'https://app.example/cb', client_id: 'app-1', code_verifier: 'v'.repeat(43) };
+  const code = {
+    grant_type: 'authorization_code',
+    code: 'c0de',
+    redirect_uri: 'https://app.example/cb',
+    client_id: 'app-1',
+    code_verifier: 'v'.repeat(43),
+  };
 
   it('authorization_code for a public client', () => {
     expect(parseTokenRequest(code, opts)).toEqual({
@@ -252,7 +278,11 @@ describe('parseTokenRequest', () => {
   it('authorization_code with client_secret_basic (form body)', () => {
     const { client_id: _omitted, ...rest } = code;
     const result = parseTokenRequest(rest, { ...opts, authorization: basic('app-1', 's3:c r/et') });
-    expect(result.ok && result.request.client).toEqual({ method: 'client_secret_basic', clientId: 'app-1', clientSecret: 's3:c r/et' });
+    expect(result.ok && result.request.client).toEqual({
+      method: 'client_secret_basic',
+      clientId: 'app-1',
+      clientSecret: 's3:c r/et',
+    });
   });
 
   it('Basic with the same client_id in the body', () => {
@@ -270,11 +300,16 @@ describe('parseTokenRequest', () => {
       scope: null,
     });
     const narrowed = parseTokenRequest({ ...body, scope: 'devices:read' }, opts);
-    expect(narrowed.ok && narrowed.request.grantType === 'refresh_token' && [...(narrowed.request.scope ?? [])]).toEqual(['devices:read']);
+    expect(
+      narrowed.ok && narrowed.request.grantType === 'refresh_token' && [...(narrowed.request.scope ?? [])],
+    ).toEqual(['devices:read']);
   });
 
   it('client_credentials', () => {
-    const result = parseTokenRequest({ grant_type: 'client_credentials', scope: 'devices:read devices:write' }, { ...opts, authorization: basic('svc', 'pw') });
+    const result = parseTokenRequest(
+      { grant_type: 'client_credentials', scope: 'devices:read devices:write' },
+      { ...opts, authorization: basic('svc', 'pw') },
+    );
     expect(result.ok && result.request).toEqual({
       grantType: 'client_credentials',
       client: { method: 'client_secret_basic', clientId: 'svc', clientSecret: 'pw' },
@@ -295,10 +330,25 @@ describe('parseTokenRequest', () => {
     ['unknown grant_type', { ...code, grant_type: 'password' }, undefined, 'unsupported_grant_type'],
     ['implicit grant_type', { ...code, grant_type: 'implicit' }, undefined, 'unsupported_grant_type'],
     ['grant_type case changed', { ...code, grant_type: 'Authorization_Code' }, undefined, 'unsupported_grant_type'],
-    ['duplicate grant_type', { ...code, grant_type: ['authorization_code', 'client_credentials'] }, undefined, 'invalid_request'],
+    [
+      'duplicate grant_type',
+      { ...code, grant_type: ['authorization_code', 'client_credentials'] },
+      undefined,
+      'invalid_request',
+    ],
     ['duplicate code', { ...code, code: ['a', 'b'] }, undefined, 'invalid_request'],
-    ['duplicate code_verifier', { ...code, code_verifier: ['v'.repeat(43), 'w'.repeat(43)] }, undefined, 'invalid_request'],
-    ['duplicate redirect_uri', { ...code, redirect_uri: ['https://app.example/cb', 'https://app.example/cb'] }, undefined, 'invalid_request'],
+    [
+      'duplicate code_verifier',
+      { ...code, code_verifier: ['v'.repeat(43), 'w'.repeat(43)] },
+      undefined,
+      'invalid_request',
+    ],
+    [
+      'duplicate redirect_uri',
+      { ...code, redirect_uri: ['https://app.example/cb', 'https://app.example/cb'] },
+      undefined,
+      'invalid_request',
+    ],
     ['duplicate client_id', { ...code, client_id: ['app-1', 'app-2'] }, undefined, 'invalid_request'],
     ['duplicate client_secret', { ...code, client_secret: ['a', 'b'] }, undefined, 'invalid_request'],
     ['duplicate scope', { grant_type: 'client_credentials', scope: ['a', 'b'] }, basic('svc', 'pw'), 'invalid_request'],
@@ -311,8 +361,18 @@ describe('parseTokenRequest', () => {
     ['empty code', { ...code, code: '' }, undefined, 'invalid_request'],
     ['no redirect_uri', { ...code, redirect_uri: undefined }, undefined, 'invalid_request'],
     ['no refresh_token', { grant_type: 'refresh_token', client_id: 'app-1' }, undefined, 'invalid_request'],
-    ['unknown scope on refresh', { grant_type: 'refresh_token', refresh_token: 'rt', client_id: 'a', scope: 'root' }, undefined, 'invalid_scope'],
-    ['unknown scope, client_credentials', { grant_type: 'client_credentials', scope: 'devices:read root' }, basic('svc', 'pw'), 'invalid_scope'],
+    [
+      'unknown scope on refresh',
+      { grant_type: 'refresh_token', refresh_token: 'rt', client_id: 'a', scope: 'root' },
+      undefined,
+      'invalid_scope',
+    ],
+    [
+      'unknown scope, client_credentials',
+      { grant_type: 'client_credentials', scope: 'devices:read root' },
+      basic('svc', 'pw'),
+      'invalid_scope',
+    ],
     ['no client at all', { ...code, client_id: undefined }, undefined, 'invalid_client'],
     ['secret without id', { ...code, client_id: undefined, client_secret: 's' }, undefined, 'invalid_client'],
     ['malformed Basic', code, 'Basic !!!', 'invalid_client'],
@@ -331,7 +391,10 @@ describe('parseTokenRequest', () => {
   });
 
   it('never puts a secret or code into the description', () => {
-    const result = parseTokenRequest({ ...code, code: ['secret-code-1', 'secret-code-2'], client_secret: 'hunter2' }, opts);
+    const result = parseTokenRequest(
+      { ...code, code: ['secret-code-1', 'secret-code-2'], client_secret: 'hunter2' },
+      opts,
+    );
     expect(!result.ok && result.error.description).not.toMatch(/secret-code|hunter2/);
   });
 
@@ -343,11 +406,36 @@ describe('parseTokenRequest', () => {
 
 describe('parseRevocationRequest', () => {
   const cases: Array<[string, unknown, string | undefined, object | string]> = [
-    ['a public client', { token: 't', client_id: 'gateway-web' }, undefined, { client: { method: 'none', clientId: 'gateway-web' }, token: 't', tokenTypeHint: undefined }],
-    ['a hint', { token: 't', token_type_hint: 'refresh_token', client_id: 'c' }, undefined, { token: 't', tokenTypeHint: 'refresh_token' }],
-    ['an unknown hint (kept; the server ignores it)', { token: 't', token_type_hint: 'id_token', client_id: 'c' }, undefined, { tokenTypeHint: 'id_token' }],
-    ['HTTP Basic', { token: 't' }, basic('c', 's'), { client: { method: 'client_secret_basic', clientId: 'c', clientSecret: 's' } }],
-    ['a secret in the body', { token: 't', client_id: 'c', client_secret: 's' }, undefined, { client: { method: 'client_secret_post', clientId: 'c', clientSecret: 's' } }],
+    [
+      'a public client',
+      { token: 't', client_id: 'gateway-web' },
+      undefined,
+      { client: { method: 'none', clientId: 'gateway-web' }, token: 't', tokenTypeHint: undefined },
+    ],
+    [
+      'a hint',
+      { token: 't', token_type_hint: 'refresh_token', client_id: 'c' },
+      undefined,
+      { token: 't', tokenTypeHint: 'refresh_token' },
+    ],
+    [
+      'an unknown hint (kept; the server ignores it)',
+      { token: 't', token_type_hint: 'id_token', client_id: 'c' },
+      undefined,
+      { tokenTypeHint: 'id_token' },
+    ],
+    [
+      'HTTP Basic',
+      { token: 't' },
+      basic('c', 's'),
+      { client: { method: 'client_secret_basic', clientId: 'c', clientSecret: 's' } },
+    ],
+    [
+      'a secret in the body',
+      { token: 't', client_id: 'c', client_secret: 's' },
+      undefined,
+      { client: { method: 'client_secret_post', clientId: 'c', clientSecret: 's' } },
+    ],
     ['no token', { client_id: 'c' }, undefined, 'invalid_request'],
     ['an empty token', { client_id: 'c', token: '' }, undefined, 'invalid_request'],
     ['two tokens', { client_id: 'c', token: ['a', 'b'] }, undefined, 'invalid_request'],
@@ -372,17 +460,37 @@ describe('parseRevocationRequest', () => {
 describe('parseBasicClientAuth', () => {
   const cases: Array<[string, string, ReturnType<typeof parseBasicClientAuth>]> = [
     ['simple', basic('id', 'secret'), { kind: 'credentials', clientId: 'id', clientSecret: 'secret' }],
-    ['lower-case scheme, extra spaces', `basic   ${Buffer.from('id:secret').toString('base64')}  `, { kind: 'credentials', clientId: 'id', clientSecret: 'secret' }],
-    ['colon in the id survives encoding', basic('urn:app:1', 'pw'), { kind: 'credentials', clientId: 'urn:app:1', clientSecret: 'pw' }],
-    ['plus decodes to space', `Basic ${Buffer.from('id:a+b').toString('base64')}`, { kind: 'credentials', clientId: 'id', clientSecret: 'a b' }],
-    ['colon in the secret', `Basic ${Buffer.from('id:a:b').toString('base64')}`, { kind: 'credentials', clientId: 'id', clientSecret: 'a:b' }],
+    [
+      'lower-case scheme, extra spaces',
+      `basic   ${Buffer.from('id:secret').toString('base64')}  `,
+      { kind: 'credentials', clientId: 'id', clientSecret: 'secret' },
+    ],
+    [
+      'colon in the id survives encoding',
+      basic('urn:app:1', 'pw'),
+      { kind: 'credentials', clientId: 'urn:app:1', clientSecret: 'pw' },
+    ],
+    [
+      'plus decodes to space',
+      `Basic ${Buffer.from('id:a+b').toString('base64')}`,
+      { kind: 'credentials', clientId: 'id', clientSecret: 'a b' },
+    ],
+    [
+      'colon in the secret',
+      `Basic ${Buffer.from('id:a:b').toString('base64')}`,
+      { kind: 'credentials', clientId: 'id', clientSecret: 'a:b' },
+    ],
     ['bearer', 'Bearer abc', { kind: 'none' }],
     ['other scheme starting with basic', 'Basically abc', { kind: 'none' }],
     ['empty', '', { kind: 'none' }],
     ['no credentials', 'Basic', { kind: 'malformed' }],
     ['two tokens', 'Basic abc def', { kind: 'malformed' }],
     ['bad base64', 'Basic ****', { kind: 'malformed' }],
-    ['missing padding', `Basic ${Buffer.from('id:secret1').toString('base64').replace(/=+$/, '')}`, { kind: 'malformed' }],
+    [
+      'missing padding',
+      `Basic ${Buffer.from('id:secret1').toString('base64').replace(/=+$/, '')}`,
+      { kind: 'malformed' },
+    ],
     ['non-canonical base64', 'Basic aWQ6c2VjcmV0=', { kind: 'malformed' }],
     ['invalid UTF-8', `Basic ${Buffer.from([0x69, 0x64, 0x3a, 0xff]).toString('base64')}`, { kind: 'malformed' }],
     ['bad percent-encoding', `Basic ${Buffer.from('id:%zz').toString('base64')}`, { kind: 'malformed' }],
@@ -395,8 +503,14 @@ describe('parseBasicClientAuth', () => {
 });
 
 describe('checkClientGrant', () => {
-  const confidential = { public: false, grantTypes: ['authorization_code', 'refresh_token', 'client_credentials'] as GrantType[] };
-  const publicClient = { public: true, grantTypes: ['authorization_code', 'refresh_token', 'client_credentials'] as GrantType[] };
+  const confidential = {
+    public: false,
+    grantTypes: ['authorization_code', 'refresh_token', 'client_credentials'] as GrantType[],
+  };
+  const publicClient = {
+    public: true,
+    grantTypes: ['authorization_code', 'refresh_token', 'client_credentials'] as GrantType[],
+  };
   const codeOnly = { public: false, grantTypes: ['authorization_code'] as GrantType[] };
   it.each<[string, { public: boolean; grantTypes: GrantType[] }, GrantType, boolean]>([
     ['confidential, client_credentials', confidential, 'client_credentials', true],
@@ -414,11 +528,38 @@ describe('checkClientGrant', () => {
 describe('params fuzz', () => {
   const rng = makeRng();
   const alphabet = 'abc:_ \t\n"\\é\u0000%+=&?#[]{}';
-  const names = ['grant_type', 'client_id', 'client_secret', 'code', 'redirect_uri', 'code_verifier', 'refresh_token', 'scope', 'state', 'response_type', 'code_challenge', 'code_challenge_method', '__proto__', 'constructor', 'x'];
+  const names = [
+    'grant_type',
+    'client_id',
+    'client_secret',
+    'code',
+    'redirect_uri',
+    'code_verifier',
+    'refresh_token',
+    'scope',
+    'state',
+    'response_type',
+    'code_challenge',
+    'code_challenge_method',
+    '__proto__',
+    'constructor',
+    'x',
+  ];
   const randomValue = (): unknown => {
     switch (rng.int(8)) {
       case 0:
-        return mutate(rng, rng.pick(['authorization_code', 'refresh_token', 'client_credentials', 'code', 'devices:read alerts:read', 'https://app.example/cb']), alphabet);
+        return mutate(
+          rng,
+          rng.pick([
+            'authorization_code',
+            'refresh_token',
+            'client_credentials',
+            'code',
+            'devices:read alerts:read',
+            'https://app.example/cb',
+          ]),
+          alphabet,
+        );
       case 1:
         return [rng.string(10), rng.string(10)];
       case 2:
@@ -432,7 +573,16 @@ describe('params fuzz', () => {
       case 6:
         return rng.bytes(40).toString('latin1');
       default:
-        return rng.pick(['authorization_code', 'refresh_token', 'client_credentials', 'code', 'S256', 'devices:read', 'app-1', '']);
+        return rng.pick([
+          'authorization_code',
+          'refresh_token',
+          'client_credentials',
+          'code',
+          'S256',
+          'devices:read',
+          'app-1',
+          '',
+        ]);
     }
   };
   it(`never throws; every outcome is well-formed (seed ${rng.seed})`, () => {

@@ -1,7 +1,14 @@
 import { scryptSync } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { PasswordPolicyError } from '../../../src/auth/oauth/errors.js';
-import { DEFAULT_SCRYPT_PARAMS, MAX_PASSWORD_LENGTH, hashPassword, needsRehash, verifyPassword, type ScryptParams } from '../../../src/auth/oauth/password.js';
+import {
+  DEFAULT_SCRYPT_PARAMS,
+  MAX_PASSWORD_LENGTH,
+  hashPassword,
+  needsRehash,
+  verifyPassword,
+  type ScryptParams,
+} from '../../../src/auth/oauth/password.js';
 
 // Cheap parameters keep the suite fast; one test below uses the defaults.
 const CHEAP: ScryptParams = { N: 16, r: 1, p: 1 };
@@ -23,7 +30,11 @@ describe('hashPassword', () => {
   it('is scrypt of the NFC password with the stored salt', async () => {
     const stored = await hashPassword('pässword', CHEAP);
     const [, , , , salt, hash] = stored.split('$') as [string, string, string, string, string, string];
-    const expected = scryptSync(Buffer.from('pässword'.normalize('NFC')), Buffer.from(salt, 'base64url'), 32, { N: 16, r: 1, p: 1 });
+    const expected = scryptSync(Buffer.from('pässword'.normalize('NFC')), Buffer.from(salt, 'base64url'), 32, {
+      N: 16,
+      r: 1,
+      p: 1,
+    });
     expect(hash).toBe(expected.toString('base64url'));
   });
 
@@ -47,7 +58,9 @@ describe('hashPassword', () => {
 
   it('works with the default parameters', async () => {
     const stored = await hashPassword('default params');
-    expect(stored.startsWith(`scrypt$${DEFAULT_SCRYPT_PARAMS.N}$${DEFAULT_SCRYPT_PARAMS.r}$${DEFAULT_SCRYPT_PARAMS.p}$`)).toBe(true);
+    expect(
+      stored.startsWith(`scrypt$${DEFAULT_SCRYPT_PARAMS.N}$${DEFAULT_SCRYPT_PARAMS.r}$${DEFAULT_SCRYPT_PARAMS.p}$`),
+    ).toBe(true);
     expect(await verifyPassword('default params', stored)).toBe(true);
     expect(needsRehash(stored)).toBe(false);
   });
@@ -65,7 +78,8 @@ describe('verifyPassword', () => {
       ['Tr0ub4dor&33', false],
       ['', false],
     ];
-    for (const [candidate, expected] of cases) expect(await verifyPassword(candidate, stored), candidate).toBe(expected);
+    for (const [candidate, expected] of cases)
+      expect(await verifyPassword(candidate, stored), candidate).toBe(expected);
   });
 
   it('treats composed and decomposed forms as the same password', async () => {

@@ -72,7 +72,8 @@ describe('isValidChallenge', () => {
   });
 
   it('accepts the challenge of any valid verifier', () => {
-    for (let i = 0; i < 200; i++) expect(isValidChallenge(challengeOf(randomBytes(32).toString('base64url')))).toBe(true);
+    for (let i = 0; i < 200; i++)
+      expect(isValidChallenge(challengeOf(randomBytes(32).toString('base64url')))).toBe(true);
   });
 });
 
@@ -94,8 +95,18 @@ describe('verifyPkce', () => {
     ['verifier one character short', RFC_VERIFIER.slice(0, -1), RFC_CHALLENGE, false],
     ['verifier with a character changed', 'e' + RFC_VERIFIER.slice(1), RFC_CHALLENGE, false],
     ['challenge case changed', RFC_VERIFIER, RFC_CHALLENGE.toLowerCase(), false],
-    ['42-character verifier whose hash is the challenge', 'a'.repeat(42), createHash('sha256').update('a'.repeat(42)).digest('base64url'), false],
-    ['129-character verifier whose hash is the challenge', 'a'.repeat(129), createHash('sha256').update('a'.repeat(129)).digest('base64url'), false],
+    [
+      '42-character verifier whose hash is the challenge',
+      'a'.repeat(42),
+      createHash('sha256').update('a'.repeat(42)).digest('base64url'),
+      false,
+    ],
+    [
+      '129-character verifier whose hash is the challenge',
+      'a'.repeat(129),
+      createHash('sha256').update('a'.repeat(129)).digest('base64url'),
+      false,
+    ],
     ['empty verifier', '', RFC_CHALLENGE, false],
     ['empty challenge', RFC_VERIFIER, '', false],
     ['padded challenge', RFC_VERIFIER, RFC_CHALLENGE + '=', false],
@@ -106,7 +117,13 @@ describe('verifyPkce', () => {
 });
 
 describe('checkAuthorizationPkce', () => {
-  type Case = [string, string | undefined, string | undefined, boolean, PkceAuthorizeRefusal | { challenge: string | null }];
+  type Case = [
+    string,
+    string | undefined,
+    string | undefined,
+    boolean,
+    PkceAuthorizeRefusal | { challenge: string | null },
+  ];
   const cases: Case[] = [
     ['public client with S256', RFC_CHALLENGE, 'S256', true, { challenge: RFC_CHALLENGE }],
     ['confidential client with S256', RFC_CHALLENGE, 'S256', false, { challenge: RFC_CHALLENGE }],
@@ -199,8 +216,16 @@ describe('PKCE fuzz', () => {
       if (otherChallenge !== challenge) expect(verifyPkce(verifier, otherChallenge)).toBe(false);
 
       const junk = rng.bytes(150).toString('latin1');
-      expect(() => checkTokenPkce({ codeChallenge: challenge, codeVerifier: junk, publicClient: rng.int(2) === 0 })).not.toThrow();
-      expect(() => checkAuthorizationPkce({ codeChallenge: junk, codeChallengeMethod: rng.pick(['S256', 'plain', junk]), publicClient: true })).not.toThrow();
+      expect(() =>
+        checkTokenPkce({ codeChallenge: challenge, codeVerifier: junk, publicClient: rng.int(2) === 0 }),
+      ).not.toThrow();
+      expect(() =>
+        checkAuthorizationPkce({
+          codeChallenge: junk,
+          codeChallengeMethod: rng.pick(['S256', 'plain', junk]),
+          publicClient: true,
+        }),
+      ).not.toThrow();
       expect(verifyPkce(junk, challenge)).toBe(false);
     }
   });

@@ -182,12 +182,30 @@ describe('matchRedirectUri', () => {
 describe('appendQueryParams and codeRedirect', () => {
   const cases: Array<[string, string, ReadonlyArray<readonly [string, string | undefined]>, string]> = [
     ['no query', 'https://app.example/cb', [['code', 'abc']], 'https://app.example/cb?code=abc'],
-    ['existing query kept as is', 'https://app.example/cb?a=%20b&c', [['code', 'x']], 'https://app.example/cb?a=%20b&c&code=x'],
+    [
+      'existing query kept as is',
+      'https://app.example/cb?a=%20b&c',
+      [['code', 'x']],
+      'https://app.example/cb?a=%20b&c&code=x',
+    ],
     ['query ending with ?', 'https://app.example/cb?', [['code', 'x']], 'https://app.example/cb?code=x'],
     ['query ending with &', 'https://app.example/cb?a=1&', [['code', 'x']], 'https://app.example/cb?a=1&code=x'],
-    ['undefined values left out', 'https://app.example/cb', [['code', 'x'], ['state', undefined]], 'https://app.example/cb?code=x'],
+    [
+      'undefined values left out',
+      'https://app.example/cb',
+      [
+        ['code', 'x'],
+        ['state', undefined],
+      ],
+      'https://app.example/cb?code=x',
+    ],
     ['nothing to add', 'https://app.example/cb', [], 'https://app.example/cb'],
-    ['form encoding', 'com.example.app:/cb', [['state', 'a b&c=d/é']], 'com.example.app:/cb?state=a+b%26c%3Dd%2F%C3%A9'],
+    [
+      'form encoding',
+      'com.example.app:/cb',
+      [['state', 'a b&c=d/é']],
+      'com.example.app:/cb?state=a+b%26c%3Dd%2F%C3%A9',
+    ],
   ];
   it.each(cases)('%s', (_name, uri, params, expected) => {
     expect(appendQueryParams(uri, params)).toBe(expected);
@@ -214,7 +232,12 @@ describe('appendQueryParams and codeRedirect', () => {
 describe('redirect URI fuzz', () => {
   const rng = makeRng();
   it(`mutations match only when equal, or loopback up to the port (seed ${rng.seed})`, () => {
-    const registered = ['https://app.example/cb', 'http://127.0.0.1:8080/cb', 'http://[::1]/cb', 'com.example.app:/cb?x=1'];
+    const registered = [
+      'https://app.example/cb',
+      'http://127.0.0.1:8080/cb',
+      'http://[::1]/cb',
+      'com.example.app:/cb?x=1',
+    ];
     const alphabet = 'aA.:/@#?&=%2e\\ \t\n[]1-_~' + '\u00e9\u0000';
     for (let i = 0; i < 5000; i++) {
       const base = rng.pick(registered);
@@ -228,7 +251,9 @@ describe('redirect URI fuzz', () => {
       if (registered.includes(requested)) continue;
       // The only other way to match: a loopback URI differing from a registered one in the port.
       const stripped = requested.replace(/^http:\/\/(127\.0\.0\.1|\[::1\])(:[0-9]+)?/, 'http://$1');
-      const registeredStripped = registered.map((r) => r.replace(/^http:\/\/(127\.0\.0\.1|\[::1\])(:[0-9]+)?/, 'http://$1'));
+      const registeredStripped = registered.map((r) =>
+        r.replace(/^http:\/\/(127\.0\.0\.1|\[::1\])(:[0-9]+)?/, 'http://$1'),
+      );
       expect(registeredStripped).toContain(stripped);
       expect(requested.startsWith('http://127.0.0.1') || requested.startsWith('http://[::1]')).toBe(true);
     }

@@ -5,7 +5,15 @@ import { BoxWriter } from '../../../src/media/fmp4/box-writer.js';
 import { codecsString } from '../../../src/media/fmp4/codecs.js';
 import { buildFragment, type FragmentSample, type FragmentTrackRun } from '../../../src/media/fmp4/fragment.js';
 import { buildInitSegment } from '../../../src/media/fmp4/init-segment.js';
-import { findBox, findBoxes, readBoxes, readMfhd, readTfdt, readTfhd, readTrun } from '../../../src/media/fmp4/reader.js';
+import {
+  findBox,
+  findBoxes,
+  readBoxes,
+  readMfhd,
+  readTfdt,
+  readTfhd,
+  readTrun,
+} from '../../../src/media/fmp4/reader.js';
 import { aacTrack, h264Track, h265Track } from '../../../src/media/fmp4/track.js';
 
 // Round trips through the reader: what buildFragment and buildInitSegment write reads back as the
@@ -16,7 +24,10 @@ const SPS = Buffer.from('6764000cacd94141fb011000000300100000030140f1429960', 'h
 const PPS = Buffer.from('68ebe3cb22c0', 'hex');
 // x265's VPS/SPS/PPS for the same picture, Main profile level 2 (`… -c:v libx265 -f hevc`).
 const VPS = Buffer.from('40010c01ffff01600000030090000003000003003c959809', 'hex');
-const H265_SPS = Buffer.from('42010101600000030090000003000003003ca00a080f165959a4932bc05a020000030002000003001410', 'hex');
+const H265_SPS = Buffer.from(
+  '42010101600000030090000003000003003ca00a080f165959a4932bc05a020000030002000003001410',
+  'hex',
+);
 const H265_PPS = Buffer.from('4401c172b46240', 'hex');
 
 const video = h264Track(1, { sps: [SPS], pps: [PPS] });
@@ -34,13 +45,31 @@ function as(size: number): FragmentSample {
 
 const CASES: Array<[string, number, FragmentTrackRun[]]> = [
   ['one keyframe', 1, [{ track: video, baseDecodeTime: 0, samples: [vs(3000, 0, true, 10, 200)] }]],
-  ['B-frames: negative composition offsets', 7, [{ track: video, baseDecodeTime: 90_000, samples: [vs(3000, 0, true, 5), vs(3000, 6000, false, 4), vs(3000, -3000, false, 3), vs(3000, -3000, false, 3)] }]],
-  ['a decode time past 32 bits', 2 ** 32 - 1, [{ track: video, baseDecodeTime: 2 ** 40 + 5, samples: [vs(1, 0, false, 1)] }]],
+  [
+    'B-frames: negative composition offsets',
+    7,
+    [
+      {
+        track: video,
+        baseDecodeTime: 90_000,
+        samples: [vs(3000, 0, true, 5), vs(3000, 6000, false, 4), vs(3000, -3000, false, 3), vs(3000, -3000, false, 3)],
+      },
+    ],
+  ],
+  [
+    'a decode time past 32 bits',
+    2 ** 32 - 1,
+    [{ track: video, baseDecodeTime: 2 ** 40 + 5, samples: [vs(1, 0, false, 1)] }],
+  ],
   ['audio only', 3, [{ track: audio, baseDecodeTime: 48_000, samples: [as(300), as(280), as(310)] }]],
-  ['video and audio', 4, [
-    { track: video, baseDecodeTime: 9000, samples: [vs(3600, 0, true, 50), vs(3600, 0, false, 20)] },
-    { track: audio, baseDecodeTime: 4800, samples: [as(100), as(90)] },
-  ]],
+  [
+    'video and audio',
+    4,
+    [
+      { track: video, baseDecodeTime: 9000, samples: [vs(3600, 0, true, 50), vs(3600, 0, false, 20)] },
+      { track: audio, baseDecodeTime: 4800, samples: [as(100), as(90)] },
+    ],
+  ],
 ];
 
 describe('buildFragment', () => {
@@ -62,12 +91,18 @@ describe('buildFragment', () => {
       expect(readTfdt(findBox([traf], 'tfdt')!).baseDecodeTime).toBe(run.baseDecodeTime);
       const trun = readTrun(findBox([traf], 'trun')!);
       expect(trun.version).toBe(isVideo ? 1 : 0);
-      expect(trun.samples.map((s) => [s.duration, s.compositionOffset ?? 0, (s.flags ?? tfhd.defaultSampleFlags!) === 0x02000000])).toEqual(
-        run.samples.map((s) => [s.duration, s.compositionOffset, s.keyframe]),
-      );
+      expect(
+        trun.samples.map((s) => [
+          s.duration,
+          s.compositionOffset ?? 0,
+          (s.flags ?? tfhd.defaultSampleFlags!) === 0x02000000,
+        ]),
+      ).toEqual(run.samples.map((s) => [s.duration, s.compositionOffset, s.keyframe]));
       let at = moof.start + trun.dataOffset!;
       run.samples.forEach((s, i) => {
-        const expected = Buffer.isBuffer(s.payload) ? s.payload : Buffer.concat(s.payload.flatMap((n) => [Buffer.of(0, 0, n.length >> 8, n.length & 0xff), n]));
+        const expected = Buffer.isBuffer(s.payload)
+          ? s.payload
+          : Buffer.concat(s.payload.flatMap((n) => [Buffer.of(0, 0, n.length >> 8, n.length & 0xff), n]));
         expect(trun.samples[i]!.size).toBe(expected.length);
         expect(bytes.subarray(at, at + expected.length)).toEqual(expected);
         at += expected.length;
@@ -88,9 +123,20 @@ describe('buildFragment', () => {
     ['an empty NAL unit', 1, [{ track: video, baseDecodeTime: 0, samples: [vs(1, 0, true, 0)] }]],
     ['a video sample without NAL units', 1, [{ track: video, baseDecodeTime: 0, samples: [vs(1, 0, true)] }]],
     ['an audio sample given as NAL units', 1, [{ track: audio, baseDecodeTime: 0, samples: [vs(1, 0, true, 1)] }]],
-    ['an audio composition offset', 1, [{ track: audio, baseDecodeTime: 0, samples: [{ ...as(3), compositionOffset: 5 }] }]],
+    [
+      'an audio composition offset',
+      1,
+      [{ track: audio, baseDecodeTime: 0, samples: [{ ...as(3), compositionOffset: 5 }] }],
+    ],
     ['an empty audio frame', 1, [{ track: audio, baseDecodeTime: 0, samples: [as(0)] }]],
-    ['one track twice', 1, [{ track: video, baseDecodeTime: 0, samples: [vs(1, 0, true, 1)] }, { track: video, baseDecodeTime: 0, samples: [vs(1, 0, true, 1)] }]],
+    [
+      'one track twice',
+      1,
+      [
+        { track: video, baseDecodeTime: 0, samples: [vs(1, 0, true, 1)] },
+        { track: video, baseDecodeTime: 0, samples: [vs(1, 0, true, 1)] },
+      ],
+    ],
   ])('refuses %s with a MediaFormatError', (_name, sequence, runs) => {
     expect(() => buildFragment(sequence, runs)).toThrow(MediaFormatError);
   });
@@ -132,7 +178,11 @@ describe('buildInitSegment', () => {
     ['an SPS of garbage', () => h264Track(1, { sps: [Buffer.of(0x67, 0xff)], pps: [PPS] }), 'bad_sps'],
     ['a PPS that is an SPS', () => h264Track(1, { sps: [SPS], pps: [SPS] }), 'bad_pps'],
     ['no PPS', () => h264Track(1, { sps: [SPS], pps: [] }), 'bad_pps'],
-    ['an H.265 SPS cut short', () => h265Track(1, { vps: [VPS], sps: [H265_SPS.subarray(0, 12)], pps: [H265_PPS] }), 'bad_sps'],
+    [
+      'an H.265 SPS cut short',
+      () => h265Track(1, { vps: [VPS], sps: [H265_SPS.subarray(0, 12)], pps: [H265_PPS] }),
+      'bad_sps',
+    ],
     ['no VPS', () => h265Track(1, { vps: [], sps: [H265_SPS], pps: [H265_PPS] }), 'bad_vps'],
     ['an AAC config of one byte', () => parseAacConfig(Buffer.of(0x11)), 'bad_audio_config'],
     ['an AAC config with sample-rate index 13', () => parseAacConfig(Buffer.of(0x16, 0x90)), 'bad_audio_config'],
@@ -154,7 +204,10 @@ describe('readBoxes', () => {
     ['a size below the header', Buffer.from('00000004free', 'hex')],
     ['a size past the end', Buffer.concat([Buffer.of(0, 0, 0, 20), Buffer.from('free'), Buffer.alloc(4)])],
     ['stray bytes', Buffer.of(0, 0, 0)],
-    ['a child past its parent', Buffer.concat([Buffer.of(0, 0, 0, 16), Buffer.from('moov'), Buffer.of(0, 0, 0, 9), Buffer.from('free')])],
+    [
+      'a child past its parent',
+      Buffer.concat([Buffer.of(0, 0, 0, 16), Buffer.from('moov'), Buffer.of(0, 0, 0, 9), Buffer.from('free')]),
+    ],
   ])('refuses %s', (_name, bytes) => {
     expect(() => readBoxes(bytes)).toThrow(MediaFormatError);
   });

@@ -3,7 +3,11 @@ import { DecodeTimeline, type DecodeTimelineOptions, type TimedUnit } from '../.
 
 // PTS in decoding order in, DTS / composition offset / duration out (see decode-timeline.ts).
 
-function timeline(rtpTimes: number[], options: DecodeTimelineOptions = {}, flushWith?: number): Array<Omit<TimedUnit<number>, 'unit'> & { unit: number }> {
+function timeline(
+  rtpTimes: number[],
+  options: DecodeTimelineOptions = {},
+  flushWith?: number,
+): Array<Omit<TimedUnit<number>, 'unit'> & { unit: number }> {
   const out: Array<TimedUnit<number>> = [];
   const t = new DecodeTimeline<number>((u) => out.push(u), options);
   rtpTimes.forEach((rtp, i) => t.push(i, rtp));
@@ -16,12 +20,36 @@ const pts = (rows: Array<{ dts: number; compositionOffset: number }>) => rows.ma
 describe('DecodeTimeline', () => {
   it.each<[string, number[], DecodeTimelineOptions, number[], number[]]>([
     ['no reordering: DTS = PTS', [1000, 4000, 7000, 10000], {}, [0, 3000, 6000, 9000], [0, 0, 0, 0]],
-    ['I P B B with depth 1 given', [0, 9000, 3000, 6000], { initialReorderDepth: 1 }, [0, 3000, 6000, 9000], [0, 6000, -3000, -3000]],
-    ['B-pyramid I P B b b with depth 2', [0, 12000, 6000, 3000, 9000], { initialReorderDepth: 2 }, [0, 3000, 6000, 9000, 12000], [0, 9000, 0, -6000, -3000]],
+    [
+      'I P B B with depth 1 given',
+      [0, 9000, 3000, 6000],
+      { initialReorderDepth: 1 },
+      [0, 3000, 6000, 9000],
+      [0, 6000, -3000, -3000],
+    ],
+    [
+      'B-pyramid I P B b b with depth 2',
+      [0, 12000, 6000, 3000, 9000],
+      { initialReorderDepth: 2 },
+      [0, 3000, 6000, 9000, 12000],
+      [0, 9000, 0, -6000, -3000],
+    ],
     ['the zero from the shared timeline', [91000, 94000], { zeroRtpTime: 90000 }, [1000, 4000], [0, 0]],
     ['across the 32-bit wrap', [0xffffff00, 0x100], {}, [0, 0x200], [0, 0]],
-    ['a clock that jumps back: continues one spacing on', [2_000_000, 2_003_000, 7, 3007], {}, [0, 3000, 6000, 9000], [0, 0, 0, 0]],
-    ['a clock that jumps ahead by hours', [0, 3000, 3000 + 3600 * 90_000, 6000 + 3600 * 90_000], {}, [0, 3000, 6000, 9000], [0, 0, 0, 0]],
+    [
+      'a clock that jumps back: continues one spacing on',
+      [2_000_000, 2_003_000, 7, 3007],
+      {},
+      [0, 3000, 6000, 9000],
+      [0, 0, 0, 0],
+    ],
+    [
+      'a clock that jumps ahead by hours',
+      [0, 3000, 3000 + 3600 * 90_000, 6000 + 3600 * 90_000],
+      {},
+      [0, 3000, 6000, 9000],
+      [0, 0, 0, 0],
+    ],
   ])('%s', (_name, rtp, options, dts, offsets) => {
     const rows = timeline(rtp, options);
     expect(rows.map((r) => r.dts)).toEqual(dts);

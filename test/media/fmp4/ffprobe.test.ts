@@ -20,10 +20,38 @@ interface VideoCase {
 }
 
 const VIDEO_CASES: VideoCase[] = [
-  { name: 'H.264 without B-frames', codec: 'H264', encoder: ['-c:v', 'libx264', '-g', '5', '-bf', '0', '-sc_threshold', '0'], codecName: 'h264', bFrames: false, codecs: /^avc1\.[0-9A-F]{6}$/ },
-  { name: 'H.264 with B-frames', codec: 'H264', encoder: ['-c:v', 'libx264', '-g', '5', '-bf', '2', '-sc_threshold', '0'], codecName: 'h264', bFrames: true, codecs: /^avc1\.64[0-9A-F]{4}$/ },
-  { name: 'H.265 without B-frames', codec: 'H265', encoder: ['-c:v', 'libx265', '-x265-params', 'log-level=error:keyint=5:min-keyint=5:scenecut=0:bframes=0'], codecName: 'hevc', bFrames: false, codecs: /^hvc1\.1\.6\.L\d+(\.[0-9A-F]+)*$/ },
-  { name: 'H.265 with B-frames', codec: 'H265', encoder: ['-c:v', 'libx265', '-x265-params', 'log-level=error:keyint=5:min-keyint=5:scenecut=0:bframes=3'], codecName: 'hevc', bFrames: true, codecs: /^hvc1\.1\.6\.L\d+(\.[0-9A-F]+)*$/ },
+  {
+    name: 'H.264 without B-frames',
+    codec: 'H264',
+    encoder: ['-c:v', 'libx264', '-g', '5', '-bf', '0', '-sc_threshold', '0'],
+    codecName: 'h264',
+    bFrames: false,
+    codecs: /^avc1\.[0-9A-F]{6}$/,
+  },
+  {
+    name: 'H.264 with B-frames',
+    codec: 'H264',
+    encoder: ['-c:v', 'libx264', '-g', '5', '-bf', '2', '-sc_threshold', '0'],
+    codecName: 'h264',
+    bFrames: true,
+    codecs: /^avc1\.64[0-9A-F]{4}$/,
+  },
+  {
+    name: 'H.265 without B-frames',
+    codec: 'H265',
+    encoder: ['-c:v', 'libx265', '-x265-params', 'log-level=error:keyint=5:min-keyint=5:scenecut=0:bframes=0'],
+    codecName: 'hevc',
+    bFrames: false,
+    codecs: /^hvc1\.1\.6\.L\d+(\.[0-9A-F]+)*$/,
+  },
+  {
+    name: 'H.265 with B-frames',
+    codec: 'H265',
+    encoder: ['-c:v', 'libx265', '-x265-params', 'log-level=error:keyint=5:min-keyint=5:scenecut=0:bframes=3'],
+    codecName: 'hevc',
+    bFrames: true,
+    codecs: /^hvc1\.1\.6\.L\d+(\.[0-9A-F]+)*$/,
+  },
 ];
 
 describe.each(VIDEO_CASES)('fMP4 from RTP: $name', (c) => {
@@ -60,14 +88,18 @@ describe.each(VIDEO_CASES)('fMP4 from RTP: $name', (c) => {
     expect(probe.packets.map((p) => p.flags.startsWith('K'))).toEqual(units.map((u) => u.keyframe));
     expect(units.filter((u) => u.keyframe).length).toBe(2); // -g 5 / keyint=5 over 10 pictures
     expect(probe.frames).toHaveLength(10);
-    expect(probe.frames.map((f) => f.best_effort_timestamp! - shift).sort((a, b) => a - b)).toEqual(Array.from({ length: 10 }, (_, i) => i * FRAME));
+    expect(probe.frames.map((f) => f.best_effort_timestamp! - shift).sort((a, b) => a - b)).toEqual(
+      Array.from({ length: 10 }, (_, i) => i * FRAME),
+    );
     // Sample durations are the frame spacing: no short samples from a reorder depth learnt late.
     expect(muxed.samples.map((s) => s.duration)).toEqual(Array.from({ length: 10 }, () => FRAME));
   });
 
   it('decodes without an error to the pixels of the elementary stream ffmpeg sent', async () => {
     const ours = await withFile(file, 'out.mp4', (f) => decode(f));
-    const reference = await withFile(annexB(muxed.units), c.codec === 'H264' ? 'ref.h264' : 'ref.hevc', (f) => decode(f));
+    const reference = await withFile(annexB(muxed.units), c.codec === 'H264' ? 'ref.h264' : 'ref.hevc', (f) =>
+      decode(f),
+    );
     expect(ours.errors).toBe('');
     expect(reference.errors).toBe('');
     expect(ours.hashes).toHaveLength(10);
@@ -83,7 +115,18 @@ describe('fMP4 from RTP: AAC (RFC 3640 AAC-hbr)', () => {
   let muxed: ReturnType<typeof muxAac>;
   beforeAll(async () => {
     // captureRtp's `-t 1` lands before these options, so it bounds the sine input that is sent.
-    const { packets, sdp } = await captureRtp(['-f', 'lavfi', '-i', 'sine=frequency=440:sample_rate=48000', '-map', '1:a', '-c:a', 'aac', '-ac', '1']);
+    const { packets, sdp } = await captureRtp([
+      '-f',
+      'lavfi',
+      '-i',
+      'sine=frequency=440:sample_rate=48000',
+      '-map',
+      '1:a',
+      '-c:a',
+      'aac',
+      '-ac',
+      '1',
+    ]);
     muxed = muxAac(packets, sdp);
   });
 
@@ -91,7 +134,12 @@ describe('fMP4 from RTP: AAC (RFC 3640 AAC-hbr)', () => {
     const frames = muxed.frames;
     expect(frames.length).toBeGreaterThanOrEqual(46); // 48000 / 1024 ≈ 47 frames in a second
     const probe = await withFile(Buffer.concat([muxed.init, ...muxed.fragments]), 'audio.mp4', ffprobe);
-    expect(probe.streams[0]).toMatchObject({ codec_name: 'aac', sample_rate: '48000', channels: 1, time_base: '1/48000' });
+    expect(probe.streams[0]).toMatchObject({
+      codec_name: 'aac',
+      sample_rate: '48000',
+      channels: 1,
+      time_base: '1/48000',
+    });
     expect(probe.packets.map((p) => p.pts)).toEqual(frames.map((_, i) => i * 1024));
     expect(probe.packets.map((p) => Number(p.size))).toEqual(frames.map((f) => f.data.length));
     expect(codecsString(muxed.track)).toBe('mp4a.40.2');

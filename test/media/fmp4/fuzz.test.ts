@@ -60,7 +60,20 @@ function garbleSet(r: Rng, base: Buffer): Buffer {
 }
 
 function randomNumber(r: Rng): number {
-  return r.pick([0, 1, -1, 3000, 2 ** 31, -(2 ** 31), 2 ** 32, 2 ** 53, Number.NaN, Infinity, 0.5, r.int(2 ** 32) - 2 ** 31]);
+  return r.pick([
+    0,
+    1,
+    -1,
+    3000,
+    2 ** 31,
+    -(2 ** 31),
+    2 ** 32,
+    2 ** 53,
+    Number.NaN,
+    Infinity,
+    0.5,
+    r.int(2 ** 32) - 2 ** 31,
+  ]);
 }
 
 describe(`fMP4 muxer fuzz (seed ${rng.seed})`, () => {
@@ -72,7 +85,12 @@ describe(`fMP4 muxer fuzz (seed ${rng.seed})`, () => {
         expectOnlyMediaErrors(() => {
           let track: Fmp4Track;
           if (kind === 0) track = h264Track(1, { sps: [garbleSet(rng, SPS)], pps: [garbleSet(rng, PPS)] });
-          else if (kind === 1) track = h265Track(1, { vps: [garbleSet(rng, Buffer.of(0x40, 1, 0x0c))], sps: [Buffer.concat([Buffer.of(0x42, 1), rng.bytes(60)])], pps: [Buffer.of(0x44, 1, rng.int(256))] });
+          else if (kind === 1)
+            track = h265Track(1, {
+              vps: [garbleSet(rng, Buffer.of(0x40, 1, 0x0c))],
+              sps: [Buffer.concat([Buffer.of(0x42, 1), rng.bytes(60)])],
+              pps: [Buffer.of(0x44, 1, rng.int(256))],
+            });
           else track = aacTrack(1, parseAacConfig(rng.bytes(6)));
           return buildInitSegment([track]);
         }),
@@ -94,8 +112,14 @@ describe(`fMP4 muxer fuzz (seed ${rng.seed})`, () => {
       });
       const runs = [video, audio]
         .filter(() => rng.int(4) !== 0)
-        .map((track) => ({ track, baseDecodeTime: rng.int(4) === 0 ? randomNumber(rng) : rng.int(2 ** 40), samples: Array.from({ length: rng.int(5) }, () => sample(track.kind === 'video')) }));
-      outcomes.add(expectOnlyMediaErrors(() => buildFragment(rng.int(5) === 0 ? randomNumber(rng) : 1 + rng.int(1000), runs)));
+        .map((track) => ({
+          track,
+          baseDecodeTime: rng.int(4) === 0 ? randomNumber(rng) : rng.int(2 ** 40),
+          samples: Array.from({ length: rng.int(5) }, () => sample(track.kind === 'video')),
+        }));
+      outcomes.add(
+        expectOnlyMediaErrors(() => buildFragment(rng.int(5) === 0 ? randomNumber(rng) : 1 + rng.int(1000), runs)),
+      );
     }
     expect(outcomes).toEqual(new Set(['ok', 'refused']));
   });
@@ -105,7 +129,14 @@ describe(`fMP4 muxer fuzz (seed ${rng.seed})`, () => {
     const h265 = new VideoDepacketizer({ codec: 'H265', donl: true }, () => undefined);
     const aac = new AacDepacketizer({ sizeLength: 13, indexLength: 3, indexDeltaLength: 3 }, () => undefined);
     const samples: FragmentSample[] = [];
-    const timeline = new DecodeTimeline<VideoAccessUnit>((t) => samples.push({ duration: t.duration, compositionOffset: t.compositionOffset, keyframe: t.unit.keyframe, payload: t.unit.nalus }));
+    const timeline = new DecodeTimeline<VideoAccessUnit>((t) =>
+      samples.push({
+        duration: t.duration,
+        compositionOffset: t.compositionOffset,
+        keyframe: t.unit.keyframe,
+        payload: t.unit.nalus,
+      }),
+    );
     const h264 = new VideoDepacketizer({ codec: 'H264', maxAccessUnitBytes: 4096 }, (u) => timeline.push(u, u.rtpTime));
     let seq = rng.int(65536);
     let ts = rng.int(2 ** 32);
@@ -113,7 +144,10 @@ describe(`fMP4 muxer fuzz (seed ${rng.seed})`, () => {
       seq += rng.int(10) === 0 ? rng.int(5) - 1 : 1;
       if (rng.int(3) === 0) ts += rng.int(3) === 0 ? rng.int(2 ** 32) : 3000;
       const first = rng.pick([0x18, 0x1c, 0x05, 0x01, 0x60, 0x62, rng.int(256)]);
-      const payload = Buffer.concat([Buffer.of(first, rng.pick([0x80, 0x40, 0x00, 0x85, rng.int(256)])), rng.bytes(60)]);
+      const payload = Buffer.concat([
+        Buffer.of(first, rng.pick([0x80, 0x40, 0x00, 0x85, rng.int(256)])),
+        rng.bytes(60),
+      ]);
       const packet = rtp(seq, ts >>> 0, rng.int(3) === 0, payload);
       const header = readRtpHeader(packet)!;
       h264.push(packet, header);

@@ -32,11 +32,17 @@ export interface Muxed {
 }
 
 /** Fragments of `perFragment` samples, numbered from 1. */
-function fragmentsOf(track: Fmp4Track, timed: Array<{ dts: number; sample: FragmentSample }>, perFragment: number): Buffer[] {
+function fragmentsOf(
+  track: Fmp4Track,
+  timed: Array<{ dts: number; sample: FragmentSample }>,
+  perFragment: number,
+): Buffer[] {
   const out: Buffer[] = [];
   for (let i = 0; i < timed.length; i += perFragment) {
     const slice = timed.slice(i, i + perFragment);
-    out.push(buildFragment(out.length + 1, [{ track, baseDecodeTime: slice[0]!.dts, samples: slice.map((t) => t.sample) }]));
+    out.push(
+      buildFragment(out.length + 1, [{ track, baseDecodeTime: slice[0]!.dts, samples: slice.map((t) => t.sample) }]),
+    );
   }
   return out;
 }
@@ -51,12 +57,23 @@ export function depacketizeVideo(packets: Buffer[], codec: VideoCodec): VideoAcc
 export function muxVideo(packets: Buffer[], codec: VideoCodec, perFragment = 3): Muxed & { units: VideoAccessUnit[] } {
   const units = depacketizeVideo(packets, codec);
   const first = units[0]!;
-  const track = codec === 'H264' ? h264Track(1, h264ParameterSetsIn(first.nalus)) : h265Track(1, h265ParameterSetsIn(first.nalus));
+  const track =
+    codec === 'H264' ? h264Track(1, h264ParameterSetsIn(first.nalus)) : h265Track(1, h265ParameterSetsIn(first.nalus));
   const timed: Array<{ dts: number; sample: FragmentSample }> = [];
-  const timeline = new DecodeTimeline<VideoAccessUnit>((t: TimedUnit<VideoAccessUnit>) => timed.push({ dts: t.dts, sample: videoSample(t) }), { initialReorderDepth: reorderDepthHint(track) });
+  const timeline = new DecodeTimeline<VideoAccessUnit>(
+    (t: TimedUnit<VideoAccessUnit>) => timed.push({ dts: t.dts, sample: videoSample(t) }),
+    { initialReorderDepth: reorderDepthHint(track) },
+  );
   for (const u of units) timeline.push(u, u.rtpTime);
   timeline.flush();
-  return { track, units, init: buildInitSegment([track]), fragments: fragmentsOf(track, timed, perFragment), samples: timed.map((t) => t.sample), dts: timed.map((t) => t.dts) };
+  return {
+    track,
+    units,
+    init: buildInitSegment([track]),
+    fragments: fragmentsOf(track, timed, perFragment),
+    samples: timed.map((t) => t.sample),
+    dts: timed.map((t) => t.dts),
+  };
 }
 
 export function muxAac(packets: Buffer[], sdp: string, perFragment = 10): Muxed & { frames: AudioFrame[] } {
@@ -69,7 +86,14 @@ export function muxAac(packets: Buffer[], sdp: string, perFragment = 10): Muxed 
   const timeline = new DecodeTimeline<AudioFrame>((t) => timed.push({ dts: t.dts, sample: audioSample(t) }));
   for (const f of frames) timeline.push(f, f.rtpTime);
   timeline.flush(1024);
-  return { track, frames, init: buildInitSegment([track]), fragments: fragmentsOf(track, timed, perFragment), samples: timed.map((t) => t.sample), dts: timed.map((t) => t.dts) };
+  return {
+    track,
+    frames,
+    init: buildInitSegment([track]),
+    fragments: fragmentsOf(track, timed, perFragment),
+    samples: timed.map((t) => t.sample),
+    dts: timed.map((t) => t.dts),
+  };
 }
 
 /** Writes the file in a fresh directory, gives its path to `use`, removes it after. */
@@ -100,22 +124,45 @@ export interface ProbePacket {
 }
 
 export interface Probe {
-  streams: Array<{ codec_name: string; width?: number; height?: number; sample_rate?: string; channels?: number; time_base: string; profile?: string }>;
+  streams: Array<{
+    codec_name: string;
+    width?: number;
+    height?: number;
+    sample_rate?: string;
+    channels?: number;
+    time_base: string;
+    profile?: string;
+  }>;
   frames: ProbeFrame[];
   packets: ProbePacket[];
 }
 
 export async function ffprobe(file: string): Promise<Probe> {
-  const { stdout } = await run('ffprobe', ['-v', 'error', '-of', 'json', '-show_streams', '-show_frames', '-show_packets', file], { maxBuffer: 64 << 20 });
+  const { stdout } = await run(
+    'ffprobe',
+    ['-v', 'error', '-of', 'json', '-show_streams', '-show_frames', '-show_packets', file],
+    { maxBuffer: 64 << 20 },
+  );
   // With both -show_frames and -show_packets, ffprobe interleaves them in one list, each with its type.
-  const raw = JSON.parse(stdout) as { streams: Probe['streams']; packets_and_frames?: Array<{ type: string } & ProbeFrame & ProbePacket> };
+  const raw = JSON.parse(stdout) as {
+    streams: Probe['streams'];
+    packets_and_frames?: Array<{ type: string } & ProbeFrame & ProbePacket>;
+  };
   const all = raw.packets_and_frames ?? [];
-  return { streams: raw.streams, packets: all.filter((e) => e.type === 'packet'), frames: all.filter((e) => e.type === 'frame') };
+  return {
+    streams: raw.streams,
+    packets: all.filter((e) => e.type === 'packet'),
+    frames: all.filter((e) => e.type === 'frame'),
+  };
 }
 
 /** ffmpeg's decode of the file: its error lines (empty when every frame decodes) and per-frame hashes. */
 export async function decode(file: string, format: string[] = []): Promise<{ errors: string; hashes: string[] }> {
-  const { stdout, stderr } = await run('ffmpeg', ['-v', 'error', ...format, '-i', file, '-map', '0:v:0?', '-map', '0:a:0?', '-f', 'framemd5', '-'], { maxBuffer: 64 << 20 });
+  const { stdout, stderr } = await run(
+    'ffmpeg',
+    ['-v', 'error', ...format, '-i', file, '-map', '0:v:0?', '-map', '0:a:0?', '-f', 'framemd5', '-'],
+    { maxBuffer: 64 << 20 },
+  );
   const hashes = stdout
     .split('\n')
     .filter((l) => l && !l.startsWith('#'))

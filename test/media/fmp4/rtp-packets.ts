@@ -1,6 +1,12 @@
 // RTP packets built by hand for the depacketiser tables.
 
-export function rtp(sequence: number, timestamp: number, marker: boolean, payload: Buffer | number[], payloadType = 96): Buffer {
+export function rtp(
+  sequence: number,
+  timestamp: number,
+  marker: boolean,
+  payload: Buffer | number[],
+  payloadType = 96,
+): Buffer {
   const p = Buffer.alloc(12);
   p[0] = 0x80;
   p[1] = (marker ? 0x80 : 0) | payloadType;

@@ -41,7 +41,13 @@ async function spans(startMs: number, endMs: number, device = deviceId) {
 async function status() {
   const res = await t.request('/v1/footage', { headers: await t.auth('recordings:read') });
   expect(res.status, res.text).toBe(200);
-  return res.json() as { enabled: boolean; recording: boolean; reason: string | null; disk: { source: string | null }; cameras: Array<{ device_id: string; recording: boolean; files: number; reason: string | null }> };
+  return res.json() as {
+    enabled: boolean;
+    recording: boolean;
+    reason: string | null;
+    disk: { source: string | null };
+    cameras: Array<{ device_id: string; recording: boolean; files: number; reason: string | null }>;
+  };
 }
 
 /** The footage kept now: one span once the camera has recorded for a while. */
@@ -57,9 +63,20 @@ describe.skipIf(unavailable !== null)('continuous recording to a second disk', (
     disk = tempDir();
     mountTmpfs(disk, 512 * 1024 * 1024);
     const logger = pino({ level: process.env.SIM_LOG ?? 'silent' });
-    fleet = await startFleet({ count: 1, host: '127.0.0.1', basePort: 0, username: USER, password: PASSWORD, discovery: null, rtspPort: 0, logger });
+    fleet = await startFleet({
+      count: 1,
+      host: '127.0.0.1',
+      basePort: 0,
+      username: USER,
+      password: PASSWORD,
+      discovery: null,
+      rtspPort: 0,
+      logger,
+    });
     t = await startTestGateway({
-      cameras: [{ name: 'Front door', onvif_url: fleet.cameras[0]!.deviceServiceUrl, username: USER, password: PASSWORD }],
+      cameras: [
+        { name: 'Front door', onvif_url: fleet.cameras[0]!.deviceServiceUrl, username: USER, password: PASSWORD },
+      ],
       recording: { continuous: { enabled: true, storage_dir: disk, file_s: 10, flush_s: 1, min_free_bytes: 0 } },
     });
     deviceId = await firstOnlineDevice(t);
@@ -76,7 +93,12 @@ describe.skipIf(unavailable !== null)('continuous recording to a second disk', (
 
   it('keeps the camera in files on the footage disk, indexed, and lists them as one span', async () => {
     await expect.poll(async () => (await keptSpans()).length, { timeout: 40_000, interval: 500 }).toBe(1);
-    await expect.poll(async () => (await status()).cameras.find((c) => c.device_id === deviceId)?.files ?? 0, { timeout: 30_000, interval: 500 }).toBeGreaterThanOrEqual(2);
+    await expect
+      .poll(async () => (await status()).cameras.find((c) => c.device_id === deviceId)?.files ?? 0, {
+        timeout: 30_000,
+        interval: 500,
+      })
+      .toBeGreaterThanOrEqual(2);
     const [span] = await keptSpans();
     const lengthS = (Date.parse(span!.end) - Date.parse(span!.start)) / 1000;
     expect(lengthS).toBeGreaterThan(15);
@@ -98,7 +120,9 @@ describe.skipIf(unavailable !== null)('continuous recording to a second disk', (
     const res = await t.request(url, { headers });
     expect(res.status, res.text).toBe(200);
     expect(res.headers['content-type']).toBe('video/mp4');
-    expect(res.headers['content-disposition']).toMatch(/^attachment; filename="Front-door-\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}\.mp4"$/);
+    expect(res.headers['content-disposition']).toMatch(
+      /^attachment; filename="Front-door-\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}\.mp4"$/,
+    );
     expect(Number(res.headers['content-length'])).toBe(res.body.length);
     const file = path.join(tempDir(), 'export.mp4');
     writeFileSync(file, res.body);
@@ -125,7 +149,9 @@ describe.skipIf(unavailable !== null)('continuous recording to a second disk', (
     const start = Date.parse(span!.start) + 1000;
     const end = Math.min(Date.parse(span!.end), start + 15_000);
     const q = `start=${new Date(start).toISOString()}&end=${new Date(end).toISOString()}`;
-    const res = await t.request(`/v1/devices/${deviceId}/footage/playback?${q}`, { headers: await t.auth('recordings:read') });
+    const res = await t.request(`/v1/devices/${deviceId}/footage/playback?${q}`, {
+      headers: await t.auth('recordings:read'),
+    });
     expect(res.status, res.text).toBe(200);
     const { playback_url: url, expires_at: expires } = res.json() as { playback_url: string; expires_at: string };
     expect(url).toMatch(/^\/v1\/footage\/play\/[A-Za-z0-9_.-]+\/index\.m3u8$/);
@@ -143,14 +169,26 @@ describe.skipIf(unavailable !== null)('continuous recording to a second disk', (
     expect(files.size).toBeGreaterThanOrEqual(2);
     // ffprobe plays it as a player would: the playlist, then byte ranges of the files.
     // Not execFileSync: the gateway answering ffprobe runs in this process.
-    const { stdout: out } = await run('ffprobe', ['-v', 'error', '-tls_verify', '0', '-show_entries', 'format=duration', '-of', 'csv=p=0', `${t.gw.apiUrl}${url}`]);
+    const { stdout: out } = await run('ffprobe', [
+      '-v',
+      'error',
+      '-tls_verify',
+      '0',
+      '-show_entries',
+      'format=duration',
+      '-of',
+      'csv=p=0',
+      `${t.gw.apiUrl}${url}`,
+    ]);
     expect(Number(out.trim())).toBeGreaterThan((end - start) / 1000 - 0.5);
     // A file of another device or window, and a tampered ticket, are refused.
     const ticket = url.split('/')[4]!;
     expect((await t.request(`/v1/footage/play/${ticket}/file/999999.mp4`)).status).toBe(404);
     const forged = `${ticket.slice(0, -2)}${ticket.endsWith('AA') ? 'AB' : 'AA'}`;
     expect((await t.request(`/v1/footage/play/${forged}/index.m3u8`)).status).toBe(403);
-    const part = await t.request(`/v1/footage/play/${ticket}/file/${[...files][0]}.mp4`, { headers: { range: 'bytes=0-99' } });
+    const part = await t.request(`/v1/footage/play/${ticket}/file/${[...files][0]}.mp4`, {
+      headers: { range: 'bytes=0-99' },
+    });
     expect(part.status).toBe(206);
     expect(part.body.length).toBe(100);
   }, 60_000);
@@ -168,12 +206,23 @@ describe.skipIf(unavailable !== null)('continuous recording to a second disk', (
     expect(shown).toBeLessThanOrEqual(at);
     expect(at - shown).toBeLessThan(10_000);
     // A moment in the same group of pictures: the same picture, not decoded again.
-    const again = await t.request(`/v1/devices/${deviceId}/footage/frame?at=${new Date(shown + 1).toISOString()}&width=320`, { headers });
+    const again = await t.request(
+      `/v1/devices/${deviceId}/footage/frame?at=${new Date(shown + 1).toISOString()}&width=320`,
+      { headers },
+    );
     expect(again.headers.etag).toBe(first.headers.etag);
     // Before the footage: nothing to show.
-    const before = await t.request(`/v1/devices/${deviceId}/footage/frame?at=${new Date(Date.parse(span!.start) - 60_000).toISOString()}`, { headers });
+    const before = await t.request(
+      `/v1/devices/${deviceId}/footage/frame?at=${new Date(Date.parse(span!.start) - 60_000).toISOString()}`,
+      { headers },
+    );
     expect(before.status).toBe(404);
-    for (const bad of ['at=soon', `at=${new Date(at).toISOString()}&width=5`, `at=${new Date(at).toISOString()}&width=abc`, '']) {
+    for (const bad of [
+      'at=soon',
+      `at=${new Date(at).toISOString()}&width=5`,
+      `at=${new Date(at).toISOString()}&width=abc`,
+      '',
+    ]) {
       expect((await t.request(`/v1/devices/${deviceId}/footage/frame?${bad}`, { headers })).status, bad).toBe(400);
     }
   }, 60_000);
@@ -189,7 +238,9 @@ describe.skipIf(unavailable !== null)('continuous recording to a second disk', (
     ] as const;
     for (const [query, code] of bad) {
       for (const route of ['footage', 'footage/download']) {
-        const res = await t.request(`/v1/devices/${deviceId}/${route}?${query}`, { headers: await t.auth('recordings:read recordings:write') });
+        const res = await t.request(`/v1/devices/${deviceId}/${route}?${query}`, {
+          headers: await t.auth('recordings:read recordings:write'),
+        });
         expect(res.status, `${route}?${query}: ${res.text}`).toBe(code);
         expect((res.json() as { error: string }).error).toBe('invalid_request');
       }
@@ -199,7 +250,10 @@ describe.skipIf(unavailable !== null)('continuous recording to a second disk', (
     const empty = await spans(now - 48 * 3_600_000, now - 47 * 3_600_000);
     expect(empty.json()).toEqual({ data: [] });
     const q = `start=${new Date(now - 48 * 3_600_000).toISOString()}&end=${new Date(now - 47 * 3_600_000).toISOString()}`;
-    expect((await t.request(`/v1/devices/${deviceId}/footage/download?${q}`, { headers: await t.auth('recordings:write') })).status).toBe(404);
+    expect(
+      (await t.request(`/v1/devices/${deviceId}/footage/download?${q}`, { headers: await t.auth('recordings:write') }))
+        .status,
+    ).toBe(404);
   }, 30_000);
 
   it('stops when the disk fills up and resumes once it has room, the API answering all along', async () => {
@@ -208,7 +262,9 @@ describe.skipIf(unavailable !== null)('continuous recording to a second disk', (
     // dd stops with "No space left on device": the disk is full, as wanted.
     await run('dd', ['if=/dev/zero', `of=${filler}`, 'bs=1M', 'status=none']).catch(() => undefined);
     try {
-      await expect.poll(async () => (await status()).reason ?? '', { timeout: 40_000, interval: 500 }).toMatch(/disk_full/);
+      await expect
+        .poll(async () => (await status()).reason ?? '', { timeout: 40_000, interval: 500 })
+        .toMatch(/disk_full/);
       expect((await status()).recording).toBe(false);
       expect((await keptSpans()).length).toBeGreaterThanOrEqual(1);
       expect(await t.metrics()).toMatch(/edge_gateway_footage_errors_total\{cause="disk_full"\} [1-9]/);
@@ -217,13 +273,20 @@ describe.skipIf(unavailable !== null)('continuous recording to a second disk', (
     }
     await expect.poll(async () => (await status()).recording, { timeout: 90_000, interval: 1000 }).toBe(true);
     const filesBefore = (await status()).cameras.find((c) => c.device_id === deviceId)?.files ?? 0;
-    await expect.poll(async () => (await status()).cameras.find((c) => c.device_id === deviceId)?.files ?? 0, { timeout: 40_000, interval: 1000 }).toBeGreaterThan(filesBefore);
+    await expect
+      .poll(async () => (await status()).cameras.find((c) => c.device_id === deviceId)?.files ?? 0, {
+        timeout: 40_000,
+        interval: 1000,
+      })
+      .toBeGreaterThan(filesBefore);
   }, 180_000);
 
   it('stops when the disk is unmounted (never writing to the mount point left on the system disk) and resumes on the disk mounted again', async () => {
     unmountTmpfs(disk);
     try {
-      await expect.poll(async () => (await status()).reason ?? '', { timeout: 40_000, interval: 500 }).toMatch(/disk_missing|system disk/);
+      await expect
+        .poll(async () => (await status()).reason ?? '', { timeout: 40_000, interval: 500 })
+        .toMatch(/disk_missing|system disk/);
       // Long enough for files to close: nothing lands in the empty mount point.
       await new Promise((r) => setTimeout(r, 12_000));
       expect(readdirSync(disk)).toEqual([]);
@@ -234,7 +297,12 @@ describe.skipIf(unavailable !== null)('continuous recording to a second disk', (
     await expect.poll(async () => (await status()).recording, { timeout: 90_000, interval: 1000 }).toBe(true);
     await expect.poll(() => readdirSync(disk).includes(deviceId), { timeout: 40_000, interval: 1000 }).toBe(true);
     // The index agrees with the new disk: the footage of the old one is gone from it.
-    await expect.poll(async () => (await status()).cameras.find((c) => c.device_id === deviceId)?.files ?? 0, { timeout: 40_000, interval: 1000 }).toBeGreaterThanOrEqual(1);
+    await expect
+      .poll(async () => (await status()).cameras.find((c) => c.device_id === deviceId)?.files ?? 0, {
+        timeout: 40_000,
+        interval: 1000,
+      })
+      .toBeGreaterThanOrEqual(1);
   }, 180_000);
 });
 
@@ -243,10 +311,17 @@ describe('continuous recording on the system disk', () => {
     const dataDir = tempDir();
     const storage = path.join(dataDir, 'footage');
     mkdirSync(storage);
-    await expect(startTestGateway({ recording: { continuous: { enabled: true, storage_dir: storage } } }, { dataDir })).rejects.toThrow(
-      /recording\.continuous\.storage_dir .* is on the system disk .*allow_on_system_disk/,
+    await expect(
+      startTestGateway({ recording: { continuous: { enabled: true, storage_dir: storage } } }, { dataDir }),
+    ).rejects.toThrow(/recording\.continuous\.storage_dir .* is on the system disk .*allow_on_system_disk/);
+    const t2 = await startTestGateway(
+      {
+        recording: {
+          continuous: { enabled: true, storage_dir: storage, allow_on_system_disk: true, min_free_bytes: 0 },
+        },
+      },
+      { dataDir },
     );
-    const t2 = await startTestGateway({ recording: { continuous: { enabled: true, storage_dir: storage, allow_on_system_disk: true, min_free_bytes: 0 } } }, { dataDir });
     try {
       const res = await t2.request('/v1/footage', { headers: await t2.auth('recordings:read') });
       expect(res.json()).toMatchObject({ enabled: true, recording: true });

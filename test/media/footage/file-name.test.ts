@@ -13,7 +13,15 @@ describe('footage file names', () => {
     const startMs = Date.UTC(2026, 10, 29, 12);
     const good = `dev/2026-11-29/sub-${startMs}.mp4`;
     expect(parseFootageFileName(good)).not.toBeNull();
-    for (const name of [`dev/2026-11-30/sub-${startMs}.mp4`, `${good}x`, `../x/2026-11-29/sub-${startMs}.mp4`, `dev/2026-11-29/side-${startMs}.mp4`, `dev/2026-11-29/sub-0${startMs}.mp4`, 'a/b/c', '']) {
+    for (const name of [
+      `dev/2026-11-30/sub-${startMs}.mp4`,
+      `${good}x`,
+      `../x/2026-11-29/sub-${startMs}.mp4`,
+      `dev/2026-11-29/side-${startMs}.mp4`,
+      `dev/2026-11-29/sub-0${startMs}.mp4`,
+      'a/b/c',
+      '',
+    ]) {
       expect(parseFootageFileName(name), name).toBeNull();
     }
   });

@@ -66,7 +66,16 @@ describe.skipIf(unavailable !== null)('continuous footage in a browser', () => {
   beforeAll(async () => {
     disk = tempDir();
     mountTmpfs(disk, 256 * 1024 * 1024);
-    fleet = await startFleet({ count: 1, host: '127.0.0.1', basePort: 0, username: USER, password: PASSWORD, discovery: null, rtspPort: 0, logger: pino({ level: 'silent' }) });
+    fleet = await startFleet({
+      count: 1,
+      host: '127.0.0.1',
+      basePort: 0,
+      username: USER,
+      password: PASSWORD,
+      discovery: null,
+      rtspPort: 0,
+      logger: pino({ level: 'silent' }),
+    });
     t = await startTestGateway({
       cameras: [{ name: 'Porch', onvif_url: fleet.cameras[0]!.deviceServiceUrl, username: USER, password: PASSWORD }],
       recording: { continuous: { enabled: true, storage_dir: disk, file_s: 10, flush_s: 1, min_free_bytes: 0 } },
@@ -87,20 +96,38 @@ describe.skipIf(unavailable !== null)('continuous footage in a browser', () => {
   it('hls.js plays a window across files and a gap: time goes on past both, the date jumps the gap', async () => {
     // Footage, then a gap (the disk full for a few seconds), then footage again.
     await expect.poll(async () => (await spans()).length, { timeout: 40_000, interval: 500 }).toBe(1);
-    await expect.poll(async () => { const [s] = await spans(); return s ? Date.parse(s.end) - Date.parse(s.start) : 0; }, { timeout: 40_000, interval: 500 }).toBeGreaterThan(12_000);
+    await expect
+      .poll(
+        async () => {
+          const [s] = await spans();
+          return s ? Date.parse(s.end) - Date.parse(s.start) : 0;
+        },
+        { timeout: 40_000, interval: 500 },
+      )
+      .toBeGreaterThan(12_000);
     const filler = path.join(disk, 'filler');
     await run('dd', ['if=/dev/zero', `of=${filler}`, 'bs=1M', 'status=none']).catch(() => undefined);
     await new Promise((r) => setTimeout(r, 6000));
     rmSync(filler);
     await expect.poll(async () => (await spans()).length, { timeout: 60_000, interval: 1000 }).toBe(2);
-    await expect.poll(async () => { const s = (await spans())[1]; return s ? Date.parse(s.end) - Date.parse(s.start) : 0; }, { timeout: 60_000, interval: 1000 }).toBeGreaterThan(8000);
+    await expect
+      .poll(
+        async () => {
+          const s = (await spans())[1];
+          return s ? Date.parse(s.end) - Date.parse(s.start) : 0;
+        },
+        { timeout: 60_000, interval: 1000 },
+      )
+      .toBeGreaterThan(8000);
     const [before, after] = await spans();
 
     // From 8 s before the end of the first stretch to 6 s into the second.
     const start = Date.parse(before!.end) - 8000;
     const end = Date.parse(after!.start) + 6000;
     const q = `start=${new Date(start).toISOString()}&end=${new Date(end).toISOString()}`;
-    const res = await t.request(`/v1/devices/${deviceId}/footage/playback?${q}`, { headers: await t.auth('recordings:read') });
+    const res = await t.request(`/v1/devices/${deviceId}/footage/playback?${q}`, {
+      headers: await t.auth('recordings:read'),
+    });
     expect(res.status, res.text).toBe(200);
     const { playback_url: url } = res.json() as { playback_url: string };
 
@@ -109,14 +136,20 @@ describe.skipIf(unavailable !== null)('continuous footage in a browser', () => {
       // The page at the gateway's own origin, as the web app is: the playlist is same-origin.
       await context.route(`${t.gw.apiUrl}/__test/**`, (route) => {
         const u = new URL(route.request().url());
-        if (u.pathname === '/__test/hls.min.js') return route.fulfill({ status: 200, contentType: 'text/javascript', body: HLS_JS });
+        if (u.pathname === '/__test/hls.min.js')
+          return route.fulfill({ status: 200, contentType: 'text/javascript', body: HLS_JS });
         return route.fulfill({ status: 200, contentType: 'text/html', body: PAGE });
       });
       const page = await context.newPage();
       await page.goto(`${t.gw.apiUrl}/__test/page?src=${encodeURIComponent(url)}`);
       const dates = () => page.evaluate<Array<[number, number]>>('window.dates');
       // Past the gap: a date in the second stretch.
-      await expect.poll(async () => (await dates()).some(([, d]) => d >= Date.parse(after!.start)), { timeout: 45_000, interval: 500 }).toBe(true);
+      await expect
+        .poll(async () => (await dates()).some(([, d]) => d >= Date.parse(after!.start)), {
+          timeout: 45_000,
+          interval: 500,
+        })
+        .toBe(true);
       const seen = await dates();
       expect(seen.some(([, d]) => d < Date.parse(before!.end) && d >= start - 2000)).toBe(true);
       // Media time went on (no stall at the join), while the date jumped at least the gap.

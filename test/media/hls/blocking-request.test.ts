@@ -7,7 +7,10 @@ describe('parseBlockingRequest', () => {
     [{}, null],
     [{ other: 'x' }, null],
     [{ _HLS_msn: '0' }, { msn: 0, part: null }],
-    [{ _HLS_msn: '12', _HLS_part: '3' }, { msn: 12, part: 3 }],
+    [
+      { _HLS_msn: '12', _HLS_part: '3' },
+      { msn: 12, part: 3 },
+    ],
     [{ _HLS_msn: '9007199254740991' }, { msn: 2 ** 53 - 1, part: null }],
   ])('%j → %j', (query, expected) => {
     expect(parseBlockingRequest(query)).toEqual(expected);

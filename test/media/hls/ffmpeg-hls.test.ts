@@ -41,8 +41,15 @@ beforeAll(async () => {
   init = buildInitSegment([track]);
   window = new LiveWindow({ partTarget: 0.2, targetDuration: 1, maxSegments: 10, maxBytes: 1 << 24 });
   let clock = Date.UTC(2026, 10, 25, 10);
-  const assembler = new PartAssembler(window, { video: track, audio: null }, { partTarget: 0.2, targetDuration: 1 }, () => (clock += 100));
-  const timeline = new DecodeTimeline<VideoAccessUnit>((t) => assembler.pushVideo(t), { initialReorderDepth: reorderDepthHint(track) });
+  const assembler = new PartAssembler(
+    window,
+    { video: track, audio: null },
+    { partTarget: 0.2, targetDuration: 1 },
+    () => (clock += 100),
+  );
+  const timeline = new DecodeTimeline<VideoAccessUnit>((t) => assembler.pushVideo(t), {
+    initialReorderDepth: reorderDepthHint(track),
+  });
   for (const u of units) timeline.push(u, u.rtpTime);
   timeline.flush();
   assembler.flush();
@@ -94,20 +101,40 @@ describe('LL-HLS parts with H.264 and AAC', () => {
   it('carries both tracks in each part; ffprobe reads both and ffmpeg decodes them without an error', async () => {
     const { packets: videoPackets } = await captureRtp(['-c:v', 'libx264', '-g', '5', '-bf', '0']);
     // captureRtp's `-t 1` lands before these options, so it bounds the sine input that is sent.
-    const { packets: audioPackets, sdp } = await captureRtp(['-f', 'lavfi', '-i', 'sine=frequency=440:sample_rate=48000', '-map', '1:a', '-c:a', 'aac', '-ac', '1']);
+    const { packets: audioPackets, sdp } = await captureRtp([
+      '-f',
+      'lavfi',
+      '-i',
+      'sine=frequency=440:sample_rate=48000',
+      '-map',
+      '1:a',
+      '-c:a',
+      'aac',
+      '-ac',
+      '1',
+    ]);
     const videoUnits = depacketizeVideo(videoPackets, 'H264');
     const audioMux = muxAac(audioPackets, sdp);
     const track = h264Track(1, h264ParameterSetsIn(videoUnits[0]!.nalus));
     const audioTrack = { ...audioMux.track, id: 2 };
     const av = new LiveWindow({ partTarget: 0.3, targetDuration: 1, maxSegments: 10, maxBytes: 1 << 24 });
-    const assembler = new PartAssembler(av, { video: track, audio: audioTrack }, { partTarget: 0.3, targetDuration: 1 }, () => 0);
+    const assembler = new PartAssembler(
+      av,
+      { video: track, audio: audioTrack },
+      { partTarget: 0.3, targetDuration: 1 },
+      () => 0,
+    );
     // Two separate ffmpeg runs have unrelated RTP clocks: each track starts at its first unit here.
     const audioTimeline = new DecodeTimeline<AudioFrame>((t) => assembler.pushAudio(t));
     const videoTimeline = new DecodeTimeline<VideoAccessUnit>((t) => assembler.pushVideo(t));
     let a = 0;
     for (const u of videoUnits) {
       // Interleave as a camera does: the audio up to this picture's time first.
-      while (a < audioMux.frames.length && ((audioMux.frames[a]!.rtpTime - audioMux.frames[0]!.rtpTime) >>> 0) / 48_000 <= ((u.rtpTime - videoUnits[0]!.rtpTime) >>> 0) / 90_000) {
+      while (
+        a < audioMux.frames.length &&
+        ((audioMux.frames[a]!.rtpTime - audioMux.frames[0]!.rtpTime) >>> 0) / 48_000 <=
+          ((u.rtpTime - videoUnits[0]!.rtpTime) >>> 0) / 90_000
+      ) {
         audioTimeline.push(audioMux.frames[a]!, audioMux.frames[a]!.rtpTime);
         a++;
       }
@@ -122,7 +149,9 @@ describe('LL-HLS parts with H.264 and AAC', () => {
     await writeFile(file, Buffer.concat([buildInitSegment([track, audioTrack]), ...partBytes(av)]));
     const probe = await ffprobe(file);
     expect(probe.streams.map((s) => s.codec_name).sort()).toEqual(['aac', 'h264']);
-    const audioInParts = audioMux.frames.filter((f) => ((f.rtpTime - audioMux.frames[0]!.rtpTime) >>> 0) / 48_000 < 1).length;
+    const audioInParts = audioMux.frames.filter(
+      (f) => ((f.rtpTime - audioMux.frames[0]!.rtpTime) >>> 0) / 48_000 < 1,
+    ).length;
     expect(probe.frames.filter((f) => f.media_type === 'video')).toHaveLength(10);
     expect(probe.frames.filter((f) => f.media_type === 'audio')).toHaveLength(audioInParts);
     const decoded = await decode(file);

@@ -11,7 +11,13 @@ function filled(segments: number, partsPerSegment = 4, options = OPTIONS): LiveW
   const w = new LiveWindow(options);
   for (let s = 0; s < segments; s++) {
     for (let p = 0; p < partsPerSegment; p++) {
-      w.addPart({ bytes: Buffer.alloc(100, s), duration: 0.5, independent: p === 0, startsSegment: p === 0, wallClock: Date.UTC(2026, 0, 1, 9) + (s * partsPerSegment + p) * 500 });
+      w.addPart({
+        bytes: Buffer.alloc(100, s),
+        duration: 0.5,
+        independent: p === 0,
+        startsSegment: p === 0,
+        wallClock: Date.UTC(2026, 0, 1, 9) + (s * partsPerSegment + p) * 500,
+      });
     }
   }
   return w;
@@ -34,7 +40,13 @@ describe('cutBefore', () => {
 describe('LiveWindow', () => {
   it('numbers segments and parts and lists the window as a media playlist', () => {
     const w = filled(2);
-    w.addPart({ bytes: Buffer.alloc(10), duration: 0.5, independent: true, startsSegment: true, wallClock: Date.UTC(2026, 0, 1, 9, 0, 4) });
+    w.addPart({
+      bytes: Buffer.alloc(10),
+      duration: 0.5,
+      independent: true,
+      startsSegment: true,
+      wallClock: Date.UTC(2026, 0, 1, 9, 0, 4),
+    });
     const p = w.playlist();
     expect(p.mediaSequence).toBe(0);
     expect(p.segments.map((s) => [s.uri, s.duration, s.parts.map((x) => x.uri)])).toEqual([
@@ -120,12 +132,24 @@ describe('LiveWindow', () => {
   it('leaves the window as it was when it refuses a part', () => {
     const w = filled(1);
     const before = { stats: w.stats, playlist: w.playlist() };
-    expect(() => w.addPart({ bytes: Buffer.alloc(5), duration: 0.5, independent: false, startsSegment: false, wallClock: 0 })).toThrow(RangeError);
+    expect(() =>
+      w.addPart({ bytes: Buffer.alloc(5), duration: 0.5, independent: false, startsSegment: false, wallClock: 0 }),
+    ).toThrow(RangeError);
     expect({ stats: w.stats, playlist: w.playlist() }).toEqual(before);
   });
 
   it.each<[string, () => unknown]>([
-    ['a part longer than PART-TARGET', () => new LiveWindow(OPTIONS).addPart({ bytes: Buffer.alloc(1), duration: 0.6, independent: true, startsSegment: true, wallClock: 0 })],
+    [
+      'a part longer than PART-TARGET',
+      () =>
+        new LiveWindow(OPTIONS).addPart({
+          bytes: Buffer.alloc(1),
+          duration: 0.6,
+          independent: true,
+          startsSegment: true,
+          wallClock: 0,
+        }),
+    ],
     ['a segment longer than the target duration', () => filled(1, 5)],
     ['a fractional target duration', () => new LiveWindow({ ...OPTIONS, targetDuration: 1.5 })],
     ['a part target above the target duration', () => new LiveWindow({ ...OPTIONS, partTarget: 3 })],

@@ -1,6 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { parseMediaPlaylist, parseMultivariantPlaylist } from '../../../src/media/hls/playlist-parse.js';
-import { writeMediaPlaylist, writeMultivariantPlaylist, type MediaPlaylist, type VariantStream } from '../../../src/media/hls/playlist.js';
+import {
+  writeMediaPlaylist,
+  writeMultivariantPlaylist,
+  type MediaPlaylist,
+  type VariantStream,
+} from '../../../src/media/hls/playlist.js';
 
 const T0 = Date.UTC(2026, 10, 25, 9, 0, 0, 120);
 
@@ -60,27 +65,64 @@ describe('writeMediaPlaylist', () => {
 
   it.each<[string, MediaPlaylist]>([
     ['a live playlist', LIVE],
-    ['a first part only', { ...LIVE, mediaSequence: 0, segments: [], openParts: [{ duration: 0.2, uri: 'part0.mp4', independent: true }], openProgramDateTime: T0 }],
-    ['nothing yet', { ...LIVE, segments: [], openParts: [], openProgramDateTime: undefined, preloadHintUri: 'part0.mp4' }],
-    ['durations with five decimals', { ...LIVE, partTarget: 0.33334, segments: [{ duration: 1.23456, uri: 'a/seg.mp4', parts: [{ duration: 0.33333, uri: 'p.mp4?x=1', independent: true }] }] }],
+    [
+      'a first part only',
+      {
+        ...LIVE,
+        mediaSequence: 0,
+        segments: [],
+        openParts: [{ duration: 0.2, uri: 'part0.mp4', independent: true }],
+        openProgramDateTime: T0,
+      },
+    ],
+    [
+      'nothing yet',
+      { ...LIVE, segments: [], openParts: [], openProgramDateTime: undefined, preloadHintUri: 'part0.mp4' },
+    ],
+    [
+      'durations with five decimals',
+      {
+        ...LIVE,
+        partTarget: 0.33334,
+        segments: [
+          { duration: 1.23456, uri: 'a/seg.mp4', parts: [{ duration: 0.33333, uri: 'p.mp4?x=1', independent: true }] },
+        ],
+      },
+    ],
   ])('reads back what it wrote: %s', (_name, model) => {
     const clean = JSON.parse(JSON.stringify(model)) as MediaPlaylist;
     expect(parseMediaPlaylist(writeMediaPlaylist(model))).toEqual(clean);
   });
 
-  it.each(['https://elsewhere/x.mp4', '/live/abs.mp4', 'a b.mp4', 'q"uote.mp4', '', '#tag', 'data:xyz', '//host/x.mp4'])('refuses the URI %j: every URI is relative', (uri) => {
+  it.each([
+    'https://elsewhere/x.mp4',
+    '/live/abs.mp4',
+    'a b.mp4',
+    'q"uote.mp4',
+    '',
+    '#tag',
+    'data:xyz',
+    '//host/x.mp4',
+  ])('refuses the URI %j: every URI is relative', (uri) => {
     expect(() => writeMediaPlaylist({ ...LIVE, preloadHintUri: uri })).toThrow(RangeError);
     expect(() => writeMediaPlaylist({ ...LIVE, mapUri: uri })).toThrow(RangeError);
   });
 
   it.each([Number.NaN, -0.1, Infinity])('refuses a duration of %d', (d) => {
-    expect(() => writeMediaPlaylist({ ...LIVE, openParts: [{ duration: d, uri: 'p.mp4', independent: false }] })).toThrow(RangeError);
+    expect(() =>
+      writeMediaPlaylist({ ...LIVE, openParts: [{ duration: d, uri: 'p.mp4', independent: false }] }),
+    ).toThrow(RangeError);
   });
 });
 
 describe('writeMultivariantPlaylist', () => {
   const variants: VariantStream[] = [
-    { uri: 'main/stream.m3u8', bandwidth: 4_200_000, codecs: ['avc1.64001F', 'mp4a.40.2'], resolution: { width: 1920, height: 1080 } },
+    {
+      uri: 'main/stream.m3u8',
+      bandwidth: 4_200_000,
+      codecs: ['avc1.64001F', 'mp4a.40.2'],
+      resolution: { width: 1920, height: 1080 },
+    },
     { uri: 'sub/stream.m3u8', bandwidth: 600_000, codecs: ['hvc1.1.6.L93.B0'] },
   ];
 

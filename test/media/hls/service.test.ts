@@ -11,7 +11,16 @@ import type { HlsStreamHandle } from '../../../src/media/hls/service.js';
 // timeout, a client going away, the idle close). Media through the muxer is tested with the real
 // gateway in test/api/routes/live-hls.test.ts.
 
-const SDP = ['v=0', 'o=- 0 0 IN IP4 127.0.0.1', 's=cam', 't=0 0', 'm=video 0 RTP/AVP 96', 'a=rtpmap:96 H264/90000', 'a=control:trackID=0', ''].join('\r\n');
+const SDP = [
+  'v=0',
+  'o=- 0 0 IN IP4 127.0.0.1',
+  's=cam',
+  't=0 0',
+  'm=video 0 RTP/AVP 96',
+  'a=rtpmap:96 H264/90000',
+  'a=control:trackID=0',
+  '',
+].join('\r\n');
 
 interface FakeStream {
   handle: HlsStreamHandle;

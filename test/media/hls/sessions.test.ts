@@ -12,7 +12,8 @@ describe('HlsSessions', () => {
     const s = sessions();
     const a = s.start('t', 'cam', 'main', 0);
     expect(a?.created).toBe(true);
-    for (const at of [1000, 5000, 14_000]) expect(s.start('t', 'cam', 'main', at)).toEqual({ session: a?.session, created: false });
+    for (const at of [1000, 5000, 14_000])
+      expect(s.start('t', 'cam', 'main', at)).toEqual({ session: a?.session, created: false });
     expect(s.size).toBe(1);
     const b = s.start('u', 'cam', 'main', 15_000);
     expect(b?.created).toBe(true);

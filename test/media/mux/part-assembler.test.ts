@@ -35,7 +35,10 @@ function partContents(window: LiveWindow): Array<[number, number, number, number
     const row = (trackId: number): [number, number | null] => {
       const traf = trafs.find((t) => readTfhd(t.children.find((c) => c.type === 'tfhd')!).trackId === trackId);
       if (!traf) return [0, null];
-      return [readTrun(traf.children.find((c) => c.type === 'trun')!).samples.length, readTfdt(traf.children.find((c) => c.type === 'tfdt')!).baseDecodeTime];
+      return [
+        readTrun(traf.children.find((c) => c.type === 'trun')!).samples.length,
+        readTfdt(traf.children.find((c) => c.type === 'tfdt')!).baseDecodeTime,
+      ];
     };
     const [vn, vd] = row(1);
     const [an, ad] = row(2);
@@ -47,12 +50,23 @@ describe('PartAssembler', () => {
   it('drops what comes before the first keyframe, cuts 200 ms parts and a segment at the next keyframe, audio with its video', () => {
     const { window, assembler } = setup();
     assembler.pushVideo({ unit: unit(false), dts: 0, compositionOffset: 0, duration: FRAME });
-    assembler.pushAudio({ unit: { rtpTime: 0, data: Buffer.of(1), afterLoss: false }, dts: 0, compositionOffset: 0, duration: 1024 });
+    assembler.pushAudio({
+      unit: { rtpTime: 0, data: Buffer.of(1), afterLoss: false },
+      dts: 0,
+      compositionOffset: 0,
+      duration: 1024,
+    });
     // 12 pictures from 40 ms: a keyframe, 10 others, a keyframe; audio every 1024 samples from 40 ms.
     for (let i = 1; i <= 12; i++) {
       assembler.pushVideo({ unit: unit(i === 1 || i === 12), dts: i * FRAME, compositionOffset: 0, duration: FRAME });
     }
-    for (let a = 0; a < 11; a++) assembler.pushAudio({ unit: { rtpTime: 0, data: Buffer.of(2), afterLoss: false }, dts: 1920 + a * 1024, compositionOffset: 0, duration: 1024 });
+    for (let a = 0; a < 11; a++)
+      assembler.pushAudio({
+        unit: { rtpTime: 0, data: Buffer.of(2), afterLoss: false },
+        dts: 1920 + a * 1024,
+        compositionOffset: 0,
+        duration: 1024,
+      });
     assembler.flush();
     expect(assembler.stats.droppedBeforeKeyframe).toBe(2);
     // Audio is pushed after the video here, so each part takes the frames waiting when it closes:
@@ -75,7 +89,12 @@ describe('PartAssembler', () => {
     const { window, assembler } = setup();
     const pushAudioUpTo = (seconds: number, state: { next: number }) => {
       while (state.next * 1024 < seconds * 48_000) {
-        assembler.pushAudio({ unit: { rtpTime: 0, data: Buffer.of(3), afterLoss: false }, dts: state.next * 1024, compositionOffset: 0, duration: 1024 });
+        assembler.pushAudio({
+          unit: { rtpTime: 0, data: Buffer.of(3), afterLoss: false },
+          dts: state.next * 1024,
+          compositionOffset: 0,
+          duration: 1024,
+        });
         state.next++;
       }
     };

@@ -4,7 +4,11 @@ import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { DetectionOutcome } from '../../../src/detect/motion-check.js';
 import type { EventType } from '../../../src/domain/types.js';
-import { CameraRecorder, type RecorderDetection, type RecorderStore } from '../../../src/media/recorder/camera-recorder.js';
+import {
+  CameraRecorder,
+  type RecorderDetection,
+  type RecorderStore,
+} from '../../../src/media/recorder/camera-recorder.js';
 import { tempDir } from '../../support/temp-dir.js';
 
 // The recorder's decisions about each episode's alert (the detector's answer, a late one, a drop)
@@ -64,7 +68,8 @@ function recorder(detection: RecorderDetection | null) {
 }
 
 function outcome(result: DetectionOutcome['result'], type: EventType = 'motion'): DetectionOutcome {
-  const detections = type === 'motion' ? [] : [{ label: 'person', score: 0.9, box: { x: 0.1, y: 0.1, w: 0.2, h: 0.5 } }];
+  const detections =
+    type === 'motion' ? [] : [{ label: 'person', score: 0.9, box: { x: 0.1, y: 0.1, w: 0.2, h: 0.5 } }];
   return { result, type, detections, thumbnail: Promise.resolve(null), reason: null, timeline: [] };
 }
 
@@ -94,9 +99,13 @@ describe('CameraRecorder episodes', () => {
   it('without a detector: the alert at once, its final part settled', async () => {
     const rec = recorder(null);
     motion(rec, 1000);
-    expect(rec.calls.opened).toEqual([{ id: expect.any(String), type: 'motion', message: 'Motion detected by Front door' }]);
+    expect(rec.calls.opened).toEqual([
+      { id: expect.any(String), type: 'motion', message: 'Motion detected by Front door' },
+    ]);
     rec.r.event('human', 'start', 1200);
-    expect(rec.calls.retyped).toEqual([{ id: rec.calls.opened[0]!.id, type: 'human', message: 'Person detected by Front door' }]);
+    expect(rec.calls.retyped).toEqual([
+      { id: rec.calls.opened[0]!.id, type: 'human', message: 'Person detected by Front door' },
+    ]);
     end(rec, 1000, 'human');
     rec.r.event('motion', 'stop', 1500);
     await expect.poll(() => rec.calls.settled).toEqual([{ id: rec.calls.opened[0]!.id, final: true }]);
@@ -122,7 +131,9 @@ describe('CameraRecorder episodes', () => {
     motion(rec, 1000);
     rec.r.event('human', 'start', 1100);
     answers[0]!(outcome('unconfirmed'));
-    await expect.poll(() => rec.calls.opened).toEqual([{ id: expect.any(String), type: 'human', message: 'Person detected by Front door' }]);
+    await expect
+      .poll(() => rec.calls.opened)
+      .toEqual([{ id: expect.any(String), type: 'human', message: 'Person detected by Front door' }]);
     end(rec, 1000, 'human');
     rec.r.event('motion', 'stop', 1500);
     await expect.poll(() => rec.calls.settled).toEqual([{ id: rec.calls.opened[0]!.id, final: true }]);
@@ -132,9 +143,13 @@ describe('CameraRecorder episodes', () => {
     const { detection, answers } = detector('keep', 0);
     const rec = recorder(detection);
     motion(rec, 1000);
-    await expect.poll(() => rec.calls.opened).toEqual([{ id: expect.any(String), type: 'motion', message: 'Motion detected by Front door' }]);
+    await expect
+      .poll(() => rec.calls.opened)
+      .toEqual([{ id: expect.any(String), type: 'motion', message: 'Motion detected by Front door' }]);
     answers[0]!(outcome('confirmed', 'human'));
-    await expect.poll(() => rec.calls.retyped).toEqual([{ id: rec.calls.opened[0]!.id, type: 'human', message: 'Person detected at Front door' }]);
+    await expect
+      .poll(() => rec.calls.retyped)
+      .toEqual([{ id: rec.calls.opened[0]!.id, type: 'human', message: 'Person detected at Front door' }]);
     end(rec, 1000);
     await expect.poll(() => rec.calls.settled).toEqual([{ id: rec.calls.opened[0]!.id, final: true }]);
 

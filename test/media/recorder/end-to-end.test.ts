@@ -22,9 +22,20 @@ let deviceId = '';
 let restarted: SimulatedRtsp | null = null;
 
 beforeAll(async () => {
-  fleet = await startFleet({ count: 1, host: '127.0.0.1', basePort: 0, username: 'admin', password: 'rec-secret', discovery: null, rtspPort: 0, logger: pino({ level: 'silent' }) });
+  fleet = await startFleet({
+    count: 1,
+    host: '127.0.0.1',
+    basePort: 0,
+    username: 'admin',
+    password: 'rec-secret',
+    discovery: null,
+    rtspPort: 0,
+    logger: pino({ level: 'silent' }),
+  });
   t = await startTestGateway({
-    cameras: [{ name: 'Driveway', onvif_url: fleet.cameras[0]!.deviceServiceUrl, username: 'admin', password: 'rec-secret' }],
+    cameras: [
+      { name: 'Driveway', onvif_url: fleet.cameras[0]!.deviceServiceUrl, username: 'admin', password: 'rec-secret' },
+    ],
     recording: { pre_roll_s: PRE_S, post_roll_s: POST_S },
   });
   deviceId = await firstOnlineDevice(t);
@@ -94,8 +105,19 @@ describe('recording', () => {
     // What ffprobe reads: H.264 and a duration of pre + event + post within one keyframe interval.
     const file = filesUnder(storageDir()).find((f) => f.endsWith('.mp4'))!;
     expect(statSync(file).size).toBe(rec!.size_bytes);
-    const { stdout } = await run('ffprobe', ['-v', 'error', '-show_entries', 'format=duration:stream=codec_name,width', '-of', 'json', file]);
-    const probed = JSON.parse(stdout) as { format: { duration: string }; streams: Array<{ codec_name: string; width: number }> };
+    const { stdout } = await run('ffprobe', [
+      '-v',
+      'error',
+      '-show_entries',
+      'format=duration:stream=codec_name,width',
+      '-of',
+      'json',
+      file,
+    ]);
+    const probed = JSON.parse(stdout) as {
+      format: { duration: string };
+      streams: Array<{ codec_name: string; width: number }>;
+    };
     expect(probed.streams[0]).toMatchObject({ codec_name: 'h264', width: 1280 });
     const expected = (stoppedAt - triggeredAt) / 1000 + PRE_S + POST_S;
     // Longer by up to one GOP (1 s: the keyframe before the pre-roll) and the events' delivery.
@@ -105,20 +127,28 @@ describe('recording', () => {
     const decoded = await run('ffmpeg', ['-v', 'error', '-i', file, '-f', 'null', '-']);
     expect(decoded.stderr).toBe('');
     // The thumbnail follows the row (a listed clip does not wait for it).
-    await expect.poll(() => filesUnder(storageDir()).filter((f) => f.endsWith('.jpg')).length, { timeout: 10_000 }).toBe(1);
-    const thumbnail = await t.request(`/v1/recordings/${rec!.id}/thumbnail`, { headers: await t.auth('recordings:read') });
+    await expect
+      .poll(() => filesUnder(storageDir()).filter((f) => f.endsWith('.jpg')).length, { timeout: 10_000 })
+      .toBe(1);
+    const thumbnail = await t.request(`/v1/recordings/${rec!.id}/thumbnail`, {
+      headers: await t.auth('recordings:read'),
+    });
     expect(thumbnail.status).toBe(200);
     expect(thumbnail.headers['content-type']).toBe('image/jpeg');
     expect(thumbnail.body.subarray(0, 3)).toEqual(Buffer.from([0xff, 0xd8, 0xff])); // a JPEG
 
     // The alert: one, of the most specific type, linked to the clip.
-    const alerts = (await t.request('/v1/alerts', { headers: await t.auth('alerts:read') })).json() as { data: Array<{ type: string; recording_id: string | null; device_id: string }> };
+    const alerts = (await t.request('/v1/alerts', { headers: await t.auth('alerts:read') })).json() as {
+      data: Array<{ type: string; recording_id: string | null; device_id: string }>;
+    };
     const mine = alerts.data.filter((a) => a.device_id === deviceId && a.type !== 'device_offline');
     expect(mine).toEqual([expect.objectContaining({ type: 'human', recording_id: rec!.id })]);
 
     // Download with Range: exactly those bytes of the file.
     const bytes = readFileSync(file);
-    const ranged = await t.request(`/v1/recordings/${rec!.id}/download`, { headers: { ...(await t.auth('recordings:write')), range: 'bytes=100-1099' } });
+    const ranged = await t.request(`/v1/recordings/${rec!.id}/download`, {
+      headers: { ...(await t.auth('recordings:write')), range: 'bytes=100-1099' },
+    });
     expect(ranged.status).toBe(206);
     expect(Buffer.compare(ranged.body, bytes.subarray(100, 1100))).toBe(0);
   });
@@ -129,7 +159,14 @@ describe('recording', () => {
     const port = fleet.rtsp!.port;
     await fleet.rtsp!.stop(); // the camera's RTSP server and encoder go away
     const lastBefore = newest();
-    restarted = await startSimulatedRtsp({ cameras: 1, host: '127.0.0.1', port, username: 'admin', password: 'rec-secret', logger: pino({ level: 'silent' }) });
+    restarted = await startSimulatedRtsp({
+      cameras: 1,
+      host: '127.0.0.1',
+      port,
+      username: 'admin',
+      password: 'rec-secret',
+      logger: pino({ level: 'silent' }),
+    });
     // A new ffmpeg run (its own file prefix) produces segments again; bench/recording times it.
     await expect.poll(newest, { timeout: 30_000, interval: 250 }).not.toBe(lastBefore);
     const runs = new Set(filesUnder(segmentDir()).map((f) => path.basename(f).split('-')[0]));

@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import type { EventType } from '../../../src/domain/types.js';
-import { type ClipCut, type EpisodeChange, type EpisodeOptions, EpisodeTracker, MIN_PART_MS } from '../../../src/media/recorder/episodes.js';
+import {
+  type ClipCut,
+  type EpisodeChange,
+  type EpisodeOptions,
+  EpisodeTracker,
+  MIN_PART_MS,
+} from '../../../src/media/recorder/episodes.js';
 import { makeRng, type Rng } from '../../support/fuzz.js';
 
 const start = (kind: EventType, at: number) => ({ kind, phase: 'start', at }) as const;
@@ -16,7 +22,9 @@ describe('EpisodeTracker: one episode', () => {
   it('opens on the first start with the pre-roll before it, and ends post-roll after the stop', () => {
     const t = new EpisodeTracker(opts);
     expect(t.current).toBeNull();
-    expect(t.event(start('motion', 100_000))).toEqual([{ type: 'opened', episode: 1, at: 100_000, eventType: 'motion' }]);
+    expect(t.event(start('motion', 100_000))).toEqual([
+      { type: 'opened', episode: 1, at: 100_000, eventType: 'motion' },
+    ]);
     expect(t.current).toEqual({ episode: 1, from: 95_000, eventType: 'motion', triggeredAt: 100_000 });
     expect(t.tick(105_000)).toEqual([]);
     expect(t.event(stop('motion', 110_000))).toEqual([]);
@@ -74,7 +82,9 @@ describe('EpisodeTracker: one episode', () => {
     t.event(start('vehicle', 50));
     t.event(stop('vehicle', 50));
     expect(t.tick(50)).toEqual([]);
-    expect(t.tick(50 + MIN_PART_MS)).toEqual([cut({ from: 50, to: 50 + MIN_PART_MS, eventType: 'vehicle', triggeredAt: 50 })]);
+    expect(t.tick(50 + MIN_PART_MS)).toEqual([
+      cut({ from: 50, to: 50 + MIN_PART_MS, eventType: 'vehicle', triggeredAt: 50 }),
+    ]);
   });
 });
 
@@ -95,7 +105,7 @@ describe('EpisodeTracker: event type', () => {
     expect(t.tick(13_000)).toEqual([cut({ from: -5_000, to: 13_000, eventType: type })]);
   });
 
-  it('types each part with the most specific class seen before its end; the final part with the alert\'s', () => {
+  it("types each part with the most specific class seen before its end; the final part with the alert's", () => {
     const t = new EpisodeTracker({ preRollMs: 0, postRollMs: 0, maxClipMs: 10_000 });
     t.event(start('motion', 0));
     t.event(start('human', 10_000)); // exactly at part 1's start: part 0 saw motion only
@@ -132,7 +142,10 @@ describe('EpisodeTracker: parts', () => {
     const t = new EpisodeTracker({ ...opts, maxClipMs: 10_000 });
     t.event(start('motion', 5_000));
     t.event(stop('motion', 17_000));
-    expect(t.tick(20_000)).toEqual([cut({ from: 0, to: 10_000, final: false }), cut({ part: 1, from: 10_000, to: 20_000, triggeredAt: 5_000 })]);
+    expect(t.tick(20_000)).toEqual([
+      cut({ from: 0, to: 10_000, final: false }),
+      cut({ part: 1, from: 10_000, to: 20_000, triggeredAt: 5_000 }),
+    ]);
   });
 
   it('holds a part back while the end could still fall on its boundary (no post-roll)', () => {
@@ -169,7 +182,7 @@ describe('EpisodeTracker: parts', () => {
 });
 
 describe('EpisodeTracker: the next episode', () => {
-  it('opens a new episode for a start at or after the end, never covering the previous one\'s footage again', () => {
+  it("opens a new episode for a start at or after the end, never covering the previous one's footage again", () => {
     const t = new EpisodeTracker(opts);
     t.event(start('motion', 100_000));
     t.event(stop('motion', 110_000)); // ends at 113 000
@@ -244,9 +257,14 @@ describe('EpisodeTracker: stale events', () => {
   it('lets a start after the stale end open the next episode', () => {
     const t = new EpisodeTracker(stale);
     t.event(start('motion', 0));
-    expect(t.event(start('vehicle', 70_000))).toEqual([{ type: 'opened', episode: 2, at: 70_000, eventType: 'vehicle' }]);
+    expect(t.event(start('vehicle', 70_000))).toEqual([
+      { type: 'opened', episode: 2, at: 70_000, eventType: 'vehicle' },
+    ]);
     expect(t.current?.from).toBe(65_000);
-    expect(t.tick(70_000)).toEqual([cut({ part: 0, from: -5_000, to: 55_000, final: false, triggeredAt: 0 }), cut({ part: 1, from: 55_000, to: 63_000, triggeredAt: 0 })]);
+    expect(t.tick(70_000)).toEqual([
+      cut({ part: 0, from: -5_000, to: 55_000, final: false, triggeredAt: 0 }),
+      cut({ part: 1, from: 55_000, to: 63_000, triggeredAt: 0 }),
+    ]);
   });
 
   it('keeps the stale clock of a kind when its start repeats (a stuck camera cannot record forever)', () => {
@@ -289,7 +307,9 @@ describe('EpisodeTracker: abort', () => {
     t.event(start('motion', 0));
     expect(t.tick(25_000)).toHaveLength(3);
     expect(t.abort(25_000)).toEqual([cut({ part: 3, from: 25_000, to: 25_000 + MIN_PART_MS, triggeredAt: 0 })]);
-    expect(t.event(start('motion', 25_000))).toEqual([{ type: 'opened', episode: 2, at: 25_000 + MIN_PART_MS, eventType: 'motion' }]);
+    expect(t.event(start('motion', 25_000))).toEqual([
+      { type: 'opened', episode: 2, at: 25_000 + MIN_PART_MS, eventType: 'motion' },
+    ]);
     expect(t.current?.from).toBe(25_000 + MIN_PART_MS);
   });
 });
@@ -409,7 +429,9 @@ describe('EpisodeTracker: properties', () => {
       for (const { episode, at } of mustCover) {
         const span = spans.get(episode)!;
         expect(at, `${context}: ${at} in episode ${episode} ${JSON.stringify(span)}`).toBeGreaterThanOrEqual(span.from);
-        expect(at, `${context}: ${at} in episode ${episode} ${JSON.stringify(span)}`).toBeLessThanOrEqual(span.to + slack);
+        expect(at, `${context}: ${at} in episode ${episode} ${JSON.stringify(span)}`).toBeLessThanOrEqual(
+          span.to + slack,
+        );
       }
     }
   });
@@ -454,7 +476,10 @@ function checkCuts({ cuts, changes }: Trace, maxClipMs: number, fractional: bool
   const opened = changes.filter((c): c is Extract<EpisodeChange, { type: 'opened' }> => c.type === 'opened');
   const typeOf = new Map<number, EventType>();
   for (const c of changes) typeOf.set(c.episode, c.eventType);
-  expect(cuts.filter((c) => c.final).map((c) => c.episode), context).toEqual(opened.map((c) => c.episode));
+  expect(
+    cuts.filter((c) => c.final).map((c) => c.episode),
+    context,
+  ).toEqual(opened.map((c) => c.episode));
   cuts.forEach((c, i) => {
     const where = `${context}, cut ${i}: ${JSON.stringify(c)}`;
     expect(c.to - c.from, where).toBeGreaterThanOrEqual(MIN_PART_MS - epsilon);

@@ -5,14 +5,25 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { audioModeOf, writeClip, writeThumbnail } from '../../../src/media/recorder/clip-writer.js';
-import { assembleArgs, concatList, motionArgs, segmenterArgs, thumbnailArgs } from '../../../src/media/recorder/ffmpeg-args.js';
+import {
+  assembleArgs,
+  concatList,
+  motionArgs,
+  segmenterArgs,
+  thumbnailArgs,
+} from '../../../src/media/recorder/ffmpeg-args.js';
 import { parseSegmentLine } from '../../../src/media/recorder/segments.js';
 
 const run = promisify(execFile);
 
 describe('ffmpeg argument lists', () => {
   it('segmenter: copies video and the first audio track into NUT segments and lists each on stdout', () => {
-    const args = segmenterArgs({ inputUrl: 'rtsp://127.0.0.1:8554/live/t.k', pattern: '/dev/shm/x/r1-%09d.nut', segmentSeconds: 0.5, readTimeoutS: 5 });
+    const args = segmenterArgs({
+      inputUrl: 'rtsp://127.0.0.1:8554/live/t.k',
+      pattern: '/dev/shm/x/r1-%09d.nut',
+      segmentSeconds: 0.5,
+      readTimeoutS: 5,
+    });
     expect(args.slice(args.indexOf('-i'), args.indexOf('-i') + 2)).toEqual(['-i', 'rtsp://127.0.0.1:8554/live/t.k']);
     expect(args).toContain('copy');
     expect(args.join(' ')).toContain('-rtsp_transport tcp -timeout 5000000');
@@ -41,14 +52,23 @@ describe('ffmpeg argument lists', () => {
   });
 
   it('quotes segment paths the ffconcat way and gives each its listed duration', () => {
-    expect(concatList([{ path: '/a/b.nut', durationS: 1 }, { path: "/a/it's here.nut", durationS: 0.9333 }])).toBe(
+    expect(
+      concatList([
+        { path: '/a/b.nut', durationS: 1 },
+        { path: "/a/it's here.nut", durationS: 0.9333 },
+      ]),
+    ).toBe(
       "ffconcat version 1.0\nfile '/a/b.nut'\nduration 1.000000\nfile '/a/it'\\''s here.nut'\nduration 0.933300\n",
     );
   });
 
   it('thumbnail and motion frames', () => {
-    expect(thumbnailArgs({ input: '/c.mp4', offsetS: 2.5, output: '/c.jpg.tmp', width: 640 }).join(' ')).toContain('-ss 2.500 -i /c.mp4 -frames:v 1 -vf scale=640:-2');
-    expect(motionArgs({ inputUrl: 'rtsp://x', fps: 2, width: 64, height: 36, readTimeoutS: 5 }).join(' ')).toContain('-an -vf fps=2,scale=64:36,format=gray -f rawvideo pipe:1');
+    expect(thumbnailArgs({ input: '/c.mp4', offsetS: 2.5, output: '/c.jpg.tmp', width: 640 }).join(' ')).toContain(
+      '-ss 2.500 -i /c.mp4 -frames:v 1 -vf scale=640:-2',
+    );
+    expect(motionArgs({ inputUrl: 'rtsp://x', fps: 2, width: 64, height: 36, readTimeoutS: 5 }).join(' ')).toContain(
+      '-an -vf fps=2,scale=64:36,format=gray -f rawvideo pipe:1',
+    );
   });
 });
 
@@ -75,9 +95,42 @@ describe('clip assembly with real ffmpeg', () => {
       const out = path.join(dir, sub);
       await run('mkdir', ['-p', out]);
       await run('ffmpeg', [
-        '-v', 'error', '-f', 'lavfi', '-i', 'testsrc2=size=320x180:rate=10', '-f', 'lavfi', '-i', 'sine=frequency=440:sample_rate=16000',
-        '-t', '4', '-c:v', 'libx264', '-preset', 'ultrafast', '-bf', '0', '-g', '10', '-pix_fmt', 'yuv420p', ...audio, '-ac', '1',
-        '-f', 'segment', '-segment_time', '0.5', '-segment_format', 'nut', '-segment_list', path.join(out, 'list.csv'), '-segment_list_type', 'csv', path.join(out, 'r1-%09d.nut'),
+        '-v',
+        'error',
+        '-f',
+        'lavfi',
+        '-i',
+        'testsrc2=size=320x180:rate=10',
+        '-f',
+        'lavfi',
+        '-i',
+        'sine=frequency=440:sample_rate=16000',
+        '-t',
+        '4',
+        '-c:v',
+        'libx264',
+        '-preset',
+        'ultrafast',
+        '-bf',
+        '0',
+        '-g',
+        '10',
+        '-pix_fmt',
+        'yuv420p',
+        ...audio,
+        '-ac',
+        '1',
+        '-f',
+        'segment',
+        '-segment_time',
+        '0.5',
+        '-segment_format',
+        'nut',
+        '-segment_list',
+        path.join(out, 'list.csv'),
+        '-segment_list_type',
+        'csv',
+        path.join(out, 'r1-%09d.nut'),
       ]);
     }
   });
@@ -88,39 +141,66 @@ describe('clip assembly with real ffmpeg', () => {
     expect(await audioModeOf('ffmpeg', segmentsOf('pcmu')[0]!.path)).toBe('aac');
   });
 
-  it.each(['aac', 'pcmu'])('writes a playable MP4 (with %s audio) of the asked length, index first, plus a thumbnail', async (sub) => {
-    const segments = segmentsOf(sub);
-    expect(segments).toHaveLength(4); // one per keyframe
-    const storage = path.join(dir, `storage-${sub}`);
-    const written = await writeClip({
-      ffmpegPath: 'ffmpeg',
-      scratchDir: path.join(dir, sub),
-      segments: segments.slice(1), // from the keyframe at 1 s
-      durationS: 2.5,
-      audio: await audioModeOf('ffmpeg', segments[0]!.path),
-      storageDir: storage,
-      fileName: 'dev_1/rec_1.mp4',
-    });
-    const file = path.join(storage, 'dev_1/rec_1.mp4');
-    expect(await writeThumbnail({ ffmpegPath: 'ffmpeg', storageDir: storage, fileName: 'dev_1/rec_1.mp4', atS: 1, durationS: 2.5 })).toBe(true);
-    expect(readdirSync(path.join(storage, 'dev_1')).sort()).toEqual(['rec_1.jpg', 'rec_1.mp4']); // no temporaries left
-    const { stdout } = await run('ffprobe', ['-v', 'error', '-show_entries', 'stream=codec_name,duration', '-of', 'json', file]);
-    const probed = JSON.parse(stdout) as { streams: Array<{ codec_name: string; duration: string }> };
-    expect(probed.streams.map((s) => s.codec_name)).toEqual(['h264', 'aac']);
-    // The video track's own length (with B-frames the container adds their delay on top).
-    expect(Number(probed.streams[0]!.duration)).toBeGreaterThan(2.3);
-    expect(Number(probed.streams[0]!.duration)).toBeLessThan(2.7);
-    const bytes = readFileSync(file);
-    expect(bytes.indexOf('moov')).toBeLessThan(bytes.indexOf('mdat')); // +faststart
-    expect(written.sizeBytes).toBe(bytes.length);
-    const decoded = await run('ffmpeg', ['-v', 'error', '-i', file, '-f', 'null', '-']);
-    expect(decoded.stderr).toBe('');
-  });
+  it.each(['aac', 'pcmu'])(
+    'writes a playable MP4 (with %s audio) of the asked length, index first, plus a thumbnail',
+    async (sub) => {
+      const segments = segmentsOf(sub);
+      expect(segments).toHaveLength(4); // one per keyframe
+      const storage = path.join(dir, `storage-${sub}`);
+      const written = await writeClip({
+        ffmpegPath: 'ffmpeg',
+        scratchDir: path.join(dir, sub),
+        segments: segments.slice(1), // from the keyframe at 1 s
+        durationS: 2.5,
+        audio: await audioModeOf('ffmpeg', segments[0]!.path),
+        storageDir: storage,
+        fileName: 'dev_1/rec_1.mp4',
+      });
+      const file = path.join(storage, 'dev_1/rec_1.mp4');
+      expect(
+        await writeThumbnail({
+          ffmpegPath: 'ffmpeg',
+          storageDir: storage,
+          fileName: 'dev_1/rec_1.mp4',
+          atS: 1,
+          durationS: 2.5,
+        }),
+      ).toBe(true);
+      expect(readdirSync(path.join(storage, 'dev_1')).sort()).toEqual(['rec_1.jpg', 'rec_1.mp4']); // no temporaries left
+      const { stdout } = await run('ffprobe', [
+        '-v',
+        'error',
+        '-show_entries',
+        'stream=codec_name,duration',
+        '-of',
+        'json',
+        file,
+      ]);
+      const probed = JSON.parse(stdout) as { streams: Array<{ codec_name: string; duration: string }> };
+      expect(probed.streams.map((s) => s.codec_name)).toEqual(['h264', 'aac']);
+      // The video track's own length (with B-frames the container adds their delay on top).
+      expect(Number(probed.streams[0]!.duration)).toBeGreaterThan(2.3);
+      expect(Number(probed.streams[0]!.duration)).toBeLessThan(2.7);
+      const bytes = readFileSync(file);
+      expect(bytes.indexOf('moov')).toBeLessThan(bytes.indexOf('mdat')); // +faststart
+      expect(written.sizeBytes).toBe(bytes.length);
+      const decoded = await run('ffmpeg', ['-v', 'error', '-i', file, '-f', 'null', '-']);
+      expect(decoded.stderr).toBe('');
+    },
+  );
 
   it('fails cleanly, leaving nothing behind, when a segment is missing', async () => {
     const storage = path.join(dir, 'storage-missing');
     await expect(
-      writeClip({ ffmpegPath: 'ffmpeg', scratchDir: path.join(dir, 'aac'), segments: [{ path: path.join(dir, 'aac', 'nope.nut'), durationS: 1 }], durationS: 1, audio: 'none', storageDir: storage, fileName: 'dev_1/rec_2.mp4' }),
+      writeClip({
+        ffmpegPath: 'ffmpeg',
+        scratchDir: path.join(dir, 'aac'),
+        segments: [{ path: path.join(dir, 'aac', 'nope.nut'), durationS: 1 }],
+        durationS: 1,
+        audio: 'none',
+        storageDir: storage,
+        fileName: 'dev_1/rec_2.mp4',
+      }),
     ).rejects.toThrow(/ffmpeg exited with/);
     expect(readdirSync(path.join(storage, 'dev_1'))).toEqual([]);
     expect(readdirSync(path.join(dir, 'aac')).filter((f) => f.endsWith('.ffconcat'))).toEqual([]);

@@ -33,7 +33,10 @@ describe('MotionDetector', () => {
   it('ignores sensor noise below pixelDelta', () => {
     const rng = makeRng(7);
     const d = new MotionDetector(base);
-    const results = feed(d, Array.from({ length: 40 }, () => noisy(rng, 100, 10))); // at most 20 apart
+    const results = feed(
+      d,
+      Array.from({ length: 40 }, () => noisy(rng, 100, 10)),
+    ); // at most 20 apart
     expect(results.every((r) => r === null)).toBe(true);
     expect(d.lastScore).toBe(0);
     expect(d.active).toBe(false);
@@ -71,7 +74,8 @@ describe('MotionDetector', () => {
   });
 
   it('counts a frame whose score equals the threshold as moving', () => {
-    const at = (threshold: number) => feed(new MotionDetector({ ...base, threshold, minFrames: 1 }), [flat(100), block(flat(100), 0)]);
+    const at = (threshold: number) =>
+      feed(new MotionDetector({ ...base, threshold, minFrames: 1 }), [flat(100), block(flat(100), 0)]);
     expect(at(64 / (W * H))).toEqual([null, 'start']);
     expect(at(65 / (W * H))).toEqual([null, null]);
   });
@@ -89,7 +93,15 @@ describe('MotionDetector', () => {
   it('does not start on moving frames that are not consecutive', () => {
     const d = new MotionDetector(base);
     const still = flat(100);
-    const frames = [still, block(still, 0), block(still, 0), block(still, 16), block(still, 16), block(still, 0), block(still, 0)];
+    const frames = [
+      still,
+      block(still, 0),
+      block(still, 0),
+      block(still, 16),
+      block(still, 16),
+      block(still, 0),
+      block(still, 0),
+    ];
     expect(feed(d, frames).every((r) => r === null)).toBe(true);
   });
 
@@ -97,14 +109,21 @@ describe('MotionDetector', () => {
     const d = new MotionDetector({ ...base, quietMs: 2_000 });
     const still = flat(100);
     const moving = [still, block(still, 0), block(still, 8)]; // start at 1 000
-    const frames = [...moving, block(still, 8), block(still, 8), block(still, 8), block(still, 16), ...Array.from({ length: 6 }, () => block(still, 16))];
+    const frames = [
+      ...moving,
+      block(still, 8),
+      block(still, 8),
+      block(still, 8),
+      block(still, 16),
+      ...Array.from({ length: 6 }, () => block(still, 16)),
+    ];
     const results = feed(d, frames);
     // Last motion at frame 6 (3 000 ms): quiet through 4 500, stop at 5 000.
     expect(results).toEqual([null, null, 'start', null, null, null, null, null, null, null, 'stop', null, null]);
     expect(d.active).toBe(false);
   });
 
-  it('does not take a change of the whole picture\'s brightness for motion', () => {
+  it("does not take a change of the whole picture's brightness for motion", () => {
     const rng = makeRng(13);
     for (const step of [10, 60, -90]) {
       const d = new MotionDetector(base);
@@ -140,10 +159,20 @@ describe('MotionDetector', () => {
   });
 
   it('ignores changes inside the motion mask, and counts the rest against the unmasked pixels', () => {
-    const leftHalf = [[0, 0], [0.5, 0], [0.5, 1], [0, 1]] as const;
+    const leftHalf = [
+      [0, 0],
+      [0.5, 0],
+      [0.5, 1],
+      [0, 1],
+    ] as const;
     const masked = new MotionDetector({ ...base, mask: [leftHalf], grid: { cols: 4, rows: 3 } });
     // The block moves within columns 0–15: all masked.
-    expect(feed(masked, [flat(100), block(flat(100), 0), block(flat(100), 8), block(flat(100), 0)])).toEqual([null, null, null, null]);
+    expect(feed(masked, [flat(100), block(flat(100), 0), block(flat(100), 8), block(flat(100), 0)])).toEqual([
+      null,
+      null,
+      null,
+      null,
+    ]);
     expect(masked.lastScore).toBe(0);
     expect(masked.movingArea()).toBeNull();
     // The same block on the right half moves as before, its score over the 384 unmasked pixels.
@@ -209,7 +238,7 @@ describe('GrayFrameSplitter', () => {
         const partial = random(rng.int(frameBytes));
         const bytes = Buffer.concat([...frames, partial]);
         const got: Buffer[] = [];
-        for (let at = 0; at < bytes.length || rng.int(3) === 0; ) {
+        for (let at = 0; at < bytes.length || rng.int(3) === 0;) {
           const size = rng.pick([0, 1, rng.int(frameBytes * 3 + 1)]);
           s.push(bytes.subarray(at, at + size), (f) => got.push(Buffer.from(f)));
           at += size;
@@ -222,8 +251,24 @@ describe('GrayFrameSplitter', () => {
 });
 
 /** 4 s of ffmpeg's raw grey frames of a lavfi source (160 × 90 at 2 fps), through splitter and detector. */
-async function detect(source: string): Promise<{ frames: number; bytes: number; results: Array<'start' | 'stop' | null>; scores: number[] }> {
-  const args = ['-v', 'error', '-f', 'lavfi', '-i', source, '-t', '4', '-vf', 'format=gray', '-f', 'rawvideo', 'pipe:1'];
+async function detect(
+  source: string,
+): Promise<{ frames: number; bytes: number; results: Array<'start' | 'stop' | null>; scores: number[] }> {
+  const args = [
+    '-v',
+    'error',
+    '-f',
+    'lavfi',
+    '-i',
+    source,
+    '-t',
+    '4',
+    '-vf',
+    'format=gray',
+    '-f',
+    'rawvideo',
+    'pipe:1',
+  ];
   const child = spawn('ffmpeg', args, { stdio: ['ignore', 'pipe', 'pipe'], timeout: 20_000 });
   const splitter = new GrayFrameSplitter(160 * 90);
   const detector = new MotionDetector({ width: 160, height: 90, threshold: 0.02 });

@@ -21,7 +21,13 @@ function make(mode: 'auto' | 'on' | 'off', hasOwnEvents: (id: string) => boolean
   dirs.push(dir);
   const lines: string[] = [];
   const opts: RecordersOptions = {
-    store: { openEpisode: () => undefined, setAlertType: () => undefined, beginClip: () => undefined, saveRecording: () => undefined, settleEpisodePart: () => undefined },
+    store: {
+      openEpisode: () => undefined,
+      setAlertType: () => undefined,
+      beginClip: () => undefined,
+      saveRecording: () => undefined,
+      settleEpisodePart: () => undefined,
+    },
     deviceName: (id) => id,
     hasStream: (id) => id !== 'dev_nostream',
     inputUrl: () => 'rtsp://127.0.0.1:9/nothing',
@@ -37,7 +43,8 @@ function make(mode: 'auto' | 'on' | 'off', hasOwnEvents: (id: string) => boolean
   };
   const recorders = new Recorders(opts);
   stops.push(() => recorders.stop());
-  const said = (msg: string) => lines.filter((l) => l.includes(`"msg":"${msg}"`)).map((l) => (JSON.parse(l) as { device: string }).device);
+  const said = (msg: string) =>
+    lines.filter((l) => l.includes(`"msg":"${msg}"`)).map((l) => (JSON.parse(l) as { device: string }).device);
   return { recorders, said, segmentRoot: opts.segmentRoot };
 }
 

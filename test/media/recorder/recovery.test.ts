@@ -1,5 +1,15 @@
 import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, truncateSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  truncateSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -8,8 +18,19 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkClip } from '../../../src/media/recorder/clip-check.js';
 import { writeClip } from '../../../src/media/recorder/clip-writer.js';
 import { decodedSeconds } from '../../../src/media/recorder/ffmpeg-args.js';
-import { readFootage, recoverEpisodes, STOPPED_DURING_EVENT, windowsToWrite } from '../../../src/media/recorder/recovery.js';
-import { indexLine, parseIndex, parseSegmentLine, SEGMENT_INDEX, type Segment } from '../../../src/media/recorder/segments.js';
+import {
+  readFootage,
+  recoverEpisodes,
+  STOPPED_DURING_EVENT,
+  windowsToWrite,
+} from '../../../src/media/recorder/recovery.js';
+import {
+  indexLine,
+  parseIndex,
+  parseSegmentLine,
+  SEGMENT_INDEX,
+  type Segment,
+} from '../../../src/media/recorder/segments.js';
 import { Store } from '../../../src/store/store.js';
 
 const run = promisify(execFile);
@@ -19,12 +40,19 @@ describe('recovery, pure parts', () => {
   it('the RAM index: lines round-trip; a later line for a file wins; malformed lines are skipped', () => {
     const a = { file: 'r1-000000001.nut', startAt: 1000, endAt: 2000, durationS: 1 };
     const b = { file: 'r1-000000002.nut', startAt: 2000, endAt: 2500, durationS: 0.5 };
-    const text = indexLine(a) + 'garbage\nr1-x.nut,1,2\n' + indexLine(b) + indexLine({ ...a, endAt: 1900 }) + 'r1-000000003.nut,10,5,1\nr1-000000004.nut,20';
+    const text =
+      indexLine(a) +
+      'garbage\nr1-x.nut,1,2\n' +
+      indexLine(b) +
+      indexLine({ ...a, endAt: 1900 }) +
+      'r1-000000003.nut,10,5,1\nr1-000000004.nut,20';
     expect(parseIndex(text)).toEqual([b, { ...a, endAt: 1900 }]);
   });
 
   it('decoded length from -progress output: the last out_time_us', () => {
-    expect(decodedSeconds('frame=1\nout_time_us=500000\nprogress=continue\nout_time_us=4000000\nprogress=end\n')).toBe(4);
+    expect(decodedSeconds('frame=1\nout_time_us=500000\nprogress=continue\nout_time_us=4000000\nprogress=end\n')).toBe(
+      4,
+    );
     expect(decodedSeconds('progress=end\n')).toBeNull();
   });
 
@@ -40,7 +68,9 @@ describe('recovery, pure parts', () => {
     ]);
   });
   it('windows: no footage after the start: one empty last window (the alert is settled)', () => {
-    expect(windowsToWrite({ fromAt: 1000, clip: null }, false, null, 'motion', 4000)).toEqual([{ from: 1000, to: 1000, final: true, eventType: 'motion', note: null }]);
+    expect(windowsToWrite({ fromAt: 1000, clip: null }, false, null, 'motion', 4000)).toEqual([
+      { from: 1000, to: 1000, final: true, eventType: 'motion', note: null },
+    ]);
     expect(windowsToWrite({ fromAt: 1000, clip: null }, false, 800, 'motion', 4000)).toHaveLength(1);
   });
 });
@@ -57,14 +87,50 @@ describe('recoverEpisodes with real ffmpeg and a real store', () => {
     mkdirSync(src);
     // 6 s of 10 fps H.264, a keyframe each second, cut like the recorder cuts.
     await run('ffmpeg', [
-      '-v', 'error', '-f', 'lavfi', '-i', 'testsrc2=size=320x180:rate=10', '-t', '6', '-c:v', 'libx264', '-preset', 'ultrafast', '-bf', '0', '-g', '10', '-pix_fmt', 'yuv420p',
-      '-f', 'segment', '-segment_time', '0.5', '-segment_format', 'nut', '-segment_list', path.join(src, 'list.csv'), '-segment_list_type', 'csv', path.join(src, 'r1-%09d.nut'),
+      '-v',
+      'error',
+      '-f',
+      'lavfi',
+      '-i',
+      'testsrc2=size=320x180:rate=10',
+      '-t',
+      '6',
+      '-c:v',
+      'libx264',
+      '-preset',
+      'ultrafast',
+      '-bf',
+      '0',
+      '-g',
+      '10',
+      '-pix_fmt',
+      'yuv420p',
+      '-f',
+      'segment',
+      '-segment_time',
+      '0.5',
+      '-segment_format',
+      'nut',
+      '-segment_list',
+      path.join(src, 'list.csv'),
+      '-segment_list_type',
+      'csv',
+      path.join(src, 'r1-%09d.nut'),
     ]);
     segments = readFileSync(path.join(src, 'list.csv'), 'utf8')
       .split('\n')
       .flatMap((l) => {
         const s = parseSegmentLine(l);
-        return s ? [{ file: s.file, startAt: BASE + s.startS * 1000, endAt: BASE + s.endS * 1000, durationS: s.endS - s.startS }] : [];
+        return s
+          ? [
+              {
+                file: s.file,
+                startAt: BASE + s.startS * 1000,
+                endAt: BASE + s.endS * 1000,
+                durationS: s.endS - s.startS,
+              },
+            ]
+          : [];
       });
   });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -82,14 +148,36 @@ describe('recoverEpisodes with real ffmpeg and a real store', () => {
     if (last) utimesSync(path.join(ram, last.file), new Date(last.endAt), new Date(last.endAt));
     const store = Store.open(path.join(base, 'data'));
     store.enableOutbox(1000);
-    store.upsertDevice({ id: 'dev_1', name: 'Yard', type: 'camera', status: 'online', model: null, manufacturer: null, firmwareVersion: null, lastSeenAt: null, createdAt: 1 });
+    store.upsertDevice({
+      id: 'dev_1',
+      name: 'Yard',
+      type: 'camera',
+      status: 'online',
+      model: null,
+      manufacturer: null,
+      firmwareVersion: null,
+      lastSeenAt: null,
+      createdAt: 1,
+    });
     const storageDir = path.join(base, 'storage');
     mkdirSync(storageDir);
     return { store, segmentRoot, ram, storageDir };
   }
-  const recover = (c: ReturnType<typeof crashed>, bootAt = 0) => recoverEpisodes({ store: c.store, storageDir: c.storageDir, segmentRoot: c.segmentRoot, ffmpegPath: 'ffmpeg', maxClipMs: 60_000, logger: silent, bootAt });
+  const recover = (c: ReturnType<typeof crashed>, bootAt = 0) =>
+    recoverEpisodes({
+      store: c.store,
+      storageDir: c.storageDir,
+      segmentRoot: c.segmentRoot,
+      ffmpegPath: 'ffmpeg',
+      maxClipMs: 60_000,
+      logger: silent,
+      bootAt,
+    });
   const openEpisode = (c: ReturnType<typeof crashed>, fromAt: number, bootAt = 0) =>
-    c.store.openEpisode({ id: 'alr_1', deviceId: 'dev_1', type: 'human', message: 'Person', createdAt: fromAt + 1000 }, { segmentDir: c.ram, bootAt, fromAt });
+    c.store.openEpisode(
+      { id: 'alr_1', deviceId: 'dev_1', type: 'human', message: 'Person', createdAt: fromAt + 1000 },
+      { segmentDir: c.ram, bootAt, fromAt },
+    );
 
   it('footage only in RAM (killed during the event): listed segments plus the one being written become the clip; partial; RAM removed', async () => {
     const c = crashed('mid-event', segments.length - 1);
@@ -100,7 +188,11 @@ describe('recoverEpisodes with real ffmpeg and a real store', () => {
     const alert = c.store.getAlert('alr_1')!;
     expect(alert).toMatchObject({ recordingStatus: 'partial', recordingStatusReason: STOPPED_DURING_EVENT });
     const rec = c.store.getRecording(alert.recordingId!)!;
-    expect(rec).toMatchObject({ startedAt: BASE + 1000, endedAt: Math.round(segments.at(-1)!.endAt), alertId: 'alr_1' });
+    expect(rec).toMatchObject({
+      startedAt: BASE + 1000,
+      endedAt: Math.round(segments.at(-1)!.endAt),
+      alertId: 'alr_1',
+    });
     const check = await checkClip('ffmpeg', path.join(c.storageDir, rec.fileName), 5);
     expect(check).toMatchObject({ ok: true });
     expect(existsSync(path.join(c.storageDir, rec.fileName.replace(/\.mp4$/, '.jpg')))).toBe(true);
@@ -113,17 +205,39 @@ describe('recoverEpisodes with real ffmpeg and a real store', () => {
     const c = crashed('tmp', segments.length);
     openEpisode(c, BASE + 1000);
     const files = segments.slice(1, 5).map((s) => ({ path: path.join(c.ram, s.file), durationS: s.durationS }));
-    await writeClip({ ffmpegPath: 'ffmpeg', scratchDir: c.ram, segments: files, durationS: 4, audio: 'none', storageDir: c.storageDir, fileName: 'dev_1/rec_whole.mp4' });
+    await writeClip({
+      ffmpegPath: 'ffmpeg',
+      scratchDir: c.ram,
+      segments: files,
+      durationS: 4,
+      audio: 'none',
+      storageDir: c.storageDir,
+      fileName: 'dev_1/rec_whole.mp4',
+    });
     const whole = path.join(c.storageDir, 'dev_1/rec_whole.mp4');
     expect(await checkClip('ffmpeg', whole, 4)).toMatchObject({ ok: true });
     // Asked for more than it holds: not whole.
-    expect(await checkClip('ffmpeg', whole, 6)).toMatchObject({ ok: false, reason: expect.stringMatching(/decodes 4\.\d s of 6\.0 s/) });
+    expect(await checkClip('ffmpeg', whole, 6)).toMatchObject({
+      ok: false,
+      reason: expect.stringMatching(/decodes 4\.\d s of 6\.0 s/),
+    });
     const tmp = path.join(c.storageDir, 'dev_1/.rec_whole.mp4.tmp');
     writeFileSync(tmp, readFileSync(whole));
     rmSync(whole);
-    c.store.beginClip('alr_1', { id: 'rec_whole', startedAt: BASE + 1000, endedAt: BASE + 5000, to: BASE + 5000, eventType: 'human', final: true });
+    c.store.beginClip('alr_1', {
+      id: 'rec_whole',
+      startedAt: BASE + 1000,
+      endedAt: BASE + 5000,
+      to: BASE + 5000,
+      eventType: 'human',
+      final: true,
+    });
     expect(await recover(c)).toEqual({ episodes: 1, kept: 1, assembled: 0, lost: 0 });
-    expect(c.store.getAlert('alr_1')).toMatchObject({ recordingId: 'rec_whole', recordingStatus: 'recorded', recordingStatusReason: null });
+    expect(c.store.getAlert('alr_1')).toMatchObject({
+      recordingId: 'rec_whole',
+      recordingStatus: 'recorded',
+      recordingStatusReason: null,
+    });
     expect(statSync(whole).size).toBe(c.store.getRecording('rec_whole')!.sizeBytes);
     expect(existsSync(tmp)).toBe(false);
     c.store.close();
@@ -134,7 +248,14 @@ describe('recoverEpisodes with real ffmpeg and a real store', () => {
     mkdirSync(path.dirname(cut));
     writeFileSync(cut, readFileSync(whole));
     truncateSync(cut, Math.floor(statSync(cut).size / 2));
-    d.store.beginClip('alr_1', { id: 'rec_cut', startedAt: BASE + 1000, endedAt: BASE + 5000, to: BASE + 5000, eventType: 'human', final: true });
+    d.store.beginClip('alr_1', {
+      id: 'rec_cut',
+      startedAt: BASE + 1000,
+      endedAt: BASE + 5000,
+      to: BASE + 5000,
+      eventType: 'human',
+      final: true,
+    });
     expect(await recover(d)).toEqual({ episodes: 1, kept: 0, assembled: 1, lost: 0 });
     const alert = d.store.getAlert('alr_1')!;
     expect(alert).toMatchObject({ recordingStatus: 'recorded' });
@@ -148,7 +269,11 @@ describe('recoverEpisodes with real ffmpeg and a real store', () => {
     rmSync(c.segmentRoot, { recursive: true });
     openEpisode(c, BASE + 1000, 0);
     expect(await recover(c, 10 * 60_000)).toEqual({ episodes: 1, kept: 0, assembled: 0, lost: 1 });
-    expect(c.store.getAlert('alr_1')).toMatchObject({ recordingId: null, recordingStatus: 'lost', recordingStatusReason: expect.stringMatching(/^power cut or reboot/) });
+    expect(c.store.getAlert('alr_1')).toMatchObject({
+      recordingId: null,
+      recordingStatus: 'lost',
+      recordingStatusReason: expect.stringMatching(/^power cut or reboot/),
+    });
     const messages = c.store.outboxBatch(0, 100).filter((m) => m.kind === 'alert');
     expect((JSON.parse(messages.at(-1)!.body) as { recordingStatus: string }).recordingStatus).toBe('lost');
     c.store.close();
@@ -157,7 +282,9 @@ describe('recoverEpisodes with real ffmpeg and a real store', () => {
     rmSync(d.segmentRoot, { recursive: true });
     openEpisode(d, BASE + 1000, 0);
     await recover(d, 30_000);
-    expect(d.store.getAlert('alr_1')?.recordingStatusReason).toMatch(/^the gateway stopped before the clip was written/);
+    expect(d.store.getAlert('alr_1')?.recordingStatusReason).toMatch(
+      /^the gateway stopped before the clip was written/,
+    );
     d.store.close();
   });
 });

@@ -7,7 +7,8 @@ const NOW = 1_800_000_000_000;
 const GB = 1_000_000_000;
 
 /** Clip c<i>, i days old, 1 GB, listed newest first (the planner must not rely on order). */
-const clips = (n: number): RetainedClip[] => Array.from({ length: n }, (_, i) => ({ id: `c${i}`, startedAt: NOW - i * DAY, sizeBytes: GB }));
+const clips = (n: number): RetainedClip[] =>
+  Array.from({ length: n }, (_, i) => ({ id: `c${i}`, startedAt: NOW - i * DAY, sizeBytes: GB }));
 const input = (over: Partial<RetentionInput>): RetentionInput => ({
   clips: clips(5),
   now: NOW,
@@ -77,7 +78,9 @@ describe('planRetention', () => {
       { id: 'c3', reason: 'bytes' },
       { id: 'c2', reason: 'bytes' },
     ]);
-    expect(planRetention(input({ freeBytes: 0, minFreeBytes: 3 * GB, busy: new Set(['c0', 'c1', 'c2', 'c3']) }))).toEqual({
+    expect(
+      planRetention(input({ freeBytes: 0, minFreeBytes: 3 * GB, busy: new Set(['c0', 'c1', 'c2', 'c3']) })),
+    ).toEqual({
       remove: [{ id: 'c4', reason: 'free' }],
       shortfallBytes: 2 * GB,
     });
@@ -90,7 +93,15 @@ describe('planRetention', () => {
       { id: 'B', startedAt: 10, sizeBytes: 1 },
       { id: 'a', startedAt: 10, sizeBytes: 1 },
     ];
-    const plan = planRetention({ clips: tied, now: 20, maxAgeDays: 1, maxBytes: 1, freeBytes: 0, minFreeBytes: 0, busy: new Set() });
+    const plan = planRetention({
+      clips: tied,
+      now: 20,
+      maxAgeDays: 1,
+      maxBytes: 1,
+      freeBytes: 0,
+      minFreeBytes: 0,
+      busy: new Set(),
+    });
     expect(plan.remove.map((r) => r.id)).toEqual(['c', 'B', 'a']);
     expect(tied.map((c) => c.id)).toEqual(['b', 'c', 'B', 'a']); // the input is left alone
   });
@@ -132,9 +143,14 @@ describe('planRetention', () => {
       const context = `run ${run}: ${JSON.stringify({ ...limits, busy: [...busy] })}`;
       const plan = planRetention(limits);
 
-      const removable = [...list].sort((a, b) => a.startedAt - b.startedAt || (a.id < b.id ? -1 : 1)).filter((c) => !busy.has(c.id));
+      const removable = [...list]
+        .sort((a, b) => a.startedAt - b.startedAt || (a.id < b.id ? -1 : 1))
+        .filter((c) => !busy.has(c.id));
       const removed = removable.slice(0, plan.remove.length);
-      expect(plan.remove.map((r) => r.id), context).toEqual(removed.map((c) => c.id));
+      expect(
+        plan.remove.map((r) => r.id),
+        context,
+      ).toEqual(removed.map((c) => c.id));
 
       const cutoff = NOW - limits.maxAgeDays * DAY;
       const tooOld = (c: RetainedClip) => c.startedAt < cutoff;
@@ -144,7 +160,9 @@ describe('planRetention', () => {
       plan.remove.forEach((r, i) => {
         const clip = removed[i]!;
         // The reason is the first limit that still wants it gone.
-        expect(r.reason, context).toBe(tooOld(clip) ? 'age' : overBytes() ? 'bytes' : free < limits.minFreeBytes ? 'free' : 'none needed');
+        expect(r.reason, context).toBe(
+          tooOld(clip) ? 'age' : overBytes() ? 'bytes' : free < limits.minFreeBytes ? 'free' : 'none needed',
+        );
         bytes -= clip.sizeBytes;
         free += clip.sizeBytes;
       });

@@ -20,12 +20,16 @@ const SEGMENTS = 4;
 /** Warning and error lines of a pino logger, as parsed objects. */
 function capturingLogger(): { logger: pino.Logger; warnings: Array<{ msg: string; stderr?: string }> } {
   const warnings: Array<{ msg: string; stderr?: string }> = [];
-  const logger = pino({ level: 'warn' }, { write: (line: string) => void warnings.push(JSON.parse(line) as { msg: string; stderr?: string }) });
+  const logger = pino(
+    { level: 'warn' },
+    { write: (line: string) => void warnings.push(JSON.parse(line) as { msg: string; stderr?: string }) },
+  );
   return { logger, warnings };
 }
 
 async function until(check: () => boolean, what: string, timeoutMs = 30_000): Promise<void> {
-  for (const deadline = Date.now() + timeoutMs; Date.now() < deadline; await new Promise((r) => setTimeout(r, 100))) if (check()) return;
+  for (const deadline = Date.now() + timeoutMs; Date.now() < deadline; await new Promise((r) => setTimeout(r, 100)))
+    if (check()) return;
   throw new Error(`timed out waiting for ${what}`);
 }
 
@@ -34,8 +38,22 @@ describe('the recorder ffmpeg through the gateway relay', () => {
   let t: TestGateway;
   const lines: string[] = [];
   beforeAll(async () => {
-    fleet = await startFleet({ count: 1, host: '127.0.0.1', basePort: 0, username: USER, password: PASSWORD, discovery: null, rtspPort: 0, logger: pino({ level: 'silent' }) });
-    t = await startTestGateway({ cameras: [{ name: 'Porch', onvif_url: fleet.cameras[0]!.deviceServiceUrl, username: USER, password: PASSWORD }] }, { logLines: lines });
+    fleet = await startFleet({
+      count: 1,
+      host: '127.0.0.1',
+      basePort: 0,
+      username: USER,
+      password: PASSWORD,
+      discovery: null,
+      rtspPort: 0,
+      logger: pino({ level: 'silent' }),
+    });
+    t = await startTestGateway(
+      {
+        cameras: [{ name: 'Porch', onvif_url: fleet.cameras[0]!.deviceServiceUrl, username: USER, password: PASSWORD }],
+      },
+      { logLines: lines },
+    );
   });
   afterAll(async () => {
     await t?.stop();
@@ -48,7 +66,9 @@ describe('the recorder ffmpeg through the gateway relay', () => {
     const index = path.join(t.dataDir, 'segments', deviceId, SEGMENT_INDEX);
     const listed = () => (existsSync(index) ? readFileSync(index, 'utf8').split('\n').filter(Boolean).length : 0);
     await until(() => listed() >= SEGMENTS, `${SEGMENTS} segments`, 60_000);
-    const said = lines.map((l) => JSON.parse(l) as { level: number; msg: string; stderr?: string }).filter((l) => l.msg === 'recorder ffmpeg says');
+    const said = lines
+      .map((l) => JSON.parse(l) as { level: number; msg: string; stderr?: string })
+      .filter((l) => l.msg === 'recorder ffmpeg says');
     expect(said).toEqual([]);
   });
 });
@@ -57,7 +77,15 @@ describe('the recorder ffmpeg on gst-rtsp-server mounts', () => {
   let rtsp: SimulatedRtsp;
   const dirs: string[] = [];
   beforeAll(async () => {
-    rtsp = await startSimulatedRtsp({ cameras: 1, host: '127.0.0.1', port: 0, username: USER, password: PASSWORD, extraMounts: [...EXTRA_MOUNTS], logger: pino({ level: 'silent' }) });
+    rtsp = await startSimulatedRtsp({
+      cameras: 1,
+      host: '127.0.0.1',
+      port: 0,
+      username: USER,
+      password: PASSWORD,
+      extraMounts: [...EXTRA_MOUNTS],
+      logger: pino({ level: 'silent' }),
+    });
   });
   afterAll(async () => {
     await rtsp?.stop();
@@ -71,7 +99,13 @@ describe('the recorder ffmpeg on gst-rtsp-server mounts', () => {
     const url = new URL(rtsp.url(0, mount));
     url.username = USER;
     url.password = PASSWORD;
-    const segmenter = new Segmenter({ deviceId: mount, ffmpegPath: 'ffmpeg', dir: path.join(dir, mount), inputUrl: () => url.href, logger });
+    const segmenter = new Segmenter({
+      deviceId: mount,
+      ffmpegPath: 'ffmpeg',
+      dir: path.join(dir, mount),
+      inputUrl: () => url.href,
+      logger,
+    });
     try {
       await until(() => segmenter.ring.size >= SEGMENTS, `${SEGMENTS} segments of ${mount}`);
     } finally {

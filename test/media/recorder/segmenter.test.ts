@@ -18,18 +18,35 @@ describe('Segmenter restarts', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('sweep only segments no run listed: the concat list of a clip being written stays', { timeout: 30_000 }, async () => {
-    dir = path.join(mkdtempSync(path.join(os.tmpdir(), 'eg-segmenter-')), 'cam');
-    const restarts: number[] = [];
-    const logger = pino({ level: 'warn' }, { write: (line: string) => (line.includes('recorder ffmpeg ended; restarting') ? restarts.push(Date.now()) : undefined) });
-    segmenter = new Segmenter({ deviceId: 'dev_test', ffmpegPath: 'ffmpeg', dir, inputUrl: () => 'rtsp://127.0.0.1:9/none', logger, maxBackoffMs: 500 });
-    const concatList = path.join(dir, '.rec_test.ffconcat');
-    const straySegment = path.join(dir, 'r1-000000005.nut');
-    writeFileSync(concatList, "ffconcat version 1.0\n");
-    writeFileSync(straySegment, 'half a segment of a run that died');
-    // Two restarts: the second run's start swept the directory.
-    await expect.poll(() => restarts.length, { timeout: 20_000, interval: 100 }).toBeGreaterThanOrEqual(2);
-    await expect.poll(() => existsSync(straySegment), { timeout: 5_000 }).toBe(false);
-    expect(existsSync(concatList)).toBe(true);
-  });
+  it(
+    'sweep only segments no run listed: the concat list of a clip being written stays',
+    { timeout: 30_000 },
+    async () => {
+      dir = path.join(mkdtempSync(path.join(os.tmpdir(), 'eg-segmenter-')), 'cam');
+      const restarts: number[] = [];
+      const logger = pino(
+        { level: 'warn' },
+        {
+          write: (line: string) =>
+            line.includes('recorder ffmpeg ended; restarting') ? restarts.push(Date.now()) : undefined,
+        },
+      );
+      segmenter = new Segmenter({
+        deviceId: 'dev_test',
+        ffmpegPath: 'ffmpeg',
+        dir,
+        inputUrl: () => 'rtsp://127.0.0.1:9/none',
+        logger,
+        maxBackoffMs: 500,
+      });
+      const concatList = path.join(dir, '.rec_test.ffconcat');
+      const straySegment = path.join(dir, 'r1-000000005.nut');
+      writeFileSync(concatList, 'ffconcat version 1.0\n');
+      writeFileSync(straySegment, 'half a segment of a run that died');
+      // Two restarts: the second run's start swept the directory.
+      await expect.poll(() => restarts.length, { timeout: 20_000, interval: 100 }).toBeGreaterThanOrEqual(2);
+      await expect.poll(() => existsSync(straySegment), { timeout: 5_000 }).toBe(false);
+      expect(existsSync(concatList)).toBe(true);
+    },
+  );
 });

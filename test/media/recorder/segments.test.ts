@@ -27,7 +27,13 @@ describe('parseSegmentLine', () => {
 });
 
 /** Feeds GOP-long segments as ffmpeg would report them, arriving `delay` ms after their end. */
-function feed(ring: SegmentRing, wallStart: number, streamStart: number, durations: number[], delay: (i: number) => number = () => 0) {
+function feed(
+  ring: SegmentRing,
+  wallStart: number,
+  streamStart: number,
+  durations: number[],
+  delay: (i: number) => number = () => 0,
+) {
   let s = streamStart;
   return durations.map((d, i) => {
     const line = { file: `r1-${i}.ts`, startS: s, endS: s + d };
@@ -126,7 +132,8 @@ describe('SegmentRing', () => {
       const sel = ring.select(from, to);
       expect(sel, `seed ${rng.seed}`).not.toBeNull();
       expect(sel!.startAt).toBeLessThanOrEqual(from);
-      for (let i = 1; i < sel!.segments.length; i++) expect(sel!.segments[i]!.startAt).toBeGreaterThanOrEqual(sel!.segments[i - 1]!.startAt);
+      for (let i = 1; i < sel!.segments.length; i++)
+        expect(sel!.segments[i]!.startAt).toBeGreaterThanOrEqual(sel!.segments[i - 1]!.startAt);
       // It reaches `to`, or ends with the newest segment (the footage so far).
       expect(sel!.endAt >= to || sel!.segments.at(-1)!.file === segs.at(-1)!.file).toBe(true);
     }

@@ -14,17 +14,32 @@ import { firstOnlineDevice, startTestGateway, type TestGateway } from '../../sup
 const run = promisify(execFile);
 let fleet: Fleet;
 /** The camera's RTSP server after the restart test brought it back (the fleet's own one is gone). */
-let restarted: Awaited<ReturnType<typeof import('../../../src/onvif/simulator/rtsp.js').startSimulatedRtsp>> | null = null;
+let restarted: Awaited<ReturnType<typeof import('../../../src/onvif/simulator/rtsp.js').startSimulatedRtsp>> | null =
+  null;
 let t: TestGateway;
 let deviceId = '';
 const logLines: string[] = [];
 
 beforeAll(async () => {
-  fleet = await startFleet({ count: 1, host: '127.0.0.1', basePort: 0, username: 'admin', password: 'cam-secret-7', discovery: null, rtspPort: 0, logger: pino({ level: process.env.SIM_LOG ?? 'silent' }) });
-  t = await startTestGateway({
-    cameras: [{ name: 'Porch', onvif_url: fleet.cameras[0]!.deviceServiceUrl, username: 'admin', password: 'cam-secret-7' }],
-    rtsp: { idle_close_s: 1 },
-  }, { logLines });
+  fleet = await startFleet({
+    count: 1,
+    host: '127.0.0.1',
+    basePort: 0,
+    username: 'admin',
+    password: 'cam-secret-7',
+    discovery: null,
+    rtspPort: 0,
+    logger: pino({ level: process.env.SIM_LOG ?? 'silent' }),
+  });
+  t = await startTestGateway(
+    {
+      cameras: [
+        { name: 'Porch', onvif_url: fleet.cameras[0]!.deviceServiceUrl, username: 'admin', password: 'cam-secret-7' },
+      ],
+      rtsp: { idle_close_s: 1 },
+    },
+    { logLines },
+  );
   deviceId = await firstOnlineDevice(t);
 });
 afterAll(async () => {
@@ -34,13 +49,24 @@ afterAll(async () => {
 });
 
 async function streamUrl(profile = 'main'): Promise<{ stream_url: string; expires_at: string }> {
-  const res = await t.request(`/v1/devices/${deviceId}/stream?profile=${profile}`, { headers: await t.auth('devices:read') });
+  const res = await t.request(`/v1/devices/${deviceId}/stream?profile=${profile}`, {
+    headers: await t.auth('devices:read'),
+  });
   expect(res.status).toBe(200);
   return res.json() as { stream_url: string; expires_at: string };
 }
 
 async function probe(url: string, transport: 'tcp' | 'udp' | null = 'tcp') {
-  const args = ['-v', 'error', ...(transport ? ['-rtsp_transport', transport] : []), '-show_entries', 'stream=codec_name,width,height', '-of', 'json', url];
+  const args = [
+    '-v',
+    'error',
+    ...(transport ? ['-rtsp_transport', transport] : []),
+    '-show_entries',
+    'stream=codec_name,width,height',
+    '-of',
+    'json',
+    url,
+  ];
   const { stdout } = await run('ffprobe', args, { timeout: 20_000 });
   return (JSON.parse(stdout) as { streams: Array<{ codec_name: string; width: number; height: number }> }).streams[0];
 }
@@ -59,17 +85,25 @@ async function metric(name: string): Promise<number> {
 }
 
 describe('live streams through the relay', () => {
-
   it('recovers within seconds when the camera restarts, while a viewer stays connected', async () => {
     const { stream_url } = await streamUrl();
-    const viewer = spawn('ffmpeg', ['-v', 'error', '-rtsp_transport', 'tcp', '-i', stream_url, '-f', 'null', '-'], { stdio: 'ignore' });
+    const viewer = spawn('ffmpeg', ['-v', 'error', '-rtsp_transport', 'tcp', '-i', stream_url, '-f', 'null', '-'], {
+      stdio: 'ignore',
+    });
     try {
       await expect.poll(cameraConnections, { timeout: 10_000 }).toBe(1);
       const port = fleet.rtsp!.port;
       await fleet.rtsp!.stop(); // the camera's RTSP server and encoder go away
       await expect.poll(cameraConnections, { timeout: 10_000 }).toBe(0);
       const { startSimulatedRtsp } = await import('../../../src/onvif/simulator/rtsp.js');
-      restarted = await startSimulatedRtsp({ cameras: 1, host: '127.0.0.1', port, username: 'admin', password: 'cam-secret-7', logger: pino({ level: 'silent' }) });
+      restarted = await startSimulatedRtsp({
+        cameras: 1,
+        host: '127.0.0.1',
+        port,
+        username: 'admin',
+        password: 'cam-secret-7',
+        logger: pino({ level: 'silent' }),
+      });
       // The relay reconnects on its own (the viewer is still attached) …
       await expect.poll(cameraConnections, { timeout: 10_000 }).toBe(1);
       // … and serves new viewers again.
@@ -99,7 +133,22 @@ describe('live streams through the relay', () => {
     for (const protocols of ['tcp', 'udp']) {
       const { stream_url } = await streamUrl();
       // identity eos-after ends the pipeline after 15 decoded frames; gst-launch then exits 0.
-      const pipeline = ['rtspsrc', `location=${stream_url}`, `protocols=${protocols}`, '!', 'rtph264depay', '!', 'h264parse', '!', 'avdec_h264', '!', 'identity', 'eos-after=15', '!', 'fakesink'];
+      const pipeline = [
+        'rtspsrc',
+        `location=${stream_url}`,
+        `protocols=${protocols}`,
+        '!',
+        'rtph264depay',
+        '!',
+        'h264parse',
+        '!',
+        'avdec_h264',
+        '!',
+        'identity',
+        'eos-after=15',
+        '!',
+        'fakesink',
+      ];
       const { stdout } = await run('gst-launch-1.0', ['-v', ...pipeline], { timeout: 30_000 });
       expect(stdout, protocols).toMatch(/video\/x-raw, format=\(string\)I420, width=\(int\)1280, height=\(int\)720/);
       expect(stdout).toMatch(/Got EOS from element/);
@@ -108,7 +157,11 @@ describe('live streams through the relay', () => {
 
   it('plays over UDP with ffmpeg, one UDP session seen in /metrics while it plays', async () => {
     const { stream_url } = await streamUrl();
-    const viewer = spawn('ffmpeg', ['-v', 'error', '-rtsp_transport', 'udp', '-i', stream_url, '-t', '3', '-f', 'null', '-'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const viewer = spawn(
+      'ffmpeg',
+      ['-v', 'error', '-rtsp_transport', 'udp', '-i', stream_url, '-t', '3', '-f', 'null', '-'],
+      { stdio: ['ignore', 'ignore', 'pipe'] },
+    );
     let stderr = '';
     viewer.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     try {
@@ -117,7 +170,9 @@ describe('live streams through the relay', () => {
       const code = await new Promise<number | null>((r) => viewer.on('exit', r));
       // 3 s decoded without complaint. (The simulated camera's stream itself makes ffmpeg warn about
       // a repeated DTS at each keyframe, directly too; that warning says nothing about the relay.)
-      const complaints = stderr.split('\n').filter((l) => l && !/non monotonically increasing dts|Last message repeated/.test(l));
+      const complaints = stderr
+        .split('\n')
+        .filter((l) => l && !/non monotonically increasing dts|Last message repeated/.test(l));
       expect({ code, complaints }).toEqual({ code: 0, complaints: [] });
       expect(await metric('edge_gateway_relay_packets_delivered_total')).toBeGreaterThan(0);
     } finally {
@@ -130,7 +185,11 @@ describe('live streams through the relay', () => {
     const tampered = stream_url.replace(/.(\.[\w-]{22})$/, (m, mac: string) => (m[0] === 'A' ? 'B' : 'A') + mac);
     const signer = TicketSigner.openInDir(t.dataDir, SecretBox.openInDir(t.dataDir));
     const old = signer.issue({ deviceId, profile: 'main', expiresAt: Date.now() - 1000 });
-    const foreign = new TicketSigner(Buffer.alloc(32, 7)).issue({ deviceId, profile: 'main', expiresAt: Date.now() + 60_000 });
+    const foreign = new TicketSigner(Buffer.alloc(32, 7)).issue({
+      deviceId,
+      profile: 'main',
+      expiresAt: Date.now() + 60_000,
+    });
     // A recording's playback ticket, even one naming this device's id, opens no stream.
     const playback = signer.issuePlayback({ recordingId: deviceId, expiresAt: Date.now() + 60_000 });
     const base = stream_url.slice(0, stream_url.lastIndexOf('/') + 1);
@@ -146,17 +205,25 @@ describe('live streams through the relay', () => {
     const open = () =>
       new Promise<{ closed: Promise<void>; sock: import('node:net').Socket }>((resolve) => {
         // From 127.0.0.2: 127.0.0.1 is where the gateway's own recorder connects from, and has no limit.
-        const sock = connect({ port, host: '127.0.0.1', localAddress: '127.0.0.2' }, () => resolve({ sock, closed: new Promise((r) => sock.once('close', () => r())) }));
+        const sock = connect({ port, host: '127.0.0.1', localAddress: '127.0.0.2' }, () =>
+          resolve({ sock, closed: new Promise((r) => sock.once('close', () => r())) }),
+        );
       });
     const conns = await Promise.all(Array.from({ length: 17 }, open)); // the limit is 16
-    const closedNow = await Promise.all(conns.map((c) => Promise.race([c.closed.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), 1000))])));
+    const closedNow = await Promise.all(
+      conns.map((c) =>
+        Promise.race([c.closed.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), 1000))]),
+      ),
+    );
     expect(closedNow.filter(Boolean)).toHaveLength(1);
     for (const c of conns) c.sock.destroy();
     // Garbage instead of RTSP: an error status, then the connection is closed. (The relay may take a
     // moment to see the 17 connections above go, so a refused attempt is tried again.)
     const garbage = () =>
       new Promise<string>((resolve) => {
-        const sock = connect({ port, host: '127.0.0.1', localAddress: '127.0.0.2' }, () => sock.write('\x16\x03\x01 not rtsp at all\r\n\r\n'));
+        const sock = connect({ port, host: '127.0.0.1', localAddress: '127.0.0.2' }, () =>
+          sock.write('\x16\x03\x01 not rtsp at all\r\n\r\n'),
+        );
         let data = '';
         sock.on('data', (d) => (data += d.toString('latin1')));
         sock.on('close', () => resolve(data));
@@ -170,7 +237,24 @@ describe('live streams through the relay', () => {
     // Ten viewers: two decode, eight copy the stream (as a recorder does; ten decoders would
     // measure this machine's two cores rather than the relay).
     const viewers = Array.from({ length: 10 }, (_, i) =>
-      spawn('ffmpeg', ['-v', 'error', '-rtsp_transport', 'tcp', '-i', stream_url, '-t', '4', ...(i < 2 ? [] : ['-c', 'copy']), '-f', 'null', '-'], { stdio: 'ignore' }),
+      spawn(
+        'ffmpeg',
+        [
+          '-v',
+          'error',
+          '-rtsp_transport',
+          'tcp',
+          '-i',
+          stream_url,
+          '-t',
+          '4',
+          ...(i < 2 ? [] : ['-c', 'copy']),
+          '-f',
+          'null',
+          '-',
+        ],
+        { stdio: 'ignore' },
+      ),
     );
     try {
       await expect.poll(cameraConnections, { timeout: 10_000 }).toBe(1);

@@ -43,7 +43,14 @@ function startsWithVps(packet: Buffer): boolean {
 }
 
 beforeAll(async () => {
-  ({ packets: video } = await captureRtp(['-c:v', 'libx265', '-preset', 'ultrafast', '-x265-params', 'log-level=error:keyint=5:min-keyint=5:scenecut=0:bframes=0:repeat-headers=1']));
+  ({ packets: video } = await captureRtp([
+    '-c:v',
+    'libx265',
+    '-preset',
+    'ultrafast',
+    '-x265-params',
+    'log-level=error:keyint=5:min-keyint=5:scenecut=0:bframes=0:repeat-headers=1',
+  ]));
 });
 
 describe('FanOut with H.265 video and an audio track', () => {
@@ -89,7 +96,9 @@ describe('FanOut with H.265 video and an audio track', () => {
     fan.push(1, audioPacket(0)); // audio before any video: nothing to start on yet
     // The whole first keyframe picture is missed (its IDR slice alone would be a start too).
     const first = keyframes[0]!;
-    const afterIt = video.findIndex((p, i) => i > first && readRtpHeader(p)!.timestamp !== readRtpHeader(video[first]!)!.timestamp);
+    const afterIt = video.findIndex(
+      (p, i) => i > first && readRtpHeader(p)!.timestamp !== readRtpHeader(video[first]!)!.timestamp,
+    );
     video.slice(afterIt).forEach((p) => fan.push(0, p));
     expect(r.got[0]).toEqual({ track: 0, packet: video[keyframes[1]!] });
     expect(r.got.some((g) => g.track === 1)).toBe(false);

@@ -37,15 +37,23 @@ beforeAll(async () => {
   ({ packets } = await captureRtp(['-c:v', 'libx264', '-g', '5', '-bf', '0']));
 });
 
-const keyframeIndexes = () => packets.map((p, i) => (isKeyframe(p) && (i === 0 || readRtpHeader(p)!.timestamp !== readRtpHeader(packets[i - 1]!)!.timestamp) ? i : -1)).filter((i) => i >= 0);
+const keyframeIndexes = () =>
+  packets
+    .map((p, i) =>
+      isKeyframe(p) && (i === 0 || readRtpHeader(p)!.timestamp !== readRtpHeader(packets[i - 1]!)!.timestamp) ? i : -1,
+    )
+    .filter((i) => i >= 0);
 
 /** A compound RTCP packet: a sender report (no blocks) then an SDES with a CNAME. */
 function compoundReport(rtpTime: number): Buffer {
-  return Buffer.concat([senderReport({ rtpTime }), Buffer.from('\x81\xca\x00\x03\x00\x00\x00\x01\x01\x04cam1\x00\x00', 'latin1')]);
+  return Buffer.concat([
+    senderReport({ rtpTime }),
+    Buffer.from('\x81\xca\x00\x03\x00\x00\x00\x01\x01\x04cam1\x00\x00', 'latin1'),
+  ]);
 }
 
 describe('FanOut', () => {
-  it('tells where the next reader starts (for RTP-Info): the cached GOP\'s first packet', () => {
+  it("tells where the next reader starts (for RTP-Info): the cached GOP's first packet", () => {
     const fan = new FanOut({ videoTrack: 0, codec: 'H264' });
     expect(fan.startOfNextReader()).toEqual([]); // nothing cached yet
     const [, second] = keyframeIndexes();
@@ -57,7 +65,7 @@ describe('FanOut', () => {
     expect(seq(reader.got[0]!)).toBe(h.sequence);
   });
 
-  it('forwards only the sender report of the camera\'s RTCP, and gives the latest one to new readers', () => {
+  it("forwards only the sender report of the camera's RTCP, and gives the latest one to new readers", () => {
     const fan = new FanOut({ videoTrack: 0, codec: 'H264' });
     const early = new Reader();
     fan.add(early);
@@ -184,7 +192,7 @@ describe('FanOut: RTP-Info names one instant for every track', () => {
     });
   }
 
-  it('from the camera\'s PLAY answer: the audio rtptime is the audio clock at the cached keyframe\'s instant', () => {
+  it("from the camera's PLAY answer: the audio rtptime is the audio clock at the cached keyframe's instant", () => {
     const fan = new FanOut({ videoTrack: 0, codec: 'H264', clockRates: [90000, AUDIO_RATE] });
     fan.setPlayClocks([videoAtPlay(), AUDIO_AT_PLAY]);
     const [, second] = keyframeIndexes();
@@ -211,17 +219,20 @@ describe('FanOut: RTP-Info names one instant for every track', () => {
     // that puts the audio 0.1 s (not 0 s, as the PLAY answer said) after the video.
     fan.pushRtcp(0, senderReport({ ntpSeconds: 1000, rtpTime: videoAtPlay() }));
     const onlyVideo = fan.startOfNextReader();
-    expect(onlyVideo[1]!.rtpTime).toBe((AUDIO_AT_PLAY + Math.round((((keyframe.timestamp - videoAtPlay()) | 0) / 90000) * AUDIO_RATE)) >>> 0);
+    expect(onlyVideo[1]!.rtpTime).toBe(
+      (AUDIO_AT_PLAY + Math.round((((keyframe.timestamp - videoAtPlay()) | 0) / 90000) * AUDIO_RATE)) >>> 0,
+    );
     fan.pushRtcp(1, senderReport({ ntpSeconds: 1002, rtpTime: AUDIO_AT_PLAY + Math.round(1.9 * AUDIO_RATE) }));
     const keyframeWall = 1000 + ((keyframe.timestamp - videoAtPlay()) | 0) / 90000;
-    const audioAtKeyframe = AUDIO_AT_PLAY + Math.round(1.9 * AUDIO_RATE) + Math.round((keyframeWall - 1002) * AUDIO_RATE);
+    const audioAtKeyframe =
+      AUDIO_AT_PLAY + Math.round(1.9 * AUDIO_RATE) + Math.round((keyframeWall - 1002) * AUDIO_RATE);
     expect(fan.startOfNextReader()).toEqual([
       { track: 0, sequence: keyframe.sequence, rtpTime: keyframe.timestamp },
       { track: 1, sequence: second, rtpTime: audioAtKeyframe >>> 0 },
     ]);
   });
 
-  it('with nothing cached, names the latest picture\'s instant and no sequence numbers', () => {
+  it("with nothing cached, names the latest picture's instant and no sequence numbers", () => {
     const fan = new FanOut({ videoTrack: 0, codec: 'H264', clockRates: [90000, AUDIO_RATE] });
     fan.setPlayClocks([videoAtPlay(), AUDIO_AT_PLAY]);
     // A picture that is not a keyframe, as if the camera session had begun mid-group: nothing to cache.
@@ -235,13 +246,14 @@ describe('FanOut: RTP-Info names one instant for every track', () => {
     ]);
   });
 
-  it('without the camera\'s clocks, or after a reset, each track starts at its first cached packet', () => {
+  it("without the camera's clocks, or after a reset, each track starts at its first cached packet", () => {
     const fan = new FanOut({ videoTrack: 0, codec: 'H264', clockRates: [90000, AUDIO_RATE] });
     fan.setPlayClocks([videoAtPlay(), undefined]); // a camera that names only one track
     const [, second] = keyframeIndexes();
     feed(fan, second! + 3);
     const keyframe = readRtpHeader(packets[second!]!)!;
-    const firstAudio = (AUDIO_AT_PLAY + Math.round((((keyframe.timestamp - videoAtPlay()) | 0) / 90000 + 0.3) * AUDIO_RATE)) >>> 0;
+    const firstAudio =
+      (AUDIO_AT_PLAY + Math.round((((keyframe.timestamp - videoAtPlay()) | 0) / 90000 + 0.3) * AUDIO_RATE)) >>> 0;
     expect(fan.startOfNextReader()).toEqual([
       { track: 0, sequence: keyframe.sequence, rtpTime: keyframe.timestamp },
       { track: 1, sequence: second, rtpTime: firstAudio },

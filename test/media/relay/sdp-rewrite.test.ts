@@ -3,7 +3,17 @@ import { rewriteForRelay } from '../../../src/media/relay/sdp-rewrite.js';
 import { SDP_MAX_BYTES, formatSdp, mediaCodecs, parseSdp, type SdpSession } from '../../../src/media/sdp.js';
 import { SdpError } from '../../../src/media/errors.js';
 import { makeRng } from '../../support/fuzz.js';
-import { AXIS, BACKTRACKING_SDPS, crlf, DAHUA, HIKVISION, mutatedSdps, parsedOrRefused, randomSdps, SAMPLES } from '../sdp-samples.js';
+import {
+  AXIS,
+  BACKTRACKING_SDPS,
+  crlf,
+  DAHUA,
+  HIKVISION,
+  mutatedSdps,
+  parsedOrRefused,
+  randomSdps,
+  SAMPLES,
+} from '../sdp-samples.js';
 
 const relay = (sdp: SdpSession): SdpSession => rewriteForRelay(sdp, { trackControls: (i) => `trackID=${i}` });
 
@@ -19,18 +29,27 @@ describe('rewriteForRelay', () => {
     expect(again.control).toBe('*');
     expect(again.media.map((m) => m.control)).toEqual(parsed.media.map((_, i) => `trackID=${i}`));
     for (const secret of sample.secrets) expect(out).not.toContain(secret);
-    for (const host of sample.hosts) expect(out).not.toMatch(new RegExp(`(^|[^A-Za-z0-9.-])${host}([^A-Za-z0-9-]|$)`, 'm'));
+    for (const host of sample.hosts)
+      expect(out).not.toMatch(new RegExp(`(^|[^A-Za-z0-9.-])${host}([^A-Za-z0-9-]|$)`, 'm'));
     expect(credentialedUrls(out)).toEqual([]);
     expect(out).not.toContain('://');
     expect(out).not.toMatch(/^[uep]=/m);
     expect(out).not.toMatch(/^a=tool:/m);
-    for (const c of [again.connection, ...again.media.map((m) => m.connection)]) if (c) expect(c.address).toBe('0.0.0.0');
-    expect(again.origin).toMatchObject({ username: '-', sessionId: parsed.origin?.sessionId, sessionVersion: parsed.origin?.sessionVersion, address: '0.0.0.0' });
+    for (const c of [again.connection, ...again.media.map((m) => m.connection)])
+      if (c) expect(c.address).toBe('0.0.0.0');
+    expect(again.origin).toMatchObject({
+      username: '-',
+      sessionId: parsed.origin?.sessionId,
+      sessionVersion: parsed.origin?.sessionVersion,
+      address: '0.0.0.0',
+    });
 
     // Codecs, parameter sets and vendor attributes are what the viewers' players need.
     expect(mediaCodecs(again)).toEqual(mediaCodecs(parsed));
     for (const line of sample.vendorLines) expect(out).toContain(`\r\n${line}`);
-    expect(again.media.map((m) => [m.media, m.port, m.proto, m.formats])).toEqual(parsed.media.map((m) => [m.media, m.port, m.proto, m.formats]));
+    expect(again.media.map((m) => [m.media, m.port, m.proto, m.formats])).toEqual(
+      parsed.media.map((m) => [m.media, m.port, m.proto, m.formats]),
+    );
   });
 
   it.each(SAMPLES)('$name: round trip and rewrite are stable', (sample) => {
@@ -58,11 +77,37 @@ describe('rewriteForRelay', () => {
 
   it('adds what the camera left out: o=, s=, t=, c= and the controls', () => {
     const out = formatSdp(relay(parseSdp('v=0\nm=video 0 RTP/AVP 96\na=rtpmap:96 H264/90000\n')));
-    expect(out).toBe(crlf(['v=0', 'o=- 0 0 IN IP4 0.0.0.0', 's=-', 'c=IN IP4 0.0.0.0', 't=0 0', 'a=control:*', 'm=video 0 RTP/AVP 96', 'a=rtpmap:96 H264/90000', 'a=control:trackID=0']));
+    expect(out).toBe(
+      crlf([
+        'v=0',
+        'o=- 0 0 IN IP4 0.0.0.0',
+        's=-',
+        'c=IN IP4 0.0.0.0',
+        't=0 0',
+        'a=control:*',
+        'm=video 0 RTP/AVP 96',
+        'a=rtpmap:96 H264/90000',
+        'a=control:trackID=0',
+      ]),
+    );
   });
 
   it('keeps one o= and one control per level when the camera repeats them, and IPv6 connections unspecified', () => {
-    const sdp = parseSdp(crlf(['v=0', 'o=- 1 1 IN IP6 fe80::1', 'o=- 2 2 IN IP4 10.9.9.9', 's=x', 'c=IN IP6 fe80::1', 't=0 0', 'a=control:*', 'a=control:rtsp://[fe80::1]/x', 'm=video 0 RTP/AVP 96', 'a=control:a', 'a=control:b']));
+    const sdp = parseSdp(
+      crlf([
+        'v=0',
+        'o=- 1 1 IN IP6 fe80::1',
+        'o=- 2 2 IN IP4 10.9.9.9',
+        's=x',
+        'c=IN IP6 fe80::1',
+        't=0 0',
+        'a=control:*',
+        'a=control:rtsp://[fe80::1]/x',
+        'm=video 0 RTP/AVP 96',
+        'a=control:a',
+        'a=control:b',
+      ]),
+    );
     const out = formatSdp(relay(sdp));
     expect(out.match(/a=control:/g)).toHaveLength(2);
     expect(out.match(/^o=/gm)).toHaveLength(1);
@@ -98,7 +143,19 @@ describe('rewriteForRelay', () => {
 
   it('never drops v=, t= or b= for looking like a garbled camera address (fuzz seed 4)', () => {
     const out = formatSdp(relay(parseSdp('v=0\nc=IN IP4 0/.0.0.0\nt=0 0\nb=AS:0\nm=video 0 RTP/AVP 96\n')));
-    expect(out).toBe(crlf(['v=0', 'o=- 0 0 IN IP4 0.0.0.0', 's=-', 'c=IN IP4 0.0.0.0', 't=0 0', 'b=AS:0', 'a=control:*', 'm=video 0 RTP/AVP 96', 'a=control:trackID=0']));
+    expect(out).toBe(
+      crlf([
+        'v=0',
+        'o=- 0 0 IN IP4 0.0.0.0',
+        's=-',
+        'c=IN IP4 0.0.0.0',
+        't=0 0',
+        'b=AS:0',
+        'a=control:*',
+        'm=video 0 RTP/AVP 96',
+        'a=control:trackID=0',
+      ]),
+    );
   });
 
   it.each([
@@ -110,7 +167,12 @@ describe('rewriteForRelay', () => {
   });
 
   it('refuses an origin that would break the o= line', () => {
-    expect(() => rewriteForRelay(parseSdp(DAHUA), { trackControls: (i) => `t${i}`, origin: { username: 'a b', sessionId: '1', address: '10.0.0.1' } })).toThrow(SdpError);
+    expect(() =>
+      rewriteForRelay(parseSdp(DAHUA), {
+        trackControls: (i) => `t${i}`,
+        origin: { username: 'a b', sessionId: '1', address: '10.0.0.1' },
+      }),
+    ).toThrow(SdpError);
   });
 });
 
@@ -125,7 +187,8 @@ describe('rewriteForRelay fuzz', () => {
     const out = formatSdp(relay(sdp));
     expect(credentialedUrls(out)).toEqual([]);
     expect(out).not.toMatch(/^[uep]=/m);
-    if (Buffer.byteLength(out) <= SDP_MAX_BYTES) expect(parseSdp(out).media.map((m) => m.control)).toEqual(sdp.media.map((_, i) => `trackID=${i}`));
+    if (Buffer.byteLength(out) <= SDP_MAX_BYTES)
+      expect(parseSdp(out).media.map((m) => m.control)).toEqual(sdp.media.map((_, i) => `trackID=${i}`));
   };
 
   it(`mutated camera SDPs rewrite cleanly (seed ${seed})`, () => {

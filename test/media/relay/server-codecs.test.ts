@@ -154,13 +154,19 @@ class RawRtsp {
   }
 
   /** Sends a request and returns its answer, skipping interleaved packets; answers one Digest challenge. */
-  async request(method: string, uri: string, headers: Record<string, string> = {}, credentials?: { user: string; password: string }): Promise<Response> {
+  async request(
+    method: string,
+    uri: string,
+    headers: Record<string, string> = {},
+    credentials?: { user: string; password: string },
+  ): Promise<Response> {
     let res = await this.send(method, uri, headers);
     if (res.status === 401 && credentials) {
       const challenge = res.headers.get('www-authenticate') ?? '';
       const realm = /realm="([^"]*)"/.exec(challenge)?.[1];
       const nonce = /nonce="([^"]*)"/.exec(challenge)?.[1];
-      if (!challenge.startsWith('Digest') || realm === undefined || nonce === undefined || /qop=/.test(challenge)) throw new Error(`unexpected challenge: ${challenge}`);
+      if (!challenge.startsWith('Digest') || realm === undefined || nonce === undefined || /qop=/.test(challenge))
+        throw new Error(`unexpected challenge: ${challenge}`);
       const md5 = (s: string) => createHash('md5').update(s).digest('hex');
       const ha1 = md5(`${credentials.user}:${realm}:${credentials.password}`);
       this.auth = (m, u) =>
@@ -173,7 +179,11 @@ class RawRtsp {
   private async send(method: string, uri: string, headers: Record<string, string>): Promise<Response> {
     const all: Record<string, string> = { CSeq: String(++this.cseq), ...headers };
     if (this.auth) all.Authorization = this.auth(method, uri);
-    this.sock.write(`${method} ${uri} RTSP/1.0\r\n${Object.entries(all).map(([k, v]) => `${k}: ${v}\r\n`).join('')}\r\n`);
+    this.sock.write(
+      `${method} ${uri} RTSP/1.0\r\n${Object.entries(all)
+        .map(([k, v]) => `${k}: ${v}\r\n`)
+        .join('')}\r\n`,
+    );
     for (;;) {
       if (this.buf.length >= 4 && this.buf[0] === 0x24) {
         const end = 4 + this.buf.readUInt16BE(2);
@@ -216,7 +226,9 @@ class RawRtsp {
       } else if (this.buf.length > 0 && this.buf[0] !== 0x24) {
         const head = this.buf.indexOf('\r\n\r\n');
         if (head >= 0) {
-          const length = Number(/content-length:\s*(\d+)/i.exec(this.buf.subarray(0, head).toString('latin1'))?.[1] ?? 0);
+          const length = Number(
+            /content-length:\s*(\d+)/i.exec(this.buf.subarray(0, head).toString('latin1'))?.[1] ?? 0,
+          );
           if (this.buf.length >= head + 4 + length) {
             this.buf = this.buf.subarray(head + 4 + length);
             continue;
@@ -240,7 +252,12 @@ async function describeCamera(mount: ExtraMount): Promise<Response> {
   for (let attempt = 1; ; attempt++) {
     const cam = await RawRtsp.open(camera.url(0, mount));
     try {
-      return await cam.request('DESCRIBE', camera.url(0, mount), { Accept: 'application/sdp' }, { user: USER, password: PASSWORD });
+      return await cam.request(
+        'DESCRIBE',
+        camera.url(0, mount),
+        { Accept: 'application/sdp' },
+        { user: USER, password: PASSWORD },
+      );
     } catch (err) {
       if (attempt >= 3 || !/connection closed/.test((err as Error).message)) throw err;
       await new Promise((r) => setTimeout(r, 300 * attempt));
@@ -259,7 +276,10 @@ async function play(url: string): Promise<{ client: RawRtsp; sdp: string }> {
   expect(tracks).toEqual(['trackID=0', 'trackID=1']);
   let session = '';
   for (const [i, track] of tracks.entries()) {
-    const res = await client.request('SETUP', `${url}/${track}`, { Transport: `RTP/AVP/TCP;unicast;interleaved=${2 * i}-${2 * i + 1}`, ...(session ? { Session: session } : {}) });
+    const res = await client.request('SETUP', `${url}/${track}`, {
+      Transport: `RTP/AVP/TCP;unicast;interleaved=${2 * i}-${2 * i + 1}`,
+      ...(session ? { Session: session } : {}),
+    });
     expect(res.status).toBe(200);
     session = (res.headers.get('session') ?? '').split(';')[0] ?? '';
   }
@@ -277,7 +297,8 @@ function rtp(packet: Buffer): { payloadType: number; payload: Buffer } {
 /** RFC 7798: a VPS, or the first slice of an IRAP picture, alone, first in an AP, or in a starting FU. */
 function h265Keyframe(p: Buffer): boolean {
   const type = ((p[0] as number) >> 1) & 0x3f;
-  const starts = (t: number, firstByte: number | undefined) => t === 32 || (t >= 16 && t <= 21 && ((firstByte ?? 0) & 0x80) !== 0);
+  const starts = (t: number, firstByte: number | undefined) =>
+    t === 32 || (t >= 16 && t <= 21 && ((firstByte ?? 0) & 0x80) !== 0);
   if (type === 48) return starts(((p[4] as number) >> 1) & 0x3f, p[6]);
   if (type === 49) return ((p[2] as number) & 0x80) !== 0 && starts((p[2] as number) & 0x3f, p[3]);
   return starts(type, p[2]);
@@ -296,7 +317,17 @@ describe('H.265 and audio tracks through the relay', () => {
   it.each(CASES)('ffprobe over TCP sees the video and audio of $mount with their parameters', async (c) => {
     const { stdout } = await run(
       'ffprobe',
-      ['-v', 'error', '-rtsp_transport', 'tcp', '-show_entries', 'stream=codec_type,codec_name,width,height,sample_rate,channels', '-of', 'json', streamUrl(c.mount)],
+      [
+        '-v',
+        'error',
+        '-rtsp_transport',
+        'tcp',
+        '-show_entries',
+        'stream=codec_type,codec_name,width,height,sample_rate,channels',
+        '-of',
+        'json',
+        streamUrl(c.mount),
+      ],
       { timeout: 20_000 },
     );
     const { streams: found } = JSON.parse(stdout) as { streams: Array<Record<string, unknown>> };
@@ -311,7 +342,22 @@ describe('H.265 and audio tracks through the relay', () => {
     // different instants made the audio jump back there (seen in CI).
     await expect.poll(cameraConnections, { timeout: 10_000 }).toBe(0);
     const both = ['-map', '0:v', '-map', '0:a', '-t', '5'];
-    const res = await runClient('ffmpeg', ['-v', 'error', '-rtsp_transport', 'tcp', '-i', streamUrl(c.mount), ...both, '-f', 'null', '-', ...both, '-f', 'framecrc', 'pipe:1']);
+    const res = await runClient('ffmpeg', [
+      '-v',
+      'error',
+      '-rtsp_transport',
+      'tcp',
+      '-i',
+      streamUrl(c.mount),
+      ...both,
+      '-f',
+      'null',
+      '-',
+      ...both,
+      '-f',
+      'framecrc',
+      'pipe:1',
+    ]);
     expect(res.stderr).toBe('');
     expect(res.code).toBe(0);
     const frames = res.stdout.split('\n').filter((l) => /^\d+,/.test(l));
@@ -350,37 +396,40 @@ describe('H.265 and audio tracks through the relay', () => {
     }
   });
 
-  it.each(CASES)('a viewer joining $mount while another plays starts on a keyframe and gets the audio too', async (c) => {
-    const first = await play(streamUrl(c.mount));
-    try {
-      // Once the first viewer has a video packet, the relay has seen a keyframe and cached its group.
-      for (let p = await first.client.packet(); p.channel !== 0; p = await first.client.packet());
-      const second = await play(streamUrl(c.mount));
+  it.each(CASES)(
+    'a viewer joining $mount while another plays starts on a keyframe and gets the audio too',
+    async (c) => {
+      const first = await play(streamUrl(c.mount));
       try {
-        const pts = [...second.sdp.matchAll(/^m=(video|audio) 0 RTP\/AVP (\d+)/gm)].map((m) => Number(m[2]));
-        let video: Buffer | null = null;
-        let nextPicture: Buffer | null = null;
-        let audio: Buffer | null = null;
-        while (!nextPicture || !audio) {
-          const p = await second.client.packet();
-          if (p.channel === 2) audio ??= p.data;
-          else if (p.channel !== 0) continue;
-          else if (!video) video = p.data;
-          else if (p.data.readUInt32BE(4) !== video.readUInt32BE(4)) nextPicture ??= p.data;
+        // Once the first viewer has a video packet, the relay has seen a keyframe and cached its group.
+        for (let p = await first.client.packet(); p.channel !== 0; p = await first.client.packet());
+        const second = await play(streamUrl(c.mount));
+        try {
+          const pts = [...second.sdp.matchAll(/^m=(video|audio) 0 RTP\/AVP (\d+)/gm)].map((m) => Number(m[2]));
+          let video: Buffer | null = null;
+          let nextPicture: Buffer | null = null;
+          let audio: Buffer | null = null;
+          while (!nextPicture || !audio) {
+            const p = await second.client.packet();
+            if (p.channel === 2) audio ??= p.data;
+            else if (p.channel !== 0) continue;
+            else if (!video) video = p.data;
+            else if (p.data.readUInt32BE(4) !== video.readUInt32BE(4)) nextPicture ??= p.data;
+          }
+          expect(c.keyframe(rtp(video as Buffer).payload)).toBe(true);
+          // The picture after it is not a keyframe (one a second): the check above can tell them apart.
+          expect(c.keyframe(rtp(nextPicture).payload)).toBe(false);
+          expect(rtp(video as Buffer).payloadType).toBe(pts[0]);
+          expect(rtp(audio).payloadType).toBe(pts[1]);
+          expect(rtp(audio).payload.length).toBeGreaterThan(0);
+        } finally {
+          second.client.close();
         }
-        expect(c.keyframe(rtp(video as Buffer).payload)).toBe(true);
-        // The picture after it is not a keyframe (one a second): the check above can tell them apart.
-        expect(c.keyframe(rtp(nextPicture).payload)).toBe(false);
-        expect(rtp(video as Buffer).payloadType).toBe(pts[0]);
-        expect(rtp(audio).payloadType).toBe(pts[1]);
-        expect(rtp(audio).payload.length).toBeGreaterThan(0);
       } finally {
-        second.client.close();
+        first.client.close();
       }
-    } finally {
-      first.client.close();
-    }
-  });
+    },
+  );
 
   it('three viewers of the H.265 stream share one camera session', async () => {
     // Earlier tests' camera sessions end idleCloseS after their last viewer; start from none.
@@ -388,9 +437,30 @@ describe('H.265 and audio tracks through the relay', () => {
     const url = streamUrl('h265aac');
     const viewers = Array.from({ length: 3 }, () => {
       // No -t: each plays until it is told to quit (q on stdin), so that all three play at once.
-      const child = spawn('ffmpeg', ['-v', 'error', '-nostats', '-progress', 'pipe:1', '-rtsp_transport', 'tcp', '-i', url, '-map', '0:v', '-map', '0:a', '-f', 'null', '-'], {
-        stdio: ['pipe', 'pipe', 'pipe'],
-      });
+      const child = spawn(
+        'ffmpeg',
+        [
+          '-v',
+          'error',
+          '-nostats',
+          '-progress',
+          'pipe:1',
+          '-rtsp_transport',
+          'tcp',
+          '-i',
+          url,
+          '-map',
+          '0:v',
+          '-map',
+          '0:a',
+          '-f',
+          'null',
+          '-',
+        ],
+        {
+          stdio: ['pipe', 'pipe', 'pipe'],
+        },
+      );
       const state = { frames: 0, stderr: '', exit: new Promise<number | null>((r) => child.once('exit', r)) };
       child.stdout.on('data', (d: Buffer) => {
         for (const m of d.toString().matchAll(/^frame=(\d+)$/gm)) state.frames = Number(m[1]);

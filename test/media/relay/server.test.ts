@@ -36,13 +36,49 @@ const url = (server: RelayServer, profile: 'main' | 'sub' = 'sub') =>
   `rtsp://127.0.0.1:${server.port}/live/${tickets.issue({ deviceId: 'dev1', profile, expiresAt: Date.now() + 60_000 })}`;
 
 beforeAll(async () => {
-  camera = await startSimulatedRtsp({ cameras: 1, host: '127.0.0.1', port: 0, username: 'admin', password: 'relay-test', logger });
-  const locate = (_id: string, profile: 'main' | 'sub') => ({ url: camera.url(0, profile), username: 'admin', password: 'relay-test' });
+  camera = await startSimulatedRtsp({
+    cameras: 1,
+    host: '127.0.0.1',
+    port: 0,
+    username: 'admin',
+    password: 'relay-test',
+    logger,
+  });
+  const locate = (_id: string, profile: 'main' | 'sub') => ({
+    url: camera.url(0, profile),
+    username: 'admin',
+    password: 'relay-test',
+  });
   streams = new RelayStreams({ locate, logger, idleCloseS: 30 });
-  relay = await startRelayServer({ host: '127.0.0.1', port: 0, udpPort: 0, tickets, streams, logger, sessionTimeoutS: 1, sweepMs: 100, maxConnectionsPerAddress: 3, trustedAddress: () => false });
-  slowStreams = new RelayStreams({ locate, logger, idleCloseS: 30, readerLimits: { maxPendingBytes: 64 * 1024, maxBehindMs: 300 } });
+  relay = await startRelayServer({
+    host: '127.0.0.1',
+    port: 0,
+    udpPort: 0,
+    tickets,
+    streams,
+    logger,
+    sessionTimeoutS: 1,
+    sweepMs: 100,
+    maxConnectionsPerAddress: 3,
+    trustedAddress: () => false,
+  });
+  slowStreams = new RelayStreams({
+    locate,
+    logger,
+    idleCloseS: 30,
+    readerLimits: { maxPendingBytes: 64 * 1024, maxBehindMs: 300 },
+  });
   strict = await startRelayServer({ host: '127.0.0.1', port: 0, udpPort: 0, tickets, streams: slowStreams, logger });
-  short = await startRelayServer({ host: '127.0.0.1', port: 0, udpPort: 0, tickets, streams, logger, maxSessionS: 2, sweepMs: 100 });
+  short = await startRelayServer({
+    host: '127.0.0.1',
+    port: 0,
+    udpPort: 0,
+    tickets,
+    streams,
+    logger,
+    maxSessionS: 2,
+    sweepMs: 100,
+  });
 });
 afterAll(async () => {
   await relay?.close();
@@ -53,7 +89,13 @@ afterAll(async () => {
   await camera?.stop();
 });
 
-function udpPair(): Promise<{ rtp: UdpSocket; rtcp: UdpSocket; port: number; received: Array<{ port: number; size: number }>; reports: Buffer[] }> {
+function udpPair(): Promise<{
+  rtp: UdpSocket;
+  rtcp: UdpSocket;
+  port: number;
+  received: Array<{ port: number; size: number }>;
+  reports: Buffer[];
+}> {
   return new Promise((resolve, reject) => {
     const attempt = (n: number) => {
       const port = 40_000 + 2 * Math.floor(Math.random() * 5000);
@@ -118,7 +160,12 @@ describe('relay server', () => {
       const { setup, play } = await client.play(url(relay), `RTP/AVP;unicast;client_port=${udp.port}-${udp.port + 1}`);
       expect(play.status).toBe(200);
       const [transport] = parseTransport(setup.headers.get('transport') ?? '');
-      expect(transport).toMatchObject({ lowerTransport: 'UDP', clientPort: [udp.port, udp.port + 1], serverPort: relay.udpPorts, destination: '127.0.0.1' });
+      expect(transport).toMatchObject({
+        lowerTransport: 'UDP',
+        clientPort: [udp.port, udp.port + 1],
+        serverPort: relay.udpPorts,
+        destination: '127.0.0.1',
+      });
       await expect.poll(() => udp.received.length, { timeout: 10_000 }).toBeGreaterThan(20);
       expect(new Set(udp.received.map((r) => r.port))).toEqual(new Set([relay.udpPorts[0]]));
       expect(relay.stats().sessions.udp).toBe(1);
@@ -175,8 +222,12 @@ describe('relay server', () => {
       const u = url(relay);
       expect((await client.request('RECORD', u)).status).toBe(501);
       expect((await client.request('DESCRIBE', u.replace('/live/', '/other/'))).status).toBe(404);
-      expect((await client.request('SETUP', `${u}/trackID=9`, { Transport: 'RTP/AVP/TCP;interleaved=0-1' })).status).toBe(404);
-      expect((await client.request('SETUP', `${u}/trackID=0`, { Transport: 'RTP/AVP;multicast;port=5000-5001' })).status).toBe(461);
+      expect(
+        (await client.request('SETUP', `${u}/trackID=9`, { Transport: 'RTP/AVP/TCP;interleaved=0-1' })).status,
+      ).toBe(404);
+      expect(
+        (await client.request('SETUP', `${u}/trackID=0`, { Transport: 'RTP/AVP;multicast;port=5000-5001' })).status,
+      ).toBe(461);
       expect((await client.request('SETUP', `${u}/trackID=0`, { Transport: 'RTP/AVP;unicast' })).status).toBe(461); // no client_port
       expect((await client.request('PLAY', u)).status).toBe(454);
       expect((await client.request('PLAY', u, { Session: 'deadbeefdeadbeef' })).status).toBe(454);
@@ -185,7 +236,10 @@ describe('relay server', () => {
       expect((await client.request('OPTIONS', '*')).status).toBe(200);
       // Each SETUP without a Session header starts a session; the 4th from one address is one too many.
       const sessions: number[] = [];
-      for (let i = 0; i < 4; i++) sessions.push((await client.request('SETUP', `${u}/trackID=0`, { Transport: 'RTP/AVP/TCP;interleaved=0-1' })).status);
+      for (let i = 0; i < 4; i++)
+        sessions.push(
+          (await client.request('SETUP', `${u}/trackID=0`, { Transport: 'RTP/AVP/TCP;interleaved=0-1' })).status,
+        );
       expect(sessions).toEqual([200, 200, 200, 453]);
     } finally {
       client.close();
@@ -195,8 +249,20 @@ describe('relay server', () => {
 
   it('a flood of refused connections writes a bounded number of log lines, and /metrics counts every one', async () => {
     const lines: Array<{ msg: string; address?: string; suppressed?: number; total?: number }> = [];
-    const logged = pino({ level: 'info' }, { write: (l: string) => void lines.push(JSON.parse(l) as (typeof lines)[number]) });
-    const server = await startRelayServer({ host: '127.0.0.1', port: 0, udpPort: 0, tickets, streams, logger: logged, maxConnectionsPerAddress: 2, trustedAddress: () => false });
+    const logged = pino(
+      { level: 'info' },
+      { write: (l: string) => void lines.push(JSON.parse(l) as (typeof lines)[number]) },
+    );
+    const server = await startRelayServer({
+      host: '127.0.0.1',
+      port: 0,
+      udpPort: 0,
+      tickets,
+      streams,
+      logger: logged,
+      maxConnectionsPerAddress: 2,
+      trustedAddress: () => false,
+    });
     const registry = new Registry();
     registerRelayMetrics(registry, { server: () => server.stats(), streams: () => streams.stats() });
     const FLOOD = 300;
@@ -216,9 +282,13 @@ describe('relay server', () => {
       expect(server.stats().connections).toBe(2);
       const refusedLines = () => lines.filter((l) => l.msg.startsWith('relay: too many connections from one address'));
       // The first refusal is written with its address; the rest wait for the summary.
-      expect(refusedLines()).toEqual([expect.objectContaining({ msg: 'relay: too many connections from one address', address: '127.0.0.1' })]);
+      expect(refusedLines()).toEqual([
+        expect.objectContaining({ msg: 'relay: too many connections from one address', address: '127.0.0.1' }),
+      ]);
       const text = await registry.metrics();
-      expect(text).toMatch(new RegExp(`^edge_gateway_relay_connections_refused_total\\{reason="per_address_limit"\\} ${FLOOD}$`, 'm'));
+      expect(text).toMatch(
+        new RegExp(`^edge_gateway_relay_connections_refused_total\\{reason="per_address_limit"\\} ${FLOOD}$`, 'm'),
+      );
       await server.close();
       open = false;
       // At close the summary accounts for the rest: two lines for the whole flood.
@@ -232,13 +302,31 @@ describe('relay server', () => {
 
   it('a request failing unexpectedly, repeated at will, is logged once (the rest in a summary)', async () => {
     const lines: Array<{ msg: string; method?: string; suppressed?: number }> = [];
-    const logged = pino({ level: 'info' }, { write: (l: string) => void lines.push(JSON.parse(l) as (typeof lines)[number]) });
-    const broken = new RelayStreams({ locate: () => { throw new Error('the camera table is unreadable'); }, logger, idleCloseS: 30 });
-    const server = await startRelayServer({ host: '127.0.0.1', port: 0, udpPort: 0, tickets, streams: broken, logger: logged });
+    const logged = pino(
+      { level: 'info' },
+      { write: (l: string) => void lines.push(JSON.parse(l) as (typeof lines)[number]) },
+    );
+    const broken = new RelayStreams({
+      locate: () => {
+        throw new Error('the camera table is unreadable');
+      },
+      logger,
+      idleCloseS: 30,
+    });
+    const server = await startRelayServer({
+      host: '127.0.0.1',
+      port: 0,
+      udpPort: 0,
+      tickets,
+      streams: broken,
+      logger: logged,
+    });
     const client = await TestRtspClient.open(server.port);
     try {
       for (let i = 0; i < 30; i++) expect((await client.request('DESCRIBE', url(server))).status).toBe(500);
-      expect(lines.filter((l) => l.msg.startsWith('relay: request failed'))).toEqual([expect.objectContaining({ msg: 'relay: request failed', method: 'DESCRIBE' })]);
+      expect(lines.filter((l) => l.msg.startsWith('relay: request failed'))).toEqual([
+        expect.objectContaining({ msg: 'relay: request failed', method: 'DESCRIBE' }),
+      ]);
     } finally {
       client.close();
       await server.close();
@@ -258,7 +346,9 @@ describe('relay server', () => {
 
   it('disconnects a viewer that stops reading, while another keeps playing', async () => {
     const fine = await TestRtspClient.open(strict.port);
-    const stalled = spawn('/usr/bin/python3', [STALLED_VIEWER, String(strict.port), url(strict, 'main')], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const stalled = spawn('/usr/bin/python3', [STALLED_VIEWER, String(strict.port), url(strict, 'main')], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     try {
       await fine.play(url(strict, 'main'));
       await new Promise<void>((resolve, reject) => {
@@ -309,7 +399,11 @@ describe('relay server', () => {
   });
 
   it('closes the camera session idle_close_s after its last reader leaves, and opens it again for the next', async () => {
-    const locate = (_id: string, profile: 'main' | 'sub') => ({ url: camera.url(0, profile), username: 'admin', password: 'relay-test' });
+    const locate = (_id: string, profile: 'main' | 'sub') => ({
+      url: camera.url(0, profile),
+      username: 'admin',
+      password: 'relay-test',
+    });
     const idle = new RelayStreams({ locate, logger, idleCloseS: 1 });
     const server = await startRelayServer({ host: '127.0.0.1', port: 0, udpPort: 0, tickets, streams: idle, logger });
     try {
@@ -350,7 +444,10 @@ describe('relay server', () => {
       return bytes;
     };
     for (let round = 0; round < 150; round++) {
-      const input = rand(5) === 0 ? randomBytes(1 + rand(3000)) : Buffer.concat(Array.from({ length: 1 + rand(3) }, () => mutate(valid[rand(valid.length)]!)));
+      const input =
+        rand(5) === 0
+          ? randomBytes(1 + rand(3000))
+          : Buffer.concat(Array.from({ length: 1 + rand(3) }, () => mutate(valid[rand(valid.length)]!)));
       const answer = await new Promise<string>((resolve) => {
         const sock = connect(relay.port, '127.0.0.1', () => {
           sock.write(input);
@@ -363,7 +460,8 @@ describe('relay server', () => {
         sock.on('close', () => resolve(data));
       });
       // Whatever it answered is a well-formed sequence of RTSP answers (or interleaved data).
-      for (const line of answer.split('\r\n').filter((l) => l.startsWith('RTSP/'))) expect(line).toMatch(/^RTSP\/1\.0 [1-5]\d\d [A-Za-z -]+$/);
+      for (const line of answer.split('\r\n').filter((l) => l.startsWith('RTSP/')))
+        expect(line).toMatch(/^RTSP\/1\.0 [1-5]\d\d [A-Za-z -]+$/);
     }
     const client = await TestRtspClient.open(relay.port);
     try {
@@ -387,8 +485,22 @@ describe('relay server', () => {
     await new Promise<void>((r) => slowCamera.listen(0, '127.0.0.1', r));
     const address = slowCamera.address();
     const cameraPort = typeof address === 'object' && address ? address.port : 0;
-    const slowStreams = new RelayStreams({ locate: () => ({ url: `rtsp://127.0.0.1:${cameraPort}/slow`, username: null, password: null }), logger, idleCloseS: 30 });
-    const server = await startRelayServer({ host: '127.0.0.1', port: 0, udpPort: 0, tickets, streams: slowStreams, logger, sessionTimeoutS: 1, sweepMs: 100, trustedAddress: () => false });
+    const slowStreams = new RelayStreams({
+      locate: () => ({ url: `rtsp://127.0.0.1:${cameraPort}/slow`, username: null, password: null }),
+      logger,
+      idleCloseS: 30,
+    });
+    const server = await startRelayServer({
+      host: '127.0.0.1',
+      port: 0,
+      udpPort: 0,
+      tickets,
+      streams: slowStreams,
+      logger,
+      sessionTimeoutS: 1,
+      sweepMs: 100,
+      trustedAddress: () => false,
+    });
     const client = await TestRtspClient.open(server.port);
     try {
       const answer = await client.request('DESCRIBE', url(server), { Accept: 'application/sdp' });

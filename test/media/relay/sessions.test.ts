@@ -43,7 +43,8 @@ describe('InterleavedBatch', () => {
     const reader = new RtspStreamReader();
     reader.push(Buffer.concat(socket.bursts[0]!));
     const got: Array<[number, Buffer]> = [];
-    for (let item = reader.next(); item; item = reader.next()) if (item.kind === 'interleaved') got.push([item.channel, Buffer.from(item.payload)]);
+    for (let item = reader.next(); item; item = reader.next())
+      if (item.kind === 'interleaved') got.push([item.channel, Buffer.from(item.payload)]);
     expect(got).toEqual(packets.map((p, i) => [channels[i], p]));
     // The packets themselves are written, not copies.
     expect(socket.bursts[0]!.filter((_, i) => i % 2 === 1)).toEqual(packets);

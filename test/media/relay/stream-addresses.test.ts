@@ -43,9 +43,15 @@ describe('stream addresses', () => {
     const a = issuer().webrtc({ deviceId: 'cam-1', profile: 'main', requestHost: '127.0.0.1' });
     const ticket = ticketOf(a.url, new RegExp(`^https://127\\.0\\.0\\.1:8443/live/${TICKET}/whep$`));
     expect(tickets.verify(ticket, NOW).profile).toBe('main');
-    expect(issuer().webrtc({ deviceId: 'cam-1', profile: 'main', requestHost: 'GW.example.lan' }).url).toMatch(/^https:\/\/gw\.example\.lan:8443\//);
-    expect(issuer().webrtc({ deviceId: 'cam-1', profile: 'main', requestHost: '[::1]' }).url).toMatch(/^https:\/\/\[::1\]:8443\//);
-    expect(issuer().webrtc({ deviceId: 'cam-1', profile: 'main', requestHost: `${os.hostname()}.local` }).url).toMatch(new RegExp(`^https://${os.hostname().toLowerCase().replace(/\./g, '\\.')}\\.local:8443/`));
+    expect(issuer().webrtc({ deviceId: 'cam-1', profile: 'main', requestHost: 'GW.example.lan' }).url).toMatch(
+      /^https:\/\/gw\.example\.lan:8443\//,
+    );
+    expect(issuer().webrtc({ deviceId: 'cam-1', profile: 'main', requestHost: '[::1]' }).url).toMatch(
+      /^https:\/\/\[::1\]:8443\//,
+    );
+    expect(issuer().webrtc({ deviceId: 'cam-1', profile: 'main', requestHost: `${os.hostname()}.local` }).url).toMatch(
+      new RegExp(`^https://${os.hostname().toLowerCase().replace(/\./g, '\\.')}\\.local:8443/`),
+    );
   });
 
   it('hls: the playlist on the API port, same host rule', () => {
@@ -56,15 +62,24 @@ describe('stream addresses', () => {
 
   it('a Host that is not this box (a proxy, a forged header) is never echoed: rtsp.public_host instead', () => {
     for (const host of ['evil.example', '203.0.113.9', '', 'gw.example.lan.evil', '127.0.0.1.nip.io']) {
-      expect(issuer().webrtc({ deviceId: 'cam-1', profile: 'main', requestHost: host }).url).toMatch(/^https:\/\/192\.0\.2\.10:8443\//);
-      expect(issuer().hls({ deviceId: 'cam-1', profile: 'main', requestHost: host }).url).toMatch(/^https:\/\/192\.0\.2\.10:8443\//);
+      expect(issuer().webrtc({ deviceId: 'cam-1', profile: 'main', requestHost: host }).url).toMatch(
+        /^https:\/\/192\.0\.2\.10:8443\//,
+      );
+      expect(issuer().hls({ deviceId: 'cam-1', profile: 'main', requestHost: host }).url).toMatch(
+        /^https:\/\/192\.0\.2\.10:8443\//,
+      );
     }
-    expect(issuer().webrtc({ deviceId: 'cam-1', profile: 'main', requestHost: null }).url).toMatch(/^https:\/\/192\.0\.2\.10:8443\//);
+    expect(issuer().webrtc({ deviceId: 'cam-1', profile: 'main', requestHost: null }).url).toMatch(
+      /^https:\/\/192\.0\.2\.10:8443\//,
+    );
   });
 
   it('without rtsp.public_host: the first LAN address, else loopback', () => {
     const url = issuer(null).webrtc({ deviceId: 'cam-1', profile: 'main', requestHost: 'evil.example' }).url;
-    const lan = Object.values(os.networkInterfaces()).flatMap((l) => l ?? []).find((a) => a.family === 'IPv4' && !a.internal)?.address ?? '127.0.0.1';
+    const lan =
+      Object.values(os.networkInterfaces())
+        .flatMap((l) => l ?? [])
+        .find((a) => a.family === 'IPv4' && !a.internal)?.address ?? '127.0.0.1';
     expect(url.startsWith(`https://${lan}:8443/live/`)).toBe(true);
   });
 

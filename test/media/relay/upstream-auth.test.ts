@@ -50,7 +50,11 @@ interface Opened {
   closes: UpstreamError[];
 }
 
-async function open(camera: AuthCamera, username: string | null = USERNAME, password: string | null = PASSWORD): Promise<Opened> {
+async function open(
+  camera: AuthCamera,
+  username: string | null = USERNAME,
+  password: string | null = PASSWORD,
+): Promise<Opened> {
   const rtp: Opened['rtp'] = [];
   const rtcp: Opened['rtcp'] = [];
   const closes: UpstreamError[] = [];
@@ -69,7 +73,14 @@ async function open(camera: AuthCamera, username: string | null = USERNAME, pass
 }
 
 function openFails(camera: AuthCamera, username: string | null, password: string | null): Promise<UpstreamSession> {
-  return UpstreamSession.open({ url: camera.url, username, password, logger, onPacket: () => undefined, onClose: () => undefined });
+  return UpstreamSession.open({
+    url: camera.url,
+    username,
+    password,
+    logger,
+    onPacket: () => undefined,
+    onClose: () => undefined,
+  });
 }
 
 /** Packets that are RTP of the camera's stream, as sent (payload type and SSRC of the capture). */
@@ -96,17 +107,31 @@ const sha256: Expected = { scheme: 'Digest', algorithm: 'SHA-256', qop: 'auth' }
 const CASES: Case[] = [
   { name: 'Basic', schemes: ['basic'], expected: { scheme: 'Basic', algorithm: null, qop: null } },
   { name: 'Digest MD5', schemes: ['digest-md5'], expected: md5 },
-  { name: 'Digest MD5 without qop (RFC 2069, as live555 cameras send)', schemes: ['digest-md5'], qop: false, expected: { ...md5, qop: null } },
+  {
+    name: 'Digest MD5 without qop (RFC 2069, as live555 cameras send)',
+    schemes: ['digest-md5'],
+    qop: false,
+    expected: { ...md5, qop: null },
+  },
   { name: 'Digest SHA-256', schemes: ['digest-sha256'], expected: sha256 },
   { name: 'Digest SHA-256 without qop', schemes: ['digest-sha256'], qop: false, expected: { ...sha256, qop: null } },
   { name: 'Digest MD5 and SHA-256 offered, MD5 first', schemes: ['digest-md5', 'digest-sha256'], expected: sha256 },
   { name: 'Digest SHA-256 and MD5 offered, SHA-256 first', schemes: ['digest-sha256', 'digest-md5'], expected: sha256 },
-  { name: 'Digest MD5 and SHA-256 in one WWW-Authenticate header', schemes: ['digest-md5', 'digest-sha256'], oneHeader: true, expected: sha256 },
+  {
+    name: 'Digest MD5 and SHA-256 in one WWW-Authenticate header',
+    schemes: ['digest-md5', 'digest-sha256'],
+    oneHeader: true,
+    expected: sha256,
+  },
   { name: 'Basic and Digest MD5 offered', schemes: ['basic', 'digest-md5'], expected: md5 },
 ];
 
 describe.each(CASES)('UpstreamSession against a camera offering $name', ({ schemes, oneHeader, qop, expected }) => {
-  const cameraOptions = (): Parameters<typeof startCamera>[0] => ({ schemes, ...(oneHeader !== undefined ? { oneHeader } : {}), ...(qop !== undefined ? { qop } : {}) });
+  const cameraOptions = (): Parameters<typeof startCamera>[0] => ({
+    schemes,
+    ...(oneHeader !== undefined ? { oneHeader } : {}),
+    ...(qop !== undefined ? { qop } : {}),
+  });
 
   it(`logs in on one connection with ${[expected.scheme, expected.algorithm].filter(Boolean).join(' ')} and receives the camera's RTP on track 0`, async () => {
     const camera = await startCamera(cameraOptions());
@@ -119,7 +144,13 @@ describe.each(CASES)('UpstreamSession against a camera offering $name', ({ schem
     expect(rtp.every(({ track }) => track === 0)).toBe(true);
 
     // The first request was refused (so the camera really asked), then every one was accepted.
-    expect(camera.requests.map((r) => `${r.method} ${r.status}`)).toEqual(['OPTIONS 401', 'OPTIONS 200', 'DESCRIBE 200', 'SETUP 200', 'PLAY 200']);
+    expect(camera.requests.map((r) => `${r.method} ${r.status}`)).toEqual([
+      'OPTIONS 401',
+      'OPTIONS 200',
+      'DESCRIBE 200',
+      'SETUP 200',
+      'PLAY 200',
+    ]);
     expect(camera.accepted.map((a) => a.method)).toEqual(['OPTIONS', 'DESCRIBE', 'SETUP', 'PLAY']);
     for (const a of camera.accepted) expect(a).toMatchObject(expected);
     expect(camera.connections).toBe(1);
@@ -176,7 +207,9 @@ describe('UpstreamSession logging in', () => {
     await open(camera);
     const setUp = camera.accepted.length;
     // The camera refuses a nonce count that does not grow, so an accepted keep-alive proves it grew.
-    await expect.poll(() => camera.accepted.slice(setUp), { timeout: 10_000 }).toContainEqual(expect.objectContaining({ method: 'OPTIONS', ...sha256 }));
+    await expect
+      .poll(() => camera.accepted.slice(setUp), { timeout: 10_000 })
+      .toContainEqual(expect.objectContaining({ method: 'OPTIONS', ...sha256 }));
     const keepAlive = camera.requests.slice(5);
     expect(keepAlive.map((r) => r.status)).not.toContain(401);
     expect(keepAlive.every((r) => r.headers.has('session'))).toBe(true);
@@ -191,7 +224,9 @@ describe('UpstreamSession logging in', () => {
     camera.expireNonces();
     const expiredAt = camera.accepted.length;
     await expect.poll(() => camera.requests.some((r) => r.status === 401), { timeout: 10_000 }).toBe(true);
-    await expect.poll(() => camera.accepted.slice(expiredAt), { timeout: 10_000 }).toContainEqual(expect.objectContaining({ method: 'OPTIONS', ...sha256 }));
+    await expect
+      .poll(() => camera.accepted.slice(expiredAt), { timeout: 10_000 })
+      .toContainEqual(expect.objectContaining({ method: 'OPTIONS', ...sha256 }));
   });
 });
 

@@ -13,7 +13,14 @@ const logger = pino({ level: 'silent' });
 let camera: SimulatedRtsp;
 
 beforeAll(async () => {
-  camera = await startSimulatedRtsp({ cameras: 1, host: '127.0.0.1', port: 0, username: 'admin', password: 'open-sesame', logger });
+  camera = await startSimulatedRtsp({
+    cameras: 1,
+    host: '127.0.0.1',
+    port: 0,
+    username: 'admin',
+    password: 'open-sesame',
+    logger,
+  });
 });
 afterAll(() => camera?.stop());
 
@@ -47,9 +54,20 @@ describe('UpstreamSession', () => {
   });
 
   it('reports refused credentials and unreachable cameras as such', async () => {
-    const open = (url: string, password: string) => UpstreamSession.open({ url, username: 'admin', password, logger, timeoutMs: 3000, onPacket: () => undefined, onClose: () => undefined });
+    const open = (url: string, password: string) =>
+      UpstreamSession.open({
+        url,
+        username: 'admin',
+        password,
+        logger,
+        timeoutMs: 3000,
+        onPacket: () => undefined,
+        onClose: () => undefined,
+      });
     await expect(open(camera.url(0, 'main'), 'wrong')).rejects.toMatchObject({ kind: 'unauthorized' });
     await expect(open('rtsp://127.0.0.1:9/cam0/main', 'x')).rejects.toMatchObject({ kind: 'unreachable' });
-    await expect(open(camera.url(0, 'main').replace('/cam0/', '/nope/'), 'open-sesame')).rejects.toMatchObject({ kind: 'refused' });
+    await expect(open(camera.url(0, 'main').replace('/cam0/', '/nope/'), 'open-sesame')).rejects.toMatchObject({
+      kind: 'refused',
+    });
   });
 });

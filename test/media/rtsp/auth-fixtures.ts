@@ -1,13 +1,22 @@
 // Generators and samples shared by the tests of WWW-Authenticate, Authorization and the server's
 // Digest check.
 
-import type { Authorization, Challenge, DigestAlgorithm, DigestChallenge, VerifyDigestOptions } from '../../../src/media/rtsp/index.js';
+import type {
+  Authorization,
+  Challenge,
+  DigestAlgorithm,
+  DigestChallenge,
+  VerifyDigestOptions,
+} from '../../../src/media/rtsp/index.js';
 import { mutate, type Rng } from '../../support/fuzz.js';
 
 export const ALGORITHMS: DigestAlgorithm[] = ['MD5', 'MD5-sess', 'SHA-256', 'SHA-256-sess'];
 
 /** A server's options with these users and a nonce store that accepts every nonce. */
-export function server(over: Partial<VerifyDigestOptions> & Pick<VerifyDigestOptions, 'method' | 'uri' | 'realm'>, users: Record<string, string>): VerifyDigestOptions {
+export function server(
+  over: Partial<VerifyDigestOptions> & Pick<VerifyDigestOptions, 'method' | 'uri' | 'realm'>,
+  users: Record<string, string>,
+): VerifyDigestOptions {
   return { password: (u) => (Object.hasOwn(users, u) ? users[u] : undefined), checkNonce: () => true, ...over };
 }
 
@@ -53,7 +62,8 @@ export function genChallenge(rng: Rng): Challenge {
 }
 
 export function genAuthorization(rng: Rng): Authorization {
-  if (rng.int(3) === 0) return { scheme: 'Basic', username: rng.string(12, QUOTED.replace(':', '')), password: rng.string(12, QUOTED) };
+  if (rng.int(3) === 0)
+    return { scheme: 'Basic', username: rng.string(12, QUOTED.replace(':', '')), password: rng.string(12, QUOTED) };
   const a: Authorization = {
     scheme: 'Digest',
     username: rng.string(12, QUOTED),
@@ -83,6 +93,7 @@ const SAMPLES = [
 /** 3000 header values: every fourth random, the others authentication headers mutated. */
 export function mutatedAuthHeaders(rng: Rng): string[] {
   const out: string[] = [];
-  for (let i = 0; i < 3000; i++) out.push(i % 4 === 0 ? rng.string(120) : mutate(rng, rng.pick(SAMPLES), '"\\,= ;:*\'%abcBasicDigest\u0000'));
+  for (let i = 0; i < 3000; i++)
+    out.push(i % 4 === 0 ? rng.string(120) : mutate(rng, rng.pick(SAMPLES), '"\\,= ;:*\'%abcBasicDigest\u0000'));
   return out;
 }

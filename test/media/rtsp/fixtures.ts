@@ -16,7 +16,12 @@ const FF_AUTH = (nonce: string, uri: string, response: string): string =>
 /** ffprobe -rtsp_transport tcp, then the UDP run's SETUP, then ffmpeg's keep-alive (session timeout 4 s). */
 export const FFMPEG_REQUESTS = [
   msg('OPTIONS rtsp://127.0.0.1:8655/cam0/main RTSP/1.0', 'CSeq: 1', 'User-Agent: Lavf59.27.100'),
-  msg('DESCRIBE rtsp://127.0.0.1:8655/cam0/main RTSP/1.0', 'Accept: application/sdp', 'CSeq: 2', 'User-Agent: Lavf59.27.100'),
+  msg(
+    'DESCRIBE rtsp://127.0.0.1:8655/cam0/main RTSP/1.0',
+    'Accept: application/sdp',
+    'CSeq: 2',
+    'User-Agent: Lavf59.27.100',
+  ),
   msg(
     'DESCRIBE rtsp://127.0.0.1:8655/cam0/main RTSP/1.0',
     'Accept: application/sdp',
@@ -80,7 +85,13 @@ export const GSTREAMER_REQUESTS = [
     'ClientID: Linux_2.4_6.0.9.1235_play32_RN01_EN_586',
     'Date: Sun, 22 Nov 2026 01:48:43 GMT',
   ),
-  msg('DESCRIBE rtsp://127.0.0.1:8658/cam0/main RTSP/1.0', 'CSeq: 2', 'User-Agent: GStreamer/1.22.0', 'Accept: application/sdp', 'Date: Sun, 22 Nov 2026 01:48:43 GMT'),
+  msg(
+    'DESCRIBE rtsp://127.0.0.1:8658/cam0/main RTSP/1.0',
+    'CSeq: 2',
+    'User-Agent: GStreamer/1.22.0',
+    'Accept: application/sdp',
+    'Date: Sun, 22 Nov 2026 01:48:43 GMT',
+  ),
   msg(
     'DESCRIBE rtsp://127.0.0.1:8658/cam0/main RTSP/1.0',
     'CSeq: 3',
@@ -133,7 +144,13 @@ const VLC_AUTH = (uri: string, response: string): string =>
 export const VLC_REQUESTS = [
   msg(`OPTIONS ${VLC_URL} RTSP/1.0`, 'CSeq: 2', VLC_UA),
   msg(`DESCRIBE ${VLC_URL} RTSP/1.0`, 'CSeq: 3', VLC_UA, 'Accept: application/sdp'),
-  msg(`DESCRIBE ${VLC_URL} RTSP/1.0`, 'CSeq: 4', VLC_AUTH(VLC_URL, '1c8ab1f8a8b0e4d3c2f6a9e7b5d40213'), VLC_UA, 'Accept: application/sdp'),
+  msg(
+    `DESCRIBE ${VLC_URL} RTSP/1.0`,
+    'CSeq: 4',
+    VLC_AUTH(VLC_URL, '1c8ab1f8a8b0e4d3c2f6a9e7b5d40213'),
+    VLC_UA,
+    'Accept: application/sdp',
+  ),
   msg(
     `SETUP ${VLC_URL}/trackID=1 RTSP/1.0`,
     'CSeq: 5',
@@ -149,9 +166,28 @@ export const VLC_REQUESTS = [
     'Transport: RTP/AVP/TCP;unicast;interleaved=2-3',
     'Session: 1617409785',
   ),
-  msg(`PLAY ${VLC_URL}/ RTSP/1.0`, 'CSeq: 7', VLC_AUTH(`${VLC_URL}/`, '99aa88bb77cc66dd55ee44ff33001122'), VLC_UA, 'Session: 1617409785', 'Range: npt=0.000-'),
-  msg(`GET_PARAMETER ${VLC_URL}/ RTSP/1.0`, 'CSeq: 8', VLC_AUTH(`${VLC_URL}/`, '0123456789abcdef0123456789abcdef'), VLC_UA, 'Session: 1617409785'),
-  msg(`TEARDOWN ${VLC_URL}/ RTSP/1.0`, 'CSeq: 9', VLC_AUTH(`${VLC_URL}/`, 'fedcba9876543210fedcba9876543210'), VLC_UA, 'Session: 1617409785'),
+  msg(
+    `PLAY ${VLC_URL}/ RTSP/1.0`,
+    'CSeq: 7',
+    VLC_AUTH(`${VLC_URL}/`, '99aa88bb77cc66dd55ee44ff33001122'),
+    VLC_UA,
+    'Session: 1617409785',
+    'Range: npt=0.000-',
+  ),
+  msg(
+    `GET_PARAMETER ${VLC_URL}/ RTSP/1.0`,
+    'CSeq: 8',
+    VLC_AUTH(`${VLC_URL}/`, '0123456789abcdef0123456789abcdef'),
+    VLC_UA,
+    'Session: 1617409785',
+  ),
+  msg(
+    `TEARDOWN ${VLC_URL}/ RTSP/1.0`,
+    'CSeq: 9',
+    VLC_AUTH(`${VLC_URL}/`, 'fedcba9876543210fedcba9876543210'),
+    VLC_UA,
+    'Session: 1617409785',
+  ),
 ];
 
 export const SDP_BODY = [

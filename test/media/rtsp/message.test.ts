@@ -39,9 +39,21 @@ type Plain =
 function plain(item: ReadItem): Plain {
   switch (item.kind) {
     case 'request':
-      return { kind: 'request', method: item.msg.method, uri: item.msg.uri, headers: [...item.msg.headers], body: item.msg.body.toString('hex') };
+      return {
+        kind: 'request',
+        method: item.msg.method,
+        uri: item.msg.uri,
+        headers: [...item.msg.headers],
+        body: item.msg.body.toString('hex'),
+      };
     case 'response':
-      return { kind: 'response', status: item.msg.status, reason: item.msg.reason, headers: [...item.msg.headers], body: item.msg.body.toString('hex') };
+      return {
+        kind: 'response',
+        status: item.msg.status,
+        reason: item.msg.reason,
+        headers: [...item.msg.headers],
+        body: item.msg.body.toString('hex'),
+      };
     case 'interleaved':
       return { kind: 'interleaved', channel: item.channel, payload: item.payload.toString('hex') };
   }
@@ -52,7 +64,10 @@ function drain(r: RtspStreamReader, out: ReadItem[]): void {
 }
 
 /** Feeds the chunks, draining after each; returns the items and the error that stopped it, if any. */
-function run(chunks: readonly Buffer[], opts?: RtspStreamReaderOptions): { items: ReadItem[]; error: RtspParseError | null; maxBuffered: number } {
+function run(
+  chunks: readonly Buffer[],
+  opts?: RtspStreamReaderOptions,
+): { items: ReadItem[]; error: RtspParseError | null; maxBuffered: number } {
   const r = new RtspStreamReader(opts);
   const items: ReadItem[] = [];
   let maxBuffered = 0;
@@ -83,7 +98,7 @@ function bytewise(buf: Buffer): Buffer[] {
 
 function randomChunks(buf: Buffer, rng: Rng, max: number): Buffer[] {
   const out: Buffer[] = [];
-  for (let i = 0; i < buf.length; ) {
+  for (let i = 0; i < buf.length;) {
     const n = 1 + rng.int(max);
     out.push(buf.subarray(i, i + n));
     i += n;
@@ -127,7 +142,16 @@ describe('RtspStreamReader on real traffic', () => {
   it('reads ffmpeg requests', () => {
     const items = readAll(FFMPEG_REQUESTS.map(b));
     const reqs = items.map((i) => (i.kind === 'request' ? i.msg : null));
-    expect(reqs.map((r) => r?.method)).toEqual(['OPTIONS', 'DESCRIBE', 'DESCRIBE', 'SETUP', 'SETUP', 'PLAY', 'GET_PARAMETER', 'TEARDOWN']);
+    expect(reqs.map((r) => r?.method)).toEqual([
+      'OPTIONS',
+      'DESCRIBE',
+      'DESCRIBE',
+      'SETUP',
+      'SETUP',
+      'PLAY',
+      'GET_PARAMETER',
+      'TEARDOWN',
+    ]);
     const [options, describe1, describe2, setupTcp, setupUdp, play, keepAlive] = reqs;
     expect(options?.uri).toBe('rtsp://127.0.0.1:8655/cam0/main');
     expect(options?.headers.get('cseq')).toBe('1');
@@ -149,7 +173,10 @@ describe('RtspStreamReader on real traffic', () => {
 
   it('reads GStreamer requests, keeping repeated fields', () => {
     const reqs = readAll(GSTREAMER_REQUESTS.map(b)).map((i) => (i.kind === 'request' ? i.msg : null));
-    expect(reqs[0]?.headers.getAll('user-agent')).toEqual(['GStreamer/1.22.0', 'RealMedia Player Version 6.0.9.1235 (linux-2.0-libc6-i386-gcc2.95)']);
+    expect(reqs[0]?.headers.getAll('user-agent')).toEqual([
+      'GStreamer/1.22.0',
+      'RealMedia Player Version 6.0.9.1235 (linux-2.0-libc6-i386-gcc2.95)',
+    ]);
     expect(reqs[0]?.headers.get('PlayerStarttime')).toBe('[28/03/2003:22:50:23 00:00]');
     expect(parseTransport(reqs[3]?.headers.get('transport') ?? '')).toEqual([
       { protocol: 'RTP/AVP', lowerTransport: 'UDP', delivery: 'unicast', clientPort: [52720, 52721] },
@@ -160,15 +187,24 @@ describe('RtspStreamReader on real traffic', () => {
 
   it('reads VLC (live555) requests', () => {
     const reqs = readAll(VLC_REQUESTS.map(b)).map((i) => (i.kind === 'request' ? i.msg : null));
-    expect(reqs.map((r) => r?.method)).toEqual(['OPTIONS', 'DESCRIBE', 'DESCRIBE', 'SETUP', 'SETUP', 'PLAY', 'GET_PARAMETER', 'TEARDOWN']);
+    expect(reqs.map((r) => r?.method)).toEqual([
+      'OPTIONS',
+      'DESCRIBE',
+      'DESCRIBE',
+      'SETUP',
+      'SETUP',
+      'PLAY',
+      'GET_PARAMETER',
+      'TEARDOWN',
+    ]);
     expect(reqs[4]?.uri).toBe('rtsp://192.168.1.64:554/Streaming/Channels/101/trackID=2');
     expect(parseTransport(reqs[4]?.headers.get('transport') ?? '')[0]?.interleaved).toEqual([2, 3]);
     expect(reqs[5]?.headers.get('range')).toBe('npt=0.000-');
   });
 
   it('reads camera responses: SDP body, two WWW-Authenticate, Transport, Session, RTP-Info', () => {
-    const res = readAll([b(GST_SERVER_RESPONSES.join('')), b(CAMERA_401_DIGEST_BASIC), b(CAMERA_401_SHA256_MD5)]).map((i) =>
-      i.kind === 'response' ? i.msg : null,
+    const res = readAll([b(GST_SERVER_RESPONSES.join('')), b(CAMERA_401_DIGEST_BASIC), b(CAMERA_401_SHA256_MD5)]).map(
+      (i) => (i.kind === 'response' ? i.msg : null),
     );
     expect(res.map((r) => r?.status)).toEqual([200, 401, 200, 200, 200, 401, 401]);
     expect(res[1]?.reason).toBe('Unauthorized');
@@ -176,23 +212,37 @@ describe('RtspStreamReader on real traffic', () => {
     expect(res[2]?.body.toString('utf8')).toBe(SDP_BODY);
     expect(res[2]?.headers.get('content-type')).toBe('application/sdp');
     expect(parseTransport(res[3]?.headers.get('transport') ?? '')).toEqual([
-      { protocol: 'RTP/AVP/TCP', lowerTransport: 'TCP', delivery: 'unicast', interleaved: [0, 1], ssrc: '53D7DF92', mode: 'PLAY' },
+      {
+        protocol: 'RTP/AVP/TCP',
+        lowerTransport: 'TCP',
+        delivery: 'unicast',
+        interleaved: [0, 1],
+        ssrc: '53D7DF92',
+        mode: 'PLAY',
+      },
     ]);
     expect(parseSession(res[3]?.headers.get('session') ?? '')).toEqual({ id: 'HHkP8X7HaOtH9-d_', timeout: 4 });
     expect(parseRtpInfo(res[4]?.headers.get('rtp-info') ?? '')).toEqual([
       { url: 'rtsp://127.0.0.1:8657/cam0/main/stream=0', seq: 29691, rtptime: 957027478 },
     ]);
     expect(res[5]?.headers.getAll('www-authenticate')).toHaveLength(2);
-    expect(parseChallenges(res[5]?.headers.getAll('www-authenticate') ?? []).map((c) => c.scheme)).toEqual(['Digest', 'Basic']);
-    expect(parseChallenges(res[6]?.headers.getAll('www-authenticate') ?? []).map((c) => (c.scheme === 'Digest' ? c.algorithm : c.scheme))).toEqual([
-      'SHA-256',
-      'MD5',
+    expect(parseChallenges(res[5]?.headers.getAll('www-authenticate') ?? []).map((c) => c.scheme)).toEqual([
+      'Digest',
+      'Basic',
     ]);
+    expect(
+      parseChallenges(res[6]?.headers.getAll('www-authenticate') ?? []).map((c) =>
+        c.scheme === 'Digest' ? c.algorithm : c.scheme,
+      ),
+    ).toEqual(['SHA-256', 'MD5']);
     // The Date header with two spaces after the colon is trimmed, not rejected.
     expect(res[5]?.headers.get('date')).toBe('Mon, Nov 23 2026 10:00:00 GMT');
   });
 
-  for (const [name, stream] of [['client', CLIENT_STREAM], ['camera', SERVER_STREAM]] as const) {
+  for (const [name, stream] of [
+    ['client', CLIENT_STREAM],
+    ['camera', SERVER_STREAM],
+  ] as const) {
     const whole = (): Plain[] => readAll([stream]).map(plain);
 
     it(`reads the ${name} stream with interleaved frames mixed in`, () => {
@@ -219,7 +269,9 @@ describe('RtspStreamReader on real traffic', () => {
   }
 
   it('reads every message split in two at every byte boundary', () => {
-    const messages = [...FFMPEG_REQUESTS, ...GSTREAMER_REQUESTS, ...GST_SERVER_RESPONSES, CAMERA_401_DIGEST_BASIC].map(b);
+    const messages = [...FFMPEG_REQUESTS, ...GSTREAMER_REQUESTS, ...GST_SERVER_RESPONSES, CAMERA_401_DIGEST_BASIC].map(
+      b,
+    );
     for (const m of [...messages, frame(1, RTCP_RR)]) {
       const whole = readAll([m]).map(plain);
       expect(whole).toHaveLength(1);
@@ -255,16 +307,31 @@ describe('RtspStreamReader framing details', () => {
   });
 
   it('accepts LF-only line ends, folded fields, blank lines between messages and space before a colon', () => {
-    const items = readAll([b('\r\n\r\nOPTIONS * RTSP/1.0\nCSeq : 7\nX-Folded: one\n  two\n\ttwo-and-a-half\n\n\r\nRTSP/1.0 200\r\nCSeq: 7\r\n\r\n')]).map(plain);
+    const items = readAll([
+      b(
+        '\r\n\r\nOPTIONS * RTSP/1.0\nCSeq : 7\nX-Folded: one\n  two\n\ttwo-and-a-half\n\n\r\nRTSP/1.0 200\r\nCSeq: 7\r\n\r\n',
+      ),
+    ]).map(plain);
     expect(items).toEqual([
-      { kind: 'request', method: 'OPTIONS', uri: '*', headers: [['CSeq', '7'], ['X-Folded', 'one two two-and-a-half']], body: '' },
+      {
+        kind: 'request',
+        method: 'OPTIONS',
+        uri: '*',
+        headers: [
+          ['CSeq', '7'],
+          ['X-Folded', 'one two two-and-a-half'],
+        ],
+        body: '',
+      },
       { kind: 'response', status: 200, reason: '', headers: [['CSeq', '7']], body: '' },
     ]);
   });
 
   it('reads a body that is followed at once by a frame and another message', () => {
     const stream = Buffer.concat([
-      b('SET_PARAMETER rtsp://cam/ RTSP/1.0\r\nCSeq: 9\r\nContent-Type: text/parameters\r\nContent-Length: 11\r\n\r\nbarparam: x'),
+      b(
+        'SET_PARAMETER rtsp://cam/ RTSP/1.0\r\nCSeq: 9\r\nContent-Type: text/parameters\r\nContent-Length: 11\r\n\r\nbarparam: x',
+      ),
       frame(0, RTP_PPS),
       b('RTSP/1.0 200 OK\r\nCSeq: 9\r\n\r\n'),
     ]);
@@ -317,7 +384,11 @@ describe('RtspStreamReader errors', () => {
     ['a response header section over the limit', `RTSP/1.0 200 OK\r\nX-Pad: ${long}\r\n\r\n`, 431],
     ['a request URI over the limit', `DESCRIBE rtsp://cam/${long} RTSP/1.0\r\n\r\n`, 414],
     ['a method over the limit', 'A'.repeat(9000), 400],
-    ['garbage after a message whose Content-Length was short', 'RTSP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nv=0\r\n', 400],
+    [
+      'garbage after a message whose Content-Length was short',
+      'RTSP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nv=0\r\n',
+      400,
+    ],
   ];
   for (const [name, input, status, opts] of cases) {
     it(`answers ${status} to ${name}`, () => {
@@ -395,7 +466,9 @@ describe('formatting', () => {
       ]),
       body: Buffer.alloc(0),
     };
-    expect(formatRequest(req).toString()).toBe('SETUP rtsp://cam/stream=0 RTSP/1.0\r\nCSeq: 4\r\nTransport: RTP/AVP/TCP;unicast;interleaved=0-1\r\n\r\n');
+    expect(formatRequest(req).toString()).toBe(
+      'SETUP rtsp://cam/stream=0 RTSP/1.0\r\nCSeq: 4\r\nTransport: RTP/AVP/TCP;unicast;interleaved=0-1\r\n\r\n',
+    );
   });
 
   it('sets Content-Length from the body and drops a stale one', () => {
@@ -406,7 +479,9 @@ describe('formatting', () => {
       body: Buffer.from(SDP_BODY),
     };
     const out = formatResponse(res);
-    expect(out.toString()).toBe(`RTSP/1.0 200 OK\r\nCSeq: 2\r\nContent-Type: application/sdp\r\nContent-Length: 510\r\n\r\n${SDP_BODY}`);
+    expect(out.toString()).toBe(
+      `RTSP/1.0 200 OK\r\nCSeq: 2\r\nContent-Type: application/sdp\r\nContent-Length: 510\r\n\r\n${SDP_BODY}`,
+    );
     const [again] = readAll([out]);
     expect(again?.kind === 'response' && again.msg.body.toString()).toBe(SDP_BODY);
   });
@@ -414,7 +489,11 @@ describe('formatting', () => {
   it('round-trips every captured message through parse and format', () => {
     for (const item of readAll([CLIENT_STREAM, SERVER_STREAM])) {
       const bytes =
-        item.kind === 'request' ? formatRequest(item.msg) : item.kind === 'response' ? formatResponse(item.msg) : formatInterleaved(item.channel, item.payload);
+        item.kind === 'request'
+          ? formatRequest(item.msg)
+          : item.kind === 'response'
+            ? formatResponse(item.msg)
+            : formatInterleaved(item.channel, item.payload);
       expect(readAll([bytes]).map(plain)).toEqual([plain(item)]);
     }
   });
@@ -426,7 +505,9 @@ describe('formatting', () => {
     const base = { version: 'RTSP/1.0' as const, headers, body: Buffer.alloc(0) };
     expect(() => formatRequest({ ...base, method: 'BAD METHOD', uri: '*' })).toThrow(TypeError);
     expect(() => formatRequest({ ...base, method: 'OPTIONS', uri: 'rtsp://cam/ x' })).toThrow(TypeError);
-    expect(() => formatResponse({ status: 200, reason: 'OK\r\nX: y', headers, body: Buffer.alloc(0) })).toThrow(TypeError);
+    expect(() => formatResponse({ status: 200, reason: 'OK\r\nX: y', headers, body: Buffer.alloc(0) })).toThrow(
+      TypeError,
+    );
     expect(() => formatResponse({ status: 99, reason: '', headers, body: Buffer.alloc(0) })).toThrow(TypeError);
     expect(() => formatInterleaved(256, Buffer.alloc(1))).toThrow(TypeError);
     expect(() => formatInterleaved(0, Buffer.alloc(65536))).toThrow(TypeError);
@@ -467,12 +548,20 @@ describe('RtspStreamReader fuzz', () => {
   const BOUND = Math.max(LIMITS.maxHeaderBytes, LIMITS.maxBodyBytes, LIMITS.maxInterleavedBytes);
   const ALPHABET = '\r\n\r\n$:; =,"\t\u0000\u00ff0123456789RTSP/1.0 CSeq Content-Length: 9';
 
-  const summary = (r: ReturnType<typeof run>): unknown => ({ items: r.items.map(plain), status: r.error?.status ?? null, message: r.error?.message ?? null });
+  const summary = (r: ReturnType<typeof run>): unknown => ({
+    items: r.items.map(plain),
+    status: r.error?.status ?? null,
+    message: r.error?.message ?? null,
+  });
 
   const rng1 = makeRng();
   it(`random bytes only ever raise RtspParseError and stay bounded (seed ${rng1.seed})`, () => {
     for (let round = 0; round < 300; round++) {
-      const stream = Buffer.concat([rng1.bytes(300), rng1.int(2) === 0 ? b(rng1.pick(FFMPEG_REQUESTS)) : Buffer.alloc(0), rng1.bytes(300)]);
+      const stream = Buffer.concat([
+        rng1.bytes(300),
+        rng1.int(2) === 0 ? b(rng1.pick(FFMPEG_REQUESTS)) : Buffer.alloc(0),
+        rng1.bytes(300),
+      ]);
       const result = run(randomChunks(stream, rng1, 64), LIMITS);
       expect(result.maxBuffered).toBeLessThanOrEqual(BOUND);
     }
@@ -499,7 +588,8 @@ describe('RtspStreamReader fuzz', () => {
       const parts: Buffer[] = [];
       for (let n = rng3.int(12); n > 0; n--) {
         const headers = new RtspHeaders();
-        for (let h = rng3.int(6); h > 0; h--) headers.append(`X-${rng3.string(8, TOKEN)}`, rng3.string(30, VALUE).replace(/^[ \t]+|[ \t]+$/g, ''));
+        for (let h = rng3.int(6); h > 0; h--)
+          headers.append(`X-${rng3.string(8, TOKEN)}`, rng3.string(30, VALUE).replace(/^[ \t]+|[ \t]+$/g, ''));
         const body = rng3.int(3) === 0 ? rng3.bytes(200) : Buffer.alloc(0);
         const entries = [...headers].concat(body.length > 0 ? [['Content-Length', String(body.length)]] : []);
         switch (rng3.int(3)) {
@@ -513,7 +603,13 @@ describe('RtspStreamReader fuzz', () => {
           case 1: {
             const status = rng3.pick([200, 401, 404, 454, 461, 500]);
             parts.push(formatResponse({ status, reason: reasonPhrase(status), headers, body }));
-            expected.push({ kind: 'response', status, reason: reasonPhrase(status), headers: entries, body: body.toString('hex') });
+            expected.push({
+              kind: 'response',
+              status,
+              reason: reasonPhrase(status),
+              headers: entries,
+              body: body.toString('hex'),
+            });
             break;
           }
           default: {

@@ -25,7 +25,9 @@ function rig(windowMs = 20, maxBatch = 4, slots = new DecodeSlots(2, 8)) {
 describe('DecodeBatches', () => {
   it('pictures of one format, width and size asked within the window: one run, each its own JPEG', async () => {
     const r = rig();
-    const answers = await Promise.all(['a', 'b', 'c'].map((x) => r.batches.decode('h264', Buffer.from(x), 320, '1920x1080')));
+    const answers = await Promise.all(
+      ['a', 'b', 'c'].map((x) => r.batches.decode('h264', Buffer.from(x), 320, '1920x1080')),
+    );
     expect(answers).toEqual(['a', 'b', 'c'].map((x) => jpegOf(Buffer.from(x))));
     expect(r.runs).toEqual([['a', 'b', 'c']]);
     expect(r.batches.stats).toEqual({ runs: 1, pictures: 3 });
@@ -45,7 +47,9 @@ describe('DecodeBatches', () => {
 
   it('a broken keyframe in a batch: the others are decoded one by one, it alone fails', async () => {
     const r = rig();
-    const answers = await Promise.all(['a', 'broken', 'c'].map((x) => r.batches.decode('h264', Buffer.from(x), null, 's').catch((e: unknown) => e)));
+    const answers = await Promise.all(
+      ['a', 'broken', 'c'].map((x) => r.batches.decode('h264', Buffer.from(x), null, 's').catch((e: unknown) => e)),
+    );
     expect(answers[0]).toEqual(jpegOf(Buffer.from('a')));
     expect(answers[1]).toBeInstanceOf(StillError);
     expect(answers[2]).toEqual(jpegOf(Buffer.from('c')));

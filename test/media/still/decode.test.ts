@@ -10,7 +10,28 @@ import { jpegSize } from './jpeg-size.js';
 // The short-lived ffmpeg of a still picture, with the real ffmpeg: one keyframe in, one JPEG out.
 
 const encode = (codec: string, format: string) =>
-  spawnSync('ffmpeg', ['-v', 'error', '-f', 'lavfi', '-i', 'testsrc2=size=320x240:rate=1', '-frames:v', '1', '-c:v', codec, '-pix_fmt', 'yuv420p', ...(codec === 'libx265' ? ['-x265-params', 'log-level=error'] : []), '-f', format, 'pipe:1'], { maxBuffer: 16 << 20 }).stdout;
+  spawnSync(
+    'ffmpeg',
+    [
+      '-v',
+      'error',
+      '-f',
+      'lavfi',
+      '-i',
+      'testsrc2=size=320x240:rate=1',
+      '-frames:v',
+      '1',
+      '-c:v',
+      codec,
+      '-pix_fmt',
+      'yuv420p',
+      ...(codec === 'libx265' ? ['-x265-params', 'log-level=error'] : []),
+      '-f',
+      format,
+      'pipe:1',
+    ],
+    { maxBuffer: 16 << 20 },
+  ).stdout;
 
 const H264 = encode('libx264', 'h264');
 const HEVC = encode('libx265', 'hevc');
@@ -25,16 +46,37 @@ describe('decodeStill', () => {
     ['an H.264 keyframe', 'h264' as const, H264],
     ['an H.265 keyframe', 'hevc' as const, HEVC],
     ["a camera's JPEG", 'mjpeg' as const, JPEG],
-  ])('%s: a whole JPEG at its own size, or at the width asked (height keeping the aspect ratio)', async (_what, format, input) => {
-    expect(input.length).toBeGreaterThan(0);
-    const full = await decodeStill(format, input, null, options);
-    expect(jpegSize(full)).toEqual({ width: 320, height: 240 });
-    const scaled = await decodeStill(format, input, 160, options);
-    expect(jpegSize(scaled)).toEqual({ width: 160, height: 120 });
-  });
+  ])(
+    '%s: a whole JPEG at its own size, or at the width asked (height keeping the aspect ratio)',
+    async (_what, format, input) => {
+      expect(input.length).toBeGreaterThan(0);
+      const full = await decodeStill(format, input, null, options);
+      expect(jpegSize(full)).toEqual({ width: 320, height: 240 });
+      const scaled = await decodeStill(format, input, 160, options);
+      expect(jpegSize(scaled)).toEqual({ width: 160, height: 120 });
+    },
+  );
 
   it('several keyframes in one run: one JPEG each, in order', async () => {
-    const other = spawnSync('ffmpeg', ['-v', 'error', '-f', 'lavfi', '-i', 'mandelbrot=size=320x240', '-frames:v', '1', '-c:v', 'libx264', '-f', 'h264', 'pipe:1'], { maxBuffer: 16 << 20 }).stdout;
+    const other = spawnSync(
+      'ffmpeg',
+      [
+        '-v',
+        'error',
+        '-f',
+        'lavfi',
+        '-i',
+        'mandelbrot=size=320x240',
+        '-frames:v',
+        '1',
+        '-c:v',
+        'libx264',
+        '-f',
+        'h264',
+        'pipe:1',
+      ],
+      { maxBuffer: 16 << 20 },
+    ).stdout;
     const jpegs = await decodeStills('h264', [H264, other, H264], 160, options);
     expect(jpegs.map(jpegSize)).toEqual(Array(3).fill({ width: 160, height: 120 }));
     expect(jpegs[0]).toEqual(jpegs[2]);
@@ -57,7 +99,10 @@ describe('decodeStill', () => {
   });
 
   it('a missing ffmpeg: StillError, not a crash', async () => {
-    const err = await decodeStill('h264', H264, null, { ffmpegPath: path.join(dir, 'no-such-ffmpeg'), timeoutMs: 5000 }).catch((e: unknown) => e);
+    const err = await decodeStill('h264', H264, null, {
+      ffmpegPath: path.join(dir, 'no-such-ffmpeg'),
+      timeoutMs: 5000,
+    }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(StillError);
   });
 

@@ -2,7 +2,14 @@
 // whole JPEG (SOI … EOI) with one.
 
 export function jpegSize(data: Buffer): { width: number; height: number } | null {
-  if (data.length < 4 || data[0] !== 0xff || data[1] !== 0xd8 || data[data.length - 2] !== 0xff || data[data.length - 1] !== 0xd9) return null;
+  if (
+    data.length < 4 ||
+    data[0] !== 0xff ||
+    data[1] !== 0xd8 ||
+    data[data.length - 2] !== 0xff ||
+    data[data.length - 1] !== 0xd9
+  )
+    return null;
   let at = 2;
   while (at + 4 <= data.length) {
     if (data[at] !== 0xff) return null;

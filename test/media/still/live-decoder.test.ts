@@ -9,7 +9,28 @@ import { jpegSize } from './jpeg-size.js';
 // right one; bad input ends the process (never a wrong or a stuck picture); the pool starts another.
 
 const keyframe = (source: string, codec = 'libx264', extra: string[] = ['-bf', '0']) =>
-  spawnSync('ffmpeg', ['-v', 'error', '-f', 'lavfi', '-i', `${source}=size=320x240:rate=1`, '-frames:v', '1', '-c:v', codec, '-pix_fmt', 'yuv420p', ...extra, '-f', codec === 'libx265' ? 'hevc' : 'h264', 'pipe:1'], { maxBuffer: 16 << 20 }).stdout;
+  spawnSync(
+    'ffmpeg',
+    [
+      '-v',
+      'error',
+      '-f',
+      'lavfi',
+      '-i',
+      `${source}=size=320x240:rate=1`,
+      '-frames:v',
+      '1',
+      '-c:v',
+      codec,
+      '-pix_fmt',
+      'yuv420p',
+      ...extra,
+      '-f',
+      codec === 'libx265' ? 'hevc' : 'h264',
+      'pipe:1',
+    ],
+    { maxBuffer: 16 << 20 },
+  ).stdout;
 
 const TESTSRC = keyframe('testsrc2');
 const MANDELBROT = keyframe('mandelbrot');
@@ -19,7 +40,14 @@ const REORDERED = keyframe('testsrc2', 'libx264', []);
 
 const started: LiveDecoder[] = [];
 function decoder(over: Partial<LiveDecoderOptions> = {}): LiveDecoder {
-  const d = new LiveDecoder({ ffmpegPath: 'ffmpeg', format: 'h264', width: 160, timeoutMs: 20_000, maxOutputBytes: 1 << 20, ...over });
+  const d = new LiveDecoder({
+    ffmpegPath: 'ffmpeg',
+    format: 'h264',
+    width: 160,
+    timeoutMs: 20_000,
+    maxOutputBytes: 1 << 20,
+    ...over,
+  });
   started.push(d);
   return d;
 }
@@ -53,7 +81,10 @@ describe('LiveDecoder', () => {
     const d = decoder({ timeoutMs: 4000 });
     await d.decode(TESTSRC);
     const ended = new Promise((resolve) => d.onEnd(resolve));
-    const [bad, next] = await Promise.all([d.decode(Buffer.alloc(2000, 0x55)).catch((e: unknown) => e), d.decode(TESTSRC).catch((e: unknown) => e)]);
+    const [bad, next] = await Promise.all([
+      d.decode(Buffer.alloc(2000, 0x55)).catch((e: unknown) => e),
+      d.decode(TESTSRC).catch((e: unknown) => e),
+    ]);
     expect(bad).toBeInstanceOf(LiveDecoderError);
     expect((bad as LiveDecoderError).reason).toBe('timeout');
     expect(next).toBe(bad);
@@ -71,7 +102,9 @@ describe('LiveDecoder', () => {
   });
 
   it('a missing ffmpeg: LiveDecoderError spawn', async () => {
-    const err = await decoder({ ffmpegPath: '/nonexistent/ffmpeg' }).decode(TESTSRC).catch((e: unknown) => e);
+    const err = await decoder({ ffmpegPath: '/nonexistent/ffmpeg' })
+      .decode(TESTSRC)
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(LiveDecoderError);
     expect(['spawn', 'exited']).toContain((err as LiveDecoderError).reason);
   });
@@ -110,7 +143,10 @@ describe('LiveDecoders', () => {
     await expect(p.decode('h264', REORDERED, 160, 's')).rejects.toMatchObject({ reason: 'timeout' });
     expect(p.stats.failures.timeout).toBe(1);
     expect(p.stats.running).toBe(0);
-    expect(jpegSize(await (p.decode('h264', TESTSRC, 160, 's') as Promise<Buffer>))).toEqual({ width: 160, height: 120 });
+    expect(jpegSize(await (p.decode('h264', TESTSRC, 160, 's') as Promise<Buffer>))).toEqual({
+      width: 160,
+      height: 120,
+    });
     expect(p.stats).toMatchObject({ starts: 2, running: 1 });
   });
 

@@ -13,7 +13,28 @@ import { jpegSize } from './jpeg-size.js';
 // it cannot; a keyframe that the long-lived decoder fails on still gives its picture.
 
 const keyframe = (extra: string[]) =>
-  spawnSync('ffmpeg', ['-v', 'error', '-f', 'lavfi', '-i', 'testsrc2=size=320x240:rate=1', '-frames:v', '1', '-c:v', 'libx264', '-pix_fmt', 'yuv420p', ...extra, '-f', 'h264', 'pipe:1'], { maxBuffer: 16 << 20 }).stdout;
+  spawnSync(
+    'ffmpeg',
+    [
+      '-v',
+      'error',
+      '-f',
+      'lavfi',
+      '-i',
+      'testsrc2=size=320x240:rate=1',
+      '-frames:v',
+      '1',
+      '-c:v',
+      'libx264',
+      '-pix_fmt',
+      'yuv420p',
+      ...extra,
+      '-f',
+      'h264',
+      'pipe:1',
+    ],
+    { maxBuffer: 16 << 20 },
+  ).stdout;
 const PLAIN = keyframe(['-bf', '0']);
 // B-frames declared in the SPS: the long-lived decoder holds the picture back, a run ends and gives it.
 const REORDERED = keyframe([]);
@@ -25,8 +46,19 @@ afterEach(() => {
 
 function rig(max = 2) {
   const slots = new DecodeSlots(2, 8);
-  const batches = new DecodeBatches(slots, (format, inputs, width) => decodeStills(format, inputs, width, { ffmpegPath: 'ffmpeg', timeoutMs: 20_000 }), 0, 16);
-  const live = new LiveDecoders({ max, idleMs: 60_000, backoffMs: 60_000, start: (format, width) => new LiveDecoder({ ffmpegPath: 'ffmpeg', format, width, timeoutMs: 4000, maxOutputBytes: 1 << 20 }) });
+  const batches = new DecodeBatches(
+    slots,
+    (format, inputs, width) => decodeStills(format, inputs, width, { ffmpegPath: 'ffmpeg', timeoutMs: 20_000 }),
+    0,
+    16,
+  );
+  const live = new LiveDecoders({
+    max,
+    idleMs: 60_000,
+    backoffMs: 60_000,
+    start: (format, width) =>
+      new LiveDecoder({ ffmpegPath: 'ffmpeg', format, width, timeoutMs: 4000, maxOutputBytes: 1 << 20 }),
+  });
   pools.push(live);
   return { decode: liveFirst({ live, slots, batches, logger: pino({ level: 'silent' }) }), live, batches };
 }
@@ -34,7 +66,8 @@ function rig(max = 2) {
 describe('liveFirst', () => {
   it('a keyframe that decodes alone: the long-lived decoder, no ffmpeg run; one that does not: a run', async () => {
     const r = rig();
-    for (let i = 0; i < 3; i++) expect(jpegSize(await r.decode('h264', PLAIN, 160, '320x240', true))).toEqual({ width: 160, height: 120 });
+    for (let i = 0; i < 3; i++)
+      expect(jpegSize(await r.decode('h264', PLAIN, 160, '320x240', true))).toEqual({ width: 160, height: 120 });
     expect(r.live.stats).toMatchObject({ starts: 1, pictures: 3 });
     expect(r.batches.stats.runs).toBe(0);
     expect(jpegSize(await r.decode('h264', PLAIN, 160, '320x240', false))).toEqual({ width: 160, height: 120 });
@@ -56,8 +89,14 @@ describe('liveFirst', () => {
 
   it('no decoder free (all busy with other sizes): a run', async () => {
     const r = rig(1);
-    const [a, b] = await Promise.all([r.decode('h264', PLAIN, 160, '320x240', true), r.decode('h264', PLAIN, 80, '320x240', true)]);
-    expect([jpegSize(a), jpegSize(b)]).toEqual([{ width: 160, height: 120 }, { width: 80, height: 60 }]);
+    const [a, b] = await Promise.all([
+      r.decode('h264', PLAIN, 160, '320x240', true),
+      r.decode('h264', PLAIN, 80, '320x240', true),
+    ]);
+    expect([jpegSize(a), jpegSize(b)]).toEqual([
+      { width: 160, height: 120 },
+      { width: 80, height: 60 },
+    ]);
     expect(r.live.stats.starts + r.batches.stats.runs).toBe(2);
     expect(r.batches.stats.runs).toBe(1);
   });

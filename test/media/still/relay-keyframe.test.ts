@@ -1,7 +1,13 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { StreamProfile } from '../../../src/domain/types.js';
 import { FanOut } from '../../../src/media/relay/fanout.js';
-import { awaitKeyframe, cachedPicture, snapshotProfiles, type KeyframeStream, type KeyframeStreams } from '../../../src/media/still/relay-keyframe.js';
+import {
+  awaitKeyframe,
+  cachedPicture,
+  snapshotProfiles,
+  type KeyframeStream,
+  type KeyframeStreams,
+} from '../../../src/media/still/relay-keyframe.js';
 import { captureRtp } from '../../support/rtp-capture.js';
 
 // Which relay stream a picture comes from, and waiting for a keyframe on a stream just opened:
@@ -27,7 +33,10 @@ function stream(fed: number): { stream: KeyframeStream; fan: FanOut } {
   return { stream: handle, fan };
 }
 
-function relay(open: Partial<Record<StreamProfile, KeyframeStream>>, closed: Partial<Record<StreamProfile, KeyframeStream>> = {}): KeyframeStreams & { acquired: StreamProfile[] } {
+function relay(
+  open: Partial<Record<StreamProfile, KeyframeStream>>,
+  closed: Partial<Record<StreamProfile, KeyframeStream>> = {},
+): KeyframeStreams & { acquired: StreamProfile[] } {
   const acquired: StreamProfile[] = [];
   return {
     acquired,
@@ -67,7 +76,10 @@ describe('cachedPicture', () => {
 
   it('nothing open, or nothing cached yet: no picture', () => {
     expect(cachedPicture(relay({}), 'cam', ['main'], null)).toEqual({ picture: null, narrower: null });
-    expect(cachedPicture(relay({ main: stream(0).stream }), 'cam', ['main'], null)).toEqual({ picture: null, narrower: null });
+    expect(cachedPicture(relay({ main: stream(0).stream }), 'cam', ['main'], null)).toEqual({
+      picture: null,
+      narrower: null,
+    });
   });
 });
 

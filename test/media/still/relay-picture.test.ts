@@ -42,7 +42,7 @@ function cachedPicture(capture: { packets: Buffer[]; sdp: string }, codec: 'H264
   return keyframePicture(videoPlanOf(capture.sdp), cached);
 }
 
-describe('the relay\'s cached keyframe as a JPEG', () => {
+describe("the relay's cached keyframe as a JPEG", () => {
   it.each([
     ['H.264, parameter sets in band', () => h264, 'H264' as const, 'h264' as const],
     ['H.264, parameter sets in the SDP only', () => h264NoInBand, 'H264' as const, 'h264' as const],

@@ -8,10 +8,20 @@ import { Snapshots, type SnapshotSources } from '../../../src/media/still/snapsh
 // The service's rules with stand-in sources and decoder (the real ones have tests of their own and
 // meet in test/api/routes/snapshot.test.ts): coalescing, the cache's life, the camera fallback.
 
-const PICTURE: KeyframePicture = { codec: 'H264', annexB: Buffer.from('0000000165', 'hex'), width: 1280, height: 720, standalone: true, sps: 'x' };
+const PICTURE: KeyframePicture = {
+  codec: 'H264',
+  annexB: Buffer.from('0000000165', 'hex'),
+  width: 1280,
+  height: 720,
+  standalone: true,
+  sps: 'x',
+};
 // A new keyframe each time the relay is asked (a camera whose GOP is shorter than the cache's life).
 let keyframes = 0;
-const nextKeyframe = async (): Promise<KeyframePicture> => ({ ...PICTURE, annexB: Buffer.concat([PICTURE.annexB, Buffer.from(String(++keyframes))]) });
+const nextKeyframe = async (): Promise<KeyframePicture> => ({
+  ...PICTURE,
+  annexB: Buffer.concat([PICTURE.annexB, Buffer.from(String(++keyframes))]),
+});
 const CAMERA_JPEG = Buffer.from('ffd8cafeffd9', 'hex');
 
 function rig(over: Partial<SnapshotSources> = {}, slots = new DecodeSlots(2, 8), maxCachedBytes?: number) {
@@ -35,7 +45,11 @@ function rig(over: Partial<SnapshotSources> = {}, slots = new DecodeSlots(2, 8),
       slots.run(async () => {
         decodes.push({ format, width });
         if (gated) await new Promise<void>((r) => gates.push(r));
-        return Buffer.concat([Buffer.of(0xff, 0xd8), Buffer.from(`${format}/${width}/${decodes.length}`), Buffer.of(0xff, 0xd9)]);
+        return Buffer.concat([
+          Buffer.of(0xff, 0xd8),
+          Buffer.from(`${format}/${width}/${decodes.length}`),
+          Buffer.of(0xff, 0xd9),
+        ]);
       }),
   });
   return {
@@ -131,7 +145,9 @@ describe('Snapshots', () => {
   });
 
   it('nothing to make a picture from: DeviceUnavailableError; no keyframe and no snapshot URI: StillError', async () => {
-    await expect(rig({ has: () => ({ stream: false, cameraSnapshot: false }) }).snapshots.get('cam', null)).rejects.toBeInstanceOf(DeviceUnavailableError);
+    await expect(
+      rig({ has: () => ({ stream: false, cameraSnapshot: false }) }).snapshots.get('cam', null),
+    ).rejects.toBeInstanceOf(DeviceUnavailableError);
     const none = rig({ has: () => ({ stream: true, cameraSnapshot: false }), keyframe: async () => null });
     await expect(none.snapshots.get('cam', null)).rejects.toMatchObject({ failure: 'unavailable' });
   });

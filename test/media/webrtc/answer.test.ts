@@ -59,7 +59,9 @@ describe('writeAnswer', () => {
     const lines = text.split('\r\n');
     expect(lines).toContain(`a=group:BUNDLE ${offer.media.map((m) => m.mid).join(' ')}`);
     expect(lines).toContain(`m=video 51574 UDP/TLS/RTP/SAVPF ${choice.video.payloadType}`);
-    expect(lines).toContain(`a=fmtp:${choice.video.payloadType} level-asymmetry-allowed=1;packetization-mode=1;profile-level-id=4d0029`);
+    expect(lines).toContain(
+      `a=fmtp:${choice.video.payloadType} level-asymmetry-allowed=1;packetization-mode=1;profile-level-id=4d0029`,
+    );
     expect(lines).toContain(`a=rtcp-fb:${choice.video.payloadType} nack pli`);
     expect(lines.some((l) => l.includes('goog-remb') || l.includes('transport-cc'))).toBe(false);
     expect(lines).toContain('m=audio 51574 UDP/TLS/RTP/SAVPF 0');
@@ -69,7 +71,9 @@ describe('writeAnswer', () => {
     expect(lines).toContain('a=ssrc:222 cname:cn');
     expect(lines.filter((l) => l === 'a=candidate:1 1 UDP 2114977791 127.0.0.1 51574 typ host')).toHaveLength(2);
     expect(lines.filter((l) => l === 'a=setup:active')).toHaveLength(2);
-    expect(lines).toContain('a=fingerprint:sha-256 E3:71:6A:93:89:B9:69:92:49:9A:0B:9D:D3:3B:6B:E2:9F:22:43:FF:4E:5C:E4:32:2A:14:1C:4D:11:A8:60:1C');
+    expect(lines).toContain(
+      'a=fingerprint:sha-256 E3:71:6A:93:89:B9:69:92:49:9A:0B:9D:D3:3B:6B:E2:9F:22:43:FF:4E:5C:E4:32:2A:14:1C:4D:11:A8:60:1C',
+    );
   });
 
   it('rejects the sections it does not send (AAC camera audio: port 0, outside BUNDLE, one offered format)', () => {
@@ -85,14 +89,26 @@ describe('writeAnswer', () => {
 
   it('a local description without ICE credentials, fingerprint or setup is an error, not an answer', () => {
     for (const drop of ['a=ice-ufrag', 'a=fingerprint', 'a=setup', 'm=', 'c=IN']) {
-      expect(() => readLocalTransport(LOCAL.split('\r\n').filter((l) => !l.startsWith(drop)).join('\r\n'))).toThrow(LocalDescriptionError);
+      expect(() =>
+        readLocalTransport(
+          LOCAL.split('\r\n')
+            .filter((l) => !l.startsWith(drop))
+            .join('\r\n'),
+        ),
+      ).toThrow(LocalDescriptionError);
     }
   });
 });
 
 describe('withoutMdnsCandidates', () => {
   it('drops only the .local host candidates', () => {
-    const sdp = ['a=candidate:1 1 udp 2113937151 0b6e1d4c-2c43-4b1c-9cde-1c1f0f3f0a6e.local 54321 typ host', 'a=candidate:2 1 udp 2113937151 192.0.2.7 54321 typ host', 'a=mid:0'].join('\r\n');
-    expect(withoutMdnsCandidates(sdp)).toBe(['a=candidate:2 1 udp 2113937151 192.0.2.7 54321 typ host', 'a=mid:0'].join('\r\n'));
+    const sdp = [
+      'a=candidate:1 1 udp 2113937151 0b6e1d4c-2c43-4b1c-9cde-1c1f0f3f0a6e.local 54321 typ host',
+      'a=candidate:2 1 udp 2113937151 192.0.2.7 54321 typ host',
+      'a=mid:0',
+    ].join('\r\n');
+    expect(withoutMdnsCandidates(sdp)).toBe(
+      ['a=candidate:2 1 udp 2113937151 192.0.2.7 54321 typ host', 'a=mid:0'].join('\r\n'),
+    );
   });
 });

@@ -13,11 +13,20 @@ let rig: HlsRig;
 const peers: RecordingPeer[] = [];
 
 beforeAll(async () => {
-  rig = await startHlsRig({ webrtc: { bind_address: '127.0.0.1', audio_transcode: true, max_audio_transcoders: 1 }, rtsp: { idle_close_s: 1 } });
+  rig = await startHlsRig({
+    webrtc: { bind_address: '127.0.0.1', audio_transcode: true, max_audio_transcoders: 1 },
+    rtsp: { idle_close_s: 1 },
+  });
 }, 120_000);
 afterEach((ctx) => {
   // Where each viewer's connection stood, when a test fails.
-  if (ctx.task.result?.state === 'fail') for (const p of peers) console.error(p.location, `video ${p.count('video', PT.H264) + p.count('video', PT.H265)}, audio ${p.count('audio', PT.OPUS)}`, p.states());
+  if (ctx.task.result?.state === 'fail')
+    for (const p of peers)
+      console.error(
+        p.location,
+        `video ${p.count('video', PT.H264) + p.count('video', PT.H265)}, audio ${p.count('audio', PT.OPUS)}`,
+        p.states(),
+      );
 });
 afterAll(async () => {
   await Promise.all(peers.map((p) => p.close()));
@@ -25,7 +34,9 @@ afterAll(async () => {
 });
 
 async function whepPath(deviceId: string): Promise<string> {
-  const res = await rig.t.request(`/v1/devices/${deviceId}/stream?protocol=webrtc`, { headers: await rig.t.auth('devices:read') });
+  const res = await rig.t.request(`/v1/devices/${deviceId}/stream?protocol=webrtc`, {
+    headers: await rig.t.auth('devices:read'),
+  });
   expect(res.status, res.text).toBe(200);
   return new URL((res.json() as { stream_url: string }).stream_url).pathname;
 }
@@ -119,7 +130,9 @@ describe('webrtc.audio_transcode: true', () => {
     const seenAtRestart = p.count('video', PT.H264);
     await expect.poll(() => transcoderPids().filter((other) => other !== pid), POLL).toHaveLength(1);
     // The new ffmpeg's Opus reaches the gateway again and the session still sends.
-    await expect.poll(() => metric('edge_gateway_webrtc_audio_transcoder_packets_total'), POLL).toBeGreaterThan(packetsAtRestart + 25);
+    await expect
+      .poll(() => metric('edge_gateway_webrtc_audio_transcoder_packets_total'), POLL)
+      .toBeGreaterThan(packetsAtRestart + 25);
     await expect.poll(() => metric('edge_gateway_webrtc_packets_sent_total'), POLL).toBeGreaterThan(sentAtRestart + 50);
     // And the viewer hears the new ffmpeg's Opus, its video going on.
     await expect.poll(() => p.count('audio', PT.OPUS), POLL).toBeGreaterThan(heardAtRestart + 25);

@@ -32,9 +32,20 @@ let base = '';
 const tickets = new TicketSigner(randomBytes(32));
 
 beforeAll(async () => {
-  camera = await startSimulatedRtsp({ cameras: 1, host: '127.0.0.1', port: 0, username: USER, password: PASSWORD, extraMounts: ['h264pcmu', 'h265aac'], logger });
+  camera = await startSimulatedRtsp({
+    cameras: 1,
+    host: '127.0.0.1',
+    port: 0,
+    username: USER,
+    password: PASSWORD,
+    extraMounts: ['h264pcmu', 'h265aac'],
+    logger,
+  });
   streams = new RelayStreams({
-    locate: (deviceId) => (deviceId === 'h264pcmu' || deviceId === 'h265aac' ? { url: camera.url(0, deviceId), username: USER, password: PASSWORD } : null),
+    locate: (deviceId) =>
+      deviceId === 'h264pcmu' || deviceId === 'h265aac'
+        ? { url: camera.url(0, deviceId), username: USER, password: PASSWORD }
+        : null,
     logger,
     idleCloseS: 1,
   });
@@ -44,7 +55,10 @@ beforeAll(async () => {
   app.setErrorHandler(async (err, _req, reply) => {
     const api = toApiError(err);
     if (!api) return reply.code(500).send({ error: 'server_error' });
-    return reply.code(api.statusCode).headers(api.headers).send({ error: api.code, error_description: api.description });
+    return reply
+      .code(api.statusCode)
+      .headers(api.headers)
+      .send({ error: api.code, error_description: api.description });
   });
   app.get('/', async (_req, reply) => reply.type('text/html').send('<!doctype html><title>audio</title>'));
   await app.register(liveRoutes, { tickets, webrtc, maxSessionS: 600, prefix: '/live' });
@@ -60,8 +74,8 @@ afterAll(async () => {
   await camera?.stop();
 });
 
-const whep = (deviceId: string) => `${base}/live/${tickets.issue({ deviceId, profile: 'main', expiresAt: Date.now() + 60_000 })}/whep`;
-
+const whep = (deviceId: string) =>
+  `${base}/live/${tickets.issue({ deviceId, profile: 'main', expiresAt: Date.now() + 60_000 })}/whep`;
 
 describe('camera audio through WebRTC in chromium', () => {
   it('H.264 + G.711 µ-law: video decodes and PCMU/8000 packets keep coming', async () => {
@@ -70,7 +84,9 @@ describe('camera audio through WebRTC in chromium', () => {
     const location: unknown = await page.evaluate(whepPlay(whep('h264pcmu')));
     expect(String(location)).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/live\/.+\/whep\/[A-Za-z0-9_-]{22}$/);
     await expect.poll(async () => (await stats(page)).frames, { timeout: 30_000, interval: 250 }).toBeGreaterThan(0);
-    await expect.poll(async () => (await stats(page)).audioPackets, { timeout: 10_000, interval: 250 }).toBeGreaterThan(0);
+    await expect
+      .poll(async () => (await stats(page)).audioPackets, { timeout: 10_000, interval: 250 })
+      .toBeGreaterThan(0);
     const first = await stats(page);
     expect(first.audioCodec).toBe('audio/PCMU/8000');
     await new Promise((r) => setTimeout(r, 2000));
@@ -81,8 +97,12 @@ describe('camera audio through WebRTC in chromium', () => {
     await page.close();
   }, 90_000);
 
-  it('H.265 + AAC to a browser offering no H.265: 400 naming the camera\'s codecs, nothing kept', async () => {
-    const res = await fetch(whep('h265aac'), { method: 'POST', headers: { 'content-type': 'application/sdp' }, body: CHROMIUM_OFFER });
+  it("H.265 + AAC to a browser offering no H.265: 400 naming the camera's codecs, nothing kept", async () => {
+    const res = await fetch(whep('h265aac'), {
+      method: 'POST',
+      headers: { 'content-type': 'application/sdp' },
+      body: CHROMIUM_OFFER,
+    });
     expect(res.status).toBe(400);
     const body = (await res.json()) as { error: string; error_description: string };
     expect(body.error).toBe('unsupported_codec');

@@ -20,9 +20,20 @@ let context: BrowserContext;
 let pageServer: Awaited<ReturnType<typeof servePage>>;
 
 beforeAll(async () => {
-  fleet = await startFleet({ count: 1, host: '127.0.0.1', basePort: 0, username: 'admin', password: 'cam-secret-7', discovery: null, rtspPort: 0, logger: pino({ level: 'silent' }) });
+  fleet = await startFleet({
+    count: 1,
+    host: '127.0.0.1',
+    basePort: 0,
+    username: 'admin',
+    password: 'cam-secret-7',
+    discovery: null,
+    rtspPort: 0,
+    logger: pino({ level: 'silent' }),
+  });
   t = await startTestGateway({
-    cameras: [{ name: 'Porch', onvif_url: fleet.cameras[0]!.deviceServiceUrl, username: 'admin', password: 'cam-secret-7' }],
+    cameras: [
+      { name: 'Porch', onvif_url: fleet.cameras[0]!.deviceServiceUrl, username: 'admin', password: 'cam-secret-7' },
+    ],
     webrtc: { bind_address: '127.0.0.1' },
   });
   deviceId = await firstOnlineDevice(t);
@@ -36,7 +47,6 @@ afterAll(async () => {
   await t?.stop();
   await fleet?.stop();
 });
-
 
 const FRAMES = `(async () => {
   let frames = 0;
@@ -57,7 +67,9 @@ async function metric(series: string): Promise<number> {
 
 describe('chromium plays the WebRTC stream_url (WHEP) of the started gateway', () => {
   it('decodes frames that keep coming for several seconds; DELETE on the Location ends the session', async () => {
-    const res = await t.request(`/v1/devices/${deviceId}/stream?protocol=webrtc`, { headers: await t.auth('devices:read') });
+    const res = await t.request(`/v1/devices/${deviceId}/stream?protocol=webrtc`, {
+      headers: await t.auth('devices:read'),
+    });
     expect(res.status).toBe(200);
     const { stream_url } = res.json() as { stream_url: string };
     const page = await context.newPage();
@@ -81,7 +93,9 @@ describe('chromium plays the WebRTC stream_url (WHEP) of the started gateway', (
     // The camera still has one session: the relay's.
     expect(await metric('edge_gateway_relay_camera_sessions')).toBe(1);
 
-    const status: unknown = await page.evaluate(`fetch(${JSON.stringify(location)}, { method: 'DELETE' }).then((r) => r.status)`);
+    const status: unknown = await page.evaluate(
+      `fetch(${JSON.stringify(location)}, { method: 'DELETE' }).then((r) => r.status)`,
+    );
     expect(status).toBe(200);
     expect(await metric('edge_gateway_webrtc_sessions{state="open"}')).toBe(0);
     expect(await metric('edge_gateway_webrtc_sessions_ended_total{reason="deleted"}')).toBe(1);

@@ -33,7 +33,9 @@ const POLL = { timeout: 60_000, interval: 250 };
 
 describe('chromium across a restart of the audio transcoder', () => {
   it('keeps decoding video while the transcoder dies and is restarted, and gets Opus again after', async () => {
-    const res = await rig.t.request(`/v1/devices/${rig.devices.AAC}/stream?protocol=webrtc`, { headers: await rig.t.auth('devices:read') });
+    const res = await rig.t.request(`/v1/devices/${rig.devices.AAC}/stream?protocol=webrtc`, {
+      headers: await rig.t.auth('devices:read'),
+    });
     expect(res.status, res.text).toBe(200);
     const { stream_url } = res.json() as { stream_url: string };
     const page = await context.newPage();

@@ -16,40 +16,117 @@ function camera(video: string[], audio: string[] | null = null): SdpSession {
   return parseSdp(lines.map((l) => `${l}\r\n`).join(''));
 }
 
-const H264_MAIN_HIK = ['m=video 0 RTP/AVP 96', 'a=rtpmap:96 H264/90000', 'a=fmtp:96 profile-level-id=4D4028; packetization-mode=1; sprop-parameter-sets=Z01AKOygPAET8uAiAAADAAIAAAMAZB4wYyw=,aOvjyyA='];
-const H264_HIGH = ['m=video 0 RTP/AVP 96', 'a=rtpmap:96 H264/90000', 'a=fmtp:96 packetization-mode=1;profile-level-id=640028'];
-const H264_CB = ['m=video 0 RTP/AVP 96', 'a=rtpmap:96 H264/90000', 'a=fmtp:96 packetization-mode=1;profile-level-id=42e01f'];
-const H264_BASELINE = ['m=video 0 RTP/AVP 96', 'a=rtpmap:96 H264/90000', 'a=fmtp:96 packetization-mode=1;profile-level-id=42001e'];
+const H264_MAIN_HIK = [
+  'm=video 0 RTP/AVP 96',
+  'a=rtpmap:96 H264/90000',
+  'a=fmtp:96 profile-level-id=4D4028; packetization-mode=1; sprop-parameter-sets=Z01AKOygPAET8uAiAAADAAIAAAMAZB4wYyw=,aOvjyyA=',
+];
+const H264_HIGH = [
+  'm=video 0 RTP/AVP 96',
+  'a=rtpmap:96 H264/90000',
+  'a=fmtp:96 packetization-mode=1;profile-level-id=640028',
+];
+const H264_CB = [
+  'm=video 0 RTP/AVP 96',
+  'a=rtpmap:96 H264/90000',
+  'a=fmtp:96 packetization-mode=1;profile-level-id=42e01f',
+];
+const H264_BASELINE = [
+  'm=video 0 RTP/AVP 96',
+  'a=rtpmap:96 H264/90000',
+  'a=fmtp:96 packetization-mode=1;profile-level-id=42001e',
+];
 // No profile-level-id: the profile comes from the SPS in sprop-parameter-sets (Main, 4.0).
-const H264_SPROP_ONLY = ['m=video 0 RTP/AVP 96', 'a=rtpmap:96 H264/90000', 'a=fmtp:96 packetization-mode=1;sprop-parameter-sets=Z01AKOygPAET8uAiAAADAAIAAAMAZB4wYyw=,aOvjyyA='];
+const H264_SPROP_ONLY = [
+  'm=video 0 RTP/AVP 96',
+  'a=rtpmap:96 H264/90000',
+  'a=fmtp:96 packetization-mode=1;sprop-parameter-sets=Z01AKOygPAET8uAiAAADAAIAAAMAZB4wYyw=,aOvjyyA=',
+];
 const H264_NO_PROFILE = ['m=video 0 RTP/AVP 96', 'a=rtpmap:96 H264/90000', 'a=fmtp:96 packetization-mode=1'];
 const H264_MODE0_DEFAULT = ['m=video 0 RTP/AVP 96', 'a=rtpmap:96 H264/90000', 'a=fmtp:96 profile-level-id=4d0029'];
-const H264_INTERLEAVED = ['m=video 0 RTP/AVP 96', 'a=rtpmap:96 H264/90000', 'a=fmtp:96 packetization-mode=2;profile-level-id=4d0029'];
+const H264_INTERLEAVED = [
+  'm=video 0 RTP/AVP 96',
+  'a=rtpmap:96 H264/90000',
+  'a=fmtp:96 packetization-mode=2;profile-level-id=4d0029',
+];
 const H265 = ['m=video 0 RTP/AVP 98', 'a=rtpmap:98 H265/90000', 'a=fmtp:98 profile-id=1;tier-flag=0;level-id=150'];
 const H265_DONL = ['m=video 0 RTP/AVP 98', 'a=rtpmap:98 H265/90000', 'a=fmtp:98 profile-id=1;sprop-max-don-diff=2'];
 const MJPEG = ['m=video 0 RTP/AVP 26'];
 const PCMU = ['m=audio 0 RTP/AVP 0'];
 const PCMA = ['m=audio 0 RTP/AVP 8', 'a=rtpmap:8 PCMA/8000'];
-const AAC = ['m=audio 0 RTP/AVP 97', 'a=rtpmap:97 MPEG4-GENERIC/16000/1', 'a=fmtp:97 streamtype=5;profile-level-id=15;mode=AAC-hbr;config=1408;sizelength=13;indexlength=3;indexdeltalength=3'];
+const AAC = [
+  'm=audio 0 RTP/AVP 97',
+  'a=rtpmap:97 MPEG4-GENERIC/16000/1',
+  'a=fmtp:97 streamtype=5;profile-level-id=15;mode=AAC-hbr;config=1408;sizelength=13;indexlength=3;indexdeltalength=3',
+];
 
 const chromium = (): WebRtcOffer => readWebRtcOffer(CHROMIUM_OFFER);
 
 describe('matchCodecs: the answer passes the camera through', () => {
   it.each([
     // [name, camera video, offer, payload type, profile-level-id in the answer, profile match]
-    ["Hikvision Main 4.0 → Chromium's Main payload type, the camera's own profile-level-id", H264_MAIN_HIK, CHROMIUM_OFFER, 116, '4d4028', 'same'],
-    ["High 4.0 → Chromium's High 4:4:4 Predictive (no plain High offered; it decodes High)", H264_HIGH, CHROMIUM_OFFER, 41, '640028', 'compatible'],
+    [
+      "Hikvision Main 4.0 → Chromium's Main payload type, the camera's own profile-level-id",
+      H264_MAIN_HIK,
+      CHROMIUM_OFFER,
+      116,
+      '4d4028',
+      'same',
+    ],
+    [
+      "High 4.0 → Chromium's High 4:4:4 Predictive (no plain High offered; it decodes High)",
+      H264_HIGH,
+      CHROMIUM_OFFER,
+      41,
+      '640028',
+      'compatible',
+    ],
     ['Constrained Baseline → the same profile', H264_CB, CHROMIUM_OFFER, 108, '42e01f', 'same'],
     ['Baseline proper (FMO allowed) → only a Baseline decoder', H264_BASELINE, CHROMIUM_OFFER, 102, '42001e', 'same'],
     ['profile from the sprop SPS when the fmtp has none', H264_SPROP_ONLY, CHROMIUM_OFFER, 116, '4d4028', 'same'],
-    ['no profile at all → the most capable offered decoder, its profile named', H264_NO_PROFILE, CHROMIUM_OFFER, 41, 'f4001f', 'assumed'],
+    [
+      'no profile at all → the most capable offered decoder, its profile named',
+      H264_NO_PROFILE,
+      CHROMIUM_OFFER,
+      41,
+      'f4001f',
+      'assumed',
+    ],
     ['a mode 0 camera (single NAL units) goes as mode 1', H264_MODE0_DEFAULT, CHROMIUM_OFFER, 116, '4d0029', 'same'],
-    ["High → Safari's Constrained High payload type: no decoder offered covers it, the browser is trusted", H264_HIGH, SAFARI_OFFER, 98, '640028', 'assumed'],
-    ["Main → Firefox's Constrained Baseline mode 1 type (never its mode 0 one), trusted", H264_MAIN_HIK, FIREFOX_OFFER, 126, '4d4028', 'assumed'],
-    ["Constrained Baseline → Firefox's mode 1 payload type, not its mode 0 one", H264_CB, FIREFOX_OFFER, 126, '42e01f', 'same'],
+    [
+      "High → Safari's Constrained High payload type: no decoder offered covers it, the browser is trusted",
+      H264_HIGH,
+      SAFARI_OFFER,
+      98,
+      '640028',
+      'assumed',
+    ],
+    [
+      "Main → Firefox's Constrained Baseline mode 1 type (never its mode 0 one), trusted",
+      H264_MAIN_HIK,
+      FIREFOX_OFFER,
+      126,
+      '4d4028',
+      'assumed',
+    ],
+    [
+      "Constrained Baseline → Firefox's mode 1 payload type, not its mode 0 one",
+      H264_CB,
+      FIREFOX_OFFER,
+      126,
+      '42e01f',
+      'same',
+    ],
   ])('%s', (_name, video, offerText, payloadType, profileLevelId, profileMatch) => {
     const choice = matchCodecs(camera(video), readWebRtcOffer(offerText));
-    expect(choice.video).toMatchObject({ encoding: 'H264', payloadType, cameraTrack: 0, offerIndex: 0, clockRate: 90000, profileMatch });
+    expect(choice.video).toMatchObject({
+      encoding: 'H264',
+      payloadType,
+      cameraTrack: 0,
+      offerIndex: 0,
+      clockRate: 90000,
+      profileMatch,
+    });
     expect(choice.video.fmtp).toBe(`level-asymmetry-allowed=1;packetization-mode=1;profile-level-id=${profileLevelId}`);
   });
 
@@ -80,7 +157,14 @@ describe('matchCodecs: the answer passes the camera through', () => {
     ["PCMA in Safari's bundle-only section", PCMA, SAFARI_OFFER, 8],
   ])('G.711 passes through: %s', (_name, audio, offerText, payloadType) => {
     const choice = matchCodecs(camera(H264_MAIN_HIK, audio), readWebRtcOffer(offerText));
-    expect(choice.audio).toMatchObject({ payloadType, clockRate: 8000, channels: 1, cameraTrack: 1, offerIndex: 1, transcoded: false });
+    expect(choice.audio).toMatchObject({
+      payloadType,
+      clockRate: 8000,
+      channels: 1,
+      cameraTrack: 1,
+      offerIndex: 1,
+      transcoded: false,
+    });
     expect(choice.audioDropped).toBeNull();
   });
 
@@ -89,15 +173,27 @@ describe('matchCodecs: the answer passes the camera through', () => {
     expect(off.audio).toBeNull();
     expect(off.audioDropped).toMatch(/AAC \(MPEG4-GENERIC\) is not a WebRTC codec and webrtc.audio_transcode is off/);
     const on = matchCodecs(camera(H264_MAIN_HIK, AAC), chromium(), { audioTranscode: true });
-    expect(on.audio).toMatchObject({ encoding: 'OPUS', payloadType: 111, clockRate: 48000, channels: 2, transcoded: true });
+    expect(on.audio).toMatchObject({
+      encoding: 'OPUS',
+      payloadType: 111,
+      clockRate: 48000,
+      channels: 2,
+      transcoded: true,
+    });
   });
 
   it('drops audio the offer does not take, and says why', () => {
     const noPcma = readWebRtcOffer(FIREFOX_OFFER.replace('109 9 0 8 101', '109 9 0 101'));
-    expect(matchCodecs(camera(H264_MAIN_HIK, PCMA), noPcma)).toMatchObject({ audio: null, audioDropped: 'the offer has no PCMA/8000' });
+    expect(matchCodecs(camera(H264_MAIN_HIK, PCMA), noPcma)).toMatchObject({
+      audio: null,
+      audioDropped: 'the offer has no PCMA/8000',
+    });
     const bundleVideo = CHROMIUM_OFFER.replace('a=group:BUNDLE 0 1', 'a=group:BUNDLE 0');
     const videoOnly = readWebRtcOffer(bundleVideo.slice(0, bundleVideo.indexOf('m=audio')));
-    expect(matchCodecs(camera(H264_MAIN_HIK, PCMU), videoOnly)).toMatchObject({ audio: null, audioDropped: 'the offer receives no audio' });
+    expect(matchCodecs(camera(H264_MAIN_HIK, PCMU), videoOnly)).toMatchObject({
+      audio: null,
+      audioDropped: 'the offer receives no audio',
+    });
     expect(matchCodecs(camera(H264_MAIN_HIK), chromium())).toMatchObject({ audio: null, audioDropped: null });
   });
 });
@@ -111,9 +207,27 @@ describe('matchCodecs: no answer possible', () => {
       'no_common_video_codec',
       /this camera profile sends H\.265 and the browser's offer has no H\.265 \(profile-id 1\), so it cannot be played here: ask for the sub profile \(profile=sub\), usually H\.264; the camera sends H265\/90000 \(video\), PCMA\/8000 \(audio\)/,
     ],
-    ['H.265 with decoding-order numbers', camera(H265_DONL), SAFARI_OFFER, 'no_common_video_codec', /sprop-max-don-diff/],
-    ['H.264 interleaved mode', camera(H264_INTERLEAVED), CHROMIUM_OFFER, 'no_common_video_codec', /packetization-mode 2/],
-    ['MJPEG', camera(MJPEG), CHROMIUM_OFFER, 'no_common_video_codec', /JPEG cannot be passed to a browser; the camera sends JPEG\/90000 \(video\)/],
+    [
+      'H.265 with decoding-order numbers',
+      camera(H265_DONL),
+      SAFARI_OFFER,
+      'no_common_video_codec',
+      /sprop-max-don-diff/,
+    ],
+    [
+      'H.264 interleaved mode',
+      camera(H264_INTERLEAVED),
+      CHROMIUM_OFFER,
+      'no_common_video_codec',
+      /packetization-mode 2/,
+    ],
+    [
+      'MJPEG',
+      camera(MJPEG),
+      CHROMIUM_OFFER,
+      'no_common_video_codec',
+      /JPEG cannot be passed to a browser; the camera sends JPEG\/90000 \(video\)/,
+    ],
     [
       'an offer with H.264 in mode 0 only',
       camera(H264_MAIN_HIK),
@@ -128,8 +242,20 @@ describe('matchCodecs: no answer possible', () => {
       'no_common_video_codec',
       /the offer has no H\.264 in packetization-mode 1; the camera sends H264\/90000 \(video\), PCMU\/8000 \(audio\)/,
     ],
-    ['a camera without video', camera(PCMU), CHROMIUM_OFFER, 'no_video_from_camera', /the camera sends no video \(it sends PCMU\/8000 \(audio\)\)/],
-    ['an offer whose video is sendonly', camera(H264_MAIN_HIK), CHROMIUM_OFFER.replace('a=recvonly', 'a=sendonly'), 'no_video_in_offer', /receives no video/],
+    [
+      'a camera without video',
+      camera(PCMU),
+      CHROMIUM_OFFER,
+      'no_video_from_camera',
+      /the camera sends no video \(it sends PCMU\/8000 \(audio\)\)/,
+    ],
+    [
+      'an offer whose video is sendonly',
+      camera(H264_MAIN_HIK),
+      CHROMIUM_OFFER.replace('a=recvonly', 'a=sendonly'),
+      'no_video_in_offer',
+      /receives no video/,
+    ],
     [
       'an offer whose video section is rejected (port 0, outside BUNDLE)',
       camera(H264_MAIN_HIK),
@@ -211,7 +337,8 @@ describe('matchCodecs fuzz', () => {
       let text = sample;
       for (let k = 0; k < 3; k++) {
         const at = rng.int(text.length);
-        text = text.slice(0, at) + mutate(rng, text.slice(at, at + 30), 'H2645=;-0123456789abcdef/ ') + text.slice(at + 30);
+        text =
+          text.slice(0, at) + mutate(rng, text.slice(at, at + 30), 'H2645=;-0123456789abcdef/ ') + text.slice(at + 30);
       }
       let offer: WebRtcOffer;
       try {
@@ -231,11 +358,14 @@ describe('matchCodecs fuzz', () => {
         expect(cam.media[choice.video.cameraTrack]?.media).toBe('video');
         if (choice.video.encoding === 'H264') expect(offered?.fmtp.get('packetization-mode')).toBe('1');
         if (choice.audio) {
-          const audio = offer.media[choice.audio.offerIndex]?.codecs.find((c) => c.payloadType === choice.audio?.payloadType);
+          const audio = offer.media[choice.audio.offerIndex]?.codecs.find(
+            (c) => c.payloadType === choice.audio?.payloadType,
+          );
           expect(audio?.encoding).toBe(choice.audio.encoding);
         }
       } catch (err) {
-        if (!(err instanceof CodecMismatchError)) throw new Error(`seed ${rng.seed} case ${i}: ${String(err)}`, { cause: err });
+        if (!(err instanceof CodecMismatchError))
+          throw new Error(`seed ${rng.seed} case ${i}: ${String(err)}`, { cause: err });
         refused++;
         expect(err.cameraCodecs).toHaveLength(cam.media.length);
       }

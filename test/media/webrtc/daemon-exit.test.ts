@@ -19,7 +19,16 @@ let dir = '';
 let daemon: Daemon | null = null;
 
 beforeAll(async () => {
-  fleet = await startFleet({ count: 1, host: '127.0.0.1', basePort: 0, username: 'admin', password: PASSWORD, discovery: null, rtspPort: 0, logger: pino({ level: 'silent' }) });
+  fleet = await startFleet({
+    count: 1,
+    host: '127.0.0.1',
+    basePort: 0,
+    username: 'admin',
+    password: PASSWORD,
+    discovery: null,
+    rtspPort: 0,
+    logger: pino({ level: 'silent' }),
+  });
   dir = tempDir('eg-webrtc-exit-');
 }, 60_000);
 afterAll(async () => {
@@ -53,8 +62,13 @@ function viewer(d: Daemon, streamUrl: () => Promise<string>): Promise<Viewer> {
       } catch {
         await d.request(v.location, { method: 'DELETE' });
         v.pc.close();
-        const lines = d.logs().split('\n').filter((l) => l.includes('webrtc'));
-        throw new NoPacketsError(`the test viewer got ${v.packets} packets in 15 s. The daemon's WebRTC lines:\n${lines.slice(-8).join('\n')}`);
+        const lines = d
+          .logs()
+          .split('\n')
+          .filter((l) => l.includes('webrtc'));
+        throw new NoPacketsError(
+          `the test viewer got ${v.packets} packets in 15 s. The daemon's WebRTC lines:\n${lines.slice(-8).join('\n')}`,
+        );
       }
     },
     (err) => err instanceof NoPacketsError || isPeerRace(err),
@@ -72,7 +86,11 @@ async function offerViewer(d: Daemon, streamUrl: string): Promise<Viewer> {
   const v: Viewer = { pc, track, packets: 0, location: '' };
   track.onMessage(() => v.packets++);
   const offer = await gatheredOffer(pc);
-  const res = await d.request(new URL(streamUrl).pathname, { method: 'POST', headers: { 'content-type': 'application/sdp' }, body: offer });
+  const res = await d.request(new URL(streamUrl).pathname, {
+    method: 'POST',
+    headers: { 'content-type': 'application/sdp' },
+    body: offer,
+  });
   expect(res.status, res.text).toBe(201);
   v.location = String(res.headers.location);
   await takeAnswer(pc, res.text, () => d.request(v.location, { method: 'DELETE' }), history);
@@ -90,7 +108,9 @@ describe('daemon shutdown after WebRTC viewers', () => {
       rtsp: { host: '127.0.0.1', port: 0, udp_port: 0, public_host: '127.0.0.1' },
       webrtc: { bind_address: '127.0.0.1' },
       onvif: { discovery: { enabled: false } },
-      cameras: [{ name: 'Porch', onvif_url: fleet.cameras[0]!.deviceServiceUrl, username: 'admin', password: PASSWORD }],
+      cameras: [
+        { name: 'Porch', onvif_url: fleet.cameras[0]!.deviceServiceUrl, username: 'admin', password: PASSWORD },
+      ],
       log: { level: 'info' },
     };
     writeFileSync(configFile, JSON.stringify(config, null, 2));
@@ -101,14 +121,21 @@ describe('daemon shutdown after WebRTC viewers', () => {
     await expect
       .poll(
         async () => {
-          const { data } = (await d.request('/v1/devices', { headers })).json() as { data: Array<{ id: string; status: string }> };
+          const { data } = (await d.request('/v1/devices', { headers })).json() as {
+            data: Array<{ id: string; status: string }>;
+          };
           deviceId = data.find((x) => x.status === 'online')?.id ?? '';
           return deviceId;
         },
         { timeout: 30_000, interval: 200 },
       )
       .not.toBe('');
-    const streamUrl = async () => ((await d.request(`/v1/devices/${deviceId}/stream?protocol=webrtc`, { headers })).json() as { stream_url: string }).stream_url;
+    const streamUrl = async () =>
+      (
+        (await d.request(`/v1/devices/${deviceId}/stream?protocol=webrtc`, { headers })).json() as {
+          stream_url: string;
+        }
+      ).stream_url;
 
     const ended = await viewer(d, streamUrl);
     expect((await d.request(ended.location, { method: 'DELETE' })).status).toBe(200);
@@ -117,7 +144,10 @@ describe('daemon shutdown after WebRTC viewers', () => {
 
     d.child.kill('SIGTERM');
     // Bounded wait for an outcome (did it exit at all), not a timing: a stuck daemon never exits.
-    const outcome = await Promise.race([d.exited, new Promise((r) => setTimeout(() => r('still running 20 s after SIGTERM'), 20_000))]);
+    const outcome = await Promise.race([
+      d.exited,
+      new Promise((r) => setTimeout(() => r('still running 20 s after SIGTERM'), 20_000)),
+    ]);
     playing.pc.close();
     expect(d.logged('edge gateway stopped')).toHaveLength(1);
     expect(outcome).toEqual({ code: 0, signal: null });

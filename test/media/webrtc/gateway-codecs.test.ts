@@ -24,13 +24,19 @@ afterAll(async () => {
 });
 
 async function whepPath(deviceId: string, profile: 'main' | 'sub' = 'main'): Promise<string> {
-  const res = await rig.t.request(`/v1/devices/${deviceId}/stream?protocol=webrtc&profile=${profile}`, { headers: await rig.t.auth('devices:read') });
+  const res = await rig.t.request(`/v1/devices/${deviceId}/stream?protocol=webrtc&profile=${profile}`, {
+    headers: await rig.t.auth('devices:read'),
+  });
   expect(res.status, res.text).toBe(200);
   return new URL((res.json() as { stream_url: string }).stream_url).pathname;
 }
 
 const post = async (deviceId: string, offer: string, profile: 'main' | 'sub' = 'main') =>
-  rig.t.request(await whepPath(deviceId, profile), { method: 'POST', headers: { 'content-type': 'application/sdp' }, body: offer });
+  rig.t.request(await whepPath(deviceId, profile), {
+    method: 'POST',
+    headers: { 'content-type': 'application/sdp' },
+    body: offer,
+  });
 
 async function peer(deviceId: string, video: 'H264' | 'H265', audio: Array<'OPUS' | 'PCMU'>): Promise<RecordingPeer> {
   const p = await startPeer(rig.t.request, () => whepPath(deviceId), { video, audio });
@@ -51,7 +57,7 @@ describe('H.265 over WebRTC', () => {
     await rig.t.request(String(res.headers.location), { method: 'DELETE' });
   });
 
-  it('a real viewer offering H.265 gets the camera\'s H.265 packets', async () => {
+  it("a real viewer offering H.265 gets the camera's H.265 packets", async () => {
     const p = await peer(rig.devices.HEVC, 'H265', ['OPUS']);
     expect(p.status, p.body).toBe(201);
     await expect.poll(() => p.count('video', PT.H265), POLL).toBeGreaterThan(30);

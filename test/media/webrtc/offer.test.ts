@@ -29,7 +29,9 @@ describe('readWebRtcOffer: browser offers', () => {
       ['audio', '1', 'recvonly'],
     ]);
     const video = section(offer.media, 'video');
-    const h264 = video.codecs.filter((c) => c.encoding === 'H264').map((c) => [c.payloadType, c.fmtp.get('packetization-mode'), c.fmtp.get('profile-level-id')]);
+    const h264 = video.codecs
+      .filter((c) => c.encoding === 'H264')
+      .map((c) => [c.payloadType, c.fmtp.get('packetization-mode'), c.fmtp.get('profile-level-id')]);
     expect(h264).toEqual([
       [102, '1', '42001f'],
       [104, '0', '42001f'],
@@ -51,7 +53,9 @@ describe('readWebRtcOffer: browser offers', () => {
     expect(video.extensions.find((e) => e.uri === 'urn:ietf:params:rtp-hdrext:sdes:mid')?.id).toBe(9);
     expect(video.iceUfrag).toBe('/Yen');
     expect(video.icePwd).toBe('BjtMzw0WLYobC+WbEL97P0Rj');
-    expect(video.fingerprints).toEqual([{ algorithm: 'sha-256', value: expect.stringMatching(/^21:8C:0C(:[0-9A-F]{2}){29}$/) }]);
+    expect(video.fingerprints).toEqual([
+      { algorithm: 'sha-256', value: expect.stringMatching(/^21:8C:0C(:[0-9A-F]{2}){29}$/) },
+    ]);
     expect(video.setup).toBe('actpass');
     expect(video.rtcpMux).toBe(true);
     expect(video.rtcpRsize).toBe(true);
@@ -83,7 +87,13 @@ describe('readWebRtcOffer: browser offers', () => {
     ]);
     expect(video.codecs.find((c) => c.payloadType === 97)?.fmtp.get('packetization-mode')).toBeUndefined();
     // PCMU, PCMA and G722 are offered by static type without an rtpmap line.
-    expect(section(offer.media, 'audio').codecs.map((c) => c.encoding)).toEqual(['OPUS', 'G722', 'PCMU', 'PCMA', 'TELEPHONE-EVENT']);
+    expect(section(offer.media, 'audio').codecs.map((c) => c.encoding)).toEqual([
+      'OPUS',
+      'G722',
+      'PCMU',
+      'PCMA',
+      'TELEPHONE-EVENT',
+    ]);
   });
 
   it("reads Safari's bundle-only audio section with the transport of the BUNDLE group's first section", () => {
@@ -137,11 +147,21 @@ const MALFORMED: Array<[string, (sdp: string) => string, OfferErrorCode, RegExp]
   ['a section without mid', dropLines(/^a=mid:1$/), 'bad_mid', /media 1 \(audio\): no a=mid/],
   ['a mid with blanks', replaceLine(/a=mid:0/, 'a=mid:0 1'), 'bad_mid', /media 0/],
   ['the same mid twice', replaceLine(/a=mid:1/, 'a=mid:0'), 'duplicate_mid', /mid "0" used twice/],
-  ['BUNDLE naming an unknown mid', replaceLine(/a=group:BUNDLE 0 1/, 'a=group:BUNDLE 0 1 7'), 'bad_attribute', /BUNDLE names mid "7"/],
+  [
+    'BUNDLE naming an unknown mid',
+    replaceLine(/a=group:BUNDLE 0 1/, 'a=group:BUNDLE 0 1 7'),
+    'bad_attribute',
+    /BUNDLE names mid "7"/,
+  ],
   ['no ice-ufrag', dropLines(/^a=ice-ufrag:/), 'bad_ice_credentials', /ice-ufrag/],
   ['a short ice-pwd', (s) => s.replace(/a=ice-pwd:\S+/g, 'a=ice-pwd:short'), 'bad_ice_credentials', /ice-pwd/],
   ['no fingerprint', dropLines(/^a=fingerprint:/), 'bad_fingerprint', /no a=fingerprint/],
-  ['a fingerprint that is not hex', replaceLine(/a=fingerprint:sha-256 21:8C/, 'a=fingerprint:sha-256 ZZ:8C'), 'bad_fingerprint', /malformed/],
+  [
+    'a fingerprint that is not hex',
+    replaceLine(/a=fingerprint:sha-256 21:8C/, 'a=fingerprint:sha-256 ZZ:8C'),
+    'bad_fingerprint',
+    /malformed/,
+  ],
   ['setup holdconn', replaceLine(/a=setup:actpass/, 'a=setup:holdconn'), 'bad_setup', /holdconn/],
   ['no setup', dropLines(/^a=setup:/), 'bad_setup', /no a=setup/],
   ['plain RTP/AVP video', replaceLine(/UDP\/TLS\/RTP\/SAVPF 96/, 'RTP/AVP 96'), 'bad_media', /not DTLS-SRTP/],
@@ -150,11 +170,20 @@ const MALFORMED: Array<[string, (sdp: string) => string, OfferErrorCode, RegExp]
   ['an extmap id of 0', replaceLine(/a=extmap:1 /, 'a=extmap:0 '), 'bad_attribute', /extmap:0/],
   ['an extmap id used twice', replaceLine(/a=extmap:2 /, 'a=extmap:1 '), 'bad_attribute', /extmap id 1 used twice/],
   ['an rtcp-fb without type', replaceLine(/a=rtcp-fb:96 goog-remb/, 'a=rtcp-fb:96'), 'bad_attribute', /rtcp-fb/],
-  ['a candidate with a bad port', replaceLine(/(a=candidate:\S+ 1 udp \d+ \S+) \d+/, '$1 70000'), 'bad_candidate', /media 0 \(video\): candidate 1: port 70000/],
+  [
+    'a candidate with a bad port',
+    replaceLine(/(a=candidate:\S+ 1 udp \d+ \S+) \d+/, '$1 70000'),
+    'bad_candidate',
+    /media 0 \(video\): candidate 1: port 70000/,
+  ],
   ['a candidate without typ', replaceLine(/ typ host/, ' type host'), 'bad_candidate', /typ/],
   [
     'a candidate flood',
-    (s) => s.replace('a=mid:0\r\n', `a=mid:0\r\n${'a=candidate:1 1 udp 1 10.0.0.1 9 typ host\r\n'.repeat(MAX_CANDIDATES_PER_MEDIA + 1)}`),
+    (s) =>
+      s.replace(
+        'a=mid:0\r\n',
+        `a=mid:0\r\n${'a=candidate:1 1 udp 1 10.0.0.1 9 typ host\r\n'.repeat(MAX_CANDIDATES_PER_MEDIA + 1)}`,
+      ),
     'too_many_candidates',
     /more than 32 candidates/,
   ],
@@ -182,10 +211,22 @@ describe('parseCandidate', () => {
       '3285839065 1 udp 2113937151 a8884af2-a7d9-4797-aaf8-9ef4f033c32e.local 50818 typ host generation 0 network-cost 999',
       { address: 'a8884af2-a7d9-4797-aaf8-9ef4f033c32e.local', port: 50818, type: 'host', mdns: true },
     ],
-    ['IPv4 host', '1 1 UDP 2122252543 192.168.1.20 61234 typ host', { transport: 'udp', mdns: false, address: '192.168.1.20' }],
+    [
+      'IPv4 host',
+      '1 1 UDP 2122252543 192.168.1.20 61234 typ host',
+      { transport: 'udp', mdns: false, address: '192.168.1.20' },
+    ],
     ['IPv6 host', '2 1 udp 2122262783 fd00::2 40000 typ host', { address: 'fd00::2', mdns: false }],
-    ['srflx with raddr', '842163049 1 udp 1677729535 203.0.113.7 3478 typ srflx raddr 0.0.0.0 rport 0', { type: 'srflx', relatedAddress: '0.0.0.0', relatedPort: 0 }],
-    ['TCP passive', 'abc+/ 1 tcp 1518280447 10.0.0.5 9 typ host tcptype passive', { transport: 'tcp', tcpType: 'passive' }],
+    [
+      'srflx with raddr',
+      '842163049 1 udp 1677729535 203.0.113.7 3478 typ srflx raddr 0.0.0.0 rport 0',
+      { type: 'srflx', relatedAddress: '0.0.0.0', relatedPort: 0 },
+    ],
+    [
+      'TCP passive',
+      'abc+/ 1 tcp 1518280447 10.0.0.5 9 typ host tcptype passive',
+      { transport: 'tcp', tcpType: 'passive' },
+    ],
   ])('%s', (_name, value, expected) => {
     expect(parseCandidate(value)).toMatchObject(expected);
   });

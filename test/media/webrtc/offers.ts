@@ -4,7 +4,10 @@ import { readFileSync } from 'node:fs';
 // two recvonly transceivers, gathering complete); the Firefox- and Safari-shaped ones follow those
 // browsers' layouts (session-level fingerprint, bundle-only sections, H.265) and are written here.
 
-export const CHROMIUM_OFFER = readFileSync(new URL('./fixtures/chromium-156-recvonly-offer.sdp', import.meta.url), 'utf8');
+export const CHROMIUM_OFFER = readFileSync(
+  new URL('./fixtures/chromium-156-recvonly-offer.sdp', import.meta.url),
+  'utf8',
+);
 
 const crlf = (lines: string[]): string => lines.map((l) => `${l}\r\n`).join('');
 

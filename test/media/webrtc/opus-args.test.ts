@@ -5,7 +5,13 @@ import { opusTranscodeArgs } from '../../../src/media/webrtc/opus-args.js';
 // to our loopback socket with RTCP to the same port (not to one nobody owns).
 
 describe('opusTranscodeArgs', () => {
-  const args = opusTranscodeArgs({ inputUrl: 'rtsp://127.0.0.1:8554/live/T', port: 40000, payloadType: 111, bitrate: 32000, readTimeoutS: 5 });
+  const args = opusTranscodeArgs({
+    inputUrl: 'rtsp://127.0.0.1:8554/live/T',
+    port: 40000,
+    payloadType: 111,
+    bitrate: 32000,
+    readTimeoutS: 5,
+  });
   const after = (flag: string) => args[args.indexOf(flag) + 1];
 
   it('reads only the audio of the relay URL over TCP, with a read timeout', () => {

@@ -17,12 +17,18 @@ function rtp(seq: number, ts: number, opts: { marker?: boolean; pt?: number; pay
   return b;
 }
 
-const rewriter = () => new RtpRewriter({ ssrc: 0x1234, payloadType: 102, clockRate: 90000, initialSequence: 65534, initialTimestamp: 1000 });
+const rewriter = () =>
+  new RtpRewriter({ ssrc: 0x1234, payloadType: 102, clockRate: 90000, initialSequence: 65534, initialTimestamp: 1000 });
 
 describe('RtpRewriter', () => {
   it('gives the peer its own SSRC, payload type, sequence (wrapping) and timestamps with the camera spacing; the shared packet is untouched', () => {
     const r = rewriter();
-    const input = [rtp(500, 90_000, { marker: true }), rtp(501, 93_600), rtp(502, 93_600, { marker: true }), rtp(503, 97_200)];
+    const input = [
+      rtp(500, 90_000, { marker: true }),
+      rtp(501, 93_600),
+      rtp(502, 93_600, { marker: true }),
+      rtp(503, 97_200),
+    ];
     const copies = input.map((p) => Buffer.from(p));
     const out = input.map((p) => readRtpHeader(r.rewrite(p) as Buffer));
     expect(out.map((h) => h?.sequence)).toEqual([65534, 65535, 0, 1]);
@@ -36,7 +42,12 @@ describe('RtpRewriter', () => {
     const r = rewriter();
     r.beginBurst();
     // A cached GOP: three pictures 40 ms apart, the first in two packets.
-    const burst = [rtp(10, 0), rtp(11, 0, { marker: true }), rtp(12, 3600, { marker: true }), rtp(13, 7200, { marker: true })];
+    const burst = [
+      rtp(10, 0),
+      rtp(11, 0, { marker: true }),
+      rtp(12, 3600, { marker: true }),
+      rtp(13, 7200, { marker: true }),
+    ];
     const out = burst.map((p) => readRtpHeader(r.rewrite(p) as Buffer)?.timestamp);
     r.endBurst();
     expect(out).toEqual([1000, 1000, 1090, 1180]);
@@ -64,7 +75,11 @@ describe('readPeerFeedback', () => {
     const fir = Buffer.from([0x84, 206, 0, 4, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 2, 1, 0, 0, 0]);
     const nack = Buffer.from([0x81, 205, 0, 3, 0, 0, 0, 1, 0, 0, 0, 2, 0, 5, 0, 0]);
     expect(readPeerFeedback(Buffer.concat([rr, pli, nack, fir, pli]))).toEqual({ pli: 2, fir: 1, nack: 1 });
-    expect(readPeerFeedback(Buffer.concat([rr, Buffer.from([0x00, 0xff, 0xff, 0xff]), pli]))).toEqual({ pli: 0, fir: 0, nack: 0 });
+    expect(readPeerFeedback(Buffer.concat([rr, Buffer.from([0x00, 0xff, 0xff, 0xff]), pli]))).toEqual({
+      pli: 0,
+      fir: 0,
+      nack: 0,
+    });
     expect(readPeerFeedback(Buffer.alloc(0))).toEqual({ pli: 0, fir: 0, nack: 0 });
   });
 });
@@ -73,7 +88,7 @@ describe('H264ParameterSetInjector', () => {
   const sps = Buffer.from([0x67, 0x4d, 0x00, 0x1f, 0xaa]);
   const pps = Buffer.from([0x68, 0xee, 0x3c, 0x80]);
 
-  it('puts one STAP-A of SPS and PPS, with the keyframe\'s timestamp and no marker, before an IDR that brought none', () => {
+  it("puts one STAP-A of SPS and PPS, with the keyframe's timestamp and no marker, before an IDR that brought none", () => {
     const inject = new H264ParameterSetInjector({ sps: [sps], pps: [pps] });
     // FU-A start of an IDR (type 5) with the marker of nothing yet.
     const idrStart = rtp(7, 4500, { payload: [0x7c, 0x85, 0x88, 0x80] });

@@ -34,9 +34,17 @@ let detachWarm: (() => void) | null = null;
 const tickets = new TicketSigner(randomBytes(32));
 
 beforeAll(async () => {
-  camera = await startSimulatedRtsp({ cameras: 1, host: '127.0.0.1', port: 0, username: USER, password: PASSWORD, logger });
+  camera = await startSimulatedRtsp({
+    cameras: 1,
+    host: '127.0.0.1',
+    port: 0,
+    username: USER,
+    password: PASSWORD,
+    logger,
+  });
   streams = new RelayStreams({
-    locate: (deviceId) => (deviceId === 'cam' ? { url: camera.url(0, 'main'), username: USER, password: PASSWORD } : null),
+    locate: (deviceId) =>
+      deviceId === 'cam' ? { url: camera.url(0, 'main'), username: USER, password: PASSWORD } : null,
     logger,
     idleCloseS: 5,
   });
@@ -47,7 +55,12 @@ beforeAll(async () => {
   base = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;
   // A reader keeping the camera session and its cached group of pictures warm, as a viewer would.
   const handle = await streams.acquire('cam', 'main');
-  const idle: FanOutReader = { pendingBytes: () => 0, deliver: () => undefined, deliverRtcp: () => undefined, evict: () => undefined };
+  const idle: FanOutReader = {
+    pendingBytes: () => 0,
+    deliver: () => undefined,
+    deliverRtcp: () => undefined,
+    evict: () => undefined,
+  };
   detachWarm = handle.attach(idle);
   for (let waited = 0; !handle.hasCachedKeyframe(); waited += 100) {
     if (waited > 30_000) throw new Error('the relay cached no keyframe of the simulated camera in 30 s');
@@ -79,7 +92,7 @@ function nalTypes(packet: Buffer, offset: number): number[] {
   if (type === 28) return ((packet[offset + 1] as number) & 0x80) !== 0 ? [(packet[offset + 1] as number) & 0x1f] : [];
   if (type !== 24) return [];
   const out: number[] = [];
-  for (let at = offset + 1; at + 2 < packet.length; ) {
+  for (let at = offset + 1; at + 2 < packet.length;) {
     const size = packet.readUInt16BE(at);
     if (size === 0) break;
     out.push((packet[at + 2] as number) & 0x1f);
@@ -108,7 +121,13 @@ async function peer(url: string) {
     const second = message[1] as number;
     const header = second >= 192 && second <= 223 ? null : readRtpHeader(message);
     if (!header) return;
-    received.push({ at: Date.now(), sequence: header.sequence, timestamp: header.timestamp, nals: nalTypes(message, header.payloadOffset), packet: Buffer.from(message) });
+    received.push({
+      at: Date.now(),
+      sequence: header.sequence,
+      timestamp: header.timestamp,
+      nals: nalTypes(message, header.payloadOffset),
+      packet: Buffer.from(message),
+    });
   });
   const offer = await gatheredOffer(pc);
   const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/sdp' }, body: offer });
@@ -121,7 +140,8 @@ async function peer(url: string) {
     track,
     received,
     /** For a failure's message: where the peer's connection stands, and the sessions' counters. */
-    state: () => `peer ${pc.state()}, ICE ${pc.iceState()}, track open ${track.isOpen()} (${history()}); sessions ${JSON.stringify(webrtc.stats())}`,
+    state: () =>
+      `peer ${pc.state()}, ICE ${pc.iceState()}, track open ${track.isOpen()} (${history()}); sessions ${JSON.stringify(webrtc.stats())}`,
     close: async () => {
       await fetch(session, { method: 'DELETE' });
       pc.close();
@@ -140,7 +160,7 @@ async function receives(p: Awaited<ReturnType<typeof peer>>, count: number): Pro
 
 /** Signed difference a − b of two 32-bit RTP timestamps (or 16-bit sequence numbers). */
 const diff32 = (a: number, b: number) => ((a - b) << 0) | 0;
-const diff16 = (a: number, b: number) => ((((a - b) & 0xffff) ^ 0x8000) - 0x8000);
+const diff16 = (a: number, b: number) => (((a - b) & 0xffff) ^ 0x8000) - 0x8000;
 
 /** The packets of the picture that starts at index `from` (same timestamp). */
 function pictureAt(received: Received[], from: number): Received[] {
@@ -150,7 +170,8 @@ function pictureAt(received: Received[], from: number): Received[] {
   return out;
 }
 
-const whep = () => `${base}/live/${tickets.issue({ deviceId: 'cam', profile: 'main', expiresAt: Date.now() + 60_000 })}/whep`;
+const whep = () =>
+  `${base}/live/${tickets.issue({ deviceId: 'cam', profile: 'main', expiresAt: Date.now() + 60_000 })}/whep`;
 
 describe('the start of a WebRTC peer', () => {
   it('begins with the parameter sets and the keyframe, then the cached pictures with timestamps and sequence numbers running on', async () => {
@@ -190,15 +211,22 @@ describe('the start of a WebRTC peer', () => {
       const fromCacheBefore = webrtc.stats().keyframesFromCache;
       const mark = p.received.length;
       expect(p.track.requestKeyframe()).toBe(true);
-      await expect.poll(() => webrtc.stats().keyframesFromCache, { timeout: 5_000, interval: 50 }).toBe(fromCacheBefore + 1);
+      await expect
+        .poll(() => webrtc.stats().keyframesFromCache, { timeout: 5_000, interval: 50 })
+        .toBe(fromCacheBefore + 1);
       // A picture after the PLI starts with SPS, PPS and the IDR again (not waiting for the camera's next keyframe).
       await expect
         .poll(() => p.received.slice(mark).findIndex((r) => r.nals[0] === 7), { timeout: 5_000, interval: 50 })
         .toBeGreaterThanOrEqual(0);
       const at = mark + p.received.slice(mark).findIndex((r) => r.nals[0] === 7);
-      await expect.poll(() => pictureAt(p.received, at).flatMap((r) => r.nals), { timeout: 5_000, interval: 50 }).toEqual(expect.arrayContaining([7, 8, 5]));
+      await expect
+        .poll(() => pictureAt(p.received, at).flatMap((r) => r.nals), { timeout: 5_000, interval: 50 })
+        .toEqual(expect.arrayContaining([7, 8, 5]));
       // Timestamps still never step back across the served keyframe.
-      for (let i = 1; i < p.received.length; i++) expect(diff32((p.received[i] as Received).timestamp, (p.received[i - 1] as Received).timestamp)).toBeGreaterThanOrEqual(0);
+      for (let i = 1; i < p.received.length; i++)
+        expect(
+          diff32((p.received[i] as Received).timestamp, (p.received[i - 1] as Received).timestamp),
+        ).toBeGreaterThanOrEqual(0);
 
       // A generic NACK (RFC 4585 6.2.1) reaches the session and is counted. That the named packet
       // comes again is not checked here: the peer's SRTP replay protection drops a second copy of a

@@ -8,7 +8,8 @@ export function transcoderPids(): number[] {
     try {
       const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
       const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      if (ppid === process.pid && readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes('libopus')) pids.push(Number(entry));
+      if (ppid === process.pid && readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes('libopus'))
+        pids.push(Number(entry));
     } catch {
       // gone meanwhile
     }

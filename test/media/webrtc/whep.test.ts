@@ -20,9 +20,20 @@ const CONNECT_TIMEOUT_S = 2;
 const PER_ADDRESS = 3;
 
 beforeAll(async () => {
-  fleet = await startFleet({ count: 1, host: '127.0.0.1', basePort: 0, username: 'admin', password: 'cam-secret-7', discovery: null, rtspPort: 0, logger: pino({ level: 'silent' }) });
+  fleet = await startFleet({
+    count: 1,
+    host: '127.0.0.1',
+    basePort: 0,
+    username: 'admin',
+    password: 'cam-secret-7',
+    discovery: null,
+    rtspPort: 0,
+    logger: pino({ level: 'silent' }),
+  });
   t = await startTestGateway({
-    cameras: [{ name: 'Porch', onvif_url: fleet.cameras[0]!.deviceServiceUrl, username: 'admin', password: 'cam-secret-7' }],
+    cameras: [
+      { name: 'Porch', onvif_url: fleet.cameras[0]!.deviceServiceUrl, username: 'admin', password: 'cam-secret-7' },
+    ],
     rtsp: { idle_close_s: 1 },
     webrtc: { bind_address: '127.0.0.1', connect_timeout_s: CONNECT_TIMEOUT_S, max_sessions_per_address: PER_ADDRESS },
   });
@@ -33,8 +44,13 @@ afterAll(async () => {
   await fleet?.stop();
 });
 
-async function address(protocol: string, profile = 'main'): Promise<{ stream_url: string; expires_at: string; protocol: string }> {
-  const res = await t.request(`/v1/devices/${deviceId}/stream?protocol=${protocol}&profile=${profile}`, { headers: await t.auth('devices:read') });
+async function address(
+  protocol: string,
+  profile = 'main',
+): Promise<{ stream_url: string; expires_at: string; protocol: string }> {
+  const res = await t.request(`/v1/devices/${deviceId}/stream?protocol=${protocol}&profile=${profile}`, {
+    headers: await t.auth('devices:read'),
+  });
   expect(res.status).toBe(200);
   return res.json() as { stream_url: string; expires_at: string; protocol: string };
 }
@@ -44,8 +60,12 @@ async function whepPath(profile = 'main'): Promise<string> {
   return new URL((await address('webrtc', profile)).stream_url).pathname;
 }
 
-const postOffer = (path: string, body: string | Buffer, contentType = 'application/sdp', extra: Record<string, string> = {}) =>
-  t.request(path, { method: 'POST', headers: { 'content-type': contentType, ...extra }, body });
+const postOffer = (
+  path: string,
+  body: string | Buffer,
+  contentType = 'application/sdp',
+  extra: Record<string, string> = {},
+) => t.request(path, { method: 'POST', headers: { 'content-type': contentType, ...extra }, body });
 
 async function metric(series: string): Promise<number> {
   const text = await t.metrics();
@@ -62,13 +82,19 @@ describe('GET /v1/devices/{id}/stream?protocol=…', () => {
     expect(rtsp.stream_url).toMatch(/^rtsp:\/\/127\.0\.0\.1:\d+\/live\/[A-Za-z0-9_-]+\.[A-Za-z0-9_-]{22}$/);
     const webrtc = await address('webrtc', 'sub');
     expect(webrtc.protocol).toBe('webrtc');
-    expect(webrtc.stream_url).toMatch(new RegExp(`^https://127\\.0\\.0\\.1:${api.port}/live/[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]{22}/whep$`));
+    expect(webrtc.stream_url).toMatch(
+      new RegExp(`^https://127\\.0\\.0\\.1:${api.port}/live/[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]{22}/whep$`),
+    );
     const hls = await address('hls');
     expect(hls.protocol).toBe('hls');
-    expect(hls.stream_url).toMatch(new RegExp(`^https://127\\.0\\.0\\.1:${api.port}/live/[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]{22}/index\\.m3u8$`));
+    expect(hls.stream_url).toMatch(
+      new RegExp(`^https://127\\.0\\.0\\.1:${api.port}/live/[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]{22}/index\\.m3u8$`),
+    );
     expect(Date.parse(webrtc.expires_at)).toBeGreaterThan(Date.now());
     // No parameter: today's rtsp address.
-    const plain = (await t.request(`/v1/devices/${deviceId}/stream`, { headers: await t.auth('devices:read') })).json() as { stream_url: string; protocol: string };
+    const plain = (
+      await t.request(`/v1/devices/${deviceId}/stream`, { headers: await t.auth('devices:read') })
+    ).json() as { stream_url: string; protocol: string };
     expect(plain.protocol).toBe('rtsp');
     expect(plain.stream_url.startsWith('rtsp://')).toBe(true);
   });
@@ -78,18 +104,30 @@ describe('WHEP (RFC 9725) on /live/{ticket}/whep', () => {
   it('answers CORS preflights of POST, PATCH and DELETE and exposes Location', async () => {
     const path = await whepPath();
     for (const method of ['POST', 'PATCH', 'DELETE']) {
-      const res = await t.request(path, { method: 'OPTIONS', headers: { origin: 'https://dashboard.lan:8123', 'access-control-request-method': method, 'access-control-request-headers': 'content-type' } });
+      const res = await t.request(path, {
+        method: 'OPTIONS',
+        headers: {
+          origin: 'https://dashboard.lan:8123',
+          'access-control-request-method': method,
+          'access-control-request-headers': 'content-type',
+        },
+      });
       expect(res.status, method).toBe(204);
-      expect(String(res.headers['access-control-allow-methods']).split(/,\s*/)).toEqual(expect.arrayContaining([method]));
+      expect(String(res.headers['access-control-allow-methods']).split(/,\s*/)).toEqual(
+        expect.arrayContaining([method]),
+      );
       expect(res.headers['access-control-allow-origin']).toBe('*');
       expect(String(res.headers['access-control-allow-headers']).toLowerCase()).toContain('content-type');
     }
     // CORS stays on /live: the /v1 API gets no CORS headers.
-    const v1 = await t.request('/v1/devices', { method: 'OPTIONS', headers: { origin: 'https://dashboard.lan:8123', 'access-control-request-method': 'GET' } });
+    const v1 = await t.request('/v1/devices', {
+      method: 'OPTIONS',
+      headers: { origin: 'https://dashboard.lan:8123', 'access-control-request-method': 'GET' },
+    });
     expect(v1.headers['access-control-allow-origin']).toBeUndefined();
   });
 
-  it('POST with the offer → 201, Location, an SDP answer sending the camera\'s H.264; PATCH → 405; DELETE ends it', async () => {
+  it("POST with the offer → 201, Location, an SDP answer sending the camera's H.264; PATCH → 405; DELETE ends it", async () => {
     const path = await whepPath();
     const res = await postOffer(path, CHROMIUM_OFFER, 'application/sdp', { origin: 'https://dashboard.lan:8123' });
     expect(res.status, res.text).toBe(201);
@@ -113,7 +151,11 @@ describe('WHEP (RFC 9725) on /live/{ticket}/whep', () => {
     expect(res.text).toMatch(/^m=audio 0 /m);
     expect(await metric(OPEN)).toBe(1);
 
-    const patch = await t.request(location, { method: 'PATCH', headers: { 'content-type': 'application/trickle-ice-sdpfrag' }, body: 'a=end-of-candidates\r\n' });
+    const patch = await t.request(location, {
+      method: 'PATCH',
+      headers: { 'content-type': 'application/trickle-ice-sdpfrag' },
+      body: 'a=end-of-candidates\r\n',
+    });
     expect(patch.status).toBe(405);
     expect(patch.headers.allow).toMatch(/DELETE/);
 
@@ -136,7 +178,12 @@ describe('WHEP (RFC 9725) on /live/{ticket}/whep', () => {
 describe('WHEP bad input', () => {
   it('a malformed offer → 400 naming what is wrong; nothing is started', async () => {
     const path = await whepPath();
-    for (const body of ['hello', 'v=0\r\n', CHROMIUM_OFFER.replace(/a=ice-ufrag:\S+/g, 'a=ice-ufrag:x'), CHROMIUM_OFFER.replace(/^m=.*$/gm, 'm=video')]) {
+    for (const body of [
+      'hello',
+      'v=0\r\n',
+      CHROMIUM_OFFER.replace(/a=ice-ufrag:\S+/g, 'a=ice-ufrag:x'),
+      CHROMIUM_OFFER.replace(/^m=.*$/gm, 'm=video'),
+    ]) {
       const res = await postOffer(path, body);
       expect(res.status, body.slice(0, 40)).toBe(400);
       const err = res.json() as { error: string; error_description: string };
@@ -153,7 +200,9 @@ describe('WHEP bad input', () => {
     const err = res.json() as { error: string; error_description: string };
     expect(err.error).toBe('unsupported_codec');
     expect(err.error_description).toContain('H264/90000 (video)');
-    expect(await metric('edge_gateway_webrtc_sessions_refused_total{reason="no_common_codec"}')).toBeGreaterThanOrEqual(1);
+    expect(await metric('edge_gateway_webrtc_sessions_refused_total{reason="no_common_codec"}')).toBeGreaterThanOrEqual(
+      1,
+    );
   });
 
   it('a huge body → 413; a body that is not application/sdp → 415', async () => {
@@ -171,8 +220,24 @@ describe('WHEP bad input', () => {
   it('unknown session paths → 404', async () => {
     const path = await whepPath();
     expect((await t.request(`${path}/AAAAAAAAAAAAAAAAAAAAAA`, { method: 'DELETE' })).status).toBe(404);
-    expect((await t.request(`${path}/AAAAAAAAAAAAAAAAAAAAAA`, { method: 'PATCH', body: 'x', headers: { 'content-type': 'application/trickle-ice-sdpfrag' } })).status).toBe(404);
-    expect((await t.request('/live/nothing/here', { method: 'POST', body: CHROMIUM_OFFER, headers: { 'content-type': 'application/sdp' } })).status).toBe(404);
+    expect(
+      (
+        await t.request(`${path}/AAAAAAAAAAAAAAAAAAAAAA`, {
+          method: 'PATCH',
+          body: 'x',
+          headers: { 'content-type': 'application/trickle-ice-sdpfrag' },
+        })
+      ).status,
+    ).toBe(404);
+    expect(
+      (
+        await t.request('/live/nothing/here', {
+          method: 'POST',
+          body: CHROMIUM_OFFER,
+          headers: { 'content-type': 'application/sdp' },
+        })
+      ).status,
+    ).toBe(404);
   });
 
   it('expired ticket → 401; tampered, foreign-key or malformed ticket → the 404 of an unknown path', async () => {
@@ -185,7 +250,11 @@ describe('WHEP bad input', () => {
 
     const ticket = path.split('/')[2] ?? '';
     const flipped = ticket.slice(0, -3) + (ticket.at(-3) === 'A' ? 'B' : 'A') + ticket.slice(-2);
-    const foreign = new TicketSigner(Buffer.alloc(32, 7)).issue({ deviceId, profile: 'main', expiresAt: Date.now() + 60_000 });
+    const foreign = new TicketSigner(Buffer.alloc(32, 7)).issue({
+      deviceId,
+      profile: 'main',
+      expiresAt: Date.now() + 60_000,
+    });
     const recorder = signer.issue({ deviceId, profile: 'main', expiresAt: Date.now() + 60_000, recorder: true });
     const otherDevice = signer.issue({ deviceId: 'no-such-device', profile: 'main', expiresAt: Date.now() + 60_000 });
     const unknownPath = await postOffer('/live/AAAA.AAAAAAAAAAAAAAAAAAAAAA/whep', CHROMIUM_OFFER);
@@ -215,7 +284,9 @@ describe('WHEP bad input', () => {
     expect(refused?.headers['retry-after']).toBeDefined();
     expect(await metric(OPEN)).toBe(PER_ADDRESS);
     expect(await metric('edge_gateway_relay_readers')).toBe(readersBefore + PER_ADDRESS);
-    expect(await metric('edge_gateway_webrtc_sessions_refused_total{reason="per_address_limit"}')).toBeGreaterThanOrEqual(5);
+    expect(
+      await metric('edge_gateway_webrtc_sessions_refused_total{reason="per_address_limit"}'),
+    ).toBeGreaterThanOrEqual(5);
     await expect.poll(() => metric(OPEN), { timeout: (CONNECT_TIMEOUT_S + 10) * 1000 }).toBe(0);
     expect(await metric('edge_gateway_webrtc_sessions_ended_total{reason="ice_timeout"}')).toBe(timedOut + PER_ADDRESS);
     // Every session left the relay's fan-out (the recorder, if it reads the camera, is the reader left).

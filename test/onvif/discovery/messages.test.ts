@@ -21,7 +21,10 @@ import { makeRng, mutate } from '../../support/fuzz.js';
 const CAPTURES = path.resolve(import.meta.dirname, '../../../../shared/onvif-captures');
 const CAPTURE = path.join(CAPTURES, '2BAD-onvif/dvc/dcn-bf5365/discovery.ProbeMatches.xml');
 const haveCapture = existsSync(CAPTURE);
-if (!haveCapture) console.warn(`skipping the real-capture test: ${CAPTURE} is absent (the shared captures folder is not checked out next to the repository)`);
+if (!haveCapture)
+  console.warn(
+    `skipping the real-capture test: ${CAPTURE} is absent (the shared captures folder is not checked out next to the repository)`,
+  );
 
 const EP = 'urn:uuid:6f1c2e8a-2b7d-4c1e-9a55-0a1b2c3d4e5f';
 const WSD = 'http://schemas.xmlsoap.org/ws/2005/04/discovery';
@@ -59,7 +62,11 @@ function match(endpoint: string, types: string, xaddrs = 'http://10.0.0.9/onvif/
 describe('Probe', () => {
   it('builds a Probe for NetworkVideoTransmitter that parses back with its MessageID', async () => {
     const xml = buildProbe('urn:uuid:12345678-1234-4123-8123-123456789abc');
-    expect(await parseProbe(xml)).toEqual({ messageId: 'urn:uuid:12345678-1234-4123-8123-123456789abc', types: ['dn:NetworkVideoTransmitter'], scopes: [] });
+    expect(await parseProbe(xml)).toEqual({
+      messageId: 'urn:uuid:12345678-1234-4123-8123-123456789abc',
+      types: ['dn:NetworkVideoTransmitter'],
+      scopes: [],
+    });
     // A Probe is a question, not something discovery acts on.
     expect(await parseDiscoveryMessage(xml)).toBeNull();
   });
@@ -97,7 +104,14 @@ describe('round trips', () => {
 
   it('Hello', async () => {
     const m = await parseDiscoveryMessage(buildHello(camera));
-    expect(m).toMatchObject({ kind: 'hello', relatesTo: null, endpoint: EP, scopes: camera.scopes, xaddrs: camera.xaddrs, metadataVersion: 7 });
+    expect(m).toMatchObject({
+      kind: 'hello',
+      relatesTo: null,
+      endpoint: EP,
+      scopes: camera.scopes,
+      xaddrs: camera.xaddrs,
+      metadataVersion: 7,
+    });
   });
 
   it('Bye', async () => {
@@ -119,7 +133,10 @@ describe.skipIf(!haveCapture)('real capture', () => {
     expect(m?.kind).toBe('probeMatch');
     expect(m?.endpoint).toBe('urn:uuid:00000000-0000-4000-8000-000000000011');
     expect(m?.relatesTo).toBe('urn:uuid:00000000-0000-4000-8000-000000000012');
-    expect(m?.xaddrs).toEqual(['http://192.0.2.14:80/onvif/device_service', 'http://[fe80::a]:80/onvif/device_service']);
+    expect(m?.xaddrs).toEqual([
+      'http://192.0.2.14:80/onvif/device_service',
+      'http://[fe80::a]:80/onvif/device_service',
+    ]);
     expect(m?.scopes).toContain('onvif://www.onvif.org/hardware/DCN-BF5365');
     expect(m?.scopes).toContain('onvif://www.onvif.org/Profile/Streaming');
     expect(m?.scopes).toContain('onvif://www.onvif.org/Profile/G');
@@ -133,7 +150,10 @@ describe('what firmware sends', () => {
   it('gives one message per camera ProbeMatch and drops the others', async () => {
     const body = `<wsdd:ProbeMatches>${match('urn:uuid:AAAAAAAA-0000-4000-8000-000000000001', 'dn:NetworkVideoTransmitter')}${match('urn:uuid:aaaaaaaa-0000-4000-8000-000000000002', 'wsdp:Device prn:PrintDeviceType')}${match('uuid:aaaaaaaa-0000-4000-8000-000000000003', 'tds:Device NetworkVideoTransmitter')}</wsdd:ProbeMatches>`;
     const ms = await parseDiscoveryMessages(foreignMessage(body));
-    expect(ms?.map((m) => m.endpoint)).toEqual(['urn:uuid:AAAAAAAA-0000-4000-8000-000000000001', 'uuid:aaaaaaaa-0000-4000-8000-000000000003']);
+    expect(ms?.map((m) => m.endpoint)).toEqual([
+      'urn:uuid:AAAAAAAA-0000-4000-8000-000000000001',
+      'uuid:aaaaaaaa-0000-4000-8000-000000000003',
+    ]);
     expect(ms?.[0]?.scopes).toEqual(['onvif://www.onvif.org/Profile/Streaming']);
     expect(ms?.[0]?.relatesTo).toBe('urn:uuid:bbbbbbbb-0000-4000-8000-000000000002');
     expect(ms?.[0]?.messageId).toBe('urn:uuid:aaaaaaaa-0000-4000-8000-000000000001');
@@ -141,7 +161,11 @@ describe('what firmware sends', () => {
 
   it('keeps only http(s) XAddrs, at most MAX_XADDRS of them', async () => {
     const many = Array.from({ length: 40 }, (_, i) => `http://10.0.0.${i}/onvif/device_service`).join(' ');
-    const ms = await parseDiscoveryMessages(foreignMessage(`<wsdd:ProbeMatches>${match(EP, 'dn:NetworkVideoTransmitter', `ftp://x/ javascript:alert(1) not-a-url https://10.0.0.9/onvif ${many}`)}</wsdd:ProbeMatches>`));
+    const ms = await parseDiscoveryMessages(
+      foreignMessage(
+        `<wsdd:ProbeMatches>${match(EP, 'dn:NetworkVideoTransmitter', `ftp://x/ javascript:alert(1) not-a-url https://10.0.0.9/onvif ${many}`)}</wsdd:ProbeMatches>`,
+      ),
+    );
     expect(ms?.[0]?.xaddrs[0]).toBe('https://10.0.0.9/onvif');
     expect(ms?.[0]?.xaddrs).toHaveLength(MAX_XADDRS);
   });
@@ -160,7 +184,10 @@ describe('what firmware sends', () => {
   });
 
   it('accepts a Bye without Types', async () => {
-    const xml = foreignMessage(`<wsdd:Bye><wsa:EndpointReference><wsa:Address>${EP}</wsa:Address></wsa:EndpointReference></wsdd:Bye>`, { action: `${WSD}/Bye` });
+    const xml = foreignMessage(
+      `<wsdd:Bye><wsa:EndpointReference><wsa:Address>${EP}</wsa:Address></wsa:EndpointReference></wsdd:Bye>`,
+      { action: `${WSD}/Bye` },
+    );
     expect(await parseDiscoveryMessage(xml)).toMatchObject({ kind: 'bye', endpoint: EP, types: [] });
   });
 });
@@ -175,9 +202,18 @@ describe('refusals (null, never a throw)', () => {
     ['mismatched tags', '<a><b></a></b>'],
     ['truncated', valid.slice(0, valid.length / 2)],
     ['no Body', '<s:Envelope xmlns:s="http://www.w3.org/2003/05/soap-envelope"><s:Header/></s:Envelope>'],
-    ['SOAP Fault', `<s:Envelope xmlns:s="http://www.w3.org/2003/05/soap-envelope"><s:Body><s:Fault><s:Reason><s:Text>no</s:Text></s:Reason></s:Fault></s:Body></s:Envelope>`],
-    ['billion laughs', `<?xml version="1.0"?><!DOCTYPE lolz [<!ENTITY lol "lol"><!ENTITY lol2 "&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;">]>${valid.replace('<?xml version="1.0" encoding="UTF-8"?>', '').replace('Streaming', '&lol2;')}`],
-    ['external entity', `<!DOCTYPE x [<!ENTITY xxe SYSTEM "file:///etc/passwd">]>${valid.replace('<?xml version="1.0" encoding="UTF-8"?>', '').replace(EP, '&xxe;')}`],
+    [
+      'SOAP Fault',
+      `<s:Envelope xmlns:s="http://www.w3.org/2003/05/soap-envelope"><s:Body><s:Fault><s:Reason><s:Text>no</s:Text></s:Reason></s:Fault></s:Body></s:Envelope>`,
+    ],
+    [
+      'billion laughs',
+      `<?xml version="1.0"?><!DOCTYPE lolz [<!ENTITY lol "lol"><!ENTITY lol2 "&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;">]>${valid.replace('<?xml version="1.0" encoding="UTF-8"?>', '').replace('Streaming', '&lol2;')}`,
+    ],
+    [
+      'external entity',
+      `<!DOCTYPE x [<!ENTITY xxe SYSTEM "file:///etc/passwd">]>${valid.replace('<?xml version="1.0" encoding="UTF-8"?>', '').replace(EP, '&xxe;')}`,
+    ],
     ['DTD only', valid.replace('?>', '?><!DOCTYPE Envelope>')],
     ['undeclared entity', valid.replace(EP, '&xxe;')],
     ['over the size cap', valid.replace('</d:Scopes>', ` ${'onvif://www.onvif.org/x '.repeat(2000)}</d:Scopes>`)],
@@ -186,17 +222,34 @@ describe('refusals (null, never a throw)', () => {
     ['WS-Discovery 1.1 namespace', valid.replaceAll(WSD, 'http://docs.oasis-open.org/ws-dd/ns/discovery/2009/01')],
     ['discovery prefix bound to another namespace', valid.replace(`xmlns:d="${WSD}"`, 'xmlns:d="urn:example:other"')],
     ['undeclared prefix', valid.replace(`xmlns:d="${WSD}"`, '')],
-    ['prefix bound twice, differently', valid.replace('<d:ProbeMatch>', '<d:ProbeMatch xmlns:x="a"><x:y xmlns:d="urn:example:other"/>')],
+    [
+      'prefix bound twice, differently',
+      valid.replace('<d:ProbeMatch>', '<d:ProbeMatch xmlns:x="a"><x:y xmlns:d="urn:example:other"/>'),
+    ],
     ['Action of another message', valid.replace(`${WSD}/ProbeMatches`, `${WSD}/Hello`)],
-    ['a printer', valid.replace('<d:Types>dn:NetworkVideoTransmitter tds:Device</d:Types>', '<d:Types>wsdp:Device prn:PrintDeviceType</d:Types>')],
+    [
+      'a printer',
+      valid.replace(
+        '<d:Types>dn:NetworkVideoTransmitter tds:Device</d:Types>',
+        '<d:Types>wsdp:Device prn:PrintDeviceType</d:Types>',
+      ),
+    ],
     ['no Types', valid.replace('<d:Types>dn:NetworkVideoTransmitter tds:Device</d:Types>', '')],
     ['Bye of a printer', buildBye({ messageId: 'urn:uuid:1', endpoint: EP, types: ['prn:PrintDeviceType'] })],
     ['no endpoint', valid.replace(/<a:EndpointReference>.*<\/a:EndpointReference>/, '')],
     ['empty endpoint', valid.replace(EP, '  ')],
     ['endpoint with whitespace', valid.replace(EP, 'urn:a b')],
     ['a Resolve', valid.replaceAll('ProbeMatches', 'Resolve').replace(/<d:ProbeMatch>.*<\/d:ProbeMatch>/, '')],
-    ['an ONVIF response', `<s:Envelope xmlns:s="http://www.w3.org/2003/05/soap-envelope" xmlns:tds="http://www.onvif.org/ver10/device/wsdl"><s:Body><tds:GetDeviceInformationResponse><tds:SerialNumber>1</tds:SerialNumber></tds:GetDeviceInformationResponse></s:Body></s:Envelope>`],
-    ['__proto__ elements', valid.replace('<d:ProbeMatch>', '<d:ProbeMatch><__proto__><polluted>1</polluted></__proto__>').replace(/<a:EndpointReference>.*<\/a:EndpointReference>/, '<__proto__/>')],
+    [
+      'an ONVIF response',
+      `<s:Envelope xmlns:s="http://www.w3.org/2003/05/soap-envelope" xmlns:tds="http://www.onvif.org/ver10/device/wsdl"><s:Body><tds:GetDeviceInformationResponse><tds:SerialNumber>1</tds:SerialNumber></tds:GetDeviceInformationResponse></s:Body></s:Envelope>`,
+    ],
+    [
+      '__proto__ elements',
+      valid
+        .replace('<d:ProbeMatch>', '<d:ProbeMatch><__proto__><polluted>1</polluted></__proto__>')
+        .replace(/<a:EndpointReference>.*<\/a:EndpointReference>/, '<__proto__/>'),
+    ],
   ];
   it.each(cases)('%s', async (_name, xml) => {
     await expect(parseDiscoveryMessages(xml)).resolves.toBeNull();
@@ -209,15 +262,24 @@ describe('refusals (null, never a throw)', () => {
   });
 
   it('non-string input', async () => {
-    for (const v of [undefined, null, 42, {}, Buffer.from('<a/>')]) await expect(parseDiscoveryMessages(v)).resolves.toBeNull();
+    for (const v of [undefined, null, 42, {}, Buffer.from('<a/>')])
+      await expect(parseDiscoveryMessages(v)).resolves.toBeNull();
   });
 });
 
 describe('device id of a discovered camera', () => {
   // The rest of deviceIdFrom is tested in test/domain/device-alias.test.ts.
   it('depends on the endpoint only, not on XAddrs (a DHCP move keeps the id)', async () => {
-    const before = await parseDiscoveryMessage(buildHello({ ...camera, xaddrs: ['http://192.168.1.20/onvif/device_service'] }));
-    const after = await parseDiscoveryMessage(buildHello({ ...camera, endpoint: EP.toUpperCase().replace('URN:UUID:', 'urn:uuid:'), xaddrs: ['http://192.168.1.77:8000/onvif/device_service'] }));
+    const before = await parseDiscoveryMessage(
+      buildHello({ ...camera, xaddrs: ['http://192.168.1.20/onvif/device_service'] }),
+    );
+    const after = await parseDiscoveryMessage(
+      buildHello({
+        ...camera,
+        endpoint: EP.toUpperCase().replace('URN:UUID:', 'urn:uuid:'),
+        xaddrs: ['http://192.168.1.77:8000/onvif/device_service'],
+      }),
+    );
     const [a, b] = [aliasOf.endpoint(before?.endpoint ?? ''), aliasOf.endpoint(after?.endpoint ?? '')];
     expect(a && b).toBeTruthy();
     if (a && b) expect(deviceIdFrom(a)).toBe(deviceIdFrom(b));

@@ -4,7 +4,13 @@ import { pino } from 'pino';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { buildHello, buildProbeMatch, parseProbe } from '../../../src/onvif/discovery/messages.js';
 import { createDiscoveryResponder, type DiscoveryResponder } from '../../../src/onvif/discovery/responder.js';
-import { createDiscovery, parseUnicastTarget, selectInterfaces, type Discovery, type Found } from '../../../src/onvif/discovery/service.js';
+import {
+  createDiscovery,
+  parseUnicastTarget,
+  selectInterfaces,
+  type Discovery,
+  type Found,
+} from '../../../src/onvif/discovery/service.js';
 import { acquireLoopbackMulticast } from '../../support/multicast.js';
 
 // Real UDP, on loopback only: every multicast socket here is pinned to 127.0.0.1 (and the helper
@@ -26,7 +32,13 @@ afterEach(async () => {
 
 function capture(): { lines: Record<string, unknown>[]; logger: pino.Logger } {
   const lines: Record<string, unknown>[] = [];
-  return { lines, logger: pino({ level: 'debug' }, { write: (s: string) => void lines.push(JSON.parse(s) as Record<string, unknown>) }) };
+  return {
+    lines,
+    logger: pino(
+      { level: 'debug' },
+      { write: (s: string) => void lines.push(JSON.parse(s) as Record<string, unknown>) },
+    ),
+  };
 }
 
 async function freeUdpPort(): Promise<number> {
@@ -80,7 +92,11 @@ async function responder(n: number, port: number, extra: { address?: string } = 
   return r;
 }
 
-function discovery(opts: Partial<Parameters<typeof createDiscovery>[0]> & { port: number }): { d: Discovery; found: Found[]; byes: string[] } {
+function discovery(opts: Partial<Parameters<typeof createDiscovery>[0]> & { port: number }): {
+  d: Discovery;
+  found: Found[];
+  byes: string[];
+} {
   const d = createDiscovery({ interfaces: ['lo'], unicastTargets: [], intervalS: 3600, logger, ...opts });
   const found: Found[] = [];
   const byes: string[] = [];
@@ -119,17 +135,36 @@ async function until(d: Discovery, found: Found[], endpoints: string[]): Promise
 
 describe('pure helpers', () => {
   it('selects named interfaces (loopback allowed) or every non-loopback IPv4 interface', () => {
-    const nic = (address: string, family: 'IPv4' | 'IPv6', internal = false) => ({ address, family, internal, netmask: '', mac: '', cidr: null, ...(family === 'IPv6' ? { scopeid: 0 } : {}) }) as never;
-    const nics = { lo: [nic('127.0.0.1', 'IPv4', true)], eth0: [nic('fe80::1', 'IPv6'), nic('192.0.2.2', 'IPv4')], wlan0: [nic('fe80::2', 'IPv6')] };
+    const nic = (address: string, family: 'IPv4' | 'IPv6', internal = false) =>
+      ({
+        address,
+        family,
+        internal,
+        netmask: '',
+        mac: '',
+        cidr: null,
+        ...(family === 'IPv6' ? { scopeid: 0 } : {}),
+      }) as never;
+    const nics = {
+      lo: [nic('127.0.0.1', 'IPv4', true)],
+      eth0: [nic('fe80::1', 'IPv6'), nic('192.0.2.2', 'IPv4')],
+      wlan0: [nic('fe80::2', 'IPv6')],
+    };
     expect(selectInterfaces([], nics)).toEqual({ selected: [{ name: 'eth0', address: '192.0.2.2' }], missing: [] });
-    expect(selectInterfaces(['lo', 'wlan0', 'eth9', 'lo'], nics)).toEqual({ selected: [{ name: 'lo', address: '127.0.0.1' }], missing: ['wlan0', 'eth9'] });
+    expect(selectInterfaces(['lo', 'wlan0', 'eth9', 'lo'], nics)).toEqual({
+      selected: [{ name: 'lo', address: '127.0.0.1' }],
+      missing: ['wlan0', 'eth9'],
+    });
   });
 
   it('parses unicast targets and refuses malformed ones', () => {
     expect(parseUnicastTarget('10.0.0.7', 3702)).toEqual({ host: '10.0.0.7', port: 3702 });
     expect(parseUnicastTarget(' cam.local:4000 ', 3702)).toEqual({ host: 'cam.local', port: 4000 });
-    for (const bad of ['', '10.0.0.7:', '10.0.0.7:70000', '10.0.0.7:0', 'a b', '[::1]:3702']) expect(() => parseUnicastTarget(bad, 3702)).toThrow(RangeError);
-    expect(() => createDiscovery({ interfaces: [], unicastTargets: ['x:99999'], intervalS: 60, logger })).toThrow(RangeError);
+    for (const bad of ['', '10.0.0.7:', '10.0.0.7:70000', '10.0.0.7:0', 'a b', '[::1]:3702'])
+      expect(() => parseUnicastTarget(bad, 3702)).toThrow(RangeError);
+    expect(() => createDiscovery({ interfaces: [], unicastTargets: ['x:99999'], intervalS: 60, logger })).toThrow(
+      RangeError,
+    );
     expect(() => createDiscovery({ interfaces: [], unicastTargets: [], intervalS: 0, logger })).toThrow(RangeError);
   });
 });
@@ -142,7 +177,14 @@ describe('unicast (no multicast)', () => {
     await d.start();
     await until(d, found, [endpointOf(31)]);
     expect(found).toEqual([
-      { endpoint: endpointOf(31), xaddrs: ['http://127.0.0.31:8080/onvif/device_service'], scopes: ['onvif://www.onvif.org/name/cam31'], types: ['dn:NetworkVideoTransmitter', 'tds:Device'], via: 'unicast', from: '127.0.0.31' },
+      {
+        endpoint: endpointOf(31),
+        xaddrs: ['http://127.0.0.31:8080/onvif/device_service'],
+        scopes: ['onvif://www.onvif.org/name/cam31'],
+        types: ['dn:NetworkVideoTransmitter', 'tds:Device'],
+        via: 'unicast',
+        from: '127.0.0.31',
+      },
     ]);
   });
 
@@ -154,11 +196,18 @@ describe('unicast (no multicast)', () => {
     await responder(32, otherPort);
     const log = capture();
     // Multicast stays on (so the listener is attempted) but the interface list names nothing real.
-    const { d, found } = discovery({ port, interfaces: ['no-such-interface0'], unicastTargets: [`127.0.0.32:${otherPort}`], logger: log.logger });
+    const { d, found } = discovery({
+      port,
+      interfaces: ['no-such-interface0'],
+      unicastTargets: [`127.0.0.32:${otherPort}`],
+      logger: log.logger,
+    });
     await d.start();
     await until(d, found, [endpointOf(32)]);
     expect(found[0]?.via).toBe('unicast');
-    expect(log.lines.some((l) => l.level === 40 && String(l.msg).includes('cannot bind the discovery port'))).toBe(true);
+    expect(log.lines.some((l) => l.level === 40 && String(l.msg).includes('cannot bind the discovery port'))).toBe(
+      true,
+    );
     expect(log.lines.some((l) => l.level === 40 && String(l.msg).includes('interfaces absent'))).toBe(true);
   });
 
@@ -187,7 +236,12 @@ describe.skipIf(!mc.ok)('multicast over loopback', () => {
     await d.start();
     await until(d, found, [21, 22, 23].map(endpointOf));
     expect(found.map((f) => [f.endpoint, f.via, f.from, f.xaddrs[0]]).sort()).toEqual(
-      [21, 22, 23].map((n) => [endpointOf(n), 'probe', `127.0.0.${n}`, `http://127.0.0.${n}:8080/onvif/device_service`]),
+      [21, 22, 23].map((n) => [
+        endpointOf(n),
+        'probe',
+        `127.0.0.${n}`,
+        `http://127.0.0.${n}:8080/onvif/device_service`,
+      ]),
     );
   });
 
@@ -198,7 +252,12 @@ describe.skipIf(!mc.ok)('multicast over loopback', () => {
     const r = await responder(24, port);
     const hello = nextFound(d, (f) => f.endpoint === endpointOf(24));
     await r.hello();
-    expect(await hello).toMatchObject({ endpoint: endpointOf(24), via: 'hello', from: '127.0.0.24', xaddrs: ['http://127.0.0.24:8080/onvif/device_service'] });
+    expect(await hello).toMatchObject({
+      endpoint: endpointOf(24),
+      via: 'hello',
+      from: '127.0.0.24',
+      xaddrs: ['http://127.0.0.24:8080/onvif/device_service'],
+    });
     const bye = nextBye(d);
     await r.bye();
     expect(await bye).toBe(endpointOf(24));
@@ -214,8 +273,18 @@ describe.skipIf(!mc.ok)('multicast over loopback', () => {
     cleanups.push(() => closeSocket(rogue));
     await new Promise<void>((resolve) => rogue.bind(port, '0.0.0.0', resolve));
     rogue.addMembership('239.255.255.250', LO);
-    const answer = (endpoint: string, relatesTo: string, extra: { types?: string[]; scopes?: string[]; messageId?: string } = {}) =>
-      buildProbeMatch({ messageId: extra.messageId ?? `urn:uuid:${randomUUID()}`, relatesTo, endpoint, xaddrs: ['http://127.0.0.26/onvif/device_service'], ...extra });
+    const answer = (
+      endpoint: string,
+      relatesTo: string,
+      extra: { types?: string[]; scopes?: string[]; messageId?: string } = {},
+    ) =>
+      buildProbeMatch({
+        messageId: extra.messageId ?? `urn:uuid:${randomUUID()}`,
+        relatesTo,
+        endpoint,
+        xaddrs: ['http://127.0.0.26/onvif/device_service'],
+        ...extra,
+      });
     let rounds = 0;
     rogue.on('message', (buf, rinfo) => {
       void (async () => {
@@ -228,7 +297,9 @@ describe.skipIf(!mc.ok)('multicast over loopback', () => {
           'garbage <not xml',
           answer(endpointOf(901), `urn:uuid:${randomUUID()}`),
           answer(endpointOf(902), probe.messageId, { types: ['prn:PrintDeviceType'] }),
-          answer(endpointOf(903), probe.messageId, { scopes: Array.from({ length: 2000 }, (_, i) => `onvif://www.onvif.org/x/${i}`) }),
+          answer(endpointOf(903), probe.messageId, {
+            scopes: Array.from({ length: 2000 }, (_, i) => `onvif://www.onvif.org/x/${i}`),
+          }),
           answer(endpointOf(904), probe.messageId, { messageId: repeatedId }),
           answer(endpointOf(904), probe.messageId, { messageId: repeatedId }),
           answer(endpointOf(904).toUpperCase().replace('URN:UUID:', 'urn:uuid:'), probe.messageId),
@@ -267,10 +338,12 @@ describe.skipIf(!mc.ok)('multicast over loopback', () => {
     cleanups.push(() => closeSocket(camera));
     await new Promise<void>((resolve) => camera.bind(0, '127.0.0.27', resolve));
     camera.setMulticastInterface(LO);
-    const hello = (n: number, messageId: string) => buildHello({ messageId, endpoint: endpointOf(n), xaddrs: [`http://127.0.0.27/onvif/device_service`] });
+    const hello = (n: number, messageId: string) =>
+      buildHello({ messageId, endpoint: endpointOf(n), xaddrs: [`http://127.0.0.27/onvif/device_service`] });
     const id = `urn:uuid:${randomUUID()}`;
     // SOAP-over-UDP repeats a multicast message with the same MessageID; the sentinel comes last.
-    for (const xml of [hello(27, id), hello(27, id), hello(28, `urn:uuid:${randomUUID()}`)]) await sendTo(camera, xml, port, '239.255.255.250');
+    for (const xml of [hello(27, id), hello(27, id), hello(28, `urn:uuid:${randomUUID()}`)])
+      await sendTo(camera, xml, port, '239.255.255.250');
     await until(d, found, [endpointOf(28)]);
     expect(found.map((f) => [f.endpoint, f.via, f.from])).toEqual([
       [endpointOf(27), 'hello', '127.0.0.27'],

@@ -14,16 +14,31 @@ const run = promisify(execFile);
 let fleet: Fleet;
 
 beforeAll(async () => {
-  fleet = await startFleet({ count: 1, host: '127.0.0.1', basePort: 0, username: 'admin', password: 'pw', discovery: null, rtspPort: 0, logger: pino({ level: 'silent' }) });
+  fleet = await startFleet({
+    count: 1,
+    host: '127.0.0.1',
+    basePort: 0,
+    username: 'admin',
+    password: 'pw',
+    discovery: null,
+    rtspPort: 0,
+    logger: pino({ level: 'silent' }),
+  });
 });
 afterAll(() => fleet?.stop());
 
 async function probe(url: string): Promise<{ codec_name: string; width: number; height: number }> {
-  const { stdout } = await run('ffprobe', ['-v', 'error', '-rtsp_transport', 'tcp', '-show_entries', 'stream=codec_name,width,height', '-of', 'json', url], { timeout: 20_000 });
-  const streams = (JSON.parse(stdout) as { streams: Array<{ codec_name: string; width: number; height: number }> }).streams;
+  const { stdout } = await run(
+    'ffprobe',
+    ['-v', 'error', '-rtsp_transport', 'tcp', '-show_entries', 'stream=codec_name,width,height', '-of', 'json', url],
+    { timeout: 20_000 },
+  );
+  const streams = (JSON.parse(stdout) as { streams: Array<{ codec_name: string; width: number; height: number }> })
+    .streams;
   return streams[0]!;
 }
-const withCredentials = (url: string, user: string, password: string) => url.replace('rtsp://', `rtsp://${user}:${password}@`);
+const withCredentials = (url: string, user: string, password: string) =>
+  url.replace('rtsp://', `rtsp://${user}:${password}@`);
 
 describe('simulated camera RTSP', () => {
   it('serves H.264 main and sub streams at the URIs GetStreamUri gives', async () => {
@@ -33,8 +48,16 @@ describe('simulated camera RTSP', () => {
       const main = await s.streamUri('Profile_1');
       const sub = await s.streamUri('Profile_2');
       expect(main).toMatch(/^rtsp:\/\/127\.0\.0\.1:\d+\/cam0\/main$/);
-      expect(await probe(withCredentials(main!, 'admin', 'pw'))).toEqual({ codec_name: 'h264', width: 1280, height: 720 });
-      expect(await probe(withCredentials(sub!, 'admin', 'pw'))).toEqual({ codec_name: 'h264', width: 320, height: 180 });
+      expect(await probe(withCredentials(main!, 'admin', 'pw'))).toEqual({
+        codec_name: 'h264',
+        width: 1280,
+        height: 720,
+      });
+      expect(await probe(withCredentials(sub!, 'admin', 'pw'))).toEqual({
+        codec_name: 'h264',
+        width: 320,
+        height: 180,
+      });
     } finally {
       s.close();
     }
@@ -47,24 +70,59 @@ describe('simulated camera RTSP', () => {
     }
   });
 
-  it('burns the wall clock into the main picture with clockStrip (the clock read back from a decoded frame)', { timeout: 60_000 }, async () => {
-    const clocked = await startFleet({ count: 1, host: '127.0.0.1', basePort: 0, username: 'admin', password: 'pw', discovery: null, rtspPort: 0, clockStrip: true, logger: pino({ level: 'silent' }) });
-    try {
-      const W = CLOCK_STRIP.bits * CLOCK_STRIP.pitch;
-      const url = withCredentials(clocked.rtsp!.url(0, 'main'), 'admin', 'pw');
-      const { stdout } = await run('ffmpeg', ['-v', 'error', '-rtsp_transport', 'tcp', '-i', url, '-frames:v', '1', '-vf', `crop=${W}:${CLOCK_STRIP.size}:0:${CLOCK_STRIP.y}`, '-pix_fmt', 'gray', '-f', 'rawvideo', 'pipe:1'], {
-        encoding: 'buffer',
-        timeout: 30_000,
+  it(
+    'burns the wall clock into the main picture with clockStrip (the clock read back from a decoded frame)',
+    { timeout: 60_000 },
+    async () => {
+      const clocked = await startFleet({
+        count: 1,
+        host: '127.0.0.1',
+        basePort: 0,
+        username: 'admin',
+        password: 'pw',
+        discovery: null,
+        rtspPort: 0,
+        clockStrip: true,
+        logger: pino({ level: 'silent' }),
       });
-      const read = Date.now();
-      const row = (CLOCK_STRIP.size >> 1) * W;
-      let clock = 0;
-      for (let k = 0; k < CLOCK_STRIP.bits; k++) if (stdout[row + k * CLOCK_STRIP.pitch + (CLOCK_STRIP.size >> 1)]! > 128) clock += 2 ** k;
-      // The picture was made before it was read (modulo 2^20 ms): not after, and not minutes before.
-      const age = (((read - clock) % 2 ** CLOCK_STRIP.bits) + 2 ** CLOCK_STRIP.bits) % 2 ** CLOCK_STRIP.bits;
-      expect(age).toBeLessThan(30_000);
-    } finally {
-      await clocked.stop();
-    }
-  });
+      try {
+        const W = CLOCK_STRIP.bits * CLOCK_STRIP.pitch;
+        const url = withCredentials(clocked.rtsp!.url(0, 'main'), 'admin', 'pw');
+        const { stdout } = await run(
+          'ffmpeg',
+          [
+            '-v',
+            'error',
+            '-rtsp_transport',
+            'tcp',
+            '-i',
+            url,
+            '-frames:v',
+            '1',
+            '-vf',
+            `crop=${W}:${CLOCK_STRIP.size}:0:${CLOCK_STRIP.y}`,
+            '-pix_fmt',
+            'gray',
+            '-f',
+            'rawvideo',
+            'pipe:1',
+          ],
+          {
+            encoding: 'buffer',
+            timeout: 30_000,
+          },
+        );
+        const read = Date.now();
+        const row = (CLOCK_STRIP.size >> 1) * W;
+        let clock = 0;
+        for (let k = 0; k < CLOCK_STRIP.bits; k++)
+          if (stdout[row + k * CLOCK_STRIP.pitch + (CLOCK_STRIP.size >> 1)]! > 128) clock += 2 ** k;
+        // The picture was made before it was read (modulo 2^20 ms): not after, and not minutes before.
+        const age = (((read - clock) % 2 ** CLOCK_STRIP.bits) + 2 ** CLOCK_STRIP.bits) % 2 ** CLOCK_STRIP.bits;
+        expect(age).toBeLessThan(30_000);
+      } finally {
+        await clocked.stop();
+      }
+    },
+  );
 });

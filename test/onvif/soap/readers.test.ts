@@ -3,7 +3,12 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CameraFaultError, SoapFaultError, SoapXmlError } from '../../../src/onvif/errors.js';
 import { isAuthFault } from '../../../src/onvif/soap/client.js';
-import { readCapabilities, readDeviceInformation, readServices, readSystemDateAndTime } from '../../../src/onvif/soap/device-ops.js';
+import {
+  readCapabilities,
+  readDeviceInformation,
+  readServices,
+  readSystemDateAndTime,
+} from '../../../src/onvif/soap/device-ops.js';
 import { readRenew, readSubscription } from '../../../src/onvif/soap/event-ops.js';
 import { readMediaUri, readProfiles } from '../../../src/onvif/soap/media-ops.js';
 import { parseSoapBody } from '../../../src/onvif/soap-xml.js';
@@ -24,12 +29,44 @@ const at = Date.UTC(2026, 10, 25, 9, 8, 7);
 describe('device management readers', () => {
   it.each<[string, string, (b: Record<string, unknown>) => unknown, unknown]>([
     ['clock', R.systemDateAndTime(at), readSystemDateAndTime, at],
-    ['clock without UTCDateTime (local time only)', R.envelope('<tds:GetSystemDateAndTimeResponse><tds:SystemDateAndTime><tt:DateTimeType>NTP</tt:DateTimeType></tds:SystemDateAndTime></tds:GetSystemDateAndTimeResponse>'), readSystemDateAndTime, null],
-    ['clock with month 13', R.systemDateAndTime(at).replace(/<tt:Month>\d+</, '<tt:Month>13<'), readSystemDateAndTime, null],
-    ['device information', R.deviceInformation({ manufacturer: 'A&B', model: 'M', firmware: 'F', serial: 'S', hardwareId: 'H' }), readDeviceInformation, { manufacturer: 'A&B', model: 'M', firmwareVersion: 'F', serialNumber: 'S', hardwareId: 'H' }],
-    ['device information, empty fields', R.envelope('<tds:GetDeviceInformationResponse><tds:Model> </tds:Model></tds:GetDeviceInformationResponse>'), readDeviceInformation, { manufacturer: null, model: null, firmwareVersion: null, serialNumber: null, hardwareId: null }],
-    ['services', R.services('http://10.0.0.9'), readServices, { media1: 'http://10.0.0.9/onvif/media_service', media2: null, events: 'http://10.0.0.9/onvif/event_service' }],
-    ['capabilities', R.capabilities('http://10.0.0.9'), readCapabilities, { media1: 'http://10.0.0.9/onvif/media_service', media2: null, events: 'http://10.0.0.9/onvif/event_service' }],
+    [
+      'clock without UTCDateTime (local time only)',
+      R.envelope(
+        '<tds:GetSystemDateAndTimeResponse><tds:SystemDateAndTime><tt:DateTimeType>NTP</tt:DateTimeType></tds:SystemDateAndTime></tds:GetSystemDateAndTimeResponse>',
+      ),
+      readSystemDateAndTime,
+      null,
+    ],
+    [
+      'clock with month 13',
+      R.systemDateAndTime(at).replace(/<tt:Month>\d+</, '<tt:Month>13<'),
+      readSystemDateAndTime,
+      null,
+    ],
+    [
+      'device information',
+      R.deviceInformation({ manufacturer: 'A&B', model: 'M', firmware: 'F', serial: 'S', hardwareId: 'H' }),
+      readDeviceInformation,
+      { manufacturer: 'A&B', model: 'M', firmwareVersion: 'F', serialNumber: 'S', hardwareId: 'H' },
+    ],
+    [
+      'device information, empty fields',
+      R.envelope('<tds:GetDeviceInformationResponse><tds:Model> </tds:Model></tds:GetDeviceInformationResponse>'),
+      readDeviceInformation,
+      { manufacturer: null, model: null, firmwareVersion: null, serialNumber: null, hardwareId: null },
+    ],
+    [
+      'services',
+      R.services('http://10.0.0.9'),
+      readServices,
+      { media1: 'http://10.0.0.9/onvif/media_service', media2: null, events: 'http://10.0.0.9/onvif/event_service' },
+    ],
+    [
+      'capabilities',
+      R.capabilities('http://10.0.0.9'),
+      readCapabilities,
+      { media1: 'http://10.0.0.9/onvif/media_service', media2: null, events: 'http://10.0.0.9/onvif/event_service' },
+    ],
   ])('%s', async (_name, xml, read, expected) => {
     expect(read(await body(xml))).toEqual(expected);
   });
@@ -49,8 +86,13 @@ describe('device management readers', () => {
 
 describe('media readers', () => {
   it('reads Media1 profiles with their encoder, and skips profiles without a token', async () => {
-    const xml = R.profiles([{ token: 'P1', name: 'main', width: 1920, height: 1080 }]).replace('</trt:GetProfilesResponse>', '<trt:Profiles><tt:Name>tokenless</tt:Name></trt:Profiles></trt:GetProfilesResponse>');
-    expect(readProfiles(await body(xml), 'media1')).toEqual([{ token: 'P1', name: 'main', width: 1920, height: 1080, encoding: 'H264' }]);
+    const xml = R.profiles([{ token: 'P1', name: 'main', width: 1920, height: 1080 }]).replace(
+      '</trt:GetProfilesResponse>',
+      '<trt:Profiles><tt:Name>tokenless</tt:Name></trt:Profiles></trt:GetProfilesResponse>',
+    );
+    expect(readProfiles(await body(xml), 'media1')).toEqual([
+      { token: 'P1', name: 'main', width: 1920, height: 1080, encoding: 'H264' },
+    ]);
   });
 
   it('reads Media2 profiles (Configurations/VideoEncoder)', async () => {
@@ -59,18 +101,29 @@ describe('media readers', () => {
         '<tr2:VideoEncoder token="ve"><tt:Name>v</tt:Name><tt:Encoding>H265</tt:Encoding><tt:Resolution><tt:Width>3840</tt:Width><tt:Height>2160</tt:Height></tt:Resolution></tr2:VideoEncoder>' +
         '</tr2:Configurations></tr2:Profiles></tr2:GetProfilesResponse>',
     );
-    expect(readProfiles(await body(xml), 'media2')).toEqual([{ token: 'm', name: 'Main', width: 3840, height: 2160, encoding: 'H265' }]);
+    expect(readProfiles(await body(xml), 'media2')).toEqual([
+      { token: 'm', name: 'Main', width: 3840, height: 2160, encoding: 'H265' },
+    ]);
   });
 
   it('reads Media1 and Media2 URIs, and a missing one as null', async () => {
     expect(readMediaUri(await body(R.streamUri('rtsp://cam/a?x=1&y=2')), 'GetStreamUri')).toBe('rtsp://cam/a?x=1&y=2');
-    expect(readMediaUri(await body(R.envelope('<tr2:GetSnapshotUriResponse><tr2:Uri>http://cam/s.jpg</tr2:Uri></tr2:GetSnapshotUriResponse>')), 'GetSnapshotUri')).toBe('http://cam/s.jpg');
+    expect(
+      readMediaUri(
+        await body(
+          R.envelope('<tr2:GetSnapshotUriResponse><tr2:Uri>http://cam/s.jpg</tr2:Uri></tr2:GetSnapshotUriResponse>'),
+        ),
+        'GetSnapshotUri',
+      ),
+    ).toBe('http://cam/s.jpg');
     expect(readMediaUri(await body(R.envelope('<trt:GetStreamUriResponse/>')), 'GetStreamUri')).toBeNull();
   });
 
   const media2Uri = capture('easy_onvif_workspace/ENP1A14-IR_25X/media2/GetStreamUriResponse.xml');
   it.skipIf(!media2Uri)('reads a real Media2 GetStreamUri capture', async () => {
-    expect(readMediaUri(await body(media2Uri!), 'GetStreamUri')).toBe('rtsp://192.168.1.182/Streaming/Channels/101?transportmode=unicast&profile=Profile_1');
+    expect(readMediaUri(await body(media2Uri!), 'GetStreamUri')).toBe(
+      'rtsp://192.168.1.182/Streaming/Channels/101?transportmode=unicast&profile=Profile_1',
+    );
   });
 });
 
@@ -79,12 +132,17 @@ describe('events readers', () => {
     const axis = R.envelope(
       '<tev:CreatePullPointSubscriptionResponse><tev:SubscriptionReference><wsa:Address>http://cam/pull</wsa:Address><wsa:ReferenceParameters><dom0:SubscriptionId xmlns:dom0="http://www.axis.com/2009/event">7</dom0:SubscriptionId></wsa:ReferenceParameters></tev:SubscriptionReference></tev:CreatePullPointSubscriptionResponse>',
     );
-    expect(readSubscription(await body(axis))).toEqual({ address: 'http://cam/pull', axisSubscriptionId: '7', lifetimeMs: null });
+    expect(readSubscription(await body(axis))).toEqual({
+      address: 'http://cam/pull',
+      axisSubscriptionId: '7',
+      lifetimeMs: null,
+    });
     expect(() => readSubscription({ createPullPointSubscriptionResponse: [''] })).toThrow(/without an address/);
   });
 
   // Cameras grant the lifetime they like, whatever was asked: the pull loop renews at half of it.
-  const times = (current: string, termination: string) => `<wsnt:CurrentTime>${current}</wsnt:CurrentTime><wsnt:TerminationTime>${termination}</wsnt:TerminationTime>`;
+  const times = (current: string, termination: string) =>
+    `<wsnt:CurrentTime>${current}</wsnt:CurrentTime><wsnt:TerminationTime>${termination}</wsnt:TerminationTime>`;
   it.each([
     ['60 s granted', times('2026-10-03T02:27:19Z', '2026-10-03T02:28:19Z'), 60_000],
     ['10 s, with fractions and an offset', times('2026-10-03T04:27:19.500+02:00', '2026-10-03T02:27:29.5Z'), 10_000],
@@ -92,7 +150,9 @@ describe('events readers', () => {
     ['a duration instead of a date', times('2026-10-03T02:27:19Z', 'PT60S'), null],
     ['no times at all', '', null],
   ])('reads the granted lifetime of a subscription and a renewal: %s', async (_name, inner, expected) => {
-    const created = R.envelope(`<tev:CreatePullPointSubscriptionResponse><tev:SubscriptionReference><wsa:Address>http://cam/pull</wsa:Address></tev:SubscriptionReference>${inner}</tev:CreatePullPointSubscriptionResponse>`);
+    const created = R.envelope(
+      `<tev:CreatePullPointSubscriptionResponse><tev:SubscriptionReference><wsa:Address>http://cam/pull</wsa:Address></tev:SubscriptionReference>${inner}</tev:CreatePullPointSubscriptionResponse>`,
+    );
     expect(readSubscription(await body(created)).lifetimeMs).toBe(expected);
     expect(readRenew(await body(R.envelope(`<wsnt:RenewResponse>${inner}</wsnt:RenewResponse>`)))).toBe(expected);
   });
@@ -113,16 +173,27 @@ describe('parseSoapBody', () => {
   });
 
   const unauthorized = capture('2BAD-onvif/dvc/dcn-bf5365/device.GetSystemDateAndTimeUnauthorizedFault.xml');
-  it.skipIf(!unauthorized)('takes a real "HTTP Error: 401 Unauthorized" fault for an authentication refusal', async () => {
-    const err = await body(unauthorized!).catch((e: unknown) => e);
-    expect(err).toBeInstanceOf(SoapFaultError);
-    expect(isAuthFault(err as SoapFaultError)).toBe(true);
-  });
+  it.skipIf(!unauthorized)(
+    'takes a real "HTTP Error: 401 Unauthorized" fault for an authentication refusal',
+    async () => {
+      const err = await body(unauthorized!).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(SoapFaultError);
+      expect(isAuthFault(err as SoapFaultError)).toBe(true);
+    },
+  );
 
   it.each<[string, string, string]>([
     ['the simulator refusing a token', R.fault('env:Sender', 'ter:NotAuthorized', 'Sender not Authorized'), 'auth'],
-    ['ActionNotSupported', R.fault('env:Receiver', 'ter:ActionNotSupported', 'Optional Action Not Implemented'), 'other'],
-    ['a WS-Security SOAP 1.1 fault', '<s:Envelope xmlns:s="http://schemas.xmlsoap.org/soap/envelope/"><s:Body><s:Fault><faultcode>wsse:FailedAuthentication</faultcode><faultstring>x</faultstring></s:Fault></s:Body></s:Envelope>', 'auth'],
+    [
+      'ActionNotSupported',
+      R.fault('env:Receiver', 'ter:ActionNotSupported', 'Optional Action Not Implemented'),
+      'other',
+    ],
+    [
+      'a WS-Security SOAP 1.1 fault',
+      '<s:Envelope xmlns:s="http://schemas.xmlsoap.org/soap/envelope/"><s:Body><s:Fault><faultcode>wsse:FailedAuthentication</faultcode><faultstring>x</faultstring></s:Fault></s:Body></s:Envelope>',
+      'auth',
+    ],
   ])('%s', async (_name, xml, kind) => {
     const err = await body(xml).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(SoapFaultError);
@@ -134,7 +205,10 @@ describe('parseSoapBody', () => {
     ['an envelope with no namespace', '<Envelope><Body><a/></Body></Envelope>'],
     ['an empty Body', R.envelope('')],
     ['no Envelope at all', '<html><body>hi</body></html>'],
-    ['truncated XML', R.deviceInformation({ manufacturer: 'a', model: 'b', firmware: 'c', serial: 'd', hardwareId: 'e' }).slice(0, 300)],
+    [
+      'truncated XML',
+      R.deviceInformation({ manufacturer: 'a', model: 'b', firmware: 'c', serial: 'd', hardwareId: 'e' }).slice(0, 300),
+    ],
   ])('%s is refused', async (_name, xml) => {
     await expect(body(xml)).rejects.toBeInstanceOf(SoapXmlError);
   });

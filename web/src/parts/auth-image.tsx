@@ -51,7 +51,8 @@ export function AuthImage(props: {
           }
         } catch (err) {
           if (stopped) return;
-          if (current === null) setShown({ kind: 'none', offline: err instanceof ApiError && err.code === 'device_unavailable' });
+          if (current === null)
+            setShown({ kind: 'none', offline: err instanceof ApiError && err.code === 'device_unavailable' });
         }
       }
       if (props.refreshMs && !stopped) timer = setTimeout(() => void load(), props.refreshMs);
@@ -76,7 +77,11 @@ export function AuthImage(props: {
   return (
     <div class={`picture ${props.class ?? ''}`} ref={box} data-testid={props.testId}>
       {shown.kind === 'image' ? <img src={shown.url} alt={props.alt} /> : null}
-      {shown.kind === 'none' ? <span class="placeholder">{shown.offline ? 'Camera offline: no picture' : (props.placeholder ?? 'No picture')}</span> : null}
+      {shown.kind === 'none' ? (
+        <span class="placeholder">
+          {shown.offline ? 'Camera offline: no picture' : (props.placeholder ?? 'No picture')}
+        </span>
+      ) : null}
       {shown.kind === 'loading' ? <span class="placeholder" aria-hidden="true" /> : null}
     </div>
   );

@@ -1,6 +1,12 @@
 // A labelled <select> of the filters: "all" first (value ''), then the choices by name.
 
-export function Choice<T extends string>(props: { label: string; value: T | ''; all: string | null; choices: ReadonlyArray<{ value: T; name: string }>; onChange: (value: T | '') => void }) {
+export function Choice<T extends string>(props: {
+  label: string;
+  value: T | '';
+  all: string | null;
+  choices: ReadonlyArray<{ value: T; name: string }>;
+  onChange: (value: T | '') => void;
+}) {
   return (
     <label>
       {props.label}

@@ -4,7 +4,13 @@ import { useEffect, useRef } from 'preact/hooks';
 // A confirmation as a modal <dialog>: focus is kept inside, Escape cancels, and the safe answer
 // has the focus first.
 
-export function Confirm(props: { open: boolean; title: string; children: ComponentChildren; confirmLabel: string; onAnswer: (yes: boolean) => void }) {
+export function Confirm(props: {
+  open: boolean;
+  title: string;
+  children: ComponentChildren;
+  confirmLabel: string;
+  onAnswer: (yes: boolean) => void;
+}) {
   const dialog = useRef<HTMLDialogElement>(null);
   useEffect(() => {
     const el = dialog.current;

@@ -43,7 +43,10 @@ export function CamerasScreen() {
     const off = hub.on((event) => {
       if (event.type === 'alert.created') setLatest((m) => ({ ...m, [event.data.device_id]: event.data }));
       // Its type refined (motion → person): the card says so.
-      if (event.type === 'alert.updated') setLatest((m) => (m[event.data.device_id]?.id === event.data.id ? { ...m, [event.data.device_id]: event.data } : m));
+      if (event.type === 'alert.updated')
+        setLatest((m) =>
+          m[event.data.device_id]?.id === event.data.id ? { ...m, [event.data.device_id]: event.data } : m,
+        );
     });
     return () => {
       stopped = true;
@@ -55,7 +58,9 @@ export function CamerasScreen() {
   return (
     <section>
       <h1>Cameras</h1>
-      {devices.length === 0 ? <p>No cameras yet. The gateway adds the cameras it finds on the network, and those in its config.</p> : null}
+      {devices.length === 0 ? (
+        <p>No cameras yet. The gateway adds the cameras it finds on the network, and those in its config.</p>
+      ) : null}
       <ul class="cameras">
         {devices.map((device) => {
           const last = latest[device.id];
@@ -63,17 +68,30 @@ export function CamerasScreen() {
             <li key={device.id} class="camera-card" data-testid="camera">
               <a href={`/cameras/${encodeURIComponent(device.id)}`} class="card-link">
                 {device.status === 'online' ? (
-                  <AuthImage api={api} path={api.snapshotPath(device.id, 640)} alt={`Current picture of ${device.name}`} refreshMs={STILL_REFRESH_MS} placeholder="No picture yet" testId="still" />
+                  <AuthImage
+                    api={api}
+                    path={api.snapshotPath(device.id, 640)}
+                    alt={`Current picture of ${device.name}`}
+                    refreshMs={STILL_REFRESH_MS}
+                    placeholder="No picture yet"
+                    testId="still"
+                  />
                 ) : (
                   <div class="picture">
-                    <span class="placeholder">No picture: camera {device.status === 'offline' ? 'offline' : 'refuses the gateway'}</span>
+                    <span class="placeholder">
+                      No picture: camera {device.status === 'offline' ? 'offline' : 'refuses the gateway'}
+                    </span>
                   </div>
                 )}
                 <span class="camera-name">{device.name}</span>
               </a>
               <DeviceStatus device={device} withAdvice />
               <span class="last-event">
-                {last === undefined ? '' : last === null ? 'No events yet' : `${ALERT_TYPE_NAMES[last.type]} · ${when(last.created_at)}`}
+                {last === undefined
+                  ? ''
+                  : last === null
+                    ? 'No events yet'
+                    : `${ALERT_TYPE_NAMES[last.type]} · ${when(last.created_at)}`}
               </span>
             </li>
           );

@@ -69,7 +69,12 @@ export function ClipsScreen(props: { params: URLSearchParams }) {
   const list = usePagedList<Recording>(
     filter.camera ? `${filter.camera}|${filter.type}|${filter.from}|${filter.to}` : null,
     (cursor) => api.recordings(filter.camera, { ...queryOf(filter), cursor }),
-    (event) => (event.type === 'recording.created' && event.data.device_id === filter.camera && (!filter.type || event.data.event_type === filter.type) ? { added: event.data } : null),
+    (event) =>
+      event.type === 'recording.created' &&
+      event.data.device_id === filter.camera &&
+      (!filter.type || event.data.event_type === filter.type)
+        ? { added: event.data }
+        : null,
   );
   const { items: clips, setError } = list;
 
@@ -101,18 +106,47 @@ export function ClipsScreen(props: { params: URLSearchParams }) {
     <section>
       <h1>Clips</h1>
       <form class="filters" onSubmit={(e) => e.preventDefault()} aria-label="Filter clips">
-        <Choice label="Camera" value={filter.camera} all={null} choices={devices.map((d) => ({ value: d.id, name: d.name }))} onChange={(camera) => showFilter({ ...filter, camera, recording: '' })} />
+        <Choice
+          label="Camera"
+          value={filter.camera}
+          all={null}
+          choices={devices.map((d) => ({ value: d.id, name: d.name }))}
+          onChange={(camera) => showFilter({ ...filter, camera, recording: '' })}
+        />
         <label>
           From
-          <input type="date" value={filter.from} max={filter.to || today} onChange={(e) => showFilter({ ...filter, from: e.currentTarget.value })} />
+          <input
+            type="date"
+            value={filter.from}
+            max={filter.to || today}
+            onChange={(e) => showFilter({ ...filter, from: e.currentTarget.value })}
+          />
         </label>
         <label>
           To
-          <input type="date" value={filter.to} min={filter.from || undefined} max={today} onChange={(e) => showFilter({ ...filter, to: e.currentTarget.value })} />
+          <input
+            type="date"
+            value={filter.to}
+            min={filter.from || undefined}
+            max={today}
+            onChange={(e) => showFilter({ ...filter, to: e.currentTarget.value })}
+          />
         </label>
-        <Choice label="Type" value={filter.type} all="All types" choices={EVENT_TYPES.map((t) => ({ value: t, name: EVENT_TYPE_NAMES[t] }))} onChange={(type) => showFilter({ ...filter, type })} />
+        <Choice
+          label="Type"
+          value={filter.type}
+          all="All types"
+          choices={EVENT_TYPES.map((t) => ({ value: t, name: EVENT_TYPE_NAMES[t] }))}
+          onChange={(type) => showFilter({ ...filter, type })}
+        />
       </form>
-      {playing ? <Player clip={playing} cameraName={devices.find((d) => d.id === playing.device_id)?.name ?? 'Unknown camera'} onClose={() => close(playing.id)} /> : null}
+      {playing ? (
+        <Player
+          clip={playing}
+          cameraName={devices.find((d) => d.id === playing.device_id)?.name ?? 'Unknown camera'}
+          onClose={() => close(playing.id)}
+        />
+      ) : null}
       {list.error ? (
         <p class="banner warn" role="alert">
           {list.error}
@@ -120,7 +154,9 @@ export function ClipsScreen(props: { params: URLSearchParams }) {
       ) : null}
       {devices.length === 0 ? <p>No cameras yet.</p> : null}
       {clips === null && !list.error && devices.length > 0 ? <p role="status">Loading clips…</p> : null}
-      {clips?.length === 0 ? <p>No clips{filter.type || filter.from || filter.to ? ' match these filters' : ' from this camera yet'}.</p> : null}
+      {clips?.length === 0 ? (
+        <p>No clips{filter.type || filter.from || filter.to ? ' match these filters' : ' from this camera yet'}.</p>
+      ) : null}
       <ul class="clips" aria-label="Clips, newest first">
         {clips?.map((clip) => (
           <ClipRow key={clip.id} clip={clip} playing={playing?.id === clip.id} onPlay={() => void play(clip)} />
@@ -139,11 +175,19 @@ function ClipRow({ clip, playing, onPlay }: { clip: Recording; playing: boolean;
   const { api } = useApp();
   return (
     <li class="clip" data-testid="clip" data-clip-id={clip.id}>
-      <AuthImage api={api} path={api.thumbnailPath(clip.id)} alt={`${EVENT_TYPE_NAMES[clip.event_type]} clip`} class="thumb" placeholder="No picture" missingRetries={5} />
+      <AuthImage
+        api={api}
+        path={api.thumbnailPath(clip.id)}
+        alt={`${EVENT_TYPE_NAMES[clip.event_type]} clip`}
+        class="thumb"
+        placeholder="No picture"
+        missingRetries={5}
+      />
       <div class="alert-text">
         <span class={`type type-${clip.event_type}`}>{EVENT_TYPE_NAMES[clip.event_type]}</span>
         <p class="meta">
-          <time dateTime={clip.started_at}>{when(clip.started_at)}</time> · {duration(clip.duration_s)} · {(clip.size_bytes / 1e6).toFixed(1)} MB
+          <time dateTime={clip.started_at}>{when(clip.started_at)}</time> · {duration(clip.duration_s)} ·{' '}
+          {(clip.size_bytes / 1e6).toFixed(1)} MB
         </p>
         <div class="row-actions">
           <button type="button" class="small" onClick={onPlay} aria-pressed={playing}>
@@ -168,13 +212,29 @@ function Player(props: { clip: Recording; cameraName: string; onClose: () => voi
       </div>
       {clip.playback_url ? (
         <>
-          <video key={clip.id} src={clip.playback_url} controls autoplay muted playsInline preload="metadata" data-testid="clip-video" aria-label={title} />
-          <a class="button" href={clip.playback_url} download={`${props.cameraName}-${clip.started_at}.mp4`.replace(/[^\w.-]+/g, '_')}>
+          <video
+            key={clip.id}
+            src={clip.playback_url}
+            controls
+            autoplay
+            muted
+            playsInline
+            preload="metadata"
+            data-testid="clip-video"
+            aria-label={title}
+          />
+          <a
+            class="button"
+            href={clip.playback_url}
+            download={`${props.cameraName}-${clip.started_at}.mp4`.replace(/[^\w.-]+/g, '_')}
+          >
             Download
           </a>
         </>
       ) : (
-        <p class="placeholder-text">The gateway gives no playable address for this clip, so it cannot play in the page.</p>
+        <p class="placeholder-text">
+          The gateway gives no playable address for this clip, so it cannot play in the page.
+        </p>
       )}
     </div>
   );

@@ -30,11 +30,20 @@ function filterOf(params: URLSearchParams): Filter {
 }
 
 function queryOf(filter: Filter) {
-  return { limit: PAGE, ...(filter.camera ? { device_id: filter.camera } : {}), ...(filter.type ? { type: filter.type } : {}), ...(filter.unread ? { unread: true } : {}) };
+  return {
+    limit: PAGE,
+    ...(filter.camera ? { device_id: filter.camera } : {}),
+    ...(filter.type ? { type: filter.type } : {}),
+    ...(filter.unread ? { unread: true } : {}),
+  };
 }
 
 function matches(filter: Filter, alert: Alert): boolean {
-  return (!filter.camera || alert.device_id === filter.camera) && (!filter.type || alert.type === filter.type) && (!filter.unread || !alert.read);
+  return (
+    (!filter.camera || alert.device_id === filter.camera) &&
+    (!filter.type || alert.type === filter.type) &&
+    (!filter.unread || !alert.read)
+  );
 }
 
 /** The events screen with this filter, in place of the one shown. */
@@ -74,9 +83,15 @@ export function EventsScreen(props: { params: URLSearchParams }) {
     refocusFrom.current = null;
     // On to the next unread alert's button (the list is worked down by keyboard), else this alert's clip.
     const rows = [...(listEl.current?.querySelectorAll<HTMLElement>('[data-testid=alert]') ?? [])];
-    const at = Math.max(0, rows.findIndex((row) => row.dataset.alertId === from));
+    const at = Math.max(
+      0,
+      rows.findIndex((row) => row.dataset.alertId === from),
+    );
     const ordered = [...rows.slice(at), ...rows.slice(0, at)];
-    focusFirst([...ordered.map((row) => row.querySelector<HTMLElement>('button.mark-read')), rows[at]?.querySelector<HTMLElement>('a')]);
+    focusFirst([
+      ...ordered.map((row) => row.querySelector<HTMLElement>('button.mark-read')),
+      rows[at]?.querySelector<HTMLElement>('a'),
+    ]);
   }, [alerts]);
 
   const markRead = async (ids: string[], from: string | null) => {
@@ -96,14 +111,34 @@ export function EventsScreen(props: { params: URLSearchParams }) {
     <section>
       <h1>Events</h1>
       <form class="filters" onSubmit={(e) => e.preventDefault()} aria-label="Filter events">
-        <Choice label="Camera" value={filter.camera} all="All cameras" choices={(devices ?? []).map((d) => ({ value: d.id, name: d.name }))} onChange={(camera) => showFilter({ ...filter, camera })} />
-        <Choice label="Type" value={filter.type} all="All types" choices={ALERT_TYPES.map((t) => ({ value: t, name: ALERT_TYPE_NAMES[t] }))} onChange={(type) => showFilter({ ...filter, type })} />
+        <Choice
+          label="Camera"
+          value={filter.camera}
+          all="All cameras"
+          choices={(devices ?? []).map((d) => ({ value: d.id, name: d.name }))}
+          onChange={(camera) => showFilter({ ...filter, camera })}
+        />
+        <Choice
+          label="Type"
+          value={filter.type}
+          all="All types"
+          choices={ALERT_TYPES.map((t) => ({ value: t, name: ALERT_TYPE_NAMES[t] }))}
+          onChange={(type) => showFilter({ ...filter, type })}
+        />
         <label class="check">
-          <input type="checkbox" checked={filter.unread} onChange={(e) => showFilter({ ...filter, unread: e.currentTarget.checked })} />
+          <input
+            type="checkbox"
+            checked={filter.unread}
+            onChange={(e) => showFilter({ ...filter, unread: e.currentTarget.checked })}
+          />
           Unread only
         </label>
         {canMark ? (
-          <button type="button" disabled={unreadShown.length === 0} onClick={() => void markRead(unreadShown, unreadShown[0] ?? null)}>
+          <button
+            type="button"
+            disabled={unreadShown.length === 0}
+            onClick={() => void markRead(unreadShown, unreadShown[0] ?? null)}
+          >
             Mark all shown as read
           </button>
         ) : null}
@@ -114,10 +149,17 @@ export function EventsScreen(props: { params: URLSearchParams }) {
         </p>
       ) : null}
       {alerts === null && !list.error ? <p role="status">Loading events…</p> : null}
-      {alerts?.length === 0 ? <p>No events{filter.camera || filter.type || filter.unread ? ' match these filters' : ' yet'}.</p> : null}
+      {alerts?.length === 0 ? (
+        <p>No events{filter.camera || filter.type || filter.unread ? ' match these filters' : ' yet'}.</p>
+      ) : null}
       <ul class="alerts" aria-label="Events, newest first" ref={listEl}>
         {alerts?.map((alert) => (
-          <AlertRow key={alert.id} alert={alert} canMark={canMark} onMarkRead={() => void markRead([alert.id], alert.id)} />
+          <AlertRow
+            key={alert.id}
+            alert={alert}
+            canMark={canMark}
+            onMarkRead={() => void markRead([alert.id], alert.id)}
+          />
         ))}
       </ul>
       {list.more ? (
@@ -136,7 +178,14 @@ function AlertRow({ alert, canMark, onMarkRead }: { alert: Alert; canMark: boole
   return (
     <li class={alert.read ? 'alert read' : 'alert unread'} data-testid="alert" data-alert-id={alert.id}>
       {clip ? (
-        <AuthImage api={api} path={api.thumbnailPath(clip)} alt={`${ALERT_TYPE_NAMES[alert.type]} at ${camera}`} class="thumb" placeholder="No picture" missingRetries={5} />
+        <AuthImage
+          api={api}
+          path={api.thumbnailPath(clip)}
+          alt={`${ALERT_TYPE_NAMES[alert.type]} at ${camera}`}
+          class="thumb"
+          placeholder="No picture"
+          missingRetries={5}
+        />
       ) : (
         <div class="picture thumb">
           <span class="placeholder">{alert.recording_status === 'pending' ? 'Recording…' : 'No picture'}</span>
@@ -150,7 +199,11 @@ function AlertRow({ alert, canMark, onMarkRead }: { alert: Alert; canMark: boole
           <span>{camera}</span> · <time dateTime={alert.created_at}>{when(alert.created_at)}</time>
         </p>
         <div class="row-actions">
-          {clip ? <a href={`/clips?camera=${encodeURIComponent(alert.device_id)}&recording=${encodeURIComponent(clip)}`}>Play clip</a> : null}
+          {clip ? (
+            <a href={`/clips?camera=${encodeURIComponent(alert.device_id)}&recording=${encodeURIComponent(clip)}`}>
+              Play clip
+            </a>
+          ) : null}
           {canMark && !alert.read ? (
             <button type="button" class="small mark-read" onClick={onMarkRead}>
               Mark as read

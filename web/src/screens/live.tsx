@@ -15,8 +15,18 @@ type Mode = { kind: 'starting' } | { kind: 'webrtc' } | { kind: 'hls' } | { kind
 type Profile = 'main' | 'sub';
 
 const CONTROL_TEXT: Record<ControlAction, { button: string; title: string; body: string; done: string }> = {
-  reboot: { button: 'Reboot camera', title: 'Reboot this camera?', body: 'It stops recording and streaming for about a minute.', done: 'The camera is rebooting.' },
-  sync_time: { button: 'Set clock', title: "Set the camera's clock?", body: "The camera's clock is set to the gateway's time.", done: "The camera's clock is set." },
+  reboot: {
+    button: 'Reboot camera',
+    title: 'Reboot this camera?',
+    body: 'It stops recording and streaming for about a minute.',
+    done: 'The camera is rebooting.',
+  },
+  sync_time: {
+    button: 'Set clock',
+    title: "Set the camera's clock?",
+    body: "The camera's clock is set to the gateway's time.",
+    done: "The camera's clock is set.",
+  },
 };
 
 export function LiveScreen(props: { deviceId: string }) {
@@ -93,10 +103,24 @@ export function LiveScreen(props: { deviceId: string }) {
         <div class="live-main">
           <div class="stage" ref={stage}>
             {online ? (
-              <video ref={video} muted autoplay playsInline data-testid="live-video" hidden={mode.kind === 'stills'} aria-label={`Live video of ${device.name}`} />
+              <video
+                ref={video}
+                muted
+                autoplay
+                playsInline
+                data-testid="live-video"
+                hidden={mode.kind === 'stills'}
+                aria-label={`Live video of ${device.name}`}
+              />
             ) : null}
             {!online || mode.kind === 'stills' ? (
-              <AuthImage api={api} path={api.snapshotPath(device.id, 1280)} alt={`Latest picture of ${device.name}`} refreshMs={1_000} placeholder={online ? 'No live picture' : 'Camera offline'} />
+              <AuthImage
+                api={api}
+                path={api.snapshotPath(device.id, 1280)}
+                alt={`Latest picture of ${device.name}`}
+                refreshMs={1_000}
+                placeholder={online ? 'No live picture' : 'Camera offline'}
+              />
             ) : null}
           </div>
           <div class="toolbar" role="toolbar" aria-label="Live video">
@@ -147,7 +171,11 @@ function Controls(props: { deviceId: string; online: boolean }) {
     setOutcome(null);
     try {
       const result = await api.control(props.deviceId, action);
-      setOutcome(result.status === 'succeeded' ? CONTROL_TEXT[action].done : `The camera refused: ${result.error ?? 'no reason given'}`);
+      setOutcome(
+        result.status === 'succeeded'
+          ? CONTROL_TEXT[action].done
+          : `The camera refused: ${result.error ?? 'no reason given'}`,
+      );
     } catch (err) {
       setOutcome(err instanceof Error ? err.message : 'The request failed.');
     } finally {
@@ -159,14 +187,25 @@ function Controls(props: { deviceId: string; online: boolean }) {
     <div class="controls" data-testid="device-controls">
       {(['sync_time', 'reboot'] as const).map((action) => (
         // Busy, not disabled: a disabled button would drop the focus the closed dialog gave back to it.
-        <button key={action} type="button" disabled={!props.online} aria-disabled={busy} onClick={() => busy || setAsking(action)}>
+        <button
+          key={action}
+          type="button"
+          disabled={!props.online}
+          aria-disabled={busy}
+          onClick={() => busy || setAsking(action)}
+        >
           {CONTROL_TEXT[action].button}
         </button>
       ))}
       <p role="status" class="outcome">
         {outcome}
       </p>
-      <Confirm open={asking !== null} title={asking ? CONTROL_TEXT[asking].title : ''} confirmLabel={asking === 'reboot' ? 'Reboot' : 'Set clock'} onAnswer={(yes) => void answer(yes)}>
+      <Confirm
+        open={asking !== null}
+        title={asking ? CONTROL_TEXT[asking].title : ''}
+        confirmLabel={asking === 'reboot' ? 'Reboot' : 'Set clock'}
+        onAnswer={(yes) => void answer(yes)}
+      >
         <p>{asking ? CONTROL_TEXT[asking].body : ''}</p>
       </Confirm>
     </div>
@@ -182,8 +221,10 @@ function LatestEvents(props: { deviceId: string }) {
       .then((page) => setAlerts(page.data))
       .catch(() => setAlerts([]));
     return hub.on((event) => {
-      if (event.type === 'alert.created' && event.data.device_id === props.deviceId) setAlerts((list) => [event.data, ...(list ?? [])].slice(0, 10));
-      if (event.type === 'alert.updated' || event.type === 'alert.read') setAlerts((list) => list && list.map((a) => (a.id === event.data.id ? event.data : a)));
+      if (event.type === 'alert.created' && event.data.device_id === props.deviceId)
+        setAlerts((list) => [event.data, ...(list ?? [])].slice(0, 10));
+      if (event.type === 'alert.updated' || event.type === 'alert.read')
+        setAlerts((list) => list && list.map((a) => (a.id === event.data.id ? event.data : a)));
     });
   }, [api, hub, props.deviceId, epoch]);
   return (
@@ -194,9 +235,13 @@ function LatestEvents(props: { deviceId: string }) {
       <ul>
         {alerts?.map((alert) => (
           <li key={alert.id}>
-            <span class={`type type-${alert.type}`}>{ALERT_TYPE_NAMES[alert.type]}</span> <span class="time">{when(alert.created_at)}</span>
+            <span class={`type type-${alert.type}`}>{ALERT_TYPE_NAMES[alert.type]}</span>{' '}
+            <span class="time">{when(alert.created_at)}</span>
             {alert.recording_id && scopes.has('recordings:read') ? (
-              <a href={`/clips?camera=${encodeURIComponent(alert.device_id)}&recording=${encodeURIComponent(alert.recording_id)}`} class="small-link">
+              <a
+                href={`/clips?camera=${encodeURIComponent(alert.device_id)}&recording=${encodeURIComponent(alert.recording_id)}`}
+                class="small-link"
+              >
                 Clip
               </a>
             ) : null}

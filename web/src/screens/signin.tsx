@@ -11,7 +11,11 @@ const HEADINGS: Record<SignedOutReason, string> = {
   refused: 'Sign-in did not work',
 };
 
-export function SignInScreen(props: { reason?: SignedOutReason; message: string | null; onSignIn: (() => void) | null }) {
+export function SignInScreen(props: {
+  reason?: SignedOutReason;
+  message: string | null;
+  onSignIn: (() => void) | null;
+}) {
   const { onSignIn } = props;
   const reason = props.reason ?? 'refused';
   const auto = reason === 'new' && props.message === null && onSignIn !== null;
@@ -22,7 +26,9 @@ export function SignInScreen(props: { reason?: SignedOutReason; message: string 
     <main class="signin" id="main">
       <p class="brand-line">Edge gateway</p>
       <h1>{props.onSignIn === null ? 'Cannot reach the gateway' : HEADINGS[reason]}</h1>
-      {reason === 'expired' ? <p>The gateway no longer accepts this sign-in. Sign in again to go on where you were.</p> : null}
+      {reason === 'expired' ? (
+        <p>The gateway no longer accepts this sign-in. Sign in again to go on where you were.</p>
+      ) : null}
       {props.message !== null ? <p class="detail">{props.message}</p> : null}
       {props.onSignIn !== null && !auto ? (
         <button type="button" class="primary" onClick={props.onSignIn}>

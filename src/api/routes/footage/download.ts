@@ -18,7 +18,11 @@ import { footageWindow, requireDevice, requireFootage, WindowQuery } from './win
 
 /** A file name for the attachment: the camera's name and the export's start, in characters any file system takes. */
 function attachmentName(cameraName: string, startMs: number): string {
-  const safe = cameraName.replace(/[^A-Za-z0-9._-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 64) || 'camera';
+  const safe =
+    cameraName
+      .replace(/[^A-Za-z0-9._-]+/g, '-')
+      .replace(/^-+|-+$/g, '')
+      .slice(0, 64) || 'camera';
   return `${safe}-${new Date(startMs).toISOString().slice(0, 19).replace(/:/g, '-')}.mp4`;
 }
 
@@ -29,7 +33,10 @@ async function runInits(root: string, files: readonly IndexedFootageFile[]): Pro
   return inits;
 }
 
-export const footageDownloadRoute: FastifyPluginAsyncTypebox<FootageRoutesOptions> = async (app, { store, footage }) => {
+export const footageDownloadRoute: FastifyPluginAsyncTypebox<FootageRoutesOptions> = async (
+  app,
+  { store, footage },
+) => {
   // GET and HEAD declared together: Fastify's automatic HEAD route would read the whole export to discard it.
   app.route({
     method: ['GET', 'HEAD'],
@@ -58,8 +65,14 @@ export const footageDownloadRoute: FastifyPluginAsyncTypebox<FootageRoutesOption
       const device = requireDevice(store, req.params.device_id);
       const files = store.footageIn(device.id, startMs, endMs);
       const inits = await runInits(root, files);
-      const plan = planExport(files, startMs, endMs, (a, b) => (inits.get(a.zeroMs) as Buffer).equals(inits.get(b.zeroMs) as Buffer));
-      if (!plan) throw new NotFoundError('footage', `${device.id} between ${new Date(startMs).toISOString()} and ${new Date(endMs).toISOString()}`);
+      const plan = planExport(files, startMs, endMs, (a, b) =>
+        (inits.get(a.zeroMs) as Buffer).equals(inits.get(b.zeroMs) as Buffer),
+      );
+      if (!plan)
+        throw new NotFoundError(
+          'footage',
+          `${device.id} between ${new Date(startMs).toISOString()} and ${new Date(endMs).toISOString()}`,
+        );
       const init = (await runInits(root, [plan.initFile])).get(plan.initFile.zeroMs) as Buffer;
       const size = plan.bytes;
       reply.headers({

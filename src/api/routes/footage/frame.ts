@@ -9,7 +9,10 @@ import { footageWindow, requireDevice, requireFootage } from './window.js';
 // GET /v1/devices/{device_id}/footage/frame: the picture of a moment of footage (the keyframe at or
 // before it), what a timeline shows while it is scrubbed (media/footage/frames.ts).
 
-const JpegBody = { description: 'The picture', content: { 'image/jpeg': { schema: Type.Unsafe<Buffer>({ type: 'string', format: 'binary' }) } } };
+const JpegBody = {
+  description: 'The picture',
+  content: { 'image/jpeg': { schema: Type.Unsafe<Buffer>({ type: 'string', format: 'binary' }) } },
+};
 
 export const footageFrameRoute: FastifyPluginAsyncTypebox<FootageRoutesOptions> = async (app, { store, footage }) => {
   app.get(
@@ -27,22 +30,35 @@ export const footageFrameRoute: FastifyPluginAsyncTypebox<FootageRoutesOptions> 
         querystring: Type.Object(
           {
             at: Type.String({ pattern: DATE_FILTER_PATTERN, description: 'The moment: a date-time with offset' }),
-            width: Type.Optional(Type.Integer({ minimum: 16, maximum: 3840, description: 'Width of the picture in pixels' })),
+            width: Type.Optional(
+              Type.Integer({ minimum: 16, maximum: 3840, description: 'Width of the picture in pixels' }),
+            ),
           },
           { additionalProperties: false },
         ),
-        response: { 200: JpegBody, ...errorResponses, 404: errorResponse('not_found: no such device, no footage of that moment, or continuous recording is off') },
+        response: {
+          200: JpegBody,
+          ...errorResponses,
+          404: errorResponse('not_found: no such device, no footage of that moment, or continuous recording is off'),
+        },
       },
     },
     async (req, reply) => {
-      const { startMs: atMs } = footageWindow({ start: req.query.at, end: new Date(Date.now() + 86_400_000).toISOString() }, Infinity);
+      const { startMs: atMs } = footageWindow(
+        { start: req.query.at, end: new Date(Date.now() + 86_400_000).toISOString() },
+        Infinity,
+      );
       const { frames } = requireFootage(footage);
       const device = requireDevice(store, req.params.device_id);
       const picture = await frames.frame(device.id, atMs, req.query.width ?? null);
       if (!picture) throw new NotFoundError('footage', `${device.id} at ${new Date(atMs).toISOString()}`);
       return reply
         .type('image/jpeg')
-        .headers({ etag: picture.etag, 'cache-control': 'private, max-age=3600', 'x-picture-time': new Date(picture.atMs).toISOString() })
+        .headers({
+          etag: picture.etag,
+          'cache-control': 'private, max-age=3600',
+          'x-picture-time': new Date(picture.atMs).toISOString(),
+        })
         .send(picture.jpeg);
     },
   );

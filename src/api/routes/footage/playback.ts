@@ -19,7 +19,11 @@ import { footageWindow, requireDevice, requireFootage, WindowQuery } from './win
 // element sends no Authorization header), for that device and window only.
 
 /** Every answer under the ticket, errors too: the URL holds a credential, so nothing keeps it or passes it on. */
-const PRIVATE_HEADERS = { 'cache-control': 'private, no-store', 'referrer-policy': 'no-referrer', 'x-content-type-options': 'nosniff' };
+const PRIVATE_HEADERS = {
+  'cache-control': 'private, no-store',
+  'referrer-policy': 'no-referrer',
+  'x-content-type-options': 'nosniff',
+};
 
 /** onRequest of the routes under a ticket. */
 function privateHeaders(_req: FastifyRequest, reply: FastifyReply, done: () => void): void {
@@ -27,9 +31,17 @@ function privateHeaders(_req: FastifyRequest, reply: FastifyReply, done: () => v
   done();
 }
 
-const TicketParam = Type.String({ minLength: 1, maxLength: 256, pattern: '^[A-Za-z0-9_.-]+$', description: 'The ticket of the playback_url' });
+const TicketParam = Type.String({
+  minLength: 1,
+  maxLength: 256,
+  pattern: '^[A-Za-z0-9_.-]+$',
+  description: 'The ticket of the playback_url',
+});
 
-export const footagePlaybackRoute: FastifyPluginAsyncTypebox<FootageRoutesOptions> = async (app, { store, footage }) => {
+export const footagePlaybackRoute: FastifyPluginAsyncTypebox<FootageRoutesOptions> = async (
+  app,
+  { store, footage },
+) => {
   const now = footage?.now ?? Date.now;
 
   app.get(
@@ -63,7 +75,11 @@ export const footagePlaybackRoute: FastifyPluginAsyncTypebox<FootageRoutesOption
       const access = requireFootage(footage);
       const device = requireDevice(store, req.params.device_id);
       const files = store.footageIn(device.id, startMs, endMs);
-      if (!vodPlaylist(files, startMs, endMs, () => '')) throw new NotFoundError('footage', `${device.id} between ${new Date(startMs).toISOString()} and ${new Date(endMs).toISOString()}`);
+      if (!vodPlaylist(files, startMs, endMs, () => ''))
+        throw new NotFoundError(
+          'footage',
+          `${device.id} between ${new Date(startMs).toISOString()} and ${new Date(endMs).toISOString()}`,
+        );
       const expiresAt = Math.ceil((now() + access.playbackTtlS * 1000) / 1000) * 1000;
       const ticket = access.tickets.issueFootage({ deviceId: device.id, startMs, endMs, expiresAt });
       return { playback_url: `/v1/footage/play/${ticket}/index.m3u8`, expires_at: new Date(expiresAt).toISOString() };
@@ -75,7 +91,8 @@ export const footagePlaybackRoute: FastifyPluginAsyncTypebox<FootageRoutesOption
     try {
       return requireFootage(footage).tickets.verifyFootage(ticket, now());
     } catch (err) {
-      if (err instanceof TicketError) app.log.debug({ url: redactUrl(url), reason: err.reason }, 'footage ticket refused');
+      if (err instanceof TicketError)
+        app.log.debug({ url: redactUrl(url), reason: err.reason }, 'footage ticket refused');
       throw err;
     }
   };
@@ -94,12 +111,25 @@ export const footagePlaybackRoute: FastifyPluginAsyncTypebox<FootageRoutesOption
         summary: 'The HLS playlist of a playback_url',
         tags: ['footage'],
         params: Type.Object({ ticket: TicketParam }),
-        response: { 200: { description: 'HLS VOD media playlist', content: { 'application/vnd.apple.mpegurl': { schema: { type: 'string' } } } }, ...ticketErrors, 404: errorResponse('not_found: the footage is gone since the ticket was minted'), ...parserErrorResponses },
+        response: {
+          200: {
+            description: 'HLS VOD media playlist',
+            content: { 'application/vnd.apple.mpegurl': { schema: { type: 'string' } } },
+          },
+          ...ticketErrors,
+          404: errorResponse('not_found: the footage is gone since the ticket was minted'),
+          ...parserErrorResponses,
+        },
       },
     },
     async (req, reply) => {
       const c = claims(req.params.ticket, req.url);
-      const playlist = vodPlaylist(store.footageIn(c.deviceId, c.startMs, c.endMs), c.startMs, c.endMs, (f) => `file/${f.id}.mp4`);
+      const playlist = vodPlaylist(
+        store.footageIn(c.deviceId, c.startMs, c.endMs),
+        c.startMs,
+        c.endMs,
+        (f) => `file/${f.id}.mp4`,
+      );
       if (!playlist) throw new NotFoundError('footage', `${c.deviceId} in the ticket's window`);
       return reply.type('application/vnd.apple.mpegurl').send(playlist.text);
     },
@@ -129,8 +159,17 @@ export const footagePlaybackRoute: FastifyPluginAsyncTypebox<FootageRoutesOption
       const root = path.resolve(requireFootage(footage).root);
       const file = store.footageFile(req.params.file_id);
       // Only a file of the ticket's device and window: the ticket opens nothing else.
-      if (!file || file.deviceId !== c.deviceId || file.endMs <= c.startMs || file.startMs >= c.endMs) throw new NotFoundError('footage', String(req.params.file_id));
-      const sent = await send(req.raw, encodeURI(`/${file.name}`), { root, index: false, dotfiles: 'deny', cacheControl: false, etag: false, lastModified: false, highWaterMark: 256 * 1024 });
+      if (!file || file.deviceId !== c.deviceId || file.endMs <= c.startMs || file.startMs >= c.endMs)
+        throw new NotFoundError('footage', String(req.params.file_id));
+      const sent = await send(req.raw, encodeURI(`/${file.name}`), {
+        root,
+        index: false,
+        dotfiles: 'deny',
+        cacheControl: false,
+        etag: false,
+        lastModified: false,
+        highWaterMark: 256 * 1024,
+      });
       if (sent.type === 'file') {
         reply.code(sent.statusCode).headers(sent.headers).headers(PRIVATE_HEADERS).header('content-type', 'video/mp4');
         if (req.method === 'HEAD') {
@@ -140,7 +179,10 @@ export const footagePlaybackRoute: FastifyPluginAsyncTypebox<FootageRoutesOption
         return reply.send(sent.stream);
       }
       sent.stream.destroy();
-      if (sent.statusCode === 416) throw new ApiError('range_not_satisfiable', 'the range starts past the end of the file', { 'content-range': sent.headers['Content-Range'] ?? 'bytes */0' });
+      if (sent.statusCode === 416)
+        throw new ApiError('range_not_satisfiable', 'the range starts past the end of the file', {
+          'content-range': sent.headers['Content-Range'] ?? 'bytes */0',
+        });
       throw new NotFoundError('footage', String(req.params.file_id));
     },
   });

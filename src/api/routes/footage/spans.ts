@@ -23,11 +23,16 @@ export const footageSpansRoute: FastifyPluginAsyncTypebox<FootageRoutesOptions> 
       schema: {
         operationId: 'listDeviceFootage',
         summary: "The spans of a device's continuous footage in a window",
-        description: 'Footage files merged where they touch, clipped to the window, in time order; gaps (camera down, gateway stopped) are gaps. A window of at most 24 hours.',
+        description:
+          'Footage files merged where they touch, clipped to the window, in time order; gaps (camera down, gateway stopped) are gaps. A window of at most 24 hours.',
         tags: ['footage'],
         params: Type.Object({ device_id: Id }),
         querystring: WindowQuery,
-        response: { 200: Type.Object({ data: Type.Array(SpanSchema) }, { additionalProperties: false, title: 'FootageSpanList' }), ...errorResponses, 404: errorResponse('not_found: no such device, or continuous recording is off') },
+        response: {
+          200: Type.Object({ data: Type.Array(SpanSchema) }, { additionalProperties: false, title: 'FootageSpanList' }),
+          ...errorResponses,
+          404: errorResponse('not_found: no such device, or continuous recording is off'),
+        },
       },
     },
     async (req) => {
@@ -35,7 +40,9 @@ export const footageSpansRoute: FastifyPluginAsyncTypebox<FootageRoutesOptions> 
       requireFootage(footage);
       requireDevice(store, req.params.device_id);
       const spans = footageSpans(store.footageIn(req.params.device_id, startMs, endMs), startMs, endMs);
-      return { data: spans.map((s) => ({ start: new Date(s.startMs).toISOString(), end: new Date(s.endMs).toISOString() })) };
+      return {
+        data: spans.map((s) => ({ start: new Date(s.startMs).toISOString(), end: new Date(s.endMs).toISOString() })),
+      };
     },
   );
 };

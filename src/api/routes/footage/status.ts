@@ -12,7 +12,9 @@ const NullableDate = Type.Union([Type.Null(), Type.String({ format: 'date-time' 
 const CameraStatus = Type.Object(
   {
     device_id: Type.String(),
-    profile: Type.Union([Type.Null(), Type.Enum(['main', 'sub'])], { description: 'The stream kept; null when the camera keeps none' }),
+    profile: Type.Union([Type.Null(), Type.Enum(['main', 'sub'])], {
+      description: 'The stream kept; null when the camera keeps none',
+    }),
     recording: Type.Boolean(),
     reason: Type.Union([Type.Null(), Type.String()], { description: 'Why not, while it is not recording' }),
     files: Type.Integer(),
@@ -43,7 +45,10 @@ const FootageStatusSchema = Type.Object(
   { additionalProperties: false, title: 'FootageStatus' },
 );
 
-export const footageStatusRoute: FastifyPluginAsyncTypebox<Pick<FootageRoutesOptions, 'footage'>> = async (app, { footage }) => {
+export const footageStatusRoute: FastifyPluginAsyncTypebox<Pick<FootageRoutesOptions, 'footage'>> = async (
+  app,
+  { footage },
+) => {
   app.get(
     '/v1/footage',
     {
@@ -56,13 +61,25 @@ export const footageStatusRoute: FastifyPluginAsyncTypebox<Pick<FootageRoutesOpt
       },
     },
     async () => {
-      if (!footage) return { enabled: false, recording: false, reason: 'continuous recording is off (recording.continuous.enabled)', disk: { device: 'none', source: null, mount_point: null, free_bytes: null }, cameras: [] };
+      if (!footage)
+        return {
+          enabled: false,
+          recording: false,
+          reason: 'continuous recording is off (recording.continuous.enabled)',
+          disk: { device: 'none', source: null, mount_point: null, free_bytes: null },
+          cameras: [],
+        };
       const s = footage.status();
       return {
         enabled: true,
         recording: s.recording,
         reason: s.reason,
-        disk: { device: s.disk.device, source: s.disk.source, mount_point: s.disk.mountPoint, free_bytes: s.disk.freeBytes },
+        disk: {
+          device: s.disk.device,
+          source: s.disk.source,
+          mount_point: s.disk.mountPoint,
+          free_bytes: s.disk.freeBytes,
+        },
         cameras: s.cameras.map((c) => ({
           device_id: c.deviceId,
           profile: c.profile,
@@ -72,7 +89,10 @@ export const footageStatusRoute: FastifyPluginAsyncTypebox<Pick<FootageRoutesOpt
           bytes: c.bytes,
           oldest: iso(c.oldestMs),
           newest: iso(c.newestMs),
-          hours_kept: c.oldestMs === null || c.newestMs === null ? 0 : Math.round(((c.newestMs - c.oldestMs) / 3_600_000) * 100) / 100,
+          hours_kept:
+            c.oldestMs === null || c.newestMs === null
+              ? 0
+              : Math.round(((c.newestMs - c.oldestMs) / 3_600_000) * 100) / 100,
         })),
       };
     },

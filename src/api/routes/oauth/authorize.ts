@@ -24,7 +24,9 @@ const authorizeSchema = {
   response: {
     200: pageResponse('The sign-in page, or the consent page when the browser is signed in'),
     303: redirectResponse("To the client's redirect_uri with an error (RFC 6749 §4.1.2.1)"),
-    400: pageResponse('An error page: the request is malformed, or names an unknown client or redirect_uri (nothing is sent to the client)'),
+    400: pageResponse(
+      'An error page: the request is malformed, or names an unknown client or redirect_uri (nothing is sent to the client)',
+    ),
     ...parserErrorResponses,
   },
 };
@@ -36,7 +38,9 @@ const formSchema = {
   // Every answer that is not an error is a redirect: after a sign-in to the consent page, after a
   // consent or refusal to the client.
   response: {
-    303: redirectResponse("After a sign-in: back to the consent page; after an answer: to the client's redirect_uri with a code or an error"),
+    303: redirectResponse(
+      "After a sign-in: back to the consent page; after an answer: to the client's redirect_uri with a code or an error",
+    ),
     400: pageResponse('An error page: the form or the request it repeats is malformed'),
     401: pageResponse('The sign-in page again: wrong username or password, or the sign-in expired'),
     403: pageResponse('An error page: the form expired or was not sent from this page (CSRF check)'),
@@ -47,8 +51,12 @@ const formSchema = {
 };
 
 export async function authorizeRoutes(app: FastifyInstance, ctx: AuthorizeContext): Promise<void> {
-  app.get('/oauth/authorize', { config: { public: true }, schema: authorizeSchema }, async (request, reply) => showAuthorizePage(ctx, request, reply));
-  app.post('/oauth/authorize', { config: { public: true }, schema: formSchema }, async (request, reply) => answerAuthorizeForm(ctx, request, reply));
+  app.get('/oauth/authorize', { config: { public: true }, schema: authorizeSchema }, async (request, reply) =>
+    showAuthorizePage(ctx, request, reply),
+  );
+  app.post('/oauth/authorize', { config: { public: true }, schema: formSchema }, async (request, reply) =>
+    answerAuthorizeForm(ctx, request, reply),
+  );
 }
 
 /** The sign-in page, or the consent page when the browser is signed in. */
@@ -66,14 +74,27 @@ function showAuthorizePage(ctx: AuthorizeContext, request: FastifyRequest, reply
 }
 
 /** A sign-in or consent form: the CSRF check, the request it repeats, then its action. */
-async function answerAuthorizeForm(ctx: AuthorizeContext, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+async function answerAuthorizeForm(
+  ctx: AuthorizeContext,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): Promise<FastifyReply> {
   const form = request.body;
-  if (typeof form !== 'object' || form === null) return sendCheckPage(reply, { status: 400, error: new OAuthError('invalid_request', 'the form is empty') });
+  if (typeof form !== 'object' || form === null)
+    return sendCheckPage(reply, { status: 400, error: new OAuthError('invalid_request', 'the form is empty') });
   const fields = form as Record<string, unknown>;
   // CSRF, checked before anything else is looked at.
   const csrf = formCsrf(request, fields.csrf);
   if (csrf === null) {
-    return sendPage(reply, 403, errorPage({ title: 'Form refused', error: 'invalid_request', description: 'the form expired or was not sent from this page; go back to the app and start again' }));
+    return sendPage(
+      reply,
+      403,
+      errorPage({
+        title: 'Form refused',
+        error: 'invalid_request',
+        description: 'the form expired or was not sent from this page; go back to the app and start again',
+      }),
+    );
   }
   const checked = checkAuthorizeRequest(fields, request.headers.host, ctx);
   if (checked.kind === 'page') return sendCheckPage(reply, checked);
@@ -81,7 +102,10 @@ async function answerAuthorizeForm(ctx: AuthorizeContext, request: FastifyReques
   const action = fields.action;
   if (action === 'login') return signIn(ctx, request, reply, checked, csrf, fields);
   if ((action !== 'allow' && action !== 'deny') || checked.firstParty) {
-    return sendCheckPage(reply, { status: 400, error: new OAuthError('invalid_request', 'the form has no known action') });
+    return sendCheckPage(reply, {
+      status: 400,
+      error: new OAuthError('invalid_request', 'the form has no known action'),
+    });
   }
   return answerConsent(ctx, request, reply, checked, csrf, action);
 }

@@ -34,14 +34,22 @@ export function formCsrf(request: FastifyRequest, sent: unknown): string | null 
 }
 
 /** The browser's sign-in session, and its user while it lasts. */
-export function signedIn(ctx: Pick<AuthorizeContext, 'sessions' | 'users' | 'now'>, request: FastifyRequest): { sessionId: string | undefined; user: LocalUserRecord | null } {
+export function signedIn(
+  ctx: Pick<AuthorizeContext, 'sessions' | 'users' | 'now'>,
+  request: FastifyRequest,
+): { sessionId: string | undefined; user: LocalUserRecord | null } {
   const sessionId = cookieValue(request.headers.cookie, SESSION_COOKIE);
   const username = ctx.sessions.get(sessionId, ctx.now());
   return { sessionId, user: username === null ? null : ctx.users.getLocalUser(username) };
 }
 
 /** Starts a sign-in session for `username` in place of the browser's; the cookie that carries it. */
-export function startSession(ctx: Pick<AuthorizeContext, 'sessions'>, request: FastifyRequest, username: string, now: number): string {
+export function startSession(
+  ctx: Pick<AuthorizeContext, 'sessions'>,
+  request: FastifyRequest,
+  username: string,
+  now: number,
+): string {
   const previous = cookieValue(request.headers.cookie, SESSION_COOKIE);
   if (previous) ctx.sessions.end(previous);
   return hostCookie(SESSION_COOKIE, ctx.sessions.create(username, now), SESSION_MAX_AGE_S);

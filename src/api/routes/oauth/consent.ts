@@ -21,34 +21,87 @@ export function grantable(ok: AuthorizeOk, user: LocalUserRecord): Set<string> {
 }
 
 /** The consent page, or the refusal straight away when the user's role allows none of the scopes. */
-export function showConsent(ctx: AuthorizeContext, reply: FastifyReply, ok: AuthorizeOk, user: LocalUserRecord, csrf: string, sessionId: string | undefined): FastifyReply {
+export function showConsent(
+  ctx: AuthorizeContext,
+  reply: FastifyReply,
+  ok: AuthorizeOk,
+  user: LocalUserRecord,
+  csrf: string,
+  sessionId: string | undefined,
+): FastifyReply {
   const granted = grantable(ok, user);
   // Nothing to consent to: the answer is a refusal, and like every answer it ends the session.
   if (granted.size === 0) return answerWithCode(ctx, reply, ok, user, granted, endSession(ctx, sessionId));
   const scopes = [...granted].sort().map((name) => ({ name, meaning: isScope(name) ? SCOPE_MEANINGS[name] : name }));
-  return sendPage(reply, 200, consentPage({ clientName: ok.clientName, username: user.username, destination: destinationOf(ok.request.redirectUri), scopes, request: ok.fields, csrf }));
+  return sendPage(
+    reply,
+    200,
+    consentPage({
+      clientName: ok.clientName,
+      username: user.username,
+      destination: destinationOf(ok.request.redirectUri),
+      scopes,
+      request: ok.fields,
+      csrf,
+    }),
+  );
 }
 
 /** The consent form's answer, allow or deny, for the user of the browser's sign-in session. */
-export function answerConsent(ctx: AuthorizeContext, request: FastifyRequest, reply: FastifyReply, ok: AuthorizeOk, csrf: string, action: 'allow' | 'deny'): FastifyReply {
+export function answerConsent(
+  ctx: AuthorizeContext,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  ok: AuthorizeOk,
+  csrf: string,
+  action: 'allow' | 'deny',
+): FastifyReply {
   const { sessionId, user } = signedIn(ctx, request);
   if (!user) return sendLoginPage(reply, 401, ok, csrf, { error: 'Your sign-in expired. Sign in again.' });
   // One answer per sign-in: the session ends here, whatever the answer.
   const expire = endSession(ctx, sessionId);
-  if (action === 'deny') return sendRedirect(reply, clientRedirect(ctx.issuer, ok.request, { error: new OAuthError('access_denied', 'the user denied access') }), expire);
+  if (action === 'deny')
+    return sendRedirect(
+      reply,
+      clientRedirect(ctx.issuer, ok.request, { error: new OAuthError('access_denied', 'the user denied access') }),
+      expire,
+    );
   return answerWithCode(ctx, reply, ok, user, grantable(ok, user), expire);
 }
 
 /** 303 to the client with a new code for these scopes, or access_denied when there are none. */
-export function answerWithCode(ctx: AuthorizeContext, reply: FastifyReply, ok: AuthorizeOk, user: LocalUserRecord, scopes: ReadonlySet<string>, setCookie: string | null): FastifyReply {
+export function answerWithCode(
+  ctx: AuthorizeContext,
+  reply: FastifyReply,
+  ok: AuthorizeOk,
+  user: LocalUserRecord,
+  scopes: ReadonlySet<string>,
+  setCookie: string | null,
+): FastifyReply {
   const req = ok.request;
   if (scopes.size === 0) {
-    return sendRedirect(reply, clientRedirect(ctx.issuer, req, { error: new OAuthError('access_denied', "the account's role allows none of the requested scopes") }), setCookie);
+    return sendRedirect(
+      reply,
+      clientRedirect(ctx.issuer, req, {
+        error: new OAuthError('access_denied', "the account's role allows none of the requested scopes"),
+      }),
+      setCookie,
+    );
   }
   const client = ctx.server.findClient(req.clientId);
-  if (!client) return sendCheckPage(reply, { status: 400, error: new OAuthError('invalid_client', 'unknown client_id') });
-  const code = ctx.server.createCode({ client, redirectUri: req.redirectUri, user: user.username, scopes, codeChallenge: ok.codeChallenge });
-  ctx.logger.info({ username: user.username, role: user.role, clientId: client.id, scope: [...scopes].sort().join(' ') }, 'local authorization granted');
+  if (!client)
+    return sendCheckPage(reply, { status: 400, error: new OAuthError('invalid_client', 'unknown client_id') });
+  const code = ctx.server.createCode({
+    client,
+    redirectUri: req.redirectUri,
+    user: user.username,
+    scopes,
+    codeChallenge: ok.codeChallenge,
+  });
+  ctx.logger.info(
+    { username: user.username, role: user.role, clientId: client.id, scope: [...scopes].sort().join(' ') },
+    'local authorization granted',
+  );
   return sendRedirect(reply, clientRedirect(ctx.issuer, req, { code }), setCookie);
 }
 

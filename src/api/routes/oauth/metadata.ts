@@ -27,7 +27,10 @@ const MetadataSchema = Type.Object(
   { title: 'AuthorizationServerMetadata' },
 );
 
-export async function metadataRoutes(app: FastifyInstance, opts: Pick<OAuthRoutesOptions, 'issuer' | 'firstParty'>): Promise<void> {
+export async function metadataRoutes(
+  app: FastifyInstance,
+  opts: Pick<OAuthRoutesOptions, 'issuer' | 'firstParty'>,
+): Promise<void> {
   const base = opts.issuer.replace(/\/+$/, '');
   app.get(
     '/.well-known/oauth-authorization-server',

@@ -12,12 +12,30 @@ export function sendPage(reply: FastifyReply, status: number, html: string): Fas
 
 /** The page of an authorization request that cannot be answered by a redirect to its client. */
 export function sendCheckPage(reply: FastifyReply, checked: { status: number; error: OAuthError }): FastifyReply {
-  return sendPage(reply, checked.status, errorPage({ title: 'This sign-in link does not work', error: checked.error.code, description: checked.error.description }));
+  return sendPage(
+    reply,
+    checked.status,
+    errorPage({
+      title: 'This sign-in link does not work',
+      error: checked.error.code,
+      description: checked.error.description,
+    }),
+  );
 }
 
 /** The sign-in page of the request, with the username typed so far and why it is shown again. */
-export function sendLoginPage(reply: FastifyReply, status: number, ok: AuthorizeOk, csrf: string, again: { username?: string; error?: string } = {}): FastifyReply {
-  return sendPage(reply, status, loginPage({ clientName: ok.clientName, firstParty: ok.firstParty, request: ok.fields, csrf, ...again }));
+export function sendLoginPage(
+  reply: FastifyReply,
+  status: number,
+  ok: AuthorizeOk,
+  csrf: string,
+  again: { username?: string; error?: string } = {},
+): FastifyReply {
+  return sendPage(
+    reply,
+    status,
+    loginPage({ clientName: ok.clientName, firstParty: ok.firstParty, request: ok.fields, csrf, ...again }),
+  );
 }
 
 /** A 303 to `location`, never cached; `cookie`, when given, is set on the same answer. */
@@ -33,6 +51,12 @@ export type ClientAnswer = { code: string } | { error: OAuthError<AuthorizeError
  * Where the browser takes the answer to the client: the request's redirect URI (already matched
  * against the client's) with the code or error, the request's state, and RFC 9207's iss.
  */
-export function clientRedirect(issuer: string, to: { redirectUri: string; state: string | undefined }, answer: ClientAnswer): string {
-  return 'code' in answer ? codeRedirect(to.redirectUri, answer.code, to.state, issuer) : errorRedirect(to.redirectUri, answer.error, to.state, issuer);
+export function clientRedirect(
+  issuer: string,
+  to: { redirectUri: string; state: string | undefined },
+  answer: ClientAnswer,
+): string {
+  return 'code' in answer
+    ? codeRedirect(to.redirectUri, answer.code, to.state, issuer)
+    : errorRedirect(to.redirectUri, answer.error, to.state, issuer);
 }

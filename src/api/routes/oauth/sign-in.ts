@@ -15,16 +15,27 @@ import { sendLoginPage, sendRedirect } from './replies.js';
 type Verdict = { kind: 'throttled'; waitS: number } | { kind: 'wrong' } | { kind: 'right'; user: LocalUserRecord };
 
 /** Signs the browser in with the form's username and password. */
-export async function signIn(ctx: AuthorizeContext, request: FastifyRequest, reply: FastifyReply, ok: AuthorizeOk, csrf: string, form: Record<string, unknown>): Promise<FastifyReply> {
+export async function signIn(
+  ctx: AuthorizeContext,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  ok: AuthorizeOk,
+  csrf: string,
+  form: Record<string, unknown>,
+): Promise<FastifyReply> {
   const username = typeof form.username === 'string' ? form.username : '';
   const password = typeof form.password === 'string' ? form.password : '';
   const t = ctx.now();
   const verdict = await verify(ctx, request.ip, username, password, t);
   if (verdict.kind === 'throttled') {
     reply.header('retry-after', String(verdict.waitS));
-    return sendLoginPage(reply, 429, ok, csrf, { username, error: `Too many failed sign-ins. Try again in ${verdict.waitS} s.` });
+    return sendLoginPage(reply, 429, ok, csrf, {
+      username,
+      error: `Too many failed sign-ins. Try again in ${verdict.waitS} s.`,
+    });
   }
-  if (verdict.kind === 'wrong') return sendLoginPage(reply, 401, ok, csrf, { username, error: 'Wrong username or password.' });
+  if (verdict.kind === 'wrong')
+    return sendLoginPage(reply, 401, ok, csrf, { username, error: 'Wrong username or password.' });
   const { user } = verdict;
   // The web app has no consent page: signed in, the answer goes straight back with the code.
   if (ok.firstParty) return answerWithCode(ctx, reply, ok, user, grantable(ok, user), null);
@@ -34,7 +45,13 @@ export async function signIn(ctx: AuthorizeContext, request: FastifyRequest, rep
 }
 
 /** The password checked under both rate limits; a right one gives its attempts back and is rehashed when due. */
-async function verify(ctx: AuthorizeContext, ip: string, username: string, password: string, now: number): Promise<Verdict> {
+async function verify(
+  ctx: AuthorizeContext,
+  ip: string,
+  username: string,
+  password: string,
+  now: number,
+): Promise<Verdict> {
   const userKey = `user:${username.normalize('NFC').toLowerCase()}`;
   const addressKey = rateLimitKeyForIp(ip);
   // Counted as failed before the slow password check, and given back if it is right: a
@@ -58,7 +75,12 @@ async function verify(ctx: AuthorizeContext, ip: string, username: string, passw
  * Reserves one attempt for the username and one for the address; null when both are granted,
  * else the refusal (and nothing stays reserved).
  */
-function reserveAttempt(limits: OAuthRoutesOptions['limits'], userKey: string, addressKey: string, now: number): Extract<RateLimitDecision, { allowed: false }> | null {
+function reserveAttempt(
+  limits: OAuthRoutesOptions['limits'],
+  userKey: string,
+  addressKey: string,
+  now: number,
+): Extract<RateLimitDecision, { allowed: false }> | null {
   const byUser = limits.byUser.reserve(userKey, now);
   if (!byUser.allowed) return byUser;
   const byAddress = limits.byAddress.reserve(addressKey, now);

@@ -40,7 +40,9 @@ export async function tokenRoutes(app: FastifyInstance, opts: Pick<OAuthRoutesOp
         // The statuses of oauthErrorStatus (src/auth/oauth/errors.ts); a body the gateway cannot read is invalid_request.
         response: {
           200: TokenResponseSchema,
-          400: oauthErrorResponse('invalid_request, invalid_grant, unauthorized_client, unsupported_grant_type or invalid_scope (RFC 6749 §5.2)'),
+          400: oauthErrorResponse(
+            'invalid_request, invalid_grant, unauthorized_client, unsupported_grant_type or invalid_scope (RFC 6749 §5.2)',
+          ),
           ...clientEndpointErrors,
         },
       },
@@ -59,11 +61,17 @@ export async function tokenRoutes(app: FastifyInstance, opts: Pick<OAuthRoutesOp
       config: { public: true },
       schema: {
         operationId: 'revokeToken',
-        summary: "Token revocation (RFC 7009): a refresh or access token ends its whole grant (sign-out); JSON or form body",
+        summary:
+          'Token revocation (RFC 7009): a refresh or access token ends its whole grant (sign-out); JSON or form body',
         tags: ['oauth'],
         response: {
-          200: { type: 'null', description: 'Revoked, or nothing to revoke (an unknown, invalid or expired token: RFC 7009 §2.2)' },
-          400: oauthErrorResponse('invalid_request (no token, a parameter given twice) or unauthorized_client (the token was issued to another client)'),
+          200: {
+            type: 'null',
+            description: 'Revoked, or nothing to revoke (an unknown, invalid or expired token: RFC 7009 §2.2)',
+          },
+          400: oauthErrorResponse(
+            'invalid_request (no token, a parameter given twice) or unauthorized_client (the token was issued to another client)',
+          ),
           ...clientEndpointErrors,
         },
       },
@@ -78,7 +86,11 @@ export async function tokenRoutes(app: FastifyInstance, opts: Pick<OAuthRoutesOp
 }
 
 /** 200 with what `work` gives (no body for undefined), or the OAuthError it throws as RFC 6749 §5.2 says. */
-async function answerClient(reply: FastifyReply, authorization: string | undefined, work: () => Promise<unknown>): Promise<FastifyReply> {
+async function answerClient(
+  reply: FastifyReply,
+  authorization: string | undefined,
+  work: () => Promise<unknown>,
+): Promise<FastifyReply> {
   try {
     const body = await work();
     return reply.code(200).headers({ 'cache-control': 'no-store', pragma: 'no-cache' }).send(body);
@@ -90,5 +102,8 @@ async function answerClient(reply: FastifyReply, authorization: string | undefin
 }
 
 export function sendTokenError(reply: FastifyReply, err: OAuthError, authorization: string | undefined): FastifyReply {
-  return reply.code(oauthErrorStatus(err.code)).headers(tokenErrorHeaders(err, authorization)).send(oauthErrorBody(err));
+  return reply
+    .code(oauthErrorStatus(err.code))
+    .headers(tokenErrorHeaders(err, authorization))
+    .send(oauthErrorBody(err));
 }

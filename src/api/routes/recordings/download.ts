@@ -16,12 +16,12 @@ import type { RecordingRoutesOptions } from './options.js';
 // GET and HEAD /v1/recordings/{id}/download: the clip file as an attachment (docs/api.md).
 
 /** An ETag that changes if the file does: recording ids are never reused, size and mtime cover a rewrite. */
-const etagOf = (rec: Recording, size: number, mtimeMs: number) => `"${rec.id}-${size.toString(36)}-${Math.floor(mtimeMs).toString(36)}"`;
+const etagOf = (rec: Recording, size: number, mtimeMs: number) =>
+  `"${rec.id}-${size.toString(36)}-${Math.floor(mtimeMs).toString(36)}"`;
 
-export const downloadRecordingRoute: FastifyPluginAsyncTypebox<Pick<RecordingRoutesOptions, 'store' | 'storageDir'>> = async (
-  app,
-  { store, storageDir },
-) => {
+export const downloadRecordingRoute: FastifyPluginAsyncTypebox<
+  Pick<RecordingRoutesOptions, 'store' | 'storageDir'>
+> = async (app, { store, storageDir }) => {
   const root = path.resolve(storageDir);
   // GET and HEAD declared together: Fastify's automatic HEAD route would read the whole file to discard it.
   app.route({
@@ -31,7 +31,8 @@ export const downloadRecordingRoute: FastifyPluginAsyncTypebox<Pick<RecordingRou
     schema: {
       operationId: 'downloadRecording',
       summary: 'Download a recording (MP4)',
-      description: 'Streams the clip from disk. Supports HEAD, a single byte Range (206/416), If-None-Match and If-Range.',
+      description:
+        'Streams the clip from disk. Supports HEAD, a single byte Range (206/416), If-None-Match and If-Range.',
       tags: ['recordings'],
       params: Type.Object({ recording_id: Id }),
       response: {

@@ -37,10 +37,9 @@ function bound(value: string | undefined, name: string, which: DateBound): numbe
   }
 }
 
-export const listDeviceRecordingsRoute: FastifyPluginAsyncTypebox<Pick<RecordingRoutesOptions, 'store' | 'mintPlayback'>> = async (
-  app,
-  { store, mintPlayback },
-) => {
+export const listDeviceRecordingsRoute: FastifyPluginAsyncTypebox<
+  Pick<RecordingRoutesOptions, 'store' | 'mintPlayback'>
+> = async (app, { store, mintPlayback }) => {
   app.get(
     '/v1/devices/:device_id/recordings',
     {
@@ -67,7 +66,8 @@ export const listDeviceRecordingsRoute: FastifyPluginAsyncTypebox<Pick<Recording
       const q = req.query;
       const from = bound(q.start_date, 'start_date', 'start');
       const to = bound(q.end_date, 'end_date', 'end');
-      if (from !== undefined && to !== undefined && from > to) throw badRequest('query parameter start_date is after end_date');
+      if (from !== undefined && to !== undefined && from > to)
+        throw badRequest('query parameter start_date is after end_date');
       if (!store.getDevice(req.params.device_id)) throw new NotFoundError('device', req.params.device_id);
       const page = store.listRecordings({
         deviceId: req.params.device_id,
@@ -82,10 +82,9 @@ export const listDeviceRecordingsRoute: FastifyPluginAsyncTypebox<Pick<Recording
   );
 };
 
-export const getRecordingRoute: FastifyPluginAsyncTypebox<Pick<RecordingRoutesOptions, 'store' | 'mintPlayback'>> = async (
-  app,
-  { store, mintPlayback },
-) => {
+export const getRecordingRoute: FastifyPluginAsyncTypebox<
+  Pick<RecordingRoutesOptions, 'store' | 'mintPlayback'>
+> = async (app, { store, mintPlayback }) => {
   app.get(
     '/v1/recordings/:recording_id',
     {

@@ -9,10 +9,9 @@ import { errorResponse, errorResponses, FileBody, Id } from '../../schemas.js';
 import { requireRecording } from './lookup.js';
 import type { RecordingRoutesOptions } from './options.js';
 
-export const recordingThumbnailRoute: FastifyPluginAsyncTypebox<Pick<RecordingRoutesOptions, 'store' | 'storageDir'>> = async (
-  app,
-  { store, storageDir },
-) => {
+export const recordingThumbnailRoute: FastifyPluginAsyncTypebox<
+  Pick<RecordingRoutesOptions, 'store' | 'storageDir'>
+> = async (app, { store, storageDir }) => {
   const root = path.resolve(storageDir);
   app.route({
     method: 'GET',
@@ -37,7 +36,11 @@ export const recordingThumbnailRoute: FastifyPluginAsyncTypebox<Pick<RecordingRo
       if (!file?.endsWith('.jpg')) throw new NotFoundError('thumbnail', rec.id);
       const info = await stat(file).catch(() => null);
       if (!info?.isFile()) throw new NotFoundError('thumbnail', rec.id);
-      reply.headers({ 'content-type': 'image/jpeg', 'content-length': String(info.size), 'cache-control': 'private, max-age=86400, immutable' });
+      reply.headers({
+        'content-type': 'image/jpeg',
+        'content-length': String(info.size),
+        'cache-control': 'private, max-age=86400, immutable',
+      });
       return reply.send(createReadStream(file));
     },
   });

@@ -1,7 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { RtspParseError } from '../errors.js';
 import { isTrue, param, parseAuthList } from './auth-params.js';
-import { digestAlgorithm, digestResponse, formatNonceCount, isDigestAlgorithm, type DigestAlgorithm } from './digest.js';
+import {
+  digestAlgorithm,
+  digestResponse,
+  formatNonceCount,
+  isDigestAlgorithm,
+  type DigestAlgorithm,
+} from './digest.js';
 import { fail, isToken } from './syntax.js';
 import type { Challenge } from './www-authenticate.js';
 
@@ -64,7 +70,13 @@ function decodeDigest(p: Map<string, string>): DigestCredentials {
   const nonce = p.get('nonce');
   const uri = p.get('uri');
   const response = p.get('response');
-  if (username === undefined || realm === undefined || nonce === undefined || uri === undefined || response === undefined) {
+  if (
+    username === undefined ||
+    realm === undefined ||
+    nonce === undefined ||
+    uri === undefined ||
+    response === undefined
+  ) {
     fail('Digest credentials need username, realm, nonce, uri and response');
   }
   if (!/^[0-9A-Fa-f]+$/.test(response)) fail('Digest response is not hex');
@@ -119,7 +131,13 @@ export function formatAuthorization(a: Authorization): string {
     return `Basic ${Buffer.from(`${a.username}:${a.password}`, 'utf8').toString('base64')}`;
   }
   if (!/^[0-9A-Fa-f]+$/.test(a.response)) throw new TypeError('Digest response must be hex');
-  const parts = [param('username', a.username), param('realm', a.realm), param('nonce', a.nonce), param('uri', a.uri), param('response', a.response)];
+  const parts = [
+    param('username', a.username),
+    param('realm', a.realm),
+    param('nonce', a.nonce),
+    param('uri', a.uri),
+    param('response', a.response),
+  ];
   if (a.algorithm !== undefined) {
     if (!isDigestAlgorithm(a.algorithm)) throw new TypeError(`unsupported algorithm ${a.algorithm}`);
     parts.push(`algorithm=${a.algorithm}`);
@@ -154,8 +172,10 @@ export interface ChallengeAnswer {
  * the RFC 2069 form when it offers no qop, the challenge's opaque echoed.
  */
 export function answerChallenge(ch: Challenge, a: ChallengeAnswer): string {
-  if (ch.scheme === 'Basic') return formatAuthorization({ scheme: 'Basic', username: a.username, password: a.password });
-  if (ch.qop.length > 0 && !ch.qop.includes('auth')) throw new TypeError('the challenge offers no qop this client supports');
+  if (ch.scheme === 'Basic')
+    return formatAuthorization({ scheme: 'Basic', username: a.username, password: a.password });
+  if (ch.qop.length > 0 && !ch.qop.includes('auth'))
+    throw new TypeError('the challenge offers no qop this client supports');
   const qop = ch.qop.length > 0 ? 'auth' : undefined;
   const needsCnonce = qop !== undefined || ch.algorithm.endsWith('-sess');
   const cnonce = needsCnonce ? (a.cnonce ?? randomBytes(16).toString('hex')) : undefined;

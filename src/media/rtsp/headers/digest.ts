@@ -57,7 +57,8 @@ export function digestResponse(input: DigestInput): string {
   if (!isDigestAlgorithm(algorithm)) throw new TypeError(`unsupported algorithm ${algorithm}`);
   const { username, password, realm, nonce, method, uri, qop, cnonce } = input;
   if (qop !== undefined && qop !== 'auth') throw new TypeError(`unsupported qop ${qop}`);
-  if ((qop !== undefined || algorithm.endsWith('-sess')) && cnonce === undefined) throw new TypeError('a cnonce is needed');
+  if ((qop !== undefined || algorithm.endsWith('-sess')) && cnonce === undefined)
+    throw new TypeError('a cnonce is needed');
   let ha1 = hashHex(algorithm, `${username}:${realm}:${password}`);
   if (algorithm.endsWith('-sess')) ha1 = hashHex(algorithm, `${ha1}:${nonce}:${cnonce ?? ''}`);
   const ha2 = hashHex(algorithm, `${method}:${uri}`);

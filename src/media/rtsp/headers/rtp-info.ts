@@ -1,4 +1,13 @@
-import { fail, hasControlChar, parseUint, quote, readQuoted, splitOutsideQuotes, splitParam, trimLws } from './syntax.js';
+import {
+  fail,
+  hasControlChar,
+  parseUint,
+  quote,
+  readQuoted,
+  splitOutsideQuotes,
+  splitParam,
+  trimLws,
+} from './syntax.js';
 
 // RTP-Info (RFC 2326 §12.33): per stream of a PLAY response, the sequence
 // number and RTP timestamp the stream resumes at, which a client needs to map RTP time to
@@ -85,7 +94,8 @@ function formatEntry(e: RtpInfoEntry): string {
     out += `;seq=${e.seq}`;
   }
   if (e.rtptime !== undefined) {
-    if (!Number.isInteger(e.rtptime) || e.rtptime < 0 || e.rtptime > 0xffffffff) throw new TypeError('invalid RTP-Info rtptime');
+    if (!Number.isInteger(e.rtptime) || e.rtptime < 0 || e.rtptime > 0xffffffff)
+      throw new TypeError('invalid RTP-Info rtptime');
     out += `;rtptime=${e.rtptime}`;
   }
   return out;

@@ -9,8 +9,23 @@ export function isTokenChar(code: number): boolean {
   if (code <= 0x20 || code >= 0x7f) return false;
   // ( ) < > @ , ; : \ " / [ ] ? = { }
   switch (code) {
-    case 0x28: case 0x29: case 0x3c: case 0x3e: case 0x40: case 0x2c: case 0x3b: case 0x3a:
-    case 0x5c: case 0x22: case 0x2f: case 0x5b: case 0x5d: case 0x3f: case 0x3d: case 0x7b: case 0x7d:
+    case 0x28:
+    case 0x29:
+    case 0x3c:
+    case 0x3e:
+    case 0x40:
+    case 0x2c:
+    case 0x3b:
+    case 0x3a:
+    case 0x5c:
+    case 0x22:
+    case 0x2f:
+    case 0x5b:
+    case 0x5d:
+    case 0x3f:
+    case 0x3d:
+    case 0x7b:
+    case 0x7d:
       return false;
     default:
       return true;
@@ -60,7 +75,8 @@ export function splitOutsideQuotes(value: string, sep: ',' | ';'): string[] {
   for (let i = 0; i < value.length; i++) {
     const c = value.charCodeAt(i);
     if (inQuotes) {
-      if (c === 0x5c) i++; // quoted-pair: the next character is literal, even a quote
+      if (c === 0x5c)
+        i++; // quoted-pair: the next character is literal, even a quote
       else if (c === 0x22) inQuotes = false;
     } else if (c === 0x22) {
       inQuotes = true;

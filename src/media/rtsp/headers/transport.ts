@@ -1,5 +1,16 @@
 import { RtspParseError } from '../errors.js';
-import { fail, hasControlChar, isSsrc, isToken, parseSsrc, parseUint, splitOutsideQuotes, splitParam, trimLws, unquote } from './syntax.js';
+import {
+  fail,
+  hasControlChar,
+  isSsrc,
+  isToken,
+  parseSsrc,
+  parseUint,
+  splitOutsideQuotes,
+  splitParam,
+  trimLws,
+  unquote,
+} from './syntax.js';
 
 // Transport (RFC 2326 §12.39). A client offers one or more comma-separated alternatives in
 // SETUP; the server answers with the one it picked.
@@ -97,7 +108,8 @@ function parseSpec(text: string): TransportSpec | null {
   const params = splitOutsideQuotes(text, ';');
   const proto = parseProtocol(params[0] ?? '');
   if (proto === null) {
-    if (!/^[A-Za-z0-9._+-]+\/[A-Za-z0-9._+-]+(\/[A-Za-z0-9._+-]+)?$/.test(params[0] ?? '')) fail('invalid transport-protocol');
+    if (!/^[A-Za-z0-9._+-]+\/[A-Za-z0-9._+-]+(\/[A-Za-z0-9._+-]+)?$/.test(params[0] ?? ''))
+      fail('invalid transport-protocol');
     return null; // well-formed but not RTP over a profile we speak: the caller skips this alternative
   }
   const spec: TransportSpec = { ...proto, delivery: null };
@@ -161,7 +173,18 @@ function parseSpec(text: string): TransportSpec | null {
   return spec;
 }
 
-const KNOWN: ReadonlySet<string> = new Set(['delivery', 'interleaved', 'client_port', 'server_port', 'port', 'ssrc', 'mode', 'destination', 'source', 'ttl']);
+const KNOWN: ReadonlySet<string> = new Set([
+  'delivery',
+  'interleaved',
+  'client_port',
+  'server_port',
+  'port',
+  'ssrc',
+  'mode',
+  'destination',
+  'source',
+  'ttl',
+]);
 
 /**
  * Parses every alternative. Alternatives that are well-formed but not RTP over AVP/SAVP/AVPF/SAVPF
@@ -192,8 +215,10 @@ function pair(p: [number, number], max: number, what: string): string {
 
 export function formatTransportSpec(spec: TransportSpec): string {
   const proto = parseProtocol(spec.protocol);
-  if (proto === null || proto.protocol !== spec.protocol) throw new TypeError(`invalid transport protocol ${spec.protocol}`);
-  if (lowerOf(spec.protocol) !== spec.lowerTransport) throw new TypeError(`${spec.protocol} is not over ${spec.lowerTransport}`);
+  if (proto === null || proto.protocol !== spec.protocol)
+    throw new TypeError(`invalid transport protocol ${spec.protocol}`);
+  if (lowerOf(spec.protocol) !== spec.lowerTransport)
+    throw new TypeError(`${spec.protocol} is not over ${spec.lowerTransport}`);
   const out: string[] = [spec.protocol];
   if (spec.delivery !== null) out.push(spec.delivery);
   if (spec.destination === '') {
@@ -225,7 +250,12 @@ export function formatTransportSpec(spec: TransportSpec): string {
     out.push(spec.mode.includes(',') ? `mode="${spec.mode}"` : `mode=${spec.mode}`);
   }
   for (const [name, value] of spec.extra ?? []) {
-    if (!isToken(name) || KNOWN.has(name.toLowerCase()) || name.toLowerCase() === 'unicast' || name.toLowerCase() === 'multicast') {
+    if (
+      !isToken(name) ||
+      KNOWN.has(name.toLowerCase()) ||
+      name.toLowerCase() === 'unicast' ||
+      name.toLowerCase() === 'multicast'
+    ) {
       throw new TypeError(`invalid extra transport parameter ${name}`);
     }
     if (value !== null && !isRawValue(value)) throw new TypeError(`invalid value for transport parameter ${name}`);

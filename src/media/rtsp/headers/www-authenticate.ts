@@ -66,7 +66,10 @@ function toChallenge(raw: RawAuth): Challenge | null {
     realm,
     nonce,
     algorithm,
-    qop: (p.get('qop') ?? '').split(',').map((q) => trimLws(q).toLowerCase()).filter((q) => q !== ''),
+    qop: (p.get('qop') ?? '')
+      .split(',')
+      .map((q) => trimLws(q).toLowerCase())
+      .filter((q) => q !== ''),
   };
   const opaque = p.get('opaque');
   if (opaque !== undefined) out.opaque = opaque;

@@ -16,9 +16,17 @@ describe('RFC 7616 §3.9.2', () => {
 
 describe('Authorization', () => {
   it('reads and writes Basic (RFC 7617 §2)', () => {
-    expect(parseAuthorization('Basic QWxhZGRpbjpvcGVuIHNlc2FtZQ==')).toEqual({ scheme: 'Basic', username: 'Aladdin', password: 'open sesame' });
-    expect(formatAuthorization({ scheme: 'Basic', username: 'Aladdin', password: 'open sesame' })).toBe('Basic QWxhZGRpbjpvcGVuIHNlc2FtZQ==');
-    expect(parseAuthorization(formatAuthorization({ scheme: 'Basic', username: 'admin', password: 'a:b:c ünï' }))).toEqual({ scheme: 'Basic', username: 'admin', password: 'a:b:c ünï' });
+    expect(parseAuthorization('Basic QWxhZGRpbjpvcGVuIHNlc2FtZQ==')).toEqual({
+      scheme: 'Basic',
+      username: 'Aladdin',
+      password: 'open sesame',
+    });
+    expect(formatAuthorization({ scheme: 'Basic', username: 'Aladdin', password: 'open sesame' })).toBe(
+      'Basic QWxhZGRpbjpvcGVuIHNlc2FtZQ==',
+    );
+    expect(
+      parseAuthorization(formatAuthorization({ scheme: 'Basic', username: 'admin', password: 'a:b:c ünï' })),
+    ).toEqual({ scheme: 'Basic', username: 'admin', password: 'a:b:c ünï' });
     expect(() => formatAuthorization({ scheme: 'Basic', username: 'a:b', password: '' })).toThrow(TypeError);
   });
 
@@ -51,18 +59,39 @@ describe('Authorization', () => {
 
   it('writes Digest fields the way RTSP servers expect', () => {
     expect(
-      formatAuthorization({ scheme: 'Digest', username: 'ad"min', realm: 'r', nonce: 'n', uri: 'rtsp://cam/', response: 'abcd', algorithm: 'MD5', cnonce: 'c', opaque: 'o', qop: 'auth', nc: '00000001' }),
-    ).toBe('Digest username="ad\\"min", realm="r", nonce="n", uri="rtsp://cam/", response="abcd", algorithm=MD5, cnonce="c", opaque="o", qop=auth, nc=00000001');
-    expect(() => formatAuthorization({ scheme: 'Digest', username: 'u', realm: 'r\r\n', nonce: 'n', uri: 'u', response: 'ab' })).toThrow(TypeError);
-    expect(() => formatAuthorization({ scheme: 'Digest', username: 'u', realm: 'r', nonce: 'n', uri: 'u', response: 'not hex' })).toThrow(TypeError);
+      formatAuthorization({
+        scheme: 'Digest',
+        username: 'ad"min',
+        realm: 'r',
+        nonce: 'n',
+        uri: 'rtsp://cam/',
+        response: 'abcd',
+        algorithm: 'MD5',
+        cnonce: 'c',
+        opaque: 'o',
+        qop: 'auth',
+        nc: '00000001',
+      }),
+    ).toBe(
+      'Digest username="ad\\"min", realm="r", nonce="n", uri="rtsp://cam/", response="abcd", algorithm=MD5, cnonce="c", opaque="o", qop=auth, nc=00000001',
+    );
+    expect(() =>
+      formatAuthorization({ scheme: 'Digest', username: 'u', realm: 'r\r\n', nonce: 'n', uri: 'u', response: 'ab' }),
+    ).toThrow(TypeError);
+    expect(() =>
+      formatAuthorization({ scheme: 'Digest', username: 'u', realm: 'r', nonce: 'n', uri: 'u', response: 'not hex' }),
+    ).toThrow(TypeError);
   });
 });
 
 describe('answerChallenge', () => {
   it('answers Basic challenges with Basic credentials', () => {
-    expect(answerChallenge({ scheme: 'Basic', realm: 'r' }, { username: 'Aladdin', password: 'open sesame', method: 'DESCRIBE', uri: 'rtsp://gw.local:8554/cam1/main' })).toBe(
-      'Basic QWxhZGRpbjpvcGVuIHNlc2FtZQ==',
-    );
+    expect(
+      answerChallenge(
+        { scheme: 'Basic', realm: 'r' },
+        { username: 'Aladdin', password: 'open sesame', method: 'DESCRIBE', uri: 'rtsp://gw.local:8554/cam1/main' },
+      ),
+    ).toBe('Basic QWxhZGRpbjpvcGVuIHNlc2FtZQ==');
   });
 });
 
@@ -70,14 +99,41 @@ describeRoundTrip('Authorization', parseAuthorization, formatAuthorization, {
   canonical: [
     ['Basic QWxhZGRpbjpvcGVuIHNlc2FtZQ==', { scheme: 'Basic', username: 'Aladdin', password: 'open sesame' }],
     ['Basic OnB3', { scheme: 'Basic', username: '', password: 'pw' }],
-    ['Digest username="u", realm="r", nonce="n", uri="rtsp://cam/", response="0123abcd"', { scheme: 'Digest', username: 'u', realm: 'r', nonce: 'n', uri: 'rtsp://cam/', response: '0123abcd' }],
+    [
+      'Digest username="u", realm="r", nonce="n", uri="rtsp://cam/", response="0123abcd"',
+      { scheme: 'Digest', username: 'u', realm: 'r', nonce: 'n', uri: 'rtsp://cam/', response: '0123abcd' },
+    ],
     [
       'Digest username="ad\\"min", realm="r", nonce="n", uri="rtsp://cam/", response="abcd", algorithm=MD5, cnonce="c", opaque="o", qop=auth, nc=00000001',
-      { scheme: 'Digest', username: 'ad"min', realm: 'r', nonce: 'n', uri: 'rtsp://cam/', response: 'abcd', algorithm: 'MD5', cnonce: 'c', opaque: 'o', qop: 'auth', nc: '00000001' },
+      {
+        scheme: 'Digest',
+        username: 'ad"min',
+        realm: 'r',
+        nonce: 'n',
+        uri: 'rtsp://cam/',
+        response: 'abcd',
+        algorithm: 'MD5',
+        cnonce: 'c',
+        opaque: 'o',
+        qop: 'auth',
+        nc: '00000001',
+      },
     ],
     [
       'Digest username="Jäsøn Doe", realm="api@example.org", nonce="n", uri="/doe.json", response="AE66", algorithm=SHA-256-sess, cnonce="c", qop=auth-int, nc=0000000a, userhash=false',
-      { scheme: 'Digest', username: 'Jäsøn Doe', realm: 'api@example.org', nonce: 'n', uri: '/doe.json', response: 'AE66', algorithm: 'SHA-256-sess', cnonce: 'c', qop: 'auth-int', nc: '0000000a', userhash: false },
+      {
+        scheme: 'Digest',
+        username: 'Jäsøn Doe',
+        realm: 'api@example.org',
+        nonce: 'n',
+        uri: '/doe.json',
+        response: 'AE66',
+        algorithm: 'SHA-256-sess',
+        cnonce: 'c',
+        qop: 'auth-int',
+        nc: '0000000a',
+        userhash: false,
+      },
     ],
   ],
   aliases: [
@@ -96,7 +152,10 @@ describeRoundTrip('Authorization', parseAuthorization, formatAuthorization, {
       "DIGEST username*=UTF-8''J%C3%A4s%C3%B8n%20Doe, realm=r, nonce=n, uri=/x, response=ab, algorithm=md5, userhash=TRUE",
       'Digest username="Jäsøn Doe", realm="r", nonce="n", uri="/x", response="ab", algorithm=MD5, userhash=true',
     ],
-    ['Digest username="u", realm="r", nonce="n", uri="/", response="ab", qop=AUTH, nc=1, cnonce="c"', 'Digest username="u", realm="r", nonce="n", uri="/", response="ab", cnonce="c", qop=auth, nc=1'],
+    [
+      'Digest username="u", realm="r", nonce="n", uri="/", response="ab", qop=AUTH, nc=1, cnonce="c"',
+      'Digest username="u", realm="r", nonce="n", uri="/", response="ab", cnonce="c", qop=auth, nc=1',
+    ],
   ],
 });
 

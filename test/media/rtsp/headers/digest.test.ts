@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { answerChallenge, digestResponse, parseAuthorization, parseChallenges, verifyDigest, type DigestAlgorithm } from '../../../../src/media/rtsp/index.js';
+import {
+  answerChallenge,
+  digestResponse,
+  parseAuthorization,
+  parseChallenges,
+  verifyDigest,
+  type DigestAlgorithm,
+} from '../../../../src/media/rtsp/index.js';
 import { RFC7616, server } from '../auth-fixtures.js';
 
 // The RFCs' own examples, from the challenge to the server's check: the digest arithmetic is
@@ -14,13 +21,31 @@ describe('RFC 7616 §3.9.1 (Mufasa, Circle of Life)', () => {
 
   for (const [algorithm, response] of vectors) {
     it(`computes, answers and verifies the ${algorithm} response`, () => {
-      const input = { algorithm, username: 'Mufasa', password: 'Circle of Life', realm, nonce, method: 'GET', uri: '/dir/index.html', qop: 'auth', nc: '00000001', cnonce };
+      const input = {
+        algorithm,
+        username: 'Mufasa',
+        password: 'Circle of Life',
+        realm,
+        nonce,
+        method: 'GET',
+        uri: '/dir/index.html',
+        qop: 'auth',
+        nc: '00000001',
+        cnonce,
+      };
       expect(digestResponse(input)).toBe(response);
       expect(digestResponse({ ...input, nc: 1 })).toBe(response);
 
       const ch = parseChallenges(headers).find((c) => c.scheme === 'Digest' && c.algorithm === algorithm);
       if (ch === undefined) throw new Error('challenge missing');
-      const header = answerChallenge(ch, { username: 'Mufasa', password: 'Circle of Life', method: 'GET', uri: '/dir/index.html', cnonce, nc: 1 });
+      const header = answerChallenge(ch, {
+        username: 'Mufasa',
+        password: 'Circle of Life',
+        method: 'GET',
+        uri: '/dir/index.html',
+        cnonce,
+        nc: 1,
+      });
       expect(parseAuthorization(header)).toEqual({
         scheme: 'Digest',
         username: 'Mufasa',
@@ -37,7 +62,9 @@ describe('RFC 7616 §3.9.1 (Mufasa, Circle of Life)', () => {
 
       // The RFC's own Authorization header, field order and all.
       const rfc = `Digest username="Mufasa", realm="${realm}", uri="/dir/index.html", algorithm=${algorithm}, nonce="${nonce}", nc=00000001, cnonce="${cnonce}", qop=auth, response="${response}", opaque="${opaque}"`;
-      expect(verifyDigest(rfc, server({ method: 'GET', uri: '/dir/index.html', realm }, { Mufasa: 'Circle of Life' }))).toEqual({ ok: true, username: 'Mufasa', algorithm });
+      expect(
+        verifyDigest(rfc, server({ method: 'GET', uri: '/dir/index.html', realm }, { Mufasa: 'Circle of Life' })),
+      ).toEqual({ ok: true, username: 'Mufasa', algorithm });
     });
   }
 });
@@ -60,7 +87,12 @@ describe('RFC 2617 §3.5 (Mufasa, Circle Of Life)', () => {
         cnonce: '0a4f113b',
       }),
     ).toBe('6629fae49393a05397450978507c4ef1');
-    expect(verifyDigest(authorization, server({ method: 'GET', uri: '/dir/index.html', realm: 'testrealm@host.com' }, { Mufasa: 'Circle Of Life' }))).toEqual({
+    expect(
+      verifyDigest(
+        authorization,
+        server({ method: 'GET', uri: '/dir/index.html', realm: 'testrealm@host.com' }, { Mufasa: 'Circle Of Life' }),
+      ),
+    ).toEqual({
       ok: true,
       username: 'Mufasa',
       algorithm: 'MD5',

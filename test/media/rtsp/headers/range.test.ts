@@ -60,7 +60,9 @@ describe('formatRange', () => {
     expect(formatRange({ unit: 'npt', start: 'now', end: null })).toBe('npt=now-');
     expect(formatRange({ unit: 'npt', start: 10.5, end: 20 })).toBe('npt=10.5-20');
     expect(formatRange({ unit: 'npt', start: null, end: 1e-7 })).toBe('npt=-0.0000001');
-    expect(formatRange({ unit: 'npt', start: 3723.5, end: null, time: '19970123T153600Z' })).toBe('npt=3723.5-;time=19970123T153600Z');
+    expect(formatRange({ unit: 'npt', start: 3723.5, end: null, time: '19970123T153600Z' })).toBe(
+      'npt=3723.5-;time=19970123T153600Z',
+    );
     expect(formatRange({ unit: 'clock', value: '19961108T142300Z-' })).toBe('clock=19961108T142300Z-');
   });
 
@@ -84,7 +86,10 @@ function genSeconds(rng: Rng): number {
 function genRange(rng: Rng): RangeHeader {
   let r: RangeHeader;
   if (rng.int(4) === 0) {
-    r = { unit: rng.pick(['clock', 'smpte', 'smpte-30-drop', 'smpte-25'] as const), value: `${rng.string(10, '0123456789TZ:.')}-${rng.string(10, '0123456789TZ:.')}` };
+    r = {
+      unit: rng.pick(['clock', 'smpte', 'smpte-30-drop', 'smpte-25'] as const),
+      value: `${rng.string(10, '0123456789TZ:.')}-${rng.string(10, '0123456789TZ:.')}`,
+    };
   } else {
     const time = (): number | 'now' => (rng.int(5) === 0 ? 'now' : genSeconds(rng));
     const start = rng.int(5) === 0 ? null : time();

@@ -19,11 +19,31 @@ describe('parseRtpInfo', () => {
         { url: 'rtsp://cam/trackID=2', seq: 1234, rtptime: 2230 },
       ],
     ],
-    ['a comma inside the URL', 'url=rtsp://cam/live,stream=1;seq=1;rtptime=2', [{ url: 'rtsp://cam/live,stream=1', seq: 1, rtptime: 2 }]],
-    ['a semicolon inside the URL', 'url=rtsp://cam/live;jsessionid=abc;seq=5', [{ url: 'rtsp://cam/live;jsessionid=abc', seq: 5 }]],
-    ['a quoted URL', 'url="rtsp://cam/a;seq=1,url=b";seq=1,url=rtsp://cam/c', [{ url: 'rtsp://cam/a;seq=1,url=b', seq: 1 }, { url: 'rtsp://cam/c' }]],
-    ['upper case, spaces, trailing separators', 'URL=rtsp://cam/a ; SEQ = 7 ; RTPTIME=0;,', [{ url: 'rtsp://cam/a', seq: 7, rtptime: 0 }]],
-    ['unknown parameters after the known ones', 'url=rtsp://cam/a;seq=1;x-ext=1;rtptime=4294967295', [{ url: 'rtsp://cam/a', seq: 1, rtptime: 4294967295 }]],
+    [
+      'a comma inside the URL',
+      'url=rtsp://cam/live,stream=1;seq=1;rtptime=2',
+      [{ url: 'rtsp://cam/live,stream=1', seq: 1, rtptime: 2 }],
+    ],
+    [
+      'a semicolon inside the URL',
+      'url=rtsp://cam/live;jsessionid=abc;seq=5',
+      [{ url: 'rtsp://cam/live;jsessionid=abc', seq: 5 }],
+    ],
+    [
+      'a quoted URL',
+      'url="rtsp://cam/a;seq=1,url=b";seq=1,url=rtsp://cam/c',
+      [{ url: 'rtsp://cam/a;seq=1,url=b', seq: 1 }, { url: 'rtsp://cam/c' }],
+    ],
+    [
+      'upper case, spaces, trailing separators',
+      'URL=rtsp://cam/a ; SEQ = 7 ; RTPTIME=0;,',
+      [{ url: 'rtsp://cam/a', seq: 7, rtptime: 0 }],
+    ],
+    [
+      'unknown parameters after the known ones',
+      'url=rtsp://cam/a;seq=1;x-ext=1;rtptime=4294967295',
+      [{ url: 'rtsp://cam/a', seq: 1, rtptime: 4294967295 }],
+    ],
     ['only a URL', 'url=trackID=0', [{ url: 'trackID=0' }]],
     ['a bare seq without = belongs to the URL', 'url=rtsp://cam/a;seq', [{ url: 'rtsp://cam/a;seq' }]],
   ];
@@ -33,7 +53,21 @@ describe('parseRtpInfo', () => {
     });
   }
 
-  for (const value of ['', ',', 'seq=1', 'seq=1,url=a', 'url=;seq=1', 'url=a;seq=65536', 'url=a;rtptime=4294967296', 'url=a;seq=1;seq=2', 'url=a;seq=', 'url=a;seq=x', 'url="a', 'url="a"b', 'url=a\u0000']) {
+  for (const value of [
+    '',
+    ',',
+    'seq=1',
+    'seq=1,url=a',
+    'url=;seq=1',
+    'url=a;seq=65536',
+    'url=a;rtptime=4294967296',
+    'url=a;seq=1;seq=2',
+    'url=a;seq=',
+    'url=a;seq=x',
+    'url="a',
+    'url="a"b',
+    'url=a\u0000',
+  ]) {
     it(`answers 400 to ${JSON.stringify(value)}`, () => {
       expect(statusOf(() => parseRtpInfo(value))).toBe(400);
     });
@@ -48,7 +82,9 @@ describe('formatRtpInfo', () => {
         { url: 'rtsp://cam/a;b', rtptime: 1 },
         { url: 'rtsp://cam/c,d' },
       ]),
-    ).toBe('url=rtsp://127.0.0.1:8657/cam0/main/stream=0;seq=29691;rtptime=957027478,url="rtsp://cam/a;b";rtptime=1,url="rtsp://cam/c,d"');
+    ).toBe(
+      'url=rtsp://127.0.0.1:8657/cam0/main/stream=0;seq=29691;rtptime=957027478,url="rtsp://cam/a;b";rtptime=1,url="rtsp://cam/c,d"',
+    );
   });
 
   it('refuses what it cannot write', () => {
@@ -69,7 +105,10 @@ function genEntry(rng: Rng): RtpInfoEntry {
 
 describeRoundTrip('RTP-Info', parseRtpInfo, formatRtpInfo, {
   canonical: [
-    ['url=rtsp://127.0.0.1:8657/cam0/main/stream=0;seq=29691;rtptime=957027478', [{ url: 'rtsp://127.0.0.1:8657/cam0/main/stream=0', seq: 29691, rtptime: 957027478 }]],
+    [
+      'url=rtsp://127.0.0.1:8657/cam0/main/stream=0;seq=29691;rtptime=957027478',
+      [{ url: 'rtsp://127.0.0.1:8657/cam0/main/stream=0', seq: 29691, rtptime: 957027478 }],
+    ],
     [
       'url=rtsp://cam/trackID=1;seq=9810;rtptime=3450012,url=rtsp://cam/trackID=2;seq=1234;rtptime=2230',
       [
@@ -77,11 +116,17 @@ describeRoundTrip('RTP-Info', parseRtpInfo, formatRtpInfo, {
         { url: 'rtsp://cam/trackID=2', seq: 1234, rtptime: 2230 },
       ],
     ],
-    ['url="rtsp://cam/a;b";rtptime=1,url="rtsp://cam/c,d"', [{ url: 'rtsp://cam/a;b', rtptime: 1 }, { url: 'rtsp://cam/c,d' }]],
+    [
+      'url="rtsp://cam/a;b";rtptime=1,url="rtsp://cam/c,d"',
+      [{ url: 'rtsp://cam/a;b', rtptime: 1 }, { url: 'rtsp://cam/c,d' }],
+    ],
     ['url=trackID=0', [{ url: 'trackID=0' }]],
   ],
   aliases: [
-    ['url=rtsp://cam/trackID=1;seq=9810;rtptime=3450012, url=rtsp://cam/trackID=2;seq=1234;rtptime=2230', 'url=rtsp://cam/trackID=1;seq=9810;rtptime=3450012,url=rtsp://cam/trackID=2;seq=1234;rtptime=2230'],
+    [
+      'url=rtsp://cam/trackID=1;seq=9810;rtptime=3450012, url=rtsp://cam/trackID=2;seq=1234;rtptime=2230',
+      'url=rtsp://cam/trackID=1;seq=9810;rtptime=3450012,url=rtsp://cam/trackID=2;seq=1234;rtptime=2230',
+    ],
     ['url=rtsp://cam/live,stream=1;seq=1;rtptime=2', 'url="rtsp://cam/live,stream=1";seq=1;rtptime=2'],
     ['URL=rtsp://cam/a ; SEQ = 7 ; RTPTIME=0;,', 'url=rtsp://cam/a;seq=7;rtptime=0'],
     ['url=rtsp://cam/a;seq=1;x-ext=1;rtptime=4294967295', 'url=rtsp://cam/a;seq=1;rtptime=4294967295'],

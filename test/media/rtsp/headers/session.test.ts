@@ -21,7 +21,18 @@ describe('parseSession', () => {
     });
   }
 
-  for (const value of ['', ';timeout=60', 'a b', 'abc;timeout', 'abc;timeout=x', 'abc;timeout=-1', 'abc;timeout=1;timeout=2', 'abc;timeout=99999999999', 'ab\u0001c', '"abc']) {
+  for (const value of [
+    '',
+    ';timeout=60',
+    'a b',
+    'abc;timeout',
+    'abc;timeout=x',
+    'abc;timeout=-1',
+    'abc;timeout=1;timeout=2',
+    'abc;timeout=99999999999',
+    'ab\u0001c',
+    '"abc',
+  ]) {
     it(`answers 400 to ${JSON.stringify(value)}`, () => {
       expect(statusOf(() => parseSession(value))).toBe(400);
     });
@@ -71,7 +82,8 @@ describe('Session fuzz', () => {
   const rng2 = makeRng();
   it(`never throws anything but RtspParseError (seed ${rng2.seed})`, () => {
     for (let i = 0; i < 3000; i++) {
-      const input = i % 4 === 0 ? rng2.string(60) : mutate(rng2, 'HHkP8X7HaOtH9-d_;timeout=60', ';= "\t,0123456789t\u0000');
+      const input =
+        i % 4 === 0 ? rng2.string(60) : mutate(rng2, 'HHkP8X7HaOtH9-d_;timeout=60', ';= "\t,0123456789t\u0000');
       const status = statusOf(() => parseSession(input));
       expect(status === null || status === 400).toBe(true);
     }

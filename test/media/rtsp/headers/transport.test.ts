@@ -6,18 +6,50 @@ import { statusOf } from '../fixtures.js';
 
 describe('parseTransport', () => {
   const cases: Array<[string, string, TransportSpec[]]> = [
-    ['ffmpeg TCP', 'RTP/AVP/TCP;unicast;interleaved=0-1', [{ protocol: 'RTP/AVP/TCP', lowerTransport: 'TCP', delivery: 'unicast', interleaved: [0, 1] }]],
-    ['ffmpeg UDP', 'RTP/AVP/UDP;unicast;client_port=19282-19283', [{ protocol: 'RTP/AVP/UDP', lowerTransport: 'UDP', delivery: 'unicast', clientPort: [19282, 19283] }]],
-    ['GStreamer UDP', 'RTP/AVP;unicast;client_port=52720-52721', [{ protocol: 'RTP/AVP', lowerTransport: 'UDP', delivery: 'unicast', clientPort: [52720, 52721] }]],
+    [
+      'ffmpeg TCP',
+      'RTP/AVP/TCP;unicast;interleaved=0-1',
+      [{ protocol: 'RTP/AVP/TCP', lowerTransport: 'TCP', delivery: 'unicast', interleaved: [0, 1] }],
+    ],
+    [
+      'ffmpeg UDP',
+      'RTP/AVP/UDP;unicast;client_port=19282-19283',
+      [{ protocol: 'RTP/AVP/UDP', lowerTransport: 'UDP', delivery: 'unicast', clientPort: [19282, 19283] }],
+    ],
+    [
+      'GStreamer UDP',
+      'RTP/AVP;unicast;client_port=52720-52721',
+      [{ protocol: 'RTP/AVP', lowerTransport: 'UDP', delivery: 'unicast', clientPort: [52720, 52721] }],
+    ],
     [
       'gst-rtsp-server answer',
       'RTP/AVP;unicast;client_port=52720-52721;server_port=54198-54199;ssrc=4E3C7E48;mode="PLAY"',
-      [{ protocol: 'RTP/AVP', lowerTransport: 'UDP', delivery: 'unicast', clientPort: [52720, 52721], serverPort: [54198, 54199], ssrc: '4E3C7E48', mode: 'PLAY' }],
+      [
+        {
+          protocol: 'RTP/AVP',
+          lowerTransport: 'UDP',
+          delivery: 'unicast',
+          clientPort: [52720, 52721],
+          serverPort: [54198, 54199],
+          ssrc: '4E3C7E48',
+          mode: 'PLAY',
+        },
+      ],
     ],
     [
       'multicast',
       'RTP/AVP;multicast;destination=232.0.1.2;source=192.168.1.64;port=5000-5001;ttl=16',
-      [{ protocol: 'RTP/AVP', lowerTransport: 'UDP', delivery: 'multicast', destination: '232.0.1.2', source: '192.168.1.64', port: [5000, 5001], ttl: 16 }],
+      [
+        {
+          protocol: 'RTP/AVP',
+          lowerTransport: 'UDP',
+          delivery: 'multicast',
+          destination: '232.0.1.2',
+          source: '192.168.1.64',
+          port: [5000, 5001],
+          ttl: 16,
+        },
+      ],
     ],
     [
       'alternatives',
@@ -27,13 +59,29 @@ describe('parseTransport', () => {
         { protocol: 'RTP/AVP', lowerTransport: 'UDP', delivery: 'unicast', clientPort: [5000, 5001] },
       ],
     ],
-    ['single port and channel', 'RTP/AVP/TCP;interleaved=4;client_port=5000', [{ protocol: 'RTP/AVP/TCP', lowerTransport: 'TCP', delivery: null, interleaved: [4, 5], clientPort: [5000, 5001] }]],
+    [
+      'single port and channel',
+      'RTP/AVP/TCP;interleaved=4;client_port=5000',
+      [
+        {
+          protocol: 'RTP/AVP/TCP',
+          lowerTransport: 'TCP',
+          delivery: null,
+          interleaved: [4, 5],
+          clientPort: [5000, 5001],
+        },
+      ],
+    ],
     [
       'case and white space',
       'rtp/avp/tcp; UNICAST ; Interleaved = 2-3 ;mode=record;',
       [{ protocol: 'RTP/AVP/TCP', lowerTransport: 'TCP', delivery: 'unicast', interleaved: [2, 3], mode: 'RECORD' }],
     ],
-    ['short lower-case ssrc', 'RTP/AVP;unicast;ssrc=1a2b', [{ protocol: 'RTP/AVP', lowerTransport: 'UDP', delivery: 'unicast', ssrc: '00001A2B' }]],
+    [
+      'short lower-case ssrc',
+      'RTP/AVP;unicast;ssrc=1a2b',
+      [{ protocol: 'RTP/AVP', lowerTransport: 'UDP', delivery: 'unicast', ssrc: '00001A2B' }],
+    ],
     [
       'unknown parameters kept',
       'RTP/AVP;unicast;client_port=5000-5001;append;layers=2;x-foo="a;b,c";X-Bar=',
@@ -52,10 +100,34 @@ describe('parseTransport', () => {
         },
       ],
     ],
-    ['unsupported alternative skipped', 'x-real-rdt/tcp;unicast, RTP/AVP/TCP;unicast;interleaved=0-1', [{ protocol: 'RTP/AVP/TCP', lowerTransport: 'TCP', delivery: 'unicast', interleaved: [0, 1] }]],
-    ['a bare destination', 'RTP/AVP;unicast;destination;client_port=5000-5001', [{ protocol: 'RTP/AVP', lowerTransport: 'UDP', delivery: 'unicast', destination: '', clientPort: [5000, 5001] }]],
-    ['SRTP', 'RTP/SAVP;unicast;client_port=6000-6001', [{ protocol: 'RTP/SAVP', lowerTransport: 'UDP', delivery: 'unicast', clientPort: [6000, 6001] }]],
-    ['quoted destination, mode list', 'RTP/AVP;multicast;destination="ff15::1";mode="PLAY, RECORD"', [{ protocol: 'RTP/AVP', lowerTransport: 'UDP', delivery: 'multicast', destination: 'ff15::1', mode: 'PLAY, RECORD' }]],
+    [
+      'unsupported alternative skipped',
+      'x-real-rdt/tcp;unicast, RTP/AVP/TCP;unicast;interleaved=0-1',
+      [{ protocol: 'RTP/AVP/TCP', lowerTransport: 'TCP', delivery: 'unicast', interleaved: [0, 1] }],
+    ],
+    [
+      'a bare destination',
+      'RTP/AVP;unicast;destination;client_port=5000-5001',
+      [{ protocol: 'RTP/AVP', lowerTransport: 'UDP', delivery: 'unicast', destination: '', clientPort: [5000, 5001] }],
+    ],
+    [
+      'SRTP',
+      'RTP/SAVP;unicast;client_port=6000-6001',
+      [{ protocol: 'RTP/SAVP', lowerTransport: 'UDP', delivery: 'unicast', clientPort: [6000, 6001] }],
+    ],
+    [
+      'quoted destination, mode list',
+      'RTP/AVP;multicast;destination="ff15::1";mode="PLAY, RECORD"',
+      [
+        {
+          protocol: 'RTP/AVP',
+          lowerTransport: 'UDP',
+          delivery: 'multicast',
+          destination: 'ff15::1',
+          mode: 'PLAY, RECORD',
+        },
+      ],
+    ],
   ];
   for (const [name, value, expected] of cases) {
     it(`parses ${name}`, () => {
@@ -98,19 +170,43 @@ describe('parseTransport', () => {
 
 describe('formatTransport', () => {
   it('formats what cameras and players expect', () => {
-    expect(formatTransport([{ protocol: 'RTP/AVP/TCP', lowerTransport: 'TCP', delivery: 'unicast', interleaved: [0, 1] }])).toBe('RTP/AVP/TCP;unicast;interleaved=0-1');
+    expect(
+      formatTransport([{ protocol: 'RTP/AVP/TCP', lowerTransport: 'TCP', delivery: 'unicast', interleaved: [0, 1] }]),
+    ).toBe('RTP/AVP/TCP;unicast;interleaved=0-1');
     expect(
       formatTransport([
-        { protocol: 'RTP/AVP', lowerTransport: 'UDP', delivery: 'unicast', clientPort: [52720, 52721], serverPort: [54198, 54199], ssrc: '4E3C7E48', mode: 'PLAY' },
+        {
+          protocol: 'RTP/AVP',
+          lowerTransport: 'UDP',
+          delivery: 'unicast',
+          clientPort: [52720, 52721],
+          serverPort: [54198, 54199],
+          ssrc: '4E3C7E48',
+          mode: 'PLAY',
+        },
       ]),
     ).toBe('RTP/AVP;unicast;client_port=52720-52721;server_port=54198-54199;ssrc=4E3C7E48;mode=PLAY');
-    expect(formatTransport([{ protocol: 'RTP/AVP/TCP', lowerTransport: 'TCP', delivery: 'unicast', interleaved: [0, 1], mode: 'PLAY,RECORD' }])).toBe(
-      'RTP/AVP/TCP;unicast;interleaved=0-1;mode="PLAY,RECORD"',
-    );
+    expect(
+      formatTransport([
+        {
+          protocol: 'RTP/AVP/TCP',
+          lowerTransport: 'TCP',
+          delivery: 'unicast',
+          interleaved: [0, 1],
+          mode: 'PLAY,RECORD',
+        },
+      ]),
+    ).toBe('RTP/AVP/TCP;unicast;interleaved=0-1;mode="PLAY,RECORD"');
     expect(
       formatTransport([
         { protocol: 'RTP/AVP/TCP', lowerTransport: 'TCP', delivery: 'unicast', interleaved: [0, 1] },
-        { protocol: 'RTP/AVP', lowerTransport: 'UDP', delivery: 'unicast', clientPort: [5000, 5001], extra: [['append', null]] },
+        {
+          protocol: 'RTP/AVP',
+          lowerTransport: 'UDP',
+          delivery: 'unicast',
+          clientPort: [5000, 5001],
+          extra: [['append', null]],
+        },
       ]),
     ).toBe('RTP/AVP/TCP;unicast;interleaved=0-1,RTP/AVP;unicast;client_port=5000-5001;append');
   });
@@ -162,24 +258,60 @@ function genSpec(rng: Rng): TransportSpec {
 
 describeRoundTrip('Transport', parseTransport, formatTransport, {
   canonical: [
-    ['RTP/AVP/TCP;unicast;interleaved=0-1', [{ protocol: 'RTP/AVP/TCP', lowerTransport: 'TCP', delivery: 'unicast', interleaved: [0, 1] }]],
-    ['RTP/AVP;unicast;client_port=52720-52721', [{ protocol: 'RTP/AVP', lowerTransport: 'UDP', delivery: 'unicast', clientPort: [52720, 52721] }]],
+    [
+      'RTP/AVP/TCP;unicast;interleaved=0-1',
+      [{ protocol: 'RTP/AVP/TCP', lowerTransport: 'TCP', delivery: 'unicast', interleaved: [0, 1] }],
+    ],
+    [
+      'RTP/AVP;unicast;client_port=52720-52721',
+      [{ protocol: 'RTP/AVP', lowerTransport: 'UDP', delivery: 'unicast', clientPort: [52720, 52721] }],
+    ],
     [
       'RTP/AVP;unicast;client_port=52720-52721;server_port=54198-54199;ssrc=4E3C7E48;mode=PLAY',
-      [{ protocol: 'RTP/AVP', lowerTransport: 'UDP', delivery: 'unicast', clientPort: [52720, 52721], serverPort: [54198, 54199], ssrc: '4E3C7E48', mode: 'PLAY' }],
+      [
+        {
+          protocol: 'RTP/AVP',
+          lowerTransport: 'UDP',
+          delivery: 'unicast',
+          clientPort: [52720, 52721],
+          serverPort: [54198, 54199],
+          ssrc: '4E3C7E48',
+          mode: 'PLAY',
+        },
+      ],
     ],
     [
       'RTP/AVP/TCP;unicast;interleaved=0-1,RTP/AVP;unicast;client_port=5000-5001;append',
       [
         { protocol: 'RTP/AVP/TCP', lowerTransport: 'TCP', delivery: 'unicast', interleaved: [0, 1] },
-        { protocol: 'RTP/AVP', lowerTransport: 'UDP', delivery: 'unicast', clientPort: [5000, 5001], extra: [['append', null]] },
+        {
+          protocol: 'RTP/AVP',
+          lowerTransport: 'UDP',
+          delivery: 'unicast',
+          clientPort: [5000, 5001],
+          extra: [['append', null]],
+        },
       ],
     ],
-    ['RTP/AVP/TCP;unicast;interleaved=0-1;mode="PLAY,RECORD"', [{ protocol: 'RTP/AVP/TCP', lowerTransport: 'TCP', delivery: 'unicast', interleaved: [0, 1], mode: 'PLAY,RECORD' }]],
+    [
+      'RTP/AVP/TCP;unicast;interleaved=0-1;mode="PLAY,RECORD"',
+      [
+        {
+          protocol: 'RTP/AVP/TCP',
+          lowerTransport: 'TCP',
+          delivery: 'unicast',
+          interleaved: [0, 1],
+          mode: 'PLAY,RECORD',
+        },
+      ],
+    ],
   ],
   aliases: [
     // gst-rtsp-server quotes a single mode.
-    ['RTP/AVP;unicast;client_port=52720-52721;server_port=54198-54199;ssrc=4E3C7E48;mode="PLAY"', 'RTP/AVP;unicast;client_port=52720-52721;server_port=54198-54199;ssrc=4E3C7E48;mode=PLAY'],
+    [
+      'RTP/AVP;unicast;client_port=52720-52721;server_port=54198-54199;ssrc=4E3C7E48;mode="PLAY"',
+      'RTP/AVP;unicast;client_port=52720-52721;server_port=54198-54199;ssrc=4E3C7E48;mode=PLAY',
+    ],
     ['rtp/avp/tcp; UNICAST ; Interleaved = 2-3 ;mode=record;', 'RTP/AVP/TCP;unicast;interleaved=2-3;mode=RECORD'],
     ['RTP/AVP;unicast;ssrc=1a2b', 'RTP/AVP;unicast;ssrc=00001A2B'],
     ['x-real-rdt/tcp;unicast, RTP/AVP/TCP;unicast;interleaved=0-1', 'RTP/AVP/TCP;unicast;interleaved=0-1'],
