@@ -1,8 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import { mkdirSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
-import { buildApiServer } from './api/server.js';
+import type { Registry } from 'prom-client';
+import { createApi } from './api/create.js';
 import { createEventHub } from './api/events/create.js';
 import { playbackMinter } from './api/routes/playback.js';
 import { loadTlsCredentials } from './api/tls.js';
@@ -20,7 +20,7 @@ import { ShutdownStack } from './daemon/shutdown.js';
 import { startDetection } from './detect/service.js';
 import { EventBus } from './domain/bus.js';
 import type { StreamProfile } from './domain/types.js';
-import { createFootage, createFootageFrames } from './media/footage/create.js';
+import { createFootage } from './media/footage/create.js';
 import { createHls } from './media/hls/create.js';
 import { createRecorders, openRecordingStorage } from './media/recorder/create.js';
 import { createRelay } from './media/relay/create.js';
@@ -111,124 +111,48 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
       defer,
     );
 
-    const relayLog = log.child({ part: 'relay' });
-    const locate = (deviceId: string, profile: StreamProfile) => cameras.streamSource(deviceId, profile);
-    const relay = await createRelay(config, { locate, tickets, registry, logger: relayLog }, defer);
-    const acquire = (deviceId: string, profile: StreamProfile) => relay.streams.acquire(deviceId, profile);
-    const hls = createHls(config, { acquire, registry, logger: log.child({ part: 'hls' }) }, defer);
-    const webrtc = createWebRtc(
+    const media = await startMedia(
       config,
-      { acquire, localUrl: relay.localUrl, registry, logger: log.child({ part: 'webrtc' }) },
+      { store, tickets, cameras, bus, sync, registry, apiPort: apiPort.port, id, env, log, opts },
       defer,
     );
-    const streams = createStreamAddresses(config, {
-      tickets,
-      relayPort: relay.server.port,
-      apiPort: apiPort.port,
-      devices: store,
-      cameras,
-    });
-
-    const recording = await openRecordingStorage(config, { store, gatewayId: id, env, logger: log }, defer);
-    const cameraConfig = cameraConfigLookup(config.cameras, (deviceId) => store.getCamera(deviceId)?.onvifUrl ?? null);
-    const detection = startDetection({
-      config: config.detection,
-      ffmpegPath: config.ffmpeg.path,
-      frameStream: (deviceId) => relay.streams.acquire(deviceId, 'main'),
-      camera: cameraConfig,
-      registry,
-      logger: log.child({ part: 'detect' }),
-      ...(opts.detectorWorkerUrl ? { workerUrl: opts.detectorWorkerUrl } : {}),
-      ...(sync
-        ? { onConfirmed: (deviceId: string, thumbnail: Buffer) => sync.detectionImage(deviceId, thumbnail) }
-        : {}),
-    });
-    if (detection) defer(() => detection.close());
-    const recorderLog = log.child({ part: 'recorder' });
-    const motionMask = (deviceId: string) => cameraConfig(deviceId)?.motion_mask ?? [];
-    const detected = detection?.recorders ?? null;
-    createRecorders(
-      config,
-      recording,
-      { store, bus, cameras, motionMask, relay, detection: detected, logger: recorderLog },
-      defer,
-    );
-    const systemDirs = ['/', dataDir];
-    const footage = await createFootage(
-      config,
-      {
-        store,
-        streams: relay.streams,
-        cameras,
-        cameraConfig,
-        systemDirs,
-        bus,
-        registry,
-        logger: log.child({ part: 'footage' }),
-      },
-      defer,
-    );
-
-    // Still pictures for GET /v1/devices/{id}/snapshot: the relay's cached keyframe decoded once.
-    const stills = createSnapshots(config.snapshot, {
-      ffmpegPath: config.ffmpeg.path,
-      streams: relay.streams,
-      cameras,
-      registry,
-      logger: log.child({ part: 'snapshot' }),
-    });
-    defer(() => stills.stop());
+    const { hls, webrtc, streams, recording, detection, stills, footage } = media;
 
     const { localIssuer } = auth;
-    const oauthLog = log.child({ part: 'oauth' });
-    const api = await buildApiServer({
-      logger: log,
-      tls,
-      bodyLimit: config.api.body_limit_bytes,
-      connections: {
-        maxPerAddress: config.api.max_connections_per_address,
-        requestTimeoutMs: config.api.request_timeout_s * 1000,
-        idleTimeoutMs: config.api.idle_timeout_s * 1000,
-      },
-      verifier: auth.apiVerifier,
+    const oauthClock = opts.oauthClock ? { now: opts.oauthClock } : {};
+    const oauthDeps = {
       store,
-      storageDir: recording.storageDir,
-      control: cameras,
-      streams,
-      registry,
-      version: readVersion(),
-      live: { tickets, hls, maxSessionS: config.rtsp.max_session_s, ...(config.webrtc.enabled ? { webrtc } : {}) },
-      playback: { tickets, mint: mintPlayback },
-      events: { hub: eventHub, ...(auth.revoked ? { revoked: auth.revoked } : {}) },
-      localJwks: localIssuer ? () => localIssuer.publicJwks() : null,
-      detector: () => detection?.health() ?? 'off',
-      memory: () => memory.state(),
-      snapshots: stills.snapshots,
-      footage: footage
-        ? {
-            root: footage.root,
-            status: () => footage.status(),
-            frames: createFootageFrames(footage.root, { store, decode: stills.decode }),
-            tickets,
-            playbackTtlS: config.recording.playback_ttl_s,
-          }
-        : null,
-      oauth: localIssuer
-        ? createLocalOAuth(config, {
-            store,
-            localIssuer,
-            verifier: auth.verifier,
-            secretBox,
-            apiPort: apiPort.port,
-            logger: oauthLog,
-            ...(opts.oauthClock ? { now: opts.oauthClock } : {}),
-          })
-        : null,
-    });
-    defer(() => api.close());
-    await apiPort.release();
-    await api.listen({ host: config.api.host, port: apiPort.port });
-    const apiUrl = urlOf(api.server.address() as AddressInfo);
+      verifier: auth.verifier,
+      secretBox,
+      apiPort: apiPort.port,
+      logger: log.child({ part: 'oauth' }),
+      ...oauthClock,
+    };
+    const { api, apiUrl } = await createApi(
+      config,
+      {
+        logger: log,
+        tls,
+        port: apiPort,
+        verifier: auth.apiVerifier,
+        store,
+        storageDir: recording.storageDir,
+        control: cameras,
+        streams,
+        registry,
+        version: readVersion(),
+        live: { tickets, hls, webrtc },
+        playback: { tickets, mint: mintPlayback },
+        events: { hub: eventHub, ...(auth.revoked ? { revoked: auth.revoked } : {}) },
+        localJwks: localIssuer ? () => localIssuer.publicJwks() : null,
+        detector: () => detection?.health() ?? 'off',
+        memory: () => memory.state(),
+        snapshots: stills.snapshots,
+        footage,
+        oauth: localIssuer ? createLocalOAuth(config, { ...oauthDeps, localIssuer }) : null,
+      },
+      defer,
+    );
     const metrics = metricsListen ? await openMetricsListener(metricsListen, registry, log) : null;
     if (metrics) defer(() => metrics.close());
 
@@ -261,7 +185,85 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
   }
 }
 
-/** https://host:port of a listening address (IPv6 in brackets). */
-function urlOf(addr: AddressInfo): string {
-  return `https://${addr.family === 'IPv6' ? `[${addr.address}]` : addr.address}:${addr.port}`;
+/** What startMedia takes from the start-up before it. */
+interface MediaDeps {
+  store: Store;
+  tickets: TicketSigner;
+  cameras: ReturnType<typeof createCameraManager>;
+  bus: EventBus;
+  sync: ReturnType<typeof createCloudLink>;
+  registry: Registry;
+  apiPort: number;
+  id: string;
+  env: NodeJS.ProcessEnv;
+  log: Logger;
+  opts: StartOptions;
+}
+
+/**
+ * The video side, in start-up order: the relay and what reads it (LL-HLS, WebRTC, stream
+ * addresses), the clips' storage, detection and the recorders, still pictures, continuous footage.
+ */
+async function startMedia(config: Config, deps: MediaDeps, defer: (undo: () => unknown) => void) {
+  const { store, tickets, cameras, bus, sync, registry, apiPort, id, env, log, opts } = deps;
+  const dataDir = config.gateway.data_dir;
+  const relayLog = log.child({ part: 'relay' });
+  const locate = (deviceId: string, profile: StreamProfile) => cameras.streamSource(deviceId, profile);
+  const relay = await createRelay(config, { locate, tickets, registry, logger: relayLog }, defer);
+  const acquire = (deviceId: string, profile: StreamProfile) => relay.streams.acquire(deviceId, profile);
+  const hls = createHls(config, { acquire, registry, logger: log.child({ part: 'hls' }) }, defer);
+  const webrtc = createWebRtc(
+    config,
+    { acquire, localUrl: relay.localUrl, registry, logger: log.child({ part: 'webrtc' }) },
+    defer,
+  );
+  const streams = createStreamAddresses(config, {
+    tickets,
+    relayPort: relay.server.port,
+    apiPort,
+    devices: store,
+    cameras,
+  });
+
+  const recording = await openRecordingStorage(config, { store, gatewayId: id, env, logger: log }, defer);
+  const cameraConfig = cameraConfigLookup(config.cameras, (deviceId) => store.getCamera(deviceId)?.onvifUrl ?? null);
+  const detection = startDetection({
+    config: config.detection,
+    ffmpegPath: config.ffmpeg.path,
+    frameStream: (deviceId) => relay.streams.acquire(deviceId, 'main'),
+    camera: cameraConfig,
+    registry,
+    logger: log.child({ part: 'detect' }),
+    ...(opts.detectorWorkerUrl ? { workerUrl: opts.detectorWorkerUrl } : {}),
+    ...(sync ? { onConfirmed: (deviceId: string, thumbnail: Buffer) => sync.detectionImage(deviceId, thumbnail) } : {}),
+  });
+  if (detection) defer(() => detection.close());
+  const recorderLog = log.child({ part: 'recorder' });
+  const motionMask = (deviceId: string) => cameraConfig(deviceId)?.motion_mask ?? [];
+  const detected = detection?.recorders ?? null;
+  createRecorders(
+    config,
+    recording,
+    { store, bus, cameras, motionMask, relay, detection: detected, logger: recorderLog },
+    defer,
+  );
+  // Still pictures for GET /v1/devices/{id}/snapshot: the relay's cached keyframe decoded once.
+  const stills = createSnapshots(config.snapshot, {
+    ffmpegPath: config.ffmpeg.path,
+    streams: relay.streams,
+    cameras,
+    registry,
+    logger: log.child({ part: 'snapshot' }),
+  });
+  defer(() => stills.stop());
+  // Around-the-clock footage on a second disk (recording.continuous), its pictures by the same decoders.
+  const footageLog = log.child({ part: 'footage' });
+  const footageParts = { store, streams: relay.streams, cameras, cameraConfig, bus, registry, logger: footageLog };
+  const footage = await createFootage(
+    config,
+    { ...footageParts, systemDirs: ['/', dataDir], decode: stills.decode, tickets },
+    defer,
+  );
+
+  return { relay, hls, webrtc, streams, recording, detection, stills, footage };
 }

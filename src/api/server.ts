@@ -28,7 +28,7 @@ import { systemRoutes } from './routes/system.js';
 import { eventRoutes, type EventRoutesOptions } from './routes/events.js';
 import type { DetectorHealth } from '../detect/service.js';
 import { addRouteOnResponse } from './route-hooks.js';
-import { requestMetrics } from './request-metrics.js';
+import { requestMetrics, type RequestMetrics } from './request-metrics.js';
 import { strictQuery } from './strict-query.js';
 import { guardConnections } from './connection-guard.js';
 import { redactUrl } from './log-url.js';
@@ -146,17 +146,52 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<FastifyIns
   const answers = requestMetrics(opts.registry);
   app.addHook('onRoute', (route) => addRouteOnResponse(route, answers.hookFor(route.url)));
 
-  // Anyone who can reach the port decides how often these happen (a forged token naming an issuer
-  // whose keys are out of reach answers 503): the first of a burst is written, the rest summed up
-  // once a minute. Every answer is counted in edge_gateway_http_requests_total by status anyway.
+  answerErrors(app, opts.logger, answers.unmatched);
+
+  await app.register(authenticate, { verifier: opts.verifier });
+  await app.register(strictQuery);
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Edge gateway /v1 API',
+        version: opts.version,
+        description:
+          'Devices, recordings, alerts and live streams of the cameras next to this gateway. See docs/api.md.',
+        // package.json's "UNLICENSED": not licensed for use by others. SPDX has no identifier for
+        // that, so a LicenseRef names it (OpenAPI 3.1 wants an identifier or a URL).
+        license: { name: 'UNLICENSED', identifier: 'LicenseRef-UNLICENSED' },
+      },
+      // Relative: the origin the client fetched this document from. The gateway cannot know which
+      // of its names or addresses that was (the same reason download_url is a path).
+      servers: [{ url: '/', description: 'This gateway' }],
+      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } } },
+    },
+    transformObject: (built) =>
+      'openapiObject' in built ? finishOpenApiDocument(built.openapiObject) : built.swaggerObject,
+  });
+
+  await registerRoutes(app, opts);
+  await app.ready();
+  return app;
+}
+
+/**
+ * Errors become the API's answers (src/api/errors.ts); unexpected ones and server-side answers are
+ * logged, throttled. Anyone who can reach the port decides how often these happen (a forged token
+ * naming an issuer whose keys are out of reach answers 503): the first of a burst is written, the
+ * rest summed up once a minute. Every answer is counted in edge_gateway_http_requests_total by status
+ * anyway.
+ */
+function answerErrors(app: FastifyInstance, logger: FastifyBaseLogger, unmatched: RequestMetrics['unmatched']): void {
   const failed = throttledLog({
-    logger: opts.logger,
+    logger: logger,
     level: 'error',
     msg: 'request failed',
     intervalMs: REPEAT_LOG_INTERVAL_MS,
   });
   const serverSide = throttledLog({
-    logger: opts.logger,
+    logger: logger,
     level: 'warn',
     msg: 'request answered with a server-side error',
     intervalMs: REPEAT_LOG_INTERVAL_MS,
@@ -182,36 +217,16 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<FastifyIns
   // Not a route, so without a route's hooks: the handler counts its own answers (timed until here;
   // what is left is sending a short body).
   app.setNotFoundHandler(async (request, reply) => {
-    answers.unmatched.record(request.method, 404, reply.elapsedTime / 1000);
+    unmatched.record(request.method, 404, reply.elapsedTime / 1000);
     return sendApiError(
       reply,
       new ApiError('not_found', `no such resource: ${request.method} ${request.url.split('?')[0]}`),
     );
   });
+}
 
-  await app.register(authenticate, { verifier: opts.verifier });
-  await app.register(strictQuery);
-  await app.register(swagger, {
-    openapi: {
-      openapi: '3.1.0',
-      info: {
-        title: 'Edge gateway /v1 API',
-        version: opts.version,
-        description:
-          'Devices, recordings, alerts and live streams of the cameras next to this gateway. See docs/api.md.',
-        // package.json's "UNLICENSED": not licensed for use by others. SPDX has no identifier for
-        // that, so a LicenseRef names it (OpenAPI 3.1 wants an identifier or a URL).
-        license: { name: 'UNLICENSED', identifier: 'LicenseRef-UNLICENSED' },
-      },
-      // Relative: the origin the client fetched this document from. The gateway cannot know which
-      // of its names or addresses that was (the same reason download_url is a path).
-      servers: [{ url: '/', description: 'This gateway' }],
-      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } } },
-    },
-    transformObject: (built) =>
-      'openapiObject' in built ? finishOpenApiDocument(built.openapiObject) : built.swaggerObject,
-  });
-
+/** The route groups, each a plugin with its schemas (src/api/routes/). */
+async function registerRoutes(app: FastifyInstance, opts: ApiServerOptions): Promise<void> {
   await app.register(systemRoutes, {
     localJwks: opts.localJwks,
     openapi: () => app.swagger(),
@@ -237,6 +252,4 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<FastifyIns
   if (opts.events) await app.register(eventRoutes, opts.events);
   if (opts.web !== null) await app.register(webApp, opts.web ?? { root: DEFAULT_WEB_ROOT });
   if (opts.snapshots) await app.register(snapshotRoutes, { store: opts.store, snapshots: opts.snapshots });
-  await app.ready();
-  return app;
 }

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { footageDownloadRoute } from './footage/download.js';
 import { footageFrameRoute } from './footage/frame.js';
 import type { FootageRoutesOptions } from './footage/options.js';
-import { footagePlaybackRoute } from './footage/playback.js';
+import { footageFileRoute, footagePlaybackRoute, footagePlaylistRoute } from './footage/playback.js';
 import { footageSpansRoute } from './footage/spans.js';
 import { footageStatusRoute } from './footage/status.js';
 
@@ -16,6 +16,8 @@ export const footageRoutes: FastifyPluginAsyncTypebox<FootageRoutesOptions> = as
   await app.register(footageSpansRoute, opts);
   await app.register(footageDownloadRoute, opts);
   await app.register(footagePlaybackRoute, opts);
+  await app.register(footagePlaylistRoute, opts);
+  await app.register(footageFileRoute, opts);
   await app.register(footageFrameRoute, opts);
   await app.register(footageStatusRoute, opts);
 };

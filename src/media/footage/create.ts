@@ -5,10 +5,11 @@ import type { Config } from '../../config/schema.js';
 import type { EventBus } from '../../domain/bus.js';
 import type { StreamProfile } from '../../domain/types.js';
 import type { IndexedFootageFile } from '../../store/footage.js';
+import type { TicketSigner } from '../ticket.js';
 import { describeDisk } from './disk.js';
 import { FootageFrames, type DecodePicture } from './frames.js';
 import { registerFootageMetrics } from './metrics.js';
-import { FootageRecorder, type FootageStore, type FootageStreams } from './service.js';
+import { FootageRecorder, type FootageStatus, type FootageStore, type FootageStreams } from './service.js';
 
 /** What continuous recording needs of the cameras: which streams each has. */
 export interface FootageCameras {
@@ -32,6 +33,16 @@ export function continuousProfile(
   return has(other) ? other : null;
 }
 
+/** Continuous recording as the API reads it: the files' directory, the status, pictures, playback tickets. */
+export interface Footage {
+  root: string;
+  status(): FootageStatus;
+  frames: FootageFrames;
+  tickets: Pick<TicketSigner, 'issueFootage' | 'verifyFootage'>;
+  /** recording.playback_ttl_s */
+  playbackTtlS: number;
+}
+
 /**
  * Continuous recording (config recording.continuous), or null when it is off: the footage disk
  * checked (refused on the system disk unless allowed: the daemon does not start), its index made to
@@ -43,18 +54,23 @@ export async function createFootage(
     store: FootageStore & {
       listCameras(): Array<{ deviceId: string }>;
       getDevice(deviceId: string): { status: string } | null;
+      footageIn(deviceId: string, startMs: number, endMs: number): IndexedFootageFile[];
     };
     streams: FootageStreams;
     cameras: FootageCameras;
     cameraConfig: (deviceId: string) => CameraConfig | null;
     /** The directories of the system's own disk: the root file system and data_dir. */
     systemDirs: readonly string[];
+    /** Decodes the pictures of moments of footage (the snapshots' decoders). */
+    decode: DecodePicture;
+    /** Footage tickets, for playback addresses. */
+    tickets: Pick<TicketSigner, 'issueFootage' | 'verifyFootage'>;
     bus: EventBus;
     registry: Registry;
     logger: BaseLogger;
   },
   defer: (undo: () => unknown) => void,
-): Promise<FootageRecorder | null> {
+): Promise<Footage | null> {
   const c = config.recording.continuous;
   if (!c.enabled || c.storage_dir === null) return null;
   let recorder: FootageRecorder | null = null;
@@ -95,20 +111,11 @@ export async function createFootage(
   // Cameras online at the last stop: the manager reports a change only, so these start here.
   for (const camera of deps.store.listCameras())
     if (deps.store.getDevice(camera.deviceId)?.status === 'online') opened.deviceStatus(camera.deviceId, true);
-  return opened;
-}
-
-/** Pictures of moments of footage for the timeline, decoded by the snapshots' decoders (within their bounds). */
-export function createFootageFrames(
-  root: string,
-  deps: {
-    store: { footageIn(deviceId: string, startMs: number, endMs: number): IndexedFootageFile[] };
-    decode: DecodePicture;
-  },
-): FootageFrames {
-  return new FootageFrames({
-    root,
+  const frames = new FootageFrames({
+    root: opened.root,
     files: (deviceId, startMs, endMs) => deps.store.footageIn(deviceId, startMs, endMs),
     decode: deps.decode,
   });
+  const playbackTtlS = config.recording.playback_ttl_s;
+  return { root: opened.root, status: () => opened.status(), frames, tickets: deps.tickets, playbackTtlS };
 }

@@ -331,17 +331,7 @@ export class CameraRecorder {
     const alertId = episode?.alert?.id ?? null;
     const part = { final: cut.final, nextFrom: cut.to };
     /** The part ends without a clip: the alert learns why (and the episode moves on). */
-    const settle = (note: string | null) => {
-      if (!alertId) return;
-      try {
-        this.opts.store.settleEpisodePart(alertId, { ...part, note });
-      } catch (err) {
-        this.opts.logger.error(
-          { device: this.opts.deviceId, alert: alertId, err: (err as Error).message },
-          'the recording status of an alert could not be written',
-        );
-      }
-    };
+    const settle = (note: string | null) => this.settlePart(alertId, { ...part, note });
     // A sliver after a part already written (a stop reported late) is no clip worth a file.
     if (cut.part > 0 && cut.to - cut.from < 1000) return settle(null);
     const where = { device: this.opts.deviceId, episode: cut.episode, part: cut.part };
@@ -424,22 +414,49 @@ export class CameraRecorder {
         { ...where, recording: id, seconds: Math.round(durationS * 10) / 10, bytes: written.sizeBytes },
         'clip recorded',
       );
-      const atS = (cut.triggeredAt - selection.startAt) / 1000;
-      // The first part shows what the detector found, its box drawn; the others a frame of their own.
-      const boxed = cut.part === 0 ? await finding?.thumbnail : null;
-      if (boxed) await writeThumbnailJpeg(this.opts.storageDir, fileName, boxed);
-      else
-        await writeThumbnail({
-          ffmpegPath: this.opts.ffmpegPath,
-          storageDir: this.opts.storageDir,
-          fileName,
-          atS,
-          durationS,
-        });
+      await this.thumbnail(
+        fileName,
+        cut.part === 0 ? finding : null,
+        (cut.triggeredAt - selection.startAt) / 1000,
+        durationS,
+      );
     } catch (err) {
       log.error({ ...where, err: (err as Error).message }, 'clip could not be written');
       settle(`the clip could not be written: ${(err as Error).message}`.slice(0, 300));
     }
+  }
+
+  private settlePart(alertId: string | null, outcome: { final: boolean; nextFrom: number; note: string | null }): void {
+    if (!alertId) return;
+    try {
+      this.opts.store.settleEpisodePart(alertId, outcome);
+    } catch (err) {
+      this.opts.logger.error(
+        { device: this.opts.deviceId, alert: alertId, err: (err as Error).message },
+        'the recording status of an alert could not be written',
+      );
+    }
+  }
+
+  /** The clip's thumbnail: what the detector found, its box drawn (`finding`), else a frame of its own at atS. */
+  private async thumbnail(
+    fileName: string,
+    finding: Pick<Finding, 'thumbnail'> | null,
+    atS: number,
+    durationS: number,
+  ): Promise<void> {
+    const boxed = finding ? await finding.thumbnail : null;
+    if (boxed) {
+      await writeThumbnailJpeg(this.opts.storageDir, fileName, boxed);
+      return;
+    }
+    await writeThumbnail({
+      ffmpegPath: this.opts.ffmpegPath,
+      storageDir: this.opts.storageDir,
+      fileName,
+      atS,
+      durationS,
+    });
   }
 
   /** What the clip does with audio, asked of ffmpeg once per segmenter run (it costs an ffmpeg start). */

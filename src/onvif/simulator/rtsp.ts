@@ -460,31 +460,7 @@ export async function startSimulatedRtsp(opts: SimulatedRtspOptions): Promise<Si
     server.stderr?.on('data', (d: Buffer) =>
       opts.logger.debug({ stderr: d.toString().trim().slice(0, 500) }, 'simulated RTSP server'),
     );
-    const port = await new Promise<number>((resolve, reject) => {
-      let out = '';
-      server.stdout?.on('data', (d: Buffer) => {
-        out += d.toString();
-        const line = out.split('\n').find((l) => l.startsWith('{'));
-        if (!line) return;
-        const msg = JSON.parse(line) as { listening?: number; error?: string };
-        if (msg.listening) resolve(msg.listening);
-        else reject(new Error(msg.error ?? 'RTSP server failed'));
-      });
-      server.once('error', (err) =>
-        reject(
-          new Error(
-            `cannot run ${opts.pythonPath ?? '/usr/bin/python3'}: ${err.message} (apt-get install python3-gi gir1.2-gst-rtsp-server-1.0)`,
-          ),
-        ),
-      );
-      server.once('exit', (code) =>
-        reject(
-          new Error(
-            `simulated RTSP server exited with ${code}; are python3-gi and gir1.2-gst-rtsp-server-1.0 installed?`,
-          ),
-        ),
-      );
-    });
+    const port = await listeningPort(server, opts.pythonPath ?? '/usr/bin/python3');
     for (let i = 0; i < opts.cameras; i++) {
       if (clips && i > 0) {
         // Cameras are not in step: starting camera i at i/N of a GOP spreads the keyframes (the
@@ -508,37 +484,7 @@ export async function startSimulatedRtsp(opts: SimulatedRtspOptions): Promise<Si
       );
       if (extras.length === 0) continue;
       // A separate process, so that main and sub are made exactly as without extra mounts.
-      const extra = spawn(
-        ffmpegPath,
-        [
-          '-hide_banner',
-          '-loglevel',
-          'error',
-          '-nostdin',
-          '-re',
-          '-f',
-          'lavfi',
-          '-i',
-          'testsrc2=size=640x360:rate=10',
-          '-re',
-          '-f',
-          'lavfi',
-          '-i',
-          'sine=frequency=440:sample_rate=16000',
-          ...extras.flatMap((name, k) => extraOutputs(name, ...extraPorts(i, k))),
-        ],
-        { stdio: ['ignore', 'ignore', 'pipe'] },
-      );
-      children.push(extra);
-      extra.stderr?.on('data', (d: Buffer) =>
-        opts.logger.warn(
-          { camera: i, stderr: d.toString().trim().slice(0, 500) },
-          'simulated camera encoder (extra mounts)',
-        ),
-      );
-      extra.once('error', (err) =>
-        opts.logger.error({ err: err.message }, 'cannot run ffmpeg for the simulated camera'),
-      );
+      children.push(spawnExtraMounts(ffmpegPath, extras, (n) => extraPorts(i, n), i, opts.logger));
     }
     const url = (camera: number, stream: 'main' | 'sub' | ExtraMount): string => {
       if (stream !== 'main' && stream !== 'sub' && !extras.includes(stream))
@@ -550,4 +496,67 @@ export async function startSimulatedRtsp(opts: SimulatedRtspOptions): Promise<Si
     await stop();
     throw err;
   }
+}
+
+/** The port the simulated RTSP server says it listens on (its first JSON line), or why it did not start. */
+function listeningPort(server: ChildProcess, pythonPath: string): Promise<number> {
+  return new Promise<number>((resolve, reject) => {
+    let out = '';
+    server.stdout?.on('data', (d: Buffer) => {
+      out += d.toString();
+      const line = out.split('\n').find((l) => l.startsWith('{'));
+      if (!line) return;
+      const msg = JSON.parse(line) as { listening?: number; error?: string };
+      if (msg.listening) resolve(msg.listening);
+      else reject(new Error(msg.error ?? 'RTSP server failed'));
+    });
+    server.once('error', (err) =>
+      reject(
+        new Error(`cannot run ${pythonPath}: ${err.message} (apt-get install python3-gi gir1.2-gst-rtsp-server-1.0)`),
+      ),
+    );
+    server.once('exit', (code) =>
+      reject(
+        new Error(
+          `simulated RTSP server exited with ${code}; are python3-gi and gir1.2-gst-rtsp-server-1.0 installed?`,
+        ),
+      ),
+    );
+  });
+}
+
+/** One ffmpeg for a camera's extra mounts (other codecs and audio), apart from main and sub. */
+function spawnExtraMounts(
+  ffmpegPath: string,
+  extras: readonly ExtraMount[],
+  portsOf: (k: number) => [number, number],
+  camera: number,
+  logger: SimulatedRtspOptions['logger'],
+): ChildProcess {
+  const extra = spawn(
+    ffmpegPath,
+    [
+      '-hide_banner',
+      '-loglevel',
+      'error',
+      '-nostdin',
+      '-re',
+      '-f',
+      'lavfi',
+      '-i',
+      'testsrc2=size=640x360:rate=10',
+      '-re',
+      '-f',
+      'lavfi',
+      '-i',
+      'sine=frequency=440:sample_rate=16000',
+      ...extras.flatMap((name, k) => extraOutputs(name, ...portsOf(k))),
+    ],
+    { stdio: ['ignore', 'ignore', 'pipe'] },
+  );
+  extra.stderr?.on('data', (d: Buffer) =>
+    logger.warn({ camera, stderr: d.toString().trim().slice(0, 500) }, 'simulated camera encoder (extra mounts)'),
+  );
+  extra.once('error', (err) => logger.error({ err: err.message }, 'cannot run ffmpeg for the simulated camera'));
+  return extra;
 }

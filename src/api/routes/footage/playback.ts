@@ -1,11 +1,12 @@
 import send from '@fastify/send';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import path from 'node:path';
 import Type from 'typebox';
 import { NotFoundError } from '../../../domain/errors.js';
 import { vodPlaylist } from '../../../media/footage/vod-playlist.js';
 import { TicketError } from '../../../media/errors.js';
+import type { FootageClaims } from '../../../media/ticket.js';
 import { ApiError } from '../../errors.js';
 import { redactUrl } from '../../log-url.js';
 import { errorResponse, errorResponses, FileBody, Id, parserErrorResponses } from '../../schemas.js';
@@ -38,6 +39,7 @@ const TicketParam = Type.String({
   description: 'The ticket of the playback_url',
 });
 
+/** GET /v1/devices/{device_id}/footage/playback: a ticketed playback address of a window. */
 export const footagePlaybackRoute: FastifyPluginAsyncTypebox<FootageRoutesOptions> = async (
   app,
   { store, footage },
@@ -85,22 +87,34 @@ export const footagePlaybackRoute: FastifyPluginAsyncTypebox<FootageRoutesOption
       return { playback_url: `/v1/footage/play/${ticket}/index.m3u8`, expires_at: new Date(expiresAt).toISOString() };
     },
   );
+};
 
-  /** The ticket's claims; logged (cut short) and rethrown when refused. */
-  const claims = (ticket: string, url: string) => {
-    try {
-      return requireFootage(footage).tickets.verifyFootage(ticket, now());
-    } catch (err) {
-      if (err instanceof TicketError)
-        app.log.debug({ url: redactUrl(url), reason: err.reason }, 'footage ticket refused');
-      throw err;
-    }
-  };
-  const ticketErrors = {
-    401: errorResponse('expired_ticket: the playback address has expired: get a new one'),
-    403: errorResponse('invalid_ticket: the ticket is altered, malformed, of another key, or not a footage ticket'),
-  };
+/** The ticket's claims; logged (cut short) and rethrown when refused. */
+function claimsOf(
+  app: FastifyInstance,
+  footage: FootageRoutesOptions['footage'],
+  ticket: string,
+  url: string,
+): FootageClaims {
+  try {
+    return requireFootage(footage).tickets.verifyFootage(ticket, (footage?.now ?? Date.now)());
+  } catch (err) {
+    if (err instanceof TicketError)
+      app.log.debug({ url: redactUrl(url), reason: err.reason }, 'footage ticket refused');
+    throw err;
+  }
+}
 
+const ticketErrors = {
+  401: errorResponse('expired_ticket: the playback address has expired: get a new one'),
+  403: errorResponse('invalid_ticket: the ticket is altered, malformed, of another key, or not a footage ticket'),
+};
+
+/** GET /v1/footage/play/{ticket}/index.m3u8: the playlist of the ticket's window. */
+export const footagePlaylistRoute: FastifyPluginAsyncTypebox<FootageRoutesOptions> = async (
+  app,
+  { store, footage },
+) => {
   app.get(
     '/v1/footage/play/:ticket/index.m3u8',
     {
@@ -123,7 +137,7 @@ export const footagePlaybackRoute: FastifyPluginAsyncTypebox<FootageRoutesOption
       },
     },
     async (req, reply) => {
-      const c = claims(req.params.ticket, req.url);
+      const c = claimsOf(app, footage, req.params.ticket, req.url);
       const playlist = vodPlaylist(
         store.footageIn(c.deviceId, c.startMs, c.endMs),
         c.startMs,
@@ -134,7 +148,10 @@ export const footagePlaybackRoute: FastifyPluginAsyncTypebox<FootageRoutesOption
       return reply.type('application/vnd.apple.mpegurl').send(playlist.text);
     },
   );
+};
 
+/** GET and HEAD /v1/footage/play/{ticket}/file/{id}.mp4: a file of the ticket's device and window, by byte ranges. */
+export const footageFileRoute: FastifyPluginAsyncTypebox<FootageRoutesOptions> = async (app, { store, footage }) => {
   app.route({
     method: ['GET', 'HEAD'],
     url: '/v1/footage/play/:ticket/file/:file_id.mp4',
@@ -155,7 +172,7 @@ export const footagePlaybackRoute: FastifyPluginAsyncTypebox<FootageRoutesOption
       },
     },
     handler: async (req, reply) => {
-      const c = claims(req.params.ticket, req.url);
+      const c = claimsOf(app, footage, req.params.ticket, req.url);
       const root = path.resolve(requireFootage(footage).root);
       const file = store.footageFile(req.params.file_id);
       // Only a file of the ticket's device and window: the ticket opens nothing else.
