@@ -352,17 +352,13 @@ const CLOCK_FILTER =
   `geq=lum='if(lt(mod(X,${CLOCK_STRIP.pitch}),${CLOCK_STRIP.size})*gte(Y,${CLOCK_STRIP.y})*lt(Y,${CLOCK_STRIP.y + CLOCK_STRIP.size})*mod(floor(T*1000/pow(2,floor(X/${CLOCK_STRIP.pitch}))),2),235,16)':cb=128:cr=128[bits];` +
   `[pic][bits]overlay=0:0,settb=1/15,setpts=N`;
 
+/** ffmpeg, quiet, reading a lavfi test source in real time (its source follows). */
+const LAVFI_INPUT = ['-hide_banner', '-loglevel', 'error', '-nostdin', '-re', '-f', 'lavfi', '-i'];
+
 /** The live encoder of one camera: main and sub from ffmpeg's test source. */
 function liveArgs(mainKbps: number, mainPort: number, subPort: number, clockStrip: boolean): string[] {
   return [
-    '-hide_banner',
-    '-loglevel',
-    'error',
-    '-nostdin',
-    '-re',
-    '-f',
-    'lavfi',
-    '-i',
+    ...LAVFI_INPUT,
     'testsrc2=size=1280x720:rate=15',
     '-filter_complex',
     clockStrip
@@ -536,14 +532,7 @@ function spawnExtraMounts(
   const extra = spawn(
     ffmpegPath,
     [
-      '-hide_banner',
-      '-loglevel',
-      'error',
-      '-nostdin',
-      '-re',
-      '-f',
-      'lavfi',
-      '-i',
+      ...LAVFI_INPUT,
       'testsrc2=size=640x360:rate=10',
       '-re',
       '-f',
