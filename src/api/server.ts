@@ -92,23 +92,9 @@ const validatorCompiler: FastifySchemaCompiler<TSchema> = ({ schema, httpPart })
   };
 };
 
-/**
- * `logger` as Fastify's logger: its child() is the logger itself. Fastify makes a child on every
- * request to bind the request's id to its log lines; with those lines off (disableRequestLogging)
- * the id would tie nothing together, and a pino child costs a few µs a request. A
- * `childLoggerFactory` returning the logger spares the child, but Fastify checks what a custom
- * factory returns on every request (docs/performance.md). Made as pino makes its own
- * children, an object inheriting from the logger: a level set on the logger shows through.
- */
-function withoutRequestChildren(logger: FastifyBaseLogger): FastifyBaseLogger {
-  const shared = Object.create(logger) as FastifyBaseLogger;
-  shared.child = () => shared;
-  return shared;
-}
-
 export async function buildApiServer(opts: ApiServerOptions): Promise<FastifyInstance> {
   const app = Fastify({
-    loggerInstance: withoutRequestChildren(opts.logger),
+    loggerInstance: opts.logger,
     // Node checks request timeouts on a timer (30 s by default): every second keeps a slow request
     // from outliving requestTimeout by much; the check only walks the open connections.
     https: { cert: opts.tls.cert, key: opts.tls.key, minVersion: 'TLSv1.2', connectionsCheckingInterval: 1000 },

@@ -17,7 +17,9 @@ import pino from 'pino';
 import { Registry } from 'prom-client';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { InvalidTokenError, KeysUnavailableError } from '../../src/auth/errors.js';
-import { jwksCacheFile, LocalIssuer, TokenVerifier, type VerifierOptions } from '../../src/auth/index.js';
+import { jwksCacheFile } from '../../src/auth/jwks-store.js';
+import { LocalIssuer } from '../../src/auth/local-issuer.js';
+import { TokenVerifier, type VerifierOptions } from '../../src/auth/verifier.js';
 import { SecretBox } from '../../src/platform/secret-box.js';
 
 const ISSUER = 'https://idp.example.test/realms/cams';
