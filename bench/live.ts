@@ -182,7 +182,10 @@ const HLS_TRIAL = `async ({ url, settleMs, latencyMs }) => {
   hls.destroy();
   return watched;
 }`;
-/** What WEBRTC_TRIAL resolves with: the frames watched, the first frame decoded and shown, the steps, the receiver's figures after. */
+/**
+ * What WEBRTC_TRIAL resolves with: the frames watched, the first frame decoded and shown, the steps, the receiver's
+ * figures after.
+ */
 const WebrtcTrial = Type.Intersect([
   WatchedFrames,
   Type.Object({

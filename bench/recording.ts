@@ -33,7 +33,8 @@
 // Env: BENCH_CAMERAS (default 1,4,8,16), BENCH_SECONDS (default 20), BENCH_SETTLE_S (default 5),
 // BENCH_EVENT_S (default 3), BENCH_EVENT_TRIALS (default 3), BENCH_EVENT_CAMERAS (the N values with
 // the event step; default the smallest and the largest), BENCH_NODE_ARGS (flags for the gateway's
-// node, split on spaces: `--cpu-prof --cpu-prof-dir=DIR` profiles the daemon). Needs ffmpeg, ffprobe and the simulator's
+// node, split on spaces: `--cpu-prof --cpu-prof-dir=DIR` profiles the daemon). Needs ffmpeg, ffprobe and the
+// simulator's
 // packages (see ./run). About 4 minutes with the defaults.
 import { execFile, execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -133,7 +134,10 @@ function tree(table: ProcTable, root: number, exclude = new Set<number>()): numb
 const treeCpu = (table: ProcTable, pids: readonly number[]) =>
   pids.reduce((a, pid) => a + (table.get(pid)?.cpu ?? 0) + (table.get(pid)?.reaped ?? 0), 0);
 
-/** The sum over `pids` of a number in one of their /proc files (`pattern`'s first group × `scale`); a process that ended counts 0. */
+/**
+ * The sum over `pids` of a number in one of their /proc files (`pattern`'s first group × `scale`); a process that ended
+ * counts 0.
+ */
 function sumOfProcFiles(pids: readonly number[], file: string, pattern: RegExp, scale = 1): number {
   let sum = 0;
   for (const pid of pids) {

@@ -48,7 +48,10 @@ export interface Gateway {
   readonly api: FastifyInstance;
   /** https://host:port the API listens on. */
   readonly apiUrl: string;
-  /** http://host:port/metrics of the metrics listener; null when there is none (metrics.listen null, or its port was taken). */
+  /**
+   * http://host:port/metrics of the metrics listener; null when there is none (metrics.listen null, or its port was
+   * taken).
+   */
   readonly metricsUrl: string | null;
   readonly certFile: string;
   readonly localIssuer: LocalIssuer | null;

@@ -3,7 +3,9 @@ import type { SimulatedCamera } from '../../dist/onvif/simulator/camera.js';
 import type { Fleet } from '../../dist/onvif/simulator/fleet.js';
 import type { SimulatedRtsp } from '../../dist/onvif/simulator/rtsp.js';
 
-/** The config's `cameras:` entries (YAML) for a fleet's cameras: camera i named `name(i)`, account admin and `password`. */
+/**
+ * The config's `cameras:` entries (YAML) for a fleet's cameras: camera i named `name(i)`, account admin and `password`.
+ */
 export const cameraEntries = (fleet: Fleet, password: string, name: (i: number) => string): string =>
   fleet.cameras
     .map(

@@ -246,7 +246,10 @@ export type Target = Pick<Options, 'url' | 'method' | 'headers' | 'body'>;
 /** An autocannon run with the server's CPU seconds during it. */
 export type Measured = Result & { serverCpuS: number };
 
-/** One autocannon run against `target` (url, method, headers, body), with the server's CPU seconds; any non-2xx fails it. */
+/**
+ * One autocannon run against `target` (url, method, headers, body), with the server's CPU seconds; any non-2xx fails
+ * it.
+ */
 export async function measure(
   pid: number,
   name: string,
@@ -320,7 +323,10 @@ export async function getJson<T extends TSchema>(
   return parseAs(schema, res.body, `GET ${p}`);
 }
 
-/** The first device the gateway lists online, asked every 100 ms up to `attempts` times: the camera of a one-camera bench, once adopted. */
+/**
+ * The first device the gateway lists online, asked every 100 ms up to `attempts` times: the camera of a one-camera
+ * bench, once adopted.
+ */
 export async function onlineDevice(
   gateway: GatewayProcess,
   ca: Buffer,

@@ -12,7 +12,9 @@ export function procStat(pid: number): { comm: string; fields: string[] } {
   return { comm: text.slice(text.indexOf('(') + 1, close), fields: text.slice(close + 2).split(' ') };
 }
 
-/** Seconds of procStat's fields `a` + `b` (clock ticks, USER_HZ 100): 11, 12 its own CPU, 13, 14 its reaped children's. */
+/**
+ * Seconds of procStat's fields `a` + `b` (clock ticks, USER_HZ 100): 11, 12 its own CPU, 13, 14 its reaped children's.
+ */
 export const statSeconds = (fields: readonly string[], a: number, b: number): number =>
   (Number(fields[a]) + Number(fields[b])) / 100;
 

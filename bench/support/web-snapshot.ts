@@ -17,7 +17,8 @@
 //    case for batching: one picture at a time); burst asks for all at once each period, as a page
 //    refreshing its stills on one timer does (a browser sends at most 6 at a time over HTTP/1.1;
 //    this client sends all 16).
-// Env: BENCH_WIDTH (default 320), BENCH_SECONDS (default 30), BENCH_PERIOD_S (default 5), BENCH_CAMERAS (default 16), BENCH_SCHEDULE,
+// Env: BENCH_WIDTH (default 320), BENCH_SECONDS (default 30), BENCH_PERIOD_S (default 5), BENCH_CAMERAS (default 16),
+// BENCH_SCHEDULE,
 // BENCH_MAX_DECODERS (snapshot.max_decoders; 0: no long-lived decoder, every picture one short-lived ffmpeg run).
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:https';

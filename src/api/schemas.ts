@@ -14,7 +14,10 @@ import { STREAM_PROTOCOLS } from '../domain/types.js';
 export { Id, NullableString, NullableTimestamp, Timestamp } from '../domain/record-schemas.js';
 export { AlertSchema, ControlResultSchema, DeviceSchema, RecordingSchema } from '../domain/record-schemas.js';
 
-/** The API's error body: `error` is a code of the catalogue (src/domain/api-errors.ts), each listed with its status and meaning. */
+/**
+ * The API's error body: `error` is a code of the catalogue (src/domain/api-errors.ts), each listed with its status and
+ * meaning.
+ */
 export const ErrorBody = Type.Object(
   {
     error: Type.Enum(API_ERROR_CODES, {

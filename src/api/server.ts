@@ -63,7 +63,10 @@ export interface ApiServerOptions {
   oauth: OAuthRoutesOptions | null;
   /** Browser live view under /live: WebRTC (WHEP) and LL-HLS; absent: none. */
   live?: LiveRoutesOptions;
-  /** Recordings' playback_url and GET /v1/recordings/{id}/play: the ticket signer, and the minter the event stream shares (one ticket memo); absent: none. */
+  /**
+   * Recordings' playback_url and GET /v1/recordings/{id}/play: the ticket signer, and the minter the event stream
+   * shares (one ticket memo); absent: none.
+   */
   playback?: { tickets: TicketSigner; mint: MintPlayback };
   /** GET /v1/events (Server-Sent Events); absent: none. */
   events?: EventRoutesOptions;
@@ -71,7 +74,10 @@ export interface ApiServerOptions {
   web?: WebAppOptions | null;
   /** GET /v1/devices/{id}/snapshot; absent: not served. */
   snapshots?: DeviceSnapshots;
-  /** Continuous footage (GET /v1/footage, /v1/devices/{id}/footage…); absent or null: continuous recording is off (the routes answer 404). */
+  /**
+   * Continuous footage (GET /v1/footage, /v1/devices/{id}/footage…); absent or null: continuous recording is off (the
+   * routes answer 404).
+   */
   footage?: FootageAccess | null;
 }
 

@@ -18,7 +18,9 @@ export interface TokenChecks {
   verifier: TokenVerifier;
   /** What the API checks: the verifier, and a local token whose grant was revoked is refused until it expires. */
   apiVerifier: TokenCheck;
-  /** Whether a token verified earlier has had its grant revoked since (held streams look again); null: no local issuer. */
+  /**
+   * Whether a token verified earlier has had its grant revoked since (held streams look again); null: no local issuer.
+   */
   revoked: ((token: Pick<VerifiedToken, 'issuer' | 'tokenId'>) => boolean) | null;
 }
 

@@ -98,7 +98,9 @@ export function judgeCheck(frames: readonly (readonly RawDetection[])[], rules: 
   );
 }
 
-/** judgeCheck() for the first frames of `total`: null while the frames to come could change the verdict (confirmSoFar). */
+/**
+ * judgeCheck() for the first frames of `total`: null while the frames to come could change the verdict (confirmSoFar).
+ */
 export function judgeSoFar(
   frames: readonly (readonly RawDetection[])[],
   total: number,

@@ -17,7 +17,10 @@ export interface H265Sps {
   maxSubLayers: number;
   temporalIdNesting: boolean;
   chromaFormatIdc: number;
-  /** sps_max_num_reorder_pics of the highest sub-layer: how many pictures may precede one in decoding order and follow it in output. */
+  /**
+   * sps_max_num_reorder_pics of the highest sub-layer: how many pictures may precede one in decoding order and follow
+   * it in output.
+   */
   maxNumReorderPics: number;
   bitDepthLuma: number;
   bitDepthChroma: number;

@@ -170,7 +170,9 @@ export function parseSpropParameterSets(fmtp: ReadonlyMap<string, string>): H264
   return sets;
 }
 
-/** VPS, SPS and PPS from an H.265 fmtp's sprop-vps/sprop-sps/sprop-pps (RFC 7798 7.1), checked against their NAL type. */
+/**
+ * VPS, SPS and PPS from an H.265 fmtp's sprop-vps/sprop-sps/sprop-pps (RFC 7798 7.1), checked against their NAL type.
+ */
 export function parseH265SpropParameterSets(fmtp: ReadonlyMap<string, string>): H265ParameterSets {
   const pick = (key: string, want: number): Buffer[] =>
     spropUnits(fmtp.get(key)).filter((u) => h265NalType(u, 0, u.length) === want);

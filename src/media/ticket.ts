@@ -39,7 +39,9 @@ export interface PlaybackClaims {
   expiresAt: number;
 }
 
-/** What a footage ticket names: one device's continuous footage in [startMs, endMs) (whole seconds), until expiresAt. */
+/**
+ * What a footage ticket names: one device's continuous footage in [startMs, endMs) (whole seconds), until expiresAt.
+ */
 export interface FootageClaims {
   deviceId: string;
   startMs: number;

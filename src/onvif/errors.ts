@@ -11,7 +11,9 @@ export class CameraUnauthorizedError extends GatewayError.of('camera_unauthorize
 export class CameraFaultError extends GatewayError.of('camera_fault') {
   constructor(
     message: string,
-    /** Local names of the fault's Code/Subcode values (e.g. ["Receiver", "ActionNotSupported"]); empty when not a fault. */
+    /**
+     * Local names of the fault's Code/Subcode values (e.g. ["Receiver", "ActionNotSupported"]); empty when not a fault.
+     */
     readonly codes: readonly string[] = [],
   ) {
     super(message);
@@ -21,5 +23,8 @@ export class CameraFaultError extends GatewayError.of('camera_fault') {
 /** A SOAP document we refuse (too large, with a DTD, malformed, not an envelope, an empty Body). */
 export class SoapXmlError extends GatewayError.of('soap_xml') {}
 
-/** A SOAP Fault from the device: it answered, but refused (codes: its Code/Subcode values, local names, outermost first). */
+/**
+ * A SOAP Fault from the device: it answered, but refused (codes: its Code/Subcode values, local names, outermost
+ * first).
+ */
 export class SoapFaultError extends CameraFaultError {}

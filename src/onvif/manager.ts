@@ -160,7 +160,10 @@ export class CameraManager {
     await Promise.all(workers.map((w) => w.done));
   }
 
-  /** Carries out an action on an online camera: the API's POST …/control and the cloud's commands (main.ts hands this to both). */
+  /**
+   * Carries out an action on an online camera: the API's POST …/control and the cloud's commands (main.ts hands this to
+   * both).
+   */
   async run(deviceId: string, action: ControlAction, requestId: string = newId('ctl')): Promise<ControlRequest> {
     const worker = [...this.workers.values()].find((w) => w.deviceId === deviceId);
     const device = this.opts.store.getDevice(deviceId);

@@ -17,7 +17,9 @@ const SOAP_ENVELOPE_NAMESPACES = new Set([
 /** "ter:NotAuthorized" → "NotAuthorized"; names in camera answers keep their case otherwise. */
 const localName = (name: string): string => name.slice(name.lastIndexOf(':') + 1);
 
-/** xml2js tag names: prefix dropped, then lower-camel-cased unless the second letter is upper case ("UTCTime" stays). */
+/**
+ * xml2js tag names: prefix dropped, then lower-camel-cased unless the second letter is upper case ("UTCTime" stays).
+ */
 function tagName(name: string): string {
   const local = localName(name);
   const second = local.charAt(1);

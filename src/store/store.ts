@@ -109,7 +109,10 @@ export class Store {
     this.conn.close();
   }
 
-  /** Closes; resolves once a daemon running on the same database is sure to see this store's changes (Connection.closeWhenVisible). */
+  /**
+   * Closes; resolves once a daemon running on the same database is sure to see this store's changes
+   * (Connection.closeWhenVisible).
+   */
   closeWhenVisible(): Promise<void> {
     return this.conn.closeWhenVisible();
   }

@@ -41,7 +41,9 @@ export interface HomeAssistantContext {
 /** A message to publish. QoS 1 like everything the gateway sends. */
 export interface HaMessage {
   topic: string;
-  /** JSON text for configs, `ON`/`OFF` for states, JPEG bytes for an image, empty to delete a retained config or state. */
+  /**
+   * JSON text for configs, `ON`/`OFF` for states, JPEG bytes for an image, empty to delete a retained config or state.
+   */
   payload: string | Buffer;
   retain: boolean;
   qos: 1;

@@ -37,7 +37,10 @@ export function validateLevel(value: string, field: TopicField): void {
   if (problem) throw new TopicError(field, value, problem);
 }
 
-/** Throws TopicError unless the prefix and gateway id make a valid base (the config's prefix alone is checked at load, src/config/load.ts). */
+/**
+ * Throws TopicError unless the prefix and gateway id make a valid base (the config's prefix alone is checked at load,
+ * src/config/load.ts).
+ */
 export function validateTopicBase(prefix: string, gatewayId: string): void {
   validatePrefix(prefix);
   validateLevel(gatewayId, 'gatewayId');

@@ -170,7 +170,10 @@ export interface FirstPartyTokens {
   scope: string;
 }
 
-/** The web app's sign-in (its built-in client gateway-web, PKCE) without a browser: the login form, then the code for tokens. */
+/**
+ * The web app's sign-in (its built-in client gateway-web, PKCE) without a browser: the login form, then the code for
+ * tokens.
+ */
 export async function signInAsWebApp(
   apiUrl: string,
   request: Client,

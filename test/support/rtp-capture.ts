@@ -6,7 +6,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 
 /**
- * Runs ffmpeg's RTP muxer on one second (or `seconds`) of its 320x240, 10 fps test source (or `source`) at a UDP socket on
+ * Runs ffmpeg's RTP muxer on one second (or `seconds`) of its 320x240, 10 fps test source (or `source`) at a UDP socket
+ * on
  * loopback and returns the packets in arrival order with the SDP ffmpeg wrote. After ffmpeg exits,
  * all it sent is queued on the socket; a datagram sent then lands behind it, so its arrival marks
  * the end without waiting on a clock.

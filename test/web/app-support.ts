@@ -35,7 +35,8 @@ export interface AxeViolation {
 
 /** axe-core's serious and critical violations on the page as it is now. */
 export async function seriousViolations(page: Page): Promise<AxeViolation[]> {
-  // Evaluated through the DevTools protocol, which the page's CSP does not govern (an injected <script> would be refused).
+  // Evaluated through the DevTools protocol, which the page's CSP does not govern (an injected <script> would be
+  // refused).
   await page.evaluate(AXE_SOURCE);
   const found: unknown = await page.evaluate(
     `axe.run(document, { resultTypes: ['violations'] }).then((r) => r.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.length })))`,

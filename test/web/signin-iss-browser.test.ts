@@ -35,7 +35,10 @@ afterAll(async () => {
   await t?.stop();
 });
 
-/** Signs in (or starts from the app's "Sign in" button) and returns the callback URL the browser was sent to, which it does not open. */
+/**
+ * Signs in (or starts from the app's "Sign in" button) and returns the callback URL the browser was sent to, which it
+ * does not open.
+ */
 async function answerOfSignIn(start: () => Promise<unknown>): Promise<URL> {
   let callback: URL | null = null;
   // The answer is a redirect of the gateway's sign-in pages (a browser's route does not see redirect

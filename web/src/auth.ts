@@ -136,7 +136,9 @@ export class Session {
     return `${this.deps.origin}${CALLBACK_PATH}`;
   }
 
-  /** The answer of the sign-in page; the pending sign-in is dropped with it, unless the gateway could not be reached. */
+  /**
+   * The answer of the sign-in page; the pending sign-in is dropped with it, unless the gateway could not be reached.
+   */
   private async finishSignIn(params: URLSearchParams): Promise<string> {
     try {
       const returnTo = await this.exchangeAnswer(params);

@@ -9,7 +9,8 @@ import { footageStatusRoute } from './footage/status.js';
 export type { FootageAccess, FootageRoutesOptions, FootageRoutesStore } from './footage/options.js';
 
 // Continuous footage (docs/api.md, "Continuous footage"): the spans kept in a window, a window as
-// one MP4, a window played (HLS VOD under a ticket), the picture of a moment, and continuous recording's status, one part
+// one MP4, a window played (HLS VOD under a ticket), the picture of a moment, and continuous recording's status, one
+// part
 // each in footage/.
 
 export const footageRoutes: FastifyPluginAsyncTypebox<FootageRoutesOptions> = async (app, opts) => {

@@ -15,7 +15,10 @@ export interface FootageFileWriter {
   abandon(): Promise<void>;
 }
 
-/** Opens `name` for writing; `onFail` hears of the first error at once (the disk went away, filled up, turned read-only). */
+/**
+ * Opens `name` for writing; `onFail` hears of the first error at once (the disk went away, filled up, turned
+ * read-only).
+ */
 export type OpenFootageFile = (name: string, onFail: (err: Error) => void) => FootageFileWriter;
 
 /**

@@ -29,7 +29,9 @@ export class CameraMuxer implements FanOutReader {
   private readonly listeners = new Set<() => void>();
   private changed = false;
 
-  /** `sdp`: the relay's SDP of the stream (StreamHandle.sdp). Throws MediaFormatError when it has no H.264/H.265 video. */
+  /**
+   * `sdp`: the relay's SDP of the stream (StreamHandle.sdp). Throws MediaFormatError when it has no H.264/H.265 video.
+   */
   constructor(sdp: string, options: CameraMuxerOptions) {
     this.window = new LiveWindow({
       partTarget: options.partTarget,

@@ -81,7 +81,9 @@ export class FragmentMuxer implements FanOutReader {
   private afterLoss = false;
   private readonly maxSampleTicks: number;
 
-  /** `sdp`: the relay's SDP of the stream (StreamHandle.sdp). Throws MediaFormatError when it has no H.264/H.265 video. */
+  /**
+   * `sdp`: the relay's SDP of the stream (StreamHandle.sdp). Throws MediaFormatError when it has no H.264/H.265 video.
+   */
   constructor(
     sdp: string,
     private readonly options: FragmentMuxerOptions,
@@ -228,7 +230,9 @@ export class FragmentMuxer implements FanOutReader {
     return true;
   }
 
-  /** A sample longer than maxSampleDuration (pictures missing) is shortened to it: parts never exceed the part target. */
+  /**
+   * A sample longer than maxSampleDuration (pictures missing) is shortened to it: parts never exceed the part target.
+   */
   private boundDuration(t: TimedUnit<VideoAccessUnit>): TimedUnit<VideoAccessUnit> {
     if (t.duration > this.maxSampleTicks) {
       this.stats.longSamples++;

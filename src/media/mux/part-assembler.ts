@@ -31,7 +31,10 @@ export interface NewPart {
   duration: number;
   /** Starts with a keyframe. */
   independent: boolean;
-  /** The part-cutter said 'segment': the part starts a new segment (a new group of pictures, or a cut inside a long one). */
+  /**
+   * The part-cutter said 'segment': the part starts a new segment (a new group of pictures, or a cut inside a long
+   * one).
+   */
   startsSegment: boolean;
   /** Wall clock of its first sample, ms since the epoch. */
   wallClock: number;

@@ -105,7 +105,10 @@ interface Finding {
 
 /** What the recorder keeps of one episode, from its first start until its last part is written (or dropped). */
 interface Episode {
-  /** Its alert, and the alert's type so that a late finding only ever makes it more specific; null until written (or when writing it failed). */
+  /**
+   * Its alert, and the alert's type so that a late finding only ever makes it more specific; null until written (or
+   * when writing it failed).
+   */
   alert: { id: string; type: EventType } | null;
   /** While its alert waits for the detector. */
   pending: Pending | null;

@@ -107,7 +107,10 @@ export async function writeThumbnail(job: {
   }
 }
 
-/** A thumbnail made elsewhere (the detector's frame with its boxes), beside its clip; false when it could not be written. */
+/**
+ * A thumbnail made elsewhere (the detector's frame with its boxes), beside its clip; false when it could not be
+ * written.
+ */
 export async function writeThumbnailJpeg(storageDir: string, fileName: string, jpeg: Uint8Array): Promise<boolean> {
   const final = path.join(storageDir, thumbnailNameOf(fileName));
   const tmp = path.join(path.dirname(final), `.${path.basename(final)}.tmp`);

@@ -20,7 +20,10 @@ export interface EpisodeOptions {
   preRollMs: number;
   postRollMs: number;
   maxClipMs: number;
-  /** a kind active this long without a stop counts as stopped (a camera that lost its stop must not record forever); default 600_000 */
+  /**
+   * a kind active this long without a stop counts as stopped (a camera that lost its stop must not record forever);
+   * default 600_000
+   */
   staleEventMs?: number;
 }
 

@@ -141,7 +141,8 @@ export class SegmentRing {
 /**
  * The segments a clip [from, to) needs, of `segments` in order: from the last one that starts at
  * or before `from` (so the clip opens on a keyframe and the pre-roll is never short) through the
- * first that reaches `to`; when `from` falls in a gap, from the first segment after it. Null when no segment covers `from` at all and none begins before `to`.
+ * first that reaches `to`; when `from` falls in a gap, from the first segment after it. Null when no segment covers
+ * `from` at all and none begins before `to`.
  */
 /**
  * A segment's listed end is its last frame's start, so `from` a little after it may still be in

@@ -147,7 +147,9 @@ export class RelayConnection {
     }
   }
 
-  /** OPTIONS, GET_PARAMETER, SET_PARAMETER: with a Session header they keep that session alive (sessionOf touches it). */
+  /**
+   * OPTIONS, GET_PARAMETER, SET_PARAMETER: with a Session header they keep that session alive (sessionOf touches it).
+   */
   private keepAlive(req: RtspRequest): void {
     const session = this.sessionOf(req);
     return this.reply(req, 200, req.method === 'OPTIONS' ? { Public: PUBLIC } : {}, undefined, session);

@@ -3,7 +3,10 @@ import { GatewayError } from '../../domain/errors.js';
 /** Too many sessions from one address: the viewer's SETUP is answered 453. */
 export class TooManySessionsError extends GatewayError.of('too_many_sessions') {}
 
-/** The camera stream cannot be had now (none for the profile, unreachable, refused, no usable video): RTSP 503, the API's stream_unavailable. */
+/**
+ * The camera stream cannot be had now (none for the profile, unreachable, refused, no usable video): RTSP 503, the
+ * API's stream_unavailable.
+ */
 export class StreamUnavailableError extends GatewayError.of('stream_unavailable') {}
 
 /** A viewer's request the relay refuses, with the RTSP status it answers. */

@@ -319,7 +319,10 @@ export class UpstreamSession {
   }
 }
 
-/** A URL's path and query, without a trailing slash: cameras name their tracks in RTP-Info with another host or port than the one dialled. */
+/**
+ * A URL's path and query, without a trailing slash: cameras name their tracks in RTP-Info with another host or port
+ * than the one dialled.
+ */
 function pathOf(url: string): string {
   return url.replace(/^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/?#]*/, '').replace(/\/+$/, '');
 }

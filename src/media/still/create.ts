@@ -41,7 +41,10 @@ const MAX_CAMERA_JPEG_BYTES = 8 * 1024 * 1024;
 /** Largest JPEG a long-lived decoder may write (a 3840-wide JPEG stays well under 4 MB). */
 const MAX_LIVE_JPEG_BYTES = 8 * 1024 * 1024;
 
-/** Decodes one picture (Annex B H.264/H.265, or a JPEG) to a JPEG this wide (null: as it is), within the snapshots' bounds. */
+/**
+ * Decodes one picture (Annex B H.264/H.265, or a JPEG) to a JPEG this wide (null: as it is), within the snapshots'
+ * bounds.
+ */
 export type DecodeStill = (format: StillInputFormat, input: Buffer, width: number | null) => Promise<Buffer>;
 
 export function createSnapshots(

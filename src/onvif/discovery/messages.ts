@@ -46,7 +46,10 @@ export interface DiscoveryMessage {
   messageId: string | null;
   /** For a ProbeMatch, the MessageID of the Probe it answers. */
   relatesTo: string | null;
-  /** The EndpointReference Address as sent (trimmed), e.g. urn:uuid:…; see stableEndpoint and deviceIdFrom (domain/device-alias.ts) for identity. */
+  /**
+   * The EndpointReference Address as sent (trimmed), e.g. urn:uuid:…; see stableEndpoint and deviceIdFrom
+   * (domain/device-alias.ts) for identity.
+   */
   endpoint: string;
   /** QNames as sent, e.g. "tdn:NetworkVideoTransmitter". */
   types: string[];

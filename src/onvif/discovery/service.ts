@@ -32,7 +32,9 @@ const ANNOUNCEMENT_REPEAT_WINDOW_MS = 5_000;
 export type FoundVia = 'probe' | 'hello' | 'unicast';
 
 export interface Found {
-  /** EndpointReference Address as the device sent it; its alias (aliasOf.endpoint) gives the device id (deviceIdFrom). */
+  /**
+   * EndpointReference Address as the device sent it; its alias (aliasOf.endpoint) gives the device id (deviceIdFrom).
+   */
   endpoint: string;
   xaddrs: string[];
   scopes: string[];

@@ -24,7 +24,10 @@ export interface FleetOptions {
   mainBitrateKbps?: number;
   /** The wall clock burnt into the main picture (see SimulatedRtspOptions.clockStrip); off by default. */
   clockStrip?: boolean;
-  /** Main and sub looped from a clip encoded once instead of encoded live (see SimulatedRtspOptions.looped); off by default. */
+  /**
+   * Main and sub looped from a clip encoded once instead of encoded live (see SimulatedRtspOptions.looped); off by
+   * default.
+   */
   looped?: LoopedSource;
   logger: BaseLogger;
 }

@@ -138,7 +138,8 @@ const X264_VIDEO = [
 const EXTRA: Record<ExtraMount, ExtraMountSpec> = {
   h265aac: {
     tracks: ['h265', 'aac'],
-    // repeat-headers: parameter sets before every keyframe, as x264 does by itself; rtsp_server.py has no parser to add them.
+    // repeat-headers: parameter sets before every keyframe, as x264 does by itself; rtsp_server.py has no parser to add
+    // them.
     videoCodec: [
       '-c:v',
       'libx265',

@@ -19,7 +19,8 @@ import { aacTrack, h264Track, h265Track } from '../../../src/media/fmp4/track.js
 // Round trips through the reader: what buildFragment and buildInitSegment write reads back as the
 // inputs, every data offset lands on its sample's bytes, and bad inputs are MediaFormatErrors.
 
-// x264's SPS for 320x240 at 10 fps, High profile level 1.2 (`ffmpeg -f lavfi -i testsrc2=size=320x240:rate=10 -c:v libx264 -f h264`).
+// x264's SPS for 320x240 at 10 fps, High profile level 1.2 (`ffmpeg -f lavfi -i testsrc2=size=320x240:rate=10 -c:v
+// libx264 -f h264`).
 const SPS = Buffer.from('6764000cacd94141fb011000000300100000030140f1429960', 'hex');
 const PPS = Buffer.from('68ebe3cb22c0', 'hex');
 // x265's VPS/SPS/PPS for the same picture, Main profile level 2 (`… -c:v libx265 -f hevc`).

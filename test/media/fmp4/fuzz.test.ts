@@ -23,7 +23,10 @@ const ROUNDS = 400;
 const SPS = Buffer.from('6764000cacd94141fb011000000300100000030140f1429960', 'hex');
 const PPS = Buffer.from('68ebe3cb22c0', 'hex');
 
-/** Every box's size covers its children exactly (readBoxes refuses any that does not) and the top level covers the buffer. */
+/**
+ * Every box's size covers its children exactly (readBoxes refuses any that does not) and the top level covers the
+ * buffer.
+ */
 function wellFormed(bytes: Buffer): void {
   const boxes = readBoxes(bytes);
   const total = boxes.reduce((sum, b) => sum + b.size, 0);

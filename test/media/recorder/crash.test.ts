@@ -322,7 +322,9 @@ describe('recorder crash safety, with the daemon as a process', () => {
     await fleet?.stop();
   });
 
-  /** Waits until no ffmpeg of the killed daemon runs: they read from its relay (gone) or finish a file no one renames. */
+  /**
+   * Waits until no ffmpeg of the killed daemon runs: they read from its relay (gone) or finish a file no one renames.
+   */
   async function childrenEnded(s: Setup): Promise<void> {
     await expect
       .poll(() => ffmpegProcessesUsing(s.dataDir).map((p) => p.args.join(' ')), {

@@ -86,7 +86,8 @@ describe('clip assembly with real ffmpeg', () => {
 
   beforeAll(async () => {
     dir = mkdtempSync(path.join(os.tmpdir(), "eg-clip-it's "));
-    // 4 s of 10 fps H.264 with a keyframe each second and no B-frames (as cameras send), one with AAC and one with G.711 µ-law audio,
+    // 4 s of 10 fps H.264 with a keyframe each second and no B-frames (as cameras send), one with AAC and one with
+    // G.711 µ-law audio,
     // cut like the recorder cuts (segment muxer, copy).
     for (const [sub, audio] of [
       ['aac', ['-c:a', 'aac']],

@@ -135,7 +135,10 @@ describe('recoverEpisodes with real ffmpeg and a real store', () => {
   });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  /** A gateway data directory whose camera's RAM holds the segments, listed up to `listed` (the rest written but not listed). */
+  /**
+   * A gateway data directory whose camera's RAM holds the segments, listed up to `listed` (the rest written but not
+   * listed).
+   */
   function crashed(name: string, listed: number) {
     const base = path.join(dir, name);
     const segmentRoot = path.join(base, 'ram');

@@ -183,7 +183,10 @@ describe('FanOut: RTP-Info names one instant for every track', () => {
   // The camera's audio clock starts near the 32-bit wrap, so the arithmetic must wrap too.
   const AUDIO_AT_PLAY = 0xffffff00;
   const videoAtPlay = () => readRtpHeader(packets[0]!)!.timestamp;
-  /** Feeds the video with one audio packet per video packet, audio 0.3 s behind the video's instant (as an encoder's latency makes it). */
+  /**
+   * Feeds the video with one audio packet per video packet, audio 0.3 s behind the video's instant (as an encoder's
+   * latency makes it).
+   */
   function feed(fan: FanOut, upTo: number): void {
     packets.slice(0, upTo).forEach((p, i) => {
       fan.push(0, p);

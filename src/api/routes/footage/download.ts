@@ -26,7 +26,9 @@ function attachmentName(cameraName: string, startMs: number): string {
   return `${safe}-${new Date(startMs).toISOString().slice(0, 19).replace(/:/g, '-')}.mp4`;
 }
 
-/** The init segments of the first file of each run (a run shares one init): what tells whether a range can be one MP4. */
+/**
+ * The init segments of the first file of each run (a run shares one init): what tells whether a range can be one MP4.
+ */
 async function runInits(root: string, files: readonly IndexedFootageFile[]): Promise<Map<number, Buffer>> {
   const inits = new Map<number, Buffer>();
   for (const f of files) if (!inits.has(f.zeroMs)) inits.set(f.zeroMs, await readInit(root, f));

@@ -20,7 +20,9 @@ const TokenResponseSchema = Type.Object(
   { title: 'TokenResponse' },
 );
 
-/** What the token and revocation endpoints answer besides their own 400s (oauthErrorStatus in src/auth/oauth/errors.ts). */
+/**
+ * What the token and revocation endpoints answer besides their own 400s (oauthErrorStatus in src/auth/oauth/errors.ts).
+ */
 const clientEndpointErrors = {
   401: oauthErrorResponse('invalid_client: client authentication failed'),
   ...parserErrorResponses,
@@ -37,7 +39,8 @@ export async function tokenRoutes(app: FastifyInstance, opts: Pick<OAuthRoutesOp
         operationId: 'requestToken',
         summary: 'Token exchange, refresh and client credentials (RFC 6749 §4.1.3, §6, §4.4; JSON or form body)',
         tags: ['oauth'],
-        // The statuses of oauthErrorStatus (src/auth/oauth/errors.ts); a body the gateway cannot read is invalid_request.
+        // The statuses of oauthErrorStatus (src/auth/oauth/errors.ts); a body the gateway cannot read is
+        // invalid_request.
         response: {
           200: TokenResponseSchema,
           400: oauthErrorResponse(
