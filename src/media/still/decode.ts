@@ -31,6 +31,13 @@ export function stillArgs(format: StillInputFormat, width: number | null, pictur
     // One JPEG per picture in, none repeated or dropped for timing.
     '-frames:v',
     String(pictures),
+    ...jpegOutputArgs(width),
+  ];
+}
+
+/** Every picture decoded as it comes (none repeated or dropped for timing), as JPEGs on stdout. */
+export function jpegOutputArgs(width: number | null): string[] {
+  return [
     '-fps_mode',
     'passthrough',
     '-an',

@@ -1,3 +1,4 @@
+import { jpegOutputArgs } from './decode.js';
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import type { Readable, Writable } from 'node:stream';
 import { JpegStreamError, LiveDecoderError, type LiveFailure } from './errors.js';
@@ -57,19 +58,7 @@ export function liveDecoderArgs(format: LiveDecoderOptions['format'], width: num
     'pipe:0',
     '-threads',
     '1',
-    '-fps_mode',
-    'passthrough',
-    '-an',
-    // The JPEG encoder wants full-range YUV; -2 keeps the height even and the aspect ratio.
-    '-vf',
-    width === null ? 'format=yuvj420p' : `scale=${width}:-2,format=yuvj420p`,
-    '-q:v',
-    '4',
-    '-f',
-    'image2pipe',
-    '-c:v',
-    'mjpeg',
-    'pipe:1',
+    ...jpegOutputArgs(width),
   ];
 }
 

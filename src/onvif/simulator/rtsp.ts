@@ -356,6 +356,25 @@ const CLOCK_FILTER =
 /** ffmpeg, quiet, reading a lavfi test source in real time (its source follows). */
 const LAVFI_INPUT = ['-hide_banner', '-loglevel', 'error', '-nostdin', '-re', '-f', 'lavfi', '-i'];
 
+/** One mapped picture encoded as a camera would (a keyframe a second at 15 fps), sent as RTP to a local port. */
+function x264Rtp(bitrate: string, port: number): string[] {
+  return [
+    '-c:v',
+    'libx264',
+    '-preset',
+    'ultrafast',
+    '-tune',
+    'zerolatency',
+    '-g',
+    '15',
+    '-b:v',
+    bitrate,
+    '-f',
+    'rtp',
+    `rtp://127.0.0.1:${port}`,
+  ];
+}
+
 /** The live encoder of one camera: main and sub from ffmpeg's test source. */
 function liveArgs(mainKbps: number, mainPort: number, subPort: number, clockStrip: boolean): string[] {
   return [
@@ -367,34 +386,10 @@ function liveArgs(mainKbps: number, mainPort: number, subPort: number, clockStri
       : '[0:v]split=2[main][s];[s]scale=320:180[sub]',
     '-map',
     '[main]',
-    '-c:v',
-    'libx264',
-    '-preset',
-    'ultrafast',
-    '-tune',
-    'zerolatency',
-    '-g',
-    '15',
-    '-b:v',
-    `${mainKbps}k`,
-    '-f',
-    'rtp',
-    `rtp://127.0.0.1:${mainPort}`,
+    ...x264Rtp(`${mainKbps}k`, mainPort),
     '-map',
     '[sub]',
-    '-c:v',
-    'libx264',
-    '-preset',
-    'ultrafast',
-    '-tune',
-    'zerolatency',
-    '-g',
-    '15',
-    '-b:v',
-    '200k',
-    '-f',
-    'rtp',
-    `rtp://127.0.0.1:${subPort}`,
+    ...x264Rtp('200k', subPort),
   ];
 }
 
