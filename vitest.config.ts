@@ -35,6 +35,7 @@ const INTEGRATION = [
   'test/api/tls.test.ts',
   'test/api/web-app.test.ts', // also dist/web
   'test/api/routes/alerts.test.ts',
+  'test/api/routes/device-setup.test.ts',
   'test/api/routes/devices.test.ts',
   'test/api/routes/events.test.ts',
   'test/api/routes/oauth-fuzz.test.ts',
@@ -80,6 +81,8 @@ const INTEGRATION = [
   'test/media/mixed-viewers.test.ts',
   'test/media/footage/continuous.test.ts', // also a tmpfs mounted as the footage disk
   'test/media/footage/crash.test.ts', // the built daemon, a tmpfs footage disk
+  'test/media/footage/frame-clock.test.ts', // the clock-strip camera, a tmpfs footage disk, ffmpeg
+  'test/media/footage/read-only.test.ts', // an ext4 image as the footage disk (mkfs.ext4, e2fsck, loop devices)
   'test/media/recorder/crash.test.ts',
   'test/media/recorder/end-to-end.test.ts',
   'test/media/recorder/motion-end-to-end.test.ts',

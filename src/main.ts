@@ -9,7 +9,7 @@ import { loadTlsCredentials } from './api/tls.js';
 import { createTokenChecks } from './auth/create.js';
 import type { LocalIssuer } from './auth/local-issuer.js';
 import { createLocalOAuth } from './auth/oauth/create.js';
-import { cameraConfigLookup } from './config/cameras.js';
+import { cameraConfigLookup, cameraSettingsLookup, fileCameraSettings } from './config/cameras.js';
 import type { Config } from './config/schema.js';
 import { gatewayId } from './daemon/gateway-id.js';
 import { clockSynchronized, reservePort } from './daemon/host.js';
@@ -30,7 +30,7 @@ import { TicketSigner } from './media/ticket.js';
 import { createWebRtc } from './media/webrtc/create.js';
 import { createMetrics } from './metrics/create.js';
 import { openMetricsListener } from './metrics/metrics-server.js';
-import { createCameraManager, startCameras } from './onvif/create.js';
+import { createCameraManager, createCameraSetup, startCameras } from './onvif/create.js';
 import { SecretBox } from './platform/secret-box.js';
 import { Store } from './store/store.js';
 import { createCloudLink } from './sync/create.js';
@@ -77,6 +77,7 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
   const id = gatewayId(config);
   const secretBox = SecretBox.openInDir(dataDir);
   const store = Store.open(dataDir);
+  store.setSettingsBase(fileCameraSettings(config));
   const shutdown = new ShutdownStack();
   const defer = (undo: () => unknown) => shutdown.defer(undo);
   defer(() => store.close());
@@ -141,6 +142,7 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
         store,
         storageDir: recording.storageDir,
         control: cameras,
+        setup: createCameraSetup(config, { store, cameras, secretBox, bus, logger: log.child({ part: 'setup' }) }),
         streams,
         registry,
         version: readVersion(),
@@ -229,12 +231,14 @@ async function startMedia(config: Config, deps: MediaDeps, defer: (undo: () => u
   });
 
   const recording = await openRecordingStorage(config, { store, gatewayId: id, env, logger: log }, defer);
-  const cameraConfig = cameraConfigLookup(config.cameras, (deviceId) => store.getCamera(deviceId)?.onvifUrl ?? null);
+  // Each camera's settings in effect (the file's, with the app's changes), read anew at each look.
+  const fileCamera = cameraConfigLookup(config.cameras, (deviceId) => store.getCamera(deviceId)?.onvifUrl ?? null);
+  const settings = cameraSettingsLookup((deviceId) => store.getDevice(deviceId)?.settings ?? null, fileCamera);
   const detection = startDetection({
     config: config.detection,
     ffmpegPath: config.ffmpeg.path,
     frameStream: (deviceId) => relay.streams.acquire(deviceId, 'main'),
-    camera: cameraConfig,
+    camera: settings.detection,
     registry,
     logger: log.child({ part: 'detect' }),
     ...(opts.detectorWorkerUrl ? { workerUrl: opts.detectorWorkerUrl } : {}),
@@ -242,12 +246,12 @@ async function startMedia(config: Config, deps: MediaDeps, defer: (undo: () => u
   });
   if (detection) defer(() => detection.close());
   const recorderLog = log.child({ part: 'recorder' });
-  const motionMask = (deviceId: string) => cameraConfig(deviceId)?.motion_mask ?? [];
   const detected = detection?.recorders ?? null;
+  const { motionMask, recordsEvents } = settings;
   createRecorders(
     config,
     recording,
-    { store, bus, cameras, motionMask, relay, detection: detected, logger: recorderLog },
+    { store, bus, cameras, motionMask, recordsEvents, relay, detection: detected, logger: recorderLog },
     defer,
   );
   // Still pictures for GET /v1/devices/{id}/snapshot: the relay's cached keyframe decoded once.
@@ -261,6 +265,7 @@ async function startMedia(config: Config, deps: MediaDeps, defer: (undo: () => u
   defer(() => stills.stop());
   // Around-the-clock footage on a second disk (recording.continuous), its pictures by the same decoders.
   const footageLog = log.child({ part: 'footage' });
+  const cameraConfig = settings.continuous;
   const footageParts = { store, streams: relay.streams, cameras, cameraConfig, bus, registry, logger: footageLog };
   const footage = await createFootage(
     config,

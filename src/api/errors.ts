@@ -2,7 +2,13 @@ import type { FastifyError, FastifyReply } from 'fastify';
 import type { Static } from 'typebox';
 import { InvalidTokenError, KeysUnavailableError } from '../auth/errors.js';
 import { API_ERRORS, type ApiErrorCode } from '../domain/api-errors.js';
-import { DeviceCommandError, DeviceUnavailableError, GatewayError, NotFoundError } from '../domain/errors.js';
+import {
+  ConflictError,
+  DeviceCommandError,
+  DeviceUnavailableError,
+  GatewayError,
+  NotFoundError,
+} from '../domain/errors.js';
 import { TicketError, type TicketFailure } from '../media/errors.js';
 import { HlsNotFoundError, HlsRequestError, HlsUnavailableError } from '../media/hls/errors.js';
 import { StreamUnavailableError } from '../media/relay/errors.js';
@@ -164,6 +170,7 @@ export function toApiError(err: unknown): ApiError | null {
   if (err instanceof NotFoundError) return new ApiError('not_found', err.message);
   if (err instanceof DeviceUnavailableError) return new ApiError('device_unavailable', err.message);
   if (err instanceof DeviceCommandError) return new ApiError('device_error', err.message);
+  if (err instanceof ConflictError) return new ApiError('conflict', err.message);
   const live = liveApiError(err);
   if (live) return live;
   if (err instanceof TicketError && err.kind === 'playback') return playbackTicketError(err, PLAYBACK_REFUSED);

@@ -1,4 +1,5 @@
-import type { ControlAction, ControlRequest, StreamProfile, StreamProtocol } from '../domain/types.js';
+import type { SettingsPatch } from '../domain/camera-settings.js';
+import type { ControlAction, ControlRequest, Device, StreamProfile, StreamProtocol } from '../domain/types.js';
 
 // What the API asks other parts to do. Implementations are passed in by main.ts.
 
@@ -31,4 +32,17 @@ export interface DeviceSnapshots {
    * StillError (503) when no picture could be had, StillBusyError (503) when too many are being made.
    */
   get(deviceId: string, width: number | null): Promise<{ jpeg: Buffer; etag: string }>;
+}
+
+/** Cameras set up by their owner (POST, PATCH and DELETE /v1/devices…); `by` is who, for the log. */
+export interface DeviceSetup {
+  /**
+   * Adds the ONVIF camera at host[:port] (checked by parseCameraAddress), listed offline until it is
+   * reached. ConflictError (409) when a camera at that address is known or the config file lists it.
+   */
+  add(camera: { host: string; username: string; password: string; name: string | null }, by: string): Device;
+  /** Changes and applies the settings. NotFoundError; ConflictError for a field the config file sets. */
+  change(deviceId: string, patch: SettingsPatch, by: string): Device;
+  /** Stops using the camera. NotFoundError; ConflictError for a camera the config file lists. */
+  remove(deviceId: string, by: string): Promise<void>;
 }

@@ -17,9 +17,10 @@ import { authenticate } from './authenticate.js';
 import { ApiError, sendApiError, toApiError } from './errors.js';
 import { useStrictJsonParser } from './json-body.js';
 import { finishOpenApiDocument } from './openapi-document.js';
-import type { DeviceControl, DeviceSnapshots, StreamAddresses } from './ports.js';
+import type { DeviceControl, DeviceSetup, DeviceSnapshots, StreamAddresses } from './ports.js';
 import { alertRoutes, type AlertsStore } from './routes/alerts.js';
 import { deviceRoutes, type DeviceStore } from './routes/devices.js';
+import { deviceSetupRoutes } from './routes/device-setup.js';
 import { oauthRoutes, type OAuthRoutesOptions } from './routes/oauth.js';
 import { liveRoutes, type LiveRoutesOptions } from './routes/live.js';
 import { footageRoutes, type FootageAccess, type FootageRoutesStore } from './routes/footage.js';
@@ -51,6 +52,8 @@ export interface ApiServerOptions {
   store: ApiStore;
   storageDir: string;
   control: DeviceControl;
+  /** POST, PATCH and DELETE /v1/devices…: cameras set up from the app; absent: not served. */
+  setup?: DeviceSetup;
   streams: StreamAddresses;
   registry: Registry;
   version: string;
@@ -226,6 +229,7 @@ async function registerRoutes(app: FastifyInstance, opts: ApiServerOptions): Pro
     ...(opts.memory ? { memory: opts.memory } : {}),
   });
   await app.register(deviceRoutes, { store: opts.store, control: opts.control, streams: opts.streams });
+  if (opts.setup) await app.register(deviceSetupRoutes, { setup: opts.setup });
   await app.register(recordingRoutes, {
     store: opts.store,
     storageDir: opts.storageDir,

@@ -238,19 +238,20 @@ function checkDetectionRules(config: Config): void {
   if (labels) throw new ConfigError(`detection.labels.${labels[0]}`, labels[1]);
   config.cameras.forEach((cam, i) => {
     const key = `cameras[${i}]`;
-    cam.motion_mask.forEach((polygon, j) => {
+    (cam.motion_mask ?? []).forEach((polygon, j) => {
       const problem = polygonProblem(polygon);
       if (problem) throw new ConfigError(`${key}.motion_mask[${j}]`, `is not a valid polygon: ${problem}`);
     });
-    for (const [name, polygon] of Object.entries(cam.zones)) {
+    const zones = cam.zones ?? {};
+    for (const [name, polygon] of Object.entries(zones)) {
       const problem = polygonProblem(polygon);
       if (problem) throw new ConfigError(`${key}.zones.${name}`, `is not a valid polygon: ${problem}`);
     }
-    cam.required_zones.forEach((name, j) => {
-      if (!(name in cam.zones))
+    (cam.required_zones ?? []).forEach((name, j) => {
+      if (!(name in zones))
         throw new ConfigError(
           `${key}.required_zones[${j}]`,
-          `names no zone of this camera (${JSON.stringify(name)}; zones: ${Object.keys(cam.zones).join(', ') || 'none'})`,
+          `names no zone of this camera (${JSON.stringify(name)}; zones: ${Object.keys(zones).join(', ') || 'none'})`,
         );
     });
   });

@@ -34,18 +34,21 @@ const Fraction = Type.Number({ minimum: 0, maximum: 1 });
 // [x, y] corners in 0–1 coordinates of the picture; checked further (area, crossing edges) in load.ts.
 const Polygon = Type.Array(Type.Tuple([Fraction, Fraction]), { minItems: 3, maxItems: 64 });
 
+// The keys a camera's owner can also set in the app (detection, motion_mask, zones and
+// required_zones, continuous) have no default here: a key the file leaves out is the app's to set
+// (src/domain/camera-settings.ts), and the defaults are applied there, for both.
 const Camera = Type.Object(
   {
     name: Type.String({ minLength: 1, maxLength: 100 }),
     onvif_url: Type.String({ minLength: 1 }),
     username: NullableString(),
     password: NullableString({ minLength: 0 }),
-    detection: OnOffAuto,
-    motion_mask: Type.Array(Polygon, { maxItems: 32, default: [] }),
-    zones: Type.Record(Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$' }), Polygon, { default: {} }),
-    required_zones: Type.Array(Type.String({ minLength: 1 }), { maxItems: 32, default: [] }),
+    detection: Type.Optional(Type.Enum(['auto', 'on', 'off'])),
+    motion_mask: Type.Optional(Type.Array(Polygon, { maxItems: 32 })),
+    zones: Type.Optional(Type.Record(Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$' }), Polygon)),
+    required_zones: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { maxItems: 32 })),
     // recording.continuous for this camera: off keeps none of its footage; null profile: the global one.
-    continuous: Type.Enum(['on', 'off'], { default: 'on' }),
+    continuous: Type.Optional(Type.Enum(['on', 'off'])),
     continuous_profile: Type.Union([Type.Null(), Type.Enum(['sub', 'main'])], { default: null }),
   },
   { additionalProperties: false },

@@ -3,8 +3,18 @@ import type { Config } from '../config/schema.js';
 
 // The daemon process itself: its logger, and what it does with a bug that escapes every promise.
 
+/**
+ * Passwords are never logged on purpose (camera accounts, MQTT): these paths are a second line, so
+ * an object logged whole by mistake (a config entry, a request body) still shows none.
+ */
+export const REDACTED_PATHS = ['password', '*.password', '*.*.password', '*.passwordSealed', '*.password_sealed'];
+
 export function createLogger(config: Config): Logger {
-  return pino({ level: config.log.level, base: { service: 'edge-gateway' } });
+  return pino({
+    level: config.log.level,
+    base: { service: 'edge-gateway' },
+    redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
+  });
 }
 
 /**

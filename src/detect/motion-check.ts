@@ -1,4 +1,5 @@
 import type { BaseLogger } from 'pino';
+import { startStopwatch, type Mark, type Stopwatch } from '../domain/stopwatch.js';
 import type { DetectedObject, EventType } from '../domain/types.js';
 import { drawBox } from './annotate.js';
 import { judgeSoFar, type CheckRules, type Verdict } from './confirm.js';
@@ -27,11 +28,8 @@ export interface DetectionOutcome {
   /** Why a check was not made (unchecked), for the log. */
   reason: string | null;
   /** When each stage of the check ended (epoch ms, in order), for the log's latency timeline. */
-  timeline: TimelineStage[];
+  timeline: Mark[];
 }
-
-/** One stage of a check and when it ended (epoch ms). */
-export type TimelineStage = [stage: string, at: number];
 
 /** Counted per outcome in /metrics: what happened to each motion start looked at. */
 export type CheckCount = Category | 'motion' | 'dropped' | 'no_frames' | 'failed' | 'unavailable';
@@ -85,13 +83,13 @@ export class MotionChecker {
 
   /** Checks a motion start; never rejects (a failure is an `unchecked` outcome). */
   async check(deviceId: string, where: (() => Box | null) | null): Promise<DetectionOutcome> {
-    const timeline: TimelineStage[] = [];
+    const watch = startStopwatch(this.now);
     if (this.inFlight >= (this.opts.maxInFlight ?? Number.POSITIVE_INFINITY)) {
       return this.unchecked(
         deviceId,
         'dropped',
         `${this.inFlight} checks are under way already (detection.queue_size + threads)`,
-        timeline,
+        watch,
       );
     }
     this.inFlight++;
@@ -102,7 +100,7 @@ export class MotionChecker {
     };
     let outcome: DetectionOutcome | null = null;
     try {
-      outcome = await this.run(deviceId, where, timeline, held);
+      outcome = await this.run(deviceId, where, watch, held);
       return outcome;
     } finally {
       // The best frame is held until its thumbnail is made.
@@ -111,9 +109,10 @@ export class MotionChecker {
     }
   }
 
-  private unchecked(deviceId: string, what: CheckCount, reason: string, timeline: TimelineStage[]): DetectionOutcome {
+  private unchecked(deviceId: string, what: CheckCount, reason: string, watch: Stopwatch): DetectionOutcome {
     this.opts.count?.(what);
     this.opts.logger.info({ device: deviceId, reason }, 'motion not checked by the detector: it stays motion');
+    const timeline = watch.marks();
     return { result: 'unchecked', type: 'motion', detections: [], thumbnail: NO_THUMBNAIL, reason, timeline };
   }
 
@@ -125,14 +124,13 @@ export class MotionChecker {
   private async run(
     deviceId: string,
     where: (() => Box | null) | null,
-    timeline: TimelineStage[],
+    watch: Stopwatch,
     held: { bytes: number },
   ): Promise<DetectionOutcome> {
-    const unchecked = (what: CheckCount, reason: string) => this.unchecked(deviceId, what, reason, timeline);
-    const stage = (name: string) => timeline.push([name, this.now()]);
+    const unchecked = (what: CheckCount, reason: string) => this.unchecked(deviceId, what, reason, watch);
     const total = this.opts.frameCount ?? 3;
     const rules = this.opts.rules(deviceId);
-    stage('frames_requested');
+    watch.mark('frames_requested');
     let source: FrameSource;
     try {
       source = await this.opts.frames(deviceId);
@@ -149,7 +147,7 @@ export class MotionChecker {
         frames.push(frame);
         held.bytes += frame.data.byteLength;
         this.heldBytes += frame.data.byteLength;
-        stage(`frame_${frames.length}`);
+        watch.mark(`frame_${frames.length}`);
         try {
           // The area asked now: it grows while the frames are taken.
           const [found] = await this.opts.detector.check({
@@ -167,7 +165,7 @@ export class MotionChecker {
                 : 'failed';
           return unchecked(what, (err as Error).message);
         }
-        stage(`inference_${raw.length}`);
+        watch.mark(`inference_${raw.length}`);
         verdict = judgeSoFar(raw, total, rules);
       }
     } finally {
@@ -183,13 +181,14 @@ export class MotionChecker {
           : `${frames.length} of ${total} frames, too few to decide: ${why}`,
       );
     }
-    stage('decided');
+    watch.mark('decided');
     if (verdict.type === null || verdict.bestFrame === null) {
       this.opts.count?.('motion');
       this.opts.logger.debug(
         { device: deviceId, medians: verdict.medians, frames: frames.length },
         'motion checked: no person or vehicle',
       );
+      const timeline = watch.marks();
       return { result: 'unconfirmed', type: 'motion', detections: [], thumbnail: NO_THUMBNAIL, reason: null, timeline };
     }
     this.opts.count?.(verdict.type);
@@ -208,7 +207,7 @@ export class MotionChecker {
       detections,
       thumbnail: this.thumbnail(deviceId, frames[verdict.bestFrame]!, verdict),
       reason: null,
-      timeline,
+      timeline: watch.marks(),
     };
   }
 

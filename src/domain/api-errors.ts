@@ -48,6 +48,11 @@ export const API_ERRORS = {
     status: 409,
     description: 'the device cannot take the request now (offline, or without the stream asked for)',
   },
+  conflict: {
+    status: 409,
+    description:
+      "the change conflicts with the gateway's state: a camera setting the config file sets (change it there), a camera already known at that address",
+  },
   precondition_failed: { status: 412, description: 'If-Match or If-Unmodified-Since does not hold' },
   payload_too_large: { status: 413, description: 'the WHEP offer is larger than allowed' },
   unsupported_media_type: { status: 415, description: 'the body of a WHEP POST is not application/sdp' },

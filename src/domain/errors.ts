@@ -20,6 +20,7 @@ export const CLASS_ERROR_CODES = [
   'not_found',
   'device_unavailable',
   'device_command',
+  'conflict',
   // platform
   'secret_box',
   // config
@@ -191,3 +192,9 @@ export class DeviceUnavailableError extends GatewayError.of('device_unavailable'
 
 /** The device answered a command with an error. */
 export class DeviceCommandError extends GatewayError.of('device_command') {}
+
+/**
+ * The change cannot be made in the gateway's present state: a setting the config file sets, a
+ * camera already known at that address, a camera listed in the file removed through the API.
+ */
+export class ConflictError extends GatewayError.of('conflict') {}

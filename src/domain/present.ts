@@ -1,5 +1,6 @@
 import type { Static } from 'typebox';
 import type { AlertSchema, ControlResultSchema, DeviceSchema, RecordingSchema } from './record-schemas.js';
+import type { CameraSettings } from './camera-settings.js';
 import type { Alert, ControlRequest, Device, Recording } from './types.js';
 
 // Domain records → their JSON shapes (snake_case, ISO 8601 UTC timestamps with milliseconds), as
@@ -23,6 +24,18 @@ export const presentDevice = (d: Device): DeviceJson => ({
   firmware_version: d.firmwareVersion,
   last_seen_at: isoOrNull(d.lastSeenAt),
   address: d.address,
+  settings: presentSettings(d.settings),
+});
+
+const presentSettings = (s: CameraSettings): DeviceJson['settings'] => ({
+  enabled: s.enabled,
+  recording: s.recording,
+  detection: s.detection,
+  motion_mask: s.motionMask.map((p) => p.map(([x, y]) => [x, y])),
+  zones: s.zones.map((z) => ({ name: z.name, polygon: z.polygon.map(([x, y]) => [x, y]), required: z.required })),
+  username: s.username,
+  has_password: s.hasPassword,
+  source: { ...s.source },
 });
 
 /** A playback ticket for one recording and when it expires (ms); minted by the caller, so presenting stays pure. */

@@ -8,6 +8,14 @@ import {
   RECORDING_STATUSES,
 } from './types.js';
 import { ID_PATTERN } from './ids.js';
+import {
+  DETECTION_MODES,
+  RECORDING_MODES,
+  SETTING_FIELDS,
+  SETTING_LIMITS,
+  SETTING_SOURCES,
+  ZONE_NAME_PATTERN,
+} from './camera-settings.js';
 
 // The records' JSON shapes (snake_case, ISO 8601 timestamps), the one source of what the API
 // answers and sync publishes: the API validates, serialises and documents with them, and the
@@ -30,6 +38,59 @@ export const NullableString = Nullable(Type.String());
 export const Id = Type.String({ pattern: ID_PATTERN, description: 'Opaque URL-safe identifier' });
 const NullableId = Nullable(Id);
 
+const Fraction = Type.Number({ minimum: 0, maximum: 1 });
+/** A zone or mask: corners [x, y] in 0–1 coordinates of the picture (0,0 top-left), in order around it. */
+export const PolygonSchema = Type.Array(Type.Array(Fraction, { minItems: 2, maxItems: 2 }), {
+  minItems: 3,
+  maxItems: SETTING_LIMITS.corners,
+  description:
+    'Corners [x, y] in 0–1 coordinates of the picture (0,0 top-left), in order around the area: 3–64 of them, with an area, no two edges crossing',
+});
+export const ZoneSchema = Type.Object(
+  {
+    name: Type.String({ pattern: ZONE_NAME_PATTERN, description: '1–64 letters, digits, _ or -; unique per camera' }),
+    polygon: PolygonSchema,
+    required: Type.Boolean({
+      description: 'A person or vehicle counts only inside one of the required zones, when a camera has any',
+    }),
+  },
+  { title: 'Zone' },
+);
+const SettingSource = Type.Enum([...SETTING_SOURCES]);
+
+export const CameraSettingsSchema = Type.Object(
+  {
+    enabled: Type.Boolean({ description: 'false: the gateway does not use the camera (it is listed offline)' }),
+    recording: Type.Enum([...RECORDING_MODES], {
+      description:
+        'events: clips of events; continuous: clips and round-the-clock footage; off: nothing is recorded (no clips, no footage, no event alerts)',
+    }),
+    detection: Type.Enum([...DETECTION_MODES], {
+      description:
+        "The gateway's person/vehicle detector on this camera's motion: auto (unless the camera reports people or vehicles itself), on, off",
+    }),
+    motion_mask: Type.Array(PolygonSchema, {
+      description: "Where the gateway's software motion detection ignores changes",
+    }),
+    zones: Type.Array(ZoneSchema),
+    username: Type.Union([Type.String(), Type.Null()], {
+      description: 'The account the gateway logs in to the camera with; null: none',
+    }),
+    has_password: Type.Boolean({ description: 'Whether a password is kept for it (never shown)' }),
+    source: Type.Object(
+      Object.fromEntries(SETTING_FIELDS.map((f) => [f, SettingSource])) as Record<
+        (typeof SETTING_FIELDS)[number],
+        typeof SettingSource
+      >,
+      {
+        description:
+          "Who set each field: file (the config file's cameras[] entry: change it there; the API refuses with 409), app (through this API), default (neither)",
+      },
+    ),
+  },
+  { title: 'CameraSettings' },
+);
+
 export const DeviceSchema = Type.Object(
   {
     id: Id,
@@ -44,6 +105,7 @@ export const DeviceSchema = Type.Object(
       description:
         "host[:port] of the camera's ONVIF service on the LAN (never credentials), so an unauthorized camera can be told apart from a dead one; null for other devices",
     }),
+    settings: CameraSettingsSchema,
   },
   { title: 'Device' },
 );

@@ -1,6 +1,8 @@
 // The gateway's records as the rest of the code sees them. Timestamps are milliseconds since the
 // Unix epoch (UTC); the API formats them as ISO 8601 at its edge.
 
+import type { CameraSettings } from './camera-settings.js';
+
 export const DEVICE_TYPES = ['camera'] as const;
 export const DEVICE_STATUSES = ['online', 'offline', 'unauthorized'] as const;
 export const EVENT_TYPES = ['motion', 'human', 'vehicle'] as const;
@@ -39,6 +41,8 @@ export interface Device {
   createdAt: number;
   /** host[:port] of the camera's ONVIF service; null for a device that is not a camera. */
   address: string | null;
+  /** What the camera is set to do, and who set each field (src/domain/camera-settings.ts). */
+  settings: CameraSettings;
 }
 
 /** What the object detector found: the model's class, its score 0–1, and where (0–1 of the frame). */
@@ -103,7 +107,8 @@ export interface Page<T> {
 export interface CameraRecord {
   deviceId: string;
   onvifUrl: string;
-  source: 'config' | 'discovery';
+  /** How the gateway knows the camera: the config file, WS-Discovery, or the app (POST /v1/devices). */
+  source: 'config' | 'discovery' | 'app';
   username: string | null;
   /** Sealed with the data_dir key (SecretBox label `camera-password:<deviceId>`). */
   passwordSealed: string | null;

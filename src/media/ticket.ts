@@ -12,14 +12,16 @@ import { TicketError } from './errors.js';
 //
 // Layout before base64url: kind (1: 1 a stream, 2 a recording's playback, 3 a window of footage) | key id (2) | expiry,
 // Unix seconds (4, big-endian) | flags (1: for a stream, bit 0 profile, 0 main / 1 sub; bit 1 the
-// recorder's own ticket; 0 for the others) | subject: the device id, the recording id, or
+// recorder's own ticket; for footage, bit 0 a download's; 0 for the others) | subject: the device id, the recording id, or
 // device~start~end (seconds) for footage (UTF-8).
 // Then ".", then the MAC over those bytes: the kind is signed, so neither kind passes for the other.
 //
 // Playback tickets are the credential of a recording's playback_url (GET
 // /v1/recordings/{id}/play?ticket=…), which a <video> element fetches without an Authorization
 // header: one recording, playback only, short-lived. Footage tickets are the same for a window of a
-// camera's continuous footage (GET /v1/footage/play/{ticket}/…, the playlist and its files).
+// camera's continuous footage (GET /v1/footage/play/{ticket}/…, the playlist and its files); a
+// download's footage ticket, minted only for recordings:write, also opens the window as one MP4
+// (GET /v1/footage/export/{ticket}), which a download link fetches without the bearer token too.
 
 export interface TicketClaims {
   deviceId: string;
@@ -47,6 +49,8 @@ export interface FootageClaims {
   startMs: number;
   endMs: number;
   expiresAt: number;
+  /** The window may also be downloaded (minted for recordings:write). Absent: played only. */
+  download?: boolean;
 }
 
 export type TicketKind = 'stream' | 'playback' | 'footage';
@@ -56,7 +60,7 @@ const PLAYBACK = 2;
 const FOOTAGE = 3;
 const KIND_BYTE: Record<TicketKind, number> = { stream: VERSION, playback: PLAYBACK, footage: FOOTAGE };
 /** The flags each kind may carry. */
-const MAX_FLAGS: Record<number, number> = { [VERSION]: 3, [PLAYBACK]: 0, [FOOTAGE]: 0 };
+const MAX_FLAGS: Record<number, number> = { [VERSION]: 3, [PLAYBACK]: 0, [FOOTAGE]: 1 };
 const FOOTAGE_SUBJECT = /^([A-Za-z0-9_-]{1,100})~(\d{1,11})~(\d{1,11})$/;
 const MAC_BYTES = 16;
 const MAX_SUBJECT = 128;
@@ -125,7 +129,7 @@ export class TicketSigner {
     const subject = `${claims.deviceId}~${Math.floor(claims.startMs / 1000)}~${Math.ceil(claims.endMs / 1000)}`;
     if (!FOOTAGE_SUBJECT.test(subject))
       throw new RangeError('a footage ticket needs a device id of at most 100 URL-safe characters');
-    return this.seal('footage', claims.expiresAt, 0, subject);
+    return this.seal('footage', claims.expiresAt, claims.download ? 1 : 0, subject);
   }
 
   /** The claims of a valid, unexpired footage ticket; throws TicketError (kind 'footage') otherwise. */
@@ -134,7 +138,13 @@ export class TicketSigner {
     const m = FOOTAGE_SUBJECT.exec(body.subarray(8).toString('utf8'));
     if (!m) throw new TicketError('malformed', 'footage');
     if (nowMs >= expiresAt) throw new TicketError('expired', 'footage');
-    return { deviceId: m[1] as string, startMs: Number(m[2]) * 1000, endMs: Number(m[3]) * 1000, expiresAt };
+    return {
+      deviceId: m[1] as string,
+      startMs: Number(m[2]) * 1000,
+      endMs: Number(m[3]) * 1000,
+      expiresAt,
+      ...((body[7] as number) & 1 ? { download: true } : {}),
+    };
   }
 
   private seal(kind: TicketKind, expiresAtMs: number, flags: number, subject: string): string {

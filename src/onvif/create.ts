@@ -4,6 +4,7 @@ import type { EventBus } from '../domain/bus.js';
 import type { SecretBox } from '../platform/secret-box.js';
 import { createDiscovery } from './discovery/service.js';
 import { CameraManager, pickDeviceServiceUrl, type CameraStore } from './manager.js';
+import { CameraSetup, type SetupStore } from './setup.js';
 
 /** The camera manager of config onvif.*: adopts cameras, keeps their sessions and tells the bus. */
 export function createCameraManager(
@@ -19,6 +20,22 @@ export function createCameraManager(
   });
   defer(() => cameras.stop());
   return cameras;
+}
+
+/**
+ * Cameras set up from the app (the API's POST, PATCH and DELETE /v1/devices…), over the manager:
+ * the config file's cameras[] are the file's to add and remove, and continuous recording is
+ * offered where recording.continuous is on.
+ */
+export function createCameraSetup(
+  config: Config,
+  deps: { store: SetupStore; cameras: CameraManager; secretBox: SecretBox; bus: EventBus; logger: BaseLogger },
+): CameraSetup {
+  return new CameraSetup({
+    ...deps,
+    fileUrls: new Set(config.cameras.map((c) => c.onvif_url)),
+    continuousAvailable: config.recording.continuous.enabled,
+  });
 }
 
 /**

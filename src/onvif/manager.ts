@@ -26,7 +26,10 @@ import { snapshotUrlAt, type CameraSnapshotSource } from './snapshot.js';
 
 export interface CameraTarget {
   url: string;
-  source: 'config' | 'discovery';
+  /** config: the file's cameras[]; discovery: WS-Discovery; app: added through the API (POST /v1/devices). */
+  source: 'config' | 'discovery' | 'app';
+  /** The device it is already known as (a camera added through the API). */
+  deviceId?: string;
   /** From the config entry; discovered cameras have none. */
   name?: string;
   username?: string | null;
@@ -43,7 +46,7 @@ export interface CameraTarget {
 export interface CameraStore {
   getDevice(id: string): Device | null;
   /** createdAt is the store's: the time the device is first written. */
-  upsertDevice(d: Omit<Device, 'createdAt' | 'address'>): unknown;
+  upsertDevice(d: Omit<Device, 'createdAt' | 'address' | 'settings'>): unknown;
   /** The alert is written only when the status changes, in the same transaction. */
   setDeviceStatus(
     id: string,
@@ -57,6 +60,16 @@ export interface CameraStore {
   upsertCamera(c: CameraRecord): void;
   getCamera(deviceId: string): CameraRecord | null;
   listCameras(): CameraRecord[];
+  /** What the owner set through the API: the camera's account (sealed as a camera record's) and whether to use it. */
+  cameraSettings(
+    deviceId: string,
+  ): { username: string | null; passwordSealed: string | null; enabled: boolean | null } | null;
+  /** The cameras added through the API (POST /v1/devices), not removed since. */
+  addedCameras(): Array<{ deviceId: string; onvifUrl: string }>;
+  /** Removed through the API: the gateway leaves it alone, also when discovery finds it again. */
+  isDeviceRemoved(deviceId: string): boolean;
+  /** A removed device the config file lists after all: listed again. */
+  restoreDevice(deviceId: string): void;
   insertControlRequest(c: Pick<ControlRequest, 'id' | 'deviceId' | 'action' | 'requestedAt'>): ControlRequest;
   completeControlRequest(id: string, outcome: { status: 'succeeded' | 'failed'; error: string | null }): ControlRequest;
   transaction<T>(fn: () => T): T;
@@ -88,8 +101,13 @@ interface Worker {
   wakers: Set<() => void>;
   /** A PullPoint subscription is open on the current session. */
   subscribed: boolean;
+  /** Counts the owner's changes of the camera's account or use (reconnect): a session of an older one ends. */
+  generation: number;
   done: Promise<void>;
 }
+
+/** How long a camera switched off waits between looks at its settings (reconnect() ends the wait at once). */
+const DISABLED_WAIT_MS = 3_600_000;
 
 export class CameraManager {
   private readonly workers = new Map<DeviceAlias, Worker>(); // by target key
@@ -106,15 +124,17 @@ export class CameraManager {
   ): void {
     for (const c of configured)
       this.addTarget({ url: c.onvif_url, source: 'config', name: c.name, username: c.username, password: c.password });
+    for (const added of this.opts.store.addedCameras())
+      this.addTarget({ url: added.onvifUrl, source: 'app', deviceId: added.deviceId });
     for (const cam of this.opts.store.listCameras()) {
-      if (cam.source !== 'discovery') continue;
+      if (cam.source !== 'discovery' || this.opts.store.isDeviceRemoved(cam.deviceId)) continue;
       this.addTarget({ url: cam.onvifUrl, source: 'discovery', endpoint: this.endpointAliasOf(cam.deviceId) });
     }
   }
 
   /** A camera to watch; the same camera seen again (e.g. at a new DHCP address) updates its worker. */
   addTarget(target: CameraTarget): void {
-    if (this.stopped) return;
+    if (this.stopped || this.removedTarget(target)) return;
     const key = targetKey(target);
     const existing = this.workers.get(key);
     if (existing) {
@@ -127,37 +147,96 @@ export class CameraManager {
     }
     const worker: Worker = {
       target,
-      deviceId: null,
+      deviceId: target.deviceId ?? null,
       session: null,
       stopped: false,
       wakers: new Set(),
       subscribed: false,
+      generation: 0,
       done: Promise.resolve(),
     };
     this.workers.set(key, worker);
     worker.done = this.supervise(worker);
   }
 
+  /**
+   * The owner changed how to reach the camera (its account) or whether to use it: the camera is
+   * tried again at once with what is set now, an open session closed first. A camera switched off is
+   * listed offline from here on, without the offline alert of a camera that failed.
+   */
+  reconnect(deviceId: string): void {
+    if (this.cameraSettings(deviceId)?.enabled === false) this.setStatus(deviceId, 'offline', { alert: false });
+    for (const w of this.workers.values()) {
+      if (w.deviceId !== deviceId) continue;
+      w.generation++;
+      wakeAll(w);
+    }
+  }
+
+  /**
+   * The gateway stops using the device (removed through the API): its sessions end (their event
+   * subscriptions given back, bounded as at stop) and no worker takes it up again.
+   */
+  async forget(deviceId: string): Promise<void> {
+    const leaving = [...this.workers.entries()].filter(([, w]) => w.deviceId === deviceId);
+    for (const [key] of leaving) this.workers.delete(key);
+    await Promise.all(leaving.map(([, w]) => this.endWorker(w)));
+  }
+
   async stop(): Promise<void> {
     this.stopped = true;
-    const workers = [...this.workers.values()];
-    // Tell the cameras we are leaving, so they free their subscription slots now rather than at
+    await Promise.all([...this.workers.values()].map((w) => this.endWorker(w)));
+  }
+
+  private async endWorker(w: Worker): Promise<void> {
+    // Tell the camera we are leaving, so it frees its subscription slot now rather than at
     // termination time (cameras allow only a few); bounded, since a camera may not answer.
-    await Promise.all(
-      workers.map((w) =>
-        w.session && w.subscribed
-          ? Promise.race([w.session.unsubscribe(), new Promise((r) => setTimeout(r, 2000).unref())]).catch(
-              () => undefined,
-            )
-          : Promise.resolve(),
-      ),
-    );
-    for (const w of workers) {
-      w.stopped = true;
-      wakeAll(w);
-      w.session?.close();
+    if (w.session && w.subscribed)
+      await Promise.race([w.session.unsubscribe(), new Promise((r) => setTimeout(r, 2000).unref())]).catch(
+        () => undefined,
+      );
+    w.stopped = true;
+    wakeAll(w);
+    w.session?.close();
+    await w.done;
+  }
+
+  /** The worker's camera is not to be used: it leaves the watched ones (a later target makes a new worker). */
+  private retire(w: Worker): void {
+    w.stopped = true;
+    for (const [key, other] of this.workers) if (other === w) this.workers.delete(key);
+  }
+
+  /** A discovered camera the owner removed through the API (known by its endpoint reference) is not taken up. */
+  private removedTarget(t: CameraTarget): boolean {
+    const alias = t.source === 'discovery' && t.endpoint ? aliasOf.endpoint(t.endpoint) : null;
+    const deviceId = alias ? this.opts.store.findDeviceByAlias([alias]) : null;
+    if (deviceId === null || !this.opts.store.isDeviceRemoved(deviceId)) return false;
+    this.opts.logger.debug({ deviceId, url: t.url }, 'camera removed through the API found again: left alone');
+    return true;
+  }
+
+  /**
+   * Whether the worker may use the device: not one removed through the API, unless the config file
+   * lists the camera (the file wins: it is used again). A worker that may not is retired.
+   */
+  private mayUse(w: Worker, deviceId: string): boolean {
+    if (!this.opts.store.isDeviceRemoved(deviceId)) return true;
+    if (w.target.source === 'config') {
+      this.opts.store.restoreDevice(deviceId);
+      this.opts.logger.info(
+        { deviceId, url: w.target.url },
+        'camera removed through the API is in the config file: used again',
+      );
+      return true;
     }
-    await Promise.all(workers.map((w) => w.done));
+    this.opts.logger.info({ deviceId, url: w.target.url }, 'camera removed through the API found again: left alone');
+    this.retire(w);
+    return false;
+  }
+
+  private cameraSettings(deviceId: string) {
+    return this.opts.store.cameraSettings(deviceId);
   }
 
   /**
@@ -200,7 +279,7 @@ export class CameraManager {
   ): { url: string; username: string | null; password: string | null } | null {
     const cam = this.opts.store.getCamera(deviceId);
     const url = profile === 'sub' ? (cam?.subStreamUri ?? cam?.mainStreamUri) : cam?.mainStreamUri;
-    if (!cam || !url) return null;
+    if (!cam || !url || this.cameraSettings(deviceId)?.enabled === false) return null;
     const password = openCameraPassword(this.opts.secretBox, cam);
     return { url, username: cam.username, password };
   }
@@ -212,7 +291,7 @@ export class CameraManager {
   snapshotSource(deviceId: string): CameraSnapshotSource | null {
     const cam = this.opts.store.getCamera(deviceId);
     const url = cam?.snapshotUri ? snapshotUrlAt(cam.snapshotUri, cam.onvifUrl) : null;
-    if (!cam || !url) return null;
+    if (!cam || !url || this.cameraSettings(deviceId)?.enabled === false) return null;
     const password = openCameraPassword(this.opts.secretBox, cam);
     return { url, username: cam.username, password };
   }
@@ -242,11 +321,18 @@ export class CameraManager {
     const maxBackoff = this.opts.maxBackoffMs ?? 60_000;
     let attempt = 0;
     while (!w.stopped) {
+      const generation = w.generation;
+      if (w.deviceId !== null && this.cameraSettings(w.deviceId)?.enabled === false) {
+        // Switched off by the owner: listed offline, nothing tried until reconnect() wakes it.
+        this.setStatus(w.deviceId, 'offline', { alert: false });
+        await this.sleep(w, DISABLED_WAIT_MS);
+        continue;
+      }
       let waitMs: number;
       try {
-        await this.adopt(w);
+        if (!(await this.adopt(w))) break;
         attempt = 0;
-        await this.watch(w);
+        await this.watch(w, generation);
         waitMs = backoffMs(attempt++, maxBackoff, this.random);
       } catch (err) {
         if (w.stopped) break;
@@ -264,18 +350,32 @@ export class CameraManager {
         w.session?.close();
         w.session = null;
       }
+      // The owner changed the account or use meanwhile: tried now, not after the wait.
+      if (w.generation !== generation) waitMs = 0;
       if (!w.stopped) await this.sleep(w, Math.max(waitMs, 200));
     }
   }
 
-  /** Connects with the camera's own account, else the stored one, else each configured one in turn. */
+  /**
+   * Connects with the camera's own account (the file's, else the app's), else the one adoption found
+   * before, else each of onvif.credentials in turn.
+   */
   private async connect(
     w: Worker,
   ): Promise<{ session: OnvifSession; username: string | null; password: string | null }> {
     const t = w.target;
     const accounts: Array<{ username: string | null; password: string | null }> = [];
+    const own = w.deviceId === null ? null : this.cameraSettings(w.deviceId);
+    // The file's account, else the one the owner set in the app: only that one, so a wrong
+    // password shows as unauthorized rather than being hidden by another account that works.
     if (t.username) accounts.push({ username: t.username, password: t.password ?? '' });
-    else {
+    else if (w.deviceId !== null && own?.username) {
+      const password = openCameraPassword(this.opts.secretBox, {
+        deviceId: w.deviceId,
+        passwordSealed: own.passwordSealed,
+      });
+      accounts.push({ username: own.username, password: password ?? '' });
+    } else {
       const known = w.deviceId ? this.opts.store.getCamera(w.deviceId) : null;
       if (known?.username) {
         const password = openCameraPassword(this.opts.secretBox, known) ?? '';
@@ -300,11 +400,12 @@ export class CameraManager {
     throw refused ?? new CameraUnauthorizedError('no account to try');
   }
 
-  private async adopt(w: Worker): Promise<void> {
+  /** False when the camera turns out to be a device removed through the API (the worker is retired). */
+  private async adopt(w: Worker): Promise<boolean> {
     const t = w.target;
     const endpointAlias = t.endpoint ? aliasOf.endpoint(t.endpoint) : null;
-    // Only a configured address names the camera; one it was discovered at may be another's tomorrow.
-    const addressAlias = t.source === 'config' ? aliasOf.url(t.url) : null;
+    // Only an address the owner gave names the camera; one it was discovered at may be another's tomorrow.
+    const addressAlias = t.source === 'discovery' ? null : aliasOf.url(t.url);
     let connected: Awaited<ReturnType<CameraManager['connect']>>;
     let d: CameraDescription;
     try {
@@ -318,6 +419,7 @@ export class CameraManager {
       if (!w.deviceId) {
         const aliases = present([endpointAlias, addressAlias]);
         const id = this.opts.store.findDeviceByAlias(aliases) ?? deviceIdFrom(endpointAlias ?? aliasOf.url(t.url));
+        if (!this.mayUse(w, id)) return false;
         w.deviceId = id;
         if (!this.opts.store.getDevice(id)) {
           const status = err instanceof CameraUnauthorizedError ? 'unauthorized' : 'offline';
@@ -335,6 +437,7 @@ export class CameraManager {
       w.deviceId ??
       this.opts.store.findDeviceByAlias(aliases) ??
       deviceIdFrom(endpointAlias ?? serialAlias ?? aliasOf.url(t.url));
+    if (!this.mayUse(w, deviceId)) return false;
     w.deviceId = deviceId;
 
     const { main, sub } = pickMainAndSub(d.profiles);
@@ -373,6 +476,7 @@ export class CameraManager {
     });
     this.setStatus(deviceId, 'online');
     this.opts.logger.info({ deviceId, url: t.url, model: d.model, clockOffsetMs: d.clockOffsetMs }, 'camera adopted');
+    return true;
   }
 
   private deviceBase(id: string, name: string) {
@@ -388,11 +492,12 @@ export class CameraManager {
     };
   }
 
-  private setStatus(deviceId: string, status: DeviceStatus): void {
+  /** `alert: false`: the owner switched the camera off; no offline alert for that. */
+  private setStatus(deviceId: string, status: DeviceStatus, opts: { alert?: boolean } = {}): void {
     const now = Date.now();
     const before = this.opts.store.getDevice(deviceId);
     const alert =
-      status === 'offline' && before?.status === 'online'
+      opts.alert !== false && status === 'offline' && before?.status === 'online'
         ? {
             id: newId('alr'),
             deviceId,
@@ -406,20 +511,24 @@ export class CameraManager {
       this.opts.bus.emit('device.status', { deviceId, status, previous: before?.status ?? null, at: now });
   }
 
-  /** Health checks and the event subscription, until the camera stops answering (throws) or stop(). */
-  private async watch(w: Worker): Promise<void> {
+  /**
+   * Health checks and the event subscription, until the camera stops answering (throws), stop(), or
+   * the owner changes its account or use (the worker's generation moves on).
+   */
+  private async watch(w: Worker, generation: number): Promise<void> {
     const session = w.session;
     const deviceId = w.deviceId;
     if (!session || !deviceId) return;
     const events = this.watchEvents(w, session, deviceId);
     try {
       const interval = (this.opts.healthIntervalS ?? 30) * 1000;
-      while (!w.stopped) {
+      while (!w.stopped && w.generation === generation) {
         const url = w.target.url;
         await this.sleep(w, interval);
-        if (w.stopped) return;
+        if (w.stopped || w.generation !== generation) return;
         if (w.target.url !== url) return; // moved: reconnect at the new address
         await session.ping();
+        if (w.generation !== generation) return;
         this.opts.store.setDeviceStatus(deviceId, 'online', Date.now());
       }
     } finally {

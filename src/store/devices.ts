@@ -1,6 +1,13 @@
 import type Database from 'better-sqlite3';
 import { type DeviceAlias, isDeviceAlias } from '../domain/device-alias.js';
+import { effectiveSettings } from '../domain/camera-settings.js';
 import type { CameraRecord, Device, DeviceStatus, DeviceType, Page } from '../domain/types.js';
+import {
+  type AppSettingsColumns,
+  appSettingsOf,
+  type CameraSettingsBase,
+  NO_SETTINGS_BASE,
+} from './camera-settings.js';
 import { type Connection, mustExist } from './connection.js';
 import type { MediaRecords, NewAlert } from './media.js';
 import type { EventLog } from './event-log.js';
@@ -8,7 +15,7 @@ import type { Outbox } from './outbox.js';
 import { type ListFilter, type ListOptions, PagedList } from './paging.js';
 
 // Row types. CHECK constraints in the schema keep type, status and source to their enums.
-interface DeviceRow {
+interface DeviceRow extends AppSettingsColumns {
   id: string;
   name: string;
   type: DeviceType;
@@ -18,8 +25,12 @@ interface DeviceRow {
   firmware_version: string | null;
   last_seen_at: number | null;
   created_at: number;
+  removed_at: number | null;
   /** From the device_rows view: the camera's ONVIF device service URL. */
   onvif_url: string | null;
+  /** From the device_rows view: the account adoption found (the camera row's). */
+  camera_username: string | null;
+  camera_has_password: 0 | 1 | null;
 }
 interface CameraRow {
   device_id: string;
@@ -36,7 +47,8 @@ interface CameraRow {
   clock_offset_ms: number | null;
 }
 
-const toDevice = (r: DeviceRow): Device => ({
+/** A device row as the domain record: its settings the file's (the base) with the app's over them. */
+const toDevice = (r: DeviceRow, base: CameraSettingsBase): Device => ({
   id: r.id,
   name: r.name,
   type: r.type,
@@ -47,6 +59,12 @@ const toDevice = (r: DeviceRow): Device => ({
   lastSeenAt: r.last_seen_at,
   createdAt: r.created_at,
   address: cameraAddress(r.onvif_url),
+  settings: effectiveSettings(
+    r.onvif_url === null ? null : base.fileFor(r.onvif_url),
+    appSettingsOf(r),
+    { username: r.camera_username, hasPassword: r.camera_has_password === 1 },
+    base.defaults,
+  ),
 });
 
 /** host[:port] of a camera's service URL: never its credentials or path. */
@@ -90,7 +108,7 @@ export interface DeviceFilter extends ListOptions {
   type?: DeviceType;
 }
 /** What a device is written with; its address comes from its camera row. */
-export type DeviceUpsert = Omit<Device, 'createdAt' | 'address'> & { createdAt?: number };
+export type DeviceUpsert = Omit<Device, 'createdAt' | 'address' | 'settings'> & { createdAt?: number };
 
 /** How stale a device's last_seen_at may get while it stays online (a write per camera at most this often). */
 export const LAST_SEEN_WRITE_MS = 10 * 60_000;
@@ -146,6 +164,7 @@ function prepare(db: Database.Database) {
 export class Devices {
   private readonly sql: ReturnType<typeof prepare>;
   private readonly deviceList: PagedList<DeviceRow, Device>;
+  private base: CameraSettingsBase = NO_SETTINGS_BASE;
 
   constructor(
     private readonly conn: Connection,
@@ -157,9 +176,18 @@ export class Devices {
     this.deviceList = new PagedList(conn.db, conn.pages, {
       table: 'device_rows',
       keyColumn: 'created_at',
-      toItem: toDevice,
+      toItem: (r) => toDevice(r, this.base),
       keyOf: (d) => ({ at: d.createdAt, id: d.id }),
     });
+  }
+
+  /**
+   * What the config file sets for each camera, read into every Device's settings; set once at
+   * start, before any device is read (the pages memoised so far are forgotten).
+   */
+  setSettingsBase(base: CameraSettingsBase): void {
+    this.base = base;
+    this.conn.pages.clear();
   }
 
   // --- devices
@@ -180,7 +208,7 @@ export class Devices {
 
   getDevice(id: string): Device | null {
     const row = this.sql.device.get(id);
-    return row ? toDevice(row) : null;
+    return row ? toDevice(row, this.base) : null;
   }
 
   listDevices(f: DeviceFilter): Page<Device> {
@@ -192,7 +220,7 @@ export class Devices {
 
   /** Every camera's device record (Home Assistant discovery). */
   listCameraDevices(): Device[] {
-    return this.sql.cameraDevices.all().map(toDevice);
+    return this.sql.cameraDevices.all().map((r) => toDevice(r, this.base));
   }
 
   /**

@@ -262,4 +262,65 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX footage_files_device_start ON footage_files (device_id, start_ms);
   CREATE INDEX footage_files_start ON footage_files (start_ms);
   `,
+  // 13: cameras set up from the app (the API's POST, PATCH and DELETE /v1/devices). camera_settings
+  // keeps what the owner set, NULL where nothing (the config file's cameras[] entry is the base,
+  // read at start: src/domain/camera-settings.ts); the password sealed as cameras' is. A removed
+  // device keeps its row (its recordings and alerts stay until their retention) with removed_at,
+  // and device_rows no longer shows it. cameras.source gains 'app': made again with its rows (SQLite
+  // cannot change a CHECK constraint), the view that reads it dropped and made again around it.
+  `
+  DROP VIEW device_rows;
+  CREATE TABLE cameras_next (
+    device_id        TEXT PRIMARY KEY REFERENCES devices (id) ON DELETE CASCADE,
+    onvif_url        TEXT NOT NULL,
+    source           TEXT NOT NULL CHECK (source IN ('config', 'discovery', 'app')),
+    username         TEXT,
+    password_sealed  TEXT,
+    serial           TEXT,
+    main_profile     TEXT,
+    main_stream_uri  TEXT,
+    sub_profile      TEXT,
+    sub_stream_uri   TEXT,
+    snapshot_uri     TEXT,
+    clock_offset_ms  INTEGER,
+    updated_at       INTEGER NOT NULL
+  ) STRICT;
+  INSERT INTO cameras_next SELECT device_id, onvif_url, source, username, password_sealed, serial, main_profile,
+    main_stream_uri, sub_profile, sub_stream_uri, snapshot_uri, clock_offset_ms, updated_at FROM cameras;
+  DROP TABLE cameras;
+  ALTER TABLE cameras_next RENAME TO cameras;
+
+  ALTER TABLE devices ADD COLUMN removed_at INTEGER;
+
+  CREATE TABLE camera_settings (
+    device_id        TEXT PRIMARY KEY REFERENCES devices (id) ON DELETE CASCADE,
+    -- the device service URL of a camera added through the API; NULL for a configured or discovered one
+    added_url        TEXT,
+    name_set         INTEGER NOT NULL DEFAULT 0 CHECK (name_set IN (0, 1)),
+    username         TEXT,
+    password_sealed  TEXT,
+    enabled          INTEGER CHECK (enabled IN (0, 1)),
+    recording        TEXT CHECK (recording IN ('events', 'continuous', 'off')),
+    detection        TEXT CHECK (detection IN ('auto', 'on', 'off')),
+    -- JSON: [[[x, y], …], …]
+    motion_mask      TEXT,
+    -- JSON: [{"name", "polygon", "required"}, …]
+    zones            TEXT,
+    updated_at       INTEGER NOT NULL,
+    -- the token subject of the last change
+    updated_by       TEXT
+  ) STRICT;
+
+  CREATE VIEW device_rows AS
+    SELECT d.*, COALESCE(
+      c.onvif_url,
+      (SELECT substr(a.alias, 5) FROM device_aliases a WHERE a.device_id = d.id AND a.alias LIKE 'url:%' ORDER BY a.alias LIMIT 1)
+    ) AS onvif_url,
+    c.username AS camera_username, c.password_sealed IS NOT NULL AS camera_has_password,
+    s.name_set AS app_name_set, s.username AS app_username, s.password_sealed IS NOT NULL AS app_has_password,
+    s.enabled AS app_enabled, s.recording AS app_recording, s.detection AS app_detection,
+    s.motion_mask AS app_motion_mask, s.zones AS app_zones
+    FROM devices d LEFT JOIN cameras c ON c.device_id = d.id LEFT JOIN camera_settings s ON s.device_id = d.id
+    WHERE d.removed_at IS NULL;
+  `,
 ];

@@ -85,8 +85,8 @@ export class Outbox {
     return this.rows;
   }
 
-  /** Called inside the transaction of the change the message tells of. */
-  enqueue(kind: OutboxKind, subjectId: string, record: object, now: number): void {
+  /** Called inside the transaction of the change the message tells of; a null record: the subject is gone. */
+  enqueue(kind: OutboxKind, subjectId: string, record: object | null, now: number): void {
     if (this.maxRows === 0) return;
     if (kind === 'device') {
       // Only the latest state of a device matters (it is published retained): unsent older ones go.

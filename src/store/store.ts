@@ -11,6 +11,13 @@ import type {
   RecordingStatus,
 } from '../domain/types.js';
 import type { DeviceAlias } from '../domain/device-alias.js';
+import {
+  type CameraSettingsBase,
+  CameraSettingsRecords,
+  type NewAppCamera,
+  type SettingsChange,
+  type StoredCameraSettings,
+} from './camera-settings.js';
 import { Connection } from './connection.js';
 import { type ControlOutcome, ControlRequests, type NewControlRequest } from './control.js';
 import { type DeviceFilter, Devices, type DeviceUpsert } from './devices.js';
@@ -42,6 +49,7 @@ import { Outbox, type OutboxKind, type OutboxMessage } from './outbox.js';
 // are the store's own business.
 export { DATABASE_FILE } from './connection.js';
 export type { ControlOutcome, NewControlRequest } from './control.js';
+export type { CameraSettingsBase, NewAppCamera, SettingsChange, StoredCameraSettings } from './camera-settings.js';
 export { type DeviceFilter, type DeviceUpsert, LAST_SEEN_WRITE_MS } from './devices.js';
 export type {
   AlertFilter,
@@ -75,12 +83,14 @@ export {
  * The gateway's one SQLite database, as the rest of the gateway sees it. This folder is the only
  * place with SQL; everything else calls these typed functions, and values reach SQL only as bound
  * parameters. Store is a facade: each method hands over to the aggregate that owns the tables
- * (devices.ts, media.ts, oauth.ts, control.ts, outbox.ts, footage.ts), all over one connection (connection.ts);
+ * (devices.ts, camera-settings.ts, media.ts, oauth.ts, control.ts, outbox.ts, footage.ts), all over one connection
+ * (connection.ts);
  * what a method does is documented there.
  */
 export class Store {
   private readonly outbox: Outbox;
   private readonly devices: Devices;
+  private readonly settings: CameraSettingsRecords;
   private readonly media: MediaRecords;
   private readonly oauth: OAuthRecords;
   private readonly control: ControlRequests;
@@ -92,6 +102,7 @@ export class Store {
     this.events = new EventLog(conn);
     this.media = new MediaRecords(conn, this.outbox, this.events);
     this.devices = new Devices(conn, this.outbox, this.media, this.events);
+    this.settings = new CameraSettingsRecords(conn, this.devices, this.outbox);
     this.oauth = new OAuthRecords(conn);
     this.control = new ControlRequests(conn, this.outbox);
     this.footage = new FootageRecords(conn);
@@ -206,6 +217,41 @@ export class Store {
 
   listCameras(): CameraRecord[] {
     return this.devices.listCameras();
+  }
+
+  // --- what the owner set for each camera, cameras added and devices removed through the API (camera-settings.ts)
+
+  /** What the config file sets for each camera (the base of every Device's settings); set once at start. */
+  setSettingsBase(base: CameraSettingsBase): void {
+    this.devices.setSettingsBase(base);
+  }
+
+  cameraSettings(deviceId: string): StoredCameraSettings | null {
+    return this.settings.cameraSettings(deviceId);
+  }
+
+  addedCameras(): Array<{ deviceId: string; onvifUrl: string }> {
+    return this.settings.addedCameras();
+  }
+
+  isDeviceRemoved(deviceId: string): boolean {
+    return this.settings.isDeviceRemoved(deviceId);
+  }
+
+  changeCameraSettings(deviceId: string, change: SettingsChange, by: string, now?: number): Device | null {
+    return this.settings.changeCameraSettings(deviceId, change, by, now);
+  }
+
+  addCamera(c: NewAppCamera, by: string, now?: number): Device {
+    return this.settings.addCamera(c, by, now);
+  }
+
+  restoreDevice(deviceId: string, now?: number): void {
+    this.settings.restoreDevice(deviceId, now);
+  }
+
+  removeDevice(deviceId: string, now?: number): boolean {
+    return this.settings.removeDevice(deviceId, now);
   }
 
   // --- recordings, alerts and the episodes being recorded (media.ts)

@@ -11,6 +11,7 @@ import {
   homeAssistantDetectionImage,
   homeAssistantDetectionImageDiscovery,
   homeAssistantDeviceDiscovery,
+  homeAssistantDeviceRemoval,
   homeAssistantDeviceStates,
   homeAssistantEventState,
   homeAssistantGatewayDiscovery,
@@ -233,6 +234,18 @@ export class CloudSync {
   }
 
   /**
+   * A device was removed: Home Assistant forgets its entities (empty retained configs and states;
+   * its record's retained message is cleared via the outbox). Not kept for later: a broker away at
+   * that moment keeps them until they are deleted there.
+   */
+  deviceRemoved(deviceId: string): void {
+    this.activeEvents.delete(deviceId);
+    const client = this.client;
+    if (this.opts.homeAssistant && client?.connected)
+      this.publishHa(client, homeAssistantDeviceRemoval(this.haContext(), deviceId));
+  }
+
+  /**
    * The detector confirmed a person or vehicle: its boxed picture for Home Assistant's image entity
    * (retained; not through the outbox: while the broker is away only the newest picture matters,
    * and the alert with its thumbnail is synced as a record anyway).
@@ -321,7 +334,8 @@ export class CloudSync {
       case 'device':
         return {
           topic: deviceTopic(prefix, gatewayId, m.subjectId),
-          body: JSON.stringify({ message_id: m.messageId, ...presentDevice(record as Device) }),
+          // A removed device: its retained message is cleared (MQTT's empty retained payload).
+          body: record === null ? '' : JSON.stringify({ message_id: m.messageId, ...presentDevice(record as Device) }),
         };
       case 'alert':
         return {

@@ -64,10 +64,14 @@ export function createCloudLink(
   });
   store.enableOutbox(config.sync.outbox.max_rows, () => sync.kick());
   bus.on('camera.event', (e) => sync.cameraEvent(e.deviceId, e.kind, e.phase === 'start'));
-  bus.on('device.status', (e) => {
+  const changed = (e: { deviceId: string }) => {
     const device = store.getDevice(e.deviceId);
     if (device) sync.deviceChanged(device);
-  });
+  };
+  bus.on('device.status', changed);
+  // A new name reaches Home Assistant too (the settings themselves go with the device's outbox message).
+  bus.on('camera.settings', changed);
+  bus.on('device.removed', (e) => sync.deviceRemoved(e.deviceId));
   registerSyncMetrics(deps.registry, sync, store);
   defer(() => sync.stop());
   return sync;

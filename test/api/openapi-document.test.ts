@@ -220,6 +220,63 @@ const PROBES: Probe[] = [
     status: 409,
   },
   {
+    operationId: 'addDevice',
+    what: 'an address with a scheme',
+    path: '/v1/devices',
+    options: withScope('devices:write', {
+      method: 'POST',
+      body: { address: 'http://10.0.0.5', username: 'a', password: 'b' },
+    }),
+    status: 400,
+  },
+  {
+    operationId: 'addDevice',
+    what: 'a viewer',
+    path: '/v1/devices',
+    options: withScope('devices:read', { method: 'POST', body: { address: '10.0.0.5', username: 'a', password: 'b' } }),
+    status: 403,
+  },
+  {
+    operationId: 'updateDevice',
+    what: 'crossing edges',
+    path: '/v1/devices/cam-off',
+    options: withScope('devices:write', {
+      method: 'PATCH',
+      body: {
+        motion_mask: [
+          [
+            [0, 0],
+            [1, 1],
+            [1, 0],
+            [0, 0.5],
+          ],
+        ],
+      },
+    }),
+    status: 400,
+  },
+  {
+    operationId: 'updateDevice',
+    what: 'continuous recording on a gateway without it',
+    path: '/v1/devices/cam-off',
+    options: withScope('devices:write', { method: 'PATCH', body: { recording: 'continuous' } }),
+    status: 409,
+  },
+  {
+    operationId: 'updateDevice',
+    what: 'unknown id',
+    path: '/v1/devices/nope',
+    options: withScope('devices:write', { method: 'PATCH', body: { enabled: false } }),
+    status: 404,
+  },
+  {
+    operationId: 'removeDevice',
+    what: 'unknown id',
+    path: '/v1/devices/nope',
+    options: withScope('devices:write', { method: 'DELETE' }),
+    status: 404,
+  },
+  {
     operationId: 'getDeviceStream',
     what: 'unknown profile',
     path: '/v1/devices/cam-off/stream?profile=huge',

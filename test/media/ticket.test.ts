@@ -170,3 +170,34 @@ describe('playback tickets', () => {
     }
   });
 });
+
+describe('footage tickets', () => {
+  const signer = new TicketSigner(randomBytes(32));
+  const now = Date.UTC(2026, 10, 29, 12);
+  const window = { deviceId: 'cam-1', startMs: now - 3_600_000, endMs: now, expiresAt: now + 60_000 };
+
+  it('round-trip the device and the window, played only unless minted for a download', () => {
+    expect(signer.verifyFootage(signer.issueFootage(window), now)).toEqual(window);
+    expect(signer.verifyFootage(signer.issueFootage({ ...window, download: true }), now)).toEqual({
+      ...window,
+      download: true,
+    });
+  });
+
+  it('carry no other flag, and a flag cannot be added without the key', () => {
+    const t = signer.issueFootage(window);
+    const [body, mac] = t.split('.') as [string, string];
+    const raised = Buffer.from(body, 'base64url');
+    raised[7] = 1;
+    expect(reason(() => signer.verifyFootage(`${raised.toString('base64url')}.${mac}`, now))).toBe('bad_signature');
+    raised[7] = 2;
+    expect(reason(() => signer.verifyFootage(`${raised.toString('base64url')}.${mac}`, now))).toBe('malformed');
+  });
+
+  it('are neither stream nor playback tickets, and expire', () => {
+    const t = signer.issueFootage({ ...window, download: true });
+    expect(reason(() => signer.verify(t, now))).toBe('wrong_kind');
+    expect(reason(() => signer.verifyPlayback(t, now, 'cam-1'))).toBe('wrong_kind');
+    expect(reason(() => signer.verifyFootage(t, window.expiresAt))).toBe('expired');
+  });
+});

@@ -151,6 +151,55 @@ describe('cloud sync over MQTT', () => {
     }
   });
 
+  it("sends a camera's settings changed in the app as a device message (never a password), and clears a removed camera's", async () => {
+    const { client, got } = await subscriber(broker.url, 'cloud-settings');
+    try {
+      const gid = t.gw.id;
+      const headers = await t.auth('devices:read devices:write');
+      const changed = await t.request(`/v1/devices/${deviceId}`, {
+        method: 'PATCH',
+        headers,
+        body: {
+          detection: 'off',
+          zones: [
+            {
+              name: 'door',
+              polygon: [
+                [0, 0],
+                [1, 0],
+                [0, 1],
+              ],
+            },
+          ],
+        },
+      });
+      expect(changed.status, changed.text).toBe(200);
+      const settingsOf = () =>
+        got
+          .filter((m) => m.topic === `${PREFIX}/${gid}/devices/${deviceId}` && typeof m.body === 'object')
+          .map((m) => (m.body as { settings: Record<string, unknown> }).settings)
+          .at(-1);
+      await expect.poll(() => settingsOf()?.detection, { timeout: 10_000 }).toBe('off');
+      expect(settingsOf()).toMatchObject({ has_password: true, source: { detection: 'app', account: 'file' } });
+
+      const added = await t.request('/v1/devices', {
+        method: 'POST',
+        headers,
+        body: { address: '127.0.0.1:9', username: 'admin', password: 'never-published' },
+      });
+      expect(added.status, added.text).toBe(201);
+      const id = (added.json() as { id: string }).id;
+      const topic = `${PREFIX}/${gid}/devices/${id}`;
+      await expect.poll(() => got.some((m) => m.topic === topic), { timeout: 10_000 }).toBe(true);
+      expect((await t.request(`/v1/devices/${id}`, { method: 'DELETE', headers })).status).toBe(204);
+      await expect.poll(() => got.filter((m) => m.topic === topic).at(-1)?.body, { timeout: 10_000 }).toBe('');
+      expect(JSON.stringify(got)).not.toContain('never-published');
+      expect(JSON.stringify(got)).not.toContain('sync-pw');
+    } finally {
+      await client.endAsync();
+    }
+  });
+
   it('carries out a command once per id, and answers bad commands with an error result', async () => {
     const { client, got } = await subscriber(broker.url, 'cloud-commands');
     const gid = t.gw.id;

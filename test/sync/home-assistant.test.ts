@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { effectiveSettings } from '../../src/domain/camera-settings.js';
 import type { Device } from '../../src/domain/types.js';
 import {
   cameraDeviceIdentifier,
@@ -32,6 +33,7 @@ const device: Device = {
   firmwareVersion: 'V5.7.3',
   lastSeenAt: 1_700_000_000_000,
   createdAt: 1_690_000_000_000,
+  settings: effectiveSettings(null, null, { username: 'admin', hasPassword: true }, { recording: 'events' }),
 };
 
 const configs = (d: Device = device, c: HomeAssistantContext = ctx) =>

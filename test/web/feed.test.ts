@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { EventHub, startFeed, type FeedApi, type FeedMode, type GatewayEvent } from '../../web/src/events.js';
 import type { Alert, Device } from '../../web/src/types.js';
+import { DEFAULT_SETTINGS_JSON } from '../support/camera-settings.js';
 
 // The web app's feed of changes (web/src/events.ts) against a stand-in of the API client: what it
 // does with GET /v1/events (frames split anywhere, Last-Event-ID on reconnection).
@@ -28,6 +29,7 @@ const device: Device = {
   firmware_version: null,
   last_seen_at: null,
   address: null,
+  settings: DEFAULT_SETTINGS_JSON,
 };
 
 /** A text/event-stream response sending `chunks`, then staying open until `close` resolves. */

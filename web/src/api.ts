@@ -5,9 +5,12 @@ import type {
   ControlResult,
   Device,
   EventType,
+  FootageSpan,
+  FootageStatus,
   Page,
   Recording,
   StreamAddress,
+  TicketedUrl,
 } from './types.js';
 
 // The /v1 API as the app uses it: the bearer token on every request, one retry with a fresh token
@@ -151,6 +154,48 @@ export class Api {
   thumbnailPath(recordingId: string): string {
     return `/v1/recordings/${encodeURIComponent(recordingId)}/thumbnail`;
   }
+
+  footageStatus(): Promise<FootageStatus> {
+    return this.json('/v1/footage');
+  }
+
+  /** The spans of a camera's continuous footage in [startMs, endMs) (at most 24 hours). */
+  async footageSpans(deviceId: string, startMs: number, endMs: number, signal?: AbortSignal): Promise<FootageSpan[]> {
+    const page = await this.json<{ data: FootageSpan[] }>(
+      `${footagePath(deviceId)}${windowQuery(startMs, endMs)}`,
+      signal ? { signal } : undefined,
+    );
+    return page.data;
+  }
+
+  /** A ticketed HLS playlist that plays the camera's footage from startMs (the keyframe at or before it). */
+  async footagePlayback(deviceId: string, startMs: number, endMs: number): Promise<TicketedUrl> {
+    const answer = await this.json<{ playback_url: string; expires_at: string }>(
+      `${footagePath(deviceId)}/playback${windowQuery(startMs, endMs)}`,
+    );
+    return { url: answer.playback_url, expires_at: answer.expires_at };
+  }
+
+  /** A ticketed address that downloads [startMs, endMs) of the camera's footage as one MP4 (recordings:write). */
+  async footageExport(deviceId: string, startMs: number, endMs: number): Promise<TicketedUrl> {
+    const answer = await this.json<{ download_url: string; expires_at: string }>(
+      `${footagePath(deviceId)}/export${windowQuery(startMs, endMs)}`,
+    );
+    return { url: answer.download_url, expires_at: answer.expires_at };
+  }
+
+  /** The picture of the footage at a moment, `width` pixels wide. */
+  footageFramePath(deviceId: string, atMs: number, width: number): string {
+    return `${footagePath(deviceId)}/frame${query({ at: new Date(atMs).toISOString(), width })}`;
+  }
+}
+
+function footagePath(deviceId: string): string {
+  return `/v1/devices/${encodeURIComponent(deviceId)}/footage`;
+}
+
+function windowQuery(startMs: number, endMs: number): string {
+  return query({ start: new Date(startMs).toISOString(), end: new Date(endMs).toISOString() });
 }
 
 const DEVICES_PATH = '/v1/devices?limit=200';

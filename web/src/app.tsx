@@ -13,6 +13,7 @@ import { ClipsScreen } from './screens/clips.js';
 import { EventsScreen } from './screens/events.js';
 import { LiveScreen } from './screens/live.js';
 import { SignInScreen } from './screens/signin.js';
+import { TimelineScreen } from './screens/timeline.js';
 import type { Device } from './types.js';
 
 // The frame around the screens: sign-in state, the navigation, the banners (lost connection,
@@ -216,7 +217,7 @@ function SignedIn(props: {
       <header class="top">
         <span class="brand">Edge gateway</span>
         <nav aria-label="Screens">
-          {link('/', 'Cameras', current === 'live' ? 'live' : 'cameras')}
+          {link('/', 'Cameras', current === 'live' || current === 'timeline' ? current : 'cameras')}
           {link(
             '/events',
             'Events',
@@ -252,6 +253,13 @@ function SignedIn(props: {
       <main id="main" tabIndex={-1}>
         {route.screen === 'cameras' ? <CamerasScreen /> : null}
         {route.screen === 'live' ? <LiveScreen deviceId={route.deviceId} /> : null}
+        {route.screen === 'timeline' ? (
+          scopes.has('recordings:read') ? (
+            <TimelineScreen deviceId={route.deviceId} params={route.params} />
+          ) : (
+            <p>Your account may not view recorded footage.</p>
+          )
+        ) : null}
         {route.screen === 'events' ? <EventsScreen params={route.params} /> : null}
         {route.screen === 'clips' ? (
           scopes.has('recordings:read') ? (

@@ -6,7 +6,7 @@ import { issuerProblem, readIssuerMetadata, type IssuerMetadata } from './issuer
 import { CALLBACK_PATH, returnPath } from './paths.js';
 
 const CLIENT_ID = 'gateway-web';
-const REQUESTED_SCOPE = 'devices:read devices:write alerts:read alerts:write recordings:read';
+const REQUESTED_SCOPE = 'devices:read devices:write alerts:read alerts:write recordings:read recordings:write';
 const METADATA_PATH = '/.well-known/oauth-authorization-server';
 
 const REFRESH_KEY = 'edge-gateway.refresh';

@@ -37,3 +37,33 @@ export function localDate(t: number): string {
   const d = new Date(t);
   return `${d.getFullYear()}-${String(d.getMonth() + 1).padStart(2, '0')}-${String(d.getDate()).padStart(2, '0')}`;
 }
+
+let momentFormat: Intl.DateTimeFormat | null = null;
+let dayFormat: Intl.DateTimeFormat | null = null;
+let clockFormat: Intl.DateTimeFormat | null = null;
+
+/** A moment of footage in full: weekday, date and time to the second (the timeline's playhead). */
+export function momentText(t: number): string {
+  return (momentFormat ??= new Intl.DateTimeFormat(undefined, {
+    weekday: 'short',
+    day: 'numeric',
+    month: 'short',
+    hour: '2-digit',
+    minute: '2-digit',
+    second: '2-digit',
+  })).format(t);
+}
+
+/** A timeline tick: the weekday and day at a midnight, else the hour and minute. */
+export function tickText(t: number, day: boolean): string {
+  if (day) return (dayFormat ??= new Intl.DateTimeFormat(undefined, { weekday: 'short', day: 'numeric' })).format(t);
+  return (clockFormat ??= new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2-digit' })).format(t);
+}
+
+/** Bytes as people read them (decimal units, as disks are sold). */
+export function bytesText(bytes: number): string {
+  if (bytes < 1e6) return `${Math.round(bytes / 1e3)} kB`;
+  if (bytes < 1e9) return `${(bytes / 1e6).toFixed(1)} MB`;
+  if (bytes < 1e12) return `${(bytes / 1e9).toFixed(1)} GB`;
+  return `${(bytes / 1e12).toFixed(2)} TB`;
+}

@@ -6,6 +6,8 @@ import type {
   RecordingSchema,
 } from '../../src/domain/record-schemas.js';
 import type { CONTROL_ACTIONS, EVENT_TYPES } from '../../src/domain/types.js';
+import type { SpanSchema } from '../../src/api/routes/footage/spans.js';
+import type { FootageStatusSchema } from '../../src/api/routes/footage/status.js';
 
 // The API's shapes, from the same TypeBox schemas that validate and serialise them on the server.
 // Type-only imports: nothing of the server lands in the bundle.
@@ -16,10 +18,19 @@ export type Recording = Static<typeof RecordingSchema>;
 export type ControlResult = Static<typeof ControlResultSchema>;
 export type EventType = (typeof EVENT_TYPES)[number];
 export type ControlAction = (typeof CONTROL_ACTIONS)[number];
+export type FootageSpan = Static<typeof SpanSchema>;
+export type FootageStatus = Static<typeof FootageStatusSchema>;
+export type CameraFootage = FootageStatus['cameras'][number];
 
 export interface Page<T> {
   data: T[];
   next_cursor: string | null;
+}
+
+/** A ticketed address a media element or a download link can use without the bearer token. */
+export interface TicketedUrl {
+  url: string;
+  expires_at: string;
 }
 
 export interface StreamAddress {

@@ -12,11 +12,16 @@ import { encodeFragmentTable, type FragmentEntry } from './fragment-table.js';
 // segment followed by its fragments, so any file plays on its own. A file starts at a keyframe.
 //
 // Time: the fragments' decode times count from the muxer's zero; `zeroMs` is the wall clock of that
-// zero, set at the first keyframe from the gateway's clock. While the media time and the gateway's
-// clock agree (within resyncMs), files follow each other exactly in media time. When they part (the
-// camera stream paused or came back after an outage, or the camera's clock runs fast or slow) a new
-// file starts with a new zero at the gateway's time, never before the end of the last: a gap is a
-// gap, and no footage is dated out of order.
+// zero, from the gateway's clock. A run of footage (from the first keyframe, or from a resync) is
+// held in memory for its first SETTLE_MS or so, and its zero is the earliest any of those groups of
+// pictures implies (each dated by the muxer from its pictures' arrivals): a picture reaches the
+// gateway after it was taken, never before, so the earliest is the truest. One picture's arrival
+// would not do: the first group of pictures a new reader gets is the relay's cached one, up to a
+// group of pictures old, and one held up by a busy moment would date the whole run late. While the
+// media time and the gateway's clock agree (within resyncMs), files follow each other exactly in
+// media time. When they part (the camera stream paused or came back after an outage, or the
+// camera's clock runs fast or slow) a new run starts with a new zero, never before the end of the
+// last: a gap is a gap, and no footage is dated out of order.
 //
 // A disk slower than the camera: past maxPendingBytes not yet written, the file is closed and the
 // footage until the next keyframe with the queue below half is dropped (a gap), never held in memory.
@@ -42,6 +47,8 @@ export interface CameraFootageOptions {
 export interface CameraFootageStats {
   files: number;
   bytes: number;
+  /** RTP payload bytes read from the camera stream (packets less their fixed 12-byte header). */
+  received: number;
   /** Fragments dropped: the disk was behind, or the writer waited for a keyframe. */
   droppedFragments: number;
   /** New zeros after the first: gaps and clock corrections. */
@@ -59,17 +66,22 @@ interface OpenFile {
   endTicks: number;
 }
 
+/** A run's first groups of pictures are held this long (ms of media, two at least) before its zero is chosen. */
+const SETTLE_MS = 2000;
 /** Fragments are groups of pictures, cut inside one longer than this (s). */
 const MAX_FRAGMENT_S = 10;
 /** A video sample longer than this is pictures missing (s). */
 const MAX_SAMPLE_S = 2;
 const TICKS_PER_MS = 90;
+const RTP_HEADER_BYTES = 12;
 
 export class CameraFootage implements FanOutReader {
-  readonly stats: CameraFootageStats = { files: 0, bytes: 0, droppedFragments: 0, resyncs: 0 };
+  readonly stats: CameraFootageStats = { files: 0, bytes: 0, received: 0, droppedFragments: 0, resyncs: 0 };
   private readonly muxer: FragmentMuxer;
   private file: OpenFile | null = null;
   private zeroMs: number | null = null;
+  /** The parts of a run whose zero is not chosen yet (null: the run is dated). */
+  private held: NewPart[] | null = null;
   /** Wall clock where the last file ended: no file starts before it. */
   private lastEndMs = -Infinity;
   private stopped = false;
@@ -112,6 +124,7 @@ export class CameraFootage implements FanOutReader {
   async stop(): Promise<void> {
     if (!this.stopped) {
       this.muxer.flush();
+      this.settle();
       this.stopped = true;
       this.muxer.end('stopped');
       this.closeFile();
@@ -122,6 +135,7 @@ export class CameraFootage implements FanOutReader {
   /** Stops at once, keeping nothing more (the disk failed): open files are closed unsynced. */
   async abandon(): Promise<void> {
     this.stopped = true;
+    this.held = null;
     this.muxer.end('stopped');
     const file = this.file;
     this.file = null;
@@ -135,7 +149,9 @@ export class CameraFootage implements FanOutReader {
   }
 
   deliver(track: number, packet: Buffer): void {
-    if (!this.stopped) this.muxer.deliver(track, packet);
+    if (this.stopped) return;
+    this.stats.received += Math.max(0, packet.length - RTP_HEADER_BYTES);
+    this.muxer.deliver(track, packet);
   }
 
   deliverRtcp(): void {
@@ -148,6 +164,46 @@ export class CameraFootage implements FanOutReader {
 
   private addPart(part: NewPart): void {
     if (this.stopped) return;
+    if (part.independent && this.held === null && this.parted(part)) {
+      this.closeFile();
+      if (this.zeroMs !== null) this.stats.resyncs++;
+      this.zeroMs = null;
+      this.held = [];
+    }
+    if (this.held !== null) this.hold(this.held, part);
+    else this.write(part);
+  }
+
+  /** No zero yet, or the media time and the gateway's clock have parted at this keyframe. */
+  private parted(part: NewPart): boolean {
+    if (this.zeroMs === null) return true;
+    return Math.abs(part.wallClock - (this.zeroMs + part.decodeTime / TICKS_PER_MS)) > this.opts.resyncMs;
+  }
+
+  /** A part of a run not dated yet: kept until the run has SETTLE_MS of media (or half the pending bound). */
+  private hold(held: NewPart[], part: NewPart): void {
+    if (held.length === 0 && !part.independent) {
+      this.stats.droppedFragments++;
+      return;
+    }
+    held.push(part);
+    const ms = held.reduce((sum, p) => sum + p.duration * 1000, 0);
+    const bytes = held.reduce((sum, p) => sum + p.bytes.length, 0);
+    if ((held.length >= 2 && ms >= SETTLE_MS) || bytes >= this.opts.maxPendingBytes / 2) this.settle();
+  }
+
+  /** Chooses the held run's zero (the earliest its parts imply, never before the last file's end) and writes it. */
+  private settle(): void {
+    const held = this.held;
+    this.held = null;
+    const first = held?.[0];
+    if (!held || !first) return;
+    const zero = Math.min(...held.map((p) => p.wallClock - p.decodeTime / TICKS_PER_MS));
+    this.zeroMs = Math.max(zero, this.lastEndMs + 1 - first.decodeTime / TICKS_PER_MS);
+    for (const part of held) this.write(part);
+  }
+
+  private write(part: NewPart): void {
     if (part.independent) this.atKeyframe(part);
     const file = this.file;
     if (!file) {
@@ -167,17 +223,9 @@ export class CameraFootage implements FanOutReader {
     this.stats.bytes += part.bytes.length;
   }
 
-  /** At a keyframe: a new zero if media time and the clock have parted, a new file when due. */
+  /** At a keyframe of a dated run: a new file when due, or when none is open. */
   private atKeyframe(part: NewPart): void {
-    const mediaMs = part.decodeTime / TICKS_PER_MS;
-    const drift = this.zeroMs === null ? Infinity : Math.abs(part.wallClock - (this.zeroMs + mediaMs));
-    if (drift > this.opts.resyncMs) {
-      this.closeFile();
-      if (this.zeroMs !== null) this.stats.resyncs++;
-      this.zeroMs = Math.max(part.wallClock, this.lastEndMs + 1) - mediaMs;
-    } else if (this.file && part.wallClock - this.file.startMs >= this.opts.fileS * 1000) {
-      this.closeFile();
-    }
+    if (this.file && part.wallClock - this.file.startMs >= this.opts.fileS * 1000) this.closeFile();
     if (!this.file && this.muxer.init && this.zeroMs !== null && !this.diskBehind())
       this.openFile(part, this.muxer.init, this.zeroMs);
   }
@@ -230,7 +278,16 @@ export class CameraFootage implements FanOutReader {
   private diskError(err: Error): void {
     if (this.stopped) return;
     this.stopped = true;
-    this.muxer.end('the footage disk failed');
+    // The open file is closed now, unsynced: nothing more goes to a failing disk, and the disk can
+    // be unmounted. What it holds is found at the next reconcile, as after a crash. The muxer ends
+    // as on a stop: the recorder tears every camera down for the disk (onDiskError), not for the stream.
+    const file = this.file;
+    this.file = null;
+    if (file) {
+      const closed = file.writer.abandon().finally(() => this.finishing.delete(closed));
+      this.finishing.add(closed);
+    }
+    this.muxer.end('stopped');
     this.opts.onDiskError(err);
   }
 }

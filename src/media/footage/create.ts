@@ -23,7 +23,7 @@ export interface FootageCameras {
  */
 export function continuousProfile(
   config: Config,
-  camera: CameraConfig | null,
+  camera: Pick<CameraConfig, 'continuous' | 'continuous_profile'> | null,
   has: (profile: StreamProfile) => boolean,
 ): StreamProfile | null {
   if (camera?.continuous === 'off') return null;
@@ -58,7 +58,8 @@ export async function createFootage(
     };
     streams: FootageStreams;
     cameras: FootageCameras;
-    cameraConfig: (deviceId: string) => CameraConfig | null;
+    /** The camera's continuous and continuous_profile in effect (the file's, or the app's recording setting). */
+    cameraConfig: (deviceId: string) => Pick<CameraConfig, 'continuous' | 'continuous_profile'> | null;
     /** The directories of the system's own disk: the root file system and data_dir. */
     systemDirs: readonly string[];
     /** Decodes the pictures of moments of footage (the snapshots' decoders). */
@@ -108,6 +109,13 @@ export async function createFootage(
     'continuous recording: footage disk',
   );
   deps.bus.on('device.status', (e) => opened.deviceStatus(e.deviceId, e.status === 'online'));
+  // The owner changed the camera's recording: its footage stops or starts now (stopped, then
+  // started again with what is set now).
+  deps.bus.on('camera.settings', (e) => {
+    if (!e.fields.includes('recording')) return;
+    opened.deviceStatus(e.deviceId, false);
+    if (deps.store.getDevice(e.deviceId)?.status === 'online') opened.deviceStatus(e.deviceId, true);
+  });
   // Cameras online at the last stop: the manager reports a change only, so these start here.
   for (const camera of deps.store.listCameras())
     if (deps.store.getDevice(camera.deviceId)?.status === 'online') opened.deviceStatus(camera.deviceId, true);

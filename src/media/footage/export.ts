@@ -4,6 +4,7 @@ import { MediaFormatError } from '../errors.js';
 import { findBox, readBoxes, type Box } from '../fmp4/reader.js';
 import type { IndexedFootageFile } from '../../store/footage.js';
 import type { ExportPlan, PlannedFragment } from './range-plan.js';
+import { readBytes } from './read-bytes.js';
 
 // An export plan (range-plan.ts) as bytes: the init segment, then each fragment as it is on disk
 // with its moof's decode times moved onto the export's own time line (zero at its first fragment,
@@ -13,18 +14,11 @@ import type { ExportPlan, PlannedFragment } from './range-plan.js';
 
 const CHUNK_BYTES = 256 * 1024;
 
-/** Reads `length` bytes at `offset` of a file (fewer only at its end). */
-async function readAt(handle: FileHandle, offset: number, length: number): Promise<Buffer> {
-  const buf = Buffer.allocUnsafe(length);
-  const { bytesRead } = await handle.read(buf, 0, length, offset);
-  return buf.subarray(0, bytesRead);
-}
-
 /** The first `initBytes` bytes of a footage file: its init segment. */
 export async function readInit(root: string, file: IndexedFootageFile): Promise<Buffer> {
   const handle = await open(path.join(root, file.name), 'r');
   try {
-    return await readAt(handle, 0, file.initBytes);
+    return await readBytes(handle, 0, file.initBytes);
   } finally {
     await handle.close();
   }
@@ -117,13 +111,13 @@ export async function* exportBytes(
       }
       const { file, fragment } = piece.fragment;
       const handle = await handleOf(file);
-      const head = await readAt(handle, fragment.offset, 8);
+      const head = await readBytes(handle, fragment.offset, 8);
       const moofBytes = head.length === 8 ? head.readUInt32BE(0) : 0;
       if (moofBytes < 8 || moofBytes > fragment.bytes)
         throw new MediaFormatError('bad_box', `${file.name}: no moof at ${fragment.offset}`);
       let pos = from;
       if (pos < moofBytes) {
-        const moof = await readAt(handle, fragment.offset, moofBytes);
+        const moof = await readBytes(handle, fragment.offset, moofBytes);
         const shiftMs = file.zeroMs - plan.startMs;
         patchMoof(moof, piece.sequence, (trackId) =>
           Math.round((shiftMs * (timescales.get(trackId) ?? 90_000)) / 1000),
@@ -133,7 +127,7 @@ export async function* exportBytes(
       }
       while (pos <= to) {
         const length = Math.min(CHUNK_BYTES, to - pos + 1);
-        const chunk = await readAt(handle, fragment.offset + pos, length);
+        const chunk = await readBytes(handle, fragment.offset + pos, length);
         if (chunk.length < length) throw new MediaFormatError('bad_box', `${file.name} is shorter than its index says`);
         yield chunk;
         pos += length;

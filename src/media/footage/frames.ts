@@ -5,6 +5,7 @@ import type { IndexedFootageFile } from '../../store/footage.js';
 import { MediaFormatError } from '../errors.js';
 import { findBox, readBoxes, readTfhd, readTrun } from '../fmp4/reader.js';
 import { firstFragment, placedFragments, type PlannedFragment } from './range-plan.js';
+import { readBytes } from './read-bytes.js';
 
 // The picture of a moment of footage, for a timeline being scrubbed: the keyframe at or before it,
 // read from the footage file (its first video sample, and the parameter sets of the file's init
@@ -42,11 +43,11 @@ const LOOK_BACK_MS = 120_000;
 const START_CODE = Buffer.from([0, 0, 0, 1]);
 const VIDEO_TRACK = 1;
 
-async function readAt(handle: FileHandle, offset: number, length: number): Promise<Buffer> {
-  const buf = Buffer.alloc(length);
-  const { bytesRead } = await handle.read(buf, 0, length, offset);
-  if (bytesRead < length) throw new MediaFormatError('bad_box', 'a footage file is shorter than its index says');
-  return buf;
+/** `length` bytes at `offset` of a footage file, all of them: the index says they are there. */
+async function readIndexed(handle: FileHandle, offset: number, length: number): Promise<Buffer> {
+  const bytes = await readBytes(handle, offset, length);
+  if (bytes.length < length) throw new MediaFormatError('bad_box', 'a footage file is shorter than its index says');
+  return bytes;
 }
 
 /** The codec and parameter sets (SPS/PPS, and VPS for H.265) of an init segment's video sample entry. */
@@ -145,10 +146,10 @@ export class FootageFrames {
     let annexB: Buffer;
     let codec: FootageCodec;
     try {
-      const parameterSets = parameterSetsOfInit(await readAt(handle, 0, file.initBytes));
+      const parameterSets = parameterSetsOfInit(await readIndexed(handle, 0, file.initBytes));
       codec = parameterSets.codec;
-      const moofBytes = (await readAt(handle, fragment.offset, 4)).readUInt32BE(0);
-      const moof = await readAt(handle, fragment.offset, moofBytes);
+      const moofBytes = (await readIndexed(handle, fragment.offset, 4)).readUInt32BE(0);
+      const moof = await readIndexed(handle, fragment.offset, moofBytes);
       const traf = findBox(readBoxes(moof), 'moof')?.children.find(
         (t) => t.type === 'traf' && readTfhd(findBox(t.children, 'tfhd') ?? t).trackId === VIDEO_TRACK,
       );
@@ -158,7 +159,7 @@ export class FootageFrames {
       const size = samples[0]?.size;
       if (dataOffset === null || !size)
         throw new MediaFormatError('bad_box', `${file.name}: a video run without offset or size`);
-      const nalus = nalUnitsOf(await readAt(handle, fragment.offset + dataOffset, size));
+      const nalus = nalUnitsOf(await readIndexed(handle, fragment.offset + dataOffset, size));
       annexB = Buffer.concat([...parameterSets.sets, ...nalus].flatMap((n) => [START_CODE, n]));
     } finally {
       await handle.close();

@@ -24,6 +24,12 @@ export function registerFootageMetrics(
   );
   mirroredCounter(
     registry,
+    'edge_gateway_footage_bytes_received_total',
+    'Bytes of the camera streams kept (RTP payloads) read by continuous recording',
+    () => ({ total: stats().bytesReceived }),
+  );
+  mirroredCounter(
+    registry,
     'edge_gateway_footage_bytes_written_total',
     'Bytes of continuous footage written to the footage disk',
     () => ({ total: stats().bytesWritten }),

@@ -3,6 +3,7 @@ import { MediaFormatError } from '../errors.js';
 import { findBox, findBoxes, readBoxes, readTfdt, readTfhd, readTrun } from '../fmp4/reader.js';
 import { SAMPLE_FLAGS_SYNC } from '../fmp4/moof.js';
 import type { FragmentEntry } from './fragment-table.js';
+import { readBytes } from './read-bytes.js';
 
 // A footage file read back from its boxes, for a file the index lacks (written before a crash or a
 // power cut): its init segment, its whole fragments, and where the last whole one ends, so a torn
@@ -22,12 +23,6 @@ const VIDEO_TRACK = 1;
 /** A moof is a few kB; a larger one is not ours. */
 const MAX_MOOF_BYTES = 4 << 20;
 
-async function readAt(handle: FileHandle, offset: number, length: number): Promise<Buffer> {
-  const buf = Buffer.alloc(length);
-  const { bytesRead } = await handle.read(buf, 0, length, offset);
-  return buf.subarray(0, bytesRead);
-}
-
 /** Size and type of the box at `offset`, or null past the end or for a header cut off. */
 async function boxHeader(
   handle: FileHandle,
@@ -35,7 +30,7 @@ async function boxHeader(
   fileBytes: number,
 ): Promise<{ size: number; type: string } | null> {
   if (offset + 8 > fileBytes) return null;
-  const head = await readAt(handle, offset, 8);
+  const head = await readBytes(handle, offset, 8);
   if (head.length < 8) return null;
   const size = head.readUInt32BE(0);
   if (size < 8) return null;
@@ -78,7 +73,7 @@ export async function readFootageFile(file: string): Promise<FootageFileLayout |
       if (box.type !== 'moof' || box.size > MAX_MOOF_BYTES || initBytes === 0) break;
       const mdat = await boxHeader(handle, offset + box.size, fileBytes);
       if (!mdat || mdat.type !== 'mdat' || offset + box.size + mdat.size > fileBytes) break;
-      const run = videoRun(await readAt(handle, offset, box.size));
+      const run = videoRun(await readBytes(handle, offset, box.size));
       if (!run) break;
       firstDecodeTime ??= run.decodeTime;
       fragments.push({ bytes: box.size + mdat.size, duration: run.duration, keyframe: run.keyframe });

@@ -76,6 +76,8 @@ export interface FootageStatus {
 
 export interface FootageStats {
   cameras: number;
+  /** RTP payload bytes the writers read from the camera streams. */
+  bytesReceived: number;
   bytesWritten: number;
   filesWritten: number;
   droppedFragments: number;
@@ -126,6 +128,7 @@ export class FootageRecorder {
   private readonly now: () => number;
   private readonly random: () => number;
   private readonly counters = {
+    bytesReceived: 0,
     bytesWritten: 0,
     filesWritten: 0,
     droppedFragments: 0,
@@ -213,18 +216,21 @@ export class FootageRecorder {
   }
 
   stats(): FootageStats {
+    let received = this.counters.bytesReceived;
     let bytes = this.counters.bytesWritten;
     let dropped = this.counters.droppedFragments;
     let cameras = 0;
     for (const slot of this.slots.values()) {
       if (!slot.footage) continue;
       cameras++;
+      received += slot.footage.stats.received;
       bytes += slot.footage.stats.bytes;
       dropped += slot.footage.stats.droppedFragments;
     }
     const oldest = this.opts.store.oldestFootage(1)[0]?.startMs ?? null;
     return {
       cameras,
+      bytesReceived: received,
       bytesWritten: bytes,
       filesWritten: this.counters.filesWritten,
       droppedFragments: dropped,
@@ -311,6 +317,7 @@ export class FootageRecorder {
       slot.retry = null;
     }
     if (!footage) return;
+    this.counters.bytesReceived += footage.stats.received;
     this.counters.bytesWritten += footage.stats.bytes;
     this.counters.droppedFragments += footage.stats.droppedFragments;
     await (how === 'stop' ? footage.stop() : footage.abandon());

@@ -80,6 +80,8 @@ export class FragmentMuxer implements FanOutReader {
   private starts: TrackStart[] = [];
   private afterLoss = false;
   private readonly maxSampleTicks: number;
+  /** When each picture waiting in the timeline arrived (wall clock, ms): parts are dated from them (PartAssembler). */
+  private readonly arrivals = new WeakMap<VideoAccessUnit, number>();
 
   /**
    * `sdp`: the relay's SDP of the stream (StreamHandle.sdp). Throws MediaFormatError when it has no H.264/H.265 video.
@@ -170,6 +172,7 @@ export class FragmentMuxer implements FanOutReader {
     }
     if (unit.keyframe) this.afterLoss = false;
     if (!this.assembler && !this.startTracks(unit)) return;
+    this.arrivals.set(unit, (this.options.wallClock ?? Date.now)());
     this.videoTimeline?.push(unit, unit.rtpTime);
   }
 
@@ -215,10 +218,13 @@ export class FragmentMuxer implements FanOutReader {
     );
     this.assembler = assembler;
     const videoZero = this.startOf(this.video.codec.index);
-    this.videoTimeline = new DecodeTimeline<VideoAccessUnit>((t) => assembler.pushVideo(this.boundDuration(t)), {
-      initialReorderDepth: reorderDepthHint(videoTrack),
-      ...(videoZero !== undefined ? { zeroRtpTime: videoZero } : {}),
-    });
+    this.videoTimeline = new DecodeTimeline<VideoAccessUnit>(
+      (t) => assembler.pushVideo(this.boundDuration(t), this.arrivals.get(t.unit)),
+      {
+        initialReorderDepth: reorderDepthHint(videoTrack),
+        ...(videoZero !== undefined ? { zeroRtpTime: videoZero } : {}),
+      },
+    );
     if (audioTrack && this.audioCodec) {
       // Without a known start the audio counts from its first frame after this keyframe.
       const audioZero = videoZero !== undefined ? this.startOf(this.audioCodec.index) : undefined;

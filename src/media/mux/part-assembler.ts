@@ -36,7 +36,7 @@ export interface NewPart {
    * one).
    */
   startsSegment: boolean;
-  /** Wall clock of its first sample, ms since the epoch. */
+  /** Wall clock of its first sample, ms since the epoch (pushVideo says how it is told). */
   wallClock: number;
   /** Decode time of its first video sample from the timeline's zero, in the video timescale. */
   decodeTime: number;
@@ -70,7 +70,15 @@ export class PartAssembler {
     this.targetDuration = Math.round(options.targetDuration * tracks.video.timescale);
   }
 
-  pushVideo(timed: TimedUnit<VideoAccessUnit>): void {
+  /**
+   * `arrivedMs`: the wall clock at which the picture reached the gateway (the timeline hands a picture on
+   * only once the next one, and any it reorders with, has come: the clock now would date it a frame or
+   * more late). A part is dated by the earliest start its pictures imply, each one's arrival less its
+   * media time into the part: a picture held up on its way (the group of pictures a relay caches and
+   * hands a new reader at once, a busy moment of the event loop) does not date the part late. Without
+   * arrival times, by the clock when its first picture is pushed.
+   */
+  pushVideo(timed: TimedUnit<VideoAccessUnit>, arrivedMs?: number): void {
     if (!this.started) {
       if (!timed.unit.keyframe) {
         this.stats.droppedBeforeKeyframe++;
@@ -91,7 +99,12 @@ export class PartAssembler {
       { partTarget: this.partTarget, targetDuration: this.targetDuration },
     );
     if (cut !== 'none') this.closePart(cut === 'segment');
-    if (this.video.length === 0) this.partWallClock = this.wallClock();
+    const first = this.video[0];
+    if (!first) this.partWallClock = arrivedMs ?? this.wallClock();
+    else if (arrivedMs !== undefined) {
+      const intoPart = ((timed.dts - first.dts) * 1000) / this.tracks.video.timescale;
+      this.partWallClock = Math.min(this.partWallClock, arrivedMs - intoPart);
+    }
     this.video.push({ dts: timed.dts, sample: videoSample(timed) });
     this.partElapsed += timed.duration;
     this.segmentElapsed += timed.duration;

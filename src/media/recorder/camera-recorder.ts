@@ -4,6 +4,7 @@ import type { DetectionOutcome } from '../../detect/motion-check.js';
 import type { Box } from '../../detect/types.js';
 import { EVENT_TYPE_LABELS } from '../../domain/event-labels.js';
 import { newId } from '../../domain/ids.js';
+import { timeSince } from '../../domain/stopwatch.js';
 import type { DetectedObject, EventType } from '../../domain/types.js';
 import type { InFlightClip, NewRecording, PartOutcome } from '../../store/store.js';
 import {
@@ -265,9 +266,7 @@ export class CameraRecorder {
    * latency goal of docs/detection.md is checked against these lines (bench/detect-latency.ts).
    */
   private logTimeline(episode: number, type: EventType, at: number, outcome: DetectionOutcome | null): void {
-    const ms: Record<string, number> = {};
-    for (const [stage, when] of outcome?.timeline ?? []) ms[stage] = when - at;
-    ms.alert_written = this.now() - at;
+    const ms = timeSince(at, [...(outcome?.timeline ?? []), ['alert_written', this.now()]]);
     this.opts.logger.info(
       { device: this.opts.deviceId, episode, type, result: outcome?.result ?? 'timed_out', ms },
       'motion check timeline',

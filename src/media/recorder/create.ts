@@ -84,8 +84,10 @@ export function createRecorders(
     /** Cameras going online and offline, and their events. */
     bus: EventBus;
     cameras: RecordedCameras;
-    /** Where a camera's software motion is ignored (cameras[].motion_mask). */
+    /** Where a camera's software motion is ignored (cameras[].motion_mask, or the app's). */
     motionMask: NonNullable<RecordersOptions['motion']['mask']>;
+    /** Whether the camera's events are recorded (its recording setting is not off). */
+    recordsEvents: (deviceId: string) => boolean;
     /** The relay: its URL for this box's readers, and its shared camera sessions. */
     relay: {
       localUrl(deviceId: string, profile: StreamProfile): string;
@@ -102,7 +104,7 @@ export function createRecorders(
   const recorders = new Recorders({
     store,
     deviceName: (deviceId) => store.getDevice(deviceId)?.name ?? deviceId,
-    hasStream: (deviceId) => hasStream(deviceId, 'main'),
+    hasStream: (deviceId) => deps.recordsEvents(deviceId) && hasStream(deviceId, 'main'),
     inputUrl: (deviceId) => relay.localUrl(deviceId, 'main'),
     streamReady: async (deviceId) => void (await relay.streams.acquire(deviceId, 'main')),
     ffmpegPath: config.ffmpeg.path,
@@ -124,6 +126,14 @@ export function createRecorders(
   defer(() => recorders.stop());
   deps.bus.on('device.status', (e) => recorders.deviceStatus(e.deviceId, e.status === 'online', e.at));
   deps.bus.on('camera.event', (e) => recorders.event(e.deviceId, e.kind, e.phase, e.at));
+  // The owner changed the camera's settings: recording off stops its recorder, on starts it; a new
+  // mask restarts its software motion detection with it.
+  deps.bus.on('camera.settings', (e) => {
+    const online = store.getDevice(e.deviceId)?.status === 'online';
+    if (e.fields.includes('recording'))
+      recorders.deviceStatus(e.deviceId, online && deps.recordsEvents(e.deviceId), e.at);
+    if (e.fields.includes('motion_mask')) recorders.motionMaskChanged(e.deviceId);
+  });
   // Cameras online at the last stop: the manager reports a change only, so these start here.
   for (const camera of store.listCameras())
     if (store.getDevice(camera.deviceId)?.status === 'online')

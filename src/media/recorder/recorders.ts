@@ -123,6 +123,15 @@ export class Recorders {
     }
   }
 
+  /** The camera's motion mask changed: its software motion detection starts again, with the new one. */
+  motionMaskChanged(deviceId: string): void {
+    const watcher = this.watchers.get(deviceId);
+    if (!watcher) return;
+    watcher.stop();
+    this.watchers.delete(deviceId);
+    this.checkMotionWatchers();
+  }
+
   event(deviceId: string, kind: EventType, phase: 'start' | 'stop', at: number, where?: () => Box | null): void {
     if (kind !== 'motion') this.reportsObjects.add(deviceId);
     this.recorders.get(deviceId)?.event(kind, phase, at, where);

@@ -1,6 +1,7 @@
 import { randomBytes, randomInt } from 'node:crypto';
 import { Audio, PeerConnection, RtcpNackResponder, Video, type Track } from 'node-datachannel';
 import type { BaseLogger } from 'pino';
+import { startStopwatch, type Stopwatch } from '../../domain/stopwatch.js';
 import type { FanOutReader } from '../relay/fanout.js';
 import type { StreamHandle } from '../relay/streams.js';
 import { readLocalTransport, withoutMdnsCandidates, writeAnswer } from './answer.js';
@@ -71,6 +72,8 @@ export interface StartTimeline {
   firstKeyframeRequest: number | null;
 }
 
+type StartStep = Exclude<keyof StartTimeline, 'burstPackets' | 'burstBytes'>;
+
 export interface SessionCounters {
   packetsSent: number;
   packetsFailed: number;
@@ -117,22 +120,12 @@ export class WebRtcSession {
   private connected = false;
   private ended: SessionEnd | null = null;
   readonly startedAt = Date.now();
-  private readonly t0: number;
-  readonly timeline: StartTimeline = {
-    answer: null,
-    iceConnected: null,
-    dtlsConnected: null,
-    videoOpen: null,
-    firstVideoPacket: null,
-    burstSent: null,
-    burstPackets: 0,
-    burstBytes: 0,
-    firstLivePacket: null,
-    firstKeyframeRequest: null,
-  };
+  private readonly steps: Stopwatch<StartStep>;
+  /** The first cached burst: packets and bytes. */
+  private readonly burst = { packets: 0, bytes: 0 };
 
   private constructor(private readonly opts: WebRtcSessionOptions) {
-    this.t0 = opts.receivedAt ?? performance.now();
+    this.steps = startStopwatch(() => performance.now(), opts.receivedAt);
     this.pc = new PeerConnection(opts.id, {
       iceServers: opts.iceServers,
       ...(opts.bindAddress ? { bindAddress: opts.bindAddress } : {}),
@@ -200,7 +193,7 @@ export class WebRtcSession {
     }
     this.pc.onStateChange((state) => this.stateChanged(state));
     this.pc.onIceStateChange((state) => {
-      if (state === 'connected' || state === 'completed') this.mark('iceConnected');
+      if (state === 'connected' || state === 'completed') this.steps.mark('iceConnected');
     });
     const gathered = new Promise<void>((resolve, reject) => {
       const timer = this.timer(GATHER_TIMEOUT_MS, () =>
@@ -227,7 +220,7 @@ export class WebRtcSession {
     this.attach();
     // Started with the answer, as the video's camera session: ffmpeg's start overlaps ICE and DTLS.
     if (choice.audio?.transcoded) this.stopOpus = this.opts.opus?.((packet) => this.sendOpus(packet)) ?? null;
-    this.mark('answer');
+    this.steps.mark('answer');
     return writeAnswer(offer, choice, readLocalTransport(local.sdp), {
       videoSsrc,
       audioSsrc,
@@ -265,7 +258,7 @@ export class WebRtcSession {
     const sender = { track, rewriter, cameraTrack };
     track.onOpen(() => {
       if (sender !== this.video) return;
-      this.mark('videoOpen');
+      this.steps.mark('videoOpen');
       this.startVideo();
     });
     track.onMessage((message) => this.feedback(message));
@@ -349,33 +342,38 @@ export class WebRtcSession {
       this.video?.rewriter.endBurst();
       this.inBurst = false;
     }
-    if (this.timeline.burstPackets > 0) this.mark('burstSent');
+    if (this.burst.packets > 0) this.steps.mark('burstSent');
   }
 
-  private mark(
-    step:
-      | 'answer'
-      | 'iceConnected'
-      | 'dtlsConnected'
-      | 'videoOpen'
-      | 'firstVideoPacket'
-      | 'burstSent'
-      | 'firstLivePacket'
-      | 'firstKeyframeRequest',
-  ): void {
-    this.timeline[step] ??= Math.round(performance.now() - this.t0);
+  /** The start's steps so far, in whole ms after the WHEP POST, and the first cached burst. */
+  get timeline(): StartTimeline {
+    const ms = (step: StartStep) => {
+      const elapsed = this.steps.elapsed(step);
+      return elapsed === null ? null : Math.round(elapsed);
+    };
+    return {
+      answer: ms('answer'),
+      iceConnected: ms('iceConnected'),
+      dtlsConnected: ms('dtlsConnected'),
+      videoOpen: ms('videoOpen'),
+      firstVideoPacket: ms('firstVideoPacket'),
+      burstSent: ms('burstSent'),
+      burstPackets: this.burst.packets,
+      burstBytes: this.burst.bytes,
+      firstLivePacket: ms('firstLivePacket'),
+      firstKeyframeRequest: ms('firstKeyframeRequest'),
+    };
   }
 
   /** Counts the first cached burst and logs the start timeline once live packets follow it. */
   private videoSent(out: Buffer): void {
-    const t = this.timeline;
-    if (t.firstVideoPacket === null) this.mark('firstVideoPacket');
-    if (this.inBurst && t.burstSent === null) {
-      t.burstPackets++;
-      t.burstBytes += out.length;
-    } else if (!this.inBurst && t.firstLivePacket === null) {
-      this.mark('firstLivePacket');
-      this.opts.logger.info({ session: this.opts.id, timeline: t }, 'webrtc session playing');
+    this.steps.mark('firstVideoPacket');
+    if (this.inBurst && this.steps.elapsed('burstSent') === null) {
+      this.burst.packets++;
+      this.burst.bytes += out.length;
+    } else if (!this.inBurst && this.steps.elapsed('firstLivePacket') === null) {
+      this.steps.mark('firstLivePacket');
+      this.opts.logger.info({ session: this.opts.id, timeline: this.timeline }, 'webrtc session playing');
     }
   }
 
@@ -404,7 +402,7 @@ export class WebRtcSession {
     this.counters.pli += fb.pli;
     this.counters.fir += fb.fir;
     if (fb.pli + fb.fir === 0 || this.ended !== null || !this.detach) return;
-    this.mark('firstKeyframeRequest');
+    this.steps.mark('firstKeyframeRequest');
     const now = Date.now();
     if (now - this.lastKeyframeServed < this.opts.keyframeIntervalMs) return;
     this.lastKeyframeServed = now;
@@ -419,7 +417,7 @@ export class WebRtcSession {
   private stateChanged(state: string): void {
     if (this.ended !== null) return;
     if (state === 'connected') {
-      this.mark('dtlsConnected');
+      this.steps.mark('dtlsConnected');
       this.connected = true;
       if (this.disconnectedTimer) clearTimeout(this.disconnectedTimer);
       this.disconnectedTimer = null;

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Store } from '../../../src/store/store.js';
+import { DEFAULT_SETTINGS_JSON } from '../../support/camera-settings.js';
 import { startTestGateway, type TestGateway } from '../../support/gateway.js';
 
 let t: TestGateway;
@@ -45,6 +46,7 @@ describe('GET /v1/devices', () => {
       firmware_version: '1.0.0',
       last_seen_at: new Date(base + 5).toISOString(),
       address: null,
+      settings: DEFAULT_SETTINGS_JSON,
     });
     expect(body.data[0]?.last_seen_at).toBeNull();
     expect(String(body.data[1]?.last_seen_at)).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);

@@ -1,16 +1,14 @@
 import { execFile } from 'node:child_process';
-import { readFileSync, rmdirSync, rmSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { pino } from 'pino';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startFleet, type Fleet } from '../../../src/onvif/simulator/fleet.js';
 import { launchChromium, newContext } from '../../support/browser.js';
-import { firstOnlineDevice, startTestGateway, type TestGateway } from '../../support/gateway.js';
-import { tempDir } from '../../support/temp-dir.js';
-import { mountTmpfs, tmpfsUnavailable, unmountTmpfs } from '../../support/tmpfs.js';
+import { startFootageRig, type FootageRig } from '../../support/footage-rig.js';
+import type { TestGateway } from '../../support/gateway.js';
+import { tmpfsUnavailable } from '../../support/tmpfs.js';
 
 // A window of continuous footage across several files and a gap (the footage disk was full for a
 // while), played in Debian's chromium through hls.js from the window's playback_url, as the web app
@@ -20,7 +18,6 @@ import { mountTmpfs, tmpfsUnavailable, unmountTmpfs } from '../../support/tmpfs.
 
 const run = promisify(execFile);
 const HLS_JS = readFileSync(createRequire(import.meta.url).resolve('hls.js/dist/hls.min.js'));
-const USER = 'admin';
 const PASSWORD = 'cam-secret-footage-play';
 const unavailable = tmpfsUnavailable();
 if (unavailable) console.warn(`skipping the footage playback test: ${unavailable}`);
@@ -44,53 +41,22 @@ const PAGE = `<!doctype html>
 </script>
 </body></html>`;
 
-interface Span {
-  start: string;
-  end: string;
-}
-
-let fleet: Fleet;
+let rig: FootageRig;
 let t: TestGateway;
 let browser: Browser;
 let disk = '';
 let deviceId = '';
-
-async function spans(): Promise<Span[]> {
-  const now = Date.now();
-  const q = `start=${new Date(now - 3_600_000).toISOString()}&end=${new Date(now + 60_000).toISOString()}`;
-  const res = await t.request(`/v1/devices/${deviceId}/footage?${q}`, { headers: await t.auth('recordings:read') });
-  return (res.json() as { data: Span[] }).data;
-}
+const spans = () => rig.spans();
 
 describe.skipIf(unavailable !== null)('continuous footage in a browser', () => {
   beforeAll(async () => {
-    disk = tempDir();
-    mountTmpfs(disk, 256 * 1024 * 1024);
-    fleet = await startFleet({
-      count: 1,
-      host: '127.0.0.1',
-      basePort: 0,
-      username: USER,
-      password: PASSWORD,
-      discovery: null,
-      rtspPort: 0,
-      logger: pino({ level: 'silent' }),
-    });
-    t = await startTestGateway({
-      cameras: [{ name: 'Porch', onvif_url: fleet.cameras[0]!.deviceServiceUrl, username: USER, password: PASSWORD }],
-      recording: { continuous: { enabled: true, storage_dir: disk, file_s: 10, flush_s: 1, min_free_bytes: 0 } },
-    });
-    deviceId = await firstOnlineDevice(t);
+    rig = await startFootageRig({ name: 'Porch', password: PASSWORD });
+    ({ t, disk, deviceId } = rig);
     browser = await launchChromium();
   }, 60_000);
   afterAll(async () => {
     await browser?.close();
-    await t?.stop();
-    await fleet?.stop();
-    if (disk) {
-      unmountTmpfs(disk);
-      rmdirSync(disk);
-    }
+    await rig?.stop();
   });
 
   it('hls.js plays a window across files and a gap: time goes on past both, the date jumps the gap', async () => {

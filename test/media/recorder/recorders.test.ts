@@ -16,7 +16,11 @@ afterEach(async () => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
-function make(mode: 'auto' | 'on' | 'off', hasOwnEvents: (id: string) => boolean) {
+function make(
+  mode: 'auto' | 'on' | 'off',
+  hasOwnEvents: (id: string) => boolean,
+  mask?: RecordersOptions['motion']['mask'],
+) {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'eg-recorders-'));
   dirs.push(dir);
   const lines: string[] = [];
@@ -39,7 +43,15 @@ function make(mode: 'auto' | 'on' | 'off', hasOwnEvents: (id: string) => boolean
     postRollMs: 1000,
     maxClipMs: 10_000,
     logger: pino({ level: 'info' }, { write: (l: string) => void lines.push(l) }),
-    motion: { mode, threshold: 0.02, fps: 2, hasOwnEvents, inputUrl: () => 'rtsp://127.0.0.1:9/nothing', checkMs: 50 },
+    motion: {
+      mode,
+      threshold: 0.02,
+      fps: 2,
+      hasOwnEvents,
+      inputUrl: () => 'rtsp://127.0.0.1:9/nothing',
+      checkMs: 50,
+      ...(mask ? { mask } : {}),
+    },
   };
   const recorders = new Recorders(opts);
   stops.push(() => recorders.stop());
@@ -70,6 +82,32 @@ describe('Recorders', () => {
     await expect.poll(() => said('software motion detection on'), { timeout: 3000 }).toEqual(['dev_a']);
     own = true; // the camera's PullPoint subscription came up
     await expect.poll(() => said('software motion detection off'), { timeout: 3000 }).toEqual(['dev_a']);
+  });
+
+  it('a new motion mask restarts the camera’s software motion detection with it, at once', () => {
+    const masks: string[] = [];
+    let current: Array<Array<[number, number]>> = [];
+    const { recorders, said } = make(
+      'on',
+      () => true,
+      (id) => {
+        masks.push(`${id}:${JSON.stringify(current)}`);
+        return current;
+      },
+    );
+    recorders.deviceStatus('dev_a', true, Date.now());
+    expect(said('software motion detection on')).toEqual(['dev_a']);
+    current = [
+      [
+        [0, 0],
+        [1, 0],
+        [0, 1],
+      ],
+    ];
+    recorders.motionMaskChanged('dev_a');
+    recorders.motionMaskChanged('dev_none'); // no watcher: nothing to do
+    expect(said('software motion detection on')).toEqual(['dev_a', 'dev_a']);
+    expect(masks).toEqual(['dev_a:[]', `dev_a:${JSON.stringify(current)}`]);
   });
 
   it('on: every camera at once; off: none', async () => {

@@ -5,7 +5,9 @@ import { duration, localDate, when } from '../format.js';
 import { AuthImage } from '../parts/auth-image.js';
 import { Choice } from '../parts/choice.js';
 import { navigate } from '../router.js';
+import { timelineHref } from '../routes.js';
 import { EVENT_TYPE_NAMES, type EventType, type Recording } from '../types.js';
+import { useFootageCameras } from '../use-footage-cameras.js';
 import { usePagedList } from '../use-paged-list.js';
 
 // Recorded clips of one camera, filtered by date range and event type; one plays in the page
@@ -64,6 +66,7 @@ function showFilter(filter: Filter): void {
 
 export function ClipsScreen(props: { params: URLSearchParams }) {
   const { api, devices } = useApp();
+  const footageCameras = useFootageCameras();
   const filter = filterOf(props.params, devices?.[0]?.id ?? '');
   const [playing, setPlaying] = useState<Recording | null>(null);
   const list = usePagedList<Recording>(
@@ -143,6 +146,7 @@ export function ClipsScreen(props: { params: URLSearchParams }) {
       {playing ? (
         <Player
           clip={playing}
+          inTimeline={footageCameras.has(playing.device_id)}
           cameraName={devices.find((d) => d.id === playing.device_id)?.name ?? 'Unknown camera'}
           onClose={() => close(playing.id)}
         />
@@ -199,7 +203,7 @@ function ClipRow({ clip, playing, onPlay }: { clip: Recording; playing: boolean;
   );
 }
 
-function Player(props: { clip: Recording; cameraName: string; onClose: () => void }) {
+function Player(props: { clip: Recording; cameraName: string; inTimeline: boolean; onClose: () => void }) {
   const { clip } = props;
   const title = `${EVENT_TYPE_NAMES[clip.event_type]} at ${props.cameraName}, ${when(clip.started_at)}`;
   return (
@@ -230,6 +234,9 @@ function Player(props: { clip: Recording; cameraName: string; onClose: () => voi
           >
             Download
           </a>
+          {props.inTimeline ? (
+            <a href={timelineHref(clip.device_id, Date.parse(clip.started_at))}>Show in timeline</a>
+          ) : null}
         </>
       ) : (
         <p class="placeholder-text">

@@ -5,7 +5,9 @@ import { when } from '../format.js';
 import { AuthImage } from '../parts/auth-image.js';
 import { Choice } from '../parts/choice.js';
 import { navigate } from '../router.js';
+import { timelineHref } from '../routes.js';
 import { ALERT_TYPE_NAMES, type Alert } from '../types.js';
+import { useFootageCameras } from '../use-footage-cameras.js';
 import { usePagedList } from '../use-paged-list.js';
 
 // Alerts, newest first, with the event's picture; filtered by camera, type and unread (kept in the
@@ -58,6 +60,7 @@ function showFilter(filter: Filter): void {
 
 export function EventsScreen(props: { params: URLSearchParams }) {
   const { api, devices, scopes, recountUnread } = useApp();
+  const footageCameras = useFootageCameras();
   const filter = filterOf(props.params);
   const canMark = scopes.has('alerts:write');
   const list = usePagedList<Alert>(
@@ -158,6 +161,7 @@ export function EventsScreen(props: { params: URLSearchParams }) {
             key={alert.id}
             alert={alert}
             canMark={canMark}
+            inTimeline={footageCameras.has(alert.device_id)}
             onMarkRead={() => void markRead([alert.id], alert.id)}
           />
         ))}
@@ -171,7 +175,8 @@ export function EventsScreen(props: { params: URLSearchParams }) {
   );
 }
 
-function AlertRow({ alert, canMark, onMarkRead }: { alert: Alert; canMark: boolean; onMarkRead: () => void }) {
+function AlertRow(props: { alert: Alert; canMark: boolean; inTimeline: boolean; onMarkRead: () => void }) {
+  const { alert, canMark, onMarkRead } = props;
   const { api, devices, scopes } = useApp();
   const clip = scopes.has('recordings:read') ? alert.recording_id : null;
   const camera = devices?.find((d) => d.id === alert.device_id)?.name ?? 'Unknown camera';
@@ -203,6 +208,10 @@ function AlertRow({ alert, canMark, onMarkRead }: { alert: Alert; canMark: boole
             <a href={`/clips?camera=${encodeURIComponent(alert.device_id)}&recording=${encodeURIComponent(clip)}`}>
               Play clip
             </a>
+          ) : null}
+          {props.inTimeline ? (
+            // A few seconds before the alert: what led up to it.
+            <a href={timelineHref(alert.device_id, Date.parse(alert.created_at) - 5_000)}>Show in timeline</a>
           ) : null}
           {canMark && !alert.read ? (
             <button type="button" class="small mark-read" onClick={onMarkRead}>

@@ -7,6 +7,7 @@ import { AuthImage } from '../parts/auth-image.js';
 import { Confirm } from '../parts/confirm.js';
 import { DeviceStatus } from '../parts/device-status.js';
 import { ALERT_TYPE_NAMES, type Alert, type ControlAction } from '../types.js';
+import { useFootageCameras } from '../use-footage-cameras.js';
 
 // One camera live: WebRTC, else LL-HLS, else a still refreshed every second; main/sub, mute, full
 // screen; its latest events beside it; reboot and set-clock for accounts with devices:write.
@@ -31,6 +32,7 @@ const CONTROL_TEXT: Record<ControlAction, { button: string; title: string; body:
 
 export function LiveScreen(props: { deviceId: string }) {
   const { api, devices, scopes } = useApp();
+  const footageCameras = useFootageCameras();
   const device = devices?.find((d) => d.id === props.deviceId) ?? null;
   const [profile, setProfile] = useState<Profile>('main');
   const [muted, setMuted] = useState(true);
@@ -98,6 +100,11 @@ export function LiveScreen(props: { deviceId: string }) {
       <div class="live-head">
         <h1>{device.name}</h1>
         <DeviceStatus device={device} withAdvice />
+        {footageCameras.has(device.id) ? (
+          <a href={`/cameras/${encodeURIComponent(device.id)}/timeline`} data-testid="timeline-link">
+            Recorded footage
+          </a>
+        ) : null}
       </div>
       <div class="live-body">
         <div class="live-main">

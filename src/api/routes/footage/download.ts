@@ -1,15 +1,14 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Readable } from 'node:stream';
 import Type from 'typebox';
-import { NotFoundError } from '../../../domain/errors.js';
 import { exportBytes, readInit } from '../../../media/footage/export.js';
 import { planExport } from '../../../media/footage/range-plan.js';
 import type { IndexedFootageFile } from '../../../store/footage.js';
-import { ApiError, sendApiError } from '../../errors.js';
-import { contentRange, parseRange } from '../../range.js';
+import { sendRanged } from '../../range-reply.js';
 import { errorResponse, errorResponses, FileBody, Id } from '../../schemas.js';
 import type { FootageRoutesOptions } from './options.js';
-import { footageWindow, requireDevice, requireFootage, WindowQuery } from './window.js';
+import { footageWindow, noFootageIn, requireDevice, requireFootage, WindowQuery } from './window.js';
 
 // GET and HEAD /v1/devices/{device_id}/footage/download: a window of continuous footage as one MP4
 // (fragmented), from the keyframe at or before start (docs/api.md). Its length is known from the
@@ -33,6 +32,36 @@ async function runInits(root: string, files: readonly IndexedFootageFile[]): Pro
   const inits = new Map<number, Buffer>();
   for (const f of files) if (!inits.has(f.zeroMs)) inits.set(f.zeroMs, await readInit(root, f));
   return inits;
+}
+
+/**
+ * Answers with the window of the device's footage as one MP4 (its Range, HEAD, 416), or throws a
+ * 404 when the window holds none. The bearer's download and a download_url's both send it.
+ */
+export async function sendFootageMp4(
+  req: FastifyRequest,
+  reply: FastifyReply,
+  root: string,
+  store: FootageRoutesOptions['store'],
+  device: { id: string; name: string },
+  { startMs, endMs }: { startMs: number; endMs: number },
+): Promise<FastifyReply> {
+  const files = store.footageIn(device.id, startMs, endMs);
+  const inits = await runInits(root, files);
+  const plan = planExport(files, startMs, endMs, (a, b) =>
+    (inits.get(a.zeroMs) as Buffer).equals(inits.get(b.zeroMs) as Buffer),
+  );
+  if (!plan) throw noFootageIn(device.id, startMs, endMs);
+  const init = (await runInits(root, [plan.initFile])).get(plan.initFile.zeroMs) as Buffer;
+  reply.headers({
+    'content-type': 'video/mp4',
+    'accept-ranges': 'bytes',
+    'cache-control': 'private, no-store',
+    'content-disposition': `attachment; filename="${attachmentName(device.name, plan.startMs)}"`,
+  });
+  return sendRanged(req, reply, { size: plan.bytes, range: req.headers.range, what: 'the export' }, (first, last) =>
+    Readable.from(exportBytes(root, plan, init, first, last), { objectMode: false }),
+  );
 }
 
 export const footageDownloadRoute: FastifyPluginAsyncTypebox<FootageRoutesOptions> = async (
@@ -63,36 +92,9 @@ export const footageDownloadRoute: FastifyPluginAsyncTypebox<FootageRoutesOption
     },
     handler: async (req, reply) => {
       const { startMs, endMs } = footageWindow(req.query);
-      const { root } = requireFootage(footage);
+      const access = requireFootage(footage);
       const device = requireDevice(store, req.params.device_id);
-      const files = store.footageIn(device.id, startMs, endMs);
-      const inits = await runInits(root, files);
-      const plan = planExport(files, startMs, endMs, (a, b) =>
-        (inits.get(a.zeroMs) as Buffer).equals(inits.get(b.zeroMs) as Buffer),
-      );
-      if (!plan)
-        throw new NotFoundError(
-          'footage',
-          `${device.id} between ${new Date(startMs).toISOString()} and ${new Date(endMs).toISOString()}`,
-        );
-      const init = (await runInits(root, [plan.initFile])).get(plan.initFile.zeroMs) as Buffer;
-      const size = plan.bytes;
-      reply.headers({
-        'content-type': 'video/mp4',
-        'accept-ranges': 'bytes',
-        'cache-control': 'private, no-store',
-        'content-disposition': `attachment; filename="${attachmentName(device.name, plan.startMs)}"`,
-      });
-      const range = parseRange(req.headers.range, size);
-      if (range.kind === 'unsatisfiable') {
-        reply.header('content-range', `bytes */${size}`).header('content-type', 'application/json; charset=utf-8');
-        return sendApiError(reply, new ApiError('range_not_satisfiable', `the export has ${size} bytes`));
-      }
-      const [first, last, status] = range.kind === 'range' ? [range.start, range.end, 206] : [0, size - 1, 200];
-      if (status === 206) reply.header('content-range', contentRange(first, last, size));
-      reply.code(status).header('content-length', String(last - first + 1));
-      if (req.method === 'HEAD') return reply.send(undefined);
-      return reply.send(Readable.from(exportBytes(root, plan, init, first, last), { objectMode: false }));
+      return sendFootageMp4(req, reply, access.root, store, device, { startMs, endMs });
     },
   });
 };

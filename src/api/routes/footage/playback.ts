@@ -1,17 +1,22 @@
 import send from '@fastify/send';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import path from 'node:path';
 import Type from 'typebox';
 import { NotFoundError } from '../../../domain/errors.js';
 import { vodPlaylist } from '../../../media/footage/vod-playlist.js';
-import { TicketError } from '../../../media/errors.js';
-import type { FootageClaims } from '../../../media/ticket.js';
 import { ApiError } from '../../errors.js';
-import { redactUrl } from '../../log-url.js';
 import { errorResponse, errorResponses, FileBody, Id, parserErrorResponses } from '../../schemas.js';
 import type { FootageRoutesOptions } from './options.js';
-import { footageWindow, requireDevice, requireFootage, WindowQuery } from './window.js';
+import {
+  claimsOf,
+  mintFootageTicket,
+  PRIVATE_HEADERS,
+  privateHeaders,
+  TicketedAddress,
+  TicketParam,
+  ticketErrors,
+} from './ticketed.js';
+import { footageWindow, noFootageIn, requireDevice, requireFootage, WindowQuery } from './window.js';
 
 // Playing a window of continuous footage (docs/api.md, "Continuous footage"):
 // GET /v1/devices/{device_id}/footage/playback mints a short-lived ticketed playback_url, an HLS VOD
@@ -19,33 +24,11 @@ import { footageWindow, requireDevice, requireFootage, WindowQuery } from './win
 // it names are served under /v1/footage/play/{ticket}/, the ticket being the credential (a media
 // element sends no Authorization header), for that device and window only.
 
-/** Every answer under the ticket, errors too: the URL holds a credential, so nothing keeps it or passes it on. */
-const PRIVATE_HEADERS = {
-  'cache-control': 'private, no-store',
-  'referrer-policy': 'no-referrer',
-  'x-content-type-options': 'nosniff',
-};
-
-/** onRequest of the routes under a ticket. */
-function privateHeaders(_req: FastifyRequest, reply: FastifyReply, done: () => void): void {
-  reply.headers(PRIVATE_HEADERS);
-  done();
-}
-
-const TicketParam = Type.String({
-  minLength: 1,
-  maxLength: 256,
-  pattern: '^[A-Za-z0-9_.-]+$',
-  description: 'The ticket of the playback_url',
-});
-
 /** GET /v1/devices/{device_id}/footage/playback: a ticketed playback address of a window. */
 export const footagePlaybackRoute: FastifyPluginAsyncTypebox<FootageRoutesOptions> = async (
   app,
   { store, footage },
 ) => {
-  const now = footage?.now ?? Date.now;
-
   app.get(
     '/v1/devices/:device_id/footage/playback',
     {
@@ -60,12 +43,10 @@ export const footagePlaybackRoute: FastifyPluginAsyncTypebox<FootageRoutesOption
         params: Type.Object({ device_id: Id }),
         querystring: WindowQuery,
         response: {
-          200: Type.Object(
-            {
-              playback_url: Type.String({ description: 'Path of the playlist on this gateway, with its ticket' }),
-              expires_at: Type.String({ format: 'date-time' }),
-            },
-            { additionalProperties: false, title: 'FootagePlayback' },
+          200: TicketedAddress(
+            'playback_url',
+            'Path of the playlist on this gateway, with its ticket',
+            'FootagePlayback',
           ),
           ...errorResponses,
           404: errorResponse('not_found: no such device, no footage in the window, or continuous recording is off'),
@@ -77,37 +58,11 @@ export const footagePlaybackRoute: FastifyPluginAsyncTypebox<FootageRoutesOption
       const access = requireFootage(footage);
       const device = requireDevice(store, req.params.device_id);
       const files = store.footageIn(device.id, startMs, endMs);
-      if (!vodPlaylist(files, startMs, endMs, () => ''))
-        throw new NotFoundError(
-          'footage',
-          `${device.id} between ${new Date(startMs).toISOString()} and ${new Date(endMs).toISOString()}`,
-        );
-      const expiresAt = Math.ceil((now() + access.playbackTtlS * 1000) / 1000) * 1000;
-      const ticket = access.tickets.issueFootage({ deviceId: device.id, startMs, endMs, expiresAt });
-      return { playback_url: `/v1/footage/play/${ticket}/index.m3u8`, expires_at: new Date(expiresAt).toISOString() };
+      if (!vodPlaylist(files, startMs, endMs, () => '')) throw noFootageIn(device.id, startMs, endMs);
+      const { ticket, expiresAt } = mintFootageTicket(access, { deviceId: device.id, startMs, endMs });
+      return { playback_url: `/v1/footage/play/${ticket}/index.m3u8`, expires_at: expiresAt };
     },
   );
-};
-
-/** The ticket's claims; logged (cut short) and rethrown when refused. */
-function claimsOf(
-  app: FastifyInstance,
-  footage: FootageRoutesOptions['footage'],
-  ticket: string,
-  url: string,
-): FootageClaims {
-  try {
-    return requireFootage(footage).tickets.verifyFootage(ticket, (footage?.now ?? Date.now)());
-  } catch (err) {
-    if (err instanceof TicketError)
-      app.log.debug({ url: redactUrl(url), reason: err.reason }, 'footage ticket refused');
-    throw err;
-  }
-}
-
-const ticketErrors = {
-  401: errorResponse('expired_ticket: the playback address has expired: get a new one'),
-  403: errorResponse('invalid_ticket: the ticket is altered, malformed, of another key, or not a footage ticket'),
 };
 
 /** GET /v1/footage/play/{ticket}/index.m3u8: the playlist of the ticket's window. */

@@ -7,7 +7,7 @@ import { footageWindow, requireDevice, requireFootage, WindowQuery } from './win
 
 // GET /v1/devices/{device_id}/footage: the spans of continuous footage in a window (docs/api.md).
 
-const SpanSchema = Type.Object(
+export const SpanSchema = Type.Object(
   {
     start: Type.String({ format: 'date-time', description: 'First moment of footage in the span' }),
     end: Type.String({ format: 'date-time', description: 'End of the span (exclusive)' }),

@@ -26,7 +26,7 @@ const CameraStatus = Type.Object(
   { additionalProperties: false },
 );
 
-const FootageStatusSchema = Type.Object(
+export const FootageStatusSchema = Type.Object(
   {
     enabled: Type.Boolean({ description: 'recording.continuous.enabled' }),
     recording: Type.Boolean({ description: 'The footage disk takes writes' }),

@@ -46,6 +46,14 @@ export function footageWindow(
   return { startMs, endMs };
 }
 
+/** The 404 of a window of a device that holds no footage. */
+export function noFootageIn(deviceId: string, startMs: number, endMs: number): NotFoundError {
+  return new NotFoundError(
+    'footage',
+    `${deviceId} between ${new Date(startMs).toISOString()} and ${new Date(endMs).toISOString()}`,
+  );
+}
+
 /** Continuous recording, or a 404 when it is off. */
 export function requireFootage(footage: FootageRoutesOptions['footage']): NonNullable<FootageRoutesOptions['footage']> {
   if (!footage)

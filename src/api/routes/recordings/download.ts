@@ -7,8 +7,7 @@ import Type from 'typebox';
 import { NotFoundError } from '../../../domain/errors.js';
 import type { Recording } from '../../../domain/types.js';
 import { storedFile } from '../../clip-files.js';
-import { ApiError, sendApiError } from '../../errors.js';
-import { contentRange, parseRange } from '../../range.js';
+import { sendRanged } from '../../range-reply.js';
 import { errorResponse, errorResponses, FileBody, Id, NoBody } from '../../schemas.js';
 import { requireRecording } from './lookup.js';
 import type { RecordingRoutesOptions } from './options.js';
@@ -73,15 +72,8 @@ function sendClip(req: FastifyRequest, reply: FastifyReply, rec: Recording, file
   }
   const ifRange = req.headers['if-range'];
   const rangeApplies = ifRange === undefined || ifRange === etag || ifRange === lastModified;
-  const range = rangeApplies ? parseRange(req.headers.range, size) : ({ kind: 'none' } as const);
-
-  if (range.kind === 'unsatisfiable') {
-    reply.header('content-range', `bytes */${size}`).header('content-type', 'application/json; charset=utf-8');
-    return sendApiError(reply, new ApiError('range_not_satisfiable', `the file has ${size} bytes`));
-  }
-  const [start, end, status] = range.kind === 'range' ? [range.start, range.end, 206] : [0, size - 1, 200];
-  if (status === 206) reply.header('content-range', contentRange(start, end, size));
-  reply.code(status).header('content-length', String(size === 0 ? 0 : end - start + 1));
-  if (req.method === 'HEAD' || size === 0) return reply.send(undefined);
-  return reply.send(createReadStream(file, { start, end, highWaterMark: 256 * 1024 }));
+  const range = rangeApplies ? req.headers.range : undefined;
+  return sendRanged(req, reply, { size, range, what: 'the file' }, (start, end) =>
+    createReadStream(file, { start, end, highWaterMark: 256 * 1024 }),
+  );
 }

@@ -1,0 +1,405 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ROLE_SCOPES } from '../../../src/auth/roles.js';
+import { SimulatedCamera } from '../../../src/onvif/simulator/camera.js';
+import { startTestGateway, type TestGateway } from '../../support/gateway.js';
+
+// Cameras set up from the app through the started gateway over real HTTPS, with simulated ONVIF
+// cameras and the gateway's own SQLite file: POST /v1/devices, PATCH and DELETE /v1/devices/{id}.
+// Each refused change is read back to prove it changed nothing.
+
+type Device = {
+  id: string;
+  name: string;
+  status: string;
+  address: string | null;
+  settings: {
+    enabled: boolean;
+    recording: string;
+    detection: string;
+    motion_mask: number[][][];
+    zones: Array<{ name: string; polygon: number[][]; required: boolean }>;
+    username: string | null;
+    has_password: boolean;
+    source: Record<string, string>;
+  };
+};
+
+// Quotes, backslash, unicode beyond the BMP, 200 characters: what a camera's password may be.
+const PASSWORD = `"q'uo\\te" ünï 🔒 ${'p'.repeat(200)}`.slice(0, 200);
+const square = [
+  [0.1, 0.1],
+  [0.6, 0.1],
+  [0.6, 0.6],
+  [0.1, 0.6],
+];
+let fileCam: SimulatedCamera;
+let appCam: SimulatedCamera;
+let lockedCam: SimulatedCamera;
+let t: TestGateway;
+const logLines: string[] = [];
+
+beforeAll(async () => {
+  fileCam = new SimulatedCamera({ username: 'admin', password: 'file-pw' });
+  appCam = new SimulatedCamera({ username: 'admin', password: PASSWORD });
+  lockedCam = new SimulatedCamera({ username: 'admin', password: 'right-one' });
+  for (const cam of [fileCam, appCam, lockedCam]) await cam.start();
+  t = await startTestGateway(
+    {
+      cameras: [
+        { name: 'Gate', onvif_url: fileCam.deviceServiceUrl, username: 'admin', password: 'file-pw', detection: 'on' },
+      ],
+      // A refused account is tried again only after the manager's wait (minutes): every fix below must apply at once.
+      onvif: { health_interval_s: 1, max_backoff_s: 2 },
+    },
+    { logLines },
+  );
+});
+afterAll(async () => {
+  await t.stop();
+  for (const cam of [fileCam, appCam, lockedCam]) await cam.stop();
+});
+
+const admin = () => t.auth('devices:read devices:write');
+const hostOf = (cam: SimulatedCamera) => new URL(cam.baseUrl).host;
+async function getDevice(id: string): Promise<{ status: number; device: Device }> {
+  const res = await t.request(`/v1/devices/${id}`, { headers: await admin() });
+  return { status: res.status, device: res.json() as Device };
+}
+async function statusOf(id: string): Promise<string> {
+  return (await getDevice(id)).device.status;
+}
+async function patch(id: string, body: unknown, headers?: Record<string, string>) {
+  return t.request(`/v1/devices/${id}`, { method: 'PATCH', headers: headers ?? (await admin()), body: body as object });
+}
+async function fileDeviceId(): Promise<string> {
+  const res = await t.request('/v1/devices', { headers: await admin() });
+  const gate = (res.json() as { data: Device[] }).data.find((d) => d.name === 'Gate');
+  if (!gate) throw new Error('the configured camera is not listed');
+  return gate.id;
+}
+
+describe('POST /v1/devices', () => {
+  let id: string;
+
+  it('adds an ONVIF camera by address: 201, offline at first, then online with a password of quotes, unicode and 200 characters', async () => {
+    const res = await t.request('/v1/devices', {
+      method: 'POST',
+      headers: await admin(),
+      body: { address: hostOf(appCam), username: 'admin', password: PASSWORD, name: 'Porch' },
+    });
+    expect(res.status, res.text).toBe(201);
+    const device = res.json() as Device;
+    id = device.id;
+    expect(res.headers.location).toBe(`/v1/devices/${id}`);
+    expect(device).toMatchObject({ name: 'Porch', status: 'offline', address: hostOf(appCam) });
+    expect(device.settings).toMatchObject({ username: 'admin', has_password: true, enabled: true });
+    expect(device.settings.source).toMatchObject({ name: 'app', account: 'app', detection: 'default' });
+    expect(res.text).not.toContain(PASSWORD.slice(0, 20));
+    await expect.poll(() => statusOf(id), { timeout: 15_000 }).toBe('online');
+    const listed = await t.request('/v1/devices', { headers: await admin() });
+    expect(listed.text).not.toContain('pppppppp');
+  });
+
+  it('refuses a camera already known at that address, and one of the config file (409)', async () => {
+    const headers = await admin();
+    for (const address of [hostOf(appCam), hostOf(fileCam)]) {
+      const res = await t.request('/v1/devices', {
+        method: 'POST',
+        headers,
+        body: { address, username: 'admin', password: 'x' },
+      });
+      expect(res.status, res.text).toBe(409);
+      expect(res.json()).toMatchObject({ error: 'conflict' });
+    }
+  });
+
+  it.each([
+    ['a plain RTSP camera', { rtsp_url: 'rtsp://10.0.0.5/stream' }, /rtsp_url: plain RTSP cameras cannot be added yet/],
+    ['no address', { username: 'a', password: 'b' }, /address is required/],
+    ['an address with a scheme', { address: 'http://10.0.0.5', username: 'a', password: 'b' }, /host\[:port\]/],
+    ['an address with a path', { address: '10.0.0.5/onvif', username: 'a', password: 'b' }, /host\[:port\]/],
+    ['port 0', { address: '10.0.0.5:0', username: 'a', password: 'b' }, /host\[:port\]/],
+    ['no username', { address: '10.0.0.5', password: 'b' }, /username is required/],
+    ['a number for a password', { address: '10.0.0.5', username: 'a', password: 5 }, /password/],
+    ['a colon in the username', { address: '10.0.0.5', username: 'a:b', password: 'c' }, /username/],
+    ['an unknown field', { address: '10.0.0.5', username: 'a', password: 'b', port: 80 }, /unknown body field port/],
+  ])('answers 400 for %s, adding nothing', async (_what, body, message) => {
+    const headers = await admin();
+    const before = (await t.request('/v1/devices', { headers })).text;
+    const res = await t.request('/v1/devices', { method: 'POST', headers, body });
+    expect(res.status, res.text).toBe(400);
+    expect(res.json()).toMatchObject({ error: 'invalid_request', error_description: expect.stringMatching(message) });
+    expect((await t.request('/v1/devices', { headers })).text).toBe(before);
+  });
+
+  it('DELETE removes it (204): no longer listed, 404, discovery would not bring it back; POST adds it again under its id', async () => {
+    const headers = await admin();
+    const del = await t.request(`/v1/devices/${id}`, { method: 'DELETE', headers });
+    expect(del.status, del.text).toBe(204);
+    expect(del.text).toBe('');
+    expect((await getDevice(id)).status).toBe(404);
+    expect((await t.request(`/v1/devices/${id}`, { method: 'DELETE', headers })).status).toBe(404);
+    const again = await t.request('/v1/devices', {
+      method: 'POST',
+      headers,
+      body: { address: hostOf(appCam), username: 'admin', password: PASSWORD },
+    });
+    expect(again.status, again.text).toBe(201);
+    expect((again.json() as Device).id).toBe(id);
+    await expect.poll(() => statusOf(id), { timeout: 15_000 }).toBe('online');
+  });
+});
+
+describe('PATCH /v1/devices/{id}', () => {
+  let id: string;
+
+  beforeAll(async () => {
+    const res = await t.request('/v1/devices', {
+      method: 'POST',
+      headers: await admin(),
+      body: { address: hostOf(lockedCam), username: 'admin', password: 'wrong' },
+    });
+    id = (res.json() as Device).id;
+  });
+
+  it('a wrong password shows unauthorized; the right one given by PATCH takes it online without a restart', async () => {
+    await expect.poll(() => statusOf(id), { timeout: 15_000 }).toBe('unauthorized');
+    const res = await patch(id, { username: 'admin', password: 'right-one' });
+    expect(res.status, res.text).toBe(200);
+    await expect.poll(() => statusOf(id), { timeout: 15_000 }).toBe('online');
+  });
+
+  it('changes the settings, read back as set, logged with who changed them and without the password', async () => {
+    const body = {
+      name: 'Driveway',
+      detection: 'off',
+      recording: 'off',
+      motion_mask: [square],
+      zones: [
+        { name: 'door', polygon: square, required: true },
+        { name: 'lawn', polygon: square },
+      ],
+    };
+    const res = await patch(id, body);
+    expect(res.status, res.text).toBe(200);
+    const { device } = await getDevice(id);
+    expect(res.json()).toEqual(device);
+    expect(device).toMatchObject({ name: 'Driveway', settings: { detection: 'off', recording: 'off' } });
+    expect(device.settings.motion_mask).toEqual([square]);
+    expect(device.settings.zones).toEqual([
+      { name: 'door', polygon: square, required: true },
+      { name: 'lawn', polygon: square, required: false },
+    ]);
+    expect(device.settings.source).toMatchObject({
+      name: 'app',
+      detection: 'app',
+      recording: 'app',
+      motion_mask: 'app',
+      zones: 'app',
+      enabled: 'default',
+    });
+    const audit = logLines.filter((l) => l.includes('camera settings changed'));
+    expect(audit.at(-1)).toMatch(/"by":"tester"/);
+    expect(logLines.join('\n')).not.toContain('right-one');
+  });
+
+  it('switches the camera off (offline) and on again (online)', async () => {
+    const off = await patch(id, { enabled: false });
+    expect(off.status, off.text).toBe(200);
+    expect(off.json()).toMatchObject({ status: 'offline', settings: { enabled: false } });
+    const on = await patch(id, { enabled: true });
+    expect(on.status, on.text).toBe(200);
+    await expect.poll(() => statusOf(id), { timeout: 15_000 }).toBe('online');
+  });
+
+  const bowTie = [
+    [0, 0],
+    [1, 1],
+    [1, 0],
+    [0, 0.5],
+  ];
+  const corners = (n: number) =>
+    Array.from({ length: n }, (_, i) => [
+      0.5 + 0.4 * Math.cos((2 * Math.PI * i) / n),
+      0.5 + 0.4 * Math.sin((2 * Math.PI * i) / n),
+    ]);
+  it.each([
+    ['a number for the name', { name: 5 }, /name/],
+    ['an empty name', { name: '' }, /name/],
+    ['a blank name', { name: '   ' }, /name/],
+    ['a name of 101 characters', { name: 'n'.repeat(101) }, /name/],
+    ['a control character in the name', { name: 'a\u0007b' }, /name/],
+    ['a username without its password', { username: 'admin' }, /password is required with username/],
+    ['a password without its username', { password: 'x' }, /username is required with password/],
+    ['a password of 257 characters', { username: 'a', password: 'p'.repeat(257) }, /password/],
+    ['a number for the username', { username: 5, password: 'x' }, /username/],
+    ['an object for the password', { username: 'a', password: { text: 'x' } }, /password/],
+    ['a string for enabled', { enabled: 'false' }, /enabled/],
+    ['a number for recording', { recording: 1 }, /recording/],
+    ['a string for required', { zones: [{ name: 'a', polygon: square, required: 'yes' }] }, /required/],
+    ['an unknown recording', { recording: 'always' }, /recording must be one of events, continuous, off/],
+    ['an unknown detection', { detection: 'yes' }, /detection must be one of auto, on, off/],
+    ['null detection', { detection: null }, /detection/],
+    ['a mask that is no list', { motion_mask: square }, /motion_mask/],
+    [
+      'a corner past 1',
+      {
+        motion_mask: [
+          [
+            [0, 0],
+            [1.5, 0],
+            [0, 1],
+          ],
+        ],
+      },
+      /motion_mask/,
+    ],
+    [
+      'a negative corner',
+      {
+        motion_mask: [
+          [
+            [0, 0],
+            [-0.1, 0],
+            [0, 1],
+          ],
+        ],
+      },
+      /motion_mask/,
+    ],
+    [
+      'a corner of three numbers',
+      {
+        motion_mask: [
+          [
+            [0, 0, 0],
+            [1, 0],
+            [0, 1],
+          ],
+        ],
+      },
+      /motion_mask/,
+    ],
+    [
+      'a corner of text',
+      {
+        motion_mask: [
+          [
+            ['0', 0],
+            [1, 0],
+            [0, 1],
+          ],
+        ],
+      },
+      /motion_mask/,
+    ],
+    [
+      'two corners',
+      {
+        motion_mask: [
+          [
+            [0, 0],
+            [1, 1],
+          ],
+        ],
+      },
+      /motion_mask/,
+    ],
+    ['65 corners', { motion_mask: [corners(65)] }, /motion_mask/],
+    ['33 polygons', { motion_mask: Array.from({ length: 33 }, () => square) }, /motion_mask/],
+    [
+      'crossing edges',
+      { motion_mask: [square, bowTie] },
+      /motion_mask\[1\] is not a valid polygon: edges 0 and 2 cross/,
+    ],
+    ['a zone of crossing edges', { zones: [{ name: 'a', polygon: bowTie }] }, /zones\[0\]\.polygon .*cross/],
+    [
+      'a zone name twice',
+      {
+        zones: [
+          { name: 'a', polygon: square },
+          { name: 'a', polygon: square },
+        ],
+      },
+      /zones\[1\]\.name/,
+    ],
+    ['a zone name with a blank', { zones: [{ name: 'front door', polygon: square }] }, /zones/],
+    ['a zone without a polygon', { zones: [{ name: 'a' }] }, /polygon is required/],
+    ['a zone with an unknown field', { zones: [{ name: 'a', polygon: square, colour: 'red' }] }, /unknown body field/],
+    ['33 zones', { zones: Array.from({ length: 33 }, (_, i) => ({ name: `z${i}`, polygon: square })) }, /zones/],
+    ['an unknown field', { name: 'ok', colour: 'red' }, /unknown body field colour/],
+    ['an empty body', {}, /names no setting/],
+    ['a body that is a list', [], /JSON object/],
+  ])('answers 400 for %s, changing nothing', async (_what, body, message) => {
+    const before = (await getDevice(id)).device;
+    const res = await patch(id, body);
+    expect(res.status, res.text).toBe(400);
+    expect(res.json()).toMatchObject({ error: 'invalid_request', error_description: expect.stringMatching(message) });
+    expect((await getDevice(id)).device).toEqual(before);
+  });
+
+  it('answers 400 for a body of 1 MB, changing nothing', async () => {
+    const before = (await getDevice(id)).device;
+    const res = await patch(id, { name: 'x', zones: [{ name: 'a', polygon: square, pad: 'x'.repeat(1 << 20) }] });
+    expect(res.status).toBe(400);
+    expect(res.json()).toMatchObject({
+      error: 'invalid_request',
+      error_description: expect.stringMatching(/too large/),
+    });
+    expect((await getDevice(id)).device).toEqual(before);
+  });
+
+  it('answers 403 to a viewer, for each of the routes, changing nothing', async () => {
+    const viewer = await t.auth(ROLE_SCOPES.viewer.join(' '));
+    const before = (await getDevice(id)).device;
+    const answers = [
+      await patch(id, { name: 'Hacked' }, viewer),
+      await t.request(`/v1/devices/${id}`, { method: 'DELETE', headers: viewer }),
+      await t.request('/v1/devices', {
+        method: 'POST',
+        headers: viewer,
+        body: { address: '10.0.0.9', username: 'a', password: 'b' },
+      }),
+    ];
+    for (const res of answers) {
+      expect(res.status, res.text).toBe(403);
+      expect(res.json()).toMatchObject({ error: 'insufficient_scope' });
+    }
+    expect((await getDevice(id)).device).toEqual(before);
+  });
+
+  it('answers 404 for an unknown device', async () => {
+    expect((await patch('dev_nope', { name: 'x' })).status).toBe(404);
+  });
+});
+
+describe('a camera of the config file', () => {
+  it('shows what the file sets as the file’s, refuses to change it (409) and changes the rest', async () => {
+    const id = await fileDeviceId();
+    await expect.poll(() => statusOf(id), { timeout: 15_000 }).toBe('online');
+    const { device: before } = await getDevice(id);
+    expect(before.settings).toMatchObject({ detection: 'on', username: 'admin', has_password: true });
+    expect(before.settings.source).toMatchObject({
+      name: 'file',
+      account: 'file',
+      detection: 'file',
+      zones: 'default',
+    });
+    for (const body of [
+      { detection: 'off' },
+      { name: 'Other' },
+      { username: 'a', password: 'b' },
+      { recording: 'continuous' },
+    ]) {
+      const res = await patch(id, body);
+      expect(res.status, res.text).toBe(409);
+      expect(res.json()).toMatchObject({ error: 'conflict' });
+    }
+    expect((await getDevice(id)).device).toEqual(before);
+    const del = await t.request(`/v1/devices/${id}`, { method: 'DELETE', headers: await admin() });
+    expect(del.status).toBe(409);
+    const res = await patch(id, { zones: [{ name: 'gate', polygon: square, required: true }] });
+    expect(res.status, res.text).toBe(200);
+    expect((res.json() as Device).settings.source.zones).toBe('app');
+  });
+});
