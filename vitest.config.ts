@@ -37,6 +37,7 @@ const INTEGRATION = [
   'test/api/routes/alerts.test.ts',
   'test/api/routes/device-setup.test.ts',
   'test/api/routes/devices.test.ts',
+  'test/api/routes/devices-ptz.test.ts',
   'test/api/routes/events.test.ts',
   'test/api/routes/oauth-fuzz.test.ts',
   'test/api/routes/oauth-interop.test.ts',

@@ -40,7 +40,7 @@ Commands:
   seal   [--config FILE]                 read a secret on stdin, print it sealed with this gateway's key
                                          (for sync.mqtt.password: "sealed:…"; only this data_dir opens it)
   simulate-camera [--count N] [--host 127.0.0.1] [--port 8081] [--username admin] [--password admin]
-                  [--discovery-port 3702 | 0 for none] [--rtsp-port 8556 | 0 any | off]
+                  [--discovery-port 3702 | 0 for none] [--rtsp-port 8556 | 0 any | off] [--ptz on|off]
                                          run simulated ONVIF cameras (for the demo and benchmarks);
                                          POST http://HOST:PORT/sim/trigger?kind=human&active=true starts an event
   --help                                 this text
@@ -349,7 +349,7 @@ async function users(argv: string[], env: NodeJS.ProcessEnv, io: Io, stdin: () =
 }
 
 async function simulateCamera(argv: string[]): Promise<number> {
-  const v = parse(argv, ['count', 'host', 'port', 'username', 'password', 'discovery-port', 'rtsp-port']);
+  const v = parse(argv, ['count', 'host', 'port', 'username', 'password', 'discovery-port', 'rtsp-port', 'ptz']);
   const int = (name: string, text: string | undefined, def: number, min: number, max: number) => {
     const n = text === undefined ? def : Number(text);
     if (!Number.isInteger(n) || n < min || n > max)
@@ -361,6 +361,8 @@ async function simulateCamera(argv: string[]): Promise<number> {
   const discoveryPort = int('discovery-port', v['discovery-port'], 3702, 0, 65535);
   const rtspPort = v['rtsp-port'] === 'off' ? null : int('rtsp-port', v['rtsp-port'], 8556, 0, 65535);
   const host = v.host ?? '127.0.0.1';
+  if (v.ptz !== undefined && v.ptz !== 'on' && v.ptz !== 'off') throw new UsageError('--ptz must be on or off');
+  const ptz = v.ptz !== 'off';
   const logger = pino({ level: 'info', base: { service: 'edge-gateway-simulator' } });
   const { startFleet } = await import('./onvif/simulator/fleet.js');
   const fleet = await startFleet({
@@ -372,6 +374,9 @@ async function simulateCamera(argv: string[]): Promise<number> {
     // The simulator announces itself on the interface of its own address only (loopback by default).
     discovery: discoveryPort === 0 ? null : { port: discoveryPort, interfaceAddress: host },
     rtspPort,
+    // PTZ cameras pan their picture, so the demo shows what the buttons do.
+    ptz,
+    ptzPicture: ptz,
     logger,
   });
   fleet.cameras.forEach((cam, i) =>

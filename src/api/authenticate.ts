@@ -22,6 +22,9 @@ declare module 'fastify' {
   }
 }
 
+/** Who makes a change, for the log: the token's subject. */
+export const subjectOf = (req: FastifyRequest): string => req.token?.subject ?? 'unknown';
+
 /**
  * Every route needs a bearer token unless its config says `public: true`; the scope a route needs
  * sits in its config and is copied into its OpenAPI security requirement (`[]` for a public one:

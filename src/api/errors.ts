@@ -8,6 +8,8 @@ import {
   DeviceUnavailableError,
   GatewayError,
   NotFoundError,
+  NotSupportedError,
+  UnknownPresetError,
 } from '../domain/errors.js';
 import { TicketError, type TicketFailure } from '../media/errors.js';
 import { HlsNotFoundError, HlsRequestError, HlsUnavailableError } from '../media/hls/errors.js';
@@ -171,6 +173,8 @@ export function toApiError(err: unknown): ApiError | null {
   if (err instanceof DeviceUnavailableError) return new ApiError('device_unavailable', err.message);
   if (err instanceof DeviceCommandError) return new ApiError('device_error', err.message);
   if (err instanceof ConflictError) return new ApiError('conflict', err.message);
+  if (err instanceof NotSupportedError) return new ApiError('not_supported', err.message);
+  if (err instanceof UnknownPresetError) return badRequest(`body field preset: ${err.message}`);
   const live = liveApiError(err);
   if (live) return live;
   if (err instanceof TicketError && err.kind === 'playback') return playbackTicketError(err, PLAYBACK_REFUSED);

@@ -1,4 +1,5 @@
 import type { SettingsPatch } from '../domain/camera-settings.js';
+import type { PtzCommand } from '../domain/ptz.js';
 import type { ControlAction, ControlRequest, Device, StreamProfile, StreamProtocol } from '../domain/types.js';
 
 // What the API asks other parts to do. Implementations are passed in by main.ts.
@@ -7,9 +8,17 @@ export interface DeviceControl {
   /**
    * Carries out the action on the camera and returns the finished, stored request. Throws
    * DeviceUnavailableError (409) when the camera cannot take it, DeviceCommandError (502) when it refused.
-   * `requestId` names the stored request (the cloud's command id over MQTT; a fresh id otherwise).
+   * `requestId` names the stored request (the cloud's command id over MQTT; a fresh id otherwise);
+   * `by` is who asked, for the log (the token's subject).
    */
-  run(deviceId: string, action: ControlAction, requestId?: string): Promise<ControlRequest>;
+  run(deviceId: string, action: ControlAction, requestId?: string, by?: string): Promise<ControlRequest>;
+  /**
+   * Pans, tilts, zooms or handles presets, answering when the camera has; the result is not
+   * stored. Throws as run does, and NotSupportedError (409) for a camera without it,
+   * UnknownPresetError (400) for a preset it does not list; every failure of the camera is a
+   * DeviceCommandError (502).
+   */
+  ptzCommand(deviceId: string, command: PtzCommand, by: string): Promise<ControlRequest>;
 }
 
 export interface StreamAddresses {

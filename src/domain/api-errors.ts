@@ -48,6 +48,11 @@ export const API_ERRORS = {
     status: 409,
     description: 'the device cannot take the request now (offline, or without the stream asked for)',
   },
+  not_supported: {
+    status: 409,
+    description:
+      'the device cannot do this at all (pan, tilt or zoom of a fixed camera): its ptz field says what it can',
+  },
   conflict: {
     status: 409,
     description:
@@ -62,7 +67,11 @@ export const API_ERRORS = {
   },
   too_many_requests: { status: 429, description: 'too many live sessions from this address (Retry-After)' },
   server_error: { status: 500, description: 'the gateway failed to answer; its log says why' },
-  device_error: { status: 502, description: 'the camera answered a control action with an error' },
+  device_error: {
+    status: 502,
+    description:
+      'the camera answered a control action with an error (a PTZ action: also when it did not answer or dropped the connection)',
+  },
   temporarily_unavailable: {
     status: 503,
     description: "a bound is reached, or the token issuer's signing keys cannot be had right now (Retry-After)",

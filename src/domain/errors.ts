@@ -21,6 +21,8 @@ export const CLASS_ERROR_CODES = [
   'device_unavailable',
   'device_command',
   'conflict',
+  'not_supported',
+  'unknown_preset',
   // platform
   'secret_box',
   // config
@@ -198,3 +200,13 @@ export class DeviceCommandError extends GatewayError.of('device_command') {}
  * camera already known at that address, a camera listed in the file removed through the API.
  */
 export class ConflictError extends GatewayError.of('conflict') {}
+
+/** The device cannot do what was asked at all (PTZ of a fixed camera, centring on a camera without it). */
+export class NotSupportedError extends GatewayError.of('not_supported') {}
+
+/** A preset the device does not list: the caller's mistake, found before anything is sent to the camera. */
+export class UnknownPresetError extends GatewayError.of('unknown_preset') {
+  constructor(readonly preset: string) {
+    super(`no preset ${JSON.stringify(preset.slice(0, 64))} on this camera: GET the device for its ptz.presets`);
+  }
+}

@@ -25,6 +25,10 @@ export const presentDevice = (d: Device): DeviceJson => ({
   last_seen_at: isoOrNull(d.lastSeenAt),
   address: d.address,
   settings: presentSettings(d.settings),
+  ptz: d.ptz && {
+    presets: d.ptz.presets.map((p) => ({ token: p.token, name: p.name })),
+    can_center: d.ptz.canCenter,
+  },
 });
 
 const presentSettings = (s: CameraSettings): DeviceJson['settings'] => ({

@@ -8,6 +8,7 @@ import {
   RECORDING_STATUSES,
 } from './types.js';
 import { ID_PATTERN } from './ids.js';
+import { PTZ_ACTIONS } from './ptz.js';
 import {
   DETECTION_MODES,
   RECORDING_MODES,
@@ -91,6 +92,24 @@ export const CameraSettingsSchema = Type.Object(
   { title: 'CameraSettings' },
 );
 
+export const PtzPresetSchema = Type.Object(
+  {
+    token: Type.String({
+      description: "The camera's token of the preset: what ptz_goto_preset and ptz_remove_preset take",
+    }),
+    name: Type.String({ description: 'Its name as the camera keeps it' }),
+  },
+  { title: 'PtzPreset' },
+);
+
+/** Untitled: the Device's field is this or null, written as one nullable object (see Nullable). */
+export const DevicePtzSchema = Type.Object({
+  presets: Type.Array(PtzPresetSchema, { description: 'The presets the camera keeps, in its order' }),
+  can_center: Type.Boolean({
+    description: 'Whether ptz_center (bring a point of the picture to its centre) is offered',
+  }),
+});
+
 export const DeviceSchema = Type.Object(
   {
     id: Id,
@@ -106,6 +125,12 @@ export const DeviceSchema = Type.Object(
         "host[:port] of the camera's ONVIF service on the LAN (never credentials), so an unauthorized camera can be told apart from a dead one; null for other devices",
     }),
     settings: CameraSettingsSchema,
+    ptz: Type.Unsafe<Static<typeof DevicePtzSchema> | null>({
+      ...DevicePtzSchema,
+      type: ['object', 'null'],
+      description:
+        'Pan, tilt and zoom (the ptz_* control actions): null for a fixed camera, or one the gateway has not adopted yet',
+    }),
   },
   { title: 'Device' },
 );
@@ -184,7 +209,7 @@ export const ControlResultSchema = Type.Object(
   {
     id: Id,
     device_id: Id,
-    action: Type.Enum([...CONTROL_ACTIONS]),
+    action: Type.Enum([...CONTROL_ACTIONS, ...PTZ_ACTIONS]),
     status: Type.Enum(['succeeded', 'failed']),
     requested_at: Timestamp,
     completed_at: NullableTimestamp,

@@ -2,6 +2,7 @@
 // Unix epoch (UTC); the API formats them as ISO 8601 at its edge.
 
 import type { CameraSettings } from './camera-settings.js';
+import type { DevicePtz, PtzAction } from './ptz.js';
 
 export const DEVICE_TYPES = ['camera'] as const;
 export const DEVICE_STATUSES = ['online', 'offline', 'unauthorized'] as const;
@@ -12,6 +13,10 @@ export const ALERT_TYPES = [...EVENT_TYPES, 'device_offline'] as const;
  * recorded, partial (some footage of the event is missing: see the reason), lost (no clip at all).
  */
 export const RECORDING_STATUSES = ['none', 'pending', 'recorded', 'partial', 'lost'] as const;
+/**
+ * Control actions kept as control requests, told to the cloud and taken from it. The PTZ actions
+ * (ptz.ts) go through the same endpoint but are not kept: a held button sends several a second.
+ */
 export const CONTROL_ACTIONS = ['reboot', 'sync_time'] as const;
 export const CONTROL_STATUSES = ['pending', 'succeeded', 'failed'] as const;
 /** A camera's two streams: main = highest resolution, sub = lowest. */
@@ -43,6 +48,8 @@ export interface Device {
   address: string | null;
   /** What the camera is set to do, and who set each field (src/domain/camera-settings.ts). */
   settings: CameraSettings;
+  /** Pan, tilt, zoom and presets as adoption found them; null for a fixed camera (or one never adopted). */
+  ptz: DevicePtz | null;
 }
 
 /** What the object detector found: the model's class, its score 0–1, and where (0–1 of the frame). */
@@ -85,7 +92,8 @@ export interface Alert {
 export interface ControlRequest {
   id: string;
   deviceId: string;
-  action: ControlAction;
+  /** A PTZ action's result is made for the answer only (kept and told to the cloud: CONTROL_ACTIONS). */
+  action: ControlAction | PtzAction;
   status: ControlStatus;
   requestedAt: number;
   completedAt: number | null;
@@ -119,4 +127,6 @@ export interface CameraRecord {
   subStreamUri: string | null;
   snapshotUri: string | null;
   clockOffsetMs: number | null;
+  /** What adoption found the camera can do: the Device's `ptz`. */
+  ptz: DevicePtz | null;
 }

@@ -39,7 +39,30 @@ import {
   type CameraProfile,
   type MediaVersion,
 } from './soap/media-ops.js';
+import {
+  continuousMove,
+  fovTranslation,
+  GET_CONFIGURATIONS,
+  GET_NODES,
+  getConfigurationOptions,
+  getPresets,
+  gotoHomePosition,
+  gotoPreset,
+  readConfigurationOptions,
+  readConfigurations,
+  readNodes,
+  readPresets,
+  readSetPreset,
+  relativeMoveFov,
+  removePreset,
+  setPreset,
+  stop,
+  type FovSpace,
+  type Range,
+  type Velocity,
+} from './soap/ptz-ops.js';
 import type { Account } from './soap/security.js';
+import type { DevicePtz, PtzPreset } from '../domain/ptz.js';
 
 // Everything else talks to cameras through OnvifSession. Each ONVIF operation the gateway uses is
 // sent by our own SOAP client (src/onvif/soap/): every answer, silence or broken connection ends as
@@ -60,6 +83,19 @@ export interface CameraDescription extends DeviceInformation {
   clockOffsetMs: number;
   media2: boolean;
   profiles: CameraProfile[];
+  /** Null for a fixed camera. */
+  ptz: DevicePtz | null;
+}
+
+/** How the session moves the camera, learnt by describe(). */
+interface PtzTarget {
+  url: string;
+  /** A media profile with a PTZ configuration: every PTZ operation names one. */
+  profileToken: string;
+  homeSupported: boolean;
+  fov: FovSpace | null;
+  /** The Timeout a ContinuousMove may carry (ms), when the camera says. */
+  timeout: Range | null;
 }
 
 /** How the camera told us its clock at connect; health checks ask the same way. */
@@ -94,7 +130,8 @@ export class OnvifSession {
   private closed = false;
   private clockSource: ClockSource = 'none';
   private info: DeviceInformation = NO_DEVICE_INFORMATION;
-  private services: ServiceAddresses = { media1: null, media2: null, events: null };
+  private services: ServiceAddresses = { media1: null, media2: null, events: null, ptz: null };
+  private ptz: PtzTarget | null = null;
   private media: MediaVersion = 'media1';
   private subscription: Subscription | null = null;
   private readonly client: SoapClient;
@@ -195,13 +232,13 @@ export class OnvifSession {
       try {
         const found = await this.client.call({ url: this.deviceUrl, body, read });
         const at = (x: string | null) => (x ? rebase(x, this.device) : null);
-        return { media1: at(found.media1), media2: at(found.media2), events: at(found.events) };
+        return { media1: at(found.media1), media2: at(found.media2), events: at(found.events), ptz: at(found.ptz) };
       } catch (err) {
         if (!isRefusal(err)) throw err;
       }
     }
     // Many cameras serve every service at the device address; worth a try.
-    return { media1: this.deviceUrl, media2: null, events: this.deviceUrl };
+    return { media1: this.deviceUrl, media2: null, events: this.deviceUrl, ptz: this.deviceUrl };
   }
 
   get clockOffsetMs(): number {
@@ -231,7 +268,130 @@ export class OnvifSession {
       clockOffsetMs: Math.round(this.clockOffsetMs),
       media2: this.media === 'media2' && profiles.length > 0,
       profiles,
+      ptz: await this.describePtz(profiles),
     };
+  }
+
+  /**
+   * Pan, tilt and zoom, when the camera lists a PTZ service and a profile with a PTZ configuration
+   * (else, when its profiles do not show theirs, as some Media2 answers do not, the main profile
+   * with the first configuration GetConfigurations lists): its node (home position, the
+   * field-of-view space), the configuration's options (the same space, the Timeout range) and its
+   * presets. Each is optional: a refusal leaves its part out. A camera whose service lists no node
+   * at all is a fixed one.
+   */
+  private async describePtz(profiles: readonly CameraProfile[]): Promise<DevicePtz | null> {
+    this.ptz = null;
+    const url = this.services.ptz;
+    if (!url) return null;
+    const optional = async <T>(call: Promise<T>, fallback: T): Promise<T> => {
+      try {
+        return await call;
+      } catch (err) {
+        if (isRefusal(err)) return fallback;
+        throw err;
+      }
+    };
+    const main = pickMainAndSub(profiles).main;
+    let profile = main?.ptz ? main : profiles.find((p) => p.ptz !== null);
+    if (!profile && main) {
+      const [listed] = await optional(
+        this.client.call({ url, body: GET_CONFIGURATIONS, read: readConfigurations }),
+        [],
+      );
+      if (listed) profile = { ...main, ptz: listed };
+    }
+    const ptz = profile?.ptz;
+    if (!profile || !ptz) return null;
+    const nodes = await optional(this.client.call({ url, body: GET_NODES, read: readNodes }), null);
+    if (nodes?.length === 0) return null;
+    const node = nodes?.find((n) => n.token === ptz.nodeToken) ?? nodes?.[0] ?? null;
+    const options = await optional(
+      this.client.call({ url, body: getConfigurationOptions(ptz.configurationToken), read: readConfigurationOptions }),
+      null,
+    );
+    const presets = await optional(this.client.call({ url, body: getPresets(profile.token), read: readPresets }), []);
+    const fov = options?.fov ?? node?.fov ?? null;
+    this.ptz = {
+      url,
+      profileToken: profile.token,
+      homeSupported: node?.homeSupported ?? true,
+      fov,
+      timeout: options?.timeout ?? null,
+    };
+    return { presets, canCenter: fov !== null };
+  }
+
+  /** What describe() found of the camera's PTZ (null: a fixed camera, or not described yet). */
+  get ptzAbilities(): { homeSupported: boolean; canCenter: boolean } | null {
+    return this.ptz && { homeSupported: this.ptz.homeSupported, canCenter: this.ptz.fov !== null };
+  }
+
+  private ptzCall<T>(body: (t: PtzTarget) => string, read: (b: Record<string, unknown>) => T): Promise<T> {
+    const target = this.ptz;
+    if (!target) return Promise.reject(new CameraFaultError('the camera has no PTZ'));
+    return this.client.call({ url: target.url, body: body(target), read });
+  }
+
+  /**
+   * ContinuousMove at these velocities. Its Timeout is sent where the camera's range takes it, so
+   * the camera stops by itself too should the gateway's Stop never come (the gateway gone).
+   */
+  async ptzMove(v: Velocity, timeoutMs: number): Promise<void> {
+    const r = this.ptz?.timeout;
+    const timeout = r && timeoutMs >= r.min && timeoutMs <= r.max ? timeoutMs : null;
+    await this.ptzCall(
+      (t) => continuousMove(t.profileToken, v, timeout),
+      () => undefined,
+    );
+  }
+
+  async ptzStop(): Promise<void> {
+    await this.ptzCall(
+      (t) => stop(t.profileToken),
+      () => undefined,
+    );
+  }
+
+  async ptzGotoPreset(presetToken: string): Promise<void> {
+    await this.ptzCall(
+      (t) => gotoPreset(t.profileToken, presetToken),
+      () => undefined,
+    );
+  }
+
+  async ptzHome(): Promise<void> {
+    await this.ptzCall(
+      (t) => gotoHomePosition(t.profileToken),
+      () => undefined,
+    );
+  }
+
+  /** The new preset's token (null when the answer lacks it). */
+  ptzSetPreset(name: string): Promise<string | null> {
+    return this.ptzCall((t) => setPreset(t.profileToken, name), readSetPreset);
+  }
+
+  async ptzRemovePreset(presetToken: string): Promise<void> {
+    await this.ptzCall(
+      (t) => removePreset(t.profileToken, presetToken),
+      () => undefined,
+    );
+  }
+
+  ptzPresets(): Promise<PtzPreset[]> {
+    return this.ptzCall((t) => getPresets(t.profileToken), readPresets);
+  }
+
+  /** Brings a point of the picture (0–1 from its top-left corner) to the centre. */
+  async ptzCenter(point: { x: number; y: number }): Promise<void> {
+    const fov = this.ptz?.fov;
+    if (!fov) throw new CameraFaultError('the camera has no field-of-view translation space');
+    const { x, y } = fovTranslation(fov, point);
+    await this.ptzCall(
+      (t) => relativeMoveFov(t.profileToken, x, y),
+      () => undefined,
+    );
   }
 
   private get mediaUrl(): string {

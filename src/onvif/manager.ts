@@ -4,6 +4,7 @@ import type { EventBus } from '../domain/bus.js';
 import { aliasOf, deviceIdFrom, endpointOf, type DeviceAlias } from '../domain/device-alias.js';
 import { DeviceCommandError, DeviceUnavailableError } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
+import type { DevicePtz, PtzCommand } from '../domain/ptz.js';
 import type {
   Alert,
   CameraRecord,
@@ -18,6 +19,7 @@ import { EventTracker } from './event-tracker.js';
 import { CameraFaultError, CameraUnauthorizedError } from './errors.js';
 import { OnvifSession, pickMainAndSub, type CameraDescription } from './library.js';
 import { toNotifications } from './notification.js';
+import { PtzControl } from './ptz.js';
 import { classify } from './topics.js';
 import { snapshotUrlAt, type CameraSnapshotSource } from './snapshot.js';
 
@@ -46,7 +48,7 @@ export interface CameraTarget {
 export interface CameraStore {
   getDevice(id: string): Device | null;
   /** createdAt is the store's: the time the device is first written. */
-  upsertDevice(d: Omit<Device, 'createdAt' | 'address' | 'settings'>): unknown;
+  upsertDevice(d: Omit<Device, 'createdAt' | 'address' | 'settings' | 'ptz'>): unknown;
   /** The alert is written only when the status changes, in the same transaction. */
   setDeviceStatus(
     id: string,
@@ -58,6 +60,8 @@ export interface CameraStore {
   aliasesOf(deviceId: string): DeviceAlias[];
   addAliases(deviceId: string, aliases: readonly DeviceAlias[]): void;
   upsertCamera(c: CameraRecord): void;
+  /** What the camera offers of PTZ after its presets changed (the Device's `ptz`). */
+  setCameraPtz(deviceId: string, ptz: DevicePtz | null): boolean;
   getCamera(deviceId: string): CameraRecord | null;
   listCameras(): CameraRecord[];
   /** What the owner set through the API: the camera's account (sealed as a camera record's) and whether to use it. */
@@ -113,9 +117,11 @@ export class CameraManager {
   private readonly workers = new Map<DeviceAlias, Worker>(); // by target key
   private stopped = false;
   private readonly random: () => number;
+  private readonly ptz: PtzControl;
 
   constructor(private readonly opts: CameraManagerOptions) {
     this.random = opts.random ?? Math.random;
+    this.ptz = new PtzControl({ sessionOf: (id) => this.onlineSession(id), store: opts.store, logger: opts.logger });
   }
 
   /** Starts watching the configured cameras and those adopted before (so a restart needs no rediscovery). */
@@ -178,6 +184,7 @@ export class CameraManager {
    * subscriptions given back, bounded as at stop) and no worker takes it up again.
    */
   async forget(deviceId: string): Promise<void> {
+    await this.ptz.forget(deviceId);
     const leaving = [...this.workers.entries()].filter(([, w]) => w.deviceId === deviceId);
     for (const [key] of leaving) this.workers.delete(key);
     await Promise.all(leaving.map(([, w]) => this.endWorker(w)));
@@ -185,6 +192,8 @@ export class CameraManager {
 
   async stop(): Promise<void> {
     this.stopped = true;
+    // Before the sessions close: a camera still turning gets its Stop.
+    await this.ptz.stop();
     await Promise.all([...this.workers.values()].map((w) => this.endWorker(w)));
   }
 
@@ -239,16 +248,28 @@ export class CameraManager {
     return this.opts.store.cameraSettings(deviceId);
   }
 
+  /** The camera's session while its device is online. */
+  private onlineSession(deviceId: string): OnvifSession | null {
+    const session = [...this.workers.values()].find((w) => w.deviceId === deviceId)?.session;
+    return session && this.opts.store.getDevice(deviceId)?.status === 'online' ? session : null;
+  }
+
   /**
    * Carries out an action on an online camera: the API's POST …/control and the cloud's commands (main.ts hands this to
-   * both).
+   * both). `by`: who asked, for the log (the token's subject; absent: the cloud).
    */
-  async run(deviceId: string, action: ControlAction, requestId: string = newId('ctl')): Promise<ControlRequest> {
-    const worker = [...this.workers.values()].find((w) => w.deviceId === deviceId);
-    const device = this.opts.store.getDevice(deviceId);
-    const session = worker?.session;
-    if (!session || device?.status !== 'online')
-      throw new DeviceUnavailableError(`device ${deviceId} is ${device?.status ?? 'unknown'}`);
+  async run(
+    deviceId: string,
+    action: ControlAction,
+    requestId: string = newId('ctl'),
+    by?: string,
+  ): Promise<ControlRequest> {
+    const session = this.onlineSession(deviceId);
+    if (!session)
+      throw new DeviceUnavailableError(
+        `device ${deviceId} is ${this.opts.store.getDevice(deviceId)?.status ?? 'unknown'}`,
+      );
+    this.opts.logger.info({ deviceId, action, requestId, by: by ?? 'cloud' }, 'camera control');
     const request = this.opts.store.insertControlRequest({ id: requestId, deviceId, action, requestedAt: Date.now() });
     try {
       if (action === 'reboot') await session.reboot();
@@ -263,6 +284,14 @@ export class CameraManager {
         throw new DeviceCommandError(`camera refused ${action}: ${message}`);
       return done;
     }
+  }
+
+  /**
+   * Pans, tilts or zooms an online camera, or recalls, saves or removes a preset (the API's ptz_*
+   * actions; src/onvif/ptz.ts). `by`: who asked, for the log.
+   */
+  ptzCommand(deviceId: string, command: PtzCommand, by: string): Promise<ControlRequest> {
+    return this.ptz.run(deviceId, command, by);
   }
 
   /** Whether the camera's own event subscription (PullPoint) is open now. */
@@ -471,11 +500,15 @@ export class CameraManager {
         subStreamUri,
         snapshotUri,
         clockOffsetMs: d.clockOffsetMs,
+        ptz: d.ptz,
       });
       this.opts.store.addAliases(deviceId, aliases);
     });
     this.setStatus(deviceId, 'online');
-    this.opts.logger.info({ deviceId, url: t.url, model: d.model, clockOffsetMs: d.clockOffsetMs }, 'camera adopted');
+    this.opts.logger.info(
+      { deviceId, url: t.url, model: d.model, clockOffsetMs: d.clockOffsetMs, ptz: d.ptz !== null },
+      'camera adopted',
+    );
     return true;
   }
 

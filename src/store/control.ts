@@ -24,7 +24,10 @@ const toControl = (r: ControlRow): ControlRequest => ({
   error: r.error,
 });
 
-export type NewControlRequest = Omit<ControlRequest, 'completedAt' | 'error' | 'status'>;
+/** Only CONTROL_ACTIONS are kept (a CHECK in the schema); a PTZ action's result is never written. */
+export type NewControlRequest = Omit<ControlRequest, 'completedAt' | 'error' | 'status' | 'action'> & {
+  action: ControlAction;
+};
 export interface ControlOutcome {
   status: 'succeeded' | 'failed';
   error: string | null;

@@ -1,6 +1,7 @@
 import type Database from 'better-sqlite3';
 import { type DeviceAlias, isDeviceAlias } from '../domain/device-alias.js';
 import { effectiveSettings } from '../domain/camera-settings.js';
+import { PTZ_LIMITS, type DevicePtz } from '../domain/ptz.js';
 import type { CameraRecord, Device, DeviceStatus, DeviceType, Page } from '../domain/types.js';
 import {
   type AppSettingsColumns,
@@ -31,6 +32,8 @@ interface DeviceRow extends AppSettingsColumns {
   /** From the device_rows view: the account adoption found (the camera row's). */
   camera_username: string | null;
   camera_has_password: 0 | 1 | null;
+  /** From the device_rows view: the camera row's ptz (JSON, see readPtz). */
+  camera_ptz: string | null;
 }
 interface CameraRow {
   device_id: string;
@@ -45,6 +48,7 @@ interface CameraRow {
   sub_stream_uri: string | null;
   snapshot_uri: string | null;
   clock_offset_ms: number | null;
+  ptz: string | null;
 }
 
 /** A device row as the domain record: its settings the file's (the base) with the app's over them. */
@@ -65,7 +69,40 @@ const toDevice = (r: DeviceRow, base: CameraSettingsBase): Device => ({
     { username: r.camera_username, hasPassword: r.camera_has_password === 1 },
     base.defaults,
   ),
+  ptz: readPtz(r.camera_ptz),
 });
+
+/** JSON this store wrote (writePtz); what does not read as one is a camera without PTZ. */
+export function readPtz(text: string | null): DevicePtz | null {
+  if (text === null) return null;
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return null;
+  }
+  if (typeof value !== 'object' || value === null) return null;
+  const { presets, canCenter } = value as { presets?: unknown; canCenter?: unknown };
+  if (!Array.isArray(presets) || typeof canCenter !== 'boolean') return null;
+  return {
+    presets: presets
+      .filter(
+        (p): p is { token: string; name: string } =>
+          typeof p === 'object' &&
+          p !== null &&
+          typeof (p as { token?: unknown }).token === 'string' &&
+          typeof (p as { name?: unknown }).name === 'string',
+      )
+      .slice(0, PTZ_LIMITS.presets)
+      .map((p) => ({ token: p.token, name: p.name })),
+    canCenter,
+  };
+}
+
+const writePtz = (ptz: DevicePtz | null): string | null =>
+  ptz === null
+    ? null
+    : JSON.stringify({ presets: ptz.presets.map((p) => ({ token: p.token, name: p.name })), canCenter: ptz.canCenter });
 
 /** host[:port] of a camera's service URL: never its credentials or path. */
 function cameraAddress(url: string | null): string | null {
@@ -89,6 +126,7 @@ const toCamera = (r: CameraRow): CameraRecord => ({
   subStreamUri: r.sub_stream_uri,
   snapshotUri: r.snapshot_uri,
   clockOffsetMs: r.clock_offset_ms,
+  ptz: readPtz(r.ptz),
 });
 
 function sameDeviceApartFromLastSeen(a: Device, b: Device): boolean {
@@ -108,7 +146,7 @@ export interface DeviceFilter extends ListOptions {
   type?: DeviceType;
 }
 /** What a device is written with; its address comes from its camera row. */
-export type DeviceUpsert = Omit<Device, 'createdAt' | 'address' | 'settings'> & { createdAt?: number };
+export type DeviceUpsert = Omit<Device, 'createdAt' | 'address' | 'settings' | 'ptz'> & { createdAt?: number };
 
 /** How stale a device's last_seen_at may get while it stays online (a write per camera at most this often). */
 export const LAST_SEEN_WRITE_MS = 10 * 60_000;
@@ -141,16 +179,19 @@ function prepare(db: Database.Database) {
       'INSERT OR IGNORE INTO device_aliases (alias, device_id) VALUES (@alias, @deviceId)',
     ),
 
-    upsertCamera: db.prepare<CameraRecord & { now: number }>(
+    upsertCamera: db.prepare<Omit<CameraRecord, 'ptz'> & { ptz: string | null; now: number }>(
       `INSERT INTO cameras (device_id, onvif_url, source, username, password_sealed, serial, main_profile, main_stream_uri,
-         sub_profile, sub_stream_uri, snapshot_uri, clock_offset_ms, updated_at)
+         sub_profile, sub_stream_uri, snapshot_uri, clock_offset_ms, ptz, updated_at)
        VALUES (@deviceId, @onvifUrl, @source, @username, @passwordSealed, @serial, @mainProfile, @mainStreamUri,
-         @subProfile, @subStreamUri, @snapshotUri, @clockOffsetMs, @now)
+         @subProfile, @subStreamUri, @snapshotUri, @clockOffsetMs, @ptz, @now)
        ON CONFLICT (device_id) DO UPDATE SET onvif_url = excluded.onvif_url, source = excluded.source,
          username = excluded.username, password_sealed = excluded.password_sealed, serial = excluded.serial,
          main_profile = excluded.main_profile, main_stream_uri = excluded.main_stream_uri, sub_profile = excluded.sub_profile,
          sub_stream_uri = excluded.sub_stream_uri, snapshot_uri = excluded.snapshot_uri,
-         clock_offset_ms = excluded.clock_offset_ms, updated_at = excluded.updated_at`,
+         clock_offset_ms = excluded.clock_offset_ms, ptz = excluded.ptz, updated_at = excluded.updated_at`,
+    ),
+    setPtz: db.prepare<{ deviceId: string; ptz: string | null; now: number }>(
+      'UPDATE cameras SET ptz = @ptz, updated_at = @now WHERE device_id = @deviceId',
     ),
     camera: db.prepare<[deviceId: string], CameraRow>('SELECT * FROM cameras WHERE device_id = ?'),
     cameras: db.prepare<[], CameraRow>('SELECT * FROM cameras ORDER BY device_id'),
@@ -272,8 +313,32 @@ export class Devices {
     for (const alias of aliases) this.conn.run(this.sql.addAlias, { alias, deviceId });
   }
 
+  /** A change of what the camera offers of PTZ is a change of its Device: the cloud hears of it. */
   upsertCamera(c: CameraRecord, now = Date.now()): void {
-    this.conn.run(this.sql.upsertCamera, { ...c, now });
+    this.conn.transaction(() => {
+      const before = this.sql.camera.get(c.deviceId)?.ptz ?? null;
+      const ptz = writePtz(c.ptz);
+      this.conn.run(this.sql.upsertCamera, { ...c, ptz, now });
+      if (ptz !== before) this.deviceChanged(c.deviceId, now);
+    });
+  }
+
+  /** What the camera offers of PTZ after a change of its presets; false when there is no such camera. */
+  setCameraPtz(deviceId: string, ptz: DevicePtz | null, now = Date.now()): boolean {
+    return this.conn.transaction(() => {
+      const row = this.sql.camera.get(deviceId);
+      if (!row) return false;
+      const text = writePtz(ptz);
+      if (text === row.ptz) return true;
+      this.conn.run(this.sql.setPtz, { deviceId, ptz: text, now });
+      this.deviceChanged(deviceId, now);
+      return true;
+    });
+  }
+
+  private deviceChanged(deviceId: string, now: number): void {
+    const device = this.getDevice(deviceId);
+    if (device) this.outbox.enqueue('device', deviceId, device, now);
   }
 
   getCamera(deviceId: string): CameraRecord | null {

@@ -323,4 +323,23 @@ export const MIGRATIONS: readonly string[] = [
     FROM devices d LEFT JOIN cameras c ON c.device_id = d.id LEFT JOIN camera_settings s ON s.device_id = d.id
     WHERE d.removed_at IS NULL;
   `,
+  // 14: what a camera offers of pan, tilt and zoom, as adoption found it and preset changes left
+  // it: JSON {"presets": [{"token", "name"}], "canCenter"}, NULL for a fixed camera. Kept with the
+  // camera's other findings (stream URIs) so a Device shows it while the camera is offline too; the
+  // view is made again to read it.
+  `
+  DROP VIEW device_rows;
+  ALTER TABLE cameras ADD COLUMN ptz TEXT;
+  CREATE VIEW device_rows AS
+    SELECT d.*, COALESCE(
+      c.onvif_url,
+      (SELECT substr(a.alias, 5) FROM device_aliases a WHERE a.device_id = d.id AND a.alias LIKE 'url:%' ORDER BY a.alias LIMIT 1)
+    ) AS onvif_url,
+    c.username AS camera_username, c.password_sealed IS NOT NULL AS camera_has_password, c.ptz AS camera_ptz,
+    s.name_set AS app_name_set, s.username AS app_username, s.password_sealed IS NOT NULL AS app_has_password,
+    s.enabled AS app_enabled, s.recording AS app_recording, s.detection AS app_detection,
+    s.motion_mask AS app_motion_mask, s.zones AS app_zones
+    FROM devices d LEFT JOIN cameras c ON c.device_id = d.id LEFT JOIN camera_settings s ON s.device_id = d.id
+    WHERE d.removed_at IS NULL;
+  `,
 ];

@@ -11,6 +11,7 @@ import type {
   RecordingStatus,
 } from '../domain/types.js';
 import type { DeviceAlias } from '../domain/device-alias.js';
+import type { DevicePtz } from '../domain/ptz.js';
 import {
   type CameraSettingsBase,
   CameraSettingsRecords,
@@ -209,6 +210,10 @@ export class Store {
 
   upsertCamera(c: CameraRecord, now?: number): void {
     this.devices.upsertCamera(c, now);
+  }
+
+  setCameraPtz(deviceId: string, ptz: DevicePtz | null, now?: number): boolean {
+    return this.devices.setCameraPtz(deviceId, ptz, now);
   }
 
   getCamera(deviceId: string): CameraRecord | null {

@@ -122,6 +122,7 @@ describe('camera settings in the store', () => {
       subStreamUri: null,
       snapshotUri: null,
       clockOffsetMs: null,
+      ptz: null,
     });
     store.insertRecording({
       id: 'rec_1',

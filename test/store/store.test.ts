@@ -100,6 +100,7 @@ describe('Store', () => {
       subStreamUri: null,
       snapshotUri: null,
       clockOffsetMs: null,
+      ptz: null,
     } as const;
     store.upsertCamera({
       ...camera,
@@ -116,6 +117,48 @@ describe('Store', () => {
       ['c2', '[fe80::1]'],
       ['c1', '192.168.1.20:8080'],
     ]);
+  });
+
+  it('keeps what a camera offers of PTZ on its Device; a change of it is a device message for the cloud', () => {
+    const { store } = open();
+    store.enableOutbox(100);
+    store.upsertDevice(cam('c1'));
+    const camera = {
+      deviceId: 'c1',
+      onvifUrl: 'http://10.0.0.5/onvif/device_service',
+      source: 'discovery',
+      username: null,
+      passwordSealed: null,
+      serial: null,
+      mainProfile: null,
+      mainStreamUri: null,
+      subProfile: null,
+      subStreamUri: null,
+      snapshotUri: null,
+      clockOffsetMs: null,
+    } as const;
+    // Unsent device messages give way to the newest: its seq tells whether one was written.
+    const lastDeviceMessage = () =>
+      store
+        .outboxBatch(0, 100)
+        .filter((m) => m.kind === 'device')
+        .at(-1);
+    store.upsertCamera({ ...camera, ptz: null });
+    expect(store.getDevice('c1')?.ptz).toBeNull();
+    const before = lastDeviceMessage()?.seq;
+    const ptz = { presets: [{ token: '1', name: 'Gate "a" & b' }], canCenter: true };
+    store.upsertCamera({ ...camera, ptz });
+    expect(store.getDevice('c1')?.ptz).toEqual(ptz);
+    expect(store.getCamera('c1')?.ptz).toEqual(ptz);
+    const written = lastDeviceMessage();
+    expect(written?.seq).not.toBe(before);
+    expect(JSON.parse(written!.body)).toMatchObject({ id: 'c1', ptz });
+    store.upsertCamera({ ...camera, ptz }); // unchanged: no message
+    expect(store.setCameraPtz('c1', ptz)).toBe(true);
+    expect(lastDeviceMessage()?.seq).toBe(written?.seq);
+    expect(store.setCameraPtz('c1', { presets: [], canCenter: true })).toBe(true);
+    expect(store.listDevices({ limit: 10, after: null }).items[0]?.ptz).toEqual({ presets: [], canCenter: true });
+    expect(store.setCameraPtz('nope', null)).toBe(false);
   });
 
   it('pages newest first by keyset, stable while rows with the same time exist', () => {

@@ -33,6 +33,9 @@ export class HostileCamera {
   /** Each camera its own serial number: the gateway takes two cameras with one serial for one device. */
   readonly serial = `H-${randomUUID().slice(0, 8)}`;
 
+  /** `ptz`: a PTZ camera (its service listed, a PTZ configuration in its profile, PTZ operations answered). */
+  constructor(private readonly ptz = false) {}
+
   get baseUrl(): string {
     return `http://127.0.0.1:${this.port}`;
   }
@@ -69,11 +72,26 @@ export class HostileCamera {
           hardwareId: 'h',
         });
       case 'GetServices':
-        return R.services(this.baseUrl);
+        return R.services(this.baseUrl, { ptz: this.ptz });
       case 'GetCapabilities':
-        return R.capabilities(this.baseUrl);
+        return R.capabilities(this.baseUrl, { ptz: this.ptz });
       case 'GetProfiles':
-        return R.profiles([{ token: 'Profile_1', name: 'main', width: 1920, height: 1080 }]);
+        return R.profiles([{ token: 'Profile_1', name: 'main', width: 1920, height: 1080 }], { ptz: this.ptz });
+      case 'GetNodes':
+        return R.ptzNodes({ fov: true, homeSupported: true });
+      case 'GetConfigurationOptions':
+        return R.ptzConfigurationOptions({ fov: true });
+      case 'GetPresets':
+        return R.ptzPresets([{ token: '1', name: 'Gate', position: { pan: 0, tilt: 0, zoom: 0 } }]);
+      case 'SetPreset':
+        return R.ptzSetPreset('2');
+      case 'ContinuousMove':
+      case 'Stop':
+      case 'GotoPreset':
+      case 'RemovePreset':
+      case 'GotoHomePosition':
+      case 'RelativeMove':
+        return R.ptzDone(op);
       case 'GetStreamUri':
         return R.streamUri('rtsp://127.0.0.1:1/main');
       case 'GetSnapshotUri':

@@ -34,6 +34,7 @@ const device: Device = {
   lastSeenAt: 1_700_000_000_000,
   createdAt: 1_690_000_000_000,
   settings: effectiveSettings(null, null, { username: 'admin', hasPassword: true }, { recording: 'events' }),
+  ptz: null,
 };
 
 const configs = (d: Device = device, c: HomeAssistantContext = ctx) =>

@@ -31,6 +31,9 @@ describe('parseRoute', () => {
   it('maps the app paths to screens', () => {
     expect(parseRoute('/', '')).toEqual({ screen: 'cameras' });
     expect(parseRoute('/cameras/dev%201', '')).toEqual({ screen: 'live', deviceId: 'dev 1' });
+    expect(parseRoute('/cameras/dev_1/settings', '')).toEqual({ screen: 'settings', deviceId: 'dev_1' });
+    expect(parseRoute('/cameras/new', '?camera=dev_1')).toMatchObject({ screen: 'add-camera' });
+    expect(parseRoute('/cameras/dev_1/other', '')).toEqual({ screen: 'missing' });
     expect(parseRoute('/events', '?unread=1')).toMatchObject({ screen: 'events' });
     expect(parseRoute('/clips', '?camera=a')).toMatchObject({ screen: 'clips' });
     expect(parseRoute('/nowhere', '')).toEqual({ screen: 'missing' });
@@ -38,7 +41,15 @@ describe('parseRoute', () => {
   });
 
   it('has no screen under a path the gateway keeps for the API', () => {
-    for (const path of ['/cameras/x', '/events', '/clips', '/signin/callback', '/'])
+    for (const path of [
+      '/cameras/x',
+      '/cameras/x/settings',
+      '/cameras/new',
+      '/events',
+      '/clips',
+      '/signin/callback',
+      '/',
+    ])
       expect(isReservedPath(path), path).toBe(false);
     for (const path of [
       '/v1',

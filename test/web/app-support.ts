@@ -44,13 +44,21 @@ export async function seriousViolations(page: Page): Promise<AxeViolation[]> {
   return (found as AxeViolation[]).filter((v) => v.impact === 'serious' || v.impact === 'critical');
 }
 
-/** Screenshots of the page at a phone's and a desktop's size, as test-output/screenshots/NAME-WxH.png. */
-export async function screenshots(page: Page, name: string): Promise<void> {
+/**
+ * Screenshots of the page at a phone's and a desktop's size, as test-output/screenshots/NAME-WxH.png;
+ * with `scrollTo`, that element scrolled into view at each size first.
+ */
+export async function screenshots(page: Page, name: string, scrollTo?: string): Promise<void> {
   mkdirSync(SCREENSHOT_DIR, { recursive: true });
   const original = page.viewportSize();
   for (const size of VIEWPORTS) {
     await page.setViewportSize(size);
     await page.waitForTimeout(300);
+    // Below the sticky header.
+    if (scrollTo)
+      await page.evaluate(
+        `document.querySelector(${JSON.stringify(scrollTo)}).scrollIntoView({ block: 'start' }); scrollBy(0, -72)`,
+      );
     await page.screenshot({
       path: path.join(SCREENSHOT_DIR, `${name}-${size.width}x${size.height}.png`),
       fullPage: false,

@@ -30,6 +30,7 @@ const device: Device = {
   last_seen_at: null,
   address: null,
   settings: DEFAULT_SETTINGS_JSON,
+  ptz: null,
 };
 
 /** A text/event-stream response sending `chunks`, then staying open until `close` resolves. */

@@ -4,9 +4,11 @@ import type {
   ControlAction,
   ControlResult,
   Device,
+  DevicePatch,
   EventType,
   FootageSpan,
   FootageStatus,
+  NewDevice,
   Page,
   Recording,
   StreamAddress,
@@ -119,6 +121,22 @@ export class Api {
     return this.json(`/v1/devices/${encodeURIComponent(id)}`);
   }
 
+  /** Adds an ONVIF camera by its address (devices:write); it is offline until the gateway reaches it. */
+  addDevice(camera: NewDevice): Promise<Device> {
+    return this.json('/v1/devices', jsonBody('POST', camera));
+  }
+
+  /** Changes what the patch names, all or nothing (devices:write). */
+  updateDevice(id: string, patch: DevicePatch): Promise<Device> {
+    return this.json(`/v1/devices/${encodeURIComponent(id)}`, jsonBody('PATCH', patch));
+  }
+
+  /** The gateway stops using the camera; its recordings and alerts stay until their retention. */
+  async removeDevice(id: string): Promise<void> {
+    const res = await this.request(`/v1/devices/${encodeURIComponent(id)}`, { method: 'DELETE' });
+    if (!res.ok) throw await apiError(res);
+  }
+
   alerts(filter: AlertFilter = {}): Promise<Page<Alert>> {
     return this.json(alertsPath(filter));
   }
@@ -140,11 +158,7 @@ export class Api {
   }
 
   control(deviceId: string, action: ControlAction): Promise<ControlResult> {
-    return this.json(`/v1/devices/${encodeURIComponent(deviceId)}/control`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ action }),
-    });
+    return this.json(`/v1/devices/${encodeURIComponent(deviceId)}/control`, jsonBody('POST', { action }));
   }
 
   snapshotPath(deviceId: string, width?: number): string {
@@ -199,6 +213,10 @@ function windowQuery(startMs: number, endMs: number): string {
 }
 
 const DEVICES_PATH = '/v1/devices?limit=200';
+
+function jsonBody(method: string, body: object): RequestInit {
+  return { method, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) };
+}
 
 function alertsPath(filter: AlertFilter): string {
   return `/v1/alerts${query(filter)}`;

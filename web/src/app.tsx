@@ -8,6 +8,8 @@ import type { Subscribe } from './hub.js';
 import { isSignInPath } from './paths.js';
 import { navigate, useLocation } from './router.js';
 import { parseRoute } from './routes.js';
+import { AddCameraScreen } from './screens/add-camera.js';
+import { CameraSettingsScreen } from './screens/camera-settings.js';
 import { CamerasScreen } from './screens/cameras.js';
 import { ClipsScreen } from './screens/clips.js';
 import { EventsScreen } from './screens/events.js';
@@ -28,6 +30,8 @@ interface AppContext {
   epoch: number;
   /** A screen changed what is read; the unread count is fetched again. */
   recountUnread: () => void;
+  /** A screen added, changed or removed (null) a camera: the list shows it at once. */
+  deviceChanged: (id: string, device: Device | null) => void;
 }
 
 const Ctx = createContext<AppContext | null>(null);
@@ -158,6 +162,9 @@ function SignedIn(props: {
   const [feed, setFeed] = useState<FeedMode>('connecting');
   const [recount, setRecount] = useState(0);
   const recountUnread = useCallback(() => setRecount((n) => n + 1), []);
+  // A camera removed here may still be told of as going offline (its session ends first), after
+  // the removal's answer: that news must not bring it back to the list.
+  const removed = useRef(new Set<string>());
 
   useEffect(() => startFeed(api, hub, setFeed), [api, hub]);
 
@@ -170,8 +177,8 @@ function SignedIn(props: {
         .catch(() => undefined);
     void load();
     const off = hub.on((event) => {
-      if (event.type === 'device.status')
-        setDevices((list) => list && list.map((d) => (d.id === event.data.id ? event.data : d)));
+      if (event.type === 'device.status' && !removed.current.has(event.data.id))
+        setDevices((list) => list && replaced(list, event.data.id, event.data));
       if (event.type === 'alert.created' || event.type === 'alert.read') recountUnread();
     });
     const timer = setInterval(() => void load(), 30_000);
@@ -188,11 +195,17 @@ function SignedIn(props: {
       .catch(() => undefined);
   }, [api, epoch, recount]);
 
+  const deviceChanged = useCallback((id: string, device: Device | null) => {
+    if (device === null) removed.current.add(id);
+    else removed.current.delete(id);
+    setDevices((list) => list && replaced(list, id, device));
+  }, []);
   const ctx = useMemo<AppContext>(
-    () => ({ api, hub, scopes, devices, epoch, recountUnread }),
-    [api, hub, scopes, devices, epoch, recountUnread],
+    () => ({ api, hub, scopes, devices, epoch, recountUnread, deviceChanged }),
+    [api, hub, scopes, devices, epoch, recountUnread, deviceChanged],
   );
   const current = route.screen;
+  const cameraScreens = ['live', 'timeline', 'settings', 'add-camera'];
   const link = (href: string, label: string, screen: string, extra?: preact.ComponentChildren) => (
     <a href={href} aria-current={current === screen ? 'page' : undefined}>
       {label}
@@ -217,7 +230,7 @@ function SignedIn(props: {
       <header class="top">
         <span class="brand">Edge gateway</span>
         <nav aria-label="Screens">
-          {link('/', 'Cameras', current === 'live' || current === 'timeline' ? current : 'cameras')}
+          {link('/', 'Cameras', cameraScreens.includes(current) ? current : 'cameras')}
           {link(
             '/events',
             'Events',
@@ -260,6 +273,18 @@ function SignedIn(props: {
             <p>Your account may not view recorded footage.</p>
           )
         ) : null}
+        {route.screen === 'settings' || route.screen === 'add-camera' ? (
+          !scopes.has('devices:write') ? (
+            <section>
+              <h1>{route.screen === 'settings' ? 'Camera settings' : 'Add a camera'}</h1>
+              <p>Your account may not set cameras up: ask an admin of the gateway.</p>
+            </section>
+          ) : route.screen === 'settings' ? (
+            <CameraSettingsScreen deviceId={route.deviceId} />
+          ) : (
+            <AddCameraScreen params={route.params} />
+          )
+        ) : null}
         {route.screen === 'events' ? <EventsScreen params={route.params} /> : null}
         {route.screen === 'clips' ? (
           scopes.has('recordings:read') ? (
@@ -279,4 +304,10 @@ function SignedIn(props: {
       </main>
     </Ctx.Provider>
   );
+}
+
+/** The list with the device of this id replaced, added (a camera new to it) or removed (null). */
+function replaced(list: Device[], id: string, device: Device | null): Device[] {
+  if (device === null) return list.filter((d) => d.id !== id);
+  return list.some((d) => d.id === id) ? list.map((d) => (d.id === id ? device : d)) : [...list, device];
 }

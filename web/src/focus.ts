@@ -1,3 +1,5 @@
+import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
+
 // Keyboard focus that is never left on <body>: when what had the focus goes away (a screen
 // replaced by another, a button that is gone once used), it moves somewhere that says where the
 // user is. Headings get tabindex=-1 here, so they take focus from script but stay out of Tab order.
@@ -25,4 +27,23 @@ export function focusFirst(candidates: Array<HTMLElement | null | undefined>): v
     if (document.activeElement === el) return;
   }
   focusScreenHeading();
+}
+
+/**
+ * Focuses what a selector finds once the next render is done: for a control that render makes or
+ * moves (a corner added, the one after a corner removed), which does not exist yet when asked.
+ */
+export function useFocusLater(): (selector: string) => void {
+  const wanted = useRef<string | null>(null);
+  const [, rendered] = useState(0);
+  useEffect(() => {
+    if (wanted.current === null) return;
+    const el = document.querySelector<HTMLElement>(wanted.current);
+    wanted.current = null;
+    el?.focus();
+  });
+  return useCallback((selector: string) => {
+    wanted.current = selector;
+    rendered((n) => n + 1);
+  }, []);
 }

@@ -21,6 +21,25 @@ export type ControlAction = (typeof CONTROL_ACTIONS)[number];
 export type FootageSpan = Static<typeof SpanSchema>;
 export type FootageStatus = Static<typeof FootageStatusSchema>;
 export type CameraFootage = FootageStatus['cameras'][number];
+export type CameraSettings = Device['settings'];
+// The bodies of PATCH and POST /v1/devices (src/api/routes/device-setup.ts), from the Device's
+// settings: that file's own types cannot be imported here (they need the server's Fastify types).
+/** PATCH /v1/devices/{id}: any of the settings; username and password only together. */
+export type DevicePatch = Partial<
+  Pick<CameraSettings, 'enabled' | 'recording' | 'detection' | 'motion_mask'> & {
+    name: string;
+    username: string;
+    password: string;
+    zones: Array<Omit<CameraSettings['zones'][number], 'required'> & { required?: boolean }>;
+  }
+>;
+/** POST /v1/devices: an ONVIF camera by its address (host[:port]). */
+export interface NewDevice {
+  address: string;
+  username: string;
+  password: string;
+  name?: string;
+}
 
 export interface Page<T> {
   data: T[];

@@ -1,5 +1,4 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { FastifyRequest } from 'fastify';
 import Type, { type Static } from 'typebox';
 import {
   DETECTION_MODES,
@@ -11,6 +10,7 @@ import {
 } from '../../domain/camera-settings.js';
 import { presentDevice } from '../../domain/present.js';
 import { PolygonSchema, ZoneSchema } from '../../domain/record-schemas.js';
+import { subjectOf } from '../authenticate.js';
 import { badRequest } from '../errors.js';
 import type { DeviceSetup } from '../ports.js';
 import { DeviceSchema, errorResponse, errorResponses, Id, NoBody, notFoundResponse } from '../schemas.js';
@@ -84,9 +84,6 @@ const PatchBody = Type.Object(
 );
 
 const conflict = (meaning: string) => ({ 409: errorResponse(`conflict: ${meaning}`) });
-
-/** Who makes the change, for the log: the token's subject. */
-const subjectOf = (req: FastifyRequest): string => req.token?.subject ?? 'unknown';
 
 export const deviceSetupRoutes: FastifyPluginAsyncTypebox<DeviceSetupRoutesOptions> = async (app, { setup }) => {
   app.post(

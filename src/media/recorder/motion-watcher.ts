@@ -11,6 +11,9 @@ import { RateLimitedLines } from './process.js';
 // stream (through the relay) at a few frames a second into small grey frames, and the frame
 // difference detector turns them into motion starts and stops. Supervised like the segmenter.
 
+/** The grey frames compared, unless told otherwise (the web app's mask editor shows this grid: web/src/polygon.ts). */
+export const MOTION_FRAME_SIZE = { width: 160, height: 90 } as const;
+
 export interface MotionWatcherOptions {
   deviceId: string;
   ffmpegPath: string;
@@ -44,8 +47,8 @@ export class MotionWatcher {
   private readonly watchdog: NodeJS.Timeout;
 
   constructor(private readonly opts: MotionWatcherOptions) {
-    this.width = opts.width ?? 160;
-    this.height = opts.height ?? 90;
+    this.width = opts.width ?? MOTION_FRAME_SIZE.width;
+    this.height = opts.height ?? MOTION_FRAME_SIZE.height;
     this.now = opts.now ?? Date.now;
     this.detector = new MotionDetector({
       width: this.width,

@@ -1,14 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { SimulatedPtz, type SimMotion } from './ptz.js';
 import { field, parseSoapRequest, type SoapRequest } from './request.js';
 import * as R from './responses.js';
 import { checkUsernameToken } from './wsse.js';
 import { SimulatedSnapshot } from './snapshot.js';
 
-// A simulated ONVIF camera: the device, media and events services over real HTTP, with WS-Security
-// UsernameToken digest auth, a settable clock skew, a reboot that drops the camera for a while, and
-// PullPoint events triggered on demand in one of several vendors' topic styles.
+// A simulated ONVIF camera: the device, media, events and PTZ services over real HTTP, with
+// WS-Security UsernameToken digest auth, a settable clock skew, a reboot that drops the camera for a
+// while, PullPoint events triggered on demand in one of several vendors' topic styles, and pan,
+// tilt and zoom (ptz.ts) unless it is made a fixed camera.
 
 export type EventKind = 'motion' | 'human' | 'vehicle';
 export type TopicStyle = 'hikvision' | 'axis' | 'tplink';
@@ -37,6 +39,16 @@ export interface SimulatedCameraOptions {
    * (as real cameras do: many grant 60 s to a request for 2 minutes).
    */
   subscriptionLifetimeS?: number;
+  /**
+   * Pan, tilt and zoom (default on): false makes a fixed camera (no PTZ service, no PTZ
+   * configuration in its profiles); `fov: false` leaves out centring on a point, `homeSupported:
+   * false` the home position.
+   */
+  ptz?: boolean | { fov?: boolean; homeSupported?: boolean };
+  /** Told of every change of the PTZ motion (the simulated picture follows it). */
+  onPtzMotion?: (m: SimMotion) => void;
+  /** Operations whose request the camera takes, carries out, and then drops the connection without an answer. */
+  dropConnection?: readonly string[];
 }
 
 interface Subscription {
@@ -109,6 +121,10 @@ export class SimulatedCamera {
   private password: string;
   /** GET /snapshot.jpg, the URI GetSnapshotUri answers (HTTP Digest with the camera's account). */
   readonly snapshot: SimulatedSnapshot;
+  /** Pan, tilt and zoom; null for a fixed camera. */
+  readonly ptz: SimulatedPtz | null;
+  /** Operations answered by dropping the connection once carried out (tests change it at will). */
+  readonly dropConnection: Set<string>;
 
   constructor(private readonly opts: SimulatedCameraOptions) {
     this.host = opts.host ?? '127.0.0.1';
@@ -125,6 +141,15 @@ export class SimulatedCamera {
       hardwareId: 'sim',
       ...opts.identity,
     };
+    const ptz = opts.ptz ?? true;
+    this.ptz =
+      ptz === false
+        ? null
+        : new SimulatedPtz({
+            ...(ptz === true ? {} : ptz),
+            ...(opts.onPtzMotion ? { onMotion: opts.onPtzMotion } : {}),
+          });
+    this.dropConnection = new Set(opts.dropConnection ?? []);
   }
 
   get baseUrl(): string {
@@ -265,6 +290,10 @@ export class SimulatedCamera {
         return reply(400, R.fault('env:Sender', 'ter:NotAuthorized', `Sender not Authorized (${check.reason})`));
     }
     const out = await this.answer(request, req.url ?? '');
+    if (this.dropConnection.has(request.operation)) {
+      req.socket.destroy();
+      return;
+    }
     return reply(
       out.startsWith('<?xml version="1.0" encoding="UTF-8"?>\n<env:Envelope') && out.includes('<env:Fault>')
         ? 500
@@ -294,14 +323,21 @@ export class SimulatedCamera {
       case 'GetDeviceInformation':
         return R.deviceInformation(this.identity);
       case 'GetServices':
-        return R.services(this.baseUrl);
+        return R.services(this.baseUrl, { ptz: this.ptz !== null });
       case 'GetCapabilities':
-        return R.capabilities(this.baseUrl);
+        return R.capabilities(this.baseUrl, { ptz: this.ptz !== null });
+      case 'GetServiceCapabilities':
+        return this.ptz && path.startsWith('/onvif/ptz_service')
+          ? R.ptzServiceCapabilities()
+          : R.fault('env:Receiver', 'ter:ActionNotSupported', 'Optional Action Not Implemented');
       case 'GetProfiles':
-        return R.profiles([
-          { token: 'Profile_1', name: 'mainStream', width: 2560, height: 1440 },
-          { token: 'Profile_2', name: 'subStream', width: 640, height: 360 },
-        ]);
+        return R.profiles(
+          [
+            { token: 'Profile_1', name: 'mainStream', width: 2560, height: 1440 },
+            { token: 'Profile_2', name: 'subStream', width: 640, height: 360 },
+          ],
+          { ptz: this.ptz !== null },
+        );
       case 'GetVideoSources':
         return R.envelope(
           '<trt:GetVideoSourcesResponse><trt:VideoSources token="VideoSource_1"><tt:Framerate>15</tt:Framerate><tt:Resolution><tt:Width>2560</tt:Width><tt:Height>1440</tt:Height></tt:Resolution></trt:VideoSources></trt:GetVideoSourcesResponse>',
@@ -362,7 +398,10 @@ export class SimulatedCamera {
         return R.pullMessages(this.nowMs(), sub.terminationMs, sub.queue.splice(0, limit));
       }
       default:
-        return R.fault('env:Receiver', 'ter:ActionNotSupported', 'Optional Action Not Implemented');
+        return (
+          (path.startsWith('/onvif/ptz_service') ? this.ptz?.answer(r.operation, r.body, Date.now()) : null) ??
+          R.fault('env:Receiver', 'ter:ActionNotSupported', 'Optional Action Not Implemented')
+        );
     }
   }
 }

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { BaseLogger } from 'pino';
 import { createDiscoveryResponder, type DiscoveryResponder } from '../discovery/responder.js';
 import { SimulatedCamera, type TopicStyle } from './camera.js';
+import type { SimMotion } from './ptz.js';
 import { startSimulatedRtsp, type LoopedSource, type SimulatedRtsp } from './rtsp.js';
 
 // Many simulated cameras in one process (for the demo and the discovery benchmark). Camera i gets
@@ -29,6 +30,10 @@ export interface FleetOptions {
    * default.
    */
   looped?: LoopedSource;
+  /** Pan, tilt and zoom (default on); false: fixed cameras. */
+  ptz?: boolean;
+  /** The live pictures follow the cameras' pan and tilt (see SimulatedRtspOptions.ptzPicture); off by default. */
+  ptzPicture?: boolean;
   logger: BaseLogger;
 }
 
@@ -66,6 +71,7 @@ export async function startFleet(opts: FleetOptions): Promise<Fleet> {
         mainBitrateKbps: opts.mainBitrateKbps,
         clockStrip: opts.clockStrip,
         looped: opts.looped,
+        ptzPicture: opts.ptzPicture,
         logger: opts.logger,
       });
     }
@@ -80,6 +86,8 @@ export async function startFleet(opts: FleetOptions): Promise<Fleet> {
         topicStyle: STYLES[i % STYLES.length],
         identity: { model: `SIM-${i + 1}`, serial: `SIM${String(i + 1).padStart(6, '0')}` },
         ...(rtsp ? { rtspMain: rtsp.url(n, 'main'), rtspSub: rtsp.url(n, 'sub') } : {}),
+        ptz: opts.ptz ?? true,
+        ...(rtsp && opts.ptzPicture ? { onPtzMotion: (m: SimMotion) => rtsp?.ptz(n, m) } : {}),
       });
       await cam.start();
       cameras.push(cam);

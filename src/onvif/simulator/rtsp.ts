@@ -6,6 +6,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { BaseLogger } from 'pino';
+import type { SimMotion } from './ptz.js';
+import { isCommandChatter, PtzPicture, ptzPictureFilter, PTZ_PICTURE } from './ptz-picture.js';
 
 // Live video for simulated cameras: ffmpeg makes H.264 from its test source (a main and a sub
 // stream per camera) and sends it as RTP to loopback; GStreamer's gst-rtsp-server
@@ -45,6 +47,11 @@ export interface SimulatedRtspOptions {
   clockStrip?: boolean;
   /** Served at /camN/<name> besides main and sub; none by default (each costs encoder time). */
   extraMounts?: readonly ExtraMount[];
+  /**
+   * The live pictures follow their cameras' pan and tilt (ptz-picture.ts; not with `looped`), told
+   * by SimulatedRtsp.ptz. Off by default: the larger test pattern costs a little more encoder time.
+   */
+  ptzPicture?: boolean;
   /** Debian's interpreter: the one with python3-gi (a pyenv or venv python usually lacks it). */
   pythonPath?: string;
   logger: BaseLogger;
@@ -73,6 +80,8 @@ export interface SimulatedRtsp {
   readonly port: number;
   /** An extra mount's URL only when it was asked for in extraMounts. */
   url(camera: number, stream: 'main' | 'sub' | ExtraMount): string;
+  /** Camera `camera`'s picture follows this motion from now on (with ptzPicture; otherwise nothing). */
+  ptz(camera: number, motion: SimMotion): void;
   stop(): Promise<void>;
 }
 
@@ -355,6 +364,20 @@ const CLOCK_FILTER =
 
 /** ffmpeg, quiet, reading a lavfi test source in real time (its source follows). */
 const LAVFI_INPUT = ['-hide_banner', '-loglevel', 'error', '-nostdin', '-re', '-f', 'lavfi', '-i'];
+/** The same for a picture that follows PTZ: commands on stdin, progress on stdout (ptz-picture.ts). */
+const PTZ_LAVFI_INPUT = [
+  '-hide_banner',
+  '-loglevel',
+  'error',
+  '-progress',
+  'pipe:1',
+  '-stats_period',
+  '0.5',
+  '-re',
+  '-f',
+  'lavfi',
+  '-i',
+];
 
 /** One mapped picture encoded as a camera would (a keyframe a second at 15 fps), sent as RTP to a local port. */
 function x264Rtp(bitrate: string, port: number): string[] {
@@ -375,15 +398,21 @@ function x264Rtp(bitrate: string, port: number): string[] {
   ];
 }
 
-/** The live encoder of one camera: main and sub from ffmpeg's test source. */
-function liveArgs(mainKbps: number, mainPort: number, subPort: number, clockStrip: boolean): string[] {
+/**
+ * The live encoder of one camera: main and sub from ffmpeg's test source. With `ptz`, the picture
+ * is a window of a larger pattern that follows the camera (ptz-picture.ts): ffmpeg then reads its
+ * commands on stdin and writes its progress to stdout.
+ */
+function liveArgs(mainKbps: number, mainPort: number, subPort: number, clockStrip: boolean, ptz: boolean): string[] {
+  const source = ptz ? `${PTZ_PICTURE.sourceWidth}x${PTZ_PICTURE.sourceHeight}` : '1280x720';
+  const split = clockStrip
+    ? `split=2[m][s];[s]scale=320:180[sub];[m]${CLOCK_FILTER}[main]`
+    : 'split=2[main][s];[s]scale=320:180[sub]';
   return [
-    ...LAVFI_INPUT,
-    'testsrc2=size=1280x720:rate=15',
+    ...(ptz ? PTZ_LAVFI_INPUT : LAVFI_INPUT),
+    `testsrc2=size=${source}:rate=15`,
     '-filter_complex',
-    clockStrip
-      ? `[0:v]split=2[m][s];[s]scale=320:180[sub];[m]${CLOCK_FILTER}[main]`
-      : '[0:v]split=2[main][s];[s]scale=320:180[sub]',
+    ptz ? `${ptzPictureFilter('[0:v]', '[ptz]')};[ptz]${split}` : `[0:v]${split}`,
     '-map',
     '[main]',
     ...x264Rtp(`${mainKbps}k`, mainPort),
@@ -401,8 +430,10 @@ function ended(child: ChildProcess): Promise<void> {
 
 export async function startSimulatedRtsp(opts: SimulatedRtspOptions): Promise<SimulatedRtsp> {
   const children: ChildProcess[] = [];
+  const pictures: Array<PtzPicture | null> = [];
   // Children must not outlive this process (a test runner exiting early): kill them on exit too.
   const killAll = () => {
+    for (const p of pictures) p?.stop();
     for (const c of children) c.kill('SIGTERM');
   };
   process.once('exit', killAll);
@@ -460,17 +491,25 @@ export async function startSimulatedRtsp(opts: SimulatedRtspOptions): Promise<Si
         await new Promise((r) => setTimeout(r, clips.gopMs / opts.cameras));
       }
       // One process per camera; -re paces it in real time like a sensor.
+      const ptz = !clips && (opts.ptzPicture ?? false);
       const ffmpeg = spawn(
         ffmpegPath,
         clips
           ? loopedArgs(clips, udp[2 * i] as number, udp[2 * i + 1] as number)
-          : liveArgs(mainKbps, udp[2 * i] as number, udp[2 * i + 1] as number, opts.clockStrip ?? false),
-        { stdio: ['ignore', 'ignore', 'pipe'] },
+          : liveArgs(mainKbps, udp[2 * i] as number, udp[2 * i + 1] as number, opts.clockStrip ?? false, ptz),
+        { stdio: [ptz ? 'pipe' : 'ignore', ptz ? 'pipe' : 'ignore', 'pipe'] },
       );
       children.push(ffmpeg);
-      ffmpeg.stderr?.on('data', (d: Buffer) =>
-        opts.logger.warn({ camera: i, stderr: d.toString().trim().slice(0, 500) }, 'simulated camera encoder'),
-      );
+      pictures.push(ptz ? new PtzPicture(ffmpeg) : null);
+      ffmpeg.stderr?.on('data', (d: Buffer) => {
+        const text = d
+          .toString()
+          .split('\n')
+          .filter((l) => !isCommandChatter(l))
+          .join('\n')
+          .trim();
+        if (text) opts.logger.warn({ camera: i, stderr: text.slice(0, 500) }, 'simulated camera encoder');
+      });
       ffmpeg.once('error', (err) =>
         opts.logger.error({ err: err.message }, 'cannot run ffmpeg for the simulated camera'),
       );
@@ -483,7 +522,7 @@ export async function startSimulatedRtsp(opts: SimulatedRtspOptions): Promise<Si
         throw new Error(`the simulated cameras have no ${stream} mount (see extraMounts)`);
       return `rtsp://${opts.host}:${port}/cam${camera}/${stream}`;
     };
-    return { port, url, stop };
+    return { port, url, ptz: (camera, motion) => pictures[camera]?.follow(motion), stop };
   } catch (err) {
     await stop();
     throw err;

@@ -7,6 +7,7 @@ export const DEVICE_NS = 'http://www.onvif.org/ver10/device/wsdl';
 export const MEDIA1_NS = 'http://www.onvif.org/ver10/media/wsdl';
 export const MEDIA2_NS = 'http://www.onvif.org/ver20/media/wsdl';
 export const EVENTS_NS = 'http://www.onvif.org/ver10/events/wsdl';
+export const PTZ_NS = 'http://www.onvif.org/ver20/ptz/wsdl';
 
 export const GET_SYSTEM_DATE_AND_TIME = `<GetSystemDateAndTime xmlns="${DEVICE_NS}"/>`;
 export const GET_DEVICE_INFORMATION = `<GetDeviceInformation xmlns="${DEVICE_NS}"/>`;
@@ -72,10 +73,12 @@ export interface ServiceAddresses {
   media1: string | null;
   media2: string | null;
   events: string | null;
+  /** Pan, tilt and zoom; null on a fixed camera. */
+  ptz: string | null;
 }
 
 export function readServices(body: XmlObject): ServiceAddresses {
-  const out: ServiceAddresses = { media1: null, media2: null, events: null };
+  const out: ServiceAddresses = { media1: null, media2: null, events: null, ptz: null };
   for (const s of listOf(responseOf(body, 'GetServicesResponse'), 'service')) {
     const ns = textOf(at(s, 'namespace'));
     const xaddr = textOf(at(s, 'XAddr'));
@@ -83,6 +86,7 @@ export function readServices(body: XmlObject): ServiceAddresses {
     if (ns === MEDIA1_NS) out.media1 ??= xaddr;
     else if (ns === MEDIA2_NS) out.media2 ??= xaddr;
     else if (ns === EVENTS_NS) out.events ??= xaddr;
+    else if (ns === PTZ_NS) out.ptz ??= xaddr;
   }
   if (!out.media1 && !out.media2 && !out.events)
     throw new Error('GetServices listed none of the media and events services');
@@ -91,7 +95,12 @@ export function readServices(body: XmlObject): ServiceAddresses {
 
 export function readCapabilities(body: XmlObject): ServiceAddresses {
   const caps = at(responseOf(body, 'GetCapabilitiesResponse'), 'capabilities');
-  const out = { media1: textOf(at(caps, 'media', 'XAddr')), media2: null, events: textOf(at(caps, 'events', 'XAddr')) };
+  const out = {
+    media1: textOf(at(caps, 'media', 'XAddr')),
+    media2: null,
+    events: textOf(at(caps, 'events', 'XAddr')),
+    ptz: textOf(at(caps, 'PTZ', 'XAddr')),
+  };
   if (!out.media1 && !out.events) throw new Error('GetCapabilities listed neither media nor events');
   return out;
 }

@@ -13,6 +13,8 @@ export interface CameraProfile {
   width: number | null;
   height: number | null;
   encoding: string | null;
+  /** The profile's PTZ configuration: PTZ operations name a profile that has one. */
+  ptz: { configurationToken: string; nodeToken: string | null } | null;
 }
 
 /** Cameras list a handful of profiles; more is a broken or hostile answer, cut short. */
@@ -30,12 +32,18 @@ export function readProfiles(body: XmlObject, media: MediaVersion): CameraProfil
     const token = attrOf(p, 'token');
     if (!token) continue;
     const enc = media === 'media2' ? at(p, 'configurations', 'videoEncoder') : at(p, 'videoEncoderConfiguration');
+    const ptz = media === 'media2' ? at(p, 'configurations', 'PTZ') : at(p, 'PTZConfiguration');
+    const ptzToken = attrOf(ptz, 'token');
     out.push({
       token: token.slice(0, 64),
       name: textOf(at(p, 'name'))?.slice(0, 64) ?? null,
       width: intOf(at(enc, 'resolution', 'width')),
       height: intOf(at(enc, 'resolution', 'height')),
       encoding: textOf(at(enc, 'encoding'))?.slice(0, 32) ?? null,
+      ptz:
+        ptzToken && ptzToken.length <= 64
+          ? { configurationToken: ptzToken, nodeToken: textOf(at(ptz, 'nodeToken'))?.slice(0, 64) ?? null }
+          : null,
     });
   }
   return out;

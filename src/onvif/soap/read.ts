@@ -50,3 +50,24 @@ export function listOf(node: unknown, name: string): XmlObject[] {
   const raw = childOf(obj, name);
   return (Array.isArray(raw) ? raw : raw === undefined ? [] : [raw]).filter(isXmlObject);
 }
+
+/** A decimal number (xs:float as cameras write it: "0.5", "-1", "1.0E2"), or null. */
+export function numberOf(v: unknown): number | null {
+  const t = textOf(v);
+  if (t === null || t.length > 32 || !/^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d{1,3})?$/.test(t)) return null;
+  const n = Number(t);
+  return Number.isFinite(n) ? n : null;
+}
+
+/** xs:boolean: "true"/"1" and "false"/"0" (any case), else null. */
+export function booleanOf(v: unknown): boolean | null {
+  const t = textOf(v)?.toLowerCase();
+  return t === 'true' || t === '1' ? true : t === 'false' || t === '0' ? false : null;
+}
+
+/** An xs:duration of hours, minutes and seconds ("PT1S", "PT0.5S", "PT1M30S") in ms, or null. */
+export function durationMsOf(v: unknown): number | null {
+  const m = /^PT(?:(\d{1,4})H)?(?:(\d{1,6})M)?(?:(\d{1,7}(?:\.\d{1,6})?)S)?$/i.exec(textOf(v) ?? '');
+  if (!m || (m[1] === undefined && m[2] === undefined && m[3] === undefined)) return null;
+  return Math.round((Number(m[1] ?? 0) * 3600 + Number(m[2] ?? 0) * 60 + Number(m[3] ?? 0)) * 1000);
+}

@@ -47,6 +47,7 @@ describe('GET /v1/devices', () => {
       last_seen_at: new Date(base + 5).toISOString(),
       address: null,
       settings: DEFAULT_SETTINGS_JSON,
+      ptz: null,
     });
     expect(body.data[0]?.last_seen_at).toBeNull();
     expect(String(body.data[1]?.last_seen_at)).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
@@ -137,7 +138,7 @@ describe('POST /v1/devices/{id}/control', () => {
     });
     expect(res.status).toBe(400);
     expect((res.json() as { error_description: string }).error_description).toBe(
-      'body field action must be one of reboot, sync_time',
+      'body field action must be one of reboot, sync_time, ptz_move, ptz_stop, ptz_goto_preset, ptz_set_preset, ptz_remove_preset, ptz_home, ptz_center',
     );
   });
 

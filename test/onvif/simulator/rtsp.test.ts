@@ -4,11 +4,13 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OnvifSession } from '../../../src/onvif/library.js';
 import { startFleet, type Fleet } from '../../../src/onvif/simulator/fleet.js';
+import { readPtzMarkers } from '../../../src/onvif/simulator/ptz-picture.js';
 import { CLOCK_STRIP } from '../../../src/onvif/simulator/rtsp.js';
 
 // The simulated camera's live video, checked with a real RTSP client (ffprobe): the URI the camera
 // gives over ONVIF serves H.264 at the profile's size, behind Digest authentication; with
-// clockStrip, its pictures carry the wall clock the benchmarks read back.
+// clockStrip, its pictures carry the wall clock the benchmarks read back; with ptzPicture, they follow
+// the camera's pan and tilt.
 
 const run = promisify(execFile);
 let fleet: Fleet;
@@ -122,6 +124,69 @@ describe('simulated camera RTSP', () => {
         expect(age).toBeLessThan(30_000);
       } finally {
         await clocked.stop();
+      }
+    },
+  );
+
+  it(
+    'pans and tilts the picture with ptzPicture: the markers read back from a decoded frame say where it points',
+    { timeout: 90_000 },
+    async () => {
+      const moving = await startFleet({
+        count: 1,
+        host: '127.0.0.1',
+        basePort: 0,
+        username: 'admin',
+        password: 'pw',
+        discovery: null,
+        rtspPort: 0,
+        ptzPicture: true,
+        logger: pino({ level: 'silent' }),
+      });
+      const cam = moving.cameras[0]!;
+      const s = await OnvifSession.connect({ url: cam.deviceServiceUrl, username: 'admin', password: 'pw' });
+      try {
+        await s.describe();
+        const url = withCredentials(moving.rtsp!.url(0, 'main'), 'admin', 'pw');
+        const markers = async () => {
+          const { stdout } = await run(
+            'ffmpeg',
+            [
+              '-v',
+              'error',
+              '-rtsp_transport',
+              'tcp',
+              '-i',
+              url,
+              '-frames:v',
+              '1',
+              '-pix_fmt',
+              'gray',
+              '-f',
+              'rawvideo',
+              'pipe:1',
+            ],
+            { encoding: 'buffer', timeout: 30_000, maxBuffer: 4 << 20 },
+          );
+          return readPtzMarkers(stdout, 1280, 720);
+        };
+        const home = await markers();
+        expect(home?.pan).toBeCloseTo(0, 1);
+        expect(home?.tilt).toBeCloseTo(0, 1);
+
+        await s.ptzMove({ pan: 1, tilt: -0.5, zoom: 0 }, 5000);
+        await new Promise((r) => setTimeout(r, 800));
+        await s.ptzStop();
+        const at = cam.ptz!.position();
+        expect(at.pan).toBeGreaterThan(0.2);
+        // The encoder takes a command each 100 ms; four make the picture follow.
+        await new Promise((r) => setTimeout(r, 1000));
+        const moved = await markers();
+        expect(Math.abs(moved!.pan - at.pan)).toBeLessThan(0.05);
+        expect(Math.abs(moved!.tilt - at.tilt)).toBeLessThan(0.05);
+      } finally {
+        s.close();
+        await moving.stop();
       }
     },
   );

@@ -59,13 +59,23 @@ describe('device management readers', () => {
       'services',
       R.services('http://10.0.0.9'),
       readServices,
-      { media1: 'http://10.0.0.9/onvif/media_service', media2: null, events: 'http://10.0.0.9/onvif/event_service' },
+      {
+        media1: 'http://10.0.0.9/onvif/media_service',
+        media2: null,
+        events: 'http://10.0.0.9/onvif/event_service',
+        ptz: null,
+      },
     ],
     [
       'capabilities',
       R.capabilities('http://10.0.0.9'),
       readCapabilities,
-      { media1: 'http://10.0.0.9/onvif/media_service', media2: null, events: 'http://10.0.0.9/onvif/event_service' },
+      {
+        media1: 'http://10.0.0.9/onvif/media_service',
+        media2: null,
+        events: 'http://10.0.0.9/onvif/event_service',
+        ptz: null,
+      },
     ],
   ])('%s', async (_name, xml, read, expected) => {
     expect(read(await body(xml))).toEqual(expected);
@@ -91,7 +101,7 @@ describe('media readers', () => {
       '<trt:Profiles><tt:Name>tokenless</tt:Name></trt:Profiles></trt:GetProfilesResponse>',
     );
     expect(readProfiles(await body(xml), 'media1')).toEqual([
-      { token: 'P1', name: 'main', width: 1920, height: 1080, encoding: 'H264' },
+      { token: 'P1', name: 'main', width: 1920, height: 1080, encoding: 'H264', ptz: null },
     ]);
   });
 
@@ -102,7 +112,7 @@ describe('media readers', () => {
         '</tr2:Configurations></tr2:Profiles></tr2:GetProfilesResponse>',
     );
     expect(readProfiles(await body(xml), 'media2')).toEqual([
-      { token: 'm', name: 'Main', width: 3840, height: 2160, encoding: 'H265' },
+      { token: 'm', name: 'Main', width: 3840, height: 2160, encoding: 'H265', ptz: null },
     ]);
   });
 

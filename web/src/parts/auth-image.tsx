@@ -21,6 +21,8 @@ export function AuthImage(props: {
   class?: string;
   placeholder?: string;
   testId?: string;
+  /** The picture's own size once shown (drawing on it needs its aspect ratio). */
+  onSize?: (width: number, height: number) => void;
 }) {
   const [shown, setShown] = useState<Shown>({ kind: 'loading' });
   const box = useRef<HTMLDivElement>(null);
@@ -76,7 +78,13 @@ export function AuthImage(props: {
 
   return (
     <div class={`picture ${props.class ?? ''}`} ref={box} data-testid={props.testId}>
-      {shown.kind === 'image' ? <img src={shown.url} alt={props.alt} /> : null}
+      {shown.kind === 'image' ? (
+        <img
+          src={shown.url}
+          alt={props.alt}
+          onLoad={(e) => props.onSize?.(e.currentTarget.naturalWidth, e.currentTarget.naturalHeight)}
+        />
+      ) : null}
       {shown.kind === 'none' ? (
         <span class="placeholder">
           {shown.offline ? 'Camera offline: no picture' : (props.placeholder ?? 'No picture')}

@@ -7,7 +7,8 @@ const ADVICE: Record<Device['status'], { label: string; advice: string | null }>
   offline: { label: 'Offline', advice: 'Not answering. Check its power and network cable; the gateway keeps trying.' },
   unauthorized: {
     label: 'Wrong password',
-    advice: "The camera refuses the gateway's account. Put the camera's username and password in the gateway's config.",
+    advice:
+      "The camera refuses the gateway's username and password. An admin enters the right ones in the app or the gateway's config.",
   },
 };
 

@@ -3,6 +3,7 @@ import { useApp } from '../app.js';
 import { when } from '../format.js';
 import { AuthImage } from '../parts/auth-image.js';
 import { DeviceStatus } from '../parts/device-status.js';
+import { addCameraHref } from '../routes.js';
 import { ALERT_TYPE_NAMES, type Alert } from '../types.js';
 
 // Every camera: its picture (refreshed while on screen), name, status and last event. Click → live.
@@ -17,7 +18,8 @@ const STILL_REFRESH_MS = 5_000;
 const CAMERAS_SHOWN_MARK = 'edge-gateway:cameras-shown';
 
 export function CamerasScreen() {
-  const { api, hub, devices, epoch } = useApp();
+  const { api, hub, devices, epoch, scopes } = useApp();
+  const admin = scopes.has('devices:write');
   const [latest, setLatest] = useState<Record<string, Alert | null>>({});
   const shown = devices !== null;
   // The cameras' ids, one string: the list is a new array at every status change, and the last
@@ -57,7 +59,14 @@ export function CamerasScreen() {
   if (devices === null) return <p role="status">Loading cameras…</p>;
   return (
     <section>
-      <h1>Cameras</h1>
+      <div class="live-head">
+        <h1>Cameras</h1>
+        {admin ? (
+          <a href={addCameraHref()} class="button" data-testid="add-camera-link">
+            Add camera
+          </a>
+        ) : null}
+      </div>
       {devices.length === 0 ? (
         <p>No cameras yet. The gateway adds the cameras it finds on the network, and those in its config.</p>
       ) : null}
@@ -86,6 +95,11 @@ export function CamerasScreen() {
                 <span class="camera-name">{device.name}</span>
               </a>
               <DeviceStatus device={device} withAdvice />
+              {admin && device.status === 'unauthorized' ? (
+                <a href={addCameraHref(device.id)} class="button small" data-testid="enter-password">
+                  Enter password<span class="visually-hidden"> for {device.name}</span>
+                </a>
+              ) : null}
               <span class="last-event">
                 {last === undefined
                   ? ''

@@ -6,7 +6,8 @@ import { playHls, playWhep, type Stop } from '../live-player.js';
 import { AuthImage } from '../parts/auth-image.js';
 import { Confirm } from '../parts/confirm.js';
 import { DeviceStatus } from '../parts/device-status.js';
-import { ALERT_TYPE_NAMES, type Alert, type ControlAction } from '../types.js';
+import { settingsHref } from '../routes.js';
+import { ALERT_TYPE_NAMES, type Alert, type ControlAction, type Device } from '../types.js';
 import { useFootageCameras } from '../use-footage-cameras.js';
 
 // One camera live: WebRTC, else LL-HLS, else a still refreshed every second; main/sub, mute, full
@@ -97,15 +98,7 @@ export function LiveScreen(props: { deviceId: string }) {
 
   return (
     <section class="live">
-      <div class="live-head">
-        <h1>{device.name}</h1>
-        <DeviceStatus device={device} withAdvice />
-        {footageCameras.has(device.id) ? (
-          <a href={`/cameras/${encodeURIComponent(device.id)}/timeline`} data-testid="timeline-link">
-            Recorded footage
-          </a>
-        ) : null}
-      </div>
+      <LiveHead device={device} footage={footageCameras.has(device.id)} admin={scopes.has('devices:write')} />
       <div class="live-body">
         <div class="live-main">
           <div class="stage" ref={stage}>
@@ -154,6 +147,27 @@ export function LiveScreen(props: { deviceId: string }) {
         <LatestEvents deviceId={device.id} />
       </div>
     </section>
+  );
+}
+
+/** The camera's name and status, and where to go from here: its footage, its settings (admins). */
+function LiveHead(props: { device: Device; footage: boolean; admin: boolean }) {
+  const { device } = props;
+  return (
+    <div class="live-head">
+      <h1>{device.name}</h1>
+      <DeviceStatus device={device} withAdvice />
+      {props.footage ? (
+        <a href={`/cameras/${encodeURIComponent(device.id)}/timeline`} data-testid="timeline-link">
+          Recorded footage
+        </a>
+      ) : null}
+      {props.admin ? (
+        <a href={settingsHref(device.id)} data-testid="settings-link">
+          Settings
+        </a>
+      ) : null}
+    </div>
   );
 }
 

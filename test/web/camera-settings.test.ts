@@ -1,0 +1,197 @@
+import { describe, expect, it } from 'vitest';
+import {
+  areaOfApiError,
+  areasOf,
+  areasPatch,
+  areasProblems,
+  newZoneName,
+  withNewArea,
+  withoutArea,
+  withZone,
+} from '../../web/src/areas.js';
+import {
+  addFieldOfApiError,
+  addressProblem,
+  draftOf,
+  fieldOfApiError,
+  settingsPatch,
+} from '../../web/src/settings-draft.js';
+import type { Device } from '../../web/src/types.js';
+
+// The camera set-up screens' pure parts: the settings form's change (only what changed, never what
+// the config file sets), the mask and zone lists' problems and change, and which field an answer
+// of the API is about.
+
+const square = [
+  [0.1, 0.1],
+  [0.6, 0.1],
+  [0.6, 0.6],
+  [0.1, 0.6],
+];
+
+function device(
+  settings: Partial<Device['settings']> = {},
+  source: Partial<Device['settings']['source']> = {},
+): Device {
+  return {
+    id: 'dev_1',
+    name: 'Porch',
+    type: 'camera',
+    ptz: null,
+    status: 'online',
+    model: null,
+    manufacturer: null,
+    firmware_version: null,
+    last_seen_at: null,
+    address: '10.0.0.5',
+    settings: {
+      enabled: true,
+      recording: 'events',
+      detection: 'auto',
+      motion_mask: [],
+      zones: [],
+      username: 'admin',
+      has_password: true,
+      ...settings,
+      source: {
+        name: 'app',
+        account: 'app',
+        enabled: 'default',
+        recording: 'default',
+        detection: 'default',
+        motion_mask: 'default',
+        zones: 'default',
+        ...source,
+      },
+    },
+  };
+}
+
+describe('the settings form', () => {
+  it('sends only what changed, and nothing when nothing did', () => {
+    const d = device();
+    expect(settingsPatch(draftOf(d), d)).toEqual({ patch: {}, errors: {} });
+    const draft = { ...draftOf(d), name: 'Front door', detection: 'off' as const };
+    expect(settingsPatch(draft, d)).toEqual({ patch: { name: 'Front door', detection: 'off' }, errors: {} });
+  });
+
+  it('sends the account as a whole, only when a password is typed', () => {
+    const d = device();
+    expect(settingsPatch({ ...draftOf(d), password: 'secret' }, d).patch).toEqual({
+      username: 'admin',
+      password: 'secret',
+    });
+    expect(settingsPatch({ ...draftOf(d), username: 'other' }, d)).toMatchObject({
+      patch: {},
+      errors: { password: expect.stringContaining('together') },
+    });
+    expect(settingsPatch({ ...draftOf(d), username: 'a:b', password: 'x' }, d).errors.username).toMatch(/colon/);
+    expect(settingsPatch({ ...draftOf(d), name: '  ' }, d).errors.name).toBeTruthy();
+  });
+
+  it('never sends what the config file sets', () => {
+    const d = device({ detection: 'on' }, { name: 'file', account: 'file', detection: 'file' });
+    const draft = { ...draftOf(d), name: 'Other', detection: 'off' as const, password: 'x', recording: 'off' as const };
+    expect(settingsPatch(draft, d)).toEqual({ patch: { recording: 'off' }, errors: {} });
+  });
+
+  it('knows which field the API refused', () => {
+    expect(fieldOfApiError('body field name must match pattern "^(?=.*\\S)…"')).toBe('name');
+    expect(fieldOfApiError('body field password is required with username: the account is changed as a whole')).toBe(
+      'password',
+    );
+    expect(
+      fieldOfApiError(
+        'name, account are set for this camera in the config file (its cameras[] entry): change it there',
+      ),
+    ).toBe('name');
+    expect(fieldOfApiError('account is set for this camera in the config file (its cameras[] entry)')).toBe('username');
+    expect(fieldOfApiError('recording continuous needs continuous recording on this gateway')).toBe('recording');
+    expect(fieldOfApiError('the body names no setting to change')).toBeNull();
+  });
+
+  it('checks an address before it is sent, and places the answers of the API', () => {
+    expect(addressProblem('')).toMatch(/Enter/);
+    expect(addressProblem('rtsp://10.0.0.5/stream')).toMatch(/RTSP/);
+    expect(addressProblem('http://10.0.0.5')).toMatch(/without http/);
+    expect(addressProblem('10.0.0.5/onvif')).toMatch(/path/);
+    expect(addressProblem('10.0.0.5:8080')).toBeNull();
+    expect(addressProblem('[fe80::1]:80')).toBeNull();
+    expect(addFieldOfApiError(409, 'a camera at 10.0.0.5 is already known')).toBe('address');
+    expect(addFieldOfApiError(400, 'body field username must match pattern')).toBe('username');
+    expect(addFieldOfApiError(400, 'the body is not valid JSON')).toBeNull();
+  });
+});
+
+describe('the mask and zone lists', () => {
+  it('are read from the settings and sent only when they changed', () => {
+    const d = device({ zones: [{ name: 'porch', polygon: square, required: true }] });
+    const areas = areasOf(d.settings);
+    expect(areasPatch(areas, d.settings)).toEqual({});
+    const [withMask] = withNewArea(
+      areas,
+      'mask',
+      square.map(([x, y]) => [x!, y!] as const),
+    );
+    expect(areasPatch(withMask, d.settings)).toEqual({ motion_mask: [square] });
+    const renamed = withZone(areas, 0, { required: false });
+    expect(areasPatch(renamed, d.settings)).toEqual({ zones: [{ name: 'porch', polygon: square, required: false }] });
+    expect(areasPatch(withoutArea(areas, { kind: 'zone', index: 0 }), d.settings)).toEqual({ zones: [] });
+  });
+
+  it('name a new zone with the first free zone-n', () => {
+    const polygon = square.map(([x, y]) => [x!, y!] as const);
+    expect(newZoneName([])).toBe('zone-1');
+    expect(newZoneName([{ name: 'zone-2', polygon, required: false }])).toBe('zone-3');
+    expect(
+      newZoneName([
+        { name: 'zone-3', polygon, required: false },
+        { name: 'x', polygon, required: false },
+      ]),
+    ).toBe('zone-4');
+  });
+
+  it('say what the API would refuse, where it is', () => {
+    const bowTie = [
+      [0, 0],
+      [1, 1],
+      [1, 0],
+      [0, 0.5],
+    ] as const;
+    const areas = areasOf(
+      device({
+        motion_mask: [square, bowTie.map((p) => [...p])],
+        zones: [
+          { name: 'front door', polygon: square, required: false },
+          { name: 'a', polygon: square, required: false },
+          { name: 'a', polygon: square, required: false },
+        ],
+      }).settings,
+    );
+    const problems = areasProblems(areas);
+    expect(problems.map((p) => [p.ref, p.field])).toEqual([
+      [{ kind: 'mask', index: 1 }, 'polygon'],
+      [{ kind: 'zone', index: 0 }, 'name'],
+      [{ kind: 'zone', index: 2 }, 'name'],
+    ]);
+    expect(problems[0]!.message).toMatch(/edges cross/);
+    const many = { mask: Array.from({ length: 33 }, () => areas.mask[0]!), zones: [] };
+    expect(areasProblems(many)[0]).toMatchObject({ ref: null });
+  });
+
+  it("place the API's refusals on their polygon, from its checks and from its schema", () => {
+    expect(areaOfApiError('body field motion_mask[1] is not a valid polygon: edges 0 and 2 cross')).toEqual({
+      ref: { kind: 'mask', index: 1 },
+      field: 'polygon',
+    });
+    expect(areaOfApiError('body field zones[2].name repeats the zone name a')).toEqual({
+      ref: { kind: 'zone', index: 2 },
+      field: 'name',
+    });
+    expect(areaOfApiError('body field zones.0.name must match pattern')).toEqual({
+      ref: { kind: 'zone', index: 0 },
+      field: 'name',
+    });
+    expect(areaOfApiError('body field name must match pattern')).toBeNull();
+  });
+});

@@ -1,0 +1,122 @@
+import type { CameraSettings, Device, DevicePatch } from './types.js';
+
+// The camera settings form as it is filled in: its fields, what it would send (only what changed),
+// what is refused before sending, and which field an answer of the API is about, so that a
+// refusal is shown next to that field and nothing typed is lost. Pure, so tests run it without a
+// browser.
+
+export interface SettingsDraft {
+  name: string;
+  enabled: boolean;
+  recording: CameraSettings['recording'];
+  detection: CameraSettings['detection'];
+  username: string;
+  /** Empty: the password stays as it is (it is never shown). */
+  password: string;
+}
+
+export type DraftField = keyof SettingsDraft;
+export type FieldErrors = Partial<Record<DraftField, string>>;
+
+/** The API's name of each form field's setting (settings.source's keys). */
+export const SOURCE_OF: Record<DraftField, keyof CameraSettings['source']> = {
+  name: 'name',
+  enabled: 'enabled',
+  recording: 'recording',
+  detection: 'detection',
+  username: 'account',
+  password: 'account',
+};
+
+export function draftOf(device: Device): SettingsDraft {
+  const s = device.settings;
+  return {
+    name: device.name,
+    enabled: s.enabled,
+    recording: s.recording,
+    detection: s.detection,
+    username: s.username ?? '',
+    password: '',
+  };
+}
+
+/**
+ * What to send for this draft: the fields that differ from the device, none the config file sets;
+ * the account (username and password, only together) when a password is typed. `errors` lists
+ * what the API would refuse, by field; the patch is not to be sent then.
+ */
+export function settingsPatch(draft: SettingsDraft, device: Device): { patch: DevicePatch; errors: FieldErrors } {
+  const s = device.settings;
+  const mine = (field: DraftField) => s.source[SOURCE_OF[field]] !== 'file';
+  const patch: DevicePatch = {};
+  const errors: FieldErrors = {};
+  if (mine('name') && draft.name !== device.name) {
+    if (draft.name.trim() === '') errors.name = 'Give the camera a name.';
+    else patch.name = draft.name;
+  }
+  if (mine('enabled') && draft.enabled !== s.enabled) patch.enabled = draft.enabled;
+  if (mine('recording') && draft.recording !== s.recording) patch.recording = draft.recording;
+  if (mine('detection') && draft.detection !== s.detection) patch.detection = draft.detection;
+  if (mine('username')) {
+    const usernameChanged = draft.username !== (s.username ?? '');
+    if (draft.password !== '' || usernameChanged) {
+      if (draft.username === '') errors.username = "Enter the camera's username.";
+      else if (draft.username.includes(':')) errors.username = 'A username holds no colon (:).';
+      else if (draft.password === '')
+        errors.password = 'Enter the password with the new username: they are changed together.';
+      else {
+        patch.username = draft.username;
+        patch.password = draft.password;
+      }
+    }
+  }
+  return { patch, errors };
+}
+
+/**
+ * The field an error of the API is about, from its description: a 400 names it (`body field
+ * name …`), a 409 starts with the settings the config file sets (`name, account is set …`) or
+ * says continuous recording is not kept. null: about the form as a whole.
+ */
+export function fieldOfApiError(description: string): DraftField | null {
+  const named = /\bbody field (name|enabled|recording|detection|username|password)\b/.exec(description);
+  if (named) return named[1] as DraftField;
+  const fromFile = /^([a-z_]+)(?:, [a-z_]+)* (?:is|are) set for this camera in the config file/.exec(description);
+  if (fromFile) {
+    const field = fromFile[1] === 'account' ? 'username' : fromFile[1];
+    return field === 'name' ||
+      field === 'enabled' ||
+      field === 'recording' ||
+      field === 'detection' ||
+      field === 'username'
+      ? field
+      : null;
+  }
+  if (description.startsWith('recording continuous')) return 'recording';
+  return null;
+}
+
+/** The fields of the add-camera form. */
+export type AddField = 'address' | 'username' | 'password' | 'name';
+
+/**
+ * Why an address as typed is not one the API takes (`host[:port]` of the camera's ONVIF service),
+ * said before sending; null when it may be (the gateway has the last word). Plain RTSP cameras
+ * cannot be added yet.
+ */
+export function addressProblem(address: string): string | null {
+  const a = address.trim();
+  if (a === '') return "Enter the camera's address.";
+  if (/^rtsps?:/i.test(a))
+    return 'Cameras with only an RTSP address cannot be added yet: enter its ONVIF address (host or host:port).';
+  if (/[/@\s]/.test(a) || /^[a-z]+:\/\//i.test(a))
+    return 'Only the host and port, without http:// or a path: e.g. 192.168.1.20 or cam.lan:8080.';
+  return null;
+}
+
+/** The add form's field an error of the API is about: the one a 400 names; a 409 is about the address. */
+export function addFieldOfApiError(status: number, description: string): AddField | null {
+  if (status === 409) return 'address';
+  const named = /\bbody field (address|username|password|name)\b/.exec(description);
+  return named ? (named[1] as AddField) : null;
+}
