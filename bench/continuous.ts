@@ -62,10 +62,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs, promisify } from 'node:util';
 import Database from 'better-sqlite3';
 import { chromium } from 'playwright-core';
-import { pino } from 'pino';
 import Type, { type Static, type TSchema } from 'typebox';
-import { startFleet, type Fleet } from '../dist/onvif/simulator/fleet.js';
-import { cameraEntries } from './support/fleet.ts';
+import type { Fleet } from '../dist/onvif/simulator/fleet.js';
+import { cameraEntries, startBenchFleet } from './support/fleet.ts';
 import { getJson, metric, metricsText, startGatewayProcess, type GatewayProcess } from './support/gateway-process.ts';
 import { DevicePage, narrow } from './support/json.ts';
 import { procStat, rssMiB } from './support/proc.ts';
@@ -771,18 +770,7 @@ async function benchCameras(n: number, disk: FootageDisk): Promise<{ row: Row; e
     await f?.stop();
   };
   try {
-    fleet = await startFleet({
-      count: n,
-      host: '127.0.0.1',
-      basePort: 0,
-      username: 'admin',
-      password: 'bench',
-      discovery: null,
-      rtspPort: 0,
-      mainBitrateKbps: MAIN_KBPS,
-      looped: { width: 1920, height: 1080, fps: 15, gopS: 1, seconds: 10 },
-      logger: pino({ level: 'silent' }),
-    });
+    fleet = await startBenchFleet({ count: n, mainKbps: MAIN_KBPS, looped: true });
     step(`${n} cameras: continuous recording off`);
     const off = await startPhase(n, fleet, false, disk);
     try {

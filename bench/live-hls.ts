@@ -25,9 +25,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { chromium, type Page } from 'playwright-core';
-import { pino } from 'pino';
 import Type from 'typebox';
-import { startFleet } from '../dist/onvif/simulator/fleet.js';
+import { startBenchFleet } from './support/fleet.ts';
 import { cameraEntries } from './support/fleet.ts';
 import { FRAME_CLOCK_PAGE, WatchedFrames } from './support/frame-clock.ts';
 import { onlineDevice, startGatewayProcess, streamAddress } from './support/gateway-process.ts';
@@ -41,18 +40,7 @@ const targetS = Number(process.env.BENCH_TARGET_S ?? 4);
 const median = (xs: readonly number[]) => quantile(xs, 0.5);
 const p90 = (xs: readonly number[]) => quantile(xs, 0.9);
 
-const fleet = await startFleet({
-  count: 1,
-  host: '127.0.0.1',
-  basePort: 0,
-  username: 'admin',
-  password: 'bench',
-  discovery: null,
-  rtspPort: 0,
-  mainBitrateKbps: 4000,
-  clockStrip: true,
-  logger: pino({ level: 'silent' }),
-});
+const fleet = await startBenchFleet({ mainKbps: 4000, clockStrip: true });
 const dir = mkdtempSync(path.join(os.tmpdir(), 'eg-bench-hls-'));
 const configFile = path.join(dir, 'config.yaml');
 writeFileSync(

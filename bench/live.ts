@@ -33,9 +33,8 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import nodeDataChannel, { type PeerConnection, type Track } from 'node-datachannel';
 import { chromium } from 'playwright-core';
-import { pino } from 'pino';
 import Type, { type Static } from 'typebox';
-import { startFleet } from '../dist/onvif/simulator/fleet.js';
+import { startBenchFleet } from './support/fleet.ts';
 import { cameraEntries, rtspOf } from './support/fleet.ts';
 import { FRAME_CLOCK_PAGE, tapFrameClock, WatchedFrames } from './support/frame-clock.ts';
 import {
@@ -61,18 +60,7 @@ const jitterTargetMs =
 const median = (xs: readonly (number | null | undefined)[]) => quantile(xs, 0.5);
 const step = (msg: string) => console.error(`[live] ${msg}`);
 
-const fleet = await startFleet({
-  count: 1,
-  host: '127.0.0.1',
-  basePort: 0,
-  username: 'admin',
-  password: 'bench',
-  discovery: null,
-  rtspPort: 0,
-  mainBitrateKbps: 4000,
-  clockStrip: true,
-  logger: pino({ level: 'silent' }),
-});
+const fleet = await startBenchFleet({ mainKbps: 4000, clockStrip: true });
 const dir = mkdtempSync(path.join(os.tmpdir(), 'eg-bench-live-'));
 const configFile = path.join(dir, 'config.yaml');
 writeFileSync(

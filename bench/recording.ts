@@ -45,8 +45,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { pino } from 'pino';
 import Type, { type TSchema } from 'typebox';
-import { startFleet, type Fleet } from '../dist/onvif/simulator/fleet.js';
-import { cameraEntries, cameraOf } from './support/fleet.ts';
+import type { Fleet } from '../dist/onvif/simulator/fleet.js';
+import { cameraEntries, cameraOf, startBenchFleet } from './support/fleet.ts';
 import { getJson, onLogEntries, startGatewayProcess, type GatewayProcess } from './support/gateway-process.ts';
 import { AlertPage, DevicePage, parseAs, RecordingPage, type Device, type Recording } from './support/json.ts';
 import { procStat } from './support/proc.ts';
@@ -288,18 +288,7 @@ async function benchCameras(n: number, withEvent: boolean): Promise<Row> {
   const warnings: { msg: string; detail: unknown }[] = [];
   try {
     const tFleet = performance.now();
-    const cameras = (fleet = await startFleet({
-      count: n,
-      host: '127.0.0.1',
-      basePort: 0,
-      username: 'admin',
-      password: 'bench',
-      discovery: null,
-      rtspPort: 0,
-      mainBitrateKbps: MAIN_KBPS,
-      looped: { width: 1920, height: 1080, fps: 15, gopS: 1, seconds: 10 },
-      logger,
-    }));
+    const cameras = (fleet = await startBenchFleet({ count: n, mainKbps: MAIN_KBPS, looped: true, logger }));
     row.fleet_start_s = round1((performance.now() - tFleet) / 1000);
     const configFile = path.join(dir, 'config.yaml');
     writeFileSync(

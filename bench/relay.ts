@@ -39,7 +39,7 @@ import { pino } from 'pino';
 import { h264StartsKeyframe } from '../dist/media/h26x.js';
 import { UpstreamSession } from '../dist/media/relay/upstream.js';
 import { readRtpHeader } from '../dist/media/rtp.js';
-import { startFleet } from '../dist/onvif/simulator/fleet.js';
+import { startBenchFleet } from './support/fleet.ts';
 import { cameraEntries, rtspOf } from './support/fleet.ts';
 import { onlineDevice, startGatewayProcess, streamAddress } from './support/gateway-process.ts';
 import { cpuSeconds, rssMiB } from './support/proc.ts';
@@ -49,17 +49,7 @@ const seconds = Number(process.env.BENCH_SECONDS ?? 8);
 const counts = (process.env.BENCH_VIEWERS ?? '1,10,50,100').split(',').map(Number);
 const logger = pino({ level: 'silent' });
 
-const fleet = await startFleet({
-  count: 1,
-  host: '127.0.0.1',
-  basePort: 0,
-  username: 'admin',
-  password: 'bench',
-  discovery: null,
-  rtspPort: 0,
-  mainBitrateKbps: 4000,
-  logger,
-});
+const fleet = await startBenchFleet({ mainKbps: 4000, logger });
 const dir = mkdtempSync(path.join(os.tmpdir(), 'eg-bench-relay-'));
 const configFile = path.join(dir, 'config.yaml');
 writeFileSync(

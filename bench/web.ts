@@ -18,9 +18,8 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { brotliCompressSync } from 'node:zlib';
 import { chromium, type Page } from 'playwright-core';
-import { pino } from 'pino';
 import Type from 'typebox';
-import { startFleet } from '../dist/onvif/simulator/fleet.js';
+import { startBenchFleet } from './support/fleet.ts';
 import { cameraEntries } from './support/fleet.ts';
 import { startGatewayProcess } from './support/gateway-process.ts';
 import { narrow } from './support/json.ts';
@@ -40,16 +39,7 @@ const CAMERAS_SHOWN_MARK = 'edge-gateway:cameras-shown';
 const USER = { username: 'bench', password: 'bench web password' };
 const step = (msg: string) => console.error(`[web] ${msg}`);
 
-const fleet = await startFleet({
-  count: 1,
-  host: '127.0.0.1',
-  basePort: 0,
-  username: 'admin',
-  password: 'bench',
-  discovery: null,
-  rtspPort: 0,
-  logger: pino({ level: 'silent' }),
-});
+const fleet = await startBenchFleet();
 const dir = mkdtempSync(path.join(os.tmpdir(), 'eg-bench-web-'));
 const dataDir = path.join(dir, 'data');
 const configFile = path.join(dir, 'config.yaml');

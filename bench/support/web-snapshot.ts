@@ -26,7 +26,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pino } from 'pino';
-import { startFleet } from '../../dist/onvif/simulator/fleet.js';
+import { startBenchFleet } from './fleet.ts';
 import { cameraEntries } from './fleet.ts';
 import { getJson, metric, metricsText, startGatewayProcess, type GatewayProcess } from './gateway-process.ts';
 import { DevicePage, type Device } from './json.ts';
@@ -115,18 +115,7 @@ export async function measureSnapshot() {
   const schedule = process.env.BENCH_SCHEDULE === 'burst' ? 'burst' : 'spread';
   const maxDecoders = Number(process.env.BENCH_MAX_DECODERS ?? 4);
   const logger = pino({ level: 'silent' });
-  const fleet = await startFleet({
-    count,
-    host: '127.0.0.1',
-    basePort: 0,
-    username: 'admin',
-    password: 'bench',
-    discovery: null,
-    rtspPort: 0,
-    mainBitrateKbps: 2000,
-    looped: { width: 1920, height: 1080, fps: 15, gopS: 1, seconds: 10 },
-    logger,
-  });
+  const fleet = await startBenchFleet({ count, mainKbps: 2000, looped: true, logger });
   const dir = mkdtempSync(path.join(os.tmpdir(), 'eg-bench-snapshot-'));
   let gateway: GatewayProcess | null = null;
   try {
