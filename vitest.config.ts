@@ -103,6 +103,7 @@ const INTEGRATION = [
   'test/detect/detection-stream-stop.test.ts',
   'test/detect/detector-pool.test.ts',
   'test/detect/detector.test.ts',
+  'test/detect/stationary-e2e.test.ts',
   // mosquitto brokers (and openssl for their TLS certificates).
   'test/sync/cloud-sync.test.ts',
   'test/sync/mosquitto.test.ts',

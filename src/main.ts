@@ -239,6 +239,7 @@ async function startMedia(config: Config, deps: MediaDeps, defer: (undo: () => u
     ffmpegPath: config.ffmpeg.path,
     frameStream: (deviceId) => relay.streams.acquire(deviceId, 'main'),
     camera: settings.detection,
+    remembered: store,
     registry,
     logger: log.child({ part: 'detect' }),
     ...(opts.detectorWorkerUrl ? { workerUrl: opts.detectorWorkerUrl } : {}),

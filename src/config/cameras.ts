@@ -38,12 +38,17 @@ export function fileCameraSettings(config: Config): {
       settings.recording = cam.continuous === 'on' && continuousOn ? 'continuous' : 'events';
     if (cam.detection !== undefined) settings.detection = cam.detection;
     if (cam.motion_mask !== undefined) settings.motionMask = cam.motion_mask;
-    if (cam.zones !== undefined || cam.required_zones !== undefined) {
+    const zoneKeys = [cam.zones, cam.required_zones, cam.alert_on_stationary_zones, cam.loitering_zones];
+    if (zoneKeys.some((key) => key !== undefined)) {
       const required = new Set(cam.required_zones ?? []);
+      const alertOnStationary = new Set(cam.alert_on_stationary_zones ?? []);
+      const loitering = cam.loitering_zones ?? {};
       settings.zones = Object.entries(cam.zones ?? {}).map(([name, polygon]): Zone => ({
         name,
         polygon,
         required: required.has(name),
+        alertOnStationary: alertOnStationary.has(name),
+        loiteringS: loitering[name] ?? null,
       }));
     }
     byUrl.set(cam.onvif_url, settings);
@@ -64,7 +69,7 @@ export function cameraSettingsLookup(
   fileCamera: (deviceId: string) => CameraConfig | null,
 ) {
   return {
-    /** Detection mode, zones and required zones (src/detect's CameraDetectionSettings). */
+    /** Detection mode, zones and the zones' rules, as the file spells them (src/detect's CameraDetectionSettings). */
     detection: (deviceId: string) => {
       const s = settingsOf(deviceId);
       if (!s) return null;
@@ -72,6 +77,10 @@ export function cameraSettingsLookup(
         detection: s.detection,
         zones: Object.fromEntries(s.zones.map((z) => [z.name, z.polygon])),
         required_zones: s.zones.filter((z) => z.required).map((z) => z.name),
+        alert_on_stationary_zones: s.zones.filter((z) => z.alertOnStationary === true).map((z) => z.name),
+        loitering_zones: Object.fromEntries(
+          s.zones.flatMap((z) => (z.loiteringS ? [[z.name, z.loiteringS] as const] : [])),
+        ),
       };
     },
     motionMask: (deviceId: string): readonly Polygon[] => settingsOf(deviceId)?.motionMask ?? [],

@@ -247,12 +247,15 @@ function checkDetectionRules(config: Config): void {
       const problem = polygonProblem(polygon);
       if (problem) throw new ConfigError(`${key}.zones.${name}`, `is not a valid polygon: ${problem}`);
     }
+    const noZone = (name: string) =>
+      `names no zone of this camera (${JSON.stringify(name)}; zones: ${Object.keys(zones).join(', ') || 'none'})`;
     (cam.required_zones ?? []).forEach((name, j) => {
-      if (!(name in zones))
-        throw new ConfigError(
-          `${key}.required_zones[${j}]`,
-          `names no zone of this camera (${JSON.stringify(name)}; zones: ${Object.keys(zones).join(', ') || 'none'})`,
-        );
+      if (!(name in zones)) throw new ConfigError(`${key}.required_zones[${j}]`, noZone(name));
     });
+    (cam.alert_on_stationary_zones ?? []).forEach((name, j) => {
+      if (!(name in zones)) throw new ConfigError(`${key}.alert_on_stationary_zones[${j}]`, noZone(name));
+    });
+    for (const name of Object.keys(cam.loitering_zones ?? {}))
+      if (!(name in zones)) throw new ConfigError(`${key}.loitering_zones.${name}`, noZone(name));
   });
 }

@@ -47,6 +47,11 @@ const Camera = Type.Object(
     motion_mask: Type.Optional(Type.Array(Polygon, { maxItems: 32 })),
     zones: Type.Optional(Type.Record(Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$' }), Polygon)),
     required_zones: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { maxItems: 32 })),
+    // Zone names, as required_zones: a zone's alert_on_stationary and loitering_s of the app's zones.
+    alert_on_stationary_zones: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { maxItems: 32 })),
+    loitering_zones: Type.Optional(
+      Type.Record(Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$' }), Type.Integer({ minimum: 1, maximum: 3600 })),
+    ),
     // recording.continuous for this camera: off keeps none of its footage; null profile: the global one.
     continuous: Type.Optional(Type.Enum(['on', 'off'])),
     continuous_profile: Type.Union([Type.Null(), Type.Enum(['sub', 'main'])], { default: null }),
@@ -173,6 +178,8 @@ export const ConfigSchema = Type.Object(
       min_score: Type.Number({ minimum: 0, maximum: 1, default: 0.35 }),
       threshold: Type.Number({ minimum: 0, maximum: 1, default: 0.45 }),
       unconfirmed: Type.Enum(['keep', 'drop'], { default: 'keep' }),
+      // Boxes of one kind overlapping at least this much are the same object, not moved; null: off.
+      stationary_iou: Type.Union([Type.Null(), Type.Number({ minimum: 0.1, maximum: 1 })], { default: 0.6 }),
       labels: Section({
         human: Type.Array(Type.String({ minLength: 1 }), { default: ['person'] }),
         vehicle: Type.Array(Type.String({ minLength: 1 }), {

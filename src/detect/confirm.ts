@@ -12,7 +12,8 @@ export function median(values: readonly number[]): number {
   return s.length % 2 === 1 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
 }
 
-const bestScore = (category: Category, frame: readonly Detection[]): number =>
+/** A category's best score in one frame (0 without one). */
+export const bestScore = (category: Category, frame: readonly Detection[]): number =>
   Math.max(0, ...frame.filter((d) => d.category === category).map((d) => d.score));
 
 export interface Verdict {
@@ -83,7 +84,7 @@ export interface CheckRules {
 }
 
 /** One frame's raw detections as the rule counts them: labels, min_score, required zones, duplicates merged. */
-function keptOf(raw: readonly RawDetection[], rules: CheckRules): Detection[] {
+export function keptOf(raw: readonly RawDetection[], rules: CheckRules): Detection[] {
   return suppressOverlaps(
     classify(raw, rules.labels, rules.minScore).filter((d) => inRequiredZones(d.box, rules.zones, rules.requiredZones)),
     (d) => d.category,

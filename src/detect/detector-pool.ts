@@ -67,6 +67,7 @@ export class DetectorPool {
   private counts = { checked: 0, dropped: 0, failed: 0 };
   private stateValue: PoolState = 'loading';
   private errorValue: string | null = null;
+  private inputSizeValue: number | null = null;
   private readonly settled: Promise<void>;
   private settle!: () => void;
   private readonly onRun: (seconds: number) => void;
@@ -96,6 +97,11 @@ export class DetectorPool {
 
   get state(): PoolState {
     return this.stateValue;
+  }
+
+  /** The model's square input side in pixels, once a worker has loaded it (null before). */
+  get inputSize(): number | null {
+    return this.inputSizeValue;
   }
 
   /** Resolves once the pool is ready or has failed (never rejects: see state and stats().error). */
@@ -175,6 +181,7 @@ export class DetectorPool {
     switch (msg.type) {
       case 'ready':
         slot.ready = true;
+        this.inputSizeValue = msg.inputSize;
         if (this.stateValue === 'loading') {
           this.stateValue = 'ready';
           this.settle();

@@ -7,6 +7,8 @@ import type { CheckRules } from './confirm.js';
 import { DetectorPool, type PoolState } from './detector-pool.js';
 import { MotionChecker, type CheckCount, type DetectionOutcome } from './motion-check.js';
 import { Decoders, relayFrames, type FrameStream } from './relay-frames.js';
+import { SceneMemories, type RememberedObjectStore } from './scene-memory.js';
+import type { SceneRules } from './stationary.js';
 import type { Box } from './types.js';
 
 // The detector as the daemon runs it: the pool (model loaded once per thread), the checker that
@@ -14,11 +16,15 @@ import type { Box } from './types.js';
 
 type Mode = 'auto' | 'on' | 'off';
 
-/** A camera's own detection settings (cameras[] in the config); discovered cameras have none. */
+/** A camera's detection settings, as the config file's cameras[] entry spells them (the app's as well). */
 export interface CameraDetectionSettings {
   detection: Mode;
   zones: Readonly<Record<string, Polygon>>;
   required_zones: readonly string[];
+  /** Zones where an object alerts even when it has not moved. */
+  alert_on_stationary_zones: readonly string[];
+  /** Seconds a person stays in each of these zones before its one alert. */
+  loitering_zones: Readonly<Record<string, number>>;
 }
 
 /**
@@ -41,6 +47,8 @@ export interface DetectionServiceOptions {
   /** The relay's stream the frames are taken from (the camera's main stream: the most pixels). */
   frameStream: (deviceId: string) => Promise<FrameStream>;
   camera: (deviceId: string) => CameraDetectionSettings | null;
+  /** Where each camera's remembered objects are kept across restarts (the Store); absent: RAM only. */
+  remembered?: RememberedObjectStore;
   registry: Registry;
   logger: BaseLogger;
   /** The worker script (tests of the source tree point at the built one). */
@@ -61,6 +69,11 @@ export interface MotionStartChecks {
    */
   wanted: (deviceId: string, reportsObjects: boolean) => boolean;
   check: (deviceId: string, where: (() => Box | null) | null) => Promise<DetectionOutcome>;
+  /**
+   * Looks at a camera again with no motion, when an outcome's recheckAt asks (loitering: a person
+   * standing still makes no motion); its outcome is confirmed only for a loitering alert.
+   */
+  recheck: (deviceId: string) => Promise<DetectionOutcome>;
   unconfirmed: 'keep' | 'drop';
   maxWaitMs: number;
 }
@@ -102,7 +115,13 @@ export function startDetection(opts: DetectionServiceOptions): DetectionService 
   });
   const checks = new Counter({
     name: 'edge_gateway_detection_checks_total',
-    help: 'Motion starts given to the detector, by result: human, vehicle, motion (nothing found), dropped (queue full), no_frames, failed, unavailable (no model)',
+    help: 'Motion starts given to the detector, by result: human, vehicle, quiet (only objects that do not alert: stationary, not loitering long enough), motion (nothing found), dropped (queue full), no_frames, failed, unavailable (no model)',
+    labelNames: ['result'],
+    registers: [opts.registry],
+  });
+  const rechecks = new Counter({
+    name: 'edge_gateway_detection_rechecks_total',
+    help: 'Looks again with no motion, to follow a person who may be loitering, by result (as edge_gateway_detection_checks_total; human: a loitering alert)',
     labelNames: ['result'],
     registers: [opts.registry],
   });
@@ -147,7 +166,7 @@ export function startDetection(opts: DetectionServiceOptions): DetectionService 
         'the object detector could not start: motion stays motion, recording goes on',
       );
   });
-  const rules = (deviceId: string): CheckRules => {
+  const rules = (deviceId: string): CheckRules & SceneRules => {
     const cam = opts.camera(deviceId);
     return {
       labels: c.labels,
@@ -155,29 +174,36 @@ export function startDetection(opts: DetectionServiceOptions): DetectionService 
       threshold: c.threshold,
       zones: cam?.zones ?? {},
       requiredZones: cam?.required_zones ?? [],
+      stationaryIou: c.stationary_iou,
+      stationaryZones: cam?.alert_on_stationary_zones ?? [],
+      loiteringZones: cam?.loitering_zones ?? {},
     };
   };
   const decoders = new Decoders(opts.ffmpegPath, FRAME_MAX_WIDTH);
+  /** A person or vehicle that alerts: its picture to onConfirmed. */
+  const told = async (deviceId: string, checked: Promise<DetectionOutcome>) => {
+    const outcome = await checked;
+    const onConfirmed = opts.onConfirmed;
+    if (outcome.result === 'confirmed' && onConfirmed)
+      void outcome.thumbnail.then((jpeg) => jpeg && onConfirmed(deviceId, jpeg));
+    return outcome;
+  };
   const checker = new MotionChecker({
     detector: pool,
     frames: async (deviceId) => relayFrames(await opts.frameStream(deviceId), decoders),
     rules,
+    scene: new SceneMemories(opts.remembered ?? null, log),
     encode: (frame) => encodeJpeg(frame, { ffmpegPath: opts.ffmpegPath, width: THUMBNAIL_WIDTH }),
     logger: log,
-    count: (what: CheckCount) => checks.inc({ result: what }),
+    count: (what: CheckCount, recheck: boolean) => (recheck ? rechecks : checks).inc({ result: what }),
     maxInFlight: c.queue_size + c.threads,
   });
   return {
     recorders: {
       wanted: (deviceId, reportsObjects) =>
         pool.state !== 'error' && detectionWanted(c.mode, opts.camera(deviceId)?.detection ?? 'auto', reportsObjects),
-      check: async (deviceId, where) => {
-        const outcome = await checker.check(deviceId, where);
-        const onConfirmed = opts.onConfirmed;
-        if (outcome.result === 'confirmed' && onConfirmed)
-          void outcome.thumbnail.then((jpeg) => jpeg && onConfirmed(deviceId, jpeg));
-        return outcome;
-      },
+      check: (deviceId, where) => told(deviceId, checker.check(deviceId, where)),
+      recheck: (deviceId) => told(deviceId, checker.check(deviceId, null, { recheck: true })),
       unconfirmed: c.unconfirmed,
       maxWaitMs: c.max_wait_s * 1000,
     },

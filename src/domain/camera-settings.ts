@@ -27,15 +27,26 @@ export const SETTING_LIMITS = {
   polygons: 32,
   corners: 64,
   zones: 32,
+  /** A zone's loitering_s: at most an hour (the count starts again after a gateway restart). */
+  loiteringS: 3600,
 } as const;
 /** A zone's name: what the config file's zones keys may be. */
 export const ZONE_NAME_PATTERN = '^[A-Za-z0-9_-]{1,64}$';
 
-/** A named area of the picture; a person or vehicle counts only inside a required zone, if there is one. */
+/**
+ * A named area of the picture; a person or vehicle counts only inside a required zone, if there is
+ * one. Inside it (the bottom centre of its box), an object that has not moved alerts all the same
+ * with `alertOnStationary`, and with `loiteringS` a person alerts only once they have stayed that
+ * long (docs/detection.md, "Stationary objects and loitering").
+ */
 export interface Zone {
   name: string;
   polygon: Polygon;
   required: boolean;
+  /** Absent: false. */
+  alertOnStationary?: boolean;
+  /** Seconds a person stays inside before the one alert; absent or null: no loitering rule. */
+  loiteringS?: number | null;
 }
 
 /** What a config file's cameras[] entry sets: only the keys it has (absent: the file leaves it to the app). */

@@ -54,6 +54,14 @@ export const ZoneSchema = Type.Object(
     required: Type.Boolean({
       description: 'A person or vehicle counts only inside one of the required zones, when a camera has any',
     }),
+    alert_on_stationary: Type.Boolean({
+      description:
+        'An object inside it (the bottom centre of its box) that has not moved since it was last found there alerts all the same (elsewhere it does not)',
+    }),
+    loitering_s: Type.Union([Type.Integer({ minimum: 1, maximum: SETTING_LIMITS.loiteringS }), Type.Null()], {
+      description:
+        'A person inside it makes one alert once they have stayed this many seconds, and none before; null: no such rule',
+    }),
   },
   { title: 'Zone' },
 );
@@ -145,6 +153,12 @@ export const DetectionSchema = Type.Object(
     box: Type.Object(
       { x: Type.Number(), y: Type.Number(), w: Type.Number(), h: Type.Number() },
       { description: 'Where, in 0–1 coordinates of the frame: x, y its top-left corner, w, h its size' },
+    ),
+    stationary: Type.Optional(
+      Type.Literal(true, {
+        description:
+          'Present when it was found where one of its kind was found before and has not moved since: it made no alert of its own, except inside a zone that alerts for it (alert_on_stationary, loitering_s)',
+      }),
     ),
   },
   { title: 'Detection' },

@@ -57,6 +57,12 @@ export interface DetectedObject {
   label: string;
   score: number;
   box: { x: number; y: number; w: number; h: number };
+  /**
+   * True when it was found where one of its kind was found before, not moved since: it alerts only
+   * inside a zone that alerts for it, alert_on_stationary or loitering_s (docs/detection.md).
+   * Absent otherwise.
+   */
+  stationary?: true;
 }
 
 export interface Recording {

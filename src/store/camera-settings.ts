@@ -13,6 +13,7 @@ import type { Device } from '../domain/types.js';
 import { type Connection, mustExist } from './connection.js';
 import type { Devices } from './devices.js';
 import type { Outbox } from './outbox.js';
+import type { RememberedObjects } from './remembered-objects.js';
 
 // What the owner set for each camera through the API (table camera_settings), cameras added
 // through it, and devices removed through it. The settings in effect are made where devices are
@@ -59,16 +60,22 @@ function readPolygons(text: string): Polygon[] {
   return Array.isArray(value) ? value.filter(isPolygon) : [];
 }
 
+/** Zones written before alertOnStationary and loiteringS existed read without them (false, none). */
 function readZones(text: string): Zone[] {
   const value = parseJson(text);
   if (!Array.isArray(value)) return [];
-  return value.filter(
-    (z): z is Zone =>
-      typeof z === 'object' &&
-      z !== null &&
-      typeof (z as Zone).name === 'string' &&
-      typeof (z as Zone).required === 'boolean' &&
-      isPolygon((z as Zone).polygon),
+  return value.filter(isZone);
+}
+
+function isZone(value: unknown): value is Zone {
+  if (typeof value !== 'object' || value === null) return false;
+  const z = value as Zone;
+  return (
+    typeof z.name === 'string' &&
+    typeof z.required === 'boolean' &&
+    isPolygon(z.polygon) &&
+    (z.alertOnStationary === undefined || typeof z.alertOnStationary === 'boolean') &&
+    (z.loiteringS === undefined || z.loiteringS === null || Number.isInteger(z.loiteringS))
   );
 }
 
@@ -209,6 +216,7 @@ export class CameraSettingsRecords {
     private readonly conn: Connection,
     private readonly devices: Devices,
     private readonly outbox: Outbox,
+    private readonly remembered: RememberedObjects,
   ) {
     this.sql = prepare(conn.db);
   }
@@ -306,6 +314,7 @@ export class CameraSettingsRecords {
       this.conn.run(this.sql.remove, { id: deviceId, now });
       this.conn.run(this.sql.dropSettings, deviceId);
       this.conn.run(this.sql.forgetCamera, { id: deviceId, now });
+      this.remembered.forgetRememberedObjects(deviceId);
       this.outbox.enqueue('device', deviceId, null, now);
       return true;
     });

@@ -342,4 +342,23 @@ export const MIGRATIONS: readonly string[] = [
     FROM devices d LEFT JOIN cameras c ON c.device_id = d.id LEFT JOIN camera_settings s ON s.device_id = d.id
     WHERE d.removed_at IS NULL;
   `,
+  // 15: what the detector remembers having found on each camera (src/detect/object-memory.ts): an
+  // object found again in the same place has not moved and makes no alert of its own (a parked car),
+  // also after a restart. Replaced as a whole per camera after a check; a removed device's go with it.
+  `
+  CREATE TABLE remembered_objects (
+    device_id     TEXT NOT NULL REFERENCES devices (id) ON DELETE CASCADE,
+    category      TEXT NOT NULL CHECK (category IN ('human', 'vehicle')),
+    -- the box in 0–1 coordinates of the picture where it was first found
+    x             REAL NOT NULL,
+    y             REAL NOT NULL,
+    w             REAL NOT NULL,
+    h             REAL NOT NULL,
+    first_seen_at INTEGER NOT NULL,
+    last_seen_at  INTEGER NOT NULL,
+    -- checks in a row that looked there and did not find it
+    misses        INTEGER NOT NULL CHECK (misses >= 0)
+  ) STRICT;
+  CREATE INDEX remembered_objects_device ON remembered_objects (device_id);
+  `,
 ];

@@ -45,6 +45,7 @@ import {
 import { FootageRecords, type FootageFile, type FootageTotals, type IndexedFootageFile } from './footage.js';
 import { EventLog, type EventLogLimits, type EventWindow, type StoredEvent } from './event-log.js';
 import { Outbox, type OutboxKind, type OutboxMessage } from './outbox.js';
+import { RememberedObjects, type RememberedObject } from './remembered-objects.js';
 
 // The store's callers import from here alone, and its errors from errors.ts; the aggregates' files
 // are the store's own business.
@@ -72,6 +73,7 @@ export type {
 } from './oauth.js';
 export type { OutboxKind, OutboxMessage } from './outbox.js';
 export { MAX_FOOTAGE_FILE_MS, type FootageFile, type FootageTotals, type IndexedFootageFile } from './footage.js';
+export type { RememberedObject } from './remembered-objects.js';
 export {
   STREAM_EVENT_TYPES,
   type EventLogLimits,
@@ -84,7 +86,8 @@ export {
  * The gateway's one SQLite database, as the rest of the gateway sees it. This folder is the only
  * place with SQL; everything else calls these typed functions, and values reach SQL only as bound
  * parameters. Store is a facade: each method hands over to the aggregate that owns the tables
- * (devices.ts, camera-settings.ts, media.ts, oauth.ts, control.ts, outbox.ts, footage.ts), all over one connection
+ * (devices.ts, camera-settings.ts, media.ts, oauth.ts, control.ts, outbox.ts, footage.ts, remembered-objects.ts),
+ * all over one connection
  * (connection.ts);
  * what a method does is documented there.
  */
@@ -97,13 +100,15 @@ export class Store {
   private readonly control: ControlRequests;
   private readonly events: EventLog;
   private readonly footage: FootageRecords;
+  private readonly remembered: RememberedObjects;
 
   private constructor(private readonly conn: Connection) {
     this.outbox = new Outbox(conn);
     this.events = new EventLog(conn);
     this.media = new MediaRecords(conn, this.outbox, this.events);
     this.devices = new Devices(conn, this.outbox, this.media, this.events);
-    this.settings = new CameraSettingsRecords(conn, this.devices, this.outbox);
+    this.remembered = new RememberedObjects(conn);
+    this.settings = new CameraSettingsRecords(conn, this.devices, this.outbox, this.remembered);
     this.oauth = new OAuthRecords(conn);
     this.control = new ControlRequests(conn, this.outbox);
     this.footage = new FootageRecords(conn);
@@ -452,6 +457,16 @@ export class Store {
 
   footageTotals(): FootageTotals[] {
     return this.footage.footageTotals();
+  }
+
+  // --- what the detector remembers having found per camera (remembered-objects.ts)
+
+  rememberedObjects(deviceId: string): RememberedObject[] {
+    return this.remembered.rememberedObjects(deviceId);
+  }
+
+  replaceRememberedObjects(deviceId: string, objects: readonly RememberedObject[]): void {
+    this.remembered.replaceRememberedObjects(deviceId, objects);
   }
 
   // --- control requests (control.ts)

@@ -20,7 +20,15 @@ describe('fileCameraSettings', () => {
       recording: { continuous: { enabled: true, storage_dir: '/mnt/footage' } },
       cameras: [
         { name: 'A', onvif_url: URL_A, username: 'admin', password: 'pw', detection: 'on', continuous: 'off' },
-        { name: 'B', onvif_url: URL_B, zones: { porch }, required_zones: ['porch'], continuous: 'on' },
+        {
+          name: 'B',
+          onvif_url: URL_B,
+          zones: { porch, lawn: porch },
+          required_zones: ['porch'],
+          alert_on_stationary_zones: ['porch'],
+          loitering_zones: { lawn: 45 },
+          continuous: 'on',
+        },
         { name: 'A again', onvif_url: URL_A, detection: 'off' },
       ],
     });
@@ -34,7 +42,10 @@ describe('fileCameraSettings', () => {
     expect(base.fileFor(URL_B)).toEqual({
       account: null,
       recording: 'continuous',
-      zones: [{ name: 'porch', polygon: porch, required: true }],
+      zones: [
+        { name: 'porch', polygon: porch, required: true, alertOnStationary: true, loiteringS: null },
+        { name: 'lawn', polygon: porch, required: false, alertOnStationary: false, loiteringS: 45 },
+      ],
     });
     expect(base.fileFor('http://10.0.0.3/onvif/device_service')).toBeNull();
   });
@@ -61,7 +72,13 @@ describe('cameraSettingsLookup', () => {
       (id) => (id === 'dev_a' ? settings : null),
       cameraConfigLookup(config.cameras, (id) => (id === 'dev_a' ? URL_A : null)),
     );
-    expect(lookup.detection('dev_a')).toEqual({ detection: 'auto', zones: {}, required_zones: [] });
+    expect(lookup.detection('dev_a')).toEqual({
+      detection: 'auto',
+      zones: {},
+      required_zones: [],
+      alert_on_stationary_zones: [],
+      loitering_zones: {},
+    });
     expect(lookup.motionMask('dev_a')).toEqual([]);
     expect(lookup.recordsEvents('dev_a')).toBe(true);
     expect(lookup.continuous('dev_a')).toEqual({ continuous: 'on', continuous_profile: 'main' });
@@ -73,13 +90,21 @@ describe('cameraSettingsLookup', () => {
       motionMask: [porch as [number, number][]],
       zones: [
         { name: 'porch', polygon: porch as [number, number][], required: true },
-        { name: 'lawn', polygon: porch as [number, number][], required: false },
+        {
+          name: 'lawn',
+          polygon: porch as [number, number][],
+          required: false,
+          alertOnStationary: true,
+          loiteringS: 30,
+        },
       ],
     };
     expect(lookup.detection('dev_a')).toEqual({
       detection: 'on',
       zones: { porch, lawn: porch },
       required_zones: ['porch'],
+      alert_on_stationary_zones: ['lawn'],
+      loitering_zones: { lawn: 30 },
     });
     expect(lookup.motionMask('dev_a')).toEqual([porch]);
     expect(lookup.recordsEvents('dev_a')).toBe(false);

@@ -28,6 +28,7 @@ describe('config: detection', () => {
       min_score: 0.35,
       threshold: 0.45,
       unconfirmed: 'keep',
+      stationary_iou: 0.6,
       labels: { human: ['person'], vehicle: ['car', 'truck', 'bus', 'motorcycle', 'bicycle'] },
       threads: 1,
       queue_size: 16,
@@ -36,11 +37,12 @@ describe('config: detection', () => {
     });
     // Keys the file leaves out are the app's to set: absent, their defaults applied with the app's
     // settings (src/domain/camera-settings.ts, effectiveSettings).
-    for (const key of ['detection', 'motion_mask', 'zones', 'required_zones', 'continuous'])
+    const appKeys = ['detection', 'motion_mask', 'zones', 'required_zones', 'continuous'];
+    for (const key of [...appKeys, 'alert_on_stationary_zones', 'loitering_zones'])
       expect(c.cameras[0]).not.toHaveProperty(key);
   });
 
-  it('accepts masks, zones and required zones', () => {
+  it('accepts masks, zones and their rules, and stationary_iou null (off)', () => {
     const c = validateConfig({
       detection: { mode: 'on', unconfirmed: 'drop', labels: { human: ['person'], vehicle: ['car'] } },
       cameras: [
@@ -57,11 +59,15 @@ describe('config: detection', () => {
           ],
           zones: { porch },
           required_zones: ['porch'],
+          alert_on_stationary_zones: ['porch'],
+          loitering_zones: { porch: 60 },
         },
       ],
     });
     expect(c.cameras[0]?.zones?.porch).toEqual(porch);
+    expect(c.cameras[0]?.loitering_zones).toEqual({ porch: 60 });
     expect(c.detection.unconfirmed).toBe('drop');
+    expect(validateConfig({ detection: { stationary_iou: null } }).detection.stationary_iou).toBeNull();
   });
 
   it.each([
@@ -153,6 +159,31 @@ describe('config: detection', () => {
       'cameras[0].required_zones[0]',
       /names no zone.*"garden".*porch/,
     ],
+    [
+      'an alert_on_stationary zone that does not exist',
+      { cameras: [{ ...camera, zones: { porch }, alert_on_stationary_zones: ['porch', 'drive'] }] },
+      'cameras[0].alert_on_stationary_zones[1]',
+      /names no zone.*"drive".*porch/,
+    ],
+    [
+      'a loitering zone that does not exist',
+      { cameras: [{ ...camera, zones: { porch }, loitering_zones: { gate: 30 } }] },
+      'cameras[0].loitering_zones.gate',
+      /names no zone.*"gate"/,
+    ],
+    [
+      'a loitering time of 0',
+      { cameras: [{ ...camera, zones: { porch }, loitering_zones: { porch: 0 } }] },
+      'cameras[0].loitering_zones.porch',
+      /1/,
+    ],
+    [
+      'a loitering time over an hour',
+      { cameras: [{ ...camera, zones: { porch }, loitering_zones: { porch: 3601 } }] },
+      'cameras[0].loitering_zones.porch',
+      /3600/,
+    ],
+    ['stationary_iou 0', { detection: { stationary_iou: 0 } }, 'detection.stationary_iou', /0\.1|null/],
     [
       'a label the model does not know',
       { detection: { labels: { human: ['human'] } } },

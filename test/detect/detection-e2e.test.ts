@@ -5,7 +5,7 @@ import { promisify } from 'node:util';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Fleet } from '../../src/onvif/simulator/fleet.js';
 import mqtt from 'mqtt';
-import { startTestGateway, type TestGateway } from '../support/gateway.js';
+import { onlineDevicesByName, startTestGateway, type TestGateway } from '../support/gateway.js';
 import { tempDir } from '../support/temp-dir.js';
 import { startMosquitto, type Mosquitto } from '../support/mosquitto.js';
 import { metric, sceneFleet } from './scene.js';
@@ -48,20 +48,6 @@ const camera = (name: string, fleet: Fleet, i: number, extra: Record<string, unk
 
 // Software motion on every camera; short rolls so that episodes end within the scene's loop.
 const recording = { pre_roll_s: 1, post_roll_s: 2, max_clip_s: 10, motion: { mode: 'on', threshold: 0.01, fps: 2 } };
-
-/** Device ids by name once all are online (for beforeAll, where expect.poll does not belong); throws after ~60 s. */
-async function devicesByName(t: TestGateway, names: string[]): Promise<Record<string, string>> {
-  const headers = await t.auth('devices:read');
-  for (let i = 0; i < 240; i++) {
-    const { data } = (await t.request('/v1/devices', { headers })).json() as {
-      data: Array<{ id: string; name: string; status: string }>;
-    };
-    const found = Object.fromEntries(data.filter((d) => d.status === 'online').map((d) => [d.name, d.id]));
-    if (names.every((n) => n in found)) return found;
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  throw new Error(`the simulated cameras ${names.join(', ')} were not all adopted`);
-}
 
 async function alertsOf(t: TestGateway, deviceId: string): Promise<AlertBody[]> {
   return (
@@ -153,7 +139,7 @@ describe('detection end to end (unconfirmed: keep)', () => {
       // A long wait: the first motion comes while the model still loads (seconds on a busy machine).
       detection: { mode: 'on', unconfirmed: 'keep', max_wait_s: 60 },
     });
-    ids = await devicesByName(t, ['Front door', 'Street', 'Porch', 'Pattern']);
+    ids = await onlineDevicesByName(t, ['Front door', 'Street', 'Porch', 'Pattern']);
   }, 120_000);
   afterEach(async (ctx) => {
     // What every camera got, when a test fails: which camera made what.

@@ -87,6 +87,23 @@ export async function startTestGateway(
 }
 
 /**
+ * Device ids by name once every one of `names` is online (for beforeAll, where expect.poll does not
+ * belong); throws after ~60 s.
+ */
+export async function onlineDevicesByName(t: TestGateway, names: readonly string[]): Promise<Record<string, string>> {
+  const headers = await t.auth('devices:read');
+  for (let i = 0; i < 240; i++) {
+    const { data } = (await t.request('/v1/devices', { headers })).json() as {
+      data: Array<{ id: string; name: string; status: string }>;
+    };
+    const found = Object.fromEntries(data.filter((d) => d.status === 'online').map((d) => [d.name, d.id]));
+    if (names.every((n) => n in found)) return found;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(`the simulated cameras ${names.join(', ')} were not all adopted`);
+}
+
+/**
  * The id of the first device to come online (adoption takes a few hundred ms), for beforeAll hooks
  * where expect.poll does not belong. Throws after ~15 s.
  */

@@ -125,7 +125,9 @@ describe('the settings form', () => {
 
 describe('the mask and zone lists', () => {
   it('are read from the settings and sent only when they changed', () => {
-    const d = device({ zones: [{ name: 'porch', polygon: square, required: true }] });
+    const d = device({
+      zones: [{ name: 'porch', polygon: square, required: true, alert_on_stationary: false, loitering_s: null }],
+    });
     const areas = areasOf(d.settings);
     expect(areasPatch(areas, d.settings)).toEqual({});
     const [withMask] = withNewArea(
@@ -135,18 +137,45 @@ describe('the mask and zone lists', () => {
     );
     expect(areasPatch(withMask, d.settings)).toEqual({ motion_mask: [square] });
     const renamed = withZone(areas, 0, { required: false });
-    expect(areasPatch(renamed, d.settings)).toEqual({ zones: [{ name: 'porch', polygon: square, required: false }] });
+    expect(areasPatch(renamed, d.settings)).toEqual({
+      zones: [{ name: 'porch', polygon: square, required: false, alert_on_stationary: false, loitering_s: null }],
+    });
     expect(areasPatch(withoutArea(areas, { kind: 'zone', index: 0 }), d.settings)).toEqual({ zones: [] });
+    const staying = withZone(areas, 0, { alert_on_stationary: true, loitering_s: 30 });
+    expect(areasPatch(staying, d.settings)).toEqual({
+      zones: [{ name: 'porch', polygon: square, required: true, alert_on_stationary: true, loitering_s: 30 }],
+    });
+  });
+
+  it('refuse a stay that is not a whole number of seconds from 1 to an hour', () => {
+    const areas = areasOf(
+      device({
+        zones: [{ name: 'porch', polygon: square, required: false, alert_on_stationary: false, loitering_s: null }],
+      }).settings,
+    );
+    for (const bad of [0, -5, 2.5, 3601, Number.NaN]) {
+      const problems = areasProblems(withZone(areas, 0, { loitering_s: bad }));
+      expect(problems, String(bad)).toEqual([
+        { ref: { kind: 'zone', index: 0 }, field: 'loitering', message: expect.stringMatching(/1 to 3600/) },
+      ]);
+    }
+    expect(areasProblems(withZone(areas, 0, { loitering_s: 3600 }))).toEqual([]);
+    expect(areaOfApiError('body field zones[0].loitering_s must be <= 3600')).toEqual({
+      ref: { kind: 'zone', index: 0 },
+      field: 'loitering',
+    });
   });
 
   it('name a new zone with the first free zone-n', () => {
     const polygon = square.map(([x, y]) => [x!, y!] as const);
     expect(newZoneName([])).toBe('zone-1');
-    expect(newZoneName([{ name: 'zone-2', polygon, required: false }])).toBe('zone-3');
+    expect(
+      newZoneName([{ name: 'zone-2', polygon, required: false, alert_on_stationary: false, loitering_s: null }]),
+    ).toBe('zone-3');
     expect(
       newZoneName([
-        { name: 'zone-3', polygon, required: false },
-        { name: 'x', polygon, required: false },
+        { name: 'zone-3', polygon, required: false, alert_on_stationary: false, loitering_s: null },
+        { name: 'x', polygon, required: false, alert_on_stationary: false, loitering_s: null },
       ]),
     ).toBe('zone-4');
   });
@@ -162,9 +191,9 @@ describe('the mask and zone lists', () => {
       device({
         motion_mask: [square, bowTie.map((p) => [...p])],
         zones: [
-          { name: 'front door', polygon: square, required: false },
-          { name: 'a', polygon: square, required: false },
-          { name: 'a', polygon: square, required: false },
+          { name: 'front door', polygon: square, required: false, alert_on_stationary: false, loitering_s: null },
+          { name: 'a', polygon: square, required: false, alert_on_stationary: false, loitering_s: null },
+          { name: 'a', polygon: square, required: false, alert_on_stationary: false, loitering_s: null },
         ],
       }).settings,
     );

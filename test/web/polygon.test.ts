@@ -117,6 +117,7 @@ describe("the editor's polygon rules", () => {
       corners: SETTING_LIMITS.corners,
       polygons: SETTING_LIMITS.polygons,
       zones: SETTING_LIMITS.zones,
+      loiteringS: SETTING_LIMITS.loiteringS,
     });
     expect(ZONE_NAME.source).toBe(ZONE_NAME_PATTERN);
   });

@@ -1,3 +1,4 @@
+import type { Device } from '../../web/src/types.js';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SimulatedCamera } from '../../src/onvif/simulator/camera.js';
@@ -17,16 +18,6 @@ const OWNER = { username: 'owner', password: 'owner password 1' };
 const VIEWER = { username: 'watcher', password: 'viewer password 1' };
 /** Nothing listens there: the gateway falls back to the cameras' snapshot URI for their pictures. */
 const NO_RTSP = { rtspMain: 'rtsp://127.0.0.1:9/main', rtspSub: 'rtsp://127.0.0.1:9/sub' };
-
-type Device = {
-  id: string;
-  name: string;
-  status: string;
-  settings: {
-    motion_mask: number[][][];
-    zones: Array<{ name: string; polygon: number[][]; required: boolean }>;
-  };
-};
 
 const fileCam = new SimulatedCamera({ username: 'admin', password: 'file-pw', ...NO_RTSP });
 const yardCam = new SimulatedCamera({ username: 'admin', password: 'yard-pw', ...NO_RTSP });
@@ -153,11 +144,17 @@ describe('camera set-up, as an admin', { timeout: 120_000 }, () => {
     expect(await zone.count()).toBe(1);
     expect(await zone.locator('input').first().inputValue()).toBe('zone-1');
     await zone.locator('text=Required').click();
+    await zone.locator('text=Alert for things that stay put').click();
+    const stay = zone.getByLabel('Alert when a person stays');
+    await stay.fill('0');
+    expect(await zone.locator('.field-error').textContent()).toMatch(/whole number of seconds, 1 to 3600/);
+    await stay.fill('45');
+    expect(await zone.locator('.field-error').count()).toBe(0);
     await page.click('text=Save mask and zones');
     await expect.poll(() => page.textContent('[data-testid=areas-outcome]')).toMatch(/^Saved/);
     const { zones } = (await getDevice(yardId)).device.settings;
     expect(zones).toHaveLength(1);
-    expect(zones[0]).toMatchObject({ name: 'zone-1', required: true });
+    expect(zones[0]).toMatchObject({ name: 'zone-1', required: true, alert_on_stationary: true, loitering_s: 45 });
     zones[0]!.polygon.forEach(([x, y], i) => {
       expect(x).toBeCloseTo(corners[i]![0], 2);
       expect(y).toBeCloseTo(corners[i]![1], 2);
@@ -166,8 +163,10 @@ describe('camera set-up, as an admin', { timeout: 120_000 }, () => {
     await page.reload();
     await page.locator('[data-testid=zone]').waitFor();
     expect(await page.locator('[data-testid=zone] input').first().inputValue()).toBe('zone-1');
-    expect(await page.locator('[data-testid=zone] input[type=checkbox]').isChecked()).toBe(true);
+    expect(await page.locator('[data-testid=zone] input[type=checkbox]').first().isChecked()).toBe(true);
+    expect(await page.locator('[data-testid=zone]').getByLabel('Alert when a person stays').inputValue()).toBe('45');
     expect(await page.locator('.area-shape.area-zone.area-required').count()).toBe(1);
+    await screenshots(page, 'settings-zone', '[data-testid=zone]');
   });
 
   it('draws a mask closed on its first corner, and moves a corner with the keys', async () => {

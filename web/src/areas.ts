@@ -9,6 +9,10 @@ export interface ZoneDraft {
   name: string;
   polygon: Point[];
   required: boolean;
+  /** Something that has not moved inside it alerts all the same. */
+  alert_on_stationary: boolean;
+  /** A person alerts only once they have stayed this many seconds; null: no such rule. */
+  loitering_s: number | null;
 }
 
 export interface Areas {
@@ -25,7 +29,7 @@ export interface AreaRef {
 export interface AreaProblem {
   /** null: the lists as a whole (too many). */
   ref: AreaRef | null;
-  field: 'polygon' | 'name' | null;
+  field: 'polygon' | 'name' | 'loitering' | null;
   message: string;
 }
 
@@ -34,7 +38,13 @@ const points = (polygon: readonly (readonly number[])[]): Point[] => polygon.map
 export function areasOf(settings: CameraSettings): Areas {
   return {
     mask: settings.motion_mask.map(points),
-    zones: settings.zones.map((z) => ({ name: z.name, polygon: points(z.polygon), required: z.required })),
+    zones: settings.zones.map((z) => ({
+      name: z.name,
+      polygon: points(z.polygon),
+      required: z.required,
+      alert_on_stationary: z.alert_on_stationary,
+      loitering_s: z.loitering_s,
+    })),
   };
 }
 
@@ -68,7 +78,13 @@ export function withNewArea(areas: Areas, kind: AreaRef['kind'], polygon: Point[
       { ...areas, mask: [...areas.mask, polygon] },
       { kind, index: areas.mask.length },
     ];
-  const zone = { name: newZoneName(areas.zones), polygon, required: false };
+  const zone = {
+    name: newZoneName(areas.zones),
+    polygon,
+    required: false,
+    alert_on_stationary: false,
+    loitering_s: null,
+  };
   return [
     { ...areas, zones: [...areas.zones, zone] },
     { kind, index: areas.zones.length },
@@ -114,14 +130,20 @@ export function areasProblems(areas: Areas): AreaProblem[] {
     else if (names.has(zone.name))
       problems.push({ ref, field: 'name', message: `Another zone is called ${zone.name}.` });
     names.add(zone.name);
+    if (
+      zone.loitering_s !== null &&
+      !(Number.isInteger(zone.loitering_s) && zone.loitering_s >= 1 && zone.loitering_s <= LIMITS.loiteringS)
+    )
+      problems.push({ ref, field: 'loitering', message: `Stay a whole number of seconds, 1 to ${LIMITS.loiteringS}.` });
     polygonProblem(ref, zone.polygon);
   });
   return problems;
 }
 
 const maskJson = (mask: readonly (readonly (readonly number[])[])[]) => JSON.stringify(mask);
-const zonesJson = (zones: readonly { name: string; polygon: readonly (readonly number[])[]; required: boolean }[]) =>
-  JSON.stringify(zones.map((z) => [z.name, z.polygon, z.required]));
+type ZoneFields = Omit<ZoneDraft, 'polygon'> & { polygon: readonly (readonly number[])[] };
+const zonesJson = (zones: readonly ZoneFields[]) =>
+  JSON.stringify(zones.map((z) => [z.name, z.polygon, z.required, z.alert_on_stationary, z.loitering_s]));
 
 /** The change to send: each list only when it differs from the camera's. */
 export function areasPatch(areas: Areas, settings: CameraSettings): Pick<DevicePatch, 'motion_mask' | 'zones'> {
@@ -133,6 +155,8 @@ export function areasPatch(areas: Areas, settings: CameraSettings): Pick<DeviceP
       name: z.name,
       polygon: z.polygon.map((p) => [...p]),
       required: z.required,
+      alert_on_stationary: z.alert_on_stationary,
+      loitering_s: z.loitering_s,
     }));
   return patch;
 }
@@ -141,9 +165,10 @@ export function areasPatch(areas: Areas, settings: CameraSettings): Pick<DeviceP
  * Which polygon a 400 of the API names, if one: `body field zones[1].name …` (the gateway's own
  * checks) or `body field zones.1.name …` (its schema's).
  */
-export function areaOfApiError(description: string): { ref: AreaRef; field: 'polygon' | 'name' | null } | null {
-  const m = /\bbody field (motion_mask|zones)(?:\[(\d+)\]|\.(\d+))(?:\.(name|polygon))?/.exec(description);
+export function areaOfApiError(description: string): { ref: AreaRef; field: AreaProblem['field'] } | null {
+  const m = /\bbody field (motion_mask|zones)(?:\[(\d+)\]|\.(\d+))(?:\.(name|polygon|loitering_s))?/.exec(description);
   if (!m) return null;
   const ref: AreaRef = { kind: m[1] === 'zones' ? 'zone' : 'mask', index: Number(m[2] ?? m[3]) };
-  return { ref, field: m[1] === 'zones' ? ((m[4] as 'name' | 'polygon' | undefined) ?? null) : 'polygon' };
+  if (m[1] !== 'zones') return { ref, field: 'polygon' };
+  return { ref, field: m[4] === 'loitering_s' ? 'loitering' : ((m[4] as 'name' | 'polygon' | undefined) ?? null) };
 }

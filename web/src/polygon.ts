@@ -8,7 +8,7 @@ export type Point = readonly [number, number];
 export type Polygon = readonly Point[];
 
 /** SETTING_LIMITS and ZONE_NAME_PATTERN of src/domain/camera-settings.ts. */
-export const LIMITS = { corners: 64, polygons: 32, zones: 32 } as const;
+export const LIMITS = { corners: 64, polygons: 32, zones: 32, loiteringS: 3600 } as const;
 export const ZONE_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
 /**

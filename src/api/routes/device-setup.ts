@@ -50,6 +50,15 @@ const ZoneInput = Type.Object(
     name: ZoneSchema.properties.name,
     polygon: PolygonSchema,
     required: Type.Optional(Type.Boolean({ description: 'Default false', default: false })),
+    alert_on_stationary: Type.Optional(
+      Type.Boolean({ description: 'An object inside it that has not moved alerts all the same. Default false' }),
+    ),
+    loitering_s: Type.Optional(
+      Type.Union([Type.Integer({ minimum: 1, maximum: SETTING_LIMITS.loiteringS }), Type.Null()], {
+        description:
+          'A person inside it alerts once, after staying this many seconds (1–3600). Default null: no such rule',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -195,7 +204,15 @@ function patchOf(b: PatchJson): SettingsPatch {
     ...(b.detection !== undefined ? { detection: b.detection } : {}),
     ...(b.motion_mask !== undefined ? { motionMask: b.motion_mask.map(corners) } : {}),
     ...(b.zones !== undefined
-      ? { zones: b.zones.map((z) => ({ name: z.name, polygon: corners(z.polygon), required: z.required ?? false })) }
+      ? {
+          zones: b.zones.map((z) => ({
+            name: z.name,
+            polygon: corners(z.polygon),
+            required: z.required ?? false,
+            alertOnStationary: z.alert_on_stationary ?? false,
+            loiteringS: z.loitering_s ?? null,
+          })),
+        }
       : {}),
   };
   const problem = settingsProblem(patch);

@@ -79,6 +79,11 @@ export interface RecorderDetection {
   wanted: () => boolean;
   /** Checks a motion start; never rejects. `where` tells where the picture moved (null: ONVIF motion, no where). */
   check: (where: (() => Box | null) | null) => Promise<DetectionOutcome>;
+  /**
+   * Looks again with no motion, when an outcome's recheckAt asks (a person standing still in a
+   * loitering zone makes none); never rejects. Confirmed only for a loitering alert.
+   */
+  recheck: () => Promise<DetectionOutcome>;
   /** Motion in which nothing was found: kept as a motion event, or dropped (no alert, no clip). */
   unconfirmed: 'keep' | 'drop';
   /** Longest an alert waits for its check; then it is created as motion and a later finding upgrades it. */
@@ -96,9 +101,14 @@ interface Pending {
   settle: (outcome: DetectionOutcome | null) => void;
 }
 
-/** What the check of an episode found, for its recordings and thumbnail. */
+/**
+ * What the check of an episode found, for its recordings and thumbnail: `motion` when it found
+ * only objects that make no alert (stationary), listed all the same.
+ */
 interface Finding {
   type: EventType;
+  /** A person stayed a loitering zone's loitering_s. */
+  loitering: boolean;
   detections: DetectedObject[];
   /** The detector's boxed picture, made after its answer (DetectionOutcome.thumbnail). */
   thumbnail: Promise<Buffer | null> | null;
@@ -128,6 +138,19 @@ const STREAM_ENDED = 'the camera stream ended before the event did: the clip end
 const messageOf = (type: EventType, name: string) => `${EVENT_TYPE_LABELS[type]} detected by ${name}`;
 // The detector's findings name the place, as the people watching say it: "Person detected at Front door".
 const foundMessageOf = (type: EventType, name: string) => `${EVENT_TYPE_LABELS[type]} detected at ${name}`;
+const findingMessageOf = (f: Finding, name: string) =>
+  f.loitering ? `${EVENT_TYPE_LABELS.human} loitering at ${name}` : foundMessageOf(f.type, name);
+
+/** What a check that looked found (objects that alert, or only ones that do not); null: nothing, or nobody looked. */
+function findingOf(outcome: DetectionOutcome | null): Finding | null {
+  if (!outcome || (outcome.result !== 'confirmed' && outcome.result !== 'quiet')) return null;
+  const { type, loitering, detections, thumbnail } = outcome;
+  return { type, loitering, detections, thumbnail };
+}
+
+/** The finding that says more: the more specific type, else the newer (`b`). */
+const moreTelling = (a: Finding | null, b: Finding | null): Finding | null =>
+  a === null || (b !== null && SPECIFICITY[b.type] >= SPECIFICITY[a.type]) ? b : a;
 
 export class CameraRecorder {
   private readonly segmenter: Segmenter;
@@ -139,6 +162,8 @@ export class CameraRecorder {
   private readonly ticker: NodeJS.Timeout;
   private readonly now: () => number;
   private stopped = false;
+  /** The next look with no motion (loitering), when an outcome asked for one. */
+  private recheckTimer: NodeJS.Timeout | null = null;
   /**
    * Per ffmpeg run (segment file prefix): its audio does not change within a run. Asked as soon as
    * the run lists its first segment, so the first clip of a run does not wait for an ffmpeg start.
@@ -201,7 +226,7 @@ export class CameraRecorder {
           id,
           deviceId: this.opts.deviceId,
           type,
-          message: found ? foundMessageOf(type, name) : messageOf(type, name),
+          message: found ? findingMessageOf(finding, name) : messageOf(type, name),
           createdAt: at,
           ...(finding ? { detections: finding.detections } : {}),
         },
@@ -237,16 +262,22 @@ export class CameraRecorder {
       clearTimeout(timer);
       episode.pending = null;
       decide();
-      const finding =
-        outcome && outcome.result === 'confirmed'
-          ? { type: outcome.type, detections: outcome.detections, thumbnail: outcome.thumbnail }
-          : null;
-      if (finding) episode.finding = finding;
-      if (outcome?.result === 'unconfirmed' && detection.unconfirmed === 'drop' && waiting.type === 'motion') {
+      this.planRecheck(outcome);
+      // A loitering alert that came while this check ran (loiteringFound) is kept unless this says as much.
+      const finding = moreTelling(episode.finding, findingOf(outcome));
+      episode.finding = finding;
+      const quiet = outcome?.result === 'unconfirmed' || outcome?.result === 'quiet';
+      if (
+        quiet &&
+        detection.unconfirmed === 'drop' &&
+        moreSpecific(waiting.type, finding?.type ?? 'motion') === 'motion'
+      ) {
         episode.dropped = true;
         this.opts.logger.info(
           { device: this.opts.deviceId, episode: episodeId },
-          'motion without a person or vehicle dropped (detection.unconfirmed: drop)',
+          outcome?.result === 'quiet'
+            ? 'motion with only objects that make no alert dropped (detection.unconfirmed: drop)'
+            : 'motion without a person or vehicle dropped (detection.unconfirmed: drop)',
         );
         return;
       }
@@ -273,10 +304,14 @@ export class CameraRecorder {
     );
   }
 
-  /** A finding after the alert was made as motion (the check took longer than maxWaitMs): it upgrades the alert. */
+  /**
+   * A finding after the alert was made as motion (the check took longer than maxWaitMs, or a look
+   * again found someone loitering during the episode): it upgrades the alert.
+   */
   private lateFinding(episode: number, outcome: DetectionOutcome | null): void {
+    this.planRecheck(outcome);
     if (!outcome || outcome.result !== 'confirmed') return;
-    const finding = { type: outcome.type, detections: outcome.detections, thumbnail: outcome.thumbnail };
+    const finding = findingOf(outcome)!;
     // No episode: its last part is written already, and the alert with it.
     const open = this.episodes.get(episode);
     const alert = open?.alert;
@@ -286,10 +321,59 @@ export class CameraRecorder {
     this.opts.store.setAlertType(
       alert.id,
       outcome.type,
-      foundMessageOf(outcome.type, this.opts.deviceName()),
+      findingMessageOf(finding, this.opts.deviceName()),
       undefined,
       outcome.detections,
     );
+  }
+
+  /**
+   * Looks again when the outcome asks (recheckAt), replacing any look planned: the newest check
+   * knows best who is in view. An outcome of a check that did not look leaves the plan as it is.
+   */
+  private planRecheck(outcome: DetectionOutcome | null): void {
+    const detection = this.opts.detection;
+    if (!detection || !outcome || outcome.result === 'unchecked') return;
+    if (this.recheckTimer) clearTimeout(this.recheckTimer);
+    this.recheckTimer = null;
+    if (outcome.recheckAt === null || this.stopped) return;
+    this.recheckTimer = setTimeout(() => this.recheck(detection), Math.max(0, outcome.recheckAt - this.now()));
+    this.recheckTimer.unref();
+  }
+
+  private recheck(detection: RecorderDetection): void {
+    this.recheckTimer = null;
+    if (this.stopped || !detection.wanted()) return;
+    void detection.recheck().then((outcome) => {
+      if (this.stopped) return;
+      this.planRecheck(outcome);
+      if (outcome.result === 'confirmed') this.loiteringFound(outcome);
+    });
+  }
+
+  /**
+   * A look with no motion found someone loitering: an alert of its own, with a clip of the moments
+   * around it (pre- and post-roll), or, during an episode, that episode's alert tells of it.
+   */
+  private loiteringFound(outcome: DetectionOutcome): void {
+    const finding = findingOf(outcome)!;
+    const during = this.tracker.current?.episode;
+    if (during !== undefined) {
+      const open = this.episodes.get(during);
+      // Its alert, still waiting for its own check, is written with this (check's settle).
+      if (open?.pending) open.finding = moreTelling(open.finding, finding);
+      else this.lateFinding(during, outcome);
+      return;
+    }
+    const at = this.now();
+    for (const change of this.tracker.event({ kind: outcome.type, phase: 'start', at })) {
+      if (change.type !== 'opened') continue;
+      const episode: Episode = { alert: null, pending: null, finding, dropped: false };
+      this.episodes.set(change.episode, episode);
+      this.openAlert(episode, outcome.type, change.at, this.tracker.current?.from ?? change.at, finding);
+    }
+    this.tracker.event({ kind: outcome.type, phase: 'stop', at });
+    this.tick();
   }
 
   /** The camera went offline: the open episode ends now with what was received. */
@@ -481,6 +565,7 @@ export class CameraRecorder {
     this.enqueue(this.tracker.abort(this.now()));
     this.stopped = true;
     clearInterval(this.ticker);
+    if (this.recheckTimer) clearTimeout(this.recheckTimer);
     await this.segmenter.stop();
     await this.queue;
     this.segmenter.removeFiles();

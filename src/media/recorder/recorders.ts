@@ -54,6 +54,8 @@ export interface RecordersDetection {
    */
   wanted: (deviceId: string, reportsObjects: boolean) => boolean;
   check: (deviceId: string, where: (() => Box | null) | null) => Promise<DetectionOutcome>;
+  /** Looks again with no motion when an outcome's recheckAt asks (loitering). */
+  recheck: (deviceId: string) => Promise<DetectionOutcome>;
   unconfirmed: 'keep' | 'drop';
   maxWaitMs: number;
 }
@@ -170,6 +172,7 @@ export class Recorders {
     return {
       wanted: () => d.wanted(deviceId, this.reportsObjects.has(deviceId)),
       check: (where) => d.check(deviceId, where),
+      recheck: () => d.recheck(deviceId),
       unconfirmed: d.unconfirmed,
       maxWaitMs: d.maxWaitMs,
     };

@@ -1,3 +1,5 @@
+import type { Static } from 'typebox';
+import type { DeviceSchema } from '../../../src/domain/record-schemas.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROLE_SCOPES } from '../../../src/auth/roles.js';
 import { SimulatedCamera } from '../../../src/onvif/simulator/camera.js';
@@ -7,22 +9,8 @@ import { startTestGateway, type TestGateway } from '../../support/gateway.js';
 // cameras and the gateway's own SQLite file: POST /v1/devices, PATCH and DELETE /v1/devices/{id}.
 // Each refused change is read back to prove it changed nothing.
 
-type Device = {
-  id: string;
-  name: string;
-  status: string;
-  address: string | null;
-  settings: {
-    enabled: boolean;
-    recording: string;
-    detection: string;
-    motion_mask: number[][][];
-    zones: Array<{ name: string; polygon: number[][]; required: boolean }>;
-    username: string | null;
-    has_password: boolean;
-    source: Record<string, string>;
-  };
-};
+/** A Device as the API answers it (its schema). */
+type Device = Static<typeof DeviceSchema>;
 
 // Quotes, backslash, unicode beyond the BMP, 200 characters: what a camera's password may be.
 const PASSWORD = `"q'uo\\te" ünï 🔒 ${'p'.repeat(200)}`.slice(0, 200);
@@ -176,7 +164,7 @@ describe('PATCH /v1/devices/{id}', () => {
       recording: 'off',
       motion_mask: [square],
       zones: [
-        { name: 'door', polygon: square, required: true },
+        { name: 'door', polygon: square, required: true, alert_on_stationary: true, loitering_s: 60 },
         { name: 'lawn', polygon: square },
       ],
     };
@@ -187,8 +175,8 @@ describe('PATCH /v1/devices/{id}', () => {
     expect(device).toMatchObject({ name: 'Driveway', settings: { detection: 'off', recording: 'off' } });
     expect(device.settings.motion_mask).toEqual([square]);
     expect(device.settings.zones).toEqual([
-      { name: 'door', polygon: square, required: true },
-      { name: 'lawn', polygon: square, required: false },
+      { name: 'door', polygon: square, required: true, alert_on_stationary: true, loitering_s: 60 },
+      { name: 'lawn', polygon: square, required: false, alert_on_stationary: false, loitering_s: null },
     ]);
     expect(device.settings.source).toMatchObject({
       name: 'app',
@@ -237,6 +225,14 @@ describe('PATCH /v1/devices/{id}', () => {
     ['a string for enabled', { enabled: 'false' }, /enabled/],
     ['a number for recording', { recording: 1 }, /recording/],
     ['a string for required', { zones: [{ name: 'a', polygon: square, required: 'yes' }] }, /required/],
+    [
+      'a string for alert_on_stationary',
+      { zones: [{ name: 'a', polygon: square, alert_on_stationary: 'yes' }] },
+      /alert_on_stationary/,
+    ],
+    ['a loitering_s of 0', { zones: [{ name: 'a', polygon: square, loitering_s: 0 }] }, /loitering_s/],
+    ['a loitering_s over an hour', { zones: [{ name: 'a', polygon: square, loitering_s: 3601 }] }, /loitering_s/],
+    ['a fractional loitering_s', { zones: [{ name: 'a', polygon: square, loitering_s: 1.5 }] }, /loitering_s/],
     ['an unknown recording', { recording: 'always' }, /recording must be one of events, continuous, off/],
     ['an unknown detection', { detection: 'yes' }, /detection must be one of auto, on, off/],
     ['null detection', { detection: null }, /detection/],

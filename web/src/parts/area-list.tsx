@@ -1,9 +1,9 @@
 import { areaLabel, sameRef, withZone, type AreaProblem, type AreaRef, type Areas } from '../areas.js';
-import { MOTION_GRID } from '../polygon.js';
+import { LIMITS, MOTION_GRID } from '../polygon.js';
 
 // The mask and the zones in words, beside the picture they are drawn on: what a screen reader reads
-// instead of the drawing, and where a zone is named, made required, chosen for its corners to be
-// edited, or deleted. A shape's problems (what the API would refuse) are said under it.
+// instead of the drawing, and where a zone is named, made required, told to alert for what stays
+// put or for a person who lingers, chosen for its corners to be edited, or deleted. A shape's problems (what the API would refuse) are said under it.
 
 const FILE_NOTE = "Set in the gateway's configuration file.";
 
@@ -59,6 +59,8 @@ export function AreaList(props: ListProps) {
       <h3>Zones</h3>
       <p class="meta">
         Named areas. When a zone is required, a person or vehicle counts only when it stands inside a required zone.
+        Something that has not moved (a parked car) makes no alert, unless its zone says to alert for it; a zone can
+        also wait until a person has stayed a while.
       </p>
       {locked.zone ? <p class="file-note">{FILE_NOTE}</p> : null}
       {areas.zones.length === 0 ? <p class="placeholder-text">No zones: people and vehicles count anywhere.</p> : null}
@@ -77,6 +79,7 @@ function ZoneItem(props: { list: ListProps; index: number }) {
   const zone = areas.zones[index]!;
   const ref: AreaRef = { kind: 'zone', index };
   const nameProblem = props.list.problems.some((p) => sameRef(p.ref, ref) && p.field === 'name');
+  const stayProblem = props.list.problems.some((p) => sameRef(p.ref, ref) && p.field === 'loitering');
   return (
     <li class={sameRef(props.list.selected, ref) ? 'selected' : undefined} data-testid="zone">
       <span class="area-swatch area-swatch-zone" aria-hidden="true" />
@@ -102,9 +105,39 @@ function ZoneItem(props: { list: ListProps; index: number }) {
         />
         Required
       </label>
+      <label class="check">
+        <input
+          type="checkbox"
+          checked={zone.alert_on_stationary}
+          disabled={locked.zone}
+          onChange={(e) => onChange(withZone(areas, index, { alert_on_stationary: e.currentTarget.checked }))}
+        />
+        Alert for things that stay put
+      </label>
+      <label class="area-stay">
+        Alert when a person stays
+        <input
+          type="number"
+          inputMode="numeric"
+          min={1}
+          max={LIMITS.loiteringS}
+          step={1}
+          placeholder="any time"
+          value={zone.loitering_s ?? ''}
+          readOnly={locked.zone}
+          aria-invalid={stayProblem}
+          aria-describedby={stayProblem ? problemsId(ref, 'loitering') : undefined}
+          onInput={(e) => {
+            const text = e.currentTarget.value;
+            onChange(withZone(areas, index, { loitering_s: text === '' ? null : Number(text) }));
+          }}
+        />
+        s
+      </label>
       <span class="meta">{corners(zone.polygon.length)}</span>
       <ShapeActions list={props.list} shape={ref} />
       <Problems problems={props.list.problems} shape={ref} field="name" />
+      <Problems problems={props.list.problems} shape={ref} field="loitering" />
       <Problems problems={props.list.problems} shape={ref} field="polygon" />
     </li>
   );
@@ -128,12 +161,15 @@ function ShapeActions(props: { list: ListProps; shape: AreaRef }) {
   );
 }
 
-const problemsId = (ref: AreaRef, field: 'name' | 'polygon') => `area-problem-${ref.kind}-${ref.index}-${field}`;
+type ProblemPlace = 'name' | 'loitering' | 'polygon';
+const problemsId = (ref: AreaRef, field: ProblemPlace) => `area-problem-${ref.kind}-${ref.index}-${field}`;
 
 /** A shape's problems of one kind: a zone's name under its name, anything else under the shape. */
-function Problems(props: { problems: readonly AreaProblem[]; shape: AreaRef; field: 'name' | 'polygon' }) {
+function Problems(props: { problems: readonly AreaProblem[]; shape: AreaRef; field: ProblemPlace }) {
   const found = props.problems.filter(
-    (p) => sameRef(p.ref, props.shape) && (props.field === 'name') === (p.field === 'name'),
+    (p) =>
+      sameRef(p.ref, props.shape) &&
+      (p.field === 'name' || p.field === 'loitering' ? p.field : 'polygon') === props.field,
   );
   if (found.length === 0) return null;
   return (
