@@ -9,6 +9,7 @@ import type {
   FootageSpan,
   FootageStatus,
   NewDevice,
+  PtzRequest,
   Page,
   Recording,
   StreamAddress,
@@ -159,6 +160,11 @@ export class Api {
 
   control(deviceId: string, action: ControlAction): Promise<ControlResult> {
     return this.json(`/v1/devices/${encodeURIComponent(deviceId)}/control`, jsonBody('POST', { action }));
+  }
+
+  /** Pan, tilt and zoom: answered once the camera has done it (devices:write). */
+  ptz(deviceId: string, request: PtzRequest): Promise<ControlResult> {
+    return this.json(`/v1/devices/${encodeURIComponent(deviceId)}/control`, jsonBody('POST', request));
   }
 
   snapshotPath(deviceId: string, width?: number): string {

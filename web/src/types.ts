@@ -33,6 +33,15 @@ export type DevicePatch = Partial<
     zones: Array<Omit<CameraSettings['zones'][number], 'required'> & { required?: boolean }>;
   }
 >;
+/** A PTZ camera's offer: its presets and whether it centres on a point (null on a fixed camera). */
+export type DevicePtz = NonNullable<Device['ptz']>;
+/** POST /v1/devices/{id}/control with a ptz_* action (src/api/routes/devices.ts, ControlBody). */
+export type PtzRequest =
+  | { action: 'ptz_move'; pan: number; tilt: number; zoom: number; timeout_ms: number }
+  | { action: 'ptz_stop' | 'ptz_home' }
+  | { action: 'ptz_goto_preset' | 'ptz_remove_preset'; preset: string }
+  | { action: 'ptz_set_preset'; name: string }
+  | { action: 'ptz_center'; x: number; y: number };
 /** POST /v1/devices: an ONVIF camera by its address (host[:port]). */
 export interface NewDevice {
   address: string;

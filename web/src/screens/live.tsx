@@ -6,12 +6,16 @@ import { playHls, playWhep, type Stop } from '../live-player.js';
 import { AuthImage } from '../parts/auth-image.js';
 import { Confirm } from '../parts/confirm.js';
 import { DeviceStatus } from '../parts/device-status.js';
+import { PtzPad } from '../parts/ptz-pad.js';
+import { pointInPicture } from '../ptz-hold.js';
 import { settingsHref } from '../routes.js';
 import { ALERT_TYPE_NAMES, type Alert, type ControlAction, type Device } from '../types.js';
 import { useFootageCameras } from '../use-footage-cameras.js';
 
 // One camera live: WebRTC, else LL-HLS, else a still refreshed every second; main/sub, mute, full
-// screen; its latest events beside it; reboot and set-clock for accounts with devices:write.
+// screen; its latest events beside it; reboot and set-clock for accounts with devices:write, and
+// for a pan-tilt-zoom camera the pad that steers it (parts/ptz-pad.tsx), a tap on the picture
+// centring it where the camera can.
 
 type Mode = { kind: 'starting' } | { kind: 'webrtc' } | { kind: 'hls' } | { kind: 'stills'; why: string };
 type Profile = 'main' | 'sub';
@@ -41,6 +45,8 @@ export function LiveScreen(props: { deviceId: string }) {
   const video = useRef<HTMLVideoElement>(null);
   const stage = useRef<HTMLDivElement>(null);
   const online = device?.status === 'online';
+  const [centring, setCentring] = useState(false);
+  const [ptzSaid, setPtzSaid] = useState<string | null>(null);
 
   useEffect(() => {
     const el = video.current;
@@ -91,6 +97,21 @@ export function LiveScreen(props: { deviceId: string }) {
     );
   }
 
+  const centre = (e: MouseEvent) => {
+    const el = mode.kind === 'stills' || !online ? stage.current?.querySelector('img') : video.current;
+    if (!centring || !el) return;
+    const size =
+      el instanceof HTMLVideoElement
+        ? { width: el.videoWidth, height: el.videoHeight }
+        : { width: el.naturalWidth, height: el.naturalHeight };
+    const point = pointInPicture({ x: e.clientX, y: e.clientY }, el.getBoundingClientRect(), size);
+    if (!point) return;
+    api
+      .ptz(device.id, { action: 'ptz_center', ...point })
+      .then(() => setPtzSaid('Centred on the point you tapped.'))
+      .catch((err: unknown) => setPtzSaid(`The camera did not move: ${err instanceof Error ? err.message : ''}`));
+  };
+
   const fullScreen = () => {
     if (document.fullscreenElement) void document.exitFullscreen();
     else void stage.current?.requestFullscreen().catch(() => undefined);
@@ -101,7 +122,12 @@ export function LiveScreen(props: { deviceId: string }) {
       <LiveHead device={device} footage={footageCameras.has(device.id)} admin={scopes.has('devices:write')} />
       <div class="live-body">
         <div class="live-main">
-          <div class="stage" ref={stage}>
+          <div
+            class={centring ? 'stage centring' : 'stage'}
+            ref={stage}
+            onClick={centring ? centre : undefined}
+            data-testid="live-stage"
+          >
             {online ? (
               <video
                 ref={video}
@@ -142,6 +168,20 @@ export function LiveScreen(props: { deviceId: string }) {
               {online ? modeText(mode) : 'Camera offline: showing its last picture'}
             </span>
           </div>
+          {scopes.has('devices:write') && device.ptz ? (
+            <PtzPad
+              device={{ ...device, ptz: device.ptz }}
+              online={online}
+              centring={centring}
+              onCentring={setCentring}
+              say={setPtzSaid}
+            />
+          ) : null}
+          {scopes.has('devices:write') && device.ptz ? (
+            <p role="status" class="outcome" data-testid="ptz-outcome">
+              {ptzSaid}
+            </p>
+          ) : null}
           {scopes.has('devices:write') ? <Controls deviceId={device.id} online={online} /> : null}
         </div>
         <LatestEvents deviceId={device.id} />
