@@ -46,7 +46,7 @@ const INTEGRATION = [
   'test/api/routes/playback.test.ts',
   'test/api/routes/recordings.test.ts',
   'test/api/routes/system.test.ts',
-  'test/onvif/api.test.ts',
+  'test/onvif/adoption-and-control-e2e.test.ts',
   // The built CLI or daemon (dist/cli.js) as a process.
   'test/cli.test.ts',
   'test/api/routes/events-revocation.test.ts',
