@@ -159,7 +159,7 @@ describe('the web app by keyboard only', { timeout: 120_000 }, () => {
     await press(page, 'Escape');
     expect(await page.locator('dialog[open]').count()).toBe(0);
     expect(await focused(page)).toMatchObject({ tag: 'button', text: 'Reboot camera', ring: true });
-    expect(await page.locator('.outcome').textContent()).toBe('');
+    expect(await page.locator('[data-testid=device-controls] .outcome').textContent()).toBe('');
   });
 
   it('goes to Events and marks an alert read with Enter; the focus stays on the list', async () => {
