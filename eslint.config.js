@@ -101,6 +101,11 @@ export default tseslint.config(
     languageOptions: { parserOptions: { project: './web/tsconfig.json', tsconfigRootDir: import.meta.dirname } },
   },
   {
+    // The service worker has a worker's globals, not the DOM's: its own settings.
+    files: ['web/sw/**/*.ts'],
+    languageOptions: { parserOptions: { project: './web/sw/tsconfig.json', tsconfigRootDir: import.meta.dirname } },
+  },
+  {
     // The benches: Node runs them as they are, against the built dist/ (bench/tsconfig.json).
     files: ['bench/**/*.ts'],
     languageOptions: { parserOptions: { project: './bench/tsconfig.json', tsconfigRootDir: import.meta.dirname } },

@@ -1,9 +1,12 @@
 // Builds the web app (web/) into dist/web: esbuild bundles web/src/main.tsx (Preact, TSX) with
-// content-hashed names under assets/, index.html names them, and every text file gets a .br and a
-// .gz beside it for @fastify/static's preCompressed. Prints the compressed size of what the first
+// content-hashed names under assets/, index.html names them, the files of web/public (the web app
+// manifest, the icons) are copied as they are, the service worker (web/sw/sw.ts) becomes /sw.js
+// with the list of this build's shell written into it, and every text file gets a .br and a .gz
+// beside it for @fastify/static's preCompressed. Prints the compressed size of what the first
 // screen loads (goal ≤ 150 KB, docs/web-app.md) and of the lazy chunks (hls.js).
 //   node scripts/build-web.mjs [--out DIR]
-import { mkdirSync, readFileSync, rmSync, writeFileSync, readdirSync, statSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
 import { build } from 'esbuild';
@@ -16,30 +19,32 @@ const assets = path.join(out, 'assets');
 rmSync(out, { recursive: true, force: true });
 mkdirSync(assets, { recursive: true });
 
-const result = await build({
-  entryPoints: [path.join(root, 'web/src/main.tsx')],
+const common = {
   bundle: true,
-  splitting: true,
-  format: 'esm',
   target: ['es2022', 'chrome109', 'firefox115', 'safari16'],
   minify: true,
   sourcemap: false,
+  metafile: true,
+  legalComments: 'none',
+  logLevel: 'warning',
+};
+const result = await build({
+  ...common,
+  entryPoints: [path.join(root, 'web/src/main.tsx')],
+  splitting: true,
+  format: 'esm',
   outdir: assets,
   entryNames: '[name]-[hash]',
   chunkNames: '[name]-[hash]',
   assetNames: '[name]-[hash]',
   jsx: 'automatic',
   jsxImportSource: 'preact',
-  metafile: true,
-  legalComments: 'none',
   define: { 'process.env.NODE_ENV': '"production"' },
-  logLevel: 'warning',
 });
+refuseServerCode(result.metafile);
 
-// The API types come from the server's schema files by type-only imports: a value import would
-// pull server code (and node: modules) into the page. Refuse the build if one slipped in.
-const serverInputs = Object.keys(result.metafile.inputs).filter((f) => f.startsWith('src/') || f.startsWith('node:'));
-if (serverInputs.length > 0) throw new Error(`server code in the web bundle: ${serverInputs.join(', ')}`);
+// The manifest and the icons, under the names index.html and the manifest give them.
+cpSync(path.join(root, 'web/public'), out, { recursive: true });
 
 // What index.html loads: the entry script and its stylesheet; the chunks it imports statically
 // come with it (modulepreload), and so does the app the entry imports dynamically (main.tsx: the
@@ -78,10 +83,29 @@ const html = template
 writeFileSync(path.join(out, 'index.html'), html);
 firstScreen.add('index.html');
 
+// The service worker: a classic script (module workers are recent in Firefox and Safari) at the
+// root, so its scope is the whole app, under a name that never changes (a page registers it by
+// that name). What it keeps for opening offline, written into it: the first screen's files and the
+// tab's icon; not hls.js, which plays nothing without the gateway.
+const shell = ['index.html', ...[...firstScreen].filter((f) => f !== 'index.html').sort(), 'icons/icon-192.png'];
+const buildId = createHash('sha256');
+for (const file of shell) buildId.update(file).update(readFileSync(path.join(out, file)));
+const worker = await build({
+  ...common,
+  entryPoints: [path.join(root, 'web/sw/sw.ts')],
+  format: 'iife',
+  outfile: path.join(out, 'sw.js'),
+  define: {
+    SHELL_FILES: JSON.stringify(shell.map((f) => `/${f}`)),
+    BUILD_ID: JSON.stringify(buildId.digest('hex').slice(0, 16)),
+  },
+});
+refuseServerCode(worker.metafile);
+
 // Precompressed copies: @fastify/static picks one by Accept-Encoding.
 const sizes = [];
 for (const file of listFiles(out)) {
-  if (!/\.(js|css|html|svg|json|txt)$/.test(file)) continue;
+  if (!/\.(js|css|html|svg|json|webmanifest|txt)$/.test(file)) continue;
   const body = readFileSync(path.join(out, file));
   const br = brotliCompressSync(body, {
     params: { [constants.BROTLI_PARAM_QUALITY]: 11, [constants.BROTLI_PARAM_SIZE_HINT]: body.length },
@@ -110,6 +134,13 @@ const goal = 150 * 1024;
 console.log(
   `first screen: ${kb(sum('br'))} KB brotli, ${kb(sum('gz'))} KB gzip (goal ≤ ${kb(goal)} KB compressed): ${sum('gz') <= goal ? 'met' : 'NOT met'}`,
 );
+
+// The API types come from the server's schema files by type-only imports: a value import would
+// pull server code (and node: modules) into the page. Refuse the build if one slipped in.
+function refuseServerCode(metafile) {
+  const serverInputs = Object.keys(metafile.inputs).filter((f) => f.startsWith('src/') || f.startsWith('node:'));
+  if (serverInputs.length > 0) throw new Error(`server code in the web bundle: ${serverInputs.join(', ')}`);
+}
 
 function listFiles(dir) {
   return readdirSync(dir, { recursive: true })

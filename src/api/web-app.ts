@@ -107,7 +107,11 @@ export async function webApp(app: FastifyInstance, opts: WebAppOptions): Promise
   });
 }
 
-/** Hashed assets never change under their name; index.html must be asked for again each time. */
+/**
+ * Hashed assets never change under their name; the rest (index.html, the service worker /sw.js,
+ * the manifest, the icons) is asked for again each time, with a 304 when unchanged: a stale
+ * index.html or sw.js would hold a browser on an old build.
+ */
 function cacheHeaders(reply: FastifyReply, filePath: string): void {
   reply.header(
     'cache-control',

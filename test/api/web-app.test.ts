@@ -82,6 +82,26 @@ describe('the app at /', () => {
     expect(again.status).toBe(304);
   });
 
+  it('serves the service worker and the manifest under fixed names, asked for again each time', async () => {
+    const sw = await t.request('/sw.js');
+    expect(sw.status).toBe(200);
+    expect(sw.headers['content-type']).toMatch(/^(text|application)\/javascript/);
+    // The browser checks for a new worker on each visit; the build changes its bytes.
+    expect(sw.headers['cache-control']).toBe('no-cache');
+    expect(sw.text).toContain('/index.html');
+    const csp = String(sw.headers['content-security-policy']);
+    expect(csp).toMatch(/worker-src 'self'/);
+    const manifest = await t.request('/manifest.webmanifest');
+    expect(manifest.status).toBe(200);
+    expect(manifest.headers['content-type']).toMatch(/^application\/manifest\+json/);
+    expect((manifest.json() as { start_url: string }).start_url).toBe('/');
+    const icon = await t.request('/icons/icon-512.png');
+    expect(icon.status).toBe(200);
+    expect(icon.headers['content-type']).toBe('image/png');
+    const index = await t.request('/');
+    expect(index.text).toContain('<link rel="manifest" href="/manifest.webmanifest">');
+  });
+
   it('answers a missing asset with 404, not the app', async () => {
     const res = await t.request('/assets/main-OLDHASH.js');
     expect(res.status).toBe(404);

@@ -1,3 +1,5 @@
+import { X509Certificate, createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { chromium, type Browser, type BrowserContext } from 'playwright-core';
@@ -7,20 +9,39 @@ import { chromium, type Browser, type BrowserContext } from 'playwright-core';
 
 export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
+const ARGS = [
+  '--no-sandbox', // CI and containers run the tests as root, where Chromium's sandbox refuses to start
+  '--disable-dev-shm-usage', // containers often have a small /dev/shm: keep shared memory in /tmp
+  '--disable-gpu', // headless on a machine without a GPU: no GPU process to fail
+  // No calls home: CI machines have no internet, and refused background connections only add noise.
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+];
+
 export function launchChromium(): Promise<Browser> {
-  return chromium.launch({
+  return chromium.launch({ executablePath: CHROMIUM_PATH, headless: true, args: ARGS });
+}
+
+/**
+ * A browser whose profile is `userDataDir` and which trusts the certificate in `certFile` (the
+ * started gateway's, self-signed), as a user's browser does once they have trusted their gateway.
+ * What the web app's service worker needs: chromium refuses to register a worker whose script came
+ * with a certificate error ("An SSL certificate error occurred when fetching the script"), and
+ * `ignoreHTTPSErrors` (newContext below) only lets the page load, the error stays on the answer.
+ * `--ignore-certificate-errors-spki-list` makes the verification pass for this one public key, and
+ * nothing else (`--ignore-certificate-errors` would accept any certificate). A persistent context
+ * rather than newContext's: chromium counts an incognito profile as a reason the app cannot be
+ * installed ('in-incognito'), and a user installs it from a profile of their own.
+ */
+export function launchTrustingChromium(userDataDir: string, certFile: string): Promise<BrowserContext> {
+  const key = new X509Certificate(readFileSync(certFile)).publicKey.export({ type: 'spki', format: 'der' });
+  const spki = createHash('sha256').update(key).digest('base64');
+  return chromium.launchPersistentContext(userDataDir, {
     executablePath: CHROMIUM_PATH,
     headless: true,
-    args: [
-      '--no-sandbox', // CI and containers run the tests as root, where Chromium's sandbox refuses to start
-      '--disable-dev-shm-usage', // containers often have a small /dev/shm: keep shared memory in /tmp
-      '--disable-gpu', // headless on a machine without a GPU: no GPU process to fail
-      // No calls home: CI machines have no internet, and refused background connections only add noise.
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--no-first-run',
-    ],
+    args: [...ARGS, `--ignore-certificate-errors-spki-list=${spki}`],
   });
 }
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { isReservedPath } from '../../src/api/web-app.js';
+import { GATEWAY_PREFIXES, isGatewayPath } from '../../web/src/paths.js';
 import { parseRoute } from '../../web/src/routes.js';
 import { parseSse } from '../../web/src/sse.js';
 
@@ -40,7 +41,7 @@ describe('parseRoute', () => {
     expect(parseRoute('/cameras/%E0%A4%A', '')).toEqual({ screen: 'missing' });
   });
 
-  it('has no screen under a path the gateway keeps for the API', () => {
+  it('has no screen under a path the gateway keeps for the API, and the app (and its service worker) knows them', () => {
     for (const path of [
       '/cameras/x',
       '/cameras/x/settings',
@@ -49,8 +50,11 @@ describe('parseRoute', () => {
       '/clips',
       '/signin/callback',
       '/',
-    ])
+      '/v10',
+    ]) {
       expect(isReservedPath(path), path).toBe(false);
+      expect(isGatewayPath(path), path).toBe(false);
+    }
     for (const path of [
       '/v1',
       '/v1/devices',
@@ -59,8 +63,10 @@ describe('parseRoute', () => {
       '/.well-known/jwks.json',
       '/metrics',
       '/healthz',
-    ])
+    ]) {
       expect(isReservedPath(path), path).toBe(true);
-    expect(isReservedPath('/v10')).toBe(false);
+      expect(isGatewayPath(path), path).toBe(true);
+    }
+    for (const prefix of GATEWAY_PREFIXES) expect(isReservedPath(prefix), prefix).toBe(true);
   });
 });

@@ -54,6 +54,10 @@ export interface AppProps {
   reachability: Subscribe<boolean>;
 }
 
+/** What the app says when it opens and the gateway does not answer (offline, another network). */
+const UNREACHABLE =
+  "Check that this phone or computer is on the gateway's network. This page tries again every few seconds and goes on by itself.";
+
 type Boot =
   { kind: 'starting' } | { kind: 'ready'; auth: AuthState; fromSignIn?: boolean } | { kind: 'failed'; message: string };
 
@@ -78,8 +82,7 @@ export function App({ session, started, api, hub, authChanges, reachability }: A
         if (isSignInPath(location.pathname)) navigate('/', true);
         if (err instanceof SessionEndedError)
           setBoot({ kind: 'ready', auth: { kind: 'signed-out', reason: 'refused', detail: err.message } });
-        else if (err instanceof UnreachableError)
-          setBoot({ kind: 'failed', message: 'The gateway cannot be reached. This page retries by itself.' });
+        else if (err instanceof UnreachableError) setBoot({ kind: 'failed', message: UNREACHABLE });
         else setBoot({ kind: 'failed', message: err instanceof Error ? err.message : 'Starting failed.' });
       });
   }, [started]);
@@ -107,6 +110,11 @@ export function App({ session, started, api, hub, authChanges, reachability }: A
       </p>
     );
   if (boot.kind === 'failed') return <SignInScreen message={boot.message} onSignIn={null} />;
+  // A first visit (an installed app opened from the home screen is one too: a new tab) with no
+  // gateway to sign in at: said, rather than "Signing in…" for ever; once the gateway answers,
+  // the sign-in starts by itself.
+  if (boot.auth.kind === 'signed-out' && boot.auth.reason === 'new' && !reachable)
+    return <SignInScreen message={UNREACHABLE} onSignIn={null} />;
   if (boot.auth.kind === 'signed-out') {
     return <SignInScreen reason={boot.auth.reason} message={boot.auth.detail ?? null} onSignIn={signIn} />;
   }

@@ -1,6 +1,7 @@
 import { Api } from './api.js';
 import { Session, type AuthState } from './auth.js';
 import { Hub } from './hub.js';
+import { registerServiceWorker } from './push-client.js';
 import './style.css';
 
 // The entry: what the first screen waits for starts here, in a small script, and the app itself
@@ -46,3 +47,5 @@ if (root) {
       root.replaceChildren(message);
     });
 }
+// Offline opening and notifications (docs/web-app.md); the app works the same without it.
+registerServiceWorker();

@@ -5,7 +5,7 @@
 // while its code is exchanged, so nothing returns there afterwards. Pure, so tests run it without
 // a browser.
 
-const GATEWAY_PREFIXES = ['/v1', '/oauth', '/live', '/.well-known', '/metrics', '/healthz'];
+export const GATEWAY_PREFIXES = ['/v1', '/oauth', '/live', '/.well-known', '/metrics', '/healthz'];
 const SIGNIN_PREFIX = '/signin/';
 
 /** Where the authorization server sends the sign-in answer (the registered redirect URI's path). */
@@ -22,10 +22,20 @@ export function isSignInPath(pathname: string): boolean {
 }
 
 /**
- * Where to go back to after signing in: `path` when it is a screen's path of this origin, else the
- * cameras. Not `//host` or `/\host` (browsers read them as another origin), nor a path above.
+ * Where to go back to after signing in, or after a notification is clicked: `path` when it is a
+ * screen's path of this origin, else the cameras. Not `//host` or `/\host` (browsers read them as
+ * another origin), nor one the URL parser turns into either (it drops tabs and line breaks:
+ * `/\t/host`), nor a path above.
  */
 export function returnPath(path: string): string {
-  const pathname = path.split(/[?#]/, 1)[0] ?? '';
-  return /^\/(?![/\\])/.test(pathname) && !isGatewayPath(pathname) && !isSignInPath(pathname) ? path : '/';
+  if (!/^\/(?![/\\])/.test(path)) return '/';
+  const base = 'https://app.invalid';
+  let url: URL;
+  try {
+    // What the browser will make of it: dot segments (also `%2e`) resolved, tabs and line breaks dropped.
+    url = new URL(path, base);
+  } catch {
+    return '/';
+  }
+  return url.origin === base && !isGatewayPath(url.pathname) && !isSignInPath(url.pathname) ? path : '/';
 }

@@ -25,7 +25,7 @@ export function SignInScreen(props: {
   return (
     <main class="signin" id="main">
       <p class="brand-line">Edge gateway</p>
-      <h1>{props.onSignIn === null ? 'Cannot reach the gateway' : HEADINGS[reason]}</h1>
+      <h1>{props.onSignIn === null ? 'The gateway cannot be reached' : HEADINGS[reason]}</h1>
       {reason === 'expired' ? (
         <p>The gateway no longer accepts this sign-in. Sign in again to go on where you were.</p>
       ) : null}
