@@ -76,6 +76,7 @@ const INTEGRATION = [
   'test/media/still/relay-picture.test.ts',
   'test/onvif/snapshot.test.ts',
   // The simulated camera's live video (ffmpeg + python3 gst-rtsp-server; GStreamer clients too).
+  'test/api/routes/device-setup-rtsp.test.ts',
   'test/api/routes/events-camera.test.ts',
   'test/api/routes/live-hls.test.ts',
   'test/api/routes/snapshot.test.ts',

@@ -24,6 +24,7 @@ import { createFootage } from './media/footage/create.js';
 import { createHls } from './media/hls/create.js';
 import { createRecorders, openRecordingStorage } from './media/recorder/create.js';
 import { createRelay } from './media/relay/create.js';
+import { probeCameraStream, relayAddressCheck } from './media/relay/probe.js';
 import { createStreamAddresses } from './media/relay/stream-addresses.js';
 import { createSnapshots } from './media/still/create.js';
 import { TicketSigner } from './media/ticket.js';
@@ -54,6 +55,8 @@ export interface Gateway {
    */
   readonly metricsUrl: string | null;
   readonly certFile: string;
+  /** The port the RTSP relay listens on (rtsp.port, or the one it was given for 0). */
+  readonly relayPort: number;
   readonly localIssuer: LocalIssuer | null;
   readonly store: Store;
   readonly bus: EventBus;
@@ -108,7 +111,9 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
     if (tls.generated) log.info({ certFile: tls.certFile }, 'created a self-signed TLS certificate');
 
     const bus = new EventBus((err, name) => log.error({ err, event: name }, 'event listener failed'));
-    const cameras = createCameraManager(config, { store, secretBox, bus, logger: log.child({ part: 'onvif' }) }, defer);
+    const onvifLog = log.child({ part: 'onvif' });
+    const probeStream = probeCameraStream({ logger: onvifLog });
+    const cameras = createCameraManager(config, { store, secretBox, bus, logger: onvifLog, probeStream }, defer);
     const sync = createCloudLink(
       config,
       { id, store, cameras, bus, registry, logger: log.child({ part: 'sync' }), secretBox },
@@ -142,7 +147,14 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
         store,
         storageDir: recording.storageDir,
         control: cameras,
-        setup: createCameraSetup(config, { store, cameras, secretBox, bus, logger: log.child({ part: 'setup' }) }),
+        setup: createCameraSetup(config, {
+          store,
+          cameras,
+          secretBox,
+          bus,
+          logger: log.child({ part: 'setup' }),
+          isOwnRelay: relayAddressCheck(config, media.relay.server.port),
+        }),
         streams,
         registry,
         version: readVersion(),
@@ -182,7 +194,19 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
         await shutdown.run();
         log.info('edge gateway stopped');
       })());
-    return { id, api, apiUrl, metricsUrl: metrics?.url ?? null, certFile: tls.certFile, localIssuer, store, bus, stop };
+    const relayPort = media.relay.server.port;
+    return {
+      id,
+      api,
+      apiUrl,
+      metricsUrl: metrics?.url ?? null,
+      certFile: tls.certFile,
+      relayPort,
+      localIssuer,
+      store,
+      bus,
+      stop,
+    };
   } catch (err) {
     notify.close();
     await shutdown.runQuietly();
@@ -214,7 +238,7 @@ async function startMedia(config: Config, deps: MediaDeps, defer: (undo: () => u
   const dataDir = config.gateway.data_dir;
   const relayLog = log.child({ part: 'relay' });
   const locate = (deviceId: string, profile: StreamProfile) => cameras.streamSource(deviceId, profile);
-  const relay = await createRelay(config, { locate, tickets, registry, logger: relayLog }, defer);
+  const relay = await createRelay(config, { locate, tickets, bus, registry, logger: relayLog }, defer);
   const acquire = (deviceId: string, profile: StreamProfile) => relay.streams.acquire(deviceId, profile);
   const hls = createHls(config, { acquire, registry, logger: log.child({ part: 'hls' }) }, defer);
   const webrtc = createWebRtc(

@@ -7,6 +7,7 @@ import {
   DeviceCommandError,
   DeviceUnavailableError,
   GatewayError,
+  InvalidSettingError,
   NotFoundError,
   NotSupportedError,
   UnknownPresetError,
@@ -175,6 +176,7 @@ export function toApiError(err: unknown): ApiError | null {
   if (err instanceof ConflictError) return new ApiError('conflict', err.message);
   if (err instanceof NotSupportedError) return new ApiError('not_supported', err.message);
   if (err instanceof UnknownPresetError) return badRequest(`body field preset: ${err.message}`);
+  if (err instanceof InvalidSettingError) return badRequest(`body field ${err.field} ${err.problem}`);
   const live = liveApiError(err);
   if (live) return live;
   if (err instanceof TicketError && err.kind === 'playback') return playbackTicketError(err, PLAYBACK_REFUSED);

@@ -50,6 +50,15 @@ export interface DeviceSetup {
    * reached. ConflictError (409) when a camera at that address is known or the config file lists it.
    */
   add(camera: { host: string; username: string; password: string; name: string | null }, by: string): Device;
+  /**
+   * Adds a plain RTSP camera by its stream URLs (as given: checked there), listed offline until its
+   * stream answers. InvalidSettingError (400) naming the field; ConflictError (409) when a camera
+   * with that stream is known.
+   */
+  addRtsp(
+    camera: { url: string; subUrl: string | null; username: string | null; password: string | null; name: string },
+    by: string,
+  ): Device;
   /** Changes and applies the settings. NotFoundError; ConflictError for a field the config file sets. */
   change(deviceId: string, patch: SettingsPatch, by: string): Device;
   /** Stops using the camera. NotFoundError; ConflictError for a camera the config file lists. */

@@ -1,4 +1,4 @@
-import type { SettingField } from './camera-settings.js';
+import type { ChangedField } from './camera-settings.js';
 import type { DeviceStatus, EventType } from './types.js';
 
 // The gateway's internal event bus: parts announce what happened; others (recorder, sync) listen.
@@ -8,7 +8,7 @@ export interface GatewayEvents {
   'device.status': { deviceId: string; status: DeviceStatus; previous: DeviceStatus | null; at: number };
   'camera.event': { deviceId: string; kind: EventType; phase: 'start' | 'stop'; at: number };
   /** The owner changed a camera's settings through the API: `fields`, those whose value in effect changed. */
-  'camera.settings': { deviceId: string; fields: readonly SettingField[]; at: number };
+  'camera.settings': { deviceId: string; fields: readonly ChangedField[]; at: number };
   /** The owner removed the device through the API (its status went offline first). */
   'device.removed': { deviceId: string; at: number };
 }

@@ -15,6 +15,12 @@ export type DetectionMode = (typeof DETECTION_MODES)[number];
 /** The settings the API shows and changes, by the name the API gives them. */
 export const SETTING_FIELDS = ['name', 'account', 'enabled', 'recording', 'detection', 'motion_mask', 'zones'] as const;
 export type SettingField = (typeof SETTING_FIELDS)[number];
+/**
+ * What a change through the API may change, as the bus tells it (camera.settings): the settings,
+ * and a plain RTSP camera's stream URLs (`rtsp_urls`, main or sub), which are not settings (no
+ * source: only the app sets them).
+ */
+export type ChangedField = SettingField | 'rtsp_urls';
 /** Who set a field: the config file, the owner through the API, or neither (the gateway's default). */
 export const SETTING_SOURCES = ['file', 'app', 'default'] as const;
 export type SettingSource = (typeof SETTING_SOURCES)[number];
@@ -137,6 +143,11 @@ export function effectiveSettings(
 export interface SettingsPatch {
   name?: string;
   account?: { username: string; password: string };
+  /**
+   * A plain RTSP camera's stream URLs as given (checked by the camera setup): `main` a new main
+   * stream URL, `sub` a new sub stream URL or null for none.
+   */
+  streams?: { main?: string; sub?: string | null };
   enabled?: boolean;
   recording?: RecordingMode;
   detection?: DetectionMode;

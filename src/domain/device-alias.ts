@@ -10,7 +10,10 @@ import { createHash } from 'node:crypto';
 export type EndpointAlias = `epr:${string}`;
 /** `serial:<manufacturer>:<serial number>`; the manufacturer is empty when the camera tells none. */
 export type SerialAlias = `serial:${string}:${string}`;
-/** A configured camera's ONVIF device service URL. */
+/**
+ * The address its owner gave for the camera: an ONVIF device service URL, or a plain RTSP camera's
+ * main stream URL (as parseRtspUrl keeps it).
+ */
 export type UrlAlias = `url:${string}`;
 export type DeviceAlias = EndpointAlias | SerialAlias | UrlAlias;
 

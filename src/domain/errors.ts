@@ -23,6 +23,7 @@ export const CLASS_ERROR_CODES = [
   'conflict',
   'not_supported',
   'unknown_preset',
+  'invalid_setting',
   // platform
   'secret_box',
   // config
@@ -203,6 +204,19 @@ export class ConflictError extends GatewayError.of('conflict') {}
 
 /** The device cannot do what was asked at all (PTZ of a fixed camera, centring on a camera without it). */
 export class NotSupportedError extends GatewayError.of('not_supported') {}
+
+/**
+ * A setting given through the API that cannot be used, found beyond what its schema checks (a
+ * camera's RTSP URL pointing at the gateway itself): the caller's mistake, naming the field.
+ */
+export class InvalidSettingError extends GatewayError.of('invalid_setting') {
+  constructor(
+    readonly field: string,
+    readonly problem: string,
+  ) {
+    super(`${field} ${problem}`);
+  }
+}
 
 /** A preset the device does not list: the caller's mistake, found before anything is sent to the camera. */
 export class UnknownPresetError extends GatewayError.of('unknown_preset') {

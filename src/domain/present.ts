@@ -24,6 +24,9 @@ export const presentDevice = (d: Device): DeviceJson => ({
   firmware_version: d.firmwareVersion,
   last_seen_at: isoOrNull(d.lastSeenAt),
   address: d.address,
+  source: d.source,
+  rtsp_url: d.rtspUrl,
+  sub_rtsp_url: d.subRtspUrl,
   settings: presentSettings(d.settings),
   ptz: d.ptz && {
     presets: d.ptz.presets.map((p) => ({ token: p.token, name: p.name })),

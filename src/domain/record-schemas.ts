@@ -2,6 +2,7 @@ import Type, { type Static, type TSchema } from 'typebox';
 import {
   ALERT_TYPES,
   CONTROL_ACTIONS,
+  DEVICE_SOURCES,
   DEVICE_STATUSES,
   DEVICE_TYPES,
   EVENT_TYPES,
@@ -130,8 +131,21 @@ export const DeviceSchema = Type.Object(
     last_seen_at: NullableTimestamp,
     address: Type.Union([Type.String(), Type.Null()], {
       description:
-        "host[:port] of the camera's ONVIF service on the LAN (never credentials), so an unauthorized camera can be told apart from a dead one; null for other devices",
+        "host[:port] of the camera's ONVIF service on the LAN (of its RTSP URL for source rtsp; never credentials), so an unauthorized camera can be told apart from a dead one; null for other devices",
     }),
+    source: Type.Enum([...DEVICE_SOURCES], {
+      description:
+        'How the gateway reaches the camera: onvif (adopted over ONVIF: streams, snapshot, events and control from the camera) or rtsp (added by its RTSP URL: video only, no events, snapshot fallback or control)',
+    }),
+    rtsp_url: Nullable(
+      Type.String({
+        description:
+          'source rtsp: the main stream URL it was added with, never with credentials (a parameter that looks like a password shows as ***); null for ONVIF cameras',
+      }),
+    ),
+    sub_rtsp_url: Nullable(
+      Type.String({ description: 'source rtsp: the sub stream URL, if one was given; null otherwise' }),
+    ),
     settings: CameraSettingsSchema,
     ptz: Type.Unsafe<Static<typeof DevicePtzSchema> | null>({
       ...DevicePtzSchema,

@@ -23,6 +23,11 @@ export const CONTROL_STATUSES = ['pending', 'succeeded', 'failed'] as const;
 export const STREAM_PROFILES = ['main', 'sub'] as const;
 /** How a live stream is played: the RTSP relay, WebRTC (WHEP) or LL-HLS in a browser. */
 export const STREAM_PROTOCOLS = ['rtsp', 'webrtc', 'hls'] as const;
+/**
+ * How the gateway reaches a camera: onvif (adopted over ONVIF: its streams, snapshot, events and
+ * control from the camera's answers) or rtsp (a plain stream URL its owner gave: video only).
+ */
+export const DEVICE_SOURCES = ['onvif', 'rtsp'] as const;
 
 export type DeviceType = (typeof DEVICE_TYPES)[number];
 export type DeviceStatus = (typeof DEVICE_STATUSES)[number];
@@ -33,6 +38,7 @@ export type ControlAction = (typeof CONTROL_ACTIONS)[number];
 export type ControlStatus = (typeof CONTROL_STATUSES)[number];
 export type StreamProfile = (typeof STREAM_PROFILES)[number];
 export type StreamProtocol = (typeof STREAM_PROTOCOLS)[number];
+export type DeviceSource = (typeof DEVICE_SOURCES)[number];
 
 export interface Device {
   id: string;
@@ -44,13 +50,26 @@ export interface Device {
   firmwareVersion: string | null;
   lastSeenAt: number | null;
   createdAt: number;
-  /** host[:port] of the camera's ONVIF service; null for a device that is not a camera. */
+  /**
+   * host[:port] of the camera's ONVIF service (of its RTSP URL for a plain RTSP camera); null for a
+   * device that is not a camera.
+   */
   address: string | null;
+  source: DeviceSource;
+  /** A plain RTSP camera's main and sub stream URLs as they may be shown (rtspUrlForDisplay); null otherwise. */
+  rtspUrl: string | null;
+  subRtspUrl: string | null;
   /** What the camera is set to do, and who set each field (src/domain/camera-settings.ts). */
   settings: CameraSettings;
   /** Pan, tilt, zoom and presets as adoption found them; null for a fixed camera (or one never adopted). */
   ptz: DevicePtz | null;
 }
+
+/** What a device is written with; the rest of a Device is read from its camera row and settings. */
+export type DeviceFields = Omit<
+  Device,
+  'createdAt' | 'address' | 'source' | 'rtspUrl' | 'subRtspUrl' | 'settings' | 'ptz'
+>;
 
 /** What the object detector found: the model's class, its score 0–1, and where (0–1 of the frame). */
 export interface DetectedObject {
@@ -120,6 +139,7 @@ export interface Page<T> {
 /** How the gateway reaches a camera (never shown by the API: it holds addresses and credentials). */
 export interface CameraRecord {
   deviceId: string;
+  /** The camera's ONVIF device service URL; a plain RTSP camera's main stream URL (isRtspUrl). */
   onvifUrl: string;
   /** How the gateway knows the camera: the config file, WS-Discovery, or the app (POST /v1/devices). */
   source: 'config' | 'discovery' | 'app';

@@ -3,13 +3,16 @@ import type { Config } from '../config/schema.js';
 import type { EventBus } from '../domain/bus.js';
 import type { SecretBox } from '../platform/secret-box.js';
 import { createDiscovery } from './discovery/service.js';
-import { CameraManager, pickDeviceServiceUrl, type CameraStore } from './manager.js';
+import { CameraManager, pickDeviceServiceUrl, type CameraStore, type StreamProbe } from './manager.js';
 import { CameraSetup, type SetupStore } from './setup.js';
 
-/** The camera manager of config onvif.*: adopts cameras, keeps their sessions and tells the bus. */
+/**
+ * The camera manager of config onvif.*: adopts cameras, keeps their sessions and tells the bus;
+ * plain RTSP cameras are looked at with `probeStream` on the same health interval.
+ */
 export function createCameraManager(
   config: Config,
-  deps: { store: CameraStore; secretBox: SecretBox; bus: EventBus; logger: BaseLogger },
+  deps: { store: CameraStore; secretBox: SecretBox; bus: EventBus; logger: BaseLogger; probeStream: StreamProbe },
   defer: (undo: () => unknown) => void,
 ): CameraManager {
   const cameras = new CameraManager({
@@ -24,12 +27,19 @@ export function createCameraManager(
 
 /**
  * Cameras set up from the app (the API's POST, PATCH and DELETE /v1/devices…), over the manager:
- * the config file's cameras[] are the file's to add and remove, and continuous recording is
- * offered where recording.continuous is on.
+ * the config file's cameras[] are the file's to add and remove, continuous recording is offered
+ * where recording.continuous is on, and no RTSP camera may be the relay itself (`isOwnRelay`).
  */
 export function createCameraSetup(
   config: Config,
-  deps: { store: SetupStore; cameras: CameraManager; secretBox: SecretBox; bus: EventBus; logger: BaseLogger },
+  deps: {
+    store: SetupStore;
+    cameras: CameraManager;
+    secretBox: SecretBox;
+    bus: EventBus;
+    logger: BaseLogger;
+    isOwnRelay: (host: string, port: number) => boolean;
+  },
 ): CameraSetup {
   return new CameraSetup({
     ...deps,

@@ -2,15 +2,17 @@ import type { BaseLogger } from 'pino';
 import { backoffMs } from '../domain/backoff.js';
 import type { EventBus } from '../domain/bus.js';
 import { aliasOf, deviceIdFrom, endpointOf, type DeviceAlias } from '../domain/device-alias.js';
-import { DeviceCommandError, DeviceUnavailableError } from '../domain/errors.js';
+import { DeviceCommandError, DeviceUnavailableError, NotSupportedError } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
 import type { DevicePtz, PtzCommand } from '../domain/ptz.js';
+import { isRtspUrl, rtspUrlForDisplay } from '../domain/rtsp-url.js';
 import type {
   Alert,
   CameraRecord,
   ControlAction,
   ControlRequest,
   Device,
+  DeviceFields,
   DeviceStatus,
   StreamProfile,
 } from '../domain/types.js';
@@ -48,7 +50,7 @@ export interface CameraTarget {
 export interface CameraStore {
   getDevice(id: string): Device | null;
   /** createdAt is the store's: the time the device is first written. */
-  upsertDevice(d: Omit<Device, 'createdAt' | 'address' | 'settings' | 'ptz'>): unknown;
+  upsertDevice(d: DeviceFields): unknown;
   /** The alert is written only when the status changes, in the same transaction. */
   setDeviceStatus(
     id: string,
@@ -79,8 +81,20 @@ export interface CameraStore {
   transaction<T>(fn: () => T): T;
 }
 
+/**
+ * Whether a plain RTSP camera's stream can be opened with this account: `online` when it answers
+ * DESCRIBE with an SDP, `unauthorized` when it refuses the account, `offline` otherwise, with why
+ * (for the log). Declared here; main.ts passes the relay's (src/media/relay/probe.ts).
+ */
+export type StreamProbe = (source: {
+  url: string;
+  username: string | null;
+  password: string | null;
+}) => Promise<{ status: DeviceStatus; reason: string | null }>;
+
 export interface CameraManagerOptions {
   store: CameraStore;
+  probeStream: StreamProbe;
   secretBox: SecretBox;
   bus: EventBus;
   logger: BaseLogger;
@@ -151,6 +165,7 @@ export class CameraManager {
       }
       return;
     }
+    if (isRtspUrl(target.url) && target.deviceId === undefined) return; // only ever added with its device
     const worker: Worker = {
       target,
       deviceId: target.deviceId ?? null,
@@ -162,7 +177,26 @@ export class CameraManager {
       done: Promise.resolve(),
     };
     this.workers.set(key, worker);
-    worker.done = this.supervise(worker);
+    worker.done =
+      target.deviceId !== undefined && isRtspUrl(target.url)
+        ? this.superviseStream(worker, target.deviceId)
+        : this.supervise(worker);
+  }
+
+  /**
+   * A plain RTSP camera's owner gave it a new main stream URL: it is looked at there at once (the
+   * device and its worker stay the same).
+   */
+  moved(deviceId: string, url: string): void {
+    for (const [key, w] of [...this.workers]) {
+      if (w.deviceId !== deviceId) continue;
+      // Known by the new URL from now on: another camera may be added at the old one.
+      this.workers.delete(key);
+      w.target = { ...w.target, url };
+      this.workers.set(targetKey(w.target), w);
+      w.generation++;
+      wakeAll(w);
+    }
   }
 
   /**
@@ -264,6 +298,7 @@ export class CameraManager {
     requestId: string = newId('ctl'),
     by?: string,
   ): Promise<ControlRequest> {
+    this.refuseStreamOnly(deviceId, action);
     const session = this.onlineSession(deviceId);
     if (!session)
       throw new DeviceUnavailableError(
@@ -290,8 +325,18 @@ export class CameraManager {
    * Pans, tilts or zooms an online camera, or recalls, saves or removes a preset (the API's ptz_*
    * actions; src/onvif/ptz.ts). `by`: who asked, for the log.
    */
-  ptzCommand(deviceId: string, command: PtzCommand, by: string): Promise<ControlRequest> {
+  async ptzCommand(deviceId: string, command: PtzCommand, by: string): Promise<ControlRequest> {
+    this.refuseStreamOnly(deviceId, command.action);
     return this.ptz.run(deviceId, command, by);
+  }
+
+  /** A plain RTSP camera is only a stream: the gateway has no way to control it (NotSupportedError). */
+  private refuseStreamOnly(deviceId: string, action: string): void {
+    if (this.opts.store.getDevice(deviceId)?.source !== 'rtsp') return;
+    const what = action === 'reboot' ? 'reboot it' : action === 'sync_time' ? 'set its clock' : 'pan, tilt or zoom it';
+    throw new NotSupportedError(
+      `device ${deviceId} was added by its RTSP address: the gateway only reads its video and cannot ${what} (add it by its ONVIF address for control)`,
+    );
   }
 
   /** Whether the camera's own event subscription (PullPoint) is open now. */
@@ -383,6 +428,70 @@ export class CameraManager {
       if (w.generation !== generation) waitMs = 0;
       if (!w.stopped) await this.sleep(w, Math.max(waitMs, 200));
     }
+  }
+
+  /**
+   * A plain RTSP camera (added by its URL through the API): online while its stream can be opened
+   * with the account its owner gave, unauthorized while that account is refused, offline
+   * otherwise; looked at again every health interval, as an ONVIF camera's session is pinged. There
+   * is no session to keep: no events, no control, no snapshot URI.
+   */
+  private async superviseStream(w: Worker, deviceId: string): Promise<void> {
+    const maxBackoff = this.opts.maxBackoffMs ?? 60_000;
+    const interval = (this.opts.healthIntervalS ?? 30) * 1000;
+    let attempt = 0;
+    while (!w.stopped) {
+      const generation = w.generation;
+      const own = this.cameraSettings(deviceId);
+      if (own?.enabled === false) {
+        this.setStatus(deviceId, 'offline', { alert: false });
+        await this.sleep(w, DISABLED_WAIT_MS);
+        continue;
+      }
+      const username = own?.username ?? null;
+      const passwordSealed = own?.passwordSealed ?? null;
+      const url = w.target.url;
+      const probe = await this.probeStream(deviceId, { url, username, passwordSealed });
+      // Stopped, or the owner changed the URL, account or use meanwhile: looked at again with what is set now.
+      if (w.stopped || w.generation !== generation) continue;
+      let waitMs = interval;
+      if (probe.status === 'online') {
+        attempt = 0;
+        this.keepAccount(deviceId, username, passwordSealed);
+        this.setStatus(deviceId, 'online');
+      } else {
+        this.setStatus(deviceId, probe.status);
+        this.opts.logger.warn({ deviceId, url: rtspUrlForDisplay(url), err: probe.reason }, `camera ${probe.status}`);
+        waitMs =
+          probe.status === 'unauthorized'
+            ? (this.opts.unauthorizedRetryMs ?? 300_000)
+            : backoffMs(attempt++, maxBackoff, this.random);
+      }
+      await this.sleep(w, Math.max(waitMs, 200));
+    }
+  }
+
+  /** The probe's answer; whatever goes wrong on the way (a password that does not open) is offline, with why. */
+  private async probeStream(
+    deviceId: string,
+    c: { url: string; username: string | null; passwordSealed: string | null },
+  ): ReturnType<StreamProbe> {
+    try {
+      const password = c.username === null ? null : openCameraPassword(this.opts.secretBox, { deviceId, ...c });
+      return await this.opts.probeStream({ url: c.url, username: c.username, password });
+    } catch (err) {
+      return { status: 'offline', reason: err instanceof Error ? err.message : String(err) };
+    }
+  }
+
+  /**
+   * The account a plain RTSP camera just let in becomes its camera row's, which the relay logs in
+   * with (as adoption keeps the account that worked); written only when it changed.
+   */
+  private keepAccount(deviceId: string, username: string | null, passwordSealed: string | null): void {
+    const cam = this.opts.store.getCamera(deviceId);
+    if (!cam || (cam.username === username && cam.passwordSealed === passwordSealed)) return;
+    this.opts.store.upsertCamera({ ...cam, username, passwordSealed });
   }
 
   /**

@@ -9,7 +9,7 @@ import type {
   Zone,
 } from '../domain/camera-settings.js';
 import type { Polygon } from '../domain/polygon.js';
-import type { Device } from '../domain/types.js';
+import type { CameraRecord, Device } from '../domain/types.js';
 import { type Connection, mustExist } from './connection.js';
 import type { Devices } from './devices.js';
 import type { Outbox } from './outbox.js';
@@ -105,10 +105,19 @@ export interface StoredCameraSettings {
   enabled: boolean | null;
 }
 
+/** A plain RTSP camera's stream URLs as the gateway keeps them (parseRtspUrl's), and the alias of the main one. */
+export interface RtspStreams {
+  main: string;
+  sub: string | null;
+  alias: DeviceAlias;
+}
+
 /** A change of a camera's settings; absent fields stay as they are. */
 export interface SettingsChange {
   name?: string;
   account?: { username: string; passwordSealed: string | null };
+  /** A plain RTSP camera's new URLs: its camera row, its added_url and its address alias follow. */
+  streams?: RtspStreams;
   enabled?: boolean;
   recording?: RecordingMode;
   detection?: DetectionMode;
@@ -124,8 +133,11 @@ export interface NewAppCamera {
   nameSet: boolean;
   onvifUrl: string;
   aliases: readonly DeviceAlias[];
-  username: string;
+  /** Null: none (a plain RTSP camera that asks for no login). */
+  username: string | null;
   passwordSealed: string | null;
+  /** A plain RTSP camera: its camera row is written now, from these (onvifUrl is the main stream's). */
+  streams?: { main: string; sub: string | null };
 }
 
 interface SettingsRow {
@@ -185,7 +197,7 @@ function prepare(db: Database.Database) {
       deviceId: string;
       url: string;
       nameSet: 0 | 1;
-      username: string;
+      username: string | null;
       passwordSealed: string | null;
       now: number;
       by: string;
@@ -196,6 +208,9 @@ function prepare(db: Database.Database) {
     remove: db.prepare<{ id: string; now: number }>(
       "UPDATE devices SET removed_at = @now, status = 'offline', updated_at = @now WHERE id = @id",
     ),
+    moveAdded: db.prepare<{ deviceId: string; url: string; now: number; by: string }>(
+      'UPDATE camera_settings SET added_url = @url, updated_at = @now, updated_by = @by WHERE device_id = @deviceId',
+    ),
     // Its address stays (adding the camera again finds the device by it); how to log in and stream goes.
     forgetCamera: db.prepare<{ id: string; now: number }>(
       `UPDATE cameras SET username = NULL, password_sealed = NULL, main_stream_uri = NULL, sub_stream_uri = NULL,
@@ -203,6 +218,28 @@ function prepare(db: Database.Database) {
     ),
   };
 }
+
+/** The camera row of a plain RTSP camera: its URLs and account, nothing found by ONVIF. */
+const rtspCamera = (
+  deviceId: string,
+  streams: { main: string; sub: string | null },
+  username: string | null,
+  passwordSealed: string | null,
+): CameraRecord => ({
+  deviceId,
+  onvifUrl: streams.main,
+  source: 'app',
+  username,
+  passwordSealed,
+  serial: null,
+  mainProfile: null,
+  mainStreamUri: streams.main,
+  subProfile: null,
+  subStreamUri: streams.sub,
+  snapshotUri: null,
+  clockOffsetMs: null,
+  ptz: null,
+});
 
 /**
  * The owner's settings per camera, cameras added and devices removed through the API. Each change
@@ -261,6 +298,7 @@ export class CameraSettingsRecords {
         now,
         by,
       });
+      if (c.streams) this.moveStreams(deviceId, c.streams, now, by);
       return this.published(deviceId, now);
     });
   }
@@ -294,8 +332,29 @@ export class CameraSettingsRecords {
         now,
         by,
       });
+      if (c.streams) this.devices.upsertCamera(rtspCamera(c.id, c.streams, c.username, c.passwordSealed), now);
       return this.published(c.id, now);
     });
+  }
+
+  /**
+   * A plain RTSP camera at new URLs: its camera row, the URL it is watched at after a restart, and
+   * the alias that finds it (its old URL's is given up, so another camera may be added there).
+   */
+  private moveStreams(deviceId: string, streams: RtspStreams, now: number, by: string): void {
+    const camera = this.devices.getCamera(deviceId);
+    if (!camera) return;
+    this.devices.upsertCamera(
+      {
+        ...camera,
+        onvifUrl: streams.main,
+        mainStreamUri: streams.main,
+        subStreamUri: streams.sub,
+      },
+      now,
+    );
+    this.conn.run(this.sql.moveAdded, { deviceId, url: streams.main, now, by });
+    this.devices.replaceUrlAlias(deviceId, streams.alias);
   }
 
   /** A removed device listed again (the config file names it after all); its settings start afresh. */

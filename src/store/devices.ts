@@ -1,8 +1,9 @@
 import type Database from 'better-sqlite3';
 import { type DeviceAlias, isDeviceAlias } from '../domain/device-alias.js';
+import { isRtspUrl, rtspUrlForDisplay } from '../domain/rtsp-url.js';
 import { effectiveSettings } from '../domain/camera-settings.js';
 import { PTZ_LIMITS, type DevicePtz } from '../domain/ptz.js';
-import type { CameraRecord, Device, DeviceStatus, DeviceType, Page } from '../domain/types.js';
+import type { CameraRecord, Device, DeviceFields, DeviceStatus, DeviceType, Page } from '../domain/types.js';
 import {
   type AppSettingsColumns,
   appSettingsOf,
@@ -51,26 +52,37 @@ interface CameraRow {
   ptz: string | null;
 }
 
-/** A device row as the domain record: its settings the file's (the base) with the app's over them. */
-const toDevice = (r: DeviceRow, base: CameraSettingsBase): Device => ({
-  id: r.id,
-  name: r.name,
-  type: r.type,
-  status: r.status,
-  model: r.model,
-  manufacturer: r.manufacturer,
-  firmwareVersion: r.firmware_version,
-  lastSeenAt: r.last_seen_at,
-  createdAt: r.created_at,
-  address: cameraAddress(r.onvif_url),
-  settings: effectiveSettings(
-    r.onvif_url === null ? null : base.fileFor(r.onvif_url),
-    appSettingsOf(r),
-    { username: r.camera_username, hasPassword: r.camera_has_password === 1 },
-    base.defaults,
-  ),
-  ptz: readPtz(r.camera_ptz),
-});
+/**
+ * A device row as the domain record: its settings the file's (the base) with the app's over them. A
+ * plain RTSP camera's row holds its main stream URL where an ONVIF camera's holds its service URL;
+ * its sub stream URL is its camera row's (`subStreamOf`, read for those cameras only).
+ */
+const toDevice = (r: DeviceRow, base: CameraSettingsBase, subStreamOf: (id: string) => string | null): Device => {
+  const rtsp = r.onvif_url !== null && isRtspUrl(r.onvif_url);
+  const sub = rtsp ? subStreamOf(r.id) : null;
+  return {
+    id: r.id,
+    name: r.name,
+    type: r.type,
+    status: r.status,
+    model: r.model,
+    manufacturer: r.manufacturer,
+    firmwareVersion: r.firmware_version,
+    lastSeenAt: r.last_seen_at,
+    createdAt: r.created_at,
+    address: cameraAddress(r.onvif_url),
+    source: rtsp ? 'rtsp' : 'onvif',
+    rtspUrl: rtsp && r.onvif_url !== null ? rtspUrlForDisplay(r.onvif_url) : null,
+    subRtspUrl: sub === null ? null : rtspUrlForDisplay(sub),
+    settings: effectiveSettings(
+      r.onvif_url === null ? null : base.fileFor(r.onvif_url),
+      appSettingsOf(r),
+      { username: r.camera_username, hasPassword: r.camera_has_password === 1 },
+      base.defaults,
+    ),
+    ptz: readPtz(r.camera_ptz),
+  };
+};
 
 /** JSON this store wrote (writePtz); what does not read as one is a camera without PTZ. */
 export function readPtz(text: string | null): DevicePtz | null {
@@ -104,7 +116,7 @@ const writePtz = (ptz: DevicePtz | null): string | null =>
     ? null
     : JSON.stringify({ presets: ptz.presets.map((p) => ({ token: p.token, name: p.name })), canCenter: ptz.canCenter });
 
-/** host[:port] of a camera's service URL: never its credentials or path. */
+/** host[:port] of a camera's service URL (or RTSP URL): never its credentials or path. */
 function cameraAddress(url: string | null): string | null {
   if (!url) return null;
   try {
@@ -146,7 +158,7 @@ export interface DeviceFilter extends ListOptions {
   type?: DeviceType;
 }
 /** What a device is written with; its address comes from its camera row. */
-export type DeviceUpsert = Omit<Device, 'createdAt' | 'address' | 'settings' | 'ptz'> & { createdAt?: number };
+export type DeviceUpsert = DeviceFields & { createdAt?: number };
 
 /** How stale a device's last_seen_at may get while it stays online (a write per camera at most this often). */
 export const LAST_SEEN_WRITE_MS = 10 * 60_000;
@@ -178,6 +190,10 @@ function prepare(db: Database.Database) {
     addAlias: db.prepare<{ alias: DeviceAlias; deviceId: string }>(
       'INSERT OR IGNORE INTO device_aliases (alias, device_id) VALUES (@alias, @deviceId)',
     ),
+    dropUrlAliases: db.prepare<[deviceId: string]>(
+      "DELETE FROM device_aliases WHERE device_id = ? AND alias LIKE 'url:%'",
+    ),
+    dropAlias: db.prepare<[alias: DeviceAlias]>('DELETE FROM device_aliases WHERE alias = ?'),
 
     upsertCamera: db.prepare<Omit<CameraRecord, 'ptz'> & { ptz: string | null; now: number }>(
       `INSERT INTO cameras (device_id, onvif_url, source, username, password_sealed, serial, main_profile, main_stream_uri,
@@ -194,6 +210,9 @@ function prepare(db: Database.Database) {
       'UPDATE cameras SET ptz = @ptz, updated_at = @now WHERE device_id = @deviceId',
     ),
     camera: db.prepare<[deviceId: string], CameraRow>('SELECT * FROM cameras WHERE device_id = ?'),
+    subStream: db
+      .prepare<[deviceId: string], string | null>('SELECT sub_stream_uri FROM cameras WHERE device_id = ?')
+      .pluck(),
     cameras: db.prepare<[], CameraRow>('SELECT * FROM cameras ORDER BY device_id'),
   };
 }
@@ -217,7 +236,7 @@ export class Devices {
     this.deviceList = new PagedList(conn.db, conn.pages, {
       table: 'device_rows',
       keyColumn: 'created_at',
-      toItem: (r) => toDevice(r, this.base),
+      toItem: (r) => toDevice(r, this.base, this.subStreamOf),
       keyOf: (d) => ({ at: d.createdAt, id: d.id }),
     });
   }
@@ -249,8 +268,10 @@ export class Devices {
 
   getDevice(id: string): Device | null {
     const row = this.sql.device.get(id);
-    return row ? toDevice(row, this.base) : null;
+    return row ? toDevice(row, this.base, this.subStreamOf) : null;
   }
+
+  private readonly subStreamOf = (id: string): string | null => this.sql.subStream.get(id) ?? null;
 
   listDevices(f: DeviceFilter): Page<Device> {
     const filters: ListFilter[] = [];
@@ -261,7 +282,7 @@ export class Devices {
 
   /** Every camera's device record (Home Assistant discovery). */
   listCameraDevices(): Device[] {
-    return this.sql.cameraDevices.all().map((r) => toDevice(r, this.base));
+    return this.sql.cameraDevices.all().map((r) => toDevice(r, this.base, this.subStreamOf));
   }
 
   /**
@@ -311,6 +332,19 @@ export class Devices {
 
   addAliases(deviceId: string, aliases: readonly DeviceAlias[]): void {
     for (const alias of aliases) this.conn.run(this.sql.addAlias, { alias, deviceId });
+  }
+
+  /**
+   * The device's address alias becomes `alias` (a plain RTSP camera given a new URL): its old one
+   * is dropped, and one a removed device still held is taken over (the caller refuses one a device
+   * in use holds).
+   */
+  replaceUrlAlias(deviceId: string, alias: DeviceAlias): void {
+    this.conn.transaction(() => {
+      this.conn.run(this.sql.dropUrlAliases, deviceId);
+      this.conn.run(this.sql.dropAlias, alias);
+      this.conn.run(this.sql.addAlias, { alias, deviceId });
+    });
   }
 
   /** A change of what the camera offers of PTZ is a change of its Device: the cloud hears of it. */

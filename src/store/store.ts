@@ -51,7 +51,13 @@ import { RememberedObjects, type RememberedObject } from './remembered-objects.j
 // are the store's own business.
 export { DATABASE_FILE } from './connection.js';
 export type { ControlOutcome, NewControlRequest } from './control.js';
-export type { CameraSettingsBase, NewAppCamera, SettingsChange, StoredCameraSettings } from './camera-settings.js';
+export type {
+  CameraSettingsBase,
+  NewAppCamera,
+  RtspStreams,
+  SettingsChange,
+  StoredCameraSettings,
+} from './camera-settings.js';
 export { type DeviceFilter, type DeviceUpsert, LAST_SEEN_WRITE_MS } from './devices.js';
 export type {
   AlertFilter,

@@ -2,7 +2,7 @@ import { connect, type IClientOptions, type MqttClient } from 'mqtt';
 import type { BaseLogger } from 'pino';
 import { presentAlert, presentControl, presentDevice, presentRecording } from '../domain/present.js';
 import { backoffMs } from '../domain/backoff.js';
-import { DeviceUnavailableError, NotFoundError } from '../domain/errors.js';
+import { DeviceUnavailableError, NotFoundError, NotSupportedError } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
 import type { Alert, ControlAction, ControlRequest, Device, EventType, Recording } from '../domain/types.js';
 import type { OutboxMessage } from '../store/store.js';
@@ -405,6 +405,7 @@ export class CloudSync {
         if (err instanceof NotFoundError)
           return this.refuse(deviceId, id, 'unknown_device', `device ${deviceId} is not known here`);
         if (err instanceof DeviceUnavailableError) return this.refuse(deviceId, id, 'device_unavailable', err.message);
+        if (err instanceof NotSupportedError) return this.refuse(deviceId, id, 'not_supported', err.message);
         this.opts.logger.error({ err, deviceId }, 'cloud command failed');
         this.refuse(deviceId, id, 'internal_error', 'the gateway could not carry out the command');
       },

@@ -40,6 +40,8 @@ function manager(overrides: Partial<CameraManagerOptions> = {}, dir = tempDir('e
     maxBackoffMs: 500,
     unauthorizedRetryMs: 60_000,
     eventDebounceMs: 200,
+    // These cameras are ONVIF ones: no plain RTSP camera is ever looked at.
+    probeStream: async () => ({ status: 'offline', reason: 'no plain RTSP camera here' }),
     ...overrides,
   });
   cleanups.push(() => {

@@ -311,7 +311,10 @@ export class AuthCamera {
     }
 
     const base = this.url;
-    const isBase = req.uri === base || req.uri === `${base}/`;
+    // Judged by the path, as cameras do: a client that reached it by another name (through a TLS
+    // front, a NAT) names another scheme, host or port.
+    const path = req.uri.replace(/^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/]*/, '');
+    const isBase = path === this.#path || path === `${this.#path}/`;
     switch (req.method) {
       case 'OPTIONS':
         headers.set('Public', 'OPTIONS, DESCRIBE, SETUP, PLAY, TEARDOWN');
@@ -322,7 +325,7 @@ export class AuthCamera {
         headers.set('Content-Type', 'application/sdp');
         return answer(200, this.#sdp);
       case 'SETUP': {
-        if (req.uri !== `${base}/trackID=0`) return answer(404);
+        if (path !== `${this.#path}/trackID=0`) return answer(404);
         if (!this.sessionMatches(conn, req, true)) return answer(454);
         let asked: [number, number] | undefined;
         try {

@@ -24,6 +24,9 @@ import { TopicError } from '../../src/sync/errors.js';
 const ctx: HomeAssistantContext = { prefix: 'edge-gateway', gatewayId: 'gw_1', gatewayVersion: '0.1.0' };
 const device: Device = {
   address: '192.168.1.20',
+  source: 'onvif',
+  rtspUrl: null,
+  subRtspUrl: null,
   id: 'dev_abc',
   name: 'Front door',
   type: 'camera',

@@ -54,10 +54,10 @@ export async function screenshots(page: Page, name: string, scrollTo?: string): 
   for (const size of VIEWPORTS) {
     await page.setViewportSize(size);
     await page.waitForTimeout(300);
-    // Below the sticky header.
+    // Below the sticky header, which is taller on a phone (its links wrap to a second row).
     if (scrollTo)
       await page.evaluate(
-        `document.querySelector(${JSON.stringify(scrollTo)}).scrollIntoView({ block: 'start' }); scrollBy(0, -72)`,
+        `document.querySelector(${JSON.stringify(scrollTo)}).scrollIntoView({ block: 'start' }); scrollBy(0, -(document.querySelector('header.top')?.offsetHeight ?? 64) - 8)`,
       );
     await page.screenshot({
       path: path.join(SCREENSHOT_DIR, `${name}-${size.width}x${size.height}.png`),

@@ -12,6 +12,8 @@ import {
 import {
   addFieldOfApiError,
   addressProblem,
+  rtspFieldOfApiError,
+  rtspFormProblems,
   draftOf,
   fieldOfApiError,
   settingsPatch,
@@ -38,6 +40,9 @@ function device(
     name: 'Porch',
     type: 'camera',
     ptz: null,
+    source: 'onvif',
+    rtsp_url: null,
+    sub_rtsp_url: null,
     status: 'online',
     model: null,
     manufacturer: null,
@@ -120,6 +125,26 @@ describe('the settings form', () => {
     expect(addFieldOfApiError(409, 'a camera at 10.0.0.5 is already known')).toBe('address');
     expect(addFieldOfApiError(400, 'body field username must match pattern')).toBe('username');
     expect(addFieldOfApiError(400, 'the body is not valid JSON')).toBeNull();
+  });
+
+  it('checks a plain RTSP camera before it is sent, and places the answers of the API', () => {
+    const form = { url: 'rtsp://10.0.0.5/stream1', sub_url: '', username: '', password: '', name: 'Yard' };
+    expect(rtspFormProblems(form)).toEqual({});
+    expect(rtspFormProblems({ ...form, url: '' })).toEqual({ url: expect.stringMatching(/Enter/) });
+    expect(rtspFormProblems({ ...form, url: '10.0.0.5/stream1' })).toEqual({ url: expect.stringMatching(/rtsp:\/\//) });
+    expect(rtspFormProblems({ ...form, url: 'rtsp://10.0.0.5/my stream' })).toEqual({
+      url: expect.stringMatching(/no blanks/),
+    });
+    expect(rtspFormProblems({ ...form, sub_url: 'http://10.0.0.5/sub' })).toEqual({
+      sub_url: expect.stringMatching(/rtsp:\/\//),
+    });
+    expect(rtspFormProblems({ ...form, name: '  ' })).toEqual({ name: expect.stringMatching(/name/) });
+    expect(rtspFormProblems({ ...form, password: 'x' })).toEqual({ username: expect.stringMatching(/username/) });
+    expect(rtspFieldOfApiError(409, 'a camera with the stream rtsp://10.0.0.5/s is already known')).toBe('url');
+    expect(rtspFieldOfApiError(400, "body field rtsp_url points at this gateway's own RTSP relay")).toBe('url');
+    expect(rtspFieldOfApiError(400, 'body field sub_rtsp_url must start with rtsp://')).toBe('sub_url');
+    expect(rtspFieldOfApiError(400, 'body field name is required with rtsp_url')).toBe('name');
+    expect(rtspFieldOfApiError(400, 'the body is not valid JSON')).toBeNull();
   });
 });
 

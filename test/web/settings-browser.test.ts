@@ -326,11 +326,11 @@ describe('camera set-up, as an admin', { timeout: 120_000 }, () => {
     await page.click('nav >> text=Cameras');
     await page.click('[data-testid=add-camera-link]');
     await page.waitForURL(`${origin}/cameras/new`);
-    // RTSP addresses are refused with a sentence, before anything is sent.
+    // An RTSP address in the ONVIF form is refused with a sentence pointing at the other form, before anything is sent.
     await page.fill('#add-address', 'rtsp://10.0.0.9/stream');
     await page.fill('#add-username', 'admin');
     await page.click('text=Add camera');
-    expect(await page.textContent('#add-address-error')).toMatch(/only an RTSP address cannot be added yet/);
+    expect(await page.textContent('#add-address-error')).toMatch(/That is an RTSP address: choose "By RTSP address"/);
     await page.fill('#add-address', hostOf(garageCam));
     await page.fill('#add-password', 'garage-pw');
     await page.fill('#add-name', 'Garage');

@@ -101,14 +101,14 @@ export type AddField = 'address' | 'username' | 'password' | 'name';
 
 /**
  * Why an address as typed is not one the API takes (`host[:port]` of the camera's ONVIF service),
- * said before sending; null when it may be (the gateway has the last word). Plain RTSP cameras
- * cannot be added yet.
+ * said before sending; null when it may be (the gateway has the last word). An RTSP address
+ * belongs in the other form.
  */
 export function addressProblem(address: string): string | null {
   const a = address.trim();
   if (a === '') return "Enter the camera's address.";
   if (/^rtsps?:/i.test(a))
-    return 'Cameras with only an RTSP address cannot be added yet: enter its ONVIF address (host or host:port).';
+    return 'That is an RTSP address: choose "By RTSP address" above, or enter the ONVIF address (host or host:port).';
   if (/[/@\s]/.test(a) || /^[a-z]+:\/\//i.test(a))
     return 'Only the host and port, without http:// or a path: e.g. 192.168.1.20 or cam.lan:8080.';
   return null;
@@ -119,4 +119,37 @@ export function addFieldOfApiError(status: number, description: string): AddFiel
   if (status === 409) return 'address';
   const named = /\bbody field (address|username|password|name)\b/.exec(description);
   return named ? (named[1] as AddField) : null;
+}
+
+/** The fields of the add-camera form by RTSP address (url: the API's rtsp_url, sub_url: sub_rtsp_url). */
+export type RtspField = 'url' | 'sub_url' | 'username' | 'password' | 'name';
+
+/**
+ * What the RTSP form would refuse before sending (the gateway has the last word): the main URL and
+ * the name are needed, a URL starts with rtsp:// or rtsps:// and holds no blanks, a password goes
+ * with a username.
+ */
+export function rtspFormProblems(form: Record<RtspField, string>): Partial<Record<RtspField, string>> {
+  const urlProblem = (text: string): string | null => {
+    const u = text.trim();
+    if (!/^rtsps?:\/\//i.test(u))
+      return 'An RTSP address starts with rtsp:// (or rtsps://), e.g. rtsp://192.168.1.20:554/stream1.';
+    return /\s/.test(u) ? 'An RTSP address holds no blanks.' : null;
+  };
+  const problems: Partial<Record<RtspField, string>> = {};
+  const main = form.url.trim() === '' ? "Enter the camera's RTSP address." : urlProblem(form.url);
+  if (main) problems.url = main;
+  const sub = form.sub_url.trim() === '' ? null : urlProblem(form.sub_url);
+  if (sub) problems.sub_url = sub;
+  if (form.name.trim() === '') problems.name = 'Give the camera a name: its address does not say what it shows.';
+  if (form.password !== '' && form.username === '') problems.username = 'Enter the username the password goes with.';
+  return problems;
+}
+
+/** The RTSP form's field an error of the API is about: the one a 400 names; a 409 (a known stream) is about the URL. */
+export function rtspFieldOfApiError(status: number, description: string): RtspField | null {
+  if (status === 409) return 'url';
+  const named = /\bbody field (sub_rtsp_url|rtsp_url|username|password|name)\b/.exec(description)?.[1];
+  if (named === undefined) return null;
+  return named === 'rtsp_url' ? 'url' : named === 'sub_rtsp_url' ? 'sub_url' : (named as RtspField);
 }

@@ -42,13 +42,10 @@ export type PtzRequest =
   | { action: 'ptz_goto_preset' | 'ptz_remove_preset'; preset: string }
   | { action: 'ptz_set_preset'; name: string }
   | { action: 'ptz_center'; x: number; y: number };
-/** POST /v1/devices: an ONVIF camera by its address (host[:port]). */
-export interface NewDevice {
-  address: string;
-  username: string;
-  password: string;
-  name?: string;
-}
+/** POST /v1/devices: an ONVIF camera by its address (host[:port]), or a plain RTSP camera by its URL. */
+export type NewDevice =
+  | { address: string; username: string; password: string; name?: string }
+  | { rtsp_url: string; sub_rtsp_url?: string; username?: string; password?: string; name: string };
 
 export interface Page<T> {
   data: T[];

@@ -9,6 +9,8 @@ import {
   type SettingsPatch,
 } from '../../domain/camera-settings.js';
 import { presentDevice } from '../../domain/present.js';
+import { RTSP_URL_LIMITS } from '../../domain/rtsp-url.js';
+import type { Device } from '../../domain/types.js';
 import { PolygonSchema, ZoneSchema } from '../../domain/record-schemas.js';
 import { subjectOf } from '../authenticate.js';
 import { badRequest } from '../errors.js';
@@ -16,9 +18,10 @@ import type { DeviceSetup } from '../ports.js';
 import { DeviceSchema, errorResponse, errorResponses, Id, NoBody, notFoundResponse } from '../schemas.js';
 
 // Cameras set up from the app (admin only: devices:write): POST /v1/devices adds an ONVIF camera by
-// address, PATCH /v1/devices/{id} changes its settings, DELETE /v1/devices/{id} removes it. Input is
-// held to the rules the config file's cameras[] is held to at load (src/domain/camera-settings.ts,
-// polygon.ts); the config file wins for the fields it sets (409). docs/api.md, "Setting cameras up".
+// address or a plain RTSP camera by its stream URL, PATCH /v1/devices/{id} changes its settings,
+// DELETE /v1/devices/{id} removes it. Input is held to the rules the config file's cameras[] is held
+// to at load (src/domain/camera-settings.ts, polygon.ts), an RTSP URL to rtsp-url.ts's; the config
+// file wins for the fields it sets (409). docs/api.md, "Setting cameras up".
 
 export interface DeviceSetupRoutesOptions {
   setup: DeviceSetup;
@@ -63,19 +66,36 @@ const ZoneInput = Type.Object(
   { additionalProperties: false },
 );
 
+const RtspUrl = (description: string) => Type.String({ minLength: 1, maxLength: RTSP_URL_LIMITS.length, description });
+const MainRtspUrl = RtspUrl(
+  "A plain RTSP camera's main stream: rtsp://host[:port]/path or rtsps://…, at most 2048 characters. Credentials in it are taken out and kept as username and password. The gateway connects to it from the LAN: it must be a camera, not this gateway's own relay",
+);
+const SubRtspUrl = RtspUrl('Its sub stream (lower resolution), checked as rtsp_url and opened with the same account');
+
+// One object rather than a union of the two kinds: a refusal then names the field at fault ("body
+// field name is required with rtsp_url") instead of every branch's complaint; addOf says which
+// fields go together.
 const AddBody = Type.Object(
   {
-    address: Type.String({
-      minLength: 1,
-      maxLength: 262,
-      description:
-        "host[:port] of the camera's ONVIF service: a name or an IP address ([…] for IPv6), e.g. 192.168.1.20",
-    }),
-    username: Username,
-    password: Password,
+    address: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 262,
+        description:
+          'An ONVIF camera: host[:port] of its ONVIF service, a name or an IP address ([…] for IPv6), e.g. 192.168.1.20. Either this or rtsp_url',
+      }),
+    ),
+    rtsp_url: Type.Optional(MainRtspUrl),
+    sub_rtsp_url: Type.Optional(SubRtspUrl),
+    username: Type.Optional(Username),
+    password: Type.Optional(Password),
     name: Type.Optional(Name),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    description:
+      'An ONVIF camera: address, username and password, name optional. A plain RTSP camera: rtsp_url and name, sub_rtsp_url optional, username and password when it asks for a login (or in the URL)',
+  },
 );
 
 const PatchBody = Type.Object(
@@ -88,8 +108,14 @@ const PatchBody = Type.Object(
     detection: Type.Optional(Type.Enum([...DETECTION_MODES])),
     motion_mask: Type.Optional(Type.Array(PolygonSchema, { maxItems: SETTING_LIMITS.polygons })),
     zones: Type.Optional(Type.Array(ZoneInput, { maxItems: SETTING_LIMITS.zones })),
+    rtsp_url: Type.Optional(MainRtspUrl),
+    sub_rtsp_url: Type.Optional(Type.Union([SubRtspUrl, Type.Null()])),
   },
-  { additionalProperties: false, description: 'Any of the settings; username and password only together' },
+  {
+    additionalProperties: false,
+    description:
+      'Any of the settings; username and password only together. rtsp_url and sub_rtsp_url (null: none) only for a camera added by its RTSP URL',
+  },
 );
 
 const conflict = (meaning: string) => ({ 409: errorResponse(`conflict: ${meaning}`) });
@@ -99,36 +125,22 @@ export const deviceSetupRoutes: FastifyPluginAsyncTypebox<DeviceSetupRoutesOptio
     '/v1/devices',
     {
       config: { scope: 'devices:write' },
-      // Plain RTSP cameras are not taken yet: said so, rather than "unknown body field".
-      preValidation: async (req) => {
-        const body = req.body;
-        if (typeof body === 'object' && body !== null && 'rtsp_url' in body)
-          throw badRequest(
-            'body field rtsp_url: plain RTSP cameras cannot be added yet; add an ONVIF camera by its address',
-          );
-      },
       schema: {
         operationId: 'addDevice',
-        summary: 'Add an ONVIF camera by its address',
+        summary: 'Add a camera: an ONVIF camera by its address, or a plain RTSP camera by its stream URL',
         description:
-          'Answers at once with the camera offline; it then goes online, offline or unauthorized as the gateway reaches it. A camera removed before comes back under its id.',
+          'Answers at once with the camera offline; it then goes online, offline or unauthorized as the gateway reaches it (a plain RTSP camera: as its stream answers DESCRIBE). A camera removed before comes back under its id.',
         tags: ['devices'],
         body: AddBody,
         response: {
           201: DeviceSchema,
           ...errorResponses,
-          ...conflict('a camera at that address is known already, or the config file lists it'),
+          ...conflict('a camera at that address or with that stream URL is known already, or the config file lists it'),
         },
       },
     },
     async (req, reply) => {
-      const host = parseCameraAddress(req.body.address);
-      if (host === null)
-        throw badRequest(
-          'body field address must be host[:port] of the camera: a name or an IP address, no scheme or path (e.g. 192.168.1.20 or cam.lan:8080)',
-        );
-      const { username, password, name } = req.body;
-      const device = setup.add({ host, username, password, name: name ?? null }, subjectOf(req));
+      const device = addOf(req.body, setup, subjectOf(req));
       return reply.code(201).header('location', `/v1/devices/${device.id}`).send(presentDevice(device));
     },
   );
@@ -182,13 +194,43 @@ export const deviceSetupRoutes: FastifyPluginAsyncTypebox<DeviceSetupRoutesOptio
   );
 };
 
+type AddJson = Static<typeof AddBody>;
 type PatchJson = Static<typeof PatchBody>;
+
+/** Adds the camera the body describes, either kind: which fields go together, 400 naming the one at fault. */
+function addOf(b: AddJson, setup: DeviceSetup, by: string): Device {
+  if (b.address !== undefined && b.rtsp_url !== undefined)
+    throw badRequest('body field rtsp_url is not taken with address: give one, the ONVIF address or the RTSP URL');
+  if (b.rtsp_url !== undefined) {
+    if (b.name === undefined)
+      throw badRequest('body field name is required with rtsp_url: an RTSP URL does not tell what the camera is');
+    if (b.password !== undefined && b.username === undefined)
+      throw badRequest('body field username is required with password');
+    const { rtsp_url: url, sub_rtsp_url: subUrl, username, password, name } = b;
+    return setup.addRtsp(
+      { url, subUrl: subUrl ?? null, username: username ?? null, password: password ?? null, name },
+      by,
+    );
+  }
+  if (b.address === undefined)
+    throw badRequest('body field address is required (or rtsp_url, for a plain RTSP camera)');
+  if (b.sub_rtsp_url !== undefined)
+    throw badRequest('body field sub_rtsp_url is not taken with address: ONVIF tells the gateway the streams');
+  const host = parseCameraAddress(b.address);
+  if (host === null)
+    throw badRequest(
+      'body field address must be host[:port] of the camera: a name or an IP address, no scheme or path (e.g. 192.168.1.20 or cam.lan:8080)',
+    );
+  if (b.username === undefined) throw badRequest('body field username is required');
+  if (b.password === undefined) throw badRequest('body field password is required');
+  return setup.add({ host, username: b.username, password: b.password, name: b.name ?? null }, by);
+}
 
 /** The body as a change in the gateway's terms, checked further than the schema can: 400 naming the field. */
 function patchOf(b: PatchJson): SettingsPatch {
   if (Object.keys(b).length === 0)
     throw badRequest(
-      'the body names no setting to change (name, username and password, enabled, recording, detection, motion_mask, zones)',
+      'the body names no setting to change (name, username and password, enabled, recording, detection, motion_mask, zones, rtsp_url, sub_rtsp_url)',
     );
   if ((b.username === undefined) !== (b.password === undefined))
     throw badRequest(
@@ -198,6 +240,14 @@ function patchOf(b: PatchJson): SettingsPatch {
     ...(b.name !== undefined ? { name: b.name } : {}),
     ...(b.username !== undefined && b.password !== undefined
       ? { account: { username: b.username, password: b.password } }
+      : {}),
+    ...(b.rtsp_url !== undefined || b.sub_rtsp_url !== undefined
+      ? {
+          streams: {
+            ...(b.rtsp_url !== undefined ? { main: b.rtsp_url } : {}),
+            ...(b.sub_rtsp_url !== undefined ? { sub: b.sub_rtsp_url } : {}),
+          },
+        }
       : {}),
     ...(b.enabled !== undefined ? { enabled: b.enabled } : {}),
     ...(b.recording !== undefined ? { recording: b.recording } : {}),

@@ -1,6 +1,7 @@
 import type { BaseLogger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { Config } from '../../config/schema.js';
+import type { EventBus } from '../../domain/bus.js';
 import type { StreamProfile } from '../../domain/types.js';
 import type { TicketSigner } from '../ticket.js';
 import { registerRelayMetrics } from './metrics.js';
@@ -31,6 +32,8 @@ export async function createRelay(
   deps: {
     locate: (deviceId: string, profile: StreamProfile) => CameraSource | null;
     tickets: TicketSigner;
+    /** A camera given a new stream URL (camera.settings with rtsp_urls): its sessions open again there. */
+    bus: EventBus;
     registry: Registry;
     logger: BaseLogger;
   },
@@ -38,6 +41,9 @@ export async function createRelay(
 ): Promise<Relay> {
   const streams = new RelayStreams({ locate: deps.locate, logger: deps.logger, idleCloseS: config.rtsp.idle_close_s });
   defer(() => streams.close());
+  deps.bus.on('camera.settings', (e) => {
+    if (e.fields.includes('rtsp_urls')) streams.reopen(e.deviceId);
+  });
   // This box's readers dial loopback when the relay listens on all addresses, else the address it
   // is bound to.
   const ownHost = config.rtsp.host === '0.0.0.0' || config.rtsp.host === '::' ? '127.0.0.1' : config.rtsp.host;

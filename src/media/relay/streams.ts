@@ -70,7 +70,9 @@ class Stream implements StreamHandle {
 
   constructor(
     readonly key: string,
-    private readonly source: CameraSource,
+    private source: CameraSource,
+    /** Where the stream is now: read again at each reconnection, so a camera given a new URL is followed. */
+    private readonly locate: () => CameraSource | null,
     private readonly opts: StreamsOptions,
     private readonly onGone: (s: Stream) => void,
   ) {
@@ -102,6 +104,11 @@ class Stream implements StreamHandle {
   }
 
   private async connect(first: boolean): Promise<void> {
+    if (!first) {
+      const now = this.locate();
+      if (!now) throw new StreamUnavailableError(`${this.key} has no stream now`);
+      this.source = now;
+    }
     // onClose can fire during open() (a failed handshake), before `up` is assigned.
     let opened: UpstreamSession | null = null;
     const up = await UpstreamSession.open({
@@ -178,6 +185,16 @@ class Stream implements StreamHandle {
       });
     }, wait);
     this.retryTimer.unref();
+  }
+
+  /**
+   * Another stream now stands for this one (the camera was given a new URL): its readers are told
+   * to go, since their decoders were set up for what the old one sent, and the session ends; the
+   * next reader opens the new one.
+   */
+  replace(reason: string): void {
+    this.fanout?.evictAll(reason);
+    this.close();
   }
 
   startOfNextReader(): TrackStart[] {
@@ -268,15 +285,21 @@ export class RelayStreams {
     if (!stream) {
       const source = this.opts.locate(deviceId, profile);
       if (!source) throw new StreamUnavailableError(`device ${deviceId} has no ${profile} stream`);
-      stream = new Stream(key, source, this.opts, (s) => {
-        if (this.streams.get(s.key) !== s) return;
-        this.streams.delete(s.key);
-        const gone = { cameraSessions: 0, readers: 0, delivered: 0, dropped: 0, evicted: 0 };
-        addFanOutStats(gone, s);
-        this.closedTotals.delivered += gone.delivered;
-        this.closedTotals.dropped += gone.dropped;
-        this.closedTotals.evicted += gone.evicted;
-      });
+      stream = new Stream(
+        key,
+        source,
+        () => this.opts.locate(deviceId, profile),
+        this.opts,
+        (s) => {
+          if (this.streams.get(s.key) !== s) return;
+          this.streams.delete(s.key);
+          const gone = { cameraSessions: 0, readers: 0, delivered: 0, dropped: 0, evicted: 0 };
+          addFanOutStats(gone, s);
+          this.closedTotals.delivered += gone.delivered;
+          this.closedTotals.dropped += gone.dropped;
+          this.closedTotals.evicted += gone.evicted;
+        },
+      );
       this.streams.set(key, stream);
       stream.ready.catch((err: Error) => {
         this.opts.logger.warn({ stream: key, err: err.message }, 'camera stream could not be opened');
@@ -291,6 +314,15 @@ export class RelayStreams {
     // Nobody may attach after all (the DESCRIBE was the only request): close when idle.
     if (stream.fanout?.readerCount === 0) stream.armIdleClose();
     return stream;
+  }
+
+  /**
+   * The camera's address changed (a plain RTSP camera given a new URL): its open sessions end and
+   * their readers are evicted (the recorder and viewers come back, and get the new stream).
+   */
+  reopen(deviceId: string): void {
+    for (const [key, stream] of [...this.streams])
+      if (key.startsWith(`${deviceId}/`)) stream.replace("the camera's stream URL changed");
   }
 
   /** The shared stream of a device profile if it is open now (never opens one). */

@@ -1,4 +1,6 @@
 import { connect, type Socket } from 'node:net';
+import { connect as tlsConnect } from 'node:tls';
+import { RTSP_DEFAULT_PORTS, rtspUrlForDisplay } from '../../domain/rtsp-url.js';
 import type { BaseLogger } from 'pino';
 import {
   answerChallenge,
@@ -31,7 +33,7 @@ export interface UpstreamTrack {
 }
 
 export interface UpstreamOptions {
-  /** rtsp://host[:port]/path; credentials in the URL are ignored (give them below). */
+  /** rtsp://host[:port]/path, or rtsps:// (TLS); credentials in the URL are ignored (give them below). */
   url: string;
   username: string | null;
   password: string | null;
@@ -75,29 +77,35 @@ export class UpstreamSession {
 
   /** Connects, DESCRIBEs, SETUPs every track over TCP and PLAYs. */
   static async open(opts: UpstreamOptions): Promise<UpstreamSession> {
-    const url = new URL(opts.url);
-    url.username = '';
-    url.password = '';
-    const timeoutMs = opts.timeoutMs ?? 10_000;
-    const socket = await new Promise<Socket>((resolve, reject) => {
-      const s = connect({ host: url.hostname, port: Number(url.port || 554), noDelay: true });
-      const timer = setTimeout(() => {
-        s.destroy();
-        reject(new UpstreamError(`no connection to ${url.host} within ${timeoutMs} ms`, 'unreachable'));
-      }, timeoutMs);
-      s.once('connect', () => {
-        clearTimeout(timer);
-        resolve(s);
-      });
-      s.once('error', (err) => {
-        clearTimeout(timer);
-        reject(new UpstreamError(`cannot connect to ${url.host}: ${err.message}`, 'unreachable'));
-      });
-    });
-    const up = new UpstreamSession(socket, opts, url);
+    const up = new UpstreamSession(await dial(opts), opts, withoutCredentials(opts.url));
     up.attach();
+    await up.run(() => up.handshake());
+    return up;
+  }
+
+  /**
+   * What the camera says of the stream (OPTIONS and DESCRIBE, as open() begins), then the
+   * connection is closed: no session is set up at the camera. Throws the UpstreamError open() would.
+   */
+  static async describe(
+    opts: Pick<UpstreamOptions, 'url' | 'username' | 'password' | 'logger' | 'timeoutMs'>,
+  ): Promise<SdpSession> {
+    const full: UpstreamOptions = { ...opts, onPacket: () => undefined, onClose: () => undefined };
+    const up = new UpstreamSession(await dial(full), full, withoutCredentials(opts.url));
+    up.attach();
+    const sdp = await up.run(async () => {
+      await up.request('OPTIONS', up.url.href);
+      const described = await up.request('DESCRIBE', up.url.href, { Accept: 'application/sdp' });
+      return parseSdp(described.body);
+    });
+    up.close();
+    return sdp;
+  }
+
+  /** A step of the handshake; a failure closes the session and is thrown as one error with its kind. */
+  private async run<T>(step: () => Promise<T>): Promise<T> {
     try {
-      await up.handshake();
+      return await step();
     } catch (err) {
       // One error, with a kind, for both the close report and the caller (a malformed SDP or
       // header is the camera's protocol fault).
@@ -105,10 +113,9 @@ export class UpstreamSession {
         err instanceof UpstreamError
           ? err
           : new UpstreamError(err instanceof Error ? err.message : String(err), 'protocol');
-      up.close(failure);
+      this.close(failure);
       throw failure;
     }
-    return up;
   }
 
   private get timeoutMs(): number {
@@ -174,7 +181,10 @@ export class UpstreamSession {
         reject(new UpstreamError(`${method} got no answer within ${this.timeoutMs} ms`, 'stalled'));
       }, this.timeoutMs);
       this.pending.set(cseq, { resolve, reject, timer });
-      this.opts.logger.debug({ camera: this.url.host, method, uri, cseq }, 'camera RTSP request');
+      this.opts.logger.debug(
+        { camera: this.url.host, method, uri: rtspUrlForDisplay(uri), cseq },
+        'camera RTSP request',
+      );
       this.socket.write(formatRequest({ method, uri, version: 'RTSP/1.0', headers, body: Buffer.alloc(0) }));
     });
   }
@@ -317,6 +327,46 @@ export class UpstreamSession {
     setTimeout(() => this.socket.destroy(), 1000).unref();
     this.opts.onClose(reason);
   }
+}
+
+/** The URL requests name: credentials never go in one (they are answered to a challenge). */
+function withoutCredentials(text: string): URL {
+  const url = new URL(text);
+  url.username = '';
+  url.password = '';
+  return url;
+}
+
+/**
+ * The connection to the camera: TCP, or TLS for rtsps://. A camera's certificate is self-signed,
+ * so it is not verified: TLS keeps the stream and the login from being read on the wire, while
+ * the camera is known by the address its owner gave (as for rtsp://).
+ */
+function dial(opts: Pick<UpstreamOptions, 'url' | 'timeoutMs'>): Promise<Socket> {
+  const url = withoutCredentials(opts.url);
+  const secure = url.protocol === 'rtsps:';
+  // RTSP is not a scheme the URL parser knows: an IPv6 host keeps its brackets.
+  const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
+  const port = Number(url.port || (secure ? RTSP_DEFAULT_PORTS['rtsps:'] : RTSP_DEFAULT_PORTS['rtsp:']));
+  const timeoutMs = opts.timeoutMs ?? 10_000;
+  return new Promise<Socket>((resolve, reject) => {
+    const s: Socket = secure
+      ? tlsConnect({ host, port, rejectUnauthorized: false })
+      : connect({ host, port, noDelay: true });
+    const timer = setTimeout(() => {
+      s.destroy();
+      reject(new UpstreamError(`no connection to ${url.host} within ${timeoutMs} ms`, 'unreachable'));
+    }, timeoutMs);
+    s.once(secure ? 'secureConnect' : 'connect', () => {
+      clearTimeout(timer);
+      s.setNoDelay(true);
+      resolve(s);
+    });
+    s.once('error', (err: Error) => {
+      clearTimeout(timer);
+      reject(new UpstreamError(`cannot connect to ${url.host}: ${err.message}`, 'unreachable'));
+    });
+  });
 }
 
 /**

@@ -102,8 +102,8 @@ describe('POST /v1/devices', () => {
   });
 
   it.each([
-    ['a plain RTSP camera', { rtsp_url: 'rtsp://10.0.0.5/stream' }, /rtsp_url: plain RTSP cameras cannot be added yet/],
     ['no address', { username: 'a', password: 'b' }, /address is required/],
+    ['an ONVIF camera without its password', { address: '10.0.0.5', username: 'a' }, /password is required/],
     ['an address with a scheme', { address: 'http://10.0.0.5', username: 'a', password: 'b' }, /host\[:port\]/],
     ['an address with a path', { address: '10.0.0.5/onvif', username: 'a', password: 'b' }, /host\[:port\]/],
     ['port 0', { address: '10.0.0.5:0', username: 'a', password: 'b' }, /host\[:port\]/],
@@ -397,5 +397,207 @@ describe('a camera of the config file', () => {
     const res = await patch(id, { zones: [{ name: 'gate', polygon: square, required: true }] });
     expect(res.status, res.text).toBe(200);
     expect((res.json() as Device).settings.source.zones).toBe('app');
+  });
+});
+
+// Plain RTSP cameras (rtsp_url) as the API takes them: nothing listens at their URLs here (loopback
+// port 9: refused at once), so they stay offline; device-setup-rtsp.test.ts has a real camera.
+describe('a plain RTSP camera (rtsp_url)', () => {
+  const SECRET = 'Sh3d-secret!';
+  const URL_WITH_ACCOUNT = `rtsp://admin:${encodeURIComponent(SECRET)}@127.0.0.1:9/stream1`;
+  let id: string;
+
+  async function add(body: Record<string, unknown>) {
+    return t.request('/v1/devices', { method: 'POST', headers: await admin(), body });
+  }
+
+  it('is added by its URL: 201 Device, source rtsp, the URL shown without its account, the password sealed', async () => {
+    const res = await add({ rtsp_url: URL_WITH_ACCOUNT, sub_rtsp_url: 'rtsp://127.0.0.1:9/stream2', name: 'Shed' });
+    expect(res.status, res.text).toBe(201);
+    const device = res.json() as Device;
+    id = device.id;
+    expect(res.headers.location).toBe(`/v1/devices/${id}`);
+    expect(device).toMatchObject({
+      name: 'Shed',
+      status: 'offline',
+      source: 'rtsp',
+      address: '127.0.0.1:9',
+      rtsp_url: 'rtsp://127.0.0.1:9/stream1',
+      sub_rtsp_url: 'rtsp://127.0.0.1:9/stream2',
+      ptz: null,
+      settings: { username: 'admin', has_password: true, source: { name: 'app', account: 'app' } },
+    });
+    for (const text of [res.text, JSON.stringify((await getDevice(id)).device)]) {
+      expect(text).not.toContain(SECRET);
+      expect(text).not.toContain(encodeURIComponent(SECRET));
+    }
+    // The ONVIF cameras say what they are too.
+    const listed = (await t.request('/v1/devices', { headers: await admin() })).json() as { data: Device[] };
+    expect(listed.data.find((d) => d.name === 'Gate')).toMatchObject({ source: 'onvif', rtsp_url: null });
+    await expect.poll(() => logLines.some((l) => l.includes('RTSP camera added'))).toBe(true);
+    expect(logLines.join('\n')).not.toContain(SECRET);
+    expect(logLines.join('\n')).not.toContain(encodeURIComponent(SECRET));
+  });
+
+  it('answers every control action 409 not_supported, saying why', async () => {
+    for (const body of [
+      { action: 'reboot' },
+      { action: 'sync_time' },
+      { action: 'ptz_stop' },
+      { action: 'ptz_home' },
+    ]) {
+      const res = await t.request(`/v1/devices/${id}/control`, { method: 'POST', headers: await admin(), body });
+      expect(res.status, res.text).toBe(409);
+      expect(res.json()).toMatchObject({
+        error: 'not_supported',
+        error_description: expect.stringMatching(/added by its RTSP address: the gateway only reads its video/),
+      });
+    }
+  });
+
+  it('refuses a second camera with the same URL, however spelled (409), adding nothing', async () => {
+    const headers = await admin();
+    const before = (await t.request('/v1/devices', { headers })).text;
+    for (const rtsp_url of [
+      'rtsp://127.0.0.1:9/stream1',
+      'RTSP://other:x@127.0.0.1:9/stream1',
+      'rtsp://127.0.0.1:9/stream2',
+    ]) {
+      const res = await add({ rtsp_url, name: 'Again' });
+      expect(res.status, res.text).toBe(409);
+      expect(res.json()).toMatchObject({
+        error: 'conflict',
+        error_description: expect.stringMatching(/already known/),
+      });
+    }
+    expect((await t.request('/v1/devices', { headers })).text).toBe(before);
+  });
+
+  const relay = () => t.gw.relayPort;
+  it.each([
+    [
+      'an http:// URL',
+      () => ({ rtsp_url: 'http://10.0.0.5/stream', name: 'x' }),
+      /body field rtsp_url must start with rtsp:\/\/ or rtsps:\/\//,
+    ],
+    ['a URL without a host', () => ({ rtsp_url: 'rtsp:///stream', name: 'x' }), /body field rtsp_url names no host/],
+    [
+      'a URL with blanks',
+      () => ({ rtsp_url: 'rtsp://10.0.0.5/my stream', name: 'x' }),
+      /body field rtsp_url holds blanks/,
+    ],
+    ['port 0', () => ({ rtsp_url: 'rtsp://10.0.0.5:0/s', name: 'x' }), /body field rtsp_url has a port out of/],
+    [
+      'a URL of 2049 characters',
+      () => ({ rtsp_url: `rtsp://10.0.0.5/${'a'.repeat(2033)}`, name: 'x' }),
+      /body field rtsp_url must not have more than 2048 characters/,
+    ],
+    [
+      'an account in the URL and in username and password',
+      () => ({ rtsp_url: 'rtsp://a:b@10.0.0.5/s', username: 'a', password: 'b', name: 'x' }),
+      /body field rtsp_url holds a username and password, and username and password are given too/,
+    ],
+    [
+      'another account in the sub stream URL',
+      () => ({ rtsp_url: 'rtsp://a:b@10.0.0.5/s', sub_rtsp_url: 'rtsp://a:c@10.0.0.5/t', name: 'x' }),
+      /body field sub_rtsp_url holds another username or password than rtsp_url/,
+    ],
+    [
+      "the gateway's own relay",
+      () => ({ rtsp_url: `rtsp://127.0.0.1:${relay()}/live/abc`, name: 'x' }),
+      /body field rtsp_url points at this gateway's own RTSP relay/,
+    ],
+    [
+      "the relay's port on localhost",
+      () => ({ rtsp_url: `rtsp://localhost:${relay()}/x`, name: 'x' }),
+      /own RTSP relay/,
+    ],
+    [
+      'the relay by another spelling of loopback',
+      () => ({ rtsp_url: `rtsp://127.1:${relay()}/x`, name: 'x' }),
+      /own RTSP relay/,
+    ],
+    ['the relay over IPv6 loopback', () => ({ rtsp_url: `rtsp://[::1]:${relay()}/x`, name: 'x' }), /own RTSP relay/],
+    [
+      'the relay as its sub stream',
+      () => ({ rtsp_url: 'rtsp://10.0.0.5/s', sub_rtsp_url: `rtsp://127.0.0.1:${relay()}/x`, name: 'x' }),
+      /body field sub_rtsp_url points at this gateway's own RTSP relay/,
+    ],
+    ['no name', () => ({ rtsp_url: 'rtsp://10.0.0.5/s' }), /body field name is required with rtsp_url/],
+    ['a blank name', () => ({ rtsp_url: 'rtsp://10.0.0.5/s', name: '  ' }), /body field name/],
+    [
+      'a password without a username',
+      () => ({ rtsp_url: 'rtsp://10.0.0.5/s', password: 'p', name: 'x' }),
+      /body field username is required with password/,
+    ],
+    [
+      'both an address and an RTSP URL',
+      () => ({ address: '10.0.0.5', rtsp_url: 'rtsp://10.0.0.5/s', username: 'a', password: 'b' }),
+      /body field rtsp_url is not taken with address/,
+    ],
+    [
+      'a sub stream URL with an ONVIF address',
+      () => ({ address: '10.0.0.5', sub_rtsp_url: 'rtsp://10.0.0.5/s', username: 'a', password: 'b' }),
+      /body field sub_rtsp_url is not taken with address/,
+    ],
+    ['a number for the URL', () => ({ rtsp_url: 554, name: 'x' }), /body field rtsp_url/],
+  ])('answers 400 for %s, adding nothing', async (_what, body, message) => {
+    const headers = await admin();
+    const before = (await t.request('/v1/devices', { headers })).text;
+    const res = await add(body());
+    expect(res.status, res.text).toBe(400);
+    expect(res.json()).toMatchObject({ error: 'invalid_request', error_description: expect.stringMatching(message) });
+    expect((await t.request('/v1/devices', { headers })).text).toBe(before);
+  });
+
+  it('PATCH changes its settings and URLs, checked as when it was added; a refusal changes nothing', async () => {
+    const moved = await patch(id, {
+      name: 'Shed door',
+      recording: 'off',
+      rtsp_url: 'rtsp://127.0.0.1:9/main',
+      sub_rtsp_url: null,
+    });
+    expect(moved.status, moved.text).toBe(200);
+    expect(moved.json()).toMatchObject({
+      name: 'Shed door',
+      rtsp_url: 'rtsp://127.0.0.1:9/main',
+      sub_rtsp_url: null,
+      settings: { recording: 'off', username: 'admin', has_password: true },
+    });
+    const before = (await getDevice(id)).device;
+    for (const [body, message] of [
+      [{ rtsp_url: 'rtsps://' }, /body field rtsp_url/],
+      [{ rtsp_url: `rtsp://127.0.0.1:${relay()}/x` }, /body field rtsp_url points at this gateway's own RTSP relay/],
+      [{ sub_rtsp_url: 'ftp://127.0.0.1/x' }, /body field sub_rtsp_url must start with rtsp/],
+      [
+        { rtsp_url: 'rtsp://u:p@127.0.0.1:9/main', username: 'u', password: 'p' },
+        /body field rtsp_url holds a username and password, and username and password are given too/,
+      ],
+    ] as const) {
+      const res = await patch(id, body);
+      expect(res.status, res.text).toBe(400);
+      expect(res.json()).toMatchObject({ error: 'invalid_request', error_description: expect.stringMatching(message) });
+    }
+    expect((await getDevice(id)).device).toEqual(before);
+  });
+
+  it('PATCH refuses stream URLs for an ONVIF camera (400), changing nothing', async () => {
+    const gate = await fileDeviceId();
+    const before = (await getDevice(gate)).device;
+    const res = await patch(gate, { rtsp_url: 'rtsp://10.0.0.5/s' });
+    expect(res.status, res.text).toBe(400);
+    expect(res.json()).toMatchObject({
+      error_description: expect.stringMatching(/body field rtsp_url is only for a camera added by its RTSP address/),
+    });
+    expect((await getDevice(gate)).device).toEqual(before);
+  });
+
+  it('DELETE removes it (204); added again by its URL, it comes back under its id', async () => {
+    const del = await t.request(`/v1/devices/${id}`, { method: 'DELETE', headers: await admin() });
+    expect(del.status, del.text).toBe(204);
+    expect((await getDevice(id)).status).toBe(404);
+    const again = await add({ rtsp_url: 'rtsp://127.0.0.1:9/main', name: 'Shed' });
+    expect(again.status, again.text).toBe(201);
+    expect(again.json()).toMatchObject({ id, source: 'rtsp', settings: { username: null, has_password: false } });
   });
 });

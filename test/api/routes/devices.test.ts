@@ -46,6 +46,9 @@ describe('GET /v1/devices', () => {
       firmware_version: '1.0.0',
       last_seen_at: new Date(base + 5).toISOString(),
       address: null,
+      source: 'onvif',
+      rtsp_url: null,
+      sub_rtsp_url: null,
       settings: DEFAULT_SETTINGS_JSON,
       ptz: null,
     });

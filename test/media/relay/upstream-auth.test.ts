@@ -1,15 +1,24 @@
+import { once } from 'node:events';
+import { rmSync } from 'node:fs';
+import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
+import { createServer as createTlsServer } from 'node:tls';
 import { pino } from 'pino';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { loadTlsCredentials } from '../../../src/api/tls.js';
+import { probeCameraStream } from '../../../src/media/relay/probe.js';
 import { UpstreamSession } from '../../../src/media/relay/upstream.js';
+import { SecretBox } from '../../../src/platform/secret-box.js';
 import { UpstreamError } from '../../../src/media/relay/errors.js';
 import { readRtpHeader } from '../../../src/media/rtp.js';
 import { parseTransport } from '../../../src/media/rtsp/index.js';
 import { AuthCamera, type AcceptedAuth, type AuthCameraOptions, type AuthScheme } from '../../support/auth-camera.js';
 import { captureRtp } from '../../support/rtp-capture.js';
+import { tempDir } from '../../support/temp-dir.js';
 
 // The relay's camera-side client logging in with each scheme cameras use. gst-rtsp-server (see
 // upstream.test.ts) only offers Digest MD5, so these run against test/support/auth-camera.ts,
-// which checks the credentials with the project's own verifier and records what it accepted.
+// which checks the credentials with the project's own verifier and records what it accepted. Also
+// the health check of a plain RTSP camera (DESCRIBE only) and rtsps:// (TLS) to such a camera.
 
 const logger = pino({ level: 'silent' });
 const USERNAME = 'admin';
@@ -259,3 +268,105 @@ describe('UpstreamSession transport', () => {
     });
   }
 });
+
+describe("probeCameraStream (a plain RTSP camera's health check)", () => {
+  const probe = probeCameraStream({ logger, timeoutMs: 5000 });
+
+  it('is online when the camera describes its stream, and sets up no session there', async () => {
+    const camera = await startCamera({ schemes: ['digest-md5'] });
+    expect(await probe({ url: camera.url, username: USERNAME, password: PASSWORD })).toEqual({
+      status: 'online',
+      reason: null,
+    });
+    expect(camera.requests.map((r) => `${r.method} ${r.status}`)).toEqual([
+      'OPTIONS 401',
+      'OPTIONS 200',
+      'DESCRIBE 200',
+    ]);
+    expect(camera.received().toString('latin1')).not.toContain(PASSWORD);
+  });
+
+  it('is unauthorized with a wrong password or none, offline at a path the camera lacks or where nothing listens', async () => {
+    const camera = await startCamera({ schemes: ['digest-sha256'] });
+    expect(await probe({ url: camera.url, username: USERNAME, password: 'nope' })).toMatchObject({
+      status: 'unauthorized',
+      reason: expect.stringMatching(/refused the credentials/),
+    });
+    expect(await probe({ url: camera.url, username: null, password: null })).toMatchObject({ status: 'unauthorized' });
+    expect(await probe({ url: `${camera.url}/other`, username: USERNAME, password: PASSWORD })).toMatchObject({
+      status: 'offline',
+      reason: expect.stringMatching(/404/),
+    });
+    const closed = createServer();
+    closed.listen(0, '127.0.0.1');
+    await once(closed, 'listening');
+    const { port } = closed.address() as AddressInfo;
+    await new Promise((r) => closed.close(r));
+    expect(await probe({ url: `rtsp://127.0.0.1:${port}/live`, username: null, password: null })).toMatchObject({
+      status: 'offline',
+      reason: expect.stringMatching(/cannot connect/),
+    });
+  });
+
+  it('opens an rtsps:// stream over TLS, the camera taken with its self-signed certificate', async () => {
+    const camera = await startCamera({ schemes: ['digest-sha256'] });
+    const dir = tempDir('eg-rtsps-');
+    const front = await tlsFront(dir, camera);
+    try {
+      const url = `rtsps://127.0.0.1:${front.port}/cam/main`;
+      expect(await probe({ url, username: USERNAME, password: PASSWORD })).toEqual({ status: 'online', reason: null });
+      const rtp: Buffer[] = [];
+      const up = await UpstreamSession.open({
+        url,
+        username: USERNAME,
+        password: PASSWORD,
+        logger,
+        onPacket: (_track, packet) => rtp.push(Buffer.from(packet)),
+        onClose: () => undefined,
+      });
+      sessions.push(up);
+      await expect.poll(() => rtp.length, { timeout: 10_000 }).toBeGreaterThanOrEqual(20);
+      // The probe and the session both came through the TLS front (a plain connection would fail its handshake).
+      expect(front.connections()).toBeGreaterThanOrEqual(2);
+    } finally {
+      await front.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+/** A TLS front for the camera, as a camera serving rtsps:// is: a self-signed certificate (openssl), the bytes passed through. */
+async function tlsFront(
+  dir: string,
+  camera: AuthCamera,
+): Promise<{ port: number; connections: () => number; close: () => Promise<void> }> {
+  const { cert, key } = await loadTlsCredentials({
+    certFile: null,
+    keyFile: null,
+    dataDir: dir,
+    secretBox: SecretBox.openInDir(dir),
+  });
+  const target = new URL(camera.url);
+  let connections = 0;
+  const sockets = new Set<Socket>();
+  const server = createTlsServer({ cert, key }, (client) => {
+    connections++;
+    const inner = connect(Number(target.port), target.hostname);
+    for (const s of [client, inner]) {
+      sockets.add(s);
+      s.on('error', () => undefined);
+      s.on('close', () => sockets.delete(s));
+    }
+    client.pipe(inner).pipe(client);
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  return {
+    port: (server.address() as AddressInfo).port,
+    connections: () => connections,
+    close: async () => {
+      for (const s of sockets) s.destroy();
+      await new Promise((r) => server.close(r));
+    },
+  };
+}

@@ -19,8 +19,9 @@ import type { CameraSettings, Device } from '../types.js';
 
 // One camera set up by an admin: its name, whether the gateway uses it, recording, detection and
 // the account the gateway logs in with (the password never shown), each saved with one PATCH of
-// what changed; its motion mask and zones drawn on its picture; and its removal. What the config
-// file sets is shown read-only: the API refuses to change it.
+// what changed; a plain RTSP camera's stream addresses, read-only; its motion mask and zones drawn
+// on its picture; and its removal. What the config file sets is shown read-only: the API refuses
+// to change it.
 
 const RECORDING: Record<CameraSettings['recording'], string> = {
   events: 'Clips of events',
@@ -53,7 +54,11 @@ export function CameraSettingsScreen(props: { deviceId: string }) {
         <DeviceStatus device={device} />
         <a href={`/cameras/${encodeURIComponent(device.id)}`}>Live view</a>
       </div>
-      {device.address ? <p class="meta">ONVIF address: {device.address}</p> : null}
+      {device.address ? (
+        <p class="meta">
+          {device.source === 'rtsp' ? 'Added by its RTSP address, at' : 'ONVIF address:'} {device.address}
+        </p>
+      ) : null}
       <div class="settings-body">
         {/* Keyed: another camera's settings start from that camera, not from this one's drafts. */}
         <SettingsForm key={device.id} device={device} />
@@ -213,6 +218,7 @@ function SettingsForm(props: { device: Device }) {
           ))}
         </select>
       </Field>
+      {device.source === 'rtsp' ? <StreamAddresses device={device} /> : null}
       <fieldset class="account">
         <legend>The camera&apos;s account</legend>
         <Field {...fieldProps('username', 'Username')}>
@@ -249,6 +255,32 @@ function SettingsForm(props: { device: Device }) {
         </p>
       </div>
     </form>
+  );
+}
+
+/**
+ * A plain RTSP camera's stream addresses, read-only: what the gateway opens (never with the
+ * password, which is kept apart; a parameter that looks like one shows as ***).
+ */
+function StreamAddresses(props: { device: Device }) {
+  const { device } = props;
+  const hint = 'The gateway opens this address itself. Its password is kept apart and never shown.';
+  return (
+    <fieldset class="account" data-testid="stream-addresses">
+      <legend>The camera&apos;s streams</legend>
+      <Field id="setting-rtsp-url" label="RTSP address" hint={hint}>
+        <input {...fieldAria('setting-rtsp-url', { hint })} value={device.rtsp_url ?? ''} readOnly spellcheck={false} />
+      </Field>
+      <Field id="setting-sub-rtsp-url" label="Sub stream address">
+        <input
+          id="setting-sub-rtsp-url"
+          value={device.sub_rtsp_url ?? ''}
+          placeholder="None: the main stream serves for everything"
+          readOnly
+          spellcheck={false}
+        />
+      </Field>
+    </fieldset>
   );
 }
 
