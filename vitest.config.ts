@@ -80,6 +80,7 @@ const INTEGRATION = [
   'test/api/routes/events-camera.test.ts',
   'test/api/routes/live-hls.test.ts',
   'test/api/routes/snapshot.test.ts',
+  'test/api/routes/system-status.test.ts',
   'test/media/mixed-viewers.test.ts',
   'test/media/footage/continuous.test.ts', // also a tmpfs mounted as the footage disk
   'test/media/footage/crash.test.ts', // the built daemon, a tmpfs footage disk

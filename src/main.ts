@@ -14,6 +14,7 @@ import type { Config } from './config/schema.js';
 import { gatewayId } from './daemon/gateway-id.js';
 import { clockSynchronized, reservePort } from './daemon/host.js';
 import { createLogger } from './daemon/process.js';
+import { createSystemFacts } from './daemon/system-facts.js';
 import { createSdNotify, type SdNotify } from './daemon/sd-notify.js';
 import { readMemory, watchMemory } from './daemon/memory-limit.js';
 import { ShutdownStack } from './daemon/shutdown.js';
@@ -125,7 +126,20 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
       { store, tickets, cameras, bus, sync, registry, apiPort: apiPort.port, id, env, log, opts },
       defer,
     );
-    const { hls, webrtc, streams, recording, detection, stills, footage } = media;
+    const { relay, hls, webrtc, streams, recording, detection, stills, footage } = media;
+    // GET /v1/system: each figure from the part that keeps it, read when the owner looks.
+    const system = createSystemFacts(config, {
+      store,
+      clipsDir: recording.storageDir,
+      footage,
+      traffic: (deviceId) => relay.streams.traffic(deviceId, 'main'),
+      viewers: [
+        (deviceId) => relay.server.viewersOf(deviceId),
+        (deviceId) => webrtc.viewersOf(deviceId),
+        (deviceId) => hls.viewersOf(deviceId),
+      ],
+      errors: [(deviceId) => cameras.lastError(deviceId), (deviceId) => relay.streams.lastError(deviceId)],
+    });
 
     const { localIssuer } = auth;
     const oauthClock = opts.oauthClock ? { now: opts.oauthClock } : {};
@@ -166,6 +180,7 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
         memory: () => memory.state(),
         snapshots: stills.snapshots,
         footage,
+        system,
         oauth: localIssuer ? createLocalOAuth(config, { ...oauthDeps, localIssuer }) : null,
       },
       defer,

@@ -1,5 +1,6 @@
 import type { SettingsPatch } from '../domain/camera-settings.js';
 import type { PtzCommand } from '../domain/ptz.js';
+import type { CameraFacts, DiskFacts, HostFacts, ProcessFacts } from '../domain/system-facts.js';
 import type { ControlAction, ControlRequest, Device, StreamProfile, StreamProtocol } from '../domain/types.js';
 
 // What the API asks other parts to do. Implementations are passed in by main.ts.
@@ -63,4 +64,14 @@ export interface DeviceSetup {
   change(deviceId: string, patch: SettingsPatch, by: string): Device;
   /** Stops using the camera. NotFoundError; ConflictError for a camera the config file lists. */
   remove(deviceId: string, by: string): Promise<void>;
+}
+
+/** GET /v1/system: what the gateway knows of its machine, disks and cameras' streams, read at each call. */
+export interface SystemFacts {
+  /** The machine and the daemon's process; CPU shares since the previous call. */
+  machine(): Promise<{ host: HostFacts; process: ProcessFacts }>;
+  /** The disks the gateway writes: data_dir, the clips' directory where it is elsewhere, the footage disk. */
+  storage(): Promise<DiskFacts[]>;
+  /** What the media side measures of a camera now. */
+  camera(deviceId: string): CameraFacts;
 }

@@ -17,7 +17,7 @@ import { authenticate } from './authenticate.js';
 import { ApiError, sendApiError, toApiError } from './errors.js';
 import { useStrictJsonParser } from './json-body.js';
 import { finishOpenApiDocument } from './openapi-document.js';
-import type { DeviceControl, DeviceSetup, DeviceSnapshots, StreamAddresses } from './ports.js';
+import type { DeviceControl, DeviceSetup, DeviceSnapshots, StreamAddresses, SystemFacts } from './ports.js';
 import { alertRoutes, type AlertsStore } from './routes/alerts.js';
 import { deviceRoutes, type DeviceStore } from './routes/devices.js';
 import { deviceSetupRoutes } from './routes/device-setup.js';
@@ -26,6 +26,7 @@ import { liveRoutes, type LiveRoutesOptions } from './routes/live.js';
 import { footageRoutes, type FootageAccess, type FootageRoutesStore } from './routes/footage.js';
 import { recordingRoutes, type RecordingStore } from './routes/recordings.js';
 import { systemRoutes } from './routes/system.js';
+import { systemStatusRoutes } from './routes/system-status.js';
 import { eventRoutes, type EventRoutesOptions } from './routes/events.js';
 import type { DetectorHealth } from '../detect/service.js';
 import { addRouteOnResponse } from './route-hooks.js';
@@ -82,6 +83,8 @@ export interface ApiServerOptions {
    * routes answer 404).
    */
   footage?: FootageAccess | null;
+  /** GET /v1/system (admins); absent: not served. */
+  system?: SystemFacts;
 }
 
 /**
@@ -248,4 +251,6 @@ async function registerRoutes(app: FastifyInstance, opts: ApiServerOptions): Pro
   if (opts.events) await app.register(eventRoutes, opts.events);
   if (opts.web !== null) await app.register(webApp, opts.web ?? { root: DEFAULT_WEB_ROOT });
   if (opts.snapshots) await app.register(snapshotRoutes, { store: opts.store, snapshots: opts.snapshots });
+  if (opts.system)
+    await app.register(systemStatusRoutes, { facts: opts.system, store: opts.store, version: opts.version });
 }

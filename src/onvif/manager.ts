@@ -6,6 +6,7 @@ import { DeviceCommandError, DeviceUnavailableError, NotSupportedError } from '.
 import { newId } from '../domain/ids.js';
 import type { DevicePtz, PtzCommand } from '../domain/ptz.js';
 import { isRtspUrl, rtspUrlForDisplay } from '../domain/rtsp-url.js';
+import type { FailureAt } from '../domain/system-facts.js';
 import type {
   Alert,
   CameraRecord,
@@ -129,6 +130,8 @@ const DISABLED_WAIT_MS = 3_600_000;
 
 export class CameraManager {
   private readonly workers = new Map<DeviceAlias, Worker>(); // by target key
+  /** Each device's last failure to reach or adopt its camera, and when (kept until the stop). */
+  private readonly lastErrors = new Map<string, FailureAt>();
   private stopped = false;
   private readonly random: () => number;
   private readonly ptz: PtzControl;
@@ -219,6 +222,7 @@ export class CameraManager {
    */
   async forget(deviceId: string): Promise<void> {
     await this.ptz.forget(deviceId);
+    this.lastErrors.delete(deviceId);
     const leaving = [...this.workers.entries()].filter(([, w]) => w.deviceId === deviceId);
     for (const [key] of leaving) this.workers.delete(key);
     await Promise.all(leaving.map(([, w]) => this.endWorker(w)));
@@ -339,6 +343,11 @@ export class CameraManager {
     );
   }
 
+  /** Why the camera was last found offline or refusing the gateway, whatever its status now; null: never. */
+  lastError(deviceId: string): FailureAt | null {
+    return this.lastErrors.get(deviceId) ?? null;
+  }
+
   /** Whether the camera's own event subscription (PullPoint) is open now. */
   hasEventSubscription(deviceId: string): boolean {
     for (const w of this.workers.values()) if (w.deviceId === deviceId && w.subscribed) return true;
@@ -411,7 +420,10 @@ export class CameraManager {
       } catch (err) {
         if (w.stopped) break;
         const status: DeviceStatus = err instanceof CameraUnauthorizedError ? 'unauthorized' : 'offline';
-        if (w.deviceId) this.setStatus(w.deviceId, status);
+        if (w.deviceId) {
+          this.setStatus(w.deviceId, status);
+          this.lastErrors.set(w.deviceId, { message: `ONVIF: ${(err as Error).message}`, at: Date.now() });
+        }
         this.opts.logger.warn(
           { deviceId: w.deviceId, url: w.target.url, err: (err as Error).message },
           `camera ${status}`,

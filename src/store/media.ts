@@ -191,6 +191,7 @@ function prepare(db: Database.Database) {
       'SELECT id, started_at, size_bytes, file_name FROM recordings ORDER BY started_at, id',
     ),
     deleteRecording: db.prepare<{ id: string }>('DELETE FROM recordings WHERE id = @id'),
+    recordingBytes: db.prepare<[], number>('SELECT coalesce(sum(size_bytes), 0) FROM recordings').pluck(),
 
     insertEpisode: db.prepare<{
       alertId: string;
@@ -328,6 +329,11 @@ export class MediaRecords {
     return this.sql.recordingFiles
       .all()
       .map((r) => ({ id: r.id, startedAt: r.started_at, sizeBytes: r.size_bytes, fileName: r.file_name }));
+  }
+
+  /** The clips' bytes together (their thumbnails not counted). */
+  recordingBytes(): number {
+    return this.sql.recordingBytes.get() ?? 0;
   }
 
   deleteRecording(id: string): void {

@@ -288,6 +288,11 @@ export class Store {
     return this.media.listRecordingFiles();
   }
 
+  /** The clips' bytes together (their thumbnails not counted). */
+  recordingBytes(): number {
+    return this.media.recordingBytes();
+  }
+
   deleteRecording(id: string): void {
     this.media.deleteRecording(id);
   }

@@ -460,6 +460,20 @@ const PROBES: Probe[] = [
     options: withScope('devices:read'),
     status: 404,
   },
+  {
+    operationId: 'getSystemStatus',
+    what: "a viewer's token",
+    path: '/v1/system',
+    options: withScope('devices:read'),
+    status: 403,
+  },
+  {
+    operationId: 'getSystemStatus',
+    what: 'a query parameter',
+    path: '/v1/system?verbose=1',
+    options: withScope('devices:write'),
+    status: 400,
+  },
   { operationId: 'startHlsSession', what: 'a malformed ticket', path: '/live/not-a-ticket/index.m3u8', status: 404 },
   {
     operationId: 'getHlsSessionFile',

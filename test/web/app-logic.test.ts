@@ -37,6 +37,7 @@ describe('parseRoute', () => {
     expect(parseRoute('/cameras/dev_1/other', '')).toEqual({ screen: 'missing' });
     expect(parseRoute('/events', '?unread=1')).toMatchObject({ screen: 'events' });
     expect(parseRoute('/clips', '?camera=a')).toMatchObject({ screen: 'clips' });
+    expect(parseRoute('/system', '')).toEqual({ screen: 'system' });
     expect(parseRoute('/nowhere', '')).toEqual({ screen: 'missing' });
     expect(parseRoute('/cameras/%E0%A4%A', '')).toEqual({ screen: 'missing' });
   });

@@ -13,6 +13,7 @@ import type {
   Page,
   Recording,
   StreamAddress,
+  SystemStatus,
   TicketedUrl,
 } from './types.js';
 
@@ -173,6 +174,11 @@ export class Api {
 
   thumbnailPath(recordingId: string): string {
     return `/v1/recordings/${encodeURIComponent(recordingId)}/thumbnail`;
+  }
+
+  /** The gateway, its machine, disks and cameras' streams as they are now (devices:write). */
+  system(signal?: AbortSignal): Promise<SystemStatus> {
+    return this.json('/v1/system', signal ? { signal } : undefined);
   }
 
   footageStatus(): Promise<FootageStatus> {

@@ -15,6 +15,7 @@ import { ClipsScreen } from './screens/clips.js';
 import { EventsScreen } from './screens/events.js';
 import { LiveScreen } from './screens/live.js';
 import { SignInScreen } from './screens/signin.js';
+import { SystemScreen } from './screens/system.js';
 import { TimelineScreen } from './screens/timeline.js';
 import type { Device } from './types.js';
 
@@ -255,6 +256,7 @@ function SignedIn(props: {
             ) : null,
           )}
           {scopes.has('recordings:read') ? link('/clips', 'Clips', 'clips') : null}
+          {scopes.has('devices:write') ? link('/system', 'System', 'system') : null}
         </nav>
         <button type="button" class="quiet" onClick={() => void props.session.signOut()}>
           Sign out
@@ -299,6 +301,16 @@ function SignedIn(props: {
             <ClipsScreen params={route.params} />
           ) : (
             <p>Your account may not view clips.</p>
+          )
+        ) : null}
+        {route.screen === 'system' ? (
+          scopes.has('devices:write') ? (
+            <SystemScreen />
+          ) : (
+            <section>
+              <h1>System</h1>
+              <p>Your account may not see the gateway's system status: ask an admin of the gateway.</p>
+            </section>
           )
         ) : null}
         {route.screen === 'missing' ? (

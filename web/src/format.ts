@@ -67,3 +67,19 @@ export function bytesText(bytes: number): string {
   if (bytes < 1e12) return `${(bytes / 1e9).toFixed(1)} GB`;
   return `${(bytes / 1e12).toFixed(2)} TB`;
 }
+
+/** A long span of time in its two largest units: "3 d 4 h", "5 h 12 min", "42 min", "30 s". */
+export function uptimeText(seconds: number): string {
+  const s = Math.max(0, Math.floor(seconds));
+  const d = Math.floor(s / 86_400);
+  const h = Math.floor((s % 86_400) / 3600);
+  const m = Math.floor((s % 3600) / 60);
+  if (d > 0) return `${d} d ${h} h`;
+  if (h > 0) return `${h} h ${m} min`;
+  return m > 0 ? `${m} min` : `${s} s`;
+}
+
+/** Bytes in gigabytes (decimal, as disks are sold), to a tenth. */
+export function gbText(bytes: number): string {
+  return `${(bytes / 1e9).toFixed(1)} GB`;
+}

@@ -8,6 +8,7 @@ type Route =
   | { screen: 'add-camera'; params: URLSearchParams }
   | { screen: 'events'; params: URLSearchParams }
   | { screen: 'clips'; params: URLSearchParams }
+  | { screen: 'system' }
   | { screen: 'missing' };
 
 export function parseRoute(pathname: string, search: string): Route {
@@ -28,6 +29,7 @@ export function parseRoute(pathname: string, search: string): Route {
   }
   if (pathname === '/events') return { screen: 'events', params };
   if (pathname === '/clips') return { screen: 'clips', params };
+  if (pathname === '/system') return { screen: 'system' };
   return { screen: 'missing' };
 }
 

@@ -8,6 +8,7 @@ import type {
 import type { CONTROL_ACTIONS, EVENT_TYPES } from '../../src/domain/types.js';
 import type { SpanSchema } from '../../src/api/routes/footage/spans.js';
 import type { FootageStatusSchema } from '../../src/api/routes/footage/status.js';
+import type { SystemStatusSchema } from '../../src/api/routes/system-status.js';
 
 // The API's shapes, from the same TypeBox schemas that validate and serialise them on the server.
 // Type-only imports: nothing of the server lands in the bundle.
@@ -22,6 +23,10 @@ export type FootageSpan = Static<typeof SpanSchema>;
 export type FootageStatus = Static<typeof FootageStatusSchema>;
 export type CameraFootage = FootageStatus['cameras'][number];
 export type CameraSettings = Device['settings'];
+/** GET /v1/system (admins): the gateway, its machine, disks and cameras' streams. */
+export type SystemStatus = Static<typeof SystemStatusSchema>;
+export type SystemDisk = SystemStatus['storage'][number];
+export type SystemCamera = SystemStatus['cameras'][number];
 // The bodies of PATCH and POST /v1/devices (src/api/routes/device-setup.ts), from the Device's
 // settings: that file's own types cannot be imported here (they need the server's Fastify types).
 /** PATCH /v1/devices/{id}: any of the settings; username and password only together. */

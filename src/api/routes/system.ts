@@ -17,7 +17,8 @@ export interface SystemRoutesOptions {
 export const systemRoutes: FastifyPluginAsyncTypebox<SystemRoutesOptions> = async (app, opts) => {
   // Up or not, nothing more: the API faces the LAN, and a version or uptime tells a stranger what to
   // try. The API listens only once the gateway has started, and answers 503 while it stops
-  // (return503OnClosing). Versions, uptime, clock state and the rest are on the metrics listener.
+  // (return503OnClosing). Versions, uptime, clock state and the rest are on the metrics listener,
+  // and for an admin's token at GET /v1/system (system-status.ts).
   // The detector's state is the exception: whether people are being told apart is what
   // an installer checks after setup; its reason for failing stays in the log. So is a service
   // near its memory limit: the kernel is about to slow it down or stop it (the figures are in

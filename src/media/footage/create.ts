@@ -9,7 +9,13 @@ import type { TicketSigner } from '../ticket.js';
 import { describeDisk } from './disk.js';
 import { FootageFrames, type DecodePicture } from './frames.js';
 import { registerFootageMetrics } from './metrics.js';
-import { FootageRecorder, type FootageStatus, type FootageStore, type FootageStreams } from './service.js';
+import {
+  FootageRecorder,
+  type FootageErrorCause,
+  type FootageStatus,
+  type FootageStore,
+  type FootageStreams,
+} from './service.js';
 
 /** What continuous recording needs of the cameras: which streams each has. */
 export interface FootageCameras {
@@ -37,6 +43,8 @@ export function continuousProfile(
 export interface Footage {
   root: string;
   status(): FootageStatus;
+  /** Why the footage disk takes no writes now; null while it does (FootageRecorder.diskProblem). */
+  diskProblem(): FootageErrorCause | null;
   frames: FootageFrames;
   tickets: Pick<TicketSigner, 'issueFootage' | 'verifyFootage'>;
   /** recording.playback_ttl_s */
@@ -125,5 +133,12 @@ export async function createFootage(
     decode: deps.decode,
   });
   const playbackTtlS = config.recording.playback_ttl_s;
-  return { root: opened.root, status: () => opened.status(), frames, tickets: deps.tickets, playbackTtlS };
+  return {
+    root: opened.root,
+    status: () => opened.status(),
+    diskProblem: () => opened.diskProblem(),
+    frames,
+    tickets: deps.tickets,
+    playbackTtlS,
+  };
 }

@@ -117,6 +117,8 @@ export function errorCause(err: unknown): FootageErrorCause {
 export class FootageRecorder {
   private readonly slots = new Map<string, CameraSlot>();
   private failure: string | null = null;
+  /** What kind of failure `failure` is. */
+  private failureCause: FootageErrorCause | null = null;
   private disk: DiskOf | null = null;
   private lastFree: number | null = null;
   private pendingRows: FootageFile[] = [];
@@ -213,6 +215,11 @@ export class FootageRecorder {
       },
       cameras,
     };
+  }
+
+  /** Why the footage disk takes no writes now (errorCause), null while it does. */
+  diskProblem(): FootageErrorCause | null {
+    return this.failure === null ? null : this.failureCause;
   }
 
   stats(): FootageStats {
@@ -428,6 +435,7 @@ export class FootageRecorder {
     const cause = errorCause(err);
     this.counters.errors[cause]++;
     this.failure = `the footage disk failed (${cause}): ${message}`;
+    this.failureCause = cause;
     this.opts.logger.error({ cause, err: message }, 'continuous recording stopped: the footage disk failed; retrying');
     for (const slot of this.slots.values()) void this.teardown(slot, 'abandon');
     this.scheduleProbe();
@@ -448,7 +456,8 @@ export class FootageRecorder {
       await this.checkDisk();
       await this.prepareDisk();
     } catch (err) {
-      this.failure = `the footage disk is not usable (${errorCause(err)}): ${err instanceof Error ? err.message : String(err)}`;
+      this.failureCause = errorCause(err);
+      this.failure = `the footage disk is not usable (${this.failureCause}): ${err instanceof Error ? err.message : String(err)}`;
       this.scheduleProbe();
       return;
     }

@@ -188,6 +188,11 @@ export class HlsService {
     }
   }
 
+  /** Viewers' sessions of the device's streams. */
+  viewersOf(deviceId: string): number {
+    return this.sessions.viewersOf(deviceId, this.now());
+  }
+
   stats(): HlsServiceStats {
     let bytes = 0;
     let evicted = this.closedEvictions;

@@ -40,6 +40,13 @@ export class HlsSessions {
     return this.sessions.size;
   }
 
+  /** Sessions of the device's streams not ended or idle at `now`. */
+  viewersOf(deviceId: string, now: number): number {
+    let n = 0;
+    for (const s of this.sessions.values()) if (s.deviceId === deviceId && !this.over(s, now)) n++;
+    return n;
+  }
+
   /** The ticket's live session (marked as seen), else a new one; null when maxSessions are open. */
   start(
     ticket: string,

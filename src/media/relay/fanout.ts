@@ -2,6 +2,7 @@ import { h264StartsKeyframe, h265StartsKeyframe } from '../h26x.js';
 import { senderReportLength } from '../rtcp.js';
 import { roll, rtpTimeAt, secondsAt, senderReportAnchor, type ClockAnchor } from '../rtp-clock.js';
 import { createRtpHeader, readRtpHeaderInto } from '../rtp.js';
+import { TrafficMeter } from './traffic.js';
 
 // One camera stream, many readers (LAN viewers and the recorder). The camera session feeds packets
 // in once and the same Buffer goes to every reader: the upstream hands views into its socket reads,
@@ -90,6 +91,8 @@ export class FanOut {
   private readonly now: () => number;
   private readonly startsKeyframe: (b: Buffer, o: number, l: number) => boolean;
   readonly stats: FanOutStats = { readers: 0, gopPackets: 0, gopBytes: 0, delivered: 0, dropped: 0, evicted: 0 };
+  /** Bytes and pictures the camera sent, per second (the System screen's bitrate and frame rate). */
+  readonly traffic = new TrafficMeter();
 
   constructor(private readonly opts: FanOutOptions) {
     this.maxGopBytes = opts.maxGopBytes ?? 8 * 1024 * 1024;
@@ -229,10 +232,15 @@ export class FanOut {
   push(track: number, packet: Buffer): void {
     if (!readRtpHeaderInto(packet, this.header)) return;
     const rtpTime = this.header.timestamp;
+    const now = this.now();
+    let newPicture = false;
     if (track === this.opts.videoTrack) {
+      // The packets of one picture share its RTP timestamp; the first with a new one starts the next.
+      newPicture = rtpTime !== this.lastVideoRtpTime;
       this.lastVideoRtpTime = rtpTime;
       this.lastVideoSsrc = this.header.ssrc;
     }
+    this.traffic.count(packet.length, newPicture, now);
     const playClock = this.playClocks?.[track];
     if (playClock) roll(playClock, rtpTime);
     const srClock = this.srClocks[track];
@@ -260,7 +268,6 @@ export class FanOut {
     this.stats.gopPackets = this.gop.length;
     this.stats.gopBytes = this.gopBytes;
 
-    const now = this.now();
     for (const state of this.readers.values()) {
       const behind = state.reader.pendingBytes() > this.maxPendingBytes;
       if (behind) {

@@ -49,6 +49,8 @@ export interface RelayServer {
   readonly udpPorts: [number, number];
   readonly connections: number;
   stats(): RelayServerStats;
+  /** RTSP sessions playing the device's streams for viewers (the recorder's and this box's other readers' not counted). */
+  viewersOf(deviceId: string): number;
   close(): Promise<void>;
 }
 
@@ -143,6 +145,7 @@ export async function startRelayServer(opts: RelayServerOptions): Promise<RelayS
       sessions: sessions.counts(),
       refused: { per_address_limit: tooMany.total },
     }),
+    viewersOf: (deviceId) => sessions.viewersOf(deviceId),
     close: async () => {
       sessions.close();
       tooMany.close();

@@ -65,6 +65,13 @@ export class RelaySessions {
     return { tcp, udp: this.byId.size - tcp, playing };
   }
 
+  /** Sessions playing the device's streams for viewers on the LAN (not this box's own readers). */
+  viewersOf(deviceId: string): number {
+    let n = 0;
+    for (const s of this.byId.values()) if (s.deviceId === deviceId && s.detach && !s.unlimited) n++;
+    return n;
+  }
+
   /** `limited`: false for the box's own addresses (the recorder has one session per camera). */
   create(
     init: Omit<RelaySession, 'id' | 'startedAt' | 'lastSeen' | 'detach' | 'tracks'>,

@@ -2,8 +2,10 @@ import type { BaseLogger } from 'pino';
 import { backoffMs } from '../../domain/backoff.js';
 import { formatSdp, mediaCodecs } from '../sdp.js';
 import { rewriteForRelay } from './sdp-rewrite.js';
+import type { FailureAt } from '../../domain/system-facts.js';
 import type { StreamProfile } from '../../domain/types.js';
 import { FanOut, type FanOutReader, type TrackStart } from './fanout.js';
+import type { TrafficRate } from './traffic.js';
 import { UpstreamSession } from './upstream.js';
 import { StreamUnavailableError, type UpstreamError } from './errors.js';
 
@@ -75,6 +77,8 @@ class Stream implements StreamHandle {
     private readonly locate: () => CameraSource | null,
     private readonly opts: StreamsOptions,
     private readonly onGone: (s: Stream) => void,
+    /** The camera session failed: it could not be opened, or it was lost. */
+    private readonly onError: (err: Error) => void,
   ) {
     this.ready = this.firstConnect();
   }
@@ -168,6 +172,7 @@ class Stream implements StreamHandle {
     if (this.upstream !== up || this.closed) return;
     this.upstream = null;
     this.opts.logger.warn({ stream: this.key, err: err.message }, 'camera stream lost; reconnecting');
+    this.onError(err);
     this.scheduleRetry();
   }
 
@@ -181,6 +186,7 @@ class Stream implements StreamHandle {
       if (this.closed) return;
       this.connect(false).catch((e: Error) => {
         this.opts.logger.debug({ stream: this.key, err: e.message }, 'camera stream retry failed');
+        this.onError(e);
         if (!this.closed) this.scheduleRetry();
       });
     }, wait);
@@ -273,6 +279,8 @@ function addFanOutStats(into: RelayStreamsStats, stream: Stream): void {
 
 export class RelayStreams {
   private readonly streams = new Map<string, Stream>();
+  /** Each device's last stream failure (one entry per camera that had a stream; kept until the stop). */
+  private readonly lastErrors = new Map<string, FailureAt>();
   /** Packet counts of streams already closed, so the totals only grow (Prometheus counters). */
   private readonly closedTotals = { delivered: 0, dropped: 0, evicted: 0 };
 
@@ -285,6 +293,8 @@ export class RelayStreams {
     if (!stream) {
       const source = this.opts.locate(deviceId, profile);
       if (!source) throw new StreamUnavailableError(`device ${deviceId} has no ${profile} stream`);
+      const failed = (err: Error) =>
+        this.lastErrors.set(deviceId, { message: `${profile} stream: ${err.message}`, at: Date.now() });
       stream = new Stream(
         key,
         source,
@@ -299,10 +309,12 @@ export class RelayStreams {
           this.closedTotals.dropped += gone.dropped;
           this.closedTotals.evicted += gone.evicted;
         },
+        failed,
       );
       this.streams.set(key, stream);
       stream.ready.catch((err: Error) => {
         this.opts.logger.warn({ stream: key, err: err.message }, 'camera stream could not be opened');
+        failed(err);
         stream?.close();
       });
     }
@@ -329,6 +341,20 @@ export class RelayStreams {
   peek(deviceId: string, profile: StreamProfile): StreamHandle | null {
     const stream = this.streams.get(`${deviceId}/${profile}`);
     return stream?.upstream ? stream : null;
+  }
+
+  /**
+   * What the camera sends on the device profile's session over the last few seconds
+   * (TrafficMeter); null when no session is open, or it opened too recently to tell.
+   */
+  traffic(deviceId: string, profile: StreamProfile, now = Date.now()): TrafficRate | null {
+    const stream = this.streams.get(`${deviceId}/${profile}`);
+    return stream?.upstream ? (stream.fanout?.traffic.rate(now) ?? null) : null;
+  }
+
+  /** Why the device's stream last failed (opening or lost), whatever its state now; null: never. */
+  lastError(deviceId: string): FailureAt | null {
+    return this.lastErrors.get(deviceId) ?? null;
   }
 
   /** Open camera sessions, for /metrics and tests. */

@@ -65,6 +65,7 @@ interface Entry {
   session: WebRtcSession;
   ticket: string;
   address: string;
+  deviceId: string;
 }
 
 export class WebRtcSessions {
@@ -188,7 +189,7 @@ export class WebRtcSessions {
     const { session, answer } = await WebRtcSession.open(sessionOpts);
     if (session.endReason !== null)
       throw new WhepRefusedError('stack_failed', 'the WebRTC session ended while it was being set up', 5);
-    this.sessions.set(id, { session, ticket: req.ticket, address: req.address });
+    this.sessions.set(id, { session, ticket: req.ticket, address: req.address, deviceId: req.deviceId });
     return { id, answer };
   }
 
@@ -218,6 +219,13 @@ export class WebRtcSessions {
     if (!entry || entry.ticket !== ticket) return false;
     entry.session.close('deleted');
     return true;
+  }
+
+  /** Sessions showing the device's streams. */
+  viewersOf(deviceId: string): number {
+    let n = 0;
+    for (const entry of this.sessions.values()) if (entry.deviceId === deviceId) n++;
+    return n;
   }
 
   has(id: string, ticket: string): boolean {

@@ -12,7 +12,7 @@ const ADVICE: Record<Device['status'], { label: string; advice: string | null }>
   },
 };
 
-export function DeviceStatus(props: { device: Device; withAdvice?: boolean }) {
+export function DeviceStatus(props: { device: Pick<Device, 'status' | 'address'>; withAdvice?: boolean }) {
   const { label, advice } = ADVICE[props.device.status];
   return (
     <span class="status-wrap">
