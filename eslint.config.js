@@ -34,6 +34,7 @@ const LAYERS = [
   'media/hls',
   'auth',
   'sync',
+  'notify',
   'api',
   'main.ts',
   'cli.ts',

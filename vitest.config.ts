@@ -44,6 +44,7 @@ const INTEGRATION = [
   'test/api/routes/oauth-login-limit.test.ts',
   'test/api/routes/oauth-web-client.test.ts',
   'test/api/routes/playback.test.ts',
+  'test/api/routes/push.test.ts',
   'test/api/routes/recordings.test.ts',
   'test/api/routes/system.test.ts',
   'test/onvif/adoption-and-control-e2e.test.ts',
@@ -81,6 +82,7 @@ const INTEGRATION = [
   'test/api/routes/live-hls.test.ts',
   'test/api/routes/snapshot.test.ts',
   'test/api/routes/system-status.test.ts',
+  'test/notify/push-e2e.test.ts', // also a push service of its own (openssl for its certificate)
   'test/media/mixed-viewers.test.ts',
   'test/media/footage/continuous.test.ts', // also a tmpfs mounted as the footage disk
   'test/media/footage/crash.test.ts', // the built daemon, a tmpfs footage disk

@@ -35,6 +35,7 @@ import { openMetricsListener } from './metrics/metrics-server.js';
 import { createCameraManager, createCameraSetup, startCameras } from './onvif/create.js';
 import { SecretBox } from './platform/secret-box.js';
 import { Store } from './store/store.js';
+import { createNotifications } from './notify/create.js';
 import { createCloudLink } from './sync/create.js';
 import { readVersion } from './version.js';
 
@@ -142,6 +143,22 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
     });
 
     const { localIssuer } = auth;
+    // Web Push: alerts queue their pushes from here on; pictures from the still machinery.
+    const push = createNotifications(
+      config,
+      {
+        store,
+        secretBox,
+        localIssuer: localIssuer?.issuer ?? null,
+        pictures: {
+          still: (deviceId, width, quality) => stills.snapshots.get(deviceId, width, quality),
+          shrink: stills.shrink,
+        },
+        registry,
+        logger: log.child({ part: 'notify' }),
+      },
+      defer,
+    );
     const oauthClock = opts.oauthClock ? { now: opts.oauthClock } : {};
     const oauthDeps = {
       store,
@@ -182,6 +199,7 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
         footage,
         system,
         oauth: localIssuer ? createLocalOAuth(config, { ...oauthDeps, localIssuer }) : null,
+        push,
       },
       defer,
     );

@@ -8,6 +8,7 @@ import { startTestGateway, type TestGateway } from './support/gateway.js';
 import { tempDir } from './support/temp-dir.js';
 import { signInAsWebApp, tokenRequest } from './support/oauth.js';
 import { makeClient } from './support/https.js';
+import { onlineCamera } from './support/devices.js';
 
 const CLI = path.resolve(import.meta.dirname, '../dist/cli.js');
 // Daemons started by tests never probe the machine's real interfaces.
@@ -188,16 +189,7 @@ describe('edge-gateway start', () => {
     const big = Buffer.alloc(32 * 1024 * 1024, 7);
     writeFileSync(path.join(dataDir, 'recordings', 'big.mp4'), big);
     const store = Store.open(dataDir);
-    store.upsertDevice({
-      id: 'cam',
-      name: 'cam',
-      type: 'camera',
-      status: 'online',
-      model: null,
-      manufacturer: null,
-      firmwareVersion: null,
-      lastSeenAt: null,
-    });
+    store.upsertDevice(onlineCamera('cam'));
     store.insertRecording({
       id: 'big',
       deviceId: 'cam',

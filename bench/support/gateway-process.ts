@@ -186,6 +186,20 @@ export async function startBareServer({
   return { child, pid, url: parseAs(Type.Object({ url: Type.String() }), line, "the bare server's line").url, stop };
 }
 
+/** bench/support/push-sink.ts in its own process: a push service on 127.0.0.1 that answers 201 to every push. */
+export async function startPushSink(
+  certFile: string,
+  keyFile: string,
+): Promise<{ child: NodeChild; pid: number; port: number; stop: () => Promise<void> }> {
+  const script = path.resolve(import.meta.dirname, 'push-sink.ts');
+  const { child, pid, line, stop } = await spawnUntilLine(
+    [script, certFile, keyFile],
+    (l) => l.startsWith('{"port"'),
+    'push sink',
+  );
+  return { child, pid, port: parseAs(Type.Object({ port: Type.Number() }), line, "the push sink's line").port, stop };
+}
+
 /**
  * The config of an API benchmark's gateway: its data in `dataDir`, the API on a free loopback port
  * with the certificate given, no discovery, the relay and metrics on free ports; `extra` YAML after.

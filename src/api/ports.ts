@@ -75,3 +75,32 @@ export interface SystemFacts {
   /** What the media side measures of a camera now. */
   camera(deviceId: string): CameraFacts;
 }
+
+/** A subscription as the push notifier sends to it. */
+export interface PushTargetPort {
+  id: string;
+  endpoint: string;
+  p256dh: string;
+  auth: string;
+}
+
+/** Web Push (src/notify): the gateway's key, where pushes may go, and the test notification. */
+export interface PushNotifications {
+  /** The VAPID public key: base64url of the uncompressed P-256 point (the browser's applicationServerKey). */
+  readonly publicKey: string;
+  /** notifications.enabled: whether alerts are pushed at all. */
+  readonly enabled: boolean;
+  /** Most subscriptions per owner (token subject) and in all (notifications.max_subscriptions_per_user, max_subscriptions). */
+  readonly bounds: { perOwner: number; total: number };
+  /** Why pushes cannot go to this endpoint (a sentence starting with "endpoint"), or null when they may. */
+  endpointProblem(endpoint: string): string | null;
+  /** The keys as kept (unpadded base64url), or why they cannot encrypt a push (a sentence starting with "keys."). */
+  checkKeys(p256dh: string, auth: string): { ok: true; p256dh: string; auth: string } | { ok: false; problem: string };
+  /** The local authorization server's grant behind a token, whose revocation removes what it subscribed; null: none. */
+  grantOf(token: { issuer: string; tokenId: string | null }): string | null;
+  /**
+   * Sends a test notification to the subscription now: delivered, or the push service's refusal (or why it could not
+   * be reached) in words, with its HTTP status when it answered.
+   */
+  sendTest(target: PushTargetPort): Promise<{ delivered: boolean; status: number | null; outcome: string }>;
+}

@@ -17,7 +17,14 @@ import { authenticate } from './authenticate.js';
 import { ApiError, sendApiError, toApiError } from './errors.js';
 import { useStrictJsonParser } from './json-body.js';
 import { finishOpenApiDocument } from './openapi-document.js';
-import type { DeviceControl, DeviceSetup, DeviceSnapshots, StreamAddresses, SystemFacts } from './ports.js';
+import type {
+  DeviceControl,
+  DeviceSetup,
+  DeviceSnapshots,
+  PushNotifications,
+  StreamAddresses,
+  SystemFacts,
+} from './ports.js';
 import { alertRoutes, type AlertsStore } from './routes/alerts.js';
 import { deviceRoutes, type DeviceStore } from './routes/devices.js';
 import { deviceSetupRoutes } from './routes/device-setup.js';
@@ -39,9 +46,16 @@ import type { MintPlayback } from '../domain/present.js';
 import type { TicketSigner } from '../media/ticket.js';
 import { DEFAULT_WEB_ROOT, webApp, type WebAppOptions } from './web-app.js';
 import { snapshotRoutes, type SnapshotStore } from './routes/snapshot.js';
+import { pushRoutes, type PushRoutesStore } from './routes/push.js';
 
 /** What the API needs of the store: what each route group declares it reads and writes, together. */
-export type ApiStore = DeviceStore & RecordingStore & AlertsStore & PlaybackStore & SnapshotStore & FootageRoutesStore;
+export type ApiStore = DeviceStore &
+  RecordingStore &
+  AlertsStore &
+  PlaybackStore &
+  SnapshotStore &
+  FootageRoutesStore &
+  PushRoutesStore;
 
 export interface ApiServerOptions {
   logger: FastifyBaseLogger;
@@ -85,6 +99,8 @@ export interface ApiServerOptions {
   footage?: FootageAccess | null;
   /** GET /v1/system (admins); absent: not served. */
   system?: SystemFacts;
+  /** GET /v1/push and the push subscriptions (Web Push); absent: not served. */
+  push?: PushNotifications;
 }
 
 /**
@@ -253,4 +269,5 @@ async function registerRoutes(app: FastifyInstance, opts: ApiServerOptions): Pro
   if (opts.snapshots) await app.register(snapshotRoutes, { store: opts.store, snapshots: opts.snapshots });
   if (opts.system)
     await app.register(systemStatusRoutes, { facts: opts.system, store: opts.store, version: opts.version });
+  if (opts.push) await app.register(pushRoutes, { store: opts.store, push: opts.push });
 }

@@ -5,6 +5,7 @@ import Value from 'typebox/value';
 import { parseDocument } from 'yaml';
 import { labelMapProblem } from '../domain/object-classes.js';
 import { polygonProblem } from '../domain/polygon.js';
+import { readPushHost } from '../domain/push-hosts.js';
 import { topicPrefixProblem } from '../domain/topic-names.js';
 import { ConfigError } from './errors.js';
 import { parseListenAddress } from './listen.js';
@@ -223,6 +224,11 @@ function checkCrossKeyRules(config: Config): void {
     const problem = topicPrefixProblem(prefix);
     if (problem) throw new ConfigError('sync.mqtt.topic_prefix', `${problem} (got ${JSON.stringify(prefix)})`);
   }
+  config.notifications.push_hosts.forEach((entry, i) => {
+    const read = readPushHost(entry);
+    if ('problem' in read)
+      throw new ConfigError(`notifications.push_hosts[${i}]`, `${read.problem} (got ${JSON.stringify(entry)})`);
+  });
   if (config.metrics.listen !== null) {
     try {
       parseListenAddress(config.metrics.listen);

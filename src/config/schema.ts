@@ -1,4 +1,5 @@
 import Type, { type Static } from 'typebox';
+import { DEFAULT_PUSH_HOSTS } from '../domain/push-hosts.js';
 
 // The config file's shape. Key names are a contract with outside tools: rename nothing.
 // Every object has a default of {} so a partial file gets the rest from the defaults here;
@@ -224,6 +225,21 @@ export const ConfigSchema = Type.Object(
       revocation_check_ms: Type.Integer({ minimum: 100, maximum: 60_000, default: 1000 }),
       window_max_events: Type.Integer({ minimum: 100, maximum: 1_000_000, default: 10_000 }),
       window_max_age_s: Seconds(86_400, 60, 2_592_000),
+    }),
+    notifications: Section({
+      enabled: Type.Boolean({ default: true }),
+      cooldown_s: Seconds(30, 0, 86_400),
+      ttl_s: Seconds(3600, 1, 86_400),
+      // host, host:port or *.domain[:port] (src/domain/push-hosts.ts; checked further in load.ts).
+      push_hosts: Type.Array(Type.String({ minLength: 1, maxLength: 300 }), {
+        maxItems: 64,
+        default: [...DEFAULT_PUSH_HOSTS],
+      }),
+      ca_file: NullableString(),
+      vapid_subject: Type.String({ pattern: '^(mailto:|https://)\\S+$', default: 'mailto:owner@edge-gateway.invalid' }),
+      request_timeout_s: Seconds(10, 1, 60),
+      max_subscriptions_per_user: Type.Integer({ minimum: 1, maximum: 1000, default: 20 }),
+      max_subscriptions: Type.Integer({ minimum: 1, maximum: 100_000, default: 500 }),
     }),
     snapshot: Section({
       max_concurrent_decodes: Type.Integer({ minimum: 1, maximum: 16, default: 2 }),

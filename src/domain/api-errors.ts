@@ -56,7 +56,7 @@ export const API_ERRORS = {
   conflict: {
     status: 409,
     description:
-      "the change conflicts with the gateway's state: a camera setting the config file sets (change it there), a camera already known at that address",
+      "the change conflicts with the gateway's state: a camera setting the config file sets (change it there), a camera already known at that address, a push subscription past the bounds, notifications off",
   },
   precondition_failed: { status: 412, description: 'If-Match or If-Unmodified-Since does not hold' },
   payload_too_large: { status: 413, description: 'the WHEP offer is larger than allowed' },

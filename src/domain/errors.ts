@@ -183,7 +183,7 @@ export abstract class GatewayError extends Error {
 
 export class NotFoundError extends GatewayError.of('not_found') {
   constructor(
-    readonly resource: 'device' | 'recording' | 'alert' | 'thumbnail' | 'footage',
+    readonly resource: 'device' | 'recording' | 'alert' | 'thumbnail' | 'footage' | 'push_subscription',
     readonly id: string,
   ) {
     super(`${resource} ${id} not found`);

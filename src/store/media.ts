@@ -3,6 +3,7 @@ import type { Alert, AlertType, DetectedObject, EventType, Page, Recording, Reco
 import { type Connection, mustExist } from './connection.js';
 import type { EventLog } from './event-log.js';
 import type { Outbox } from './outbox.js';
+import type { PushRecords } from './push.js';
 import { type ListFilter, type ListOptions, PagedList } from './paging.js';
 
 // Row types. CHECK constraints in the schema keep the enum columns (event_type, type,
@@ -265,6 +266,7 @@ export class MediaRecords {
     private readonly conn: Connection,
     private readonly outbox: Outbox,
     private readonly events: EventLog,
+    private readonly push: PushRecords,
   ) {
     this.sql = prepare(conn.db);
     this.recordingList = new PagedList(conn.db, conn.pages, {
@@ -399,13 +401,16 @@ export class MediaRecords {
         recordingStatus: a.recordingStatus ?? (a.type === 'device_offline' ? 'none' : 'pending'),
         detections: JSON.stringify(a.detections ?? []),
       });
-      return this.alertChanged(a.id, a.createdAt, 'alert.created');
+      const alert = this.alertChanged(a.id, a.createdAt, 'alert.created');
+      this.push.alertRaised(alert, a.createdAt);
+      return alert;
     });
   }
 
   /** An episode turned out more specific (motion → human or vehicle): its alert says so. */
   setAlertType(id: string, type: AlertType, message: string, now = Date.now(), detections?: DetectedObject[]): void {
     this.conn.transaction(() => {
+      const before = this.sql.alert.get(id)?.type;
       const changed =
         detections === undefined
           ? this.conn.run(this.sql.setAlertType, { type, message, id })
@@ -415,7 +420,10 @@ export class MediaRecords {
               id,
               detections: JSON.stringify(detections),
             });
-      if (changed.changes > 0) this.alertChanged(id, now);
+      if (changed.changes === 0) return;
+      const alert = this.alertChanged(id, now);
+      // Pushed again only when it says something new (motion → human), not when its detections are refined.
+      if (before !== type) this.push.alertRaised(alert, now);
     });
   }
 

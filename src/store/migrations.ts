@@ -361,4 +361,39 @@ export const MIGRATIONS: readonly string[] = [
   ) STRICT;
   CREATE INDEX remembered_objects_device ON remembered_objects (device_id);
   `,
+  // 16: Web Push (src/notify, docs/notifications.md). A subscription is its owner's (the token's
+  // sub) and, when a local token made it, its grant's: revoking the grant or removing the account
+  // removes it (src/store/oauth.ts). The queue holds at most one push per subscription and camera,
+  // written in the transaction of the alert that asks for it: a newer alert replaces the waiting one
+  // (version tells a send which of them it settles).
+  `
+  CREATE TABLE push_subscriptions (
+    id          TEXT PRIMARY KEY,
+    owner       TEXT NOT NULL,
+    grant_id    TEXT,
+    endpoint    TEXT NOT NULL,
+    p256dh      TEXT NOT NULL,
+    auth        TEXT NOT NULL,
+    -- JSON array of device ids; NULL: every camera
+    devices     TEXT,
+    -- JSON array of alert types
+    types       TEXT NOT NULL,
+    -- minutes of the day, local time of the gateway; both NULL: no quiet hours
+    quiet_start INTEGER CHECK (quiet_start BETWEEN 0 AND 1439),
+    quiet_end   INTEGER CHECK (quiet_end BETWEEN 0 AND 1439),
+    created_at  INTEGER NOT NULL,
+    updated_at  INTEGER NOT NULL,
+    UNIQUE (owner, endpoint)
+  ) STRICT;
+  CREATE INDEX push_subscriptions_grant ON push_subscriptions (grant_id) WHERE grant_id IS NOT NULL;
+
+  CREATE TABLE push_queue (
+    subscription_id TEXT NOT NULL REFERENCES push_subscriptions (id) ON DELETE CASCADE,
+    device_id       TEXT NOT NULL,
+    alert_id        TEXT NOT NULL,
+    version         INTEGER NOT NULL,
+    queued_at       INTEGER NOT NULL,
+    PRIMARY KEY (subscription_id, device_id)
+  ) STRICT, WITHOUT ROWID;
+  `,
 ];

@@ -2,6 +2,7 @@ import type Database from 'better-sqlite3';
 import { isRole, type Role } from '../domain/roles.js';
 import type { Connection } from './connection.js';
 import { AlreadyUsedError, StoreError } from './errors.js';
+import type { PushRecords } from './push.js';
 
 /** Access tokens whose revocation is memoised: the apps and clients polling one gateway at a time. */
 const MAX_REMEMBERED_TOKENS = 1024;
@@ -222,7 +223,10 @@ export class OAuthRecords {
   /** isAccessTokenRevoked's answers (jti → revoked), forgotten with the connection's list pages. */
   private readonly revokedAccessTokens = new Map<string, boolean>();
 
-  constructor(private readonly conn: Connection) {
+  constructor(
+    private readonly conn: Connection,
+    private readonly push: PushRecords,
+  ) {
     this.sql = prepare(conn.db);
     conn.pages.alsoForget(this.revokedAccessTokens);
   }
@@ -246,9 +250,12 @@ export class OAuthRecords {
     return this.sql.clients.all().map(toOAuthClient);
   }
 
-  /** False when there was no such client. */
+  /** False when there was no such client. Its grants go with it, and the push subscriptions made under them. */
   deleteOAuthClient(id: string): boolean {
-    return this.conn.run(this.sql.deleteClient, { id }).changes > 0;
+    return this.conn.transaction(() => {
+      this.push.removeOfClientGrants(id);
+      return this.conn.run(this.sql.deleteClient, { id }).changes > 0;
+    });
   }
 
   insertLocalUser(u: LocalUserRecord): void {
@@ -266,10 +273,14 @@ export class OAuthRecords {
     return this.sql.users.all().map((r) => ({ username: r.username, role: roleOf(r.role), createdAt: r.created_at }));
   }
 
-  /** Removes the user and revokes every grant they gave, in one transaction. */
+  /**
+   * Removes the user and revokes every grant they gave, in one transaction; their push
+   * subscriptions go too (those made under their grants, and those of their name as a token subject).
+   */
   deleteLocalUser(username: string, now = Date.now()): boolean {
     return this.conn.transaction(() => {
-      this.conn.run(this.sql.revokeGrantsOfUser, { username, now });
+      this.revokeGrantsOfUser(username, now);
+      this.push.removeOfOwner(username);
       return this.conn.run(this.sql.deleteUser, { username }).changes > 0;
     });
   }
@@ -292,9 +303,7 @@ export class OAuthRecords {
       const previous = roleOf(row.role);
       if (previous === role) return { previous, revokedGrants: 0 };
       this.conn.run(this.sql.setUserRole, { username, role });
-      const revokedGrants = narrows(previous, role)
-        ? this.conn.run(this.sql.revokeGrantsOfUser, { username, now }).changes
-        : 0;
+      const revokedGrants = narrows(previous, role) ? this.revokeGrantsOfUser(username, now) : 0;
       return { previous, revokedGrants };
     });
   }
@@ -383,9 +392,22 @@ export class OAuthRecords {
     });
   }
 
-  /** Revokes a grant: its refresh tokens stop working, and so do its access tokens (see isAccessTokenRevoked). */
+  /**
+   * Revokes a grant: its refresh tokens stop working, and so do its access tokens (see
+   * isAccessTokenRevoked); the push subscriptions made under it are removed.
+   */
   revokeOAuthGrant(id: string, now = Date.now()): void {
-    this.conn.run(this.sql.revokeGrant, { id, now });
+    this.conn.transaction(() => {
+      this.conn.run(this.sql.revokeGrant, { id, now });
+      this.push.removeOfGrant(id);
+    });
+  }
+
+  /** Every grant the user gave, revoked, with the push subscriptions made under them; how many were live. */
+  private revokeGrantsOfUser(username: string, now: number): number {
+    const revoked = this.conn.run(this.sql.revokeGrantsOfUser, { username, now }).changes;
+    this.push.removeOfUserGrants(username);
+    return revoked;
   }
 
   /** The grant an access token of the local authorization server belongs to (by its jti), while it is recorded. */

@@ -46,6 +46,16 @@ import { FootageRecords, type FootageFile, type FootageTotals, type IndexedFoota
 import { EventLog, type EventLogLimits, type EventWindow, type StoredEvent } from './event-log.js';
 import { Outbox, type OutboxKind, type OutboxMessage } from './outbox.js';
 import { RememberedObjects, type RememberedObject } from './remembered-objects.js';
+import {
+  type NewPushSubscription,
+  type PushQueueRules,
+  PushRecords,
+  type PushSubscriptionChange,
+  type PushSubscriptionRecord,
+  type QueuedPush,
+  type QueuedPushKey,
+  type SavedPushSubscription,
+} from './push.js';
 
 // The store's callers import from here alone, and its errors from errors.ts; the aggregates' files
 // are the store's own business.
@@ -80,6 +90,17 @@ export type {
 export type { OutboxKind, OutboxMessage } from './outbox.js';
 export { MAX_FOOTAGE_FILE_MS, type FootageFile, type FootageTotals, type IndexedFootageFile } from './footage.js';
 export type { RememberedObject } from './remembered-objects.js';
+export type {
+  NewPushSubscription,
+  PushQueueChange,
+  PushQueueRules,
+  PushSubscriptionChange,
+  PushSubscriptionRecord,
+  QueuedPush,
+  QueuedPushKey,
+  QuietHours,
+  SavedPushSubscription,
+} from './push.js';
 export {
   STREAM_EVENT_TYPES,
   type EventLogLimits,
@@ -92,7 +113,7 @@ export {
  * The gateway's one SQLite database, as the rest of the gateway sees it. This folder is the only
  * place with SQL; everything else calls these typed functions, and values reach SQL only as bound
  * parameters. Store is a facade: each method hands over to the aggregate that owns the tables
- * (devices.ts, camera-settings.ts, media.ts, oauth.ts, control.ts, outbox.ts, footage.ts, remembered-objects.ts),
+ * (devices.ts, camera-settings.ts, media.ts, oauth.ts, control.ts, outbox.ts, footage.ts, remembered-objects.ts, push.ts),
  * all over one connection
  * (connection.ts);
  * what a method does is documented there.
@@ -107,15 +128,17 @@ export class Store {
   private readonly events: EventLog;
   private readonly footage: FootageRecords;
   private readonly remembered: RememberedObjects;
+  private readonly push: PushRecords;
 
   private constructor(private readonly conn: Connection) {
     this.outbox = new Outbox(conn);
     this.events = new EventLog(conn);
-    this.media = new MediaRecords(conn, this.outbox, this.events);
+    this.push = new PushRecords(conn);
+    this.media = new MediaRecords(conn, this.outbox, this.events, this.push);
     this.devices = new Devices(conn, this.outbox, this.media, this.events);
     this.remembered = new RememberedObjects(conn);
     this.settings = new CameraSettingsRecords(conn, this.devices, this.outbox, this.remembered);
-    this.oauth = new OAuthRecords(conn);
+    this.oauth = new OAuthRecords(conn, this.push);
     this.control = new ControlRequests(conn, this.outbox);
     this.footage = new FootageRecords(conn);
   }
@@ -497,6 +520,62 @@ export class Store {
   /** A control result asked for again (a command id the cloud repeated): queued once more. */
   requeueControlResult(id: string, now?: number): void {
     this.control.requeueControlResult(id, now);
+  }
+
+  // --- Web Push subscriptions and the queue of pushes (push.ts)
+
+  savePushSubscription(
+    s: NewPushSubscription,
+    bounds: { perOwner: number; total: number },
+    now?: number,
+  ): SavedPushSubscription {
+    return this.push.savePushSubscription(s, bounds, now);
+  }
+
+  getPushSubscription(id: string): PushSubscriptionRecord | null {
+    return this.push.getPushSubscription(id);
+  }
+
+  pushSubscriptionsOf(owner: string): PushSubscriptionRecord[] {
+    return this.push.pushSubscriptionsOf(owner);
+  }
+
+  get pushSubscriptionCount(): number {
+    return this.push.pushSubscriptionCount;
+  }
+
+  changePushSubscription(
+    id: string,
+    owner: string,
+    change: PushSubscriptionChange,
+    now?: number,
+  ): PushSubscriptionRecord | null {
+    return this.push.changePushSubscription(id, owner, change, now);
+  }
+
+  deletePushSubscription(id: string, owner?: string | null): boolean {
+    return this.push.deletePushSubscription(id, owner);
+  }
+
+  /** Starts queueing pushes for the alerts written from here on (notifications on). */
+  enablePushQueue(rules: PushQueueRules): void {
+    this.push.enableQueue(rules);
+  }
+
+  get pushQueueSize(): number {
+    return this.push.queueSize;
+  }
+
+  pushQueue(): QueuedPush[] {
+    return this.push.pushQueue();
+  }
+
+  settlePushes(keys: readonly QueuedPushKey[]): void {
+    this.push.settlePushes(keys);
+  }
+
+  clearPushQueue(): void {
+    this.push.clearPushQueue();
   }
 
   // --- the recent events of the API's event stream (event-log.ts)

@@ -109,6 +109,11 @@ describe('config', () => {
     [{ metrics: { listen: '127.0.0.1:65536' } }, 'metrics.listen'],
     [{ metrics: { listen: 'http://127.0.0.1:9464' } }, 'metrics.listen'],
     [{ metrics: { listen: false } }, 'metrics.listen'],
+    [{ notifications: { push_hosts: ['https://fcm.googleapis.com'] } }, 'notifications.push_hosts[0]'],
+    [{ notifications: { push_hosts: ['push.lan', '*.com'] } }, 'notifications.push_hosts[1]'],
+    [{ notifications: { push_hosts: 'fcm.googleapis.com' } }, 'notifications.push_hosts'],
+    [{ notifications: { vapid_subject: 'owner@example.org' } }, 'notifications.vapid_subject'],
+    [{ notifications: { ttl_s: 0 } }, 'notifications.ttl_s'],
     [[], ''],
     ['text', ''],
   ])('names the key in %j', (raw, key) => {

@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { MIGRATIONS } from '../../src/store/migrations.js';
 import { DATABASE_FILE, Store } from '../../src/store/store.js';
 import { tempDir } from '../support/temp-dir.js';
+import { onlineCamera } from '../support/devices.js';
 
 // The recorder's journal of episodes being recorded (open_episodes) and the alert's recording
 // status: every change of status reaches the outbox in the same transaction.
@@ -18,17 +19,7 @@ function open(): { store: Store; dir: string } {
   dirs.push(dir);
   const store = Store.open(dir);
   store.enableOutbox(1000);
-  store.upsertDevice({
-    id: 'c1',
-    name: 'c1',
-    type: 'camera',
-    status: 'online',
-    model: null,
-    manufacturer: null,
-    firmwareVersion: null,
-    lastSeenAt: null,
-    createdAt: 1,
-  });
+  store.upsertDevice({ ...onlineCamera('c1'), createdAt: 1 });
   return { store, dir };
 }
 const alert = (id: string) => ({ id, deviceId: 'c1', type: 'human' as const, message: 'Person', createdAt: 100 });

@@ -6,6 +6,7 @@ import { MIGRATIONS } from '../../src/store/migrations.js';
 import { StoreError } from '../../src/store/errors.js';
 import { DATABASE_FILE, Store } from '../../src/store/store.js';
 import { tempDir } from '../support/temp-dir.js';
+import { onlineCamera } from '../support/devices.js';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -16,18 +17,7 @@ function open(): { store: Store; dir: string } {
   dirs.push(dir);
   return { store: Store.open(dir), dir };
 }
-const cam = (id: string, createdAt = 1000) =>
-  ({
-    id,
-    name: id,
-    type: 'camera',
-    status: 'online',
-    model: null,
-    manufacturer: null,
-    firmwareVersion: null,
-    lastSeenAt: null,
-    createdAt,
-  }) as const;
+const cam = (id: string, createdAt = 1000) => ({ ...onlineCamera(id), createdAt });
 
 describe('Store', () => {
   it('opens a WAL database with foreign keys and the latest schema, and reopens it unchanged', () => {

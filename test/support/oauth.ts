@@ -214,6 +214,19 @@ export async function signInAsWebApp(
   return { access: body.access_token, refresh: body.refresh_token, scope: body.scope };
 }
 
+/** The web app's sign-out: its refresh token revoked at POST /oauth/revoke, which revokes its grant. */
+export function signOutWebApp(request: Client, refresh: string): Promise<Response> {
+  return request('/oauth/revoke', {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({
+      token: refresh,
+      token_type_hint: 'refresh_token',
+      client_id: 'gateway-web',
+    }).toString(),
+  });
+}
+
 /** POST /oauth/token with these form fields. */
 export function tokenRequest(
   request: Client,

@@ -2,7 +2,7 @@ import type { BaseLogger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { StreamProfile } from '../../domain/types.js';
 import { fetchCameraSnapshot, type CameraSnapshotSource } from '../../onvif/snapshot.js';
-import { decodeStills, type StillInputFormat } from './decode.js';
+import { decodeStill, decodeStills, type StillInputFormat } from './decode.js';
 import { DecodeBatches } from './decode-batches.js';
 import { DecodeSlots } from './decode-slots.js';
 import { LiveDecoder } from './live-decoder.js';
@@ -47,6 +47,9 @@ const MAX_LIVE_JPEG_BYTES = 8 * 1024 * 1024;
  */
 export type DecodeStill = (format: StillInputFormat, input: Buffer, width: number | null) => Promise<Buffer>;
 
+/** A JPEG made smaller: this wide, with ffmpeg's quantiser `quality` (2 best … 31 smallest). */
+export type ShrinkJpeg = (jpeg: Buffer, width: number, quality: number) => Promise<Buffer>;
+
 export function createSnapshots(
   config: SnapshotConfig,
   deps: {
@@ -56,25 +59,30 @@ export function createSnapshots(
     registry: Registry;
     logger: BaseLogger;
   },
-): { snapshots: Snapshots; decode: DecodeStill; stop: () => void } {
+): { snapshots: Snapshots; decode: DecodeStill; shrink: ShrinkJpeg; stop: () => void } {
   const { streams, cameras } = deps;
   const slots = new DecodeSlots(config.max_concurrent_decodes, config.max_queued_decodes);
   const live = new LiveDecoders({
     max: config.max_decoders,
     idleMs: config.decoder_idle_s * 1000,
-    start: (format, width) =>
+    start: (format, width, quality) =>
       new LiveDecoder({
         ffmpegPath: deps.ffmpegPath,
         format,
         width,
+        quality,
         timeoutMs: config.decode_timeout_ms,
         maxOutputBytes: MAX_LIVE_JPEG_BYTES,
       }),
   });
   const batches = new DecodeBatches(
     slots,
-    (format, inputs, width) =>
-      decodeStills(format, inputs, width, { ffmpegPath: deps.ffmpegPath, timeoutMs: config.decode_timeout_ms }),
+    (format, inputs, width, quality) =>
+      decodeStills(format, inputs, width, {
+        ffmpegPath: deps.ffmpegPath,
+        timeoutMs: config.decode_timeout_ms,
+        quality,
+      }),
     config.batch_window_ms,
     MAX_BATCH,
   );
@@ -123,7 +131,12 @@ export function createSnapshots(
     live: () => live.stats,
   });
   // Other pictures (footage frames) share the decoders and their bounds, in batches of their own.
-  const decodeStill: DecodeStill = (format, input, width) =>
+  const decodeStillLive: DecodeStill = (format, input, width) =>
     decode(format, input, width, `still/${format}/${width ?? 'full'}`, false);
-  return { snapshots, decode: decodeStill, stop: () => live.stop() };
+  // Pictures made smaller (a push notification's): one short ffmpeg run each, within the same slots.
+  const shrink: ShrinkJpeg = (jpeg, width, quality) =>
+    slots.run(() =>
+      decodeStill('mjpeg', jpeg, width, { ffmpegPath: deps.ffmpegPath, timeoutMs: config.decode_timeout_ms, quality }),
+    );
+  return { snapshots, decode: decodeStillLive, shrink, stop: () => live.stop() };
 }

@@ -1,4 +1,4 @@
-import type { StillInputFormat } from './decode.js';
+import { DEFAULT_JPEG_QUALITY, type StillInputFormat } from './decode.js';
 import type { DecodeSlots } from './decode-slots.js';
 import { StillError } from './errors.js';
 
@@ -24,6 +24,7 @@ export type DecodeMany = (
   format: StillInputFormat,
   inputs: readonly Buffer[],
   width: number | null,
+  quality: number,
 ) => Promise<Buffer[]>;
 
 interface Batch {
@@ -44,20 +45,26 @@ export class DecodeBatches {
   ) {}
 
   /** `group` names pictures that make JPEGs of one size (e.g. the source's width x height). */
-  decode(format: StillInputFormat, input: Buffer, width: number | null, group: string): Promise<Buffer> {
+  decode(
+    format: StillInputFormat,
+    input: Buffer,
+    width: number | null,
+    group: string,
+    quality = DEFAULT_JPEG_QUALITY,
+  ): Promise<Buffer> {
     return new Promise((resolve, reject) => {
-      const key = `${format}/${width ?? 'full'}/${group}`;
+      const key = `${format}/${width ?? 'full'}/q${quality}/${group}`;
       let batch = this.open.get(key);
       if (!batch) {
         const created: Batch = { jobs: [], timer: null };
-        created.timer = setTimeout(() => this.queue(key, created, format, width), this.windowMs);
+        created.timer = setTimeout(() => this.queue(key, created, format, width, quality), this.windowMs);
         this.open.set(key, created);
         batch = created;
       }
       batch.jobs.push({ input, resolve, reject });
       if (batch.jobs.length >= this.maxBatch) {
         this.open.delete(key);
-        this.queue(key, batch, format, width);
+        this.queue(key, batch, format, width, quality);
       }
     });
   }
@@ -66,18 +73,18 @@ export class DecodeBatches {
    * Asks for a decode slot for the batch. It keeps taking pictures while it waits for one (all
    * slots busy: a burst of requests joins the batch already waiting rather than queueing more runs).
    */
-  private queue(key: string, batch: Batch, format: StillInputFormat, width: number | null): void {
+  private queue(key: string, batch: Batch, format: StillInputFormat, width: number | null, quality: number): void {
     if (batch.timer === null) return; // already queued
     clearTimeout(batch.timer);
     batch.timer = null;
-    this.runJobs(format, width, () => {
+    this.runJobs(format, width, quality, () => {
       if (this.open.get(key) === batch) this.open.delete(key);
       return batch.jobs;
     });
   }
 
   /** One ffmpeg run in a slot for the jobs `take` gives when the slot is had. */
-  private runJobs(format: StillInputFormat, width: number | null, take: () => Job[]): void {
+  private runJobs(format: StillInputFormat, width: number | null, quality: number, take: () => Job[]): void {
     let jobs: Job[] = [];
     this.slots
       .run(() => {
@@ -88,6 +95,7 @@ export class DecodeBatches {
           format,
           jobs.map((j) => j.input),
           width,
+          quality,
         );
       })
       .then(
@@ -101,7 +109,7 @@ export class DecodeBatches {
         (err: unknown) => {
           if (jobs.length === 0) jobs = take(); // refused before the run began
           if (jobs.length > 1 && err instanceof StillError) {
-            for (const job of jobs) this.runJobs(format, width, () => [job]);
+            for (const job of jobs) this.runJobs(format, width, quality, () => [job]);
             return;
           }
           for (const job of jobs) job.reject(err);

@@ -12,11 +12,20 @@ export interface DecodeOptions {
   timeoutMs: number;
   /** A larger output is refused (a 3840-wide JPEG stays well under 4 MB). */
   maxOutputBytes?: number;
+  /** ffmpeg's JPEG quantiser, 2 (best) to 31 (smallest); default 4. */
+  quality?: number;
 }
 
 const DEFAULT_MAX_OUTPUT = 8 * 1024 * 1024;
+/** ffmpeg's JPEG quantiser of the snapshots: 2 (best) … 31 (smallest). */
+export const DEFAULT_JPEG_QUALITY = 4;
 
-export function stillArgs(format: StillInputFormat, width: number | null, pictures = 1): string[] {
+export function stillArgs(
+  format: StillInputFormat,
+  width: number | null,
+  pictures = 1,
+  quality = DEFAULT_JPEG_QUALITY,
+): string[] {
   return [
     '-hide_banner',
     '-nostdin',
@@ -31,12 +40,12 @@ export function stillArgs(format: StillInputFormat, width: number | null, pictur
     // One JPEG per picture in, none repeated or dropped for timing.
     '-frames:v',
     String(pictures),
-    ...jpegOutputArgs(width),
+    ...jpegOutputArgs(width, quality),
   ];
 }
 
 /** Every picture decoded as it comes (none repeated or dropped for timing), as JPEGs on stdout. */
-export function jpegOutputArgs(width: number | null): string[] {
+export function jpegOutputArgs(width: number | null, quality = DEFAULT_JPEG_QUALITY): string[] {
   return [
     '-fps_mode',
     'passthrough',
@@ -45,7 +54,7 @@ export function jpegOutputArgs(width: number | null): string[] {
     '-vf',
     width === null ? 'format=yuvj420p' : `scale=${width}:-2,format=yuvj420p`,
     '-q:v',
-    '4',
+    String(quality),
     '-f',
     'image2pipe',
     '-c:v',
@@ -81,7 +90,9 @@ export function decodeStills(
 ): Promise<Buffer[]> {
   const maxBytes = (opts.maxOutputBytes ?? DEFAULT_MAX_OUTPUT) * inputs.length;
   return new Promise((resolve, reject) => {
-    const child = spawn(opts.ffmpegPath, stillArgs(format, width, inputs.length), { stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(opts.ffmpegPath, stillArgs(format, width, inputs.length, opts.quality), {
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     const chunks: Buffer[] = [];
     let size = 0;
     let stderr = '';

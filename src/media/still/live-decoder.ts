@@ -26,6 +26,8 @@ export interface LiveDecoderOptions {
   format: 'h264' | 'hevc';
   /** Width of the JPEG (height keeps the aspect ratio); null: the picture's own size. */
   width: number | null;
+  /** ffmpeg's JPEG quantiser (DEFAULT_JPEG_QUALITY when absent). */
+  quality?: number;
   /** A picture not out within this many ms ends the process. */
   timeoutMs: number;
   /** A larger JPEG is refused (and ends the process). */
@@ -38,7 +40,11 @@ const AUD: Record<LiveDecoderOptions['format'], Buffer> = {
   hevc: Buffer.from([0, 0, 0, 1, 0x46, 0x01, 0x50]), // AUD_NUT, pic_type 2
 };
 
-export function liveDecoderArgs(format: LiveDecoderOptions['format'], width: number | null): string[] {
+export function liveDecoderArgs(
+  format: LiveDecoderOptions['format'],
+  width: number | null,
+  quality?: number,
+): string[] {
   return [
     '-hide_banner',
     '-nostdin',
@@ -58,7 +64,7 @@ export function liveDecoderArgs(format: LiveDecoderOptions['format'], width: num
     'pipe:0',
     '-threads',
     '1',
-    ...jpegOutputArgs(width),
+    ...jpegOutputArgs(width, quality),
   ];
 }
 
@@ -79,7 +85,9 @@ export class LiveDecoder {
 
   constructor(private readonly opts: LiveDecoderOptions) {
     this.splitter = new JpegSplitter(opts.maxOutputBytes);
-    this.child = spawn(opts.ffmpegPath, liveDecoderArgs(opts.format, opts.width), { stdio: ['pipe', 'pipe', 'pipe'] });
+    this.child = spawn(opts.ffmpegPath, liveDecoderArgs(opts.format, opts.width, opts.quality), {
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     this.child.stdout.on('data', (chunk: Buffer) => this.onOutput(chunk));
     this.child.stderr.on('data', (chunk: Buffer) => {
       this.stderr = (this.stderr + chunk.toString()).slice(-2000);

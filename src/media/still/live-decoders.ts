@@ -1,4 +1,5 @@
 import type { LiveDecoderError, LiveFailure } from './errors.js';
+import { DEFAULT_JPEG_QUALITY } from './decode.js';
 import type { LiveDecoder } from './live-decoder.js';
 
 // The long-lived decoders (live-decoder.ts), one per (codec, width, group: the keyframes' SPS, so
@@ -21,7 +22,7 @@ export interface LiveDecoderStats {
 export interface LiveDecodersOptions {
   max: number;
   idleMs: number;
-  start: (format: 'h264' | 'hevc', width: number | null) => LiveDecoder;
+  start: (format: 'h264' | 'hevc', width: number | null, quality: number) => LiveDecoder;
   /** First wait after a failure; doubled for each failure in a row, up to maxBackoffMs. */
   backoffMs?: number;
   maxBackoffMs?: number;
@@ -53,9 +54,15 @@ export class LiveDecoders {
   }
 
   /** The keyframe as a JPEG from the decoder of its kind; null when none can take it now. */
-  decode(format: 'h264' | 'hevc', input: Buffer, width: number | null, group: string): Promise<Buffer> | null {
-    const key = `${format}/${width ?? 'full'}/${group}`;
-    const entry = this.decoders.get(key) ?? this.startFor(key, format, width);
+  decode(
+    format: 'h264' | 'hevc',
+    input: Buffer,
+    width: number | null,
+    group: string,
+    quality = DEFAULT_JPEG_QUALITY,
+  ): Promise<Buffer> | null {
+    const key = `${format}/${width ?? 'full'}/q${quality}/${group}`;
+    const entry = this.decoders.get(key) ?? this.startFor(key, format, width, quality);
     // (A decoder leaves the map the moment it fails or stops: one found here is alive.)
     if (!entry) return null;
     if (entry.idle) clearTimeout(entry.idle);
@@ -74,11 +81,11 @@ export class LiveDecoders {
     for (const entry of [...this.decoders.values()]) entry.decoder.stop();
   }
 
-  private startFor(key: string, format: 'h264' | 'hevc', width: number | null): Entry | null {
+  private startFor(key: string, format: 'h264' | 'hevc', width: number | null, quality: number): Entry | null {
     const waiting = this.backoff.get(key);
     if (waiting && this.now() < waiting.until) return null;
     if (this.decoders.size >= this.opts.max && !this.stopLeastRecentIdle()) return null;
-    const entry: Entry = { decoder: this.opts.start(format, width), idle: null, lastUsed: this.now() };
+    const entry: Entry = { decoder: this.opts.start(format, width, quality), idle: null, lastUsed: this.now() };
     this.stats.starts++;
     this.decoders.set(key, entry);
     this.stats.running = this.decoders.size;

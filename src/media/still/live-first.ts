@@ -16,6 +16,7 @@ export type StillDecode = (
   width: number | null,
   group: string,
   standalone: boolean,
+  quality?: number,
 ) => Promise<Buffer>;
 
 export function liveFirst(deps: {
@@ -25,11 +26,11 @@ export function liveFirst(deps: {
   logger: BaseLogger;
 }): StillDecode {
   const { live, slots, batches } = deps;
-  return (format, input, width, group, standalone) => {
-    const oneRun = () => batches.decode(format, input, width, group);
+  return (format, input, width, group, standalone, quality) => {
+    const oneRun = () => batches.decode(format, input, width, group, quality);
     if (!live || !standalone || format === 'mjpeg') return oneRun();
     return slots
-      .run(async () => live.decode(format, input, width, group))
+      .run(async () => live.decode(format, input, width, group, quality))
       .then(
         (jpeg) => jpeg ?? oneRun(),
         (err: unknown) => {

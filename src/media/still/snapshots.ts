@@ -53,6 +53,7 @@ export interface SnapshotsOptions {
     width: number | null,
     group: string,
     standalone: boolean,
+    quality?: number,
   ) => Promise<Buffer>;
   cacheMs: number;
   /** Pictures kept at most (each device and width is one); default 256. */
@@ -98,9 +99,12 @@ export class Snapshots {
     this.now = opts.now ?? Date.now;
   }
 
-  /** The device's current picture, `width` pixels wide (null: as the camera sends it). */
-  get(deviceId: string, width: number | null): Promise<Snapshot> {
-    const key = `${deviceId}/${width ?? 'full'}`;
+  /**
+   * The device's current picture, `width` pixels wide (null: as the camera sends it); `quality`,
+   * ffmpeg's JPEG quantiser, when not the snapshots' own (a push notification's small picture).
+   */
+  get(deviceId: string, width: number | null, quality?: number): Promise<Snapshot> {
+    const key = `${deviceId}/${width ?? 'full'}${quality === undefined ? '' : `/q${quality}`}`;
     const cached = this.cache.get(key);
     if (cached && this.now() - cached.at < this.opts.cacheMs) {
       this.stats.cacheHits++;
@@ -111,7 +115,7 @@ export class Snapshots {
       this.stats.coalesced++;
       return running;
     }
-    const made = this.make(deviceId, width, key)
+    const made = this.make(deviceId, width, key, quality)
       .then((made) => {
         this.remember(key, made.snapshot, made.keyframe);
         return made.snapshot;
@@ -147,6 +151,7 @@ export class Snapshots {
     deviceId: string,
     width: number | null,
     key: string,
+    quality: number | undefined,
   ): Promise<{ snapshot: Snapshot; keyframe: string | null }> {
     const has = this.opts.sources.has(deviceId);
     if (!has.stream && !has.cameraSnapshot)
@@ -170,6 +175,7 @@ export class Snapshots {
             width,
             `${picture.width ?? '?'}x${picture.height ?? '?'}/${picture.sps}`,
             picture.standalone,
+            quality,
           );
           return { snapshot: { jpeg, etag: etagOf(jpeg), source: 'relay' }, keyframe };
         }
@@ -184,10 +190,10 @@ export class Snapshots {
       this.stats.failures.unavailable++;
       throw relayProblem ?? new StillError('unavailable', `no picture from device ${deviceId}'s stream yet`);
     }
-    return { snapshot: await this.fromCamera(deviceId, width), keyframe: null };
+    return { snapshot: await this.fromCamera(deviceId, width, quality), keyframe: null };
   }
 
-  private async fromCamera(deviceId: string, width: number | null): Promise<Snapshot> {
+  private async fromCamera(deviceId: string, width: number | null, quality: number | undefined): Promise<Snapshot> {
     let original: Buffer;
     try {
       this.stats.cameraFetches++;
@@ -200,12 +206,12 @@ export class Snapshots {
       );
     }
     const jpeg =
-      width === null
+      width === null && quality === undefined
         ? original
         : await (() => {
             this.stats.decodes.camera_jpeg++;
             // Not batched with others: a camera's JPEG may be of any size.
-            return this.opts.decode('mjpeg', original, width, `camera:${deviceId}`, false);
+            return this.opts.decode('mjpeg', original, width, `camera:${deviceId}`, false, quality);
           })();
     return { jpeg, etag: etagOf(jpeg), source: 'camera' };
   }

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from '../../support/gateway.js';
+import { onlineCamera } from '../../support/devices.js';
 
 let t: TestGateway;
 const base = Date.UTC(2026, 10, 20, 10);
@@ -7,18 +8,7 @@ const base = Date.UTC(2026, 10, 20, 10);
 beforeAll(async () => {
   t = await startTestGateway();
   const s = t.gw.store;
-  for (const id of ['cam-a', 'cam-b']) {
-    s.upsertDevice({
-      id,
-      name: id,
-      type: 'camera',
-      status: 'online',
-      model: null,
-      manufacturer: null,
-      firmwareVersion: null,
-      lastSeenAt: null,
-    });
-  }
+  for (const id of ['cam-a', 'cam-b']) s.upsertDevice(onlineCamera(id));
   s.insertAlert({ id: 'a1', deviceId: 'cam-a', type: 'motion', message: 'Motion at cam-a', createdAt: base + 1 });
   s.insertAlert({ id: 'a2', deviceId: 'cam-b', type: 'human', message: 'Person at cam-b', createdAt: base + 2 });
   s.insertAlert({

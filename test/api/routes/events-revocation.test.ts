@@ -3,7 +3,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from '../../support/gateway.js';
-import { addUser, registerClient, signInAsWebApp, tokenRequest } from '../../support/oauth.js';
+import { addUser, registerClient, signInAsWebApp, signOutWebApp, tokenRequest } from '../../support/oauth.js';
 import { openSse, type SseEvent, type SseStream } from '../../support/sse.js';
 
 // GET /v1/events over real HTTPS ends when its token's grant is revoked, not when the token
@@ -67,15 +67,7 @@ describe('GET /v1/events and revoked grants', { timeout: 90_000 }, () => {
     const bobStream = await subscribe(bob.access);
 
     // Sign-out, as the web app does it: the refresh token revoked, which revokes its grant.
-    const out = await t.request('/oauth/revoke', {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({
-        token: ann.refresh,
-        token_type_hint: 'refresh_token',
-        client_id: 'gateway-web',
-      }).toString(),
-    });
+    const out = await signOutWebApp(t.request, ann.refresh);
     expect(out.status).toBe(200);
     await endsRevoked(annStream);
     expect(await revokedCount()).toBe(1);

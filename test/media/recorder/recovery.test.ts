@@ -32,6 +32,7 @@ import {
   type Segment,
 } from '../../../src/media/recorder/segments.js';
 import { Store } from '../../../src/store/store.js';
+import { onlineCamera } from '../../support/devices.js';
 
 const run = promisify(execFile);
 const silent = pino({ level: 'silent' });
@@ -151,17 +152,7 @@ describe('recoverEpisodes with real ffmpeg and a real store', () => {
     if (last) utimesSync(path.join(ram, last.file), new Date(last.endAt), new Date(last.endAt));
     const store = Store.open(path.join(base, 'data'));
     store.enableOutbox(1000);
-    store.upsertDevice({
-      id: 'dev_1',
-      name: 'Yard',
-      type: 'camera',
-      status: 'online',
-      model: null,
-      manufacturer: null,
-      firmwareVersion: null,
-      lastSeenAt: null,
-      createdAt: 1,
-    });
+    store.upsertDevice({ ...onlineCamera('dev_1', 'Yard'), createdAt: 1 });
     const storageDir = path.join(base, 'storage');
     mkdirSync(storageDir);
     return { store, segmentRoot, ram, storageDir };
