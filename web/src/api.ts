@@ -1,4 +1,5 @@
 import { UnreachableError, type Session } from './auth.js';
+import type { PushSubscriptionData } from './push.js';
 import type {
   Alert,
   ControlAction,
@@ -10,6 +11,10 @@ import type {
   FootageStatus,
   NewDevice,
   PtzRequest,
+  PushInfo,
+  PushPreferences,
+  PushSubscriptionRecord,
+  PushTestResult,
   Page,
   Recording,
   StreamAddress,
@@ -161,6 +166,35 @@ export class Api {
 
   control(deviceId: string, action: ControlAction): Promise<ControlResult> {
     return this.json(`/v1/devices/${encodeURIComponent(deviceId)}/control`, jsonBody('POST', { action }));
+  }
+
+  /** The gateway's VAPID key and whether it pushes at all. */
+  pushInfo(): Promise<PushInfo> {
+    return this.json('/v1/push');
+  }
+
+  /** The signed-in user's own push subscriptions (every browser they turned notifications on in). */
+  pushSubscriptions(): Promise<Page<PushSubscriptionRecord>> {
+    return this.json('/v1/push/subscriptions');
+  }
+
+  /** Gives the gateway this browser's subscription; the same endpoint again replaces its preferences. */
+  subscribePush(body: PushSubscriptionData & Partial<PushPreferences>): Promise<PushSubscriptionRecord> {
+    return this.json('/v1/push/subscriptions', jsonBody('POST', body));
+  }
+
+  updatePushSubscription(id: string, prefs: Partial<PushPreferences>): Promise<PushSubscriptionRecord> {
+    return this.json(`/v1/push/subscriptions/${encodeURIComponent(id)}`, jsonBody('PATCH', prefs));
+  }
+
+  async deletePushSubscription(id: string): Promise<void> {
+    const res = await this.request(`/v1/push/subscriptions/${encodeURIComponent(id)}`, { method: 'DELETE' });
+    if (!res.ok && res.status !== 404) throw await apiError(res);
+  }
+
+  /** Sends a test notification to a subscription; answers once the push service has. */
+  testPush(id: string): Promise<PushTestResult> {
+    return this.json(`/v1/push/subscriptions/${encodeURIComponent(id)}/test`, { method: 'POST' });
   }
 
   /** Pan, tilt and zoom: answered once the camera has done it (devices:write). */

@@ -16,6 +16,8 @@ import { EventsScreen } from './screens/events.js';
 import { LiveScreen } from './screens/live.js';
 import { SignInScreen } from './screens/signin.js';
 import { SystemScreen } from './screens/system.js';
+import { NotificationsScreen } from './screens/notifications.js';
+import { unsubscribe } from './push-client.js';
 import { TimelineScreen } from './screens/timeline.js';
 import type { Device } from './types.js';
 
@@ -257,8 +259,19 @@ function SignedIn(props: {
           )}
           {scopes.has('recordings:read') ? link('/clips', 'Clips', 'clips') : null}
           {scopes.has('devices:write') ? link('/system', 'System', 'system') : null}
+          {scopes.has('alerts:read') ? link('/notifications', 'Notify', 'notifications') : null}
         </nav>
-        <button type="button" class="quiet" onClick={() => void props.session.signOut()}>
+        <button
+          type="button"
+          class="quiet"
+          // This browser's push subscription ends with the session: the gateway forgets it with the
+          // sign-in's grant, the browser here.
+          onClick={() =>
+            void unsubscribe()
+              .then(undefined, () => null)
+              .finally(() => void props.session.signOut())
+          }
+        >
           Sign out
         </button>
       </header>
@@ -311,6 +324,13 @@ function SignedIn(props: {
               <h1>System</h1>
               <p>Your account may not see the gateway's system status: ask an admin of the gateway.</p>
             </section>
+          )
+        ) : null}
+        {route.screen === 'notifications' ? (
+          scopes.has('alerts:read') ? (
+            <NotificationsScreen />
+          ) : (
+            <p>Your account may not be told of alerts.</p>
           )
         ) : null}
         {route.screen === 'missing' ? (

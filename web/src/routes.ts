@@ -9,6 +9,7 @@ type Route =
   | { screen: 'events'; params: URLSearchParams }
   | { screen: 'clips'; params: URLSearchParams }
   | { screen: 'system' }
+  | { screen: 'notifications' }
   | { screen: 'missing' };
 
 export function parseRoute(pathname: string, search: string): Route {
@@ -30,6 +31,7 @@ export function parseRoute(pathname: string, search: string): Route {
   if (pathname === '/events') return { screen: 'events', params };
   if (pathname === '/clips') return { screen: 'clips', params };
   if (pathname === '/system') return { screen: 'system' };
+  if (pathname === '/notifications') return { screen: 'notifications' };
   return { screen: 'missing' };
 }
 

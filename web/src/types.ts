@@ -8,6 +8,7 @@ import type {
 import type { CONTROL_ACTIONS, EVENT_TYPES } from '../../src/domain/types.js';
 import type { SpanSchema } from '../../src/api/routes/footage/spans.js';
 import type { FootageStatusSchema } from '../../src/api/routes/footage/status.js';
+import type { PushInfoSchema, PushSubscriptionSchema, PushTestSchema } from '../../src/api/routes/push-schemas.js';
 import type { SystemStatusSchema } from '../../src/api/routes/system-status.js';
 
 // The API's shapes, from the same TypeBox schemas that validate and serialise them on the server.
@@ -23,6 +24,11 @@ export type FootageSpan = Static<typeof SpanSchema>;
 export type FootageStatus = Static<typeof FootageStatusSchema>;
 export type CameraFootage = FootageStatus['cameras'][number];
 export type CameraSettings = Device['settings'];
+export type PushInfo = Static<typeof PushInfoSchema>;
+export type PushSubscriptionRecord = Static<typeof PushSubscriptionSchema>;
+export type PushTestResult = Static<typeof PushTestSchema>;
+/** PATCH /v1/push/subscriptions/{id}. */
+export type PushPreferences = Pick<PushSubscriptionRecord, 'devices' | 'types' | 'quiet_hours'>;
 /** GET /v1/system (admins): the gateway, its machine, disks and cameras' streams. */
 export type SystemStatus = Static<typeof SystemStatusSchema>;
 export type SystemDisk = SystemStatus['storage'][number];

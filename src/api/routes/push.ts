@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import Type, { type Static } from 'typebox';
 import { ConflictError, NotFoundError } from '../../domain/errors.js';
-import { ALERT_TYPES, type AlertType } from '../../domain/types.js';
+import type { AlertType } from '../../domain/types.js';
 import type {
   NewPushSubscription,
   PushSubscriptionChange,
@@ -13,7 +13,15 @@ import type {
 import { subjectOf } from '../authenticate.js';
 import { badRequest } from '../errors.js';
 import type { PushNotifications } from '../ports.js';
-import { Envelope, errorResponse, errorResponses, Id, NoBody, notFoundResponse, Timestamp } from '../schemas.js';
+import { Envelope, errorResponse, errorResponses, Id, NoBody, notFoundResponse } from '../schemas.js';
+import {
+  Devices,
+  Types,
+  NullableQuietHours,
+  PushSubscriptionSchema,
+  PushInfoSchema,
+  PushTestSchema,
+} from './push-schemas.js';
 
 // Web Push (docs/notifications.md): the gateway's VAPID public key, and each signed-in user's own
 // subscriptions, made by the web app for a browser. Any signed-in user may have them, so every
@@ -37,63 +45,6 @@ export interface PushRoutesOptions {
 
 /** Pushed unless a subscription says otherwise: what someone wants to hear of at once. */
 export const DEFAULT_PUSH_TYPES: readonly AlertType[] = ['human', 'vehicle'];
-const MAX_DEVICES = 256;
-
-const Clock = Type.String({ pattern: '^([01][0-9]|2[0-3]):[0-5][0-9]$', description: '24-hour HH:MM' });
-const QuietHoursSchema = Type.Object(
-  { start: Clock, end: Clock },
-  {
-    additionalProperties: false,
-    title: 'QuietHours',
-    description:
-      "No pushes from start up to end, in the gateway's local time; an end before the start runs across midnight",
-  },
-);
-const Devices = Type.Union([Type.Array(Id, { maxItems: MAX_DEVICES, uniqueItems: true }), Type.Null()], {
-  description: 'Only these cameras; null: every camera',
-});
-const Types = Type.Array(Type.Enum([...ALERT_TYPES]), {
-  minItems: 1,
-  maxItems: ALERT_TYPES.length,
-  uniqueItems: true,
-  description: 'The alert types pushed',
-});
-const NullableQuietHours = Type.Union([QuietHoursSchema, Type.Null()]);
-
-export const PushSubscriptionSchema = Type.Object(
-  {
-    id: Id,
-    endpoint: Type.String({ description: "The push service's URL for this browser" }),
-    devices: Devices,
-    types: Types,
-    quiet_hours: NullableQuietHours,
-    created_at: Timestamp,
-  },
-  { title: 'PushSubscription' },
-);
-
-const PushInfoSchema = Type.Object(
-  {
-    vapid_public_key: Type.String({
-      description:
-        "The gateway's VAPID public key, base64url of the uncompressed P-256 point: the browser's applicationServerKey",
-    }),
-    enabled: Type.Boolean({ description: 'notifications.enabled: false, nothing is pushed' }),
-  },
-  { title: 'PushInfo' },
-);
-
-const PushTestSchema = Type.Object(
-  {
-    delivered: Type.Boolean({ description: 'The push service accepted the notification' }),
-    status: Type.Union([Type.Integer(), Type.Null()], {
-      description: "The push service's HTTP status; null when it could not be reached",
-    }),
-    outcome: Type.String({ description: 'What became of it, in words' }),
-  },
-  { title: 'PushTestResult' },
-);
-
 const SubscribeBody = Type.Object(
   {
     endpoint: Type.String({ minLength: 1, maxLength: 2048, description: 'PushSubscription.endpoint' }),
