@@ -8,7 +8,8 @@ import { tempDir } from '../support/temp-dir.js';
 import { screenshots, seriousViolations, signIn } from './app-support.js';
 
 // The Notifications screen in Debian's chromium against the started gateway: where the browser
-// can receive pushes (a trusted certificate, so a service worker), it offers to turn them on.
+// can receive pushes (a trusted certificate, so a service worker), it offers to turn them on;
+// where they are blocked, it says so.
 // Subscribing itself needs the browser's push service, which headless chromium here does not
 // reach; the gateway's side of it is tested in test/notify/push-e2e.test.ts.
 
@@ -44,5 +45,20 @@ describe('the Notifications screen', { timeout: 120_000 }, () => {
     expect(await page.locator('.notice').count()).toBe(0);
     expect(await seriousViolations(page)).toEqual([]);
     await screenshots(page, 'notifications');
+  });
+
+  it('says so when notifications are blocked for the gateway, and offers nothing to press', async () => {
+    const cdp = await trusting.newCDPSession(page);
+    await cdp.send('Browser.setPermission', {
+      permission: { name: 'notifications' },
+      setting: 'denied',
+      origin: t.gw.apiUrl,
+    });
+    await page.reload();
+    const notice = page.locator('.notice');
+    await notice.waitFor();
+    expect(await notice.textContent()).toMatch(/blocked for this gateway in the browser's settings/);
+    expect(await page.locator('text=Turn on notifications in this browser').isDisabled()).toBe(true);
+    await screenshots(page, 'notifications-blocked');
   });
 });
