@@ -16,6 +16,7 @@ import {
   rtspFormProblems,
   draftOf,
   fieldOfApiError,
+  underField,
   settingsPatch,
 } from '../../web/src/settings-draft.js';
 import type { Device } from '../../web/src/types.js';
@@ -113,6 +114,17 @@ describe('the settings form', () => {
     expect(fieldOfApiError('account is set for this camera in the config file (its cameras[] entry)')).toBe('username');
     expect(fieldOfApiError('recording continuous needs continuous recording on this gateway')).toBe('recording');
     expect(fieldOfApiError('the body names no setting to change')).toBeNull();
+  });
+
+  it('says a refusal under its field without the field name the place already says', () => {
+    expect(underField("body field rtsp_url points at this gateway's own RTSP relay")).toBe(
+      "Points at this gateway's own RTSP relay.",
+    );
+    expect(underField('body field zones[1].name repeats the zone name a')).toBe('Repeats the zone name a.');
+    expect(underField('a camera at 10.0.0.5 is already known')).toBe('A camera at 10.0.0.5 is already known.');
+    expect(underField('name is set for this camera in the config file (change it there)')).toBe(
+      'Name is set for this camera in the config file (change it there)',
+    );
   });
 
   it('checks an address before it is sent, and places the answers of the API', () => {

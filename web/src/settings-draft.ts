@@ -96,6 +96,16 @@ export function fieldOfApiError(description: string): DraftField | null {
   return null;
 }
 
+/**
+ * An API refusal as said under the field it names: without the "body field name" that the field's
+ * place already says, a sentence. "body field rtsp_url points at …" → "Points at …".
+ */
+export function underField(description: string): string {
+  const text = description.replace(/^body field [\w.[\]]+ /, '');
+  const sentence = text.charAt(0).toUpperCase() + text.slice(1);
+  return /[.!?)]$/.test(sentence) ? sentence : `${sentence}.`;
+}
+
 /** The fields of the add-camera form. */
 export type AddField = 'address' | 'username' | 'password' | 'name';
 

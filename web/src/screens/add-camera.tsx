@@ -6,6 +6,7 @@ import { Field, fieldAria } from '../parts/field.js';
 import { settingsHref } from '../routes.js';
 import {
   addFieldOfApiError,
+  underField,
   addressProblem,
   rtspFieldOfApiError,
   rtspFormProblems,
@@ -311,7 +312,7 @@ function AddForm<F extends string>(props: {
     } catch (err) {
       const text = err instanceof Error ? err.message : 'The gateway did not answer.';
       const field = err instanceof ApiError ? props.fieldOf(err.status, text) : null;
-      if (field) setErrors({ [field]: text } as Partial<Record<F, string>>);
+      if (field) setErrors({ [field]: underField(text) } as Partial<Record<F, string>>);
       setOutcome({ text: `Not added: ${text}`, error: true });
     } finally {
       setBusy(false);

@@ -9,6 +9,7 @@ import { navigate } from '../router.js';
 import {
   draftOf,
   fieldOfApiError,
+  underField,
   settingsPatch,
   SOURCE_OF,
   type DraftField,
@@ -114,7 +115,7 @@ function useSettingsForm(device: Device) {
       // Nothing typed is lost: the refusal is said next to its field, or above the button.
       const text = err instanceof Error ? err.message : 'The gateway did not answer.';
       const field = err instanceof ApiError ? fieldOfApiError(text) : null;
-      if (field) setErrors({ [field]: text });
+      if (field) setErrors({ [field]: underField(text) });
       setOutcome({ text: `Not saved: ${text}`, error: true });
     } finally {
       setBusy(false);
