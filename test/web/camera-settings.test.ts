@@ -1,3 +1,4 @@
+import { DEFAULT_SETTINGS_JSON, deviceJson } from '../support/camera-settings.js';
 import { describe, expect, it } from 'vitest';
 import {
   areaOfApiError,
@@ -36,26 +37,10 @@ function device(
   settings: Partial<Device['settings']> = {},
   source: Partial<Device['settings']['source']> = {},
 ): Device {
-  return {
-    id: 'dev_1',
-    name: 'Porch',
-    type: 'camera',
-    ptz: null,
-    source: 'onvif',
-    rtsp_url: null,
-    sub_rtsp_url: null,
-    status: 'online',
-    model: null,
-    manufacturer: null,
-    firmware_version: null,
-    last_seen_at: null,
+  return deviceJson({
     address: '10.0.0.5',
     settings: {
-      enabled: true,
-      recording: 'events',
-      detection: 'auto',
-      motion_mask: [],
-      zones: [],
+      ...DEFAULT_SETTINGS_JSON,
       username: 'admin',
       has_password: true,
       ...settings,
@@ -70,7 +55,7 @@ function device(
         ...source,
       },
     },
-  };
+  });
 }
 
 describe('the settings form', () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { EventHub, startFeed, type FeedApi, type FeedMode, type GatewayEvent } from '../../web/src/events.js';
 import type { Alert, Device } from '../../web/src/types.js';
-import { DEFAULT_SETTINGS_JSON } from '../support/camera-settings.js';
+import { deviceJson } from '../support/camera-settings.js';
 
 // The web app's feed of changes (web/src/events.ts) against a stand-in of the API client: what it
 // does with GET /v1/events (frames split anywhere, Last-Event-ID on reconnection).
@@ -19,22 +19,7 @@ const alert = (id: string, read = false): Alert => ({
   recording_status_reason: null,
   detections: [],
 });
-const device: Device = {
-  id: 'dev_1',
-  name: 'Porch',
-  type: 'camera',
-  source: 'onvif',
-  rtsp_url: null,
-  sub_rtsp_url: null,
-  status: 'online',
-  model: null,
-  manufacturer: null,
-  firmware_version: null,
-  last_seen_at: null,
-  address: null,
-  settings: DEFAULT_SETTINGS_JSON,
-  ptz: null,
-};
+const device: Device = deviceJson();
 
 /** A text/event-stream response sending `chunks`, then staying open until `close` resolves. */
 function sse(chunks: string[], close: Promise<void> = Promise.resolve()): Response {

@@ -17,6 +17,7 @@ import {
   type SettingsDraft,
 } from '../settings-draft.js';
 import type { CameraSettings, Device } from '../types.js';
+import { CameraNotFound } from '../parts/camera-not-found.js';
 
 // One camera set up by an admin: its name, whether the gateway uses it, recording, detection and
 // the account the gateway logs in with (the password never shown), each saved with one PATCH of
@@ -38,16 +39,7 @@ export function CameraSettingsScreen(props: { deviceId: string }) {
   const { devices } = useApp();
   const device = devices?.find((d) => d.id === props.deviceId) ?? null;
   if (devices === null) return <p role="status">Loading…</p>;
-  if (!device) {
-    return (
-      <section>
-        <h1>Camera not found</h1>
-        <p>
-          The gateway has no camera with this address. <a href="/">Back to the cameras</a>.
-        </p>
-      </section>
-    );
-  }
+  if (!device) return <CameraNotFound />;
   return (
     <section class="settings-screen">
       <div class="live-head">

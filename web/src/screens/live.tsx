@@ -11,6 +11,7 @@ import { pointInPicture } from '../ptz-hold.js';
 import { settingsHref } from '../routes.js';
 import { ALERT_TYPE_NAMES, type Alert, type ControlAction, type Device } from '../types.js';
 import { useFootageCameras } from '../use-footage-cameras.js';
+import { CameraNotFound } from '../parts/camera-not-found.js';
 
 // One camera live: WebRTC, else LL-HLS, else a still refreshed every second; main/sub, mute, full
 // screen; its latest events beside it; reboot and set-clock for accounts with devices:write, and
@@ -86,16 +87,7 @@ export function LiveScreen(props: { deviceId: string }) {
   }, [muted, mode.kind]);
 
   if (devices === null) return <p role="status">Loading…</p>;
-  if (!device) {
-    return (
-      <section>
-        <h1>Camera not found</h1>
-        <p>
-          The gateway has no camera with this address. <a href="/">Back to the cameras</a>.
-        </p>
-      </section>
-    );
-  }
+  if (!device) return <CameraNotFound />;
 
   const centre = (e: MouseEvent) => {
     const el = mode.kind === 'stills' || !online ? stage.current?.querySelector('img') : video.current;

@@ -11,6 +11,7 @@ import { TimelineBar, type ViewChange } from '../parts/timeline-bar.js';
 import { clamp, fractionOf, MIN_SPAN_MS, neighbourEvent, visibleWindow, zoomed, type View } from '../timeline-view.js';
 import { EVENT_TYPE_NAMES, type CameraFootage, type FootageStatus } from '../types.js';
 import { useFootageIndex, type TimelineEvent } from '../use-footage-index.js';
+import { CameraNotFound } from '../parts/camera-not-found.js';
 
 // A camera's continuous footage: the timeline of what is kept (days down to minutes), the picture
 // of the moment under the playhead while it moves, playing from there at 1–8×, the events on it,
@@ -61,16 +62,7 @@ export function TimelineScreen(props: { deviceId: string; params: URLSearchParam
   }, [api, epoch]);
 
   if (devices === null || (status === null && statusError === null)) return <p role="status">Loading…</p>;
-  if (!device) {
-    return (
-      <section>
-        <h1>Camera not found</h1>
-        <p>
-          The gateway has no camera with this address. <a href="/">Back to the cameras</a>.
-        </p>
-      </section>
-    );
-  }
+  if (!device) return <CameraNotFound />;
   const camera = status?.cameras.find((c) => c.device_id === device.id) ?? null;
   return (
     <section class="timeline-screen">
