@@ -86,7 +86,7 @@ const t0 = performance.now();
 if ((await pool.started()) !== 'ready') throw new Error(`detector did not start: ${pool.stats().error}`);
 const loadS = (performance.now() - t0) / 1000;
 /** The raw detections in the one frame of a check. */
-const checkOne = async (request: CheckRequest): Promise<RawDetection[]> => (await pool.check(request))[0] ?? [];
+const checkOne = async (request: CheckRequest): Promise<RawDetection[]> => (await pool.check(request)).found[0] ?? [];
 
 // One inference per check: a 512×512 region of a real photo.
 const square = await decodeJpeg(jpeg('person.jpg'), { ...ffmpeg, size: { width: 512, height: 512 } });

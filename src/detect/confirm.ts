@@ -91,6 +91,26 @@ export function keptOf(raw: readonly RawDetection[], rules: CheckRules): Detecti
   );
 }
 
+/**
+ * The frames that may still turn out to hold a category's best detection (the one the thumbnail
+ * shows: the first frame with the highest score, as `observe` picks it), given the frames seen so
+ * far: each category's first best, when it has one. A frame not among them never will be, whatever
+ * comes later, so a check need not keep it.
+ */
+export function bestFramesSoFar(kept: readonly (readonly Detection[])[]): Set<number> {
+  const best = new Set<number>();
+  for (const category of ['human', 'vehicle'] as const) {
+    let at = -1;
+    let score = 0;
+    kept.forEach((frame, i) => {
+      const s = bestScore(category, frame);
+      if (s > score) [at, score] = [i, s];
+    });
+    if (at >= 0) best.add(at);
+  }
+  return best;
+}
+
 /** From the model's raw detections per frame to the verdict: labels, min_score, required zones, confirmation. */
 export function judgeCheck(frames: readonly (readonly RawDetection[])[], rules: CheckRules): Verdict {
   return confirm(

@@ -26,6 +26,14 @@ export interface CheckRequest {
   frames: Frame[];
   /** The moving area in 0–1 coordinates, or null (ONVIF motion): the whole frame in tiles. */
   motion: Box | null;
+  /** The frames come back scaled down to at least this width (shrinkFrame), for a caller that keeps them. */
+  keptWidth?: number;
+}
+
+/** What a check found: the raw detections per frame, and the frames scaled down when asked (keptWidth; else none). */
+export interface CheckAnswer {
+  found: RawDetection[][];
+  kept: Frame[];
 }
 
 export type PoolState = 'loading' | 'ready' | 'error' | 'closed';
@@ -43,7 +51,7 @@ export interface PoolStats {
 interface Job {
   id: number;
   request: CheckRequest;
-  resolve: (frames: RawDetection[][]) => void;
+  resolve: (answer: CheckAnswer) => void;
   reject: (err: Error) => void;
 }
 
@@ -121,11 +129,12 @@ export class DetectorPool {
   }
 
   /**
-   * Queues a check. Resolves with the raw detections per frame; rejects with FrameError (a frame
+   * Queues a check. Resolves with the raw detections per frame (and the frames scaled down, when
+   * asked); rejects with FrameError (a frame
    * whose bytes do not match its size, or that the worker could not use), CheckDroppedError (pushed
    * out of the full queue) or DetectorUnavailableError (the model is not loaded, or the pool closed).
    */
-  check(request: CheckRequest): Promise<RawDetection[][]> {
+  check(request: CheckRequest): Promise<CheckAnswer> {
     if (this.stateValue === 'error' || this.stateValue === 'closed') {
       return Promise.reject(
         new DetectorUnavailableError(`the detector is not running: ${this.errorValue ?? this.stateValue}`),
@@ -170,7 +179,8 @@ export class DetectorPool {
       if (!job) return;
       slot.job = job;
       slot.startedAt = performance.now();
-      const msg: CheckMessage = { type: 'check', id: job.id, frames: job.request.frames, motion: job.request.motion };
+      const { frames, motion, keptWidth } = job.request;
+      const msg: CheckMessage = { type: 'check', id: job.id, frames, motion, keptWidth: keptWidth ?? null };
       slot.worker.postMessage(msg);
     }
   }
@@ -199,7 +209,7 @@ export class DetectorPool {
         this.onRun((performance.now() - slot.startedAt) / 1000);
         if (msg.type === 'result') {
           this.counts.checked++;
-          job.resolve(msg.frames);
+          job.resolve({ found: msg.frames, kept: msg.kept });
         } else {
           this.counts.failed++;
           job.reject(msg.frameError ? new FrameError(msg.message) : new Error(msg.message));

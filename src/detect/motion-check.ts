@@ -2,13 +2,13 @@ import type { BaseLogger } from 'pino';
 import { startStopwatch, type Mark, type Stopwatch } from '../domain/stopwatch.js';
 import type { DetectedObject, EventType } from '../domain/types.js';
 import { drawBox } from './annotate.js';
-import { judgeSoFar, type CheckRules, type Verdict } from './confirm.js';
-import type { CheckRequest } from './detector-pool.js';
+import { bestFramesSoFar, judgeSoFar, keptOf, type CheckRules, type Verdict } from './confirm.js';
+import type { CheckAnswer, CheckRequest } from './detector-pool.js';
 import { CheckDroppedError, DetectorUnavailableError } from './errors.js';
 import { planRegions } from './regions.js';
 import { SceneMemories } from './scene-memory.js';
 import { observe, type JudgedObject, type SceneJudgement, type SceneRules } from './stationary.js';
-import type { Box, Category, Frame, FrameSource, RawDetection } from './types.js';
+import type { Box, Category, Detection, Frame, FrameSource, RawDetection } from './types.js';
 
 // One motion start checked by the detector: frames from the camera (through the relay), the pool,
 // the confirmation rules, what the camera's checks remember (stationary objects, loitering:
@@ -52,7 +52,7 @@ export interface MotionCheckerOptions {
    * The pool (or any detector behind the same call), and its model's input side once known: where
    * a check looks (regions.ts), so that an object outside it is not taken for gone.
    */
-  detector: { check(request: CheckRequest): Promise<RawDetection[][]>; readonly inputSize?: number | null };
+  detector: { check(request: CheckRequest): Promise<CheckAnswer>; readonly inputSize?: number | null };
   /** The camera's frames from now on, as they come (relayFrames). */
   frames: (deviceId: string) => Promise<FrameSource>;
   /** Frames the rule is over (3 by default); fewer are looked at when they settle it. */
@@ -63,6 +63,12 @@ export interface MotionCheckerOptions {
   scene?: Pick<SceneMemories, 'judge'>;
   /** An RGB frame as a thumbnail JPEG. */
   encode: (frame: Frame) => Promise<Buffer>;
+  /**
+   * A looked-at frame that may become the thumbnail is kept scaled down to at least this width
+   * (the thumbnail's: boxes are drawn in 0–1 of the frame, whatever its size), by the detector's
+   * thread; absent: kept whole.
+   */
+  keptWidth?: number;
   logger: BaseLogger;
   /** `recheck`: a look no motion asked for (check's opts). */
   count?: (what: CheckCount, recheck: boolean) => void;
@@ -102,8 +108,10 @@ export class MotionChecker {
 
   /**
    * Bytes of the decoded frames the checks hold now (taken from their sources, until the check and
-   * its thumbnail are done). At most maxInFlight × frameCount frames of at most the decoder's width:
-   * with the defaults, 17 × 3 × 2.8 MB (1280×720 RGB) ≈ 140 MB when every check waits.
+   * its thumbnail are done). Each check holds its frame waiting for (or in) the detector whole, and
+   * of the frames looked at only those that may become its thumbnail (a category's best so far, at
+   * most two), scaled down to keptWidth: with the defaults, 17 × (2.8 MB + 2 × 0.7 MB) ≈ 71 MB
+   * (1280×720 RGB, kept at 640×360) when every check waits.
    */
   get frameBytes(): number {
     return this.heldBytes;
@@ -167,8 +175,10 @@ export class MotionChecker {
     } catch (err) {
       return unchecked('no_frames', (err as Error).message);
     }
-    const frames: Frame[] = [];
+    // A frame is dropped (null) once it cannot become the thumbnail: see keepOnlyBest.
+    const frames: (Frame | null)[] = [];
     const raw: RawDetection[][] = [];
+    const kept: Detection[][] = [];
     let looked: Box | null | undefined;
     let verdict: Verdict | null = null;
     try {
@@ -182,9 +192,18 @@ export class MotionChecker {
         // The area asked now: it grows while the frames are taken.
         const motion = where?.() ?? null;
         looked = unionOf(looked, this.lookedAt(frame, motion));
+        const keptWidth = this.opts.keptWidth;
         try {
-          const [found] = await this.opts.detector.check({ camera: check.deviceId, frames: [frame], motion });
-          raw.push(found ?? []);
+          const answer = await this.opts.detector.check({
+            camera: check.deviceId,
+            frames: [frame],
+            motion,
+            ...(keptWidth === undefined ? {} : { keptWidth }),
+          });
+          const found = answer.found[0] ?? [];
+          raw.push(found);
+          kept.push(keptOf(found, rules));
+          this.keepOnlyBest(frames, answer.kept[0] ?? frame, kept, held);
         } catch (err) {
           const what: CheckCount =
             err instanceof CheckDroppedError
@@ -222,10 +241,37 @@ export class MotionChecker {
     return this.outcome(check, frames, seen.bestFrame, verdict, judged, watch);
   }
 
+  /**
+   * Once the detector has looked at the newest frame: it is replaced by its scaled-down copy (the
+   * detector's answer, keptWidth), and the frames that can no longer become the thumbnail are let
+   * go, so that a check waiting for the detector holds one whole frame and at most two small ones.
+   */
+  private keepOnlyBest(
+    frames: (Frame | null)[],
+    newest: Frame,
+    kept: readonly Detection[][],
+    held: { bytes: number },
+  ): void {
+    const hold = (bytes: number) => {
+      held.bytes += bytes;
+      this.heldBytes += bytes;
+    };
+    const last = frames.length - 1;
+    hold(newest.data.byteLength - (frames[last]?.data.byteLength ?? 0));
+    frames[last] = newest;
+    const best = bestFramesSoFar(kept);
+    frames.forEach((frame, i) => {
+      if (frame && !best.has(i)) {
+        frames[i] = null;
+        hold(-frame.data.byteLength);
+      }
+    });
+  }
+
   /** The outcome of a check that looked: what alerts, what is listed, the thumbnail, the count and the log. */
   private outcome(
     check: Check,
-    frames: readonly Frame[],
+    frames: readonly (Frame | null)[],
     bestFrame: Partial<Record<Category, number>>,
     verdict: Verdict,
     judged: SceneJudgement,
@@ -242,7 +288,7 @@ export class MotionChecker {
     const facts = { medians: verdict.medians, frames: frames.length, detections, recheck, loitering: judged.loitering };
     const shown = judged.type ?? judged.objects[0]?.category ?? null;
     const frameIndex = shown === null ? undefined : bestFrame[shown];
-    const frame = frameIndex === undefined ? undefined : frames[frameIndex];
+    const frame = frameIndex === undefined ? null : frames[frameIndex];
     const result: CheckResult = judged.type !== null ? 'confirmed' : detections.length > 0 ? 'quiet' : 'unconfirmed';
     this.opts.count?.(judged.type ?? (result === 'quiet' ? 'quiet' : 'motion'), recheck);
     if (result === 'confirmed')

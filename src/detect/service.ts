@@ -143,7 +143,7 @@ export function startDetection(opts: DetectionServiceOptions): DetectionService 
   });
   new Gauge({
     name: 'edge_gateway_detection_frame_bytes',
-    help: 'Bytes of decoded frames the checks in flight hold (at most in_flight × 3 frames of up to 1280 px wide RGB)',
+    help: 'Bytes of decoded frames the checks in flight hold (each its frame for the detector, up to 1280 px wide RGB, and at most two kept for its thumbnail at 640 px)',
     registers: [opts.registry],
     collect() {
       this.set(checker.frameBytes);
@@ -194,6 +194,7 @@ export function startDetection(opts: DetectionServiceOptions): DetectionService 
     rules,
     scene: new SceneMemories(opts.remembered ?? null, log),
     encode: (frame) => encodeJpeg(frame, { ffmpegPath: opts.ffmpegPath, width: THUMBNAIL_WIDTH }),
+    keptWidth: THUMBNAIL_WIDTH,
     logger: log,
     count: (what: CheckCount, recheck: boolean) => (recheck ? rechecks : checks).inc({ result: what }),
     maxInFlight: c.queue_size + c.threads,

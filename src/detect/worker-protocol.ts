@@ -6,13 +6,15 @@ export interface CheckMessage {
   id: number;
   frames: Frame[];
   motion: Box | null;
+  /** Send the frames back scaled down to at least this width (shrinkFrame); null: not at all. */
+  keptWidth: number | null;
 }
 
 /** What a detector worker sends back. */
 export type WorkerMessage =
   | { type: 'ready'; inputSize: number }
   | { type: 'load-failed'; message: string }
-  | { type: 'result'; id: number; frames: RawDetection[][] }
+  | { type: 'result'; id: number; frames: RawDetection[][]; kept: Frame[] }
   | { type: 'failed'; id: number; message: string; frameError: boolean };
 
 export interface WorkerConfig {

@@ -2,6 +2,7 @@
 // DetectorPool; inference blocks this thread, never the daemon's event loop.
 import { parentPort, workerData } from 'node:worker_threads';
 import { FrameError } from './errors.js';
+import { shrinkFrame } from './frame.js';
 import { inspectFrame } from './inspect.js';
 import { loadCenterNet } from './tfjs-centernet.js';
 import type { CheckMessage, WorkerConfig, WorkerMessage } from './worker-protocol.js';
@@ -25,7 +26,13 @@ try {
       try {
         const frames = [];
         for (const frame of msg.frames) frames.push(await inspectFrame(detector, frame, msg.motion));
-        send({ type: 'result', id: msg.id, frames });
+        // Scaled here rather than on the daemon's event loop (a few ms a frame); the copies are
+        // this thread's own, so they move back without another copy.
+        const keptWidth = msg.keptWidth;
+        const kept = keptWidth === null ? [] : msg.frames.map((f) => shrinkFrame(f, keptWidth));
+        port.postMessage({ type: 'result', id: msg.id, frames, kept } satisfies WorkerMessage, [
+          ...new Set(kept.map((f) => f.data.buffer as ArrayBuffer)),
+        ]);
       } catch (err) {
         send({
           type: 'failed',

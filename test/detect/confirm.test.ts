@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { CheckQueue } from '../../src/detect/check-queue.js';
-import { confirm, confirmSoFar, judgeCheck, median } from '../../src/detect/confirm.js';
+import { bestFramesSoFar, confirm, confirmSoFar, judgeCheck, median } from '../../src/detect/confirm.js';
 import type { Category, Detection, RawDetection } from '../../src/detect/types.js';
 
 const box = { x: 0.4, y: 0.3, w: 0.1, h: 0.4 };
@@ -93,6 +93,38 @@ describe('confirmSoFar: the verdict of all frames, once the first ones settle it
         if (!early) continue;
         for (let c = 0; c < 16; c++) expect(confirm([frameOf(a), frameOf(b), frameOf(c)], 0.5).type).toBe(early.type);
       }
+    }
+  });
+});
+
+describe("bestFramesSoFar: the frames that may still be a category's best", () => {
+  it.each([
+    [[], []],
+    [[[]], []],
+    [[[det('human', 0.6)], [det('human', 0.6)]], [0]], // a tie: the first, as the thumbnail takes it
+    [[[det('human', 0.6)], [det('human', 0.8)], []], [1]],
+    [
+      [[det('human', 0.6)], [det('vehicle', 0.5)], [det('human', 0.7), det('vehicle', 0.4)]],
+      [1, 2],
+    ],
+    [[[det('human', 0.9), det('vehicle', 0.9)], [det('human', 0.5)]], [0]],
+  ])('%j → %j', (frames, best) => {
+    expect([...bestFramesSoFar(frames)].sort()).toEqual(best);
+  });
+
+  it('a frame left out is never the best of more frames (random frames, the full argmax as reference)', () => {
+    let seed = 7;
+    const rand = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+    for (let run = 0; run < 300; run++) {
+      const frames: Detection[][] = Array.from({ length: 1 + Math.floor(rand() * 5) }, () =>
+        (['human', 'vehicle'] as const).filter(() => rand() < 0.5).map((c) => det(c, Math.round(rand() * 4) / 4)),
+      );
+      const dropped = new Set<number>();
+      for (let n = 1; n <= frames.length; n++) {
+        const best = bestFramesSoFar(frames.slice(0, n));
+        for (let i = 0; i < n; i++) if (!best.has(i)) dropped.add(i);
+      }
+      for (const i of bestFramesSoFar(frames)) expect(dropped.has(i)).toBe(false);
     }
   });
 });

@@ -59,9 +59,10 @@ describe('detection under overload', () => {
       expect(metric(text, 'edge_gateway_detection_checks_total{result="dropped"}')).toBeGreaterThanOrEqual(1);
       expect(Math.max(...inFlight)).toBeLessThanOrEqual(3);
       expect(Math.max(...queued)).toBeLessThanOrEqual(2);
-      // The frames they hold: at most 3 frames each, decoded at most 1280 px wide (RGB).
+      // The frames they hold: each check one whole (decoded at most 1280 px wide, RGB) and at most
+      // two kept for its thumbnail at 640 px.
       expect(Math.max(...frameBytes)).toBeGreaterThan(0);
-      expect(Math.max(...frameBytes)).toBeLessThanOrEqual(3 * 3 * 1280 * 720 * 3);
+      expect(Math.max(...frameBytes)).toBeLessThanOrEqual(3 * (1280 * 720 * 3 + 2 * 640 * 360 * 3));
       expect(
         lines.some(
           (l) =>

@@ -6,6 +6,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DetectorPool } from '../../src/detect/detector-pool.js';
 import { CheckDroppedError, DetectorUnavailableError, FrameError } from '../../src/detect/errors.js';
+import { shrinkFrame } from '../../src/detect/frame.js';
 import { decodeJpeg } from '../../src/detect/jpeg.js';
 import type { Frame } from '../../src/detect/types.js';
 import { photo } from './photos.js';
@@ -30,12 +31,13 @@ describe('DetectorPool', { timeout: 180_000 }, () => {
 
   it('checks the frames of a motion start in a worker thread', async () => {
     const frame = await decodeJpeg(photo('person.jpg'), { ffmpegPath: 'ffmpeg', timeoutMs: 60_000 });
-    const frames = await pool.check({
+    const { found: frames, kept } = await pool.check({
       camera: 'front',
       frames: [frame, frame],
       motion: { x: 0.3, y: 0.3, w: 0.15, h: 0.5 },
     });
     expect(frames).toHaveLength(2);
+    expect(kept).toEqual([]);
     for (const found of frames)
       expect(
         found.some((d) => d.label === 'person' && d.score >= 0.5),
@@ -50,7 +52,18 @@ describe('DetectorPool', { timeout: 180_000 }, () => {
       pool.check({ camera: 'front', frames: [{ data: new Uint8Array(10), width: 64, height: 64 }], motion: null }),
     ).rejects.toThrow(FrameError);
     expect(pool.stats().failed).toBe(before + 1);
-    expect(await pool.check({ camera: 'front', frames: [grey(128)], motion: null })).toEqual([[]]);
+    expect(await pool.check({ camera: 'front', frames: [grey(128)], motion: null })).toEqual({ found: [[]], kept: [] });
+  });
+
+  it('sends the frames back scaled down to at least keptWidth when asked, as shrinkFrame makes them', async () => {
+    const frame = await decodeJpeg(photo('person.jpg'), { ffmpegPath: 'ffmpeg', timeoutMs: 60_000 });
+    const small = grey(100);
+    const { kept } = await pool.check({ camera: 'front', frames: [frame, small], motion: null, keptWidth: 100 });
+    expect(kept).toEqual([shrinkFrame(frame, 100), small]);
+    expect(kept[0]!.width).toBeLessThan(frame.width);
+    expect(kept[0]!.width).toBeGreaterThanOrEqual(100);
+    // The caller's frames are its own still (the worker scaled its copy).
+    expect(frame.data.byteLength).toBe(frame.width * frame.height * 3);
   });
 
   it('under overload (16 cameras at once) the queue stays bounded, the busiest cameras lose their oldest checks, and drops are counted', async () => {

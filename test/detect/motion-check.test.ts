@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { drawBox, encodeJpeg } from '../../src/detect/annotate.js';
 import type { CheckRequest } from '../../src/detect/detector-pool.js';
 import { CheckDroppedError, DetectorUnavailableError, FrameError } from '../../src/detect/errors.js';
+import { shrinkFrame } from '../../src/detect/frame.js';
 import { decodeJpeg } from '../../src/detect/jpeg.js';
 import { MotionChecker, type CheckCount } from '../../src/detect/motion-check.js';
 import { detectionWanted } from '../../src/detect/service.js';
@@ -89,23 +90,37 @@ describe('MotionChecker', () => {
   const three = () => sourceOf([grey(64, 48, 1), grey(64, 48, 2), grey(64, 48, 3)]);
 
   /** A checker whose detector answers `perFrame[i]` for the i-th frame it is asked about. */
-  function checker(perFrame: (i: number) => Promise<RawDetection[]>, source: () => FrameSource = three) {
+  function checker(
+    perFrame: (i: number) => Promise<RawDetection[]>,
+    source: () => FrameSource = three,
+    keptWidth?: number,
+  ) {
     const counts: CheckCount[] = [];
     const seen: CheckRequest[] = [];
     const sources: FrameSource[] = [];
+    const encoded: Frame[] = [];
     const c = new MotionChecker({
-      detector: { check: async (req) => (seen.push(req), [await perFrame(seen.length - 1)]) },
+      detector: {
+        // As the pool answers: the frames scaled down by the detector's thread when asked.
+        check: async (req) => {
+          seen.push(req);
+          const found = [await perFrame(seen.length - 1)];
+          const width = req.keptWidth;
+          return { found, kept: width === undefined ? [] : req.frames.map((f) => shrinkFrame(f, width)) };
+        },
+      },
       frames: () => {
         const s = source();
         sources.push(s);
         return Promise.resolve(s);
       },
       rules,
-      encode: (frame) => encodeJpeg(frame, { ffmpegPath: 'ffmpeg', width: 64 }),
+      encode: (frame) => (encoded.push(frame), encodeJpeg(frame, { ffmpegPath: 'ffmpeg', width: 64 })),
       logger: pino({ level: 'silent' }),
       count: (w) => counts.push(w),
+      ...(keptWidth === undefined ? {} : { keptWidth }),
     });
-    return { c, counts, seen, sources };
+    return { c, counts, seen, sources, encoded };
   }
   const answers =
     (...frames: RawDetection[][]) =>
@@ -162,6 +177,31 @@ describe('MotionChecker', () => {
       await outcome.thumbnail;
       expect(c.frameBytes).toBe(0);
       expect(c.checking).toBe(0);
+    },
+  );
+
+  it(
+    'keeps of the frames looked at only those that may become the thumbnail, scaled down to keptWidth',
+    { timeout: 20_000 },
+    async () => {
+      const held: number[] = [];
+      const better = { ...person, score: 0.8 };
+      const { c, encoded } = checker(
+        (i) => (held.push(c.frameBytes), Promise.resolve([[person], [], [better]][i]!)),
+        three,
+        32,
+      );
+      const whole = 64 * 48 * 3;
+      const small = 32 * 24 * 3;
+      const outcome = await c.check('dev_a', null);
+      expect(outcome.result).toBe('confirmed');
+      // The second frame (nothing in it) is let go once looked at; the first is kept small until
+      // the third beats it, and the third, the best, is the thumbnail.
+      expect(held).toEqual([whole, small + whole, small + whole]);
+      expect(c.frameBytes).toBe(small);
+      await outcome.thumbnail;
+      expect(c.frameBytes).toBe(0);
+      expect(encoded.map((f) => [f.width, f.height, f.data[0]])).toEqual([[32, 24, 3]]);
     },
   );
 
@@ -224,7 +264,7 @@ describe('MotionChecker', () => {
 
   it('the relay cannot give the stream: unchecked', async () => {
     const c = new MotionChecker({
-      detector: { check: () => Promise.resolve([[person]]) },
+      detector: { check: () => Promise.resolve({ found: [[person]], kept: [] }) },
       frames: () => Promise.reject(new Error('device dev_a has no main stream')),
       rules,
       encode: () => Promise.resolve(Buffer.alloc(0)),

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { FrameError } from '../../src/detect/errors.js';
-import { channelsOf, cropFrame } from '../../src/detect/frame.js';
+import { channelsOf, cropFrame, shrinkFrame } from '../../src/detect/frame.js';
 import { planRegions, toFrameBox } from '../../src/detect/regions.js';
 
 const opts = { inputSize: 512 };
@@ -135,6 +135,29 @@ describe('frames', () => {
   ])('refuses a frame whose bytes do not fit (%#)', (f, message) => {
     expect(() => channelsOf(f)).toThrow(FrameError);
     expect(() => channelsOf(f)).toThrow(message);
+  });
+  it('shrinks by the largest whole factor that keeps the width, each pixel the mean of its block', () => {
+    const small = shrinkFrame(frame, 2);
+    expect([small.width, small.height]).toEqual([2, 1]);
+    // Pixel (0,0) is the mean of (0,0), (1,0), (0,1), (1,1): bytes 0, 3, 12, 15 and so on per channel.
+    expect(Array.from(small.data)).toEqual([7.5, 8.5, 9.5, 13.5, 14.5, 15.5].map(Math.round));
+    const rgba = { data: new Uint8Array(8 * 2 * 4).fill(200), width: 8, height: 2 };
+    expect(shrinkFrame(rgba, 3)).toEqual({ data: new Uint8Array(4 * 1 * 4).fill(200), width: 4, height: 1 });
+  });
+  it.each([
+    [4, 'as wide as asked'],
+    [3, 'no whole factor keeps 3 px'],
+    [0, 'a width of 0 is read as 1: a factor of at most the height'],
+  ])('keeps the frame itself when no factor > 1 fits (%s: %s)', (width, _why) => {
+    const out = shrinkFrame(frame, width);
+    if (width === 0) expect([out.width, out.height]).toEqual([1, 1]);
+    else expect(out).toBe(frame);
+  });
+  it('a 1280×720 frame kept for a 640 px thumbnail is a quarter of the bytes', () => {
+    const big = { data: new Uint8Array(1280 * 720 * 3), width: 1280, height: 720 };
+    expect(shrinkFrame(big, 640).data.byteLength * 4).toBe(big.data.byteLength);
+    const sub = { data: new Uint8Array(704 * 576 * 3), width: 704, height: 576 };
+    expect(shrinkFrame(sub, 640)).toBe(sub);
   });
   it('refuses a region outside the frame', () => {
     expect(() => cropFrame(frame, { x: 3, y: 0, size: 2 })).toThrow(/outside the 4x3 frame/);
