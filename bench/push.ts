@@ -4,7 +4,10 @@
 //    camera reports a person (its ONVIF event) BENCH_PUSHES times (default 20), one episode each;
 //    from the alert's created_at to the push's arrival, and whether it carried the picture (the
 //    still machinery's, re-encoded to fit; a push with it is a few KB, without it a few hundred
-//    bytes). Goal: p95 ≤ 500 ms; the first push (the picture's decoder starting) is also shown alone.
+//    bytes). Goal: p95 ≤ 500 ms. Alerts are minutes apart in life, longer than the still
+//    machinery keeps its decoder: the bench sets snapshot.decoder_idle_s to 5 and waits alternately
+//    2.5 s (the next push finds the decoder running: warm) and 7 s (stopped: cold) between events,
+//    and shows both kinds apart.
 // 2. Load: 100 alerts a second across 16 cameras for BENCH_LOAD_S seconds (default 20) cannot be
 //    had from cameras (an episode lasts its post-roll), so the notifier part is driven directly:
 //    createNotifications from the build with the real store (alerts written as the recorder writes
@@ -42,6 +45,10 @@ import { percentile, round } from './support/stats.ts';
 const pushes = Number(process.env.BENCH_PUSHES ?? 20);
 const loadS = Number(process.env.BENCH_LOAD_S ?? 20);
 const GOAL_P95_MS = 500;
+/** snapshot.decoder_idle_s in phase 1, and the waits between events that keep or lose the decoder. */
+const DECODER_IDLE_S = 5;
+const WARM_GAP_MS = 2500;
+const COLD_GAP_MS = (DECODER_IDLE_S + 2) * 1000;
 const RATE = 100;
 const CAMERAS = 16;
 
@@ -77,6 +84,7 @@ writeFileSync(
     `onvif:\n  discovery:\n    enabled: false\nmetrics:\n  listen: 127.0.0.1:0\nrecording:\n  segment_dir: ${dir}/segments\n  pre_roll_s: 1\n  post_roll_s: 1\n` +
     `cameras:\n${cameraEntries(fleet, 'bench', () => 'Front door')}` +
     notificationsYaml(0) +
+    `snapshot:\n  decoder_idle_s: ${DECODER_IDLE_S}\n` +
     `log:\n  level: info\n`,
 );
 const gateway = await startGatewayProcess(configFile);
@@ -95,6 +103,8 @@ if (subscribed.status !== 201) throw new Error(`POST /v1/push/subscriptions: ${s
 await sleep(3000);
 await arrivals();
 const latencies: number[] = [];
+/** Whether each push came after the picture's decoder had stopped (the first, and those after a long wait). */
+const coldOnes: boolean[] = [];
 let withPicture = 0;
 for (let i = 0; i < pushes; i++) {
   camera.trigger('human', true);
@@ -114,9 +124,11 @@ for (let i = 0; i < pushes; i++) {
   const alert = parseAs(AlertPage, newest.body, 'GET /v1/alerts').data[0];
   if (!alert) throw new Error('no alert');
   latencies.push(push.at - Date.parse(alert.created_at));
+  coldOnes.push(i % 2 === 0);
   if (push.bytes > 1500) withPicture++;
-  // The episode ends after its post-roll; the next event opens a new one.
-  await sleep(2500);
+  // The episode ends after its post-roll; the next event opens a new one, with the decoder still
+  // running (after an odd push) or stopped (after an even one: the next is cold).
+  await sleep(i % 2 === 0 ? WARM_GAP_MS : COLD_GAP_MS);
 }
 await gateway.stop();
 await fleet.stop();
@@ -236,15 +248,17 @@ rmSync(dir, { recursive: true, force: true });
 
 const p50 = round(percentile(latencies, 50));
 const p95 = round(percentile(latencies, 95));
-// The first push starts the still machinery's decoder for the push's size and quality (it stops
-// after snapshot.decoder_idle_s without a picture): the figure of a gateway whose alerts are rare.
-const cold = round(latencies[0]!);
-const warm = latencies.slice(1);
+// A cold push starts the still machinery's decoder for the push's size and quality (it stops after
+// snapshot.decoder_idle_s without a picture): the figure of a gateway whose alerts are rare.
+const cold = latencies.filter((_, i) => coldOnes[i]);
+const warm = latencies.filter((_, i) => !coldOnes[i]);
+const coldP95 = round(percentile(cold, 95));
 const warmP95 = round(percentile(warm, 95));
 const cpuPerPushMs = round((each.cpuMs - base.cpuMs) / Math.max(1, each.sent), 2);
 const rssGrowth = round(Math.max(...load.rss.slice(Math.floor(load.rss.length / 2))) - load.rss[1]!, 1);
 const goals = {
   latency_p95_le_500_ms: p95 <= GOAL_P95_MS,
+  latency_cold_p95_le_500_ms: coldP95 <= GOAL_P95_MS,
   latency_warm_p95_le_500_ms: warmP95 <= GOAL_P95_MS,
   every_push_with_picture: withPicture === pushes,
   memory_flat_within_30_mib: rssGrowth <= 30,
@@ -257,7 +271,7 @@ console.log('|---------|--------|');
 console.log(`| person event → push received, with its picture (${pushes} pushes) | p50 ${p50} ms, p95 ${p95} ms |`);
 console.log(`| pushes that carried the picture | ${withPicture} of ${pushes} |`);
 console.log(
-  `| the first (cold: the picture's decoder starts) / the rest, p50 and p95 | ${cold} ms / ${round(percentile(warm, 50))} ms, ${warmP95} ms |`,
+  `| cold (the picture's decoder stopped: ${cold.length}) / warm (${warm.length}), p50 and p95 | ${round(percentile(cold, 50))}, ${coldP95} ms / ${round(percentile(warm, 50))}, ${warmP95} ms |`,
 );
 console.log(`| each, ms | ${latencies.join(', ')} |`);
 console.log(
@@ -281,7 +295,9 @@ console.log(
     pushes,
     latency_p50_ms: p50,
     latency_p95_ms: p95,
-    latency_cold_first_ms: cold,
+    latency_cold_p50_ms: round(percentile(cold, 50)),
+    latency_cold_p95_ms: coldP95,
+    latency_warm_p50_ms: round(percentile(warm, 50)),
     latency_warm_p95_ms: warmP95,
     with_picture: withPicture,
     cpu_per_push_ms: cpuPerPushMs,

@@ -148,6 +148,10 @@ export class Api {
     return this.json(alertsPath(filter));
   }
 
+  alert(id: string): Promise<Alert> {
+    return this.json(`/v1/alerts/${encodeURIComponent(id)}`);
+  }
+
   markRead(id: string): Promise<Alert> {
     return this.json(`/v1/alerts/${encodeURIComponent(id)}/read`, { method: 'POST' });
   }

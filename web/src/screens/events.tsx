@@ -1,4 +1,4 @@
-import { useLayoutEffect, useRef } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { useApp } from '../app.js';
 import { focusFirst, focusIsLost } from '../focus.js';
 import { when } from '../format.js';
@@ -12,6 +12,8 @@ import { usePagedList } from '../use-paged-list.js';
 
 // Alerts, newest first, with the event's picture; filtered by camera, type and unread (kept in the
 // URL, so a filtered view can be bookmarked); mark one or all shown as read; new ones appear live.
+// An alert named in the URL (`alert=`, the address a notification opens) stands out in the list
+// and is scrolled to; when it is older than the page shown, it is shown above the list.
 
 const ALERT_TYPES = Object.keys(ALERT_TYPE_NAMES) as Alert['type'][];
 const PAGE = 30;
@@ -75,6 +77,7 @@ export function EventsScreen(props: { params: URLSearchParams }) {
     },
   );
   const alerts = list.items;
+  const opened = useOpenedAlert(props.params.get('alert') ?? '', alerts, list.setError);
 
   const listEl = useRef<HTMLUListElement>(null);
   /** The alert whose "Mark as read" had the focus: the button goes once it is read. */
@@ -101,7 +104,9 @@ export function EventsScreen(props: { params: URLSearchParams }) {
     list.setError(null);
     refocusFrom.current = from;
     try {
-      list.replace(await Promise.all(ids.map((id) => api.markRead(id))));
+      const changed = await Promise.all(ids.map((id) => api.markRead(id)));
+      list.replace(changed);
+      opened.replace(changed);
     } catch (err) {
       list.setError(err instanceof Error ? err.message : 'Marking as read failed.');
     } finally {
@@ -155,11 +160,26 @@ export function EventsScreen(props: { params: URLSearchParams }) {
       {alerts?.length === 0 ? (
         <p>No events{filter.camera || filter.type || filter.unread ? ' match these filters' : ' yet'}.</p>
       ) : null}
+      {opened.outside ? (
+        <section class="opened-event" aria-labelledby="opened-event-title">
+          <h2 id="opened-event-title">The event you opened</h2>
+          <ul class="alerts">
+            <AlertRow
+              alert={opened.outside}
+              opened
+              canMark={canMark}
+              inTimeline={footageCameras.has(opened.outside.device_id)}
+              onMarkRead={() => void markRead([opened.outside!.id], null)}
+            />
+          </ul>
+        </section>
+      ) : null}
       <ul class="alerts" aria-label="Events, newest first" ref={listEl}>
         {alerts?.map((alert) => (
           <AlertRow
             key={alert.id}
             alert={alert}
+            opened={alert.id === opened.id}
             canMark={canMark}
             inTimeline={footageCameras.has(alert.device_id)}
             onMarkRead={() => void markRead([alert.id], alert.id)}
@@ -175,13 +195,56 @@ export function EventsScreen(props: { params: URLSearchParams }) {
   );
 }
 
-function AlertRow(props: { alert: Alert; canMark: boolean; inTimeline: boolean; onMarkRead: () => void }) {
+/**
+ * The alert named in the URL: its row is scrolled to once the list is in; one that is not in the
+ * list shown (older than its first page) is fetched and given as `outside`, to show above it.
+ */
+function useOpenedAlert(id: string, alerts: Alert[] | null, setError: (message: string | null) => void) {
+  const { api } = useApp();
+  const [outside, setOutside] = useState<Alert | null>(null);
+  const shownFor = useRef('');
+  useEffect(() => {
+    if (!id || alerts === null || shownFor.current === id) return;
+    shownFor.current = id;
+    const row = document.querySelector<HTMLElement>(`[data-testid=alert][data-alert-id="${CSS.escape(id)}"]`);
+    if (row) {
+      row.scrollIntoView({ block: 'center' });
+      return;
+    }
+    api
+      .alert(id)
+      .then((alert) => {
+        setOutside(alert);
+        document.getElementById('opened-event-title')?.scrollIntoView({ block: 'start' });
+      })
+      .catch(() => setError('That event is no longer on the gateway (its retention has passed).'));
+  }, [api, id, alerts, setError]);
+  return {
+    id,
+    outside: outside?.id === id ? outside : null,
+    /** Alerts the screen changed (marked as read): the one shown above the list with them. */
+    replace: (changed: Alert[]) => setOutside((o) => changed.find((a) => a.id === o?.id) ?? o),
+  };
+}
+
+function AlertRow(props: {
+  alert: Alert;
+  opened: boolean;
+  canMark: boolean;
+  inTimeline: boolean;
+  onMarkRead: () => void;
+}) {
   const { alert, canMark, onMarkRead } = props;
   const { api, devices, scopes } = useApp();
   const clip = scopes.has('recordings:read') ? alert.recording_id : null;
   const camera = devices?.find((d) => d.id === alert.device_id)?.name ?? 'Unknown camera';
   return (
-    <li class={alert.read ? 'alert read' : 'alert unread'} data-testid="alert" data-alert-id={alert.id}>
+    <li
+      class={`alert ${alert.read ? 'read' : 'unread'}${props.opened ? ' opened' : ''}`}
+      data-testid="alert"
+      data-alert-id={alert.id}
+      {...(props.opened ? { 'aria-current': 'true' as const } : {})}
+    >
       {clip ? (
         <AuthImage
           api={api}
