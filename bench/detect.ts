@@ -1,9 +1,10 @@
 // Benchmark: the person / vehicle detector as the daemon runs it: a DetectorPool with one
 // worker thread (the tfjs-wasm CenterNet backend, SIMD, one thread) fed through its queue.
 //  - inference time per 512×512 region (one model run, including the trip to the worker): p50 / p95
-//  - CPU seconds per motion event checked (3 frames of a 1280×720 camera): with a moving area from
-//    the software motion detector (one 512 crop per frame), and for ONVIF motion without a region
-//    (two 720 tiles per frame); and from that, motion events per minute one core can check
+//  - CPU seconds per motion event checked (3 frames of a 1280×720 camera, each sent back scaled to
+//    640 px as the daemon asks, for the thumbnail): with a moving area from the software motion
+//    detector (one 512 crop per frame), and for ONVIF motion without a region (two 720 tiles per
+//    frame); and from that, motion events per minute one core can check; and the scaled copy alone
 //  - RSS the detector adds to the process (model, wasm heap, worker thread) after warm-up
 //  - precision and recall for person (human) and vehicle on the hand-labelled photos of Debian's
 //    darknet package (test/detect/photo-labels.json) plus test patterns (no objects), at the config's
@@ -25,6 +26,7 @@ import { validateConfig } from '../dist/config/load.js';
 import { iou, suppressOverlaps } from '../dist/detect/boxes.js';
 import { judgeCheck } from '../dist/detect/confirm.js';
 import { DetectorPool, type CheckRequest } from '../dist/detect/detector-pool.js';
+import { shrinkFrame } from '../dist/detect/frame.js';
 import { decodeJpeg } from '../dist/detect/jpeg.js';
 import { classify } from '../dist/detect/labels.js';
 import type { Box, Category, Detection, RawDetection } from '../dist/detect/types.js';
@@ -35,6 +37,8 @@ import { percentile } from './support/stats.ts';
 const root = path.resolve(import.meta.dirname, '..');
 const runs = Number(process.env.BENCH_RUNS ?? 20);
 const checksPerKind = Number(process.env.BENCH_CHECKS ?? 5);
+/** The width the daemon's checks keep their frames at (the thumbnail's: src/detect/service.ts). */
+const KEPT_WIDTH = 640;
 const config = validateConfig({}).detection;
 const photos = testPhotos();
 /** A labelled box: [x, y, w, h] in 0–1 of the picture. */
@@ -106,7 +110,7 @@ async function eventCost(motion: Box | null) {
   const cpu0 = cpuS();
   const t = performance.now();
   for (let i = 0; i < checksPerKind; i++)
-    await pool.check({ camera: 'bench', frames: [camera, camera, camera], motion });
+    await pool.check({ camera: 'bench', frames: [camera, camera, camera], motion, keptWidth: KEPT_WIDTH });
   return {
     cpu_s: round((cpuS() - cpu0) / checksPerKind),
     wall_s: round((performance.now() - t) / 1000 / checksPerKind),
@@ -114,6 +118,10 @@ async function eventCost(motion: Box | null) {
 }
 const withRegion = await eventCost({ x: 0.45, y: 0.45, w: 0.1, h: 0.2 });
 const withoutRegion = await eventCost(null);
+// Of which the copy kept for the thumbnail (made in the worker, per frame).
+const shrinkT0 = performance.now();
+for (let i = 0; i < 20; i++) shrinkFrame(camera, KEPT_WIDTH);
+const keptCopyMs = round((performance.now() - shrinkT0) / 20);
 
 // Precision / recall on the labelled photos and on patterns with nothing in them.
 interface Scene {
@@ -231,7 +239,7 @@ console.log(
   `model load ${loadS.toFixed(1)} s; inference per 512 region p50 ${p50} ms, p95 ${p95} ms (${runs} runs); RSS added ${rssAddedMb.toFixed(0)} MB (goal <= 150)`,
 );
 console.log(
-  `motion event (3 frames of 1280×720): with a moving area ${withRegion.cpu_s} CPU s (${perMinute(withRegion)} events/min/core); ONVIF motion, 2 tiles a frame ${withoutRegion.cpu_s} CPU s (${perMinute(withoutRegion)} events/min/core)`,
+  `motion event (3 frames of 1280×720): with a moving area ${withRegion.cpu_s} CPU s (${perMinute(withRegion)} events/min/core); ONVIF motion, 2 tiles a frame ${withoutRegion.cpu_s} CPU s (${perMinute(withoutRegion)} events/min/core); of which the 640 px copy kept for the thumbnail ${keptCopyMs} ms a frame`,
 );
 for (const [s, r] of Object.entries(byScore)) {
   console.log(
@@ -258,6 +266,7 @@ console.log(
     infer_ms_p95: p95,
     rss_added_mb: round(rssAddedMb, 0),
     event_with_region: { ...withRegion, per_min_per_core: perMinute(withRegion) },
+    kept_copy_ms_per_frame: keptCopyMs,
     event_without_region: { ...withoutRegion, per_min_per_core: perMinute(withoutRegion) },
     min_score: config.min_score,
     threshold: config.threshold,

@@ -12,6 +12,7 @@ import type { Polygon } from '../domain/polygon.js';
 import type { CameraRecord, Device } from '../domain/types.js';
 import { type Connection, mustExist } from './connection.js';
 import type { Devices } from './devices.js';
+import type { EventLog } from './event-log.js';
 import type { Outbox } from './outbox.js';
 import type { RememberedObjects } from './remembered-objects.js';
 
@@ -244,7 +245,8 @@ const rtspCamera = (
 /**
  * The owner's settings per camera, cameras added and devices removed through the API. Each change
  * writes the device's new record to the outbox in its transaction (a removal: an empty one), so the
- * cloud hears of it; passwords only ever sealed, and never in a record.
+ * cloud hears of it, and to the event stream (device.updated, device.removed), so every open app
+ * does; passwords only ever sealed, and never in a record.
  */
 export class CameraSettingsRecords {
   private readonly sql: ReturnType<typeof prepare>;
@@ -253,6 +255,7 @@ export class CameraSettingsRecords {
     private readonly conn: Connection,
     private readonly devices: Devices,
     private readonly outbox: Outbox,
+    private readonly events: EventLog,
     private readonly remembered: RememberedObjects,
   ) {
     this.sql = prepare(conn.db);
@@ -299,7 +302,9 @@ export class CameraSettingsRecords {
         by,
       });
       if (c.streams) this.moveStreams(deviceId, c.streams, now, by);
-      return this.published(deviceId, now);
+      const device = this.published(deviceId, now);
+      this.events.append('device.updated', deviceId, device, now);
+      return device;
     });
   }
 
@@ -333,7 +338,10 @@ export class CameraSettingsRecords {
         by,
       });
       if (c.streams) this.devices.upsertCamera(rtspCamera(c.id, c.streams, c.username, c.passwordSealed), now);
-      return this.published(c.id, now);
+      const device = this.published(c.id, now);
+      // Also when it comes back with the status it had when removed (no device.status then).
+      this.events.append('device.updated', c.id, device, now);
+      return device;
     });
   }
 
@@ -369,12 +377,14 @@ export class CameraSettingsRecords {
    */
   removeDevice(deviceId: string, now = Date.now()): boolean {
     return this.conn.transaction(() => {
-      if (!this.devices.getDevice(deviceId)) return false;
+      const device = this.devices.getDevice(deviceId);
+      if (!device) return false;
       this.conn.run(this.sql.remove, { id: deviceId, now });
       this.conn.run(this.sql.dropSettings, deviceId);
       this.conn.run(this.sql.forgetCamera, { id: deviceId, now });
       this.remembered.forgetRememberedObjects(deviceId);
       this.outbox.enqueue('device', deviceId, null, now);
+      this.events.append('device.removed', deviceId, device, now);
       return true;
     });
   }

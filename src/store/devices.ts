@@ -262,6 +262,8 @@ export class Devices {
         this.outbox.enqueue('device', device.id, device, now);
       // A new device is told of too: it appears with its status.
       if (before?.status !== device.status) this.events.append('device.status', device.id, device, now);
+      else if (!sameDeviceApartFromLastSeen(before, device))
+        this.events.append('device.updated', device.id, device, now);
       return device;
     });
   }

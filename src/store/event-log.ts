@@ -8,6 +8,8 @@ export const STREAM_EVENT_TYPES = [
   'alert.read',
   'alert.updated',
   'device.status',
+  'device.updated',
+  'device.removed',
   'recording.created',
 ] as const;
 export type StreamEventType = (typeof STREAM_EVENT_TYPES)[number];
@@ -15,7 +17,7 @@ export type StreamEventType = (typeof STREAM_EVENT_TYPES)[number];
 /** An event as written with its change: the record as it was then (the API presents it when it sends it). */
 export type StoredEvent = { seq: number; createdAt: number } & (
   | { type: 'alert.created' | 'alert.read' | 'alert.updated'; record: Alert }
-  | { type: 'device.status'; record: Device }
+  | { type: 'device.status' | 'device.updated' | 'device.removed'; record: Device }
   | { type: 'recording.created'; record: Recording }
 );
 
@@ -122,6 +124,8 @@ function toEvent(r: EventRow): StoredEvent {
     case 'alert.updated':
       return { ...base, type: r.type, record: JSON.parse(r.body) as Alert };
     case 'device.status':
+    case 'device.updated':
+    case 'device.removed':
       return { ...base, type: r.type, record: JSON.parse(r.body) as Device };
     case 'recording.created':
       return { ...base, type: r.type, record: JSON.parse(r.body) as Recording };

@@ -225,24 +225,7 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX event_log_created ON event_log (created_at);
   `,
   // 11: alert.updated (an alert's other changes: type refined, clip linked, recording settled).
-  // SQLite cannot change a CHECK constraint: the table is made again with its rows, and the
-  // AUTOINCREMENT counter carried over, so no id is ever handed out twice (also when every row
-  // had been pruned).
-  `
-  CREATE TABLE event_log_next (
-    seq        INTEGER PRIMARY KEY AUTOINCREMENT,
-    type       TEXT NOT NULL CHECK (type IN ('alert.created', 'alert.read', 'alert.updated', 'device.status', 'recording.created')),
-    subject_id TEXT NOT NULL,
-    body       TEXT NOT NULL,
-    created_at INTEGER NOT NULL
-  ) STRICT;
-  INSERT INTO event_log_next (seq, type, subject_id, body, created_at) SELECT seq, type, subject_id, body, created_at FROM event_log;
-  DELETE FROM sqlite_sequence WHERE name = 'event_log_next';
-  INSERT INTO sqlite_sequence (name, seq) SELECT 'event_log_next', seq FROM sqlite_sequence WHERE name = 'event_log';
-  DROP TABLE event_log;
-  ALTER TABLE event_log_next RENAME TO event_log;
-  CREATE INDEX event_log_created ON event_log (created_at);
-  `,
+  eventLogOfTypes(['alert.created', 'alert.read', 'alert.updated', 'device.status', 'recording.created']),
   // 12: the index of continuous footage, one row per file on the footage disk (src/store/footage.ts).
   // zero_ms is the wall clock (ms, fractional) of decode time 0 of the file's fragments; fragments is
   // the file's fragment table (src/media/footage/fragment-table.ts). Rows are written in batches.
@@ -396,4 +379,39 @@ export const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (subscription_id, device_id)
   ) STRICT, WITHOUT ROWID;
   `,
+  // 17: device.updated (a device's record changed apart from its status: its settings, a name or
+  // firmware learned) and device.removed.
+  eventLogOfTypes([
+    'alert.created',
+    'alert.read',
+    'alert.updated',
+    'device.status',
+    'device.updated',
+    'device.removed',
+    'recording.created',
+  ]),
 ];
+
+/**
+ * The event log made again allowing these types: SQLite cannot change a CHECK constraint, so the
+ * table is made anew with its rows, and the AUTOINCREMENT counter carried over, so no id is ever
+ * handed out twice (also when every row had been pruned).
+ */
+function eventLogOfTypes(types: readonly string[]): string {
+  const list = types.map((t) => `'${t}'`).join(', ');
+  return `
+  CREATE TABLE event_log_next (
+    seq        INTEGER PRIMARY KEY AUTOINCREMENT,
+    type       TEXT NOT NULL CHECK (type IN (${list})),
+    subject_id TEXT NOT NULL,
+    body       TEXT NOT NULL,
+    created_at INTEGER NOT NULL
+  ) STRICT;
+  INSERT INTO event_log_next (seq, type, subject_id, body, created_at) SELECT seq, type, subject_id, body, created_at FROM event_log;
+  DELETE FROM sqlite_sequence WHERE name = 'event_log_next';
+  INSERT INTO sqlite_sequence (name, seq) SELECT 'event_log_next', seq FROM sqlite_sequence WHERE name = 'event_log';
+  DROP TABLE event_log;
+  ALTER TABLE event_log_next RENAME TO event_log;
+  CREATE INDEX event_log_created ON event_log (created_at);
+  `;
+}

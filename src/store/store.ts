@@ -137,7 +137,7 @@ export class Store {
     this.media = new MediaRecords(conn, this.outbox, this.events, this.push);
     this.devices = new Devices(conn, this.outbox, this.media, this.events);
     this.remembered = new RememberedObjects(conn);
-    this.settings = new CameraSettingsRecords(conn, this.devices, this.outbox, this.remembered);
+    this.settings = new CameraSettingsRecords(conn, this.devices, this.outbox, this.events, this.remembered);
     this.oauth = new OAuthRecords(conn, this.push);
     this.control = new ControlRequests(conn, this.outbox);
     this.footage = new FootageRecords(conn);

@@ -42,6 +42,16 @@ const alert = (id: string, createdAt = Date.now()) =>
   ({ id, deviceId: 'cam1', type: 'motion', message: 'Motion', createdAt }) as const;
 const listed = (s: Store) => s.eventsAfter(0, 1e6).map((e) => `${e.seq} ${e.type} ${e.record.id}`);
 
+/** A database in `dir` migrated up to `version`, then `sql` run on it (as an older gateway left it). */
+function migratedTo(dir: string, version: number, sql: string): void {
+  dirs.push(dir);
+  const raw = new Database(path.join(dir, DATABASE_FILE));
+  for (const m of MIGRATIONS.slice(0, version)) raw.exec(m);
+  raw.pragma(`user_version = ${version}`);
+  raw.exec(sql);
+  raw.close();
+}
+
 describe('event log', () => {
   it('keeps nothing until the gateway enables it', () => {
     const dir = tempDir('eg-events-');
@@ -57,7 +67,7 @@ describe('event log', () => {
     const { store } = open();
     const now = Date.now();
     store.upsertDevice(device('cam1', 'online', now)); // new: device.status
-    store.upsertDevice({ ...device('cam1', 'online', now), name: 'Renamed' }); // same status: none
+    store.upsertDevice({ ...device('cam1', 'online', now), name: 'Renamed' }); // same status, another name: device.updated
     store.insertAlert(alert('alr1', now));
     store.setAlertType('alr1', 'human', 'Person', now); // refined: alert.updated
     store.saveRecording(
@@ -85,46 +95,102 @@ describe('event log', () => {
     });
     expect(listed(store)).toEqual([
       '1 device.status cam1',
-      '2 alert.created alr1',
-      '3 alert.updated alr1',
-      '4 recording.created rec1',
-      '5 alert.updated alr1',
-      '6 alert.read alr1',
-      '7 alert.created alr2',
-      '8 device.status cam1',
+      '2 device.updated cam1',
+      '3 alert.created alr1',
+      '4 alert.updated alr1',
+      '5 recording.created rec1',
+      '6 alert.updated alr1',
+      '7 alert.read alr1',
+      '8 alert.created alr2',
+      '9 device.status cam1',
     ]);
     const events = store.eventsAfter(0, 100);
-    expect(events[1]).toMatchObject({ type: 'alert.created', record: { id: 'alr1', type: 'motion', readAt: null } });
-    expect(events[2]).toMatchObject({
+    expect(events[2]).toMatchObject({ type: 'alert.created', record: { id: 'alr1', type: 'motion', readAt: null } });
+    expect(events[3]).toMatchObject({
       type: 'alert.updated',
       record: { id: 'alr1', type: 'human', message: 'Person', recordingId: null },
     });
-    expect(events[4]).toMatchObject({
+    expect(events[5]).toMatchObject({
       type: 'alert.updated',
       record: { id: 'alr1', type: 'human', recordingId: 'rec1', readAt: null },
     });
-    expect(events[5]).toMatchObject({
+    expect(events[6]).toMatchObject({
       type: 'alert.read',
       record: { id: 'alr1', type: 'human', readAt: now + 1, recordingId: 'rec1' },
     });
-    expect(events[7]).toMatchObject({
+    expect(events[8]).toMatchObject({
       type: 'device.status',
       createdAt: now + 4,
       record: { id: 'cam1', name: 'Renamed', status: 'offline' },
     });
-    expect(store.eventsAfter(6, 1).map((e) => e.seq)).toEqual([7]);
-    expect(store.eventWindow()).toEqual({ after: 0, latest: 8 });
+    expect(events[1]).toMatchObject({
+      type: 'device.updated',
+      record: { id: 'cam1', name: 'Renamed', status: 'online' },
+    });
+    expect(store.eventsAfter(7, 1).map((e) => e.seq)).toEqual([8]);
+    expect(store.eventWindow()).toEqual({ after: 0, latest: 9 });
+  });
+
+  it("tells of a camera's settings changed, of its removal and of its return, each with the record", () => {
+    const { store } = open();
+    const now = Date.now();
+    const camera = {
+      id: 'dev_a',
+      name: 'Porch',
+      nameSet: true,
+      onvifUrl: 'http://192.168.1.20/onvif/device_service',
+      aliases: [],
+      username: 'admin',
+      passwordSealed: null,
+    };
+    store.addCamera(camera, 'alice', now);
+    store.changeCameraSettings('dev_a', { name: 'Front door', detection: 'off' }, 'alice', now + 1);
+    store.upsertDevice({ ...device('dev_a', 'offline', now), name: 'Front door' }, now + 2); // its model learned
+    store.upsertDevice({ ...device('dev_a', 'offline', now), name: 'Front door' }, now + 2); // nothing new: none
+    store.removeDevice('dev_a', now + 3);
+    store.addCamera(camera, 'bob', now + 4);
+    // Added: its status, then the record once whole (the camera's stream addresses written after
+    // the device's row); so again when it comes back, the last event of each being the whole record.
+    expect(listed(store)).toEqual([
+      '1 device.status dev_a',
+      '2 device.updated dev_a',
+      '3 device.updated dev_a',
+      '4 device.updated dev_a',
+      '5 device.removed dev_a',
+      '6 device.updated dev_a',
+      '7 device.updated dev_a',
+    ]);
+    const events = store.eventsAfter(0, 100);
+    expect(events[2]).toMatchObject({ record: { name: 'Front door', settings: { detection: 'off' } } });
+    expect(events[3]).toMatchObject({ record: { model: 'M', settings: { detection: 'off' } } });
+    expect(events[4]).toMatchObject({ type: 'device.removed', createdAt: now + 3, record: { name: 'Front door' } });
+    expect(events[6]).toEqual(expect.objectContaining({ record: store.getDevice('dev_a') }));
+    expect(events[6]).toMatchObject({ record: { name: 'Porch', settings: { detection: 'auto' } } });
+  });
+
+  it('migration 17 keeps the events and the last id issued', () => {
+    const dir = tempDir('eg-events-mig-');
+    migratedTo(
+      dir,
+      16,
+      `INSERT INTO event_log (type, subject_id, body, created_at) VALUES ('alert.read', 'a', '{"id":"a"}', ${Date.now()}), ('device.status', 'b', '{"id":"b"}', ${Date.now()});
+      DELETE FROM event_log WHERE seq < 2;`,
+    );
+    const { store } = open(dir);
+    expect(store.eventWindow()).toEqual({ after: 1, latest: 2 });
+    store.upsertDevice(device('b'));
+    store.removeDevice('b');
+    expect(listed(store)).toEqual(['2 device.status b', '3 device.status b', '4 device.removed b']);
   });
 
   it('migration 11 keeps the events and the last id issued, also when every event had been pruned', () => {
     const dir = tempDir('eg-events-mig-');
-    dirs.push(dir);
-    const raw = new Database(path.join(dir, DATABASE_FILE));
-    for (const m of MIGRATIONS.slice(0, 10)) raw.exec(m);
-    raw.pragma('user_version = 10');
-    raw.exec(`INSERT INTO event_log (type, subject_id, body, created_at) VALUES ('alert.read', 'a', '{"id":"a"}', ${Date.now()}), ('alert.read', 'b', '{"id":"b"}', ${Date.now()}), ('alert.read', 'c', '{"id":"c"}', ${Date.now()});
-      DELETE FROM event_log WHERE seq < 3;`);
-    raw.close();
+    migratedTo(
+      dir,
+      10,
+      `INSERT INTO event_log (type, subject_id, body, created_at) VALUES ('alert.read', 'a', '{"id":"a"}', ${Date.now()}), ('alert.read', 'b', '{"id":"b"}', ${Date.now()}), ('alert.read', 'c', '{"id":"c"}', ${Date.now()});
+      DELETE FROM event_log WHERE seq < 3;`,
+    );
     const { store } = open(dir);
     expect(store.eventWindow()).toEqual({ after: 2, latest: 3 });
     store.upsertDevice(device('cam1'));
@@ -132,14 +198,11 @@ describe('event log', () => {
     stores.splice(0).forEach((s) => s.close());
 
     const empty = tempDir('eg-events-mig-');
-    dirs.push(empty);
-    const raw2 = new Database(path.join(empty, DATABASE_FILE));
-    for (const m of MIGRATIONS.slice(0, 10)) raw2.exec(m);
-    raw2.pragma('user_version = 10');
-    raw2.exec(
+    migratedTo(
+      empty,
+      10,
       `INSERT INTO event_log (type, subject_id, body, created_at) VALUES ('alert.read', 'a', '{}', 1), ('alert.read', 'b', '{}', 1); DELETE FROM event_log;`,
     );
-    raw2.close();
     const again = open(empty).store;
     expect(again.eventWindow().latest).toBe(2);
     again.upsertDevice(device('cam1'));

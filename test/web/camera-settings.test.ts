@@ -6,6 +6,7 @@ import {
   areasPatch,
   areasProblems,
   newZoneName,
+  rebaseAreas,
   withNewArea,
   withoutArea,
   withZone,
@@ -17,6 +18,7 @@ import {
   rtspFormProblems,
   draftOf,
   fieldOfApiError,
+  rebaseDraft,
   underField,
   settingsPatch,
 } from '../../web/src/settings-draft.js';
@@ -142,6 +144,34 @@ describe('the settings form', () => {
     expect(rtspFieldOfApiError(400, 'body field sub_rtsp_url must start with rtsp://')).toBe('sub_url');
     expect(rtspFieldOfApiError(400, 'body field name is required with rtsp_url')).toBe('name');
     expect(rtspFieldOfApiError(400, 'the body is not valid JSON')).toBeNull();
+  });
+});
+
+describe('a camera changed elsewhere while its settings are open', () => {
+  it('takes the new value of a field not touched here, keeps the one typed here', () => {
+    const base = device();
+    const next = { ...device({ detection: 'off' }), name: 'Porch' };
+    const typed = { ...draftOf(base), detection: 'on' as const, password: 'new one' };
+    expect(rebaseDraft(typed, base, next)).toEqual({ ...draftOf(next), detection: 'on', password: 'new one' });
+    // Saving then sends what was typed here only: the other change is not undone.
+    expect(settingsPatch(rebaseDraft(typed, base, next), next).patch).toEqual({
+      detection: 'on',
+      username: 'admin',
+      password: 'new one',
+    });
+    expect(rebaseDraft(draftOf(base), base, next)).toEqual(draftOf(next));
+  });
+
+  it('the mask and zones: the new ones when nothing was drawn here, else what was drawn', () => {
+    const base = device();
+    const next = device({ motion_mask: [square] });
+    expect(rebaseAreas(areasOf(base.settings), base.settings, next.settings)).toEqual(areasOf(next.settings));
+    const [drawn] = withNewArea(
+      areasOf(base.settings),
+      'zone',
+      square.map(([x, y]) => [x!, y!] as const),
+    );
+    expect(rebaseAreas(drawn, base.settings, next.settings)).toBe(drawn);
   });
 });
 

@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { EventHub, startFeed, type FeedApi, type FeedMode, type GatewayEvent } from '../../web/src/events.js';
+import { STREAM_EVENT_TYPES } from '../../src/store/event-log.js';
+import {
+  EventHub,
+  KNOWN_EVENTS,
+  startFeed,
+  type FeedApi,
+  type FeedMode,
+  type GatewayEvent,
+} from '../../web/src/events.js';
 import type { Alert, Device } from '../../web/src/types.js';
 import { deviceJson } from '../support/camera-settings.js';
 
@@ -32,6 +40,10 @@ function sse(chunks: string[], close: Promise<void> = Promise.resolve()): Respon
   });
   return new Response(body, { status: 200, headers: { 'content-type': 'text/event-stream' } });
 }
+
+it("reads every type of event the gateway's stream sends", () => {
+  expect([...KNOWN_EVENTS].sort()).toEqual([...STREAM_EVENT_TYPES].sort());
+});
 
 describe('startFeed', () => {
   it('emits the stream events, and reconnects after the stream ends with the last id seen', async () => {

@@ -288,6 +288,52 @@ describe('camera set-up, as an admin', { timeout: 120_000 }, () => {
     expect(await page.locator('[data-testid=zone]').count()).toBe(1);
   });
 
+  it('follows a change made elsewhere at once: untouched fields and the areas take it, what is typed here stays', async () => {
+    await page.goto(`${origin}/cameras/${yardId}/settings`);
+    await pictureShown();
+    const before = (await getDevice(yardId)).device;
+    await page.selectOption('#setting-detection', 'on');
+    // Another admin, in another browser (here: the API), renames the camera and draws a mask.
+    const patch = await t.request(`/v1/devices/${yardId}`, {
+      method: 'PATCH',
+      headers: await admin(),
+      body: {
+        name: 'Yard (east)',
+        motion_mask: [
+          ...before.settings.motion_mask,
+          [
+            [0, 0],
+            [0.2, 0],
+            [0.2, 0.2],
+          ],
+        ],
+      },
+    });
+    expect(patch.status).toBe(200);
+    await expect.poll(() => page.locator('h1').textContent()).toBe('Yard (east): settings');
+    expect(await page.inputValue('#setting-name')).toBe('Yard (east)');
+    expect(await page.inputValue('#setting-detection')).toBe('on');
+    await expect
+      .poll(() => page.locator('[data-testid=mask-area]').count())
+      .toBe(before.settings.motion_mask.length + 1);
+    // Saving sends what was changed here only: the other admin's name stays.
+    await page.click('text=Save changes');
+    await expect.poll(() => page.textContent('[data-testid=settings-outcome]')).toBe('Saved.');
+    const after = (await getDevice(yardId)).device;
+    expect([after.name, after.settings.detection, after.settings.motion_mask.length]).toEqual([
+      'Yard (east)',
+      'on',
+      before.settings.motion_mask.length + 1,
+    ]);
+    // Put back as the tests after this one expect it.
+    const back = await t.request(`/v1/devices/${yardId}`, {
+      method: 'PATCH',
+      headers: await admin(),
+      body: { name: before.name, detection: before.settings.detection, motion_mask: before.settings.motion_mask },
+    });
+    expect(back.status).toBe(200);
+  });
+
   it('shows what the config file sets read-only, and offers no removal of its camera', async () => {
     const gate = (await listed()).find((d) => d.name === 'Gate')!;
     await page.goto(`${origin}/cameras/${gate.id}/settings`);

@@ -188,8 +188,20 @@ function SignedIn(props: {
         .catch(() => undefined);
     void load();
     const off = hub.on((event) => {
-      if (event.type === 'device.status' && !removed.current.has(event.data.id))
-        setDevices((list) => list && replaced(list, event.data.id, event.data));
+      // Added, changed or removed in another browser (or by the camera): every open app sees it at
+      // once. Only a status may come late for a camera removed (its session ended after).
+      if (event.type === 'device.removed') {
+        const { id } = event.data;
+        removed.current.add(id);
+        setDevices((list) => list && replaced(list, id, null));
+      } else if (
+        event.type === 'device.updated' ||
+        (event.type === 'device.status' && !removed.current.has(event.data.id))
+      ) {
+        const device = event.data;
+        removed.current.delete(device.id);
+        setDevices((list) => list && replaced(list, device.id, device));
+      }
       if (event.type === 'alert.created' || event.type === 'alert.read') recountUnread();
     });
     const timer = setInterval(() => void load(), 30_000);

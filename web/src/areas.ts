@@ -172,3 +172,12 @@ export function areaOfApiError(description: string): { ref: AreaRef; field: Area
   if (m[1] !== 'zones') return { ref, field: 'polygon' };
   return { ref, field: m[4] === 'loitering_s' ? 'loitering' : ((m[4] as 'name' | 'polygon' | undefined) ?? null) };
 }
+
+/**
+ * The mask and zones being edited once the camera's have changed elsewhere from `base` to `next`:
+ * the new ones when nothing was changed here, else what is being edited (saving it is the user's
+ * choice to replace them).
+ */
+export function rebaseAreas(areas: Areas, base: CameraSettings, next: CameraSettings): Areas {
+  return Object.keys(areasPatch(areas, base)).length === 0 ? areasOf(next) : areas;
+}

@@ -7,7 +7,7 @@ import type { Alert, Device, Recording } from './types.js';
 
 export type GatewayEvent =
   | { type: 'alert.created' | 'alert.read' | 'alert.updated'; data: Alert }
-  | { type: 'device.status'; data: Device }
+  | { type: 'device.status' | 'device.updated' | 'device.removed'; data: Device }
   | { type: 'recording.created'; data: Recording };
 
 export type FeedMode = 'connecting' | 'live' | 'retrying';
@@ -22,10 +22,19 @@ export interface FeedApi {
 /** The events of one feed: screens subscribe while they are shown. */
 export class EventHub extends Hub<GatewayEvent> {}
 
-const KNOWN = new Set(['alert.created', 'alert.read', 'alert.updated', 'device.status', 'recording.created']);
+/** The event types the app reads: the gateway's (a test keeps them equal to src/store/event-log.ts's). */
+export const KNOWN_EVENTS: ReadonlySet<string> = new Set([
+  'alert.created',
+  'alert.read',
+  'alert.updated',
+  'device.status',
+  'device.updated',
+  'device.removed',
+  'recording.created',
+]);
 
 function toEvent(frame: SseFrame): GatewayEvent | null {
-  if (!KNOWN.has(frame.event)) return null;
+  if (!KNOWN_EVENTS.has(frame.event)) return null;
   try {
     // The gateway's own objects, as its API answers them: trusted to have their documented shape.
     const data: unknown = JSON.parse(frame.data);

@@ -41,6 +41,20 @@ export function draftOf(device: Device): SettingsDraft {
 }
 
 /**
+ * The draft once the camera has changed elsewhere (another browser, the camera itself) from `base`
+ * to `next`: a field the user has not touched takes the new value, one they have keeps theirs, so
+ * saving never quietly undoes another admin's change to a field this form did not change.
+ */
+export function rebaseDraft(draft: SettingsDraft, base: Device, next: Device): SettingsDraft {
+  const before = draftOf(base);
+  const after = draftOf(next);
+  const out = { ...draft };
+  for (const field of Object.keys(draft) as DraftField[])
+    if (draft[field] === before[field]) (out as Record<DraftField, unknown>)[field] = after[field];
+  return out;
+}
+
+/**
  * What to send for this draft: the fields that differ from the device, none the config file sets;
  * the account (username and password, only together) when a password is typed. `errors` lists
  * what the API would refuse, by field; the patch is not to be sent then.

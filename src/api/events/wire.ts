@@ -10,6 +10,8 @@ export const EVENT_SCOPES: Readonly<Record<StreamEventType, string>> = {
   'alert.read': 'alerts:read',
   'alert.updated': 'alerts:read',
   'device.status': 'devices:read',
+  'device.updated': 'devices:read',
+  'device.removed': 'devices:read',
   'recording.created': 'recordings:read',
 };
 
@@ -25,6 +27,8 @@ function presentRecord(e: StoredEvent, mintPlayback: MintPlayback | undefined): 
     case 'alert.updated':
       return presentAlert(e.record);
     case 'device.status':
+    case 'device.updated':
+    case 'device.removed':
       return presentDevice(e.record);
     case 'recording.created':
       return presentRecording(e.record, mintPlayback);

@@ -15,7 +15,7 @@ export interface EventRoutesOptions {
 
 const EventStreamBody = {
   description:
-    'Server-Sent Events: `alert.created`, `alert.read`, `alert.updated` (data: an Alert), `device.status` (a Device), `recording.created` (a Recording), ' +
+    'Server-Sent Events: `alert.created`, `alert.read`, `alert.updated` (data: an Alert), `device.status`, `device.updated`, `device.removed` (a Device), `recording.created` (a Recording), ' +
     'each with its `id:`; `reset` first when the events after Last-Event-ID cannot all be had; `end` before the gateway closes the stream ' +
     '(token_expired, token_revoked, gateway_stopping); comment lines as heartbeats. See docs/api.md, "The event stream".',
   content: { 'text/event-stream': { schema: Type.Unsafe<unknown>({ type: 'string' }) } },

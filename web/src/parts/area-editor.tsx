@@ -9,6 +9,7 @@ import {
   areasProblems,
   canAdd,
   polygonAt,
+  rebaseAreas,
   sameRef,
   withNewArea,
   withoutArea,
@@ -29,6 +30,7 @@ import {
   type Point,
 } from '../polygon.js';
 import type { Device } from '../types.js';
+import { useChanged } from '../use-changed.js';
 import { AreaList } from './area-list.js';
 import { AreaPicture, type Editing, type Shape } from './area-picture.js';
 
@@ -52,6 +54,8 @@ function useAreaDraft(device: Device) {
   const [drawing, setDrawing] = useState<Drawing | null>(null);
   const [outcome, setOutcome] = useState<Outcome>(null);
   const [refused, setRefused] = useState<AreaProblem | null>(null);
+  // Changed in another browser meanwhile: shown, unless something is being drawn here.
+  useChanged(device.settings, (before, now) => setAreas((a) => rebaseAreas(a, before, now)));
   const focusLater = useFocusLater();
   const say = (text: string, error = false) => setOutcome({ text, error });
 

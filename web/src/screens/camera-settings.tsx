@@ -9,6 +9,7 @@ import { navigate } from '../router.js';
 import {
   draftOf,
   fieldOfApiError,
+  rebaseDraft,
   underField,
   settingsPatch,
   SOURCE_OF,
@@ -18,6 +19,7 @@ import {
 } from '../settings-draft.js';
 import type { CameraSettings, Device } from '../types.js';
 import { CameraNotFound } from '../parts/camera-not-found.js';
+import { useChanged } from '../use-changed.js';
 
 // One camera set up by an admin: its name, whether the gateway uses it, recording, detection and
 // the account the gateway logs in with (the password never shown), each saved with one PATCH of
@@ -83,6 +85,8 @@ function useSettingsForm(device: Device) {
   const [errors, setErrors] = useState<FieldErrors>({});
   const [outcome, setOutcome] = useState<{ text: string; error: boolean } | null>(null);
   const [busy, setBusy] = useState(false);
+  // Changed in another browser meanwhile: the fields not touched here follow.
+  useChanged(device, (before, now) => setDraft((d) => rebaseDraft(d, before, now)));
   const set = <K extends DraftField>(field: K, value: SettingsDraft[K]) => {
     setDraft((d) => ({ ...d, [field]: value }));
     setErrors((e) => ({ ...e, [field]: undefined }));

@@ -221,7 +221,8 @@ function useOpenedAlert(id: string, alerts: Alert[] | null, setError: (message: 
   }, [api, id, alerts, setError]);
   return {
     id,
-    outside: outside?.id === id ? outside : null,
+    // Once older pages bring it into the list, it is shown there only.
+    outside: outside?.id === id && !alerts?.some((a) => a.id === id) ? outside : null,
     /** Alerts the screen changed (marked as read): the one shown above the list with them. */
     replace: (changed: Alert[]) => setOutside((o) => changed.find((a) => a.id === o?.id) ?? o),
   };
