@@ -28,6 +28,7 @@ import { judgeCheck } from '../dist/detect/confirm.js';
 import { DetectorPool, type CheckRequest } from '../dist/detect/detector-pool.js';
 import { shrinkFrame } from '../dist/detect/frame.js';
 import { decodeJpeg } from '../dist/detect/jpeg.js';
+import { THUMBNAIL_WIDTH as KEPT_WIDTH } from '../dist/detect/service.js';
 import { classify } from '../dist/detect/labels.js';
 import type { Box, Category, Detection, RawDetection } from '../dist/detect/types.js';
 import { alertLatency, testPhotos } from './support/detect-latency.ts';
@@ -37,8 +38,6 @@ import { percentile } from './support/stats.ts';
 const root = path.resolve(import.meta.dirname, '..');
 const runs = Number(process.env.BENCH_RUNS ?? 20);
 const checksPerKind = Number(process.env.BENCH_CHECKS ?? 5);
-/** The width the daemon's checks keep their frames at (the thumbnail's: src/detect/service.ts). */
-const KEPT_WIDTH = 640;
 const config = validateConfig({}).detection;
 const photos = testPhotos();
 /** A labelled box: [x, y, w, h] in 0–1 of the picture. */

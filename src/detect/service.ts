@@ -84,7 +84,8 @@ export interface DetectionService {
   close(): Promise<void>;
 }
 
-const THUMBNAIL_WIDTH = 640;
+/** The detection thumbnail's width, and the width the checks keep their looked-at frames at. */
+export const THUMBNAIL_WIDTH = 640;
 // Frames wider than this are scaled down while decoded: crops are at least the model's 512 px, so a
 // 4K picture would cost memory (3 frames × 25 MB a check) without finding anyone a 1280 px one misses.
 const FRAME_MAX_WIDTH = 1280;
