@@ -118,6 +118,8 @@ const INTEGRATION = [
   // `ip`: multicast routed over loopback (test/support/multicast.ts).
   'test/onvif/discovery-adoption.test.ts',
   'test/onvif/discovery/service.test.ts',
+  // Stress loops of seconds of CPU each in child processes: kept out of the quick unit run.
+  'test/auth/local-issuer-jwk-stress.test.ts',
 ];
 
 // A renamed or removed file must leave this list too; otherwise it would silently count as unit.

@@ -80,7 +80,7 @@ describe('stream tickets', () => {
   const rng = makeRng();
   it(`fuzz (seed ${rng.seed}): mutated tickets are refused with a TicketError, never accepted as something else`, () => {
     const good = signer.issue(claims);
-    for (let i = 0; i < 20_000; i++) {
+    for (let i = 0; i < 5_000; i++) {
       const t = mutate(rng, good, 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.');
       try {
         expect(signer.verify(t, now)).toEqual(claims); // only the untouched ticket can pass
@@ -158,7 +158,7 @@ describe('playback tickets', () => {
   const rng = makeRng();
   it(`fuzz (seed ${rng.seed}): mutated playback tickets are refused, never accepted for a recording or a stream`, () => {
     const good = signer.issuePlayback(playback);
-    for (let i = 0; i < 20_000; i++) {
+    for (let i = 0; i < 5_000; i++) {
       const t = mutate(rng, good, 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.');
       expect(() => signer.verify(t, now)).toThrow(TicketError);
       try {

@@ -1,5 +1,5 @@
 import { pino } from 'pino';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { HlsNotFoundError, HlsUnavailableError } from '../../../src/media/hls/errors.js';
 import { HlsService, type HlsServiceOptions } from '../../../src/media/hls/service.js';
 import type { FanOutReader } from '../../../src/media/relay/fanout.js';
@@ -46,7 +46,18 @@ function fakeStream(): FakeStream {
 const services: HlsService[] = [];
 afterEach(() => {
   for (const s of services.splice(0)) s.close();
+  vi.useRealTimers();
 });
+
+/** Whether a promise has settled yet (checked after the microtasks queued so far). */
+function settledFlag(p: Promise<unknown>): () => boolean {
+  let settled = false;
+  p.then(
+    () => (settled = true),
+    () => (settled = true),
+  );
+  return () => settled;
+}
 
 function service(overrides: Partial<HlsServiceOptions> = {}, streams = new Map<string, FakeStream>()): HlsService {
   const s = new HlsService({
@@ -82,11 +93,17 @@ async function refusal(p: Promise<unknown>): Promise<string> {
 }
 
 describe('HlsService', () => {
+  // The waits below are the service's own timers, run on a fake clock: what is tested is which
+  // timer ends what, not how long the machine takes.
   it('gives up a start after three target durations without media (503 timeout), and ends that session', async () => {
+    vi.useFakeTimers();
     const s = service();
-    const started = Date.now();
-    expect(await refusal(s.start('t', 'cam', 'main'))).toBe('timeout');
-    expect(Date.now() - started).toBeGreaterThanOrEqual(3000 - 50);
+    const start = refusal(s.start('t', 'cam', 'main'));
+    const settled = settledFlag(start);
+    await vi.advanceTimersByTimeAsync(2999);
+    expect(settled()).toBe(false);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(await start).toBe('timeout');
     expect(s.stats()).toMatchObject({ sessions: 0, blockedRequests: 0, refused: { timeout: 1 } });
   });
 
@@ -106,18 +123,22 @@ describe('HlsService', () => {
   });
 
   it('leads every start under one ticket to its one session while it lasts: reloads hold no more places', async () => {
+    vi.useFakeTimers();
     const s = service({ maxSessions: 1, maxBlockedRequests: 8, idleS: 1, sweepMs: 100 });
-    const starts = [s.start('t', 'cam', 'main'), s.start('t', 'cam', 'main'), s.start('t', 'cam', 'main')];
-    await expect.poll(() => s.stats().blockedRequests).toBe(3);
-    expect(s.stats().sessions).toBe(1);
+    const starts = [1, 2, 3].map(() => refusal(s.start('t', 'cam', 'main')));
+    await vi.advanceTimersByTimeAsync(0);
+    expect(s.stats()).toMatchObject({ blockedRequests: 3, sessions: 1 });
     // Another ticket finds the one place taken.
     expect(await refusal(s.start('u', 'cam', 'main'))).toBe('too_many_sessions');
-    for (const start of starts) expect(await refusal(start)).toBe('timeout');
+    await vi.advanceTimersByTimeAsync(3000);
+    for (const start of starts) expect(await start).toBe('timeout');
     // Once idle the session ends, and the place is free again.
-    await expect.poll(() => s.stats().sessions, { timeout: 4000 }).toBe(0);
-    const again = s.start('u', 'cam', 'main');
-    await expect.poll(() => s.stats().blockedRequests).toBe(1);
     expect(s.stats().sessions).toBe(1);
+    await vi.advanceTimersByTimeAsync(1100);
+    expect(s.stats().sessions).toBe(0);
+    const again = s.start('u', 'cam', 'main');
+    await vi.advanceTimersByTimeAsync(0);
+    expect(s.stats()).toMatchObject({ blockedRequests: 1, sessions: 1 });
     s.close();
     await again.catch(() => undefined);
   });
@@ -139,16 +160,23 @@ describe('HlsService', () => {
   });
 
   it('detaches a muxer from the camera stream once no session asked for anything for idleS', async () => {
+    vi.useFakeTimers();
     const streams = new Map<string, FakeStream>();
     const s = service({ idleS: 2, sweepMs: 100 }, streams);
-    const start = s.start('t', 'cam', 'main');
-    await expect.poll(() => streams.get('cam')?.readers.size).toBe(1);
+    const start = refusal(s.start('t', 'cam', 'main'));
+    await vi.advanceTimersByTimeAsync(0);
+    expect(streams.get('cam')?.readers.size).toBe(1);
     expect(s.stats().muxers).toBe(1);
     // A session that waits is not idle: after idleS it still holds the muxer.
-    await new Promise((r) => setTimeout(r, 2300));
+    await vi.advanceTimersByTimeAsync(2300);
     expect(streams.get('cam')!.readers.size).toBe(1);
-    expect(await refusal(start)).toBe('timeout');
-    await expect.poll(() => streams.get('cam')!.readers.size, { timeout: 4000 }).toBe(0);
+    await vi.advanceTimersByTimeAsync(699);
+    expect(streams.get('cam')!.readers.size).toBe(1);
+    // The wait's timeout ends the session; the next sweep finds the muxer unwatched.
+    await vi.advanceTimersByTimeAsync(1);
+    expect(await start).toBe('timeout');
+    await vi.advanceTimersByTimeAsync(100);
+    expect(streams.get('cam')!.readers.size).toBe(0);
     expect(s.stats()).toMatchObject({ muxers: 0, sessions: 0 });
   });
 });

@@ -361,7 +361,7 @@ function randomOptions(rng: Rng): { opts: Required<EpisodeOptions>; unit: number
 describe('EpisodeTracker: properties', () => {
   const rng = makeRng();
   it(`fuzz (seed ${rng.seed}): parts are ordered, bounded and cover the events; every opened episode gets one final part`, () => {
-    for (let run = 0; run < 3_000; run++) {
+    for (let run = 0; run < 1_000; run++) {
       const { opts: o, unit } = randomOptions(rng);
       const fractional = rng.int(4) === 0;
       const jitter = (span: number) => rng.int(span) + (fractional ? rng.next() : 0);
@@ -437,7 +437,7 @@ describe('EpisodeTracker: properties', () => {
   });
 
   it(`fuzz (seed ${rng.seed}): the parts do not depend on when tick() is called`, () => {
-    for (let run = 0; run < 1_000; run++) {
+    for (let run = 0; run < 400; run++) {
       const { opts: o, unit } = randomOptions(rng);
       const events: Array<{ kind: EventType; phase: 'start' | 'stop'; at: number }> = [];
       let at = 0;
