@@ -1,12 +1,12 @@
 // Benchmark: the recorder's standing cost and its event-to-clip latency. For N simulated 1080p H.264
 // cameras at about 4 Mbit/s (15 frames/s, a keyframe every second, no B-frames; the simulator loops a
 // clip encoded once with -c copy, so the source costs little), the gateway runs as its own process
-// with those cameras configured and, per camera, one ffmpeg -c copy segmenter reading the main stream
-// through the relay into NUT segments in RAM (recording.segment_dir, under /dev/shm here).
+// with those cameras configured, its recorders reading each camera's main stream from the relay in
+// process into fMP4 segments in RAM (recording.segment_dir, under /dev/shm here).
 //
 // Per N, once every camera is online and every recorder writes segments, and after a settling
 // pause, over BENCH_SECONDS with no event and no API call:
-//  - CPU of the gateway process and all its descendants (the ffmpeg children), as % of one core,
+//  - CPU of the gateway process and all its descendants (ffmpeg children, if any), as % of one core,
 //    per camera: utime+stime of every process in the tree, plus cutime+cstime (children that ended
 //    and were reaped count in their parent's), as deltas. Node and ffmpeg are also shown apart, and
 //    a least-squares line over the rows splits what each camera adds from the daemon's fixed cost.
@@ -16,7 +16,7 @@
 //    which files on disk changed. The health checks write in rounds (every health_interval_s, 30 s
 //    by default), so a window shorter than that may or may not hold one: use BENCH_SECONDS >= 30
 //    when that figure matters.
-//  - RAM the segments take in segment_dir, segments per second per camera and ffmpeg restarts.
+//  - RAM the segments take in segment_dir, segments per second per camera and segmenter restarts.
 //  - for context on this shared machine: the simulator's CPU, how busy both cores were, and any
 //    process of the test seen stopped (state T: someone else's `pkill -STOP` would freeze it).
 // Then, for the smallest and the largest N, motion events on camera 0 (the simulator triggers them;
@@ -189,7 +189,7 @@ interface SegmentProgress {
   files: number;
 }
 
-/** Per device: the newest ffmpeg run and segment number seen in its segment directory (`r<run>-<n>.nut`). */
+/** Per device: the newest segmenter run and segment number seen in its segment directory (`r<run>-<n>.mp4`). */
 function segmentProgress(segmentDir: string, deviceIds: readonly string[]): Map<string, SegmentProgress> {
   const out = new Map<string, SegmentProgress>();
   for (const id of deviceIds) {
@@ -197,7 +197,7 @@ function segmentProgress(segmentDir: string, deviceIds: readonly string[]): Map<
     let index = -1;
     let files = 0;
     for (const f of walkFiles(path.join(segmentDir, id))) {
-      const m = /r(\d+)-(\d+)\.nut$/.exec(f.path);
+      const m = /r(\d+)-(\d+)\.mp4$/.exec(f.path);
       if (!m) continue;
       files++;
       const r = Number(m[1]);
@@ -249,7 +249,7 @@ interface Row {
   segment_ram_mib?: number;
   segment_ram_per_camera_mib?: number;
   segments_per_camera_s?: number;
-  ffmpeg_restarts?: number;
+  segmenter_restarts?: number;
   sim_cpu_pct?: number;
   machine_busy_pct?: number;
   warnings_in_window?: number;
@@ -419,7 +419,7 @@ async function benchCameras(n: number, withEvent: boolean): Promise<Row> {
       segments += b.run === a.run ? b.index - a.index : b.index + 1;
     }
     row.segments_per_camera_s = round2(segments / n / elapsed);
-    row.ffmpeg_restarts = restarts;
+    row.segmenter_restarts = restarts;
     row.sim_cpu_pct = round1(pct(cpu1.sim - cpu0.sim));
     row.machine_busy_pct = Math.round(((m1.busy - m0.busy) / (m1.total - m0.total)) * 100);
     row.warnings_in_window = warnings.length - warn0;
@@ -438,12 +438,12 @@ async function benchCameras(n: number, withEvent: boolean): Promise<Row> {
       const cameraSegments = path.join(segmentDir, device.id);
       const segmentFiles = () => {
         try {
-          return readdirSync(cameraSegments).filter((x) => x.endsWith('.nut'));
+          return readdirSync(cameraSegments).filter((x) => x.endsWith('.mp4'));
         } catch {
           return []; // the recorder restarted and emptied it
         }
       };
-      /** When camera 0's recorder opens its next segment file: a keyframe has just reached its ffmpeg. */
+      /** When camera 0's recorder opens its next segment file: a keyframe has just closed the group of pictures before it. */
       const nextSegmentFile = async () => {
         const known = new Set(segmentFiles());
         for (const deadline = performance.now() + 5000; performance.now() < deadline; await sleep(5))
@@ -649,7 +649,7 @@ for (const r of rows) {
     continue;
   }
   console.log(
-    `| ${cell(r.cameras, 7)} | ${cell(r.cpu_total_pct, 32)} | ${cell(r.cpu_per_camera_pct, 10)} | ${cell(r.cpu_node_pct, 4)} | ${cell(`${r.cpu_ffmpeg_pct} (${r.ffmpeg_processes})`, 10)} | ${cell(r.rss_mib, 7)} | ${cell(r.ffmpeg_pss_mib, 14)} | ${cell(`${r.segment_ram_mib} (${r.segment_ram_per_camera_mib})`, 28)} | ${cell(r.storage_bytes_window, 23)} | ${cell(r.storage_bytes_per_hour, 11)} | ${cell(r.disk_write_bytes_per_hour, 15)} | ${cell(r.segments_per_camera_s, 21)} | ${cell(r.ffmpeg_restarts, 8)} | ${cell(r.sim_cpu_pct, 15)} | ${cell(r.machine_busy_pct, 14)} |`,
+    `| ${cell(r.cameras, 7)} | ${cell(r.cpu_total_pct, 32)} | ${cell(r.cpu_per_camera_pct, 10)} | ${cell(r.cpu_node_pct, 4)} | ${cell(`${r.cpu_ffmpeg_pct} (${r.ffmpeg_processes})`, 10)} | ${cell(r.rss_mib, 7)} | ${cell(r.ffmpeg_pss_mib, 14)} | ${cell(`${r.segment_ram_mib} (${r.segment_ram_per_camera_mib})`, 28)} | ${cell(r.storage_bytes_window, 23)} | ${cell(r.storage_bytes_per_hour, 11)} | ${cell(r.disk_write_bytes_per_hour, 15)} | ${cell(r.segments_per_camera_s, 21)} | ${cell(r.segmenter_restarts, 8)} | ${cell(r.sim_cpu_pct, 15)} | ${cell(r.machine_busy_pct, 14)} |`,
   );
 }
 const events = rows.filter((r) => r.event_trials !== undefined);
@@ -718,7 +718,9 @@ const goals = {
   cameras_16_run:
     at16 === undefined
       ? null
-      : at16.cpu_per_camera_pct !== undefined && at16.ffmpeg_restarts === 0 && (at16.segments_per_camera_s ?? 0) >= 0.9,
+      : at16.cpu_per_camera_pct !== undefined &&
+        at16.segmenter_restarts === 0 &&
+        (at16.segments_per_camera_s ?? 0) >= 0.9,
   zero_bytes_per_hour: measured.length === rows.length && measured.every((r) => r.storage_bytes_window === 0),
   // Every trial: the worst GOP phase counts, as a user meets it.
   clip_ready_le_post_roll_plus_2s:

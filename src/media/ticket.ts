@@ -29,8 +29,9 @@ export interface TicketClaims {
   /** ms since the epoch (whole seconds). */
   expiresAt: number;
   /**
-   * The recorder's ticket: honoured from loopback only, and its session is not cut at
-   * rtsp.max_session_s (the recorder reads around the clock). Absent: a viewer's.
+   * A ticket for this box's own readers (the motion watcher, the audio transcoder): honoured from
+   * loopback only, and its session is not cut at rtsp.max_session_s (they read around the clock).
+   * Absent: a viewer's.
    */
   recorder?: boolean;
 }

@@ -2,7 +2,8 @@ import type { Fmp4Track } from './track.js';
 
 // RFC 6381 codecs strings for a track, as HLS's CODECS attribute and MSE's isTypeSupported take
 // them: avc1.PPCCLL from the SPS, hvc1.<profile>.<compat>.<tier><level>.<constraints>
-// (ISO/IEC 14496-15 E.3), mp4a.40.<object type>.
+// (ISO/IEC 14496-15 E.3), mp4a.40.<object type>. G.711 has no RFC 6381 name and no browser's MSE
+// takes it: its sample entry's fourcc ('ulaw', 'alaw') names it for the recorder, its only user.
 
 const hex2 = (n: number): string => n.toString(16).toUpperCase().padStart(2, '0');
 
@@ -29,5 +30,6 @@ export function codecsString(track: Fmp4Track): string {
     for (const c of constraints) parts.push(c.toString(16).toUpperCase());
     return parts.join('.');
   }
+  if (track.codec === 'G711') return track.law === 'mu' ? 'ulaw' : 'alaw';
   return `mp4a.40.${track.config.objectType}`;
 }

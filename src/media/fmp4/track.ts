@@ -44,7 +44,19 @@ export interface AacTrack extends TrackBase {
   config: AacConfig;
 }
 
-export type Fmp4Track = H264Track | H265Track | AacTrack;
+/** G.711 (RFC 3551 4.5.14): one byte a sample a channel, so the timescale is the sample rate. */
+export interface G711Track extends TrackBase {
+  kind: 'audio';
+  codec: 'G711';
+  /** µ-law (PCMU) or A-law (PCMA). */
+  law: G711Law;
+  sampleRate: number;
+  channels: number;
+}
+
+export type G711Law = 'mu' | 'a';
+
+export type Fmp4Track = H264Track | H265Track | AacTrack | G711Track;
 
 // avcC/hvcC count parameter sets in small fields and size each in 16 bits.
 const MAX_SETS = 31;
@@ -116,6 +128,24 @@ export function h265Track(id: number, sets: H265ParameterSets): H265Track {
 export function aacTrack(id: number, config: AacConfig): AacTrack {
   checkId(id);
   return { id, timescale: config.sampleRate, kind: 'audio', codec: 'AAC', config };
+}
+
+// The sample entry's rate is 16.16 fixed point; RFC 3551 4.1 orders channels up to 6.
+const MAX_G711_RATE = 0xffff;
+const MAX_G711_CHANNELS = 6;
+
+/**
+ * A G.711 track at the RTP clock rate (8000 Hz for PCMU/PCMA); a MediaFormatError when the SDP's rate or channel
+ * count is one the sample entry (g711-entry.ts) cannot say.
+ */
+export function g711Track(id: number, law: G711Law, sampleRate: number, channels: number): G711Track {
+  checkId(id);
+  if (law !== 'mu' && law !== 'a') throw new MediaFormatError('bad_audio_config', `G.711 law ${String(law)}`);
+  if (!Number.isInteger(sampleRate) || sampleRate < 1 || sampleRate > MAX_G711_RATE)
+    throw new MediaFormatError('bad_audio_config', `G.711 at ${sampleRate} Hz`);
+  if (!Number.isInteger(channels) || channels < 1 || channels > MAX_G711_CHANNELS)
+    throw new MediaFormatError('bad_audio_config', `G.711 with ${channels} channels`);
+  return { id, timescale: sampleRate, kind: 'audio', codec: 'G711', law, sampleRate, channels };
 }
 
 /** H.264 profiles that cannot have B-slices: Baseline, and any stream flagged constrained baseline. */

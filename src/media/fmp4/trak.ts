@@ -1,5 +1,6 @@
 import { writeUnityMatrix, type BoxWriter } from './box-writer.js';
 import { writeAvc1 } from './avc1.js';
+import { writeG711Entry } from './g711-entry.js';
 import { writeHvc1 } from './hvc1.js';
 import { writeMp4a } from './mp4a.js';
 import type { Fmp4Track } from './track.js';
@@ -54,6 +55,7 @@ function writeStbl(w: BoxWriter, track: Fmp4Track): void {
   w.startFull('stsd', 0, 0).u32(1);
   if (track.codec === 'H264') writeAvc1(w, track);
   else if (track.codec === 'H265') writeHvc1(w, track);
+  else if (track.codec === 'G711') writeG711Entry(w, track);
   else writeMp4a(w, track);
   w.end();
   w.startFull('stts', 0, 0).u32(0).end();

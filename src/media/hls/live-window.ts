@@ -85,7 +85,7 @@ export class LiveWindow {
     return { segments: this.segments.length, parts: this.partsById.size, bytes: this.bytes };
   }
 
-  addPart(part: Omit<NewPart, 'decodeTime'>): LivePart {
+  addPart(part: Omit<NewPart, 'decodeTime' | 'closedBy' | 'closedAt'>): LivePart {
     if (!(part.duration > 0) || part.duration > this.options.partTarget + 1e-9)
       throw new RangeError(`part of ${part.duration} s with PART-TARGET ${this.options.partTarget}`);
     const last = this.segments[this.segments.length - 1];

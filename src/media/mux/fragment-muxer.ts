@@ -3,29 +3,34 @@ import { aacConfigFromFmtp } from '../aac-config.js';
 import { AacDepacketizer, aacRtpParameters } from '../aac-depacketizer.js';
 import { codecsString } from '../fmp4/codecs.js';
 import { DecodeTimeline, type TimedUnit } from '../fmp4/decode-timeline.js';
+import { fitG711Frame } from '../fmp4/g711-fit.js';
 import { buildInitSegment } from '../fmp4/init-segment.js';
 import {
   aacTrack,
+  g711Track,
   h264Track,
   h265Track,
   reorderDepthHint,
   type AacTrack,
+  type G711Track,
   type H264Track,
   type H265Track,
 } from '../fmp4/track.js';
+import { G711Depacketizer } from '../g711-depacketizer.js';
 import { parseH265SpropParameterSets, parseSpropParameterSets } from '../h26x.js';
 import { MediaFormatError } from '../errors.js';
 import { h264ParameterSetsIn, h265ParameterSetsIn } from '../parameter-sets.js';
 import type { FanOutReader, TrackStart } from '../relay/fanout.js';
-import { createRtpHeader, readRtpHeaderInto } from '../rtp.js';
+import { createRtpHeader, readRtpHeaderInto, type RtpHeader } from '../rtp.js';
 import { mediaCodecs, parseSdp, type MediaCodec } from '../sdp.js';
 import { VideoDepacketizer } from '../video-depacketizer.js';
 import { PartAssembler, type PartSink } from './part-assembler.js';
 
 // One camera profile as fragmented MP4: a reader of the relay's fan-out (like an RTSP viewer, but in
 // process) that depacketises the video (H.264/H.265) and AAC audio, dates the units and cuts them
-// into fragments (part-assembler.ts) for a sink: LL-HLS's live window, or a footage file. G.711 and
-// other audio that fMP4 here does not carry is left out. The init segment is built at the first
+// into fragments (part-assembler.ts) for a sink: LL-HLS's live window, or a footage file. G.711
+// audio is carried only when asked for (`g711`): browsers' MSE cannot play it, but the recorder's
+// clips go through ffmpeg, which can. Other audio is left out. The init segment is built at the first
 // keyframe, from its in-band parameter sets or else the SDP's sprop-*. Work happens as packets
 // arrive; nothing is queued, so the reader is never behind (pendingBytes 0).
 
@@ -36,6 +41,11 @@ export interface FragmentMuxerOptions {
   targetDuration: number;
   /** Longest sample, seconds (default: the part target): a longer one is pictures missing, not a picture that long. */
   maxSampleDuration?: number;
+  /**
+   * Carry PCMU/PCMA audio as a track ('ulaw'/'alaw'; default false). For output that ffmpeg reads, not a browser;
+   * AAC, when the camera offers it too and its config reads, is still the track chosen.
+   */
+  g711?: boolean;
   wallClock?: () => number;
 }
 
@@ -59,6 +69,44 @@ interface VideoPlan {
   encoding: 'H264' | 'H265';
 }
 
+interface AudioPlan {
+  codec: MediaCodec;
+  track: AacTrack | G711Track;
+  depacketizer: { push(packet: Buffer, header: RtpHeader): void };
+}
+
+/**
+ * Longest believable step between G.711 frames, seconds: a longer one is the camera's clock restarting, not a pause,
+ * and the silence that fills a pause (g711-fit.ts) stays bounded.
+ */
+const G711_MAX_JUMP_S = 10;
+
+/** The audio track for the SDP's codecs: AAC when it reads, else G.711 when asked for; null for none. */
+function planAudio(codecs: MediaCodec[], g711: boolean, onFrame: (frame: AudioFrame) => void): AudioPlan | null {
+  const aac = codecs.find((c) => c.media === 'audio' && c.encoding === 'MPEG4-GENERIC');
+  if (aac) {
+    try {
+      const track = aacTrack(2, aacConfigFromFmtp(aac.fmtp));
+      return { codec: aac, track, depacketizer: new AacDepacketizer(aacRtpParameters(aac.fmtp), onFrame) };
+    } catch (err) {
+      // An AAC track we cannot read is left out; the video still plays.
+      if (!(err instanceof Error)) throw err;
+    }
+  }
+  if (!g711) return null;
+  const pcm = codecs.find((c) => c.media === 'audio' && (c.encoding === 'PCMU' || c.encoding === 'PCMA'));
+  if (!pcm || pcm.payloadType === null) return null;
+  try {
+    const track = g711Track(2, pcm.encoding === 'PCMU' ? 'mu' : 'a', pcm.clockRate ?? 8000, pcm.channels ?? 1);
+    const params = { payloadType: pcm.payloadType, channels: track.channels };
+    return { codec: pcm, track, depacketizer: new G711Depacketizer(params, onFrame) };
+  } catch (err) {
+    // A rate or channel count no sample entry can say: the video still plays.
+    if (!(err instanceof MediaFormatError)) throw err;
+    return null;
+  }
+}
+
 export class FragmentMuxer implements FanOutReader {
   readonly stats: FragmentMuxerStats = { waitingForKeyframe: 0, longSamples: 0, badParameterSets: 0 };
   /** The init segment, once the first keyframe came. */
@@ -71,9 +119,7 @@ export class FragmentMuxer implements FanOutReader {
   private readonly header = createRtpHeader();
   private readonly video: VideoPlan;
   private readonly videoDepacketizer: VideoDepacketizer;
-  private readonly audioCodec: MediaCodec | null;
-  private readonly audioDepacketizer: AacDepacketizer | null = null;
-  private audioTrackDef: AacTrack | null = null;
+  private readonly audio: AudioPlan | null;
   private assembler: PartAssembler | null = null;
   private videoTimeline: DecodeTimeline<VideoAccessUnit> | null = null;
   private audioTimeline: DecodeTimeline<AudioFrame> | null = null;
@@ -97,19 +143,7 @@ export class FragmentMuxer implements FanOutReader {
     this.video = { codec: video, encoding: video.encoding as 'H264' | 'H265' };
     const donl = video.encoding === 'H265' && Number(video.fmtp.get('sprop-max-don-diff') ?? '0') > 0;
     this.videoDepacketizer = new VideoDepacketizer({ codec: this.video.encoding, donl }, (u) => this.onVideo(u));
-    this.audioCodec = null;
-    const audio = codecs.find((c) => c.media === 'audio' && c.encoding === 'MPEG4-GENERIC');
-    if (audio) {
-      try {
-        this.audioTrackDef = aacTrack(2, aacConfigFromFmtp(audio.fmtp));
-        this.audioDepacketizer = new AacDepacketizer(aacRtpParameters(audio.fmtp), (f) => this.onAudio(f));
-        this.audioCodec = audio;
-      } catch (err) {
-        // An AAC track we cannot read is left out; the video still plays.
-        if (!(err instanceof Error)) throw err;
-        this.audioTrackDef = null;
-      }
-    }
+    this.audio = planAudio(codecs, options.g711 ?? false, (f) => this.onAudio(f));
     this.maxSampleTicks = Math.round(
       Math.min(options.maxSampleDuration ?? options.partTarget, options.partTarget) * 90_000,
     );
@@ -130,7 +164,7 @@ export class FragmentMuxer implements FanOutReader {
     if (this.ended !== null || !readRtpHeaderInto(packet, this.header)) return;
     try {
       if (track === this.video.codec.index) this.videoDepacketizer.push(packet, this.header);
-      else if (track === this.audioCodec?.index) this.audioDepacketizer?.push(packet, this.header);
+      else if (track === this.audio?.codec.index) this.audio.depacketizer.push(packet, this.header);
     } catch (err) {
       // A sink refuses what it cannot keep (LL-HLS: a part longer than PART-TARGET, which players
       // would stall on): the muxer ends, and its owner starts a fresh one.
@@ -154,8 +188,13 @@ export class FragmentMuxer implements FanOutReader {
     this.sink.ended?.(reason);
   }
 
-  /** Closes the part being filled (the end of a footage file's last group of pictures). */
+  /**
+   * The end of the stream for this reader: hands on the pictures (and audio) the timelines still hold
+   * and closes the part being filled, so the last group of pictures is kept up to its last picture.
+   */
   flush(): void {
+    this.videoTimeline?.flush();
+    this.audioTimeline?.flush();
     this.assembler?.flush();
   }
 
@@ -206,9 +245,10 @@ export class FragmentMuxer implements FanOutReader {
       this.stats.badParameterSets++;
       return false;
     }
-    const audioTrack = this.audioTrackDef;
-    this.init = buildInitSegment(audioTrack ? [videoTrack, audioTrack] : [videoTrack]);
-    this.codecs = audioTrack ? [codecsString(videoTrack), codecsString(audioTrack)] : [codecsString(videoTrack)];
+    const audioTrack = this.audio?.track ?? null;
+    const tracks = audioTrack ? [videoTrack, audioTrack] : [videoTrack];
+    this.init = buildInitSegment(tracks);
+    this.codecs = tracks.map(codecsString);
     this.resolution = { width: videoTrack.width, height: videoTrack.height };
     const assembler = new PartAssembler(
       this.sink,
@@ -225,13 +265,18 @@ export class FragmentMuxer implements FanOutReader {
         ...(videoZero !== undefined ? { zeroRtpTime: videoZero } : {}),
       },
     );
-    if (audioTrack && this.audioCodec) {
+    if (this.audio) {
       // Without a known start the audio counts from its first frame after this keyframe.
-      const audioZero = videoZero !== undefined ? this.startOf(this.audioCodec.index) : undefined;
-      this.audioTimeline = new DecodeTimeline<AudioFrame>(
-        (t) => assembler.pushAudio(t),
-        audioZero !== undefined ? { zeroRtpTime: audioZero } : {},
-      );
+      const audioZero = videoZero !== undefined ? this.startOf(this.audio.codec.index) : undefined;
+      const zero = audioZero !== undefined ? { zeroRtpTime: audioZero } : {};
+      const track = this.audio.track;
+      this.audioTimeline =
+        track.codec === 'G711'
+          ? new DecodeTimeline<AudioFrame>((t) => assembler.pushAudio(fitG711Frame(t, track)), {
+              ...zero,
+              maxJump: G711_MAX_JUMP_S * track.sampleRate,
+            })
+          : new DecodeTimeline<AudioFrame>((t) => assembler.pushAudio(t), zero);
     }
     return true;
   }

@@ -40,6 +40,16 @@ export interface NewPart {
   wallClock: number;
   /** Decode time of its first video sample from the timeline's zero, in the video timescale. */
   decodeTime: number;
+  /**
+   * What closed it: the next keyframe or the end of the stream (its group of pictures is complete),
+   * or its length (more of the same group of pictures follows in the next part).
+   */
+  closedBy: 'keyframe' | 'length' | 'flush';
+  /**
+   * When the keyframe that closed it reached the gateway (wall clock, ms): the part was all there by
+   * then. Null when closed otherwise, or when pushVideo is not told arrivals.
+   */
+  closedAt: number | null;
 }
 
 /** Where the parts go. */
@@ -98,7 +108,12 @@ export class PartAssembler {
       { keyframe: timed.unit.keyframe, duration: timed.duration },
       { partTarget: this.partTarget, targetDuration: this.targetDuration },
     );
-    if (cut !== 'none') this.closePart(cut === 'segment');
+    if (cut !== 'none')
+      this.closePart(
+        cut === 'segment',
+        timed.unit.keyframe ? 'keyframe' : 'length',
+        timed.unit.keyframe ? (arrivedMs ?? null) : null,
+      );
     const first = this.video[0];
     if (!first) this.partWallClock = arrivedMs ?? this.wallClock();
     else if (arrivedMs !== undefined) {
@@ -120,10 +135,10 @@ export class PartAssembler {
 
   /** Closes the part being filled (end of stream, or a test that wants what it has). */
   flush(): void {
-    if (this.video.length > 0) this.closePart(false);
+    if (this.video.length > 0) this.closePart(false, 'flush', null);
   }
 
-  private closePart(segmentEnds: boolean): void {
+  private closePart(segmentEnds: boolean, closedBy: NewPart['closedBy'], closedAt: number | null): void {
     const first = this.video[0];
     if (!first) return;
     const video = this.tracks.video;
@@ -144,6 +159,8 @@ export class PartAssembler {
       startsSegment: this.nextStartsSegment,
       wallClock: this.partWallClock,
       decodeTime: first.dts,
+      closedBy,
+      closedAt,
     });
     this.stats.parts++;
     this.video = [];

@@ -17,7 +17,7 @@ import {
 } from './clip-writer.js';
 import { EpisodeTracker, type ClipCut } from './episodes.js';
 import { bootTime } from './recovery.js';
-import { Segmenter } from './segmenter.js';
+import { Segmenter, type RecorderStream } from './segmenter.js';
 
 // One camera's recording: the segmenter keeps the last seconds in RAM; events become episodes
 // (EpisodeTracker); each episode gets one alert at once, and each of its clip parts is assembled
@@ -54,10 +54,8 @@ export interface CameraRecorderOptions {
   /** This camera's RAM directory for segments. */
   segmentDir: string;
   storageDir: string;
-  /** A fresh loopback relay URL (recorder ticket) for the main stream. */
-  inputUrl: () => string;
-  /** Resolves once the relay has the camera's main stream open (see Segmenter). */
-  streamReady: () => Promise<void>;
+  /** The camera's main stream through the relay (see Segmenter). */
+  acquire: () => Promise<RecorderStream>;
   store: RecorderStore;
   logger: BaseLogger;
   preRollMs: number;
@@ -165,7 +163,7 @@ export class CameraRecorder {
   /** The next look with no motion (loitering), when an outcome asked for one. */
   private recheckTimer: NodeJS.Timeout | null = null;
   /**
-   * Per ffmpeg run (segment file prefix): its audio does not change within a run. Asked as soon as
+   * Per segmenter run (segment file prefix): its audio does not change within a run. Asked as soon as
    * the run lists its first segment, so the first clip of a run does not wait for an ffmpeg start.
    */
   private readonly audioModes = new Map<string, Promise<AudioMode>>();
@@ -179,10 +177,8 @@ export class CameraRecorder {
     });
     this.segmenter = new Segmenter({
       deviceId: opts.deviceId,
-      ffmpegPath: opts.ffmpegPath,
       dir: opts.segmentDir,
-      inputUrl: opts.inputUrl,
-      streamReady: opts.streamReady,
+      acquire: opts.acquire,
       logger: opts.logger,
     });
     this.ticker = setInterval(() => this.tick(), 250);
@@ -424,8 +420,8 @@ export class CameraRecorder {
     const log = this.opts.logger;
     // The segment holding the clip's end is listed once the next keyframe arrives.
     await this.segmenter.waitForSegmentAfter(cut.to, this.opts.footageWaitMs ?? 8000);
-    // The footage of the end did not come (the stream stalled): end the ffmpeg run, so that the
-    // unfinished segment (received but only in ffmpeg's buffers) is listed, then choose.
+    // The footage of the end did not come (the stream stalled): end the segmenter's run, so that the
+    // unfinished segment (what was received of its group of pictures) is listed, then choose.
     if ((this.segmenter.ring.latestEndAt ?? Number.NEGATIVE_INFINITY) < cut.to) await this.segmenter.endRun();
     const selection = this.segmenter.ring.select(cut.from, cut.to);
     if (!selection) {
@@ -557,7 +553,7 @@ export class CameraRecorder {
     return mode;
   }
 
-  /** Ends the open episode now, writes what is pending, stops ffmpeg and frees the RAM. */
+  /** Ends the open episode now, writes what is pending, stops reading the stream and frees the RAM. */
   async stop(): Promise<void> {
     if (this.stopped) return;
     // Checks still running are not waited for: their episodes' alerts are made as motion now.

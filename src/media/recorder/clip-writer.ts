@@ -4,6 +4,7 @@ import { commitFile } from '../../platform/durable-files.js';
 import { assembleArgs, concatList, thumbnailArgs, type ConcatEntry } from './ffmpeg-args.js';
 import { runToEnd } from './process.js';
 import { FfmpegError } from './errors.js';
+import { seamlessDurations, segmentStartSeconds } from './segment-start.js';
 
 // Segments in RAM → one MP4 clip (and a JPEG) in the storage directory, crash-safe: ffmpeg writes a
 // temporary name, which is fsynced and renamed; the caller writes the database row only after
@@ -33,7 +34,7 @@ export interface ClipJob {
   ffmpegPath: string;
   /** Where the concat list goes (the RAM directory of the segments). */
   scratchDir: string;
-  /** The segments (absolute paths), in order; the first starts on a keyframe. */
+  /** The segments (absolute paths), in order; the first starts on a keyframe (see segment-start.ts for their durations). */
   segments: readonly ConcatEntry[];
   durationS: number;
   audio: AudioMode;
@@ -57,7 +58,10 @@ export async function writeClip(job: ClipJob): Promise<WrittenClip> {
   const base = path.basename(job.fileName, '.mp4');
   const list = path.join(job.scratchDir, `.${base}.ffconcat`);
   const tmp = path.join(path.dirname(final), `.${base}.mp4.tmp`);
-  await fsp.writeFile(list, concatList(job.segments));
+  const starts = await Promise.all(
+    job.segments.map(async (s) => segmentStartSeconds(await fsp.readFile(s.path).catch(() => Buffer.alloc(0)))),
+  );
+  await fsp.writeFile(list, concatList(seamlessDurations(job.segments, starts)));
   try {
     await runToEnd(
       job.ffmpegPath,

@@ -7,6 +7,7 @@ import type { StreamProfile } from '../../domain/types.js';
 import type { RecorderStore } from './camera-recorder.js';
 import { Recorders, type RecordersDetection, type RecordersOptions } from './recorders.js';
 import { recoverEpisodes, type RecoveryStore } from './recovery.js';
+import type { RecorderStream } from './segmenter.js';
 import { cleanStorage, Retention, type StorageStore } from './storage.js';
 
 export interface RecordingStorage {
@@ -72,9 +73,9 @@ export type RecordedStore = RecorderStore & {
 };
 
 /**
- * One recorder per online camera (config recording.*): each copies the main stream through the
- * relay (`localUrl`) into RAM segments and turns events into clips; motion is watched on the sub
- * stream where there is one.
+ * One recorder per online camera (config recording.*): each reads the main stream from the relay's
+ * shared session into RAM segments and turns events into clips; motion is watched (through the
+ * relay's `localUrl`) on the sub stream where there is one.
  */
 export function createRecorders(
   config: Config,
@@ -88,10 +89,10 @@ export function createRecorders(
     motionMask: NonNullable<RecordersOptions['motion']['mask']>;
     /** Whether the camera's events are recorded (its recording setting is not off). */
     recordsEvents: (deviceId: string) => boolean;
-    /** The relay: its URL for this box's readers, and its shared camera sessions. */
+    /** The relay: its URL for this box's readers (motion), and its shared camera sessions. */
     relay: {
       localUrl(deviceId: string, profile: StreamProfile): string;
-      streams: { acquire(deviceId: string, profile: StreamProfile): Promise<unknown> };
+      streams: { acquire(deviceId: string, profile: StreamProfile): Promise<RecorderStream> };
     };
     detection: RecordersDetection | null;
     logger: BaseLogger;
@@ -105,8 +106,7 @@ export function createRecorders(
     store,
     deviceName: (deviceId) => store.getDevice(deviceId)?.name ?? deviceId,
     hasStream: (deviceId) => deps.recordsEvents(deviceId) && hasStream(deviceId, 'main'),
-    inputUrl: (deviceId) => relay.localUrl(deviceId, 'main'),
-    streamReady: async (deviceId) => void (await relay.streams.acquire(deviceId, 'main')),
+    acquire: (deviceId) => relay.streams.acquire(deviceId, 'main'),
     ffmpegPath: config.ffmpeg.path,
     segmentRoot: storage.segmentRoot,
     storageDir: storage.storageDir,

@@ -10,67 +10,6 @@ function relayInput(url: string, readTimeoutS: number): string[] {
   return ['-rtsp_transport', 'tcp', '-timeout', String(Math.round(readTimeoutS * 1_000_000)), '-i', url];
 }
 
-export interface SegmenterArgs {
-  /** The relay's loopback URL with an internal ticket (the camera keeps one session). */
-  inputUrl: string;
-  /**
-   * Segment file pattern in the camera's RAM-backed directory, e.g. `/dev/shm/…/r3-%09d.nut`; a new
-   * prefix per run, so a restarted ffmpeg never overwrites segments a pending clip still needs.
-   */
-  pattern: string;
-  /** ffmpeg cuts at the first keyframe past each multiple of this; below the GOP: one segment per GOP. */
-  segmentSeconds: number;
-  /** Seconds without a byte from the relay before ffmpeg gives up (then it is restarted). */
-  readTimeoutS: number;
-}
-
-/**
- * The packets ffmpeg's RTSP demuxer (5.1, as Debian 12 and Raspberry Pi OS ship it) reads while it
- * probes the streams come out with broken times, whatever the camera: the first picture with none
- * (the segment muxer warns that this is deprecated and will stop working), the first audio frames
- * all at 0 (ffmpeg warns and nudges them by one tick). Not probing (`-fflags +nobuffer`) would drop
- * them instead: about two seconds of footage at every start of the recorder's ffmpeg. These give
- * them their place in the stream, and leave every other packet as it is: the first picture one
- * frame before the next, an audio frame no later than the one before it right after that one.
- */
-const VIDEO_TIMES = 'setts=pts=if(eq(PTS\\,NOPTS)\\,DTS-DURATION\\,PTS):dts=if(eq(PTS\\,NOPTS)\\,DTS-DURATION\\,DTS)';
-const AUDIO_TIMES = 'setts=ts=if(lte(TS\\,PREV_OUTDTS)\\,PREV_OUTDTS+DURATION\\,TS)';
-
-/**
- * The always-on segmenter: the main stream copied into NUT segments, and one CSV line on stdout per
- * finished segment (`name,start,end` in stream seconds), which is how the recorder learns of
- * segments without polling the directory. NUT, not MPEG-TS: TS cannot carry G.711 audio (common on
- * cameras) and mangles B-frame timestamps at segment joins; NUT takes any codec at its own time
- * base and, like TS, needs no index, so a segment cut short still plays.
- */
-export function segmenterArgs(o: SegmenterArgs): string[] {
-  return [
-    ...QUIET,
-    ...relayInput(o.inputUrl, o.readTimeoutS),
-    '-map',
-    '0:v:0',
-    '-map',
-    '0:a:0?',
-    '-c',
-    'copy',
-    '-bsf:v',
-    VIDEO_TIMES,
-    '-bsf:a',
-    AUDIO_TIMES,
-    '-f',
-    'segment',
-    '-segment_time',
-    String(o.segmentSeconds),
-    '-segment_format',
-    'nut',
-    '-segment_list',
-    'pipe:1',
-    '-segment_list_type',
-    'csv',
-    o.pattern,
-  ];
-}
-
 export interface AssembleArgs {
   /** An ffconcat file listing the segments (see concatList). */
   listFile: string;
@@ -118,15 +57,15 @@ export function assembleArgs(o: AssembleArgs): string[] {
 
 export interface ConcatEntry {
   path: string;
-  /** The segment's length from ffmpeg's segment list. */
+  /** The segment's length in stream time. */
   durationS: number;
 }
 
 /**
  * ffconcat listing of segment files, each with its duration: without it the concat demuxer offsets
- * each file by its probed duration, which for an index-less NUT segment is an estimate (often far
- * off), leaving gaps that -t then counts as footage. Paths are quoted with ffconcat's rules: inside
- * single quotes, a quote is written as '\'' (shell style).
+ * each file by its probed duration, which for a fragmented segment (no sample tables, only its
+ * fragments) is an estimate that can be off, leaving gaps that -t then counts as footage. Paths are
+ * quoted with ffconcat's rules: inside single quotes, a quote is written as '\'' (shell style).
  */
 export function concatList(entries: readonly ConcatEntry[]): string {
   const lines = entries.map((e) => `file '${e.path.replaceAll("'", "'\\''")}'\nduration ${e.durationS.toFixed(6)}\n`);

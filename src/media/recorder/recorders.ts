@@ -7,6 +7,7 @@ import type { Polygon } from '../../domain/polygon.js';
 import type { EventType } from '../../domain/types.js';
 import { CameraRecorder, type CameraRecorderOptions, type RecorderStore } from './camera-recorder.js';
 import { MotionWatcher } from './motion-watcher.js';
+import type { RecorderStream } from './segmenter.js';
 
 // The recorder part: one CameraRecorder per online camera with a main stream, started and
 // stopped as cameras come and go; events routed to them; clip assembly one at a time.
@@ -16,10 +17,8 @@ export interface RecordersOptions {
   deviceName: (deviceId: string) => string;
   /** Whether the device has a main stream the relay can open. */
   hasStream: (deviceId: string) => boolean;
-  /** A loopback relay URL with a recorder ticket for the device's main stream. */
-  inputUrl: (deviceId: string) => string;
-  /** Resolves once the relay has the device's main stream open. */
-  streamReady: (deviceId: string) => Promise<void>;
+  /** The device's main stream through the relay; rejects while it cannot be opened. */
+  acquire: (deviceId: string) => Promise<RecorderStream>;
   ffmpegPath: string;
   /** RAM directory; each camera gets a folder inside. */
   segmentRoot: string;
@@ -150,8 +149,7 @@ export class Recorders {
       ffmpegPath: this.opts.ffmpegPath,
       segmentDir: path.join(this.opts.segmentRoot, deviceId),
       storageDir: this.opts.storageDir,
-      inputUrl: () => this.opts.inputUrl(deviceId),
-      streamReady: () => this.opts.streamReady(deviceId),
+      acquire: () => this.opts.acquire(deviceId),
       store: this.opts.store,
       logger: this.opts.logger,
       preRollMs: this.opts.preRollMs,

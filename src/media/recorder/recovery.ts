@@ -8,7 +8,7 @@ import { commitFile } from '../../platform/durable-files.js';
 import type { NewRecording, OpenEpisode, PartOutcome } from '../../store/store.js';
 import { checkClip } from './clip-check.js';
 import { audioModeOf, writeClip, writeThumbnail } from './clip-writer.js';
-import { parseIndex, SEGMENT_INDEX, selectSegments, type Segment } from './segments.js';
+import { isSegmentFile, parseIndex, SEGMENT_INDEX, selectSegments, type Segment } from './segments.js';
 
 // At start, before the storage clean-up: the episodes a crashed run was recording (open_episodes)
 // get the clip they can still have. The part whose assembly had begun keeps its file when it is
@@ -80,7 +80,7 @@ export function readFootage(dir: string): Segment[] {
   if (!last) return footage;
   const run = `${last.file.split('-')[0]}-`;
   const tail = readdirSync(dir)
-    .filter((f) => f.startsWith(run) && f.endsWith('.nut') && f > last.file)
+    .filter((f) => f.startsWith(run) && isSegmentFile(f) && f > last.file)
     .sort()[0];
   if (tail) {
     const st = statSync(path.join(dir, tail));

@@ -1,65 +1,85 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { appendFileSync, mkdirSync, readdirSync, renameSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  closeSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  unlinkSync,
+  writeFileSync,
+  writevSync,
+} from 'node:fs';
 import path from 'node:path';
 import type { BaseLogger } from 'pino';
 import { backoffMs } from '../../domain/backoff.js';
-import { segmenterArgs } from './ffmpeg-args.js';
-import { RateLimitedLines } from './process.js';
-import {
-  indexLine,
-  isSegmentFile,
-  parseSegmentLine,
-  SEGMENT_INDEX,
-  SegmentRing,
-  segmentPattern,
-  type Segment,
-} from './segments.js';
+import { FragmentMuxer } from '../mux/fragment-muxer.js';
+import type { NewPart } from '../mux/part-assembler.js';
+import type { StreamHandle } from '../relay/streams.js';
+import { VIDEO_TIMESCALE } from '../fmp4/track.js';
+import { indexLine, isSegmentFile, SEGMENT_INDEX, SegmentRing, segmentFileName, type Segment } from './segments.js';
 
-// One supervised ffmpeg per camera copying the main stream (through the relay) into short NUT
-// segments in RAM. Restarted with backoff and jitter when it exits or stalls (no new segment for
-// stallMs), so recording resumes within seconds of the camera coming back.
+// A camera's main stream kept in RAM as short fMP4 files, one per group of pictures, read in process
+// from the relay's shared camera session: no process of its own, no socket, no copy of a packet
+// beyond the one into its fragment. Each file is the stream's init segment and the fragments of one
+// group of pictures (one fragment, or several for a group longer than MAX_FRAGMENT_S), so every file starts on a keyframe and plays on its own, and ffmpeg joins any run of
+// them into a clip. A file is listed in the ring once the next keyframe (or the end of the run)
+// closes its group of pictures. When the stream ends, stalls or cannot be had, a new run starts with backoff and
+// jitter; each run's files have their own prefix, so a pending clip's files are never overwritten.
+
+/** What the recorder needs of the relay: the camera's main stream, shared (the camera keeps one session). */
+export type RecorderStream = Pick<StreamHandle, 'sdp' | 'startOfNextReader' | 'attach'>;
 
 export interface SegmenterOptions {
   deviceId: string;
-  ffmpegPath: string;
   /**
-   * This camera's RAM directory, emptied at start: whatever a crashed run left there was
-   * recovered before (recovery.ts).
+   * This camera's RAM directory, emptied at start: whatever a crashed run left there was recovered
+   * before (recovery.ts).
    */
   dir: string;
-  /** A fresh relay URL for each run (tickets are short-lived). */
-  inputUrl: () => string;
-  /**
-   * Resolves when the camera stream can be opened (the relay's session is up), rejects when not:
-   * ffmpeg is only started for a stream that plays, so a dead camera costs a TCP connect per
-   * retry, not an ffmpeg process.
-   */
-  streamReady?: () => Promise<void>;
+  /** The camera's main stream through the relay; rejects while it cannot be opened. */
+  acquire: () => Promise<RecorderStream>;
   logger: BaseLogger;
-  /**
-   * Shorter than any camera's GOP, so every keyframe starts a segment and a clip can open on the
-   * keyframe nearest before its pre-roll (the segment muxer cuts at the first keyframe past each
-   * multiple of this).
-   */
-  segmentSeconds?: number;
-  /** No new segment for this long: ffmpeg is stuck (or the camera silent); it is restarted. */
+  /** No new fragment for this long: the stream is stuck (or the camera silent); a new run starts. */
   stallMs?: number;
   maxBackoffMs?: number;
   random?: () => number;
   now?: () => number;
 }
 
+/**
+ * Longest fragment (s), and longest sample (a longer one is pictures missing): a group of pictures
+ * longer than this goes into its file in pieces as it comes, so a crash loses at most this much of
+ * it (a group is otherwise held in memory until the next keyframe closes it).
+ */
+const MAX_FRAGMENT_S = 2;
+
+/** The file being filled: the group of pictures not yet closed by the next keyframe. */
+interface OpenSegment {
+  file: string;
+  /** Decode time of its first picture, seconds from the run's zero. */
+  startS: number;
+  durationS: number;
+  /** The earliest wall clock (ms) its pictures imply for its start. */
+  wallClock: number;
+}
+
+/** One attachment to the relay: a muxer and the files it fills. */
+interface Run {
+  number: number;
+  muxer: FragmentMuxer;
+  detach: () => void;
+  open: OpenSegment | null;
+  files: number;
+}
+
 export class Segmenter {
   readonly ring = new SegmentRing();
-  private child: ChildProcess | null = null;
-  private run = 0;
+  private run: Run | null = null;
+  private runs = 0;
   private attempt = 0;
-  private lastSegmentAt = 0;
+  private lastFragmentAt = 0;
   private stopped = false;
-  /** stop() is done: nothing more will be listed, so nobody waits for footage. */
-  private finished = false;
-  /** The run being ended, so a second endRun() waits for it instead of signalling again. */
-  private ending: { child: ChildProcess; done: Promise<void> } | null = null;
   private retryTimer: NodeJS.Timeout | null = null;
   private readonly watchdog: NodeJS.Timeout;
   private readonly now: () => number;
@@ -77,43 +97,13 @@ export class Segmenter {
     this.start();
   }
 
-  private start(): void {
-    if (this.stopped) return;
-    const ready = this.opts.streamReady?.() ?? Promise.resolve();
-    ready.then(
-      () => {
-        if (!this.stopped) this.spawn();
-      },
-      (err: Error) => {
-        this.opts.logger.debug(
-          { device: this.opts.deviceId, err: err.message },
-          'recorder: camera stream not available yet',
-        );
-        this.retryLater();
-      },
-    );
-  }
-
-  private retryLater(): number {
-    const wait = Math.max(
-      500,
-      backoffMs(this.attempt++, this.opts.maxBackoffMs ?? 5000, this.opts.random ?? Math.random),
-    );
-    this.retryTimer = setTimeout(() => {
-      this.retryTimer = null;
-      this.start();
-    }, wait);
-    return wait;
-  }
-
   file(name: string): string {
     return path.join(this.opts.dir, name);
   }
 
   /** Resolves once a segment ending at or after `at` is known, or after `timeoutMs`. */
   waitForSegmentAfter(at: number, timeoutMs: number): Promise<void> {
-    if ((this.ring.latestEndAt ?? Number.NEGATIVE_INFINITY) >= at) return Promise.resolve();
-    if (this.finished) return Promise.resolve();
+    if ((this.ring.latestEndAt ?? Number.NEGATIVE_INFINITY) >= at || this.stopped) return Promise.resolve();
     return new Promise((resolve) => {
       const waiter = { at, resolve };
       this.waiters.push(waiter);
@@ -128,6 +118,177 @@ export class Segmenter {
   prune(before: number, keepFrom: number | null): void {
     for (const name of this.ring.prune(before, keepFrom)) this.remove(name);
     if (this.indexLines > 2 * this.ring.size + 64) this.rewriteIndex();
+  }
+
+  /**
+   * Ends the current run: the group of pictures being filled is closed and listed (a dead camera
+   * gives what was received), and a new run starts a moment later.
+   */
+  endRun(): Promise<void> {
+    const run = this.run;
+    if (!run) return Promise.resolve();
+    this.closeRun(run);
+    this.retryLater();
+    return Promise.resolve();
+  }
+
+  /** Stops reading the stream and lists what was received; the files stay for pending clips. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.watchdog);
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    if (this.run) this.closeRun(this.run);
+    for (const w of this.waiters) w.resolve();
+    this.waiters = [];
+    await Promise.resolve();
+  }
+
+  /** Removes the directory and every segment (after stop and the last clips). */
+  removeFiles(): void {
+    rmSync(this.opts.dir, { recursive: true, force: true });
+  }
+
+  private start(): void {
+    if (this.stopped) return;
+    this.opts.acquire().then(
+      (stream) => {
+        if (this.stopped || this.run) return;
+        this.attach(stream);
+      },
+      (err: Error) => {
+        this.opts.logger.debug(
+          { device: this.opts.deviceId, err: err.message },
+          'recorder: camera stream not available yet',
+        );
+        this.retryLater();
+      },
+    );
+  }
+
+  private attach(stream: RecorderStream): void {
+    const number = ++this.runs;
+    this.ring.newRun();
+    // A run that ended mid-file (a crash) leaves a file no run listed: nothing will ask for it. Only
+    // segments: a clip being written keeps its concat list here too.
+    const held = new Set(this.ring.files());
+    for (const f of readdirSync(this.opts.dir)) if (isSegmentFile(f) && !held.has(f)) this.remove(f);
+    let muxer: FragmentMuxer;
+    try {
+      muxer = new FragmentMuxer(
+        stream.sdp,
+        { partTarget: MAX_FRAGMENT_S, targetDuration: MAX_FRAGMENT_S, g711: true, wallClock: this.now },
+        {
+          addPart: (part) => this.addPart(run, part),
+          ended: (reason) => this.ended(run, reason),
+        },
+      );
+    } catch (err) {
+      this.opts.logger.warn(
+        { device: this.opts.deviceId, err: (err as Error).message },
+        'recorder: the camera stream cannot be recorded',
+      );
+      this.retryLater();
+      return;
+    }
+    muxer.setStarts(stream.startOfNextReader());
+    const run: Run = { number, muxer, detach: () => undefined, open: null, files: 0 };
+    this.run = run;
+    this.lastFragmentAt = this.now();
+    run.detach = stream.attach(muxer);
+    this.opts.logger.debug({ device: this.opts.deviceId, run: number }, 'recorder: reading the camera stream');
+  }
+
+  private addPart(run: Run, part: NewPart): void {
+    if (this.run !== run) return;
+    this.lastFragmentAt = this.now();
+    this.attempt = 0;
+    const startS = part.decodeTime / VIDEO_TIMESCALE;
+    try {
+      const open = run.open;
+      if (part.independent) {
+        const init = run.muxer.init;
+        if (!init) return;
+        const file = segmentFileName(run.number, ++run.files);
+        writeSegmentFile(this.file(file), init, part.bytes);
+        run.open = { file, startS, durationS: part.duration, wallClock: part.wallClock };
+      } else if (open) {
+        // More of a group of pictures longer than a fragment: into the same file.
+        appendFileSync(this.file(open.file), part.bytes);
+        open.wallClock = Math.min(open.wallClock, part.wallClock - (startS - open.startS) * 1000);
+        open.durationS = startS + part.duration - open.startS;
+      } else return; // the rest of a group of pictures whose start could not be written
+    } catch (err) {
+      // tmpfs full, or the directory gone: this group of pictures is lost, the next one is tried.
+      run.open = null;
+      this.opts.logger.warn(
+        { device: this.opts.deviceId, err: (err as Error).message },
+        'recorder: cannot write a RAM segment',
+      );
+      return;
+    }
+    // The next keyframe closed it (or the stream ended): the group of pictures is whole.
+    if (part.closedBy !== 'length' && run.open) {
+      this.list(run.open, part.closedAt);
+      run.open = null;
+    }
+  }
+
+  /**
+   * A closed file into the ring and the RAM index, all there when the keyframe after it arrived
+   * (`closedAt`), or, closed otherwise, by its first pictures' arrivals and its length.
+   */
+  private list(open: OpenSegment, closedAt: number | null): void {
+    const endS = open.startS + open.durationS;
+    const segment = this.ring.add(
+      { file: open.file, startS: open.startS, endS },
+      closedAt ?? open.wallClock + open.durationS * 1000,
+    );
+    this.appendIndex(segment);
+    const end = this.ring.latestEndAt ?? 0;
+    const ready = this.waiters.filter((w) => w.at <= end);
+    this.waiters = this.waiters.filter((w) => w.at > end);
+    for (const w of ready) w.resolve();
+  }
+
+  private ended(run: Run, reason: string): void {
+    if (this.run !== run || this.stopped) return;
+    this.closeRun(run);
+    const wait = this.retryLater();
+    this.opts.logger.warn({ device: this.opts.deviceId, reason, retryInMs: wait }, 'recorder: camera stream ended');
+  }
+
+  /** Detaches the run and lists the group of pictures it was filling. */
+  private closeRun(run: Run): void {
+    if (this.run !== run) return;
+    run.detach();
+    run.muxer.flush();
+    this.run = null;
+    if (run.open) this.list(run.open, null);
+    run.open = null;
+  }
+
+  private retryLater(): number {
+    if (this.stopped || this.retryTimer) return 0;
+    const wait = Math.max(
+      500,
+      backoffMs(this.attempt++, this.opts.maxBackoffMs ?? 5000, this.opts.random ?? Math.random),
+    );
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = null;
+      this.start();
+    }, wait);
+    return wait;
+  }
+
+  private checkStall(): void {
+    const run = this.run;
+    if (!run || this.now() - this.lastFragmentAt <= (this.opts.stallMs ?? 10_000)) return;
+    this.opts.logger.warn(
+      { device: this.opts.deviceId },
+      'recorder: no picture from the camera stream; reading it anew',
+    );
+    this.closeRun(run);
+    this.retryLater();
   }
 
   private appendIndex(segment: Segment): void {
@@ -164,101 +325,15 @@ export class Segmenter {
       // already gone (a restart emptied the directory)
     }
   }
+}
 
-  private spawn(): void {
-    const run = ++this.run;
-    this.ring.newRun();
-    // A run that died mid-segment leaves a file no line ever named: nothing will ask for it. Only
-    // segments: a clip being written keeps its concat list here too.
-    const held = new Set(this.ring.files());
-    for (const f of readdirSync(this.opts.dir)) if (isSegmentFile(f) && !held.has(f)) this.remove(f);
-    const args = segmenterArgs({
-      inputUrl: this.opts.inputUrl(),
-      pattern: path.join(this.opts.dir, segmentPattern(run)),
-      segmentSeconds: this.opts.segmentSeconds ?? 0.5,
-      readTimeoutS: 5,
-    });
-    const child = spawn(this.opts.ffmpegPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-    this.child = child;
-    // Not its arguments: the input URL holds a ticket.
-    this.opts.logger.debug({ device: this.opts.deviceId, run, pid: child.pid }, 'recorder ffmpeg started');
-    this.lastSegmentAt = this.now();
-    const stderr = new RateLimitedLines(this.opts.logger, 'recorder ffmpeg says');
-    child.stderr?.on('data', (d: Buffer) => stderr.push(d));
-    let pending = '';
-    child.stdout?.on('data', (d: Buffer) => {
-      const lines = (pending + d.toString()).split('\n');
-      pending = (lines.pop() ?? '').slice(-1000);
-      for (const line of lines) {
-        const parsed = parseSegmentLine(line);
-        if (!parsed) continue;
-        this.appendIndex(this.ring.add(parsed, this.now()));
-        this.lastSegmentAt = this.now();
-        this.attempt = 0;
-        const end = this.ring.latestEndAt ?? 0;
-        const ready = this.waiters.filter((w) => w.at <= end);
-        this.waiters = this.waiters.filter((w) => w.at > end);
-        for (const w of ready) w.resolve();
-      }
-    });
-    child.once('error', (err) =>
-      this.opts.logger.error({ err: err.message, device: this.opts.deviceId }, 'cannot run ffmpeg for recording'),
-    );
-    child.once('close', (code, signal) => {
-      if (this.child !== child) return;
-      this.child = null;
-      if (this.stopped) return;
-      const wait = this.retryLater();
-      this.opts.logger.warn(
-        { device: this.opts.deviceId, code, signal, retryInMs: wait },
-        'recorder ffmpeg ended; restarting',
-      );
-    });
-  }
-
-  private checkStall(): void {
-    if (!this.child || this.now() - this.lastSegmentAt <= (this.opts.stallMs ?? 10_000)) return;
-    // Already being ended (ffmpeg blocked on a silent input acts on SIGTERM only when its read times out).
-    if (this.ending?.child === this.child) return;
-    this.opts.logger.warn({ device: this.opts.deviceId }, 'recorder ffmpeg stalled; restarting');
-    void this.endRun();
-  }
-
-  /** Stops ffmpeg (SIGTERM lets it finish and list its last segment); the files stay for pending clips. */
-  async stop(): Promise<void> {
-    this.stopped = true;
-    clearInterval(this.watchdog);
-    if (this.retryTimer) clearTimeout(this.retryTimer);
-    await this.endRun();
-    this.finished = true;
-    for (const w of this.waiters) w.resolve();
-    this.waiters = [];
-  }
-
-  /**
-   * Ends the current ffmpeg run gracefully, so that it lists its unfinished segment (ffmpeg blocked
-   * on a silent input only acts on SIGTERM when its read times out); SIGKILL only as a last resort.
-   */
-  endRun(): Promise<void> {
-    const child = this.child;
-    if (!child) return Promise.resolve();
-    // One SIGTERM only: a second signal makes ffmpeg abandon its trailer (and the last segment).
-    if (this.ending?.child === child) return this.ending.done;
-    const done = new Promise<void>((resolve) => {
-      const kill = setTimeout(() => child.kill('SIGKILL'), 15_000);
-      // 'close', not 'exit': the lines of its last segment are read by then.
-      child.once('close', () => {
-        clearTimeout(kill);
-        resolve();
-      });
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
-    });
-    this.ending = { child, done };
-    return done;
-  }
-
-  /** Removes the directory and every segment (after stop and the last clips). */
-  removeFiles(): void {
-    rmSync(this.opts.dir, { recursive: true, force: true });
+/** A new segment file of its init segment and first fragment, written as they are (no joined copy). */
+function writeSegmentFile(file: string, init: Buffer, fragment: Buffer): void {
+  const fd = openSync(file, 'w', 0o600);
+  try {
+    // A regular file takes all of it or fails; fewer bytes means the RAM disk is full.
+    if (writevSync(fd, [init, fragment]) < init.length + fragment.length) throw new Error('the RAM disk is full');
+  } finally {
+    closeSync(fd);
   }
 }

@@ -2,12 +2,11 @@
 // begins and ends, which a clip needs, which may go. No files here; the recorder deletes what
 // prune() names.
 //
-// ffmpeg reports each finished segment as `name,start,end` in stream seconds. Wall-clock times come
-// from when those lines arrive: a segment ends when the next keyframe reaches ffmpeg, which is
-// when its line is written, so arrival − end (in ms) is the offset between stream and wall clock
-// plus a delay that is never negative. The smallest offset seen is the best estimate; a jump of
-// more than `resyncMs` (ffmpeg restarted, or the camera's timestamps jumped after a reconnect)
-// starts a new estimate.
+// Each segment comes with its start and end in stream seconds and the wall clock by which it was
+// all there (the earliest its pictures' arrivals imply for its end). Arrival − end (in ms) is the
+// offset between stream and wall clock plus a delay that is never negative: the smallest offset
+// seen is the best estimate; a jump of more than `resyncMs` (a new run, or the camera's timestamps
+// jumped after a reconnect) starts a new estimate.
 
 export interface SegmentLine {
   file: string;
@@ -20,13 +19,13 @@ export interface Segment {
   /** Wall-clock ms. */
   startAt: number;
   endAt: number;
-  /** Length in stream time, as ffmpeg listed it (for the concat list). */
+  /** Length in stream time (for the concat list). */
   durationS: number;
 }
 
-/** The file pattern of a segmenter run's segments (ffmpeg's segment muxer fills in the number). */
-export function segmentPattern(run: number): string {
-  return `r${run}-%09d.nut`;
+/** The name of a run's n-th segment file: `r<run>-<n, 9 digits>.mp4`. */
+export function segmentFileName(run: number, n: number): string {
+  return `r${run}-${String(n).padStart(9, '0')}.mp4`;
 }
 
 /**
@@ -35,17 +34,7 @@ export function segmentPattern(run: number): string {
  * during a clip's writing would pull from under ffmpeg (the clip was lost).
  */
 export function isSegmentFile(name: string): boolean {
-  return /^r\d+-\d{9,}\.nut$/.test(name);
-}
-
-/** `r1-000000012.nut,24.002,26.001` → its parts; null for anything else (a partial line, noise). */
-export function parseSegmentLine(line: string): SegmentLine | null {
-  const m = /^([\w-]+(?:\.[\w-]+)*\.(?:nut|ts)),(-?\d+(?:\.\d+)?),(-?\d+(?:\.\d+)?)$/.exec(line.trim());
-  if (!m) return null;
-  const startS = Number(m[2]);
-  const endS = Number(m[3]);
-  if (!Number.isFinite(startS) || !Number.isFinite(endS) || endS < startS) return null;
-  return { file: m[1] as string, startS, endS };
+  return /^r\d+-\d{9,}\.mp4$/.test(name);
 }
 
 export interface Selection {
@@ -72,11 +61,11 @@ export class SegmentRing {
     return this.segments.at(-1)?.endAt ?? null;
   }
 
-  /** Adds a finished segment reported at `arrivedAt` (wall ms); returns it with wall-clock times. */
+  /** Adds a finished segment, all there by `arrivedAt` (wall ms); returns it with wall-clock times. */
   add(line: SegmentLine, arrivedAt: number): Segment {
     const offset = arrivedAt - line.endS * 1000;
-    // A segment that follows the previous one in stream time and merely arrives late (the last one of
-    // a run, listed when ffmpeg exits) is no clock jump.
+    // A segment that follows the previous one in stream time and merely arrives late (held up on its
+    // way) is no clock jump.
     const lateContinuation =
       this.lastEndS !== null &&
       Math.abs(line.startS - this.lastEndS) < 0.001 &&
@@ -119,7 +108,7 @@ export class SegmentRing {
   }
 
   /**
-   * A new ffmpeg run: its stream times start over, so the clock offset is estimated afresh. The
+   * A new run: its stream times start over, so the clock offset is estimated afresh. The
    * segments of the old run stay (a pending clip may need them; their files have other names).
    */
   newRun(): void {
@@ -189,7 +178,7 @@ export function indexLine(s: Segment): string {
 export function parseIndex(text: string): Segment[] {
   const byFile = new Map<string, Segment>();
   for (const line of text.split('\n')) {
-    const m = /^([\w-]+(?:\.[\w-]+)*\.nut),(-?\d+),(-?\d+),(\d+(?:\.\d+)?)$/.exec(line.trim());
+    const m = /^(r\d+-\d{9,}\.mp4),(-?\d+),(-?\d+),(\d+(?:\.\d+)?)$/.exec(line.trim());
     if (!m) continue;
     const segment = { file: m[1] as string, startAt: Number(m[2]), endAt: Number(m[3]), durationS: Number(m[4]) };
     if (segment.endAt < segment.startAt) continue;

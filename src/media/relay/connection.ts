@@ -64,7 +64,7 @@ export class RelayConnection {
   private interleavedPlaying = 0;
   /** Requests read but not yet answered: a DESCRIBE waits for the camera session to open. */
   private unanswered = 0;
-  /** The recorder's tickets only work from this box (a copied URL is no use elsewhere). */
+  /** Recorder tickets only work from this box (a copied URL is no use elsewhere). */
   private readonly fromTrusted: boolean;
 
   constructor(

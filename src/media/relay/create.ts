@@ -17,8 +17,8 @@ export interface Relay {
   streams: RelayStreams;
   server: RelayServer;
   /**
-   * An rtsp:// URL of the relay for a reader on this box (the recorder, motion watcher and audio
-   * transcoder, which are ffmpeg): a fresh short-lived recorder ticket each call.
+   * An rtsp:// URL of the relay for an ffmpeg reading on this box (the motion watcher, the audio
+   * transcoder): a fresh short-lived recorder ticket each call.
    */
   localUrl: (deviceId: string, profile: StreamProfile) => string;
 }

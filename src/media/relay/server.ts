@@ -104,7 +104,7 @@ export async function startRelayServer(opts: RelayServerOptions): Promise<RelayS
   const server: Server = createServer((socket) => {
     const address = socket.remoteAddress ?? '?';
     const count = (perAddress.get(address) ?? 0) + 1;
-    // The box's own addresses are the recorder's (one connection per camera), not a LAN client.
+    // The box's own addresses are its own readers' (the motion watcher, the transcoder), not a LAN client.
     if (count > maxPerAddress && !trusted(address)) {
       tooMany.hit({ address }, address);
       socket.destroy();

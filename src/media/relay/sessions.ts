@@ -21,7 +21,7 @@ export interface RelaySession {
   readonly address: string;
   readonly transport: 'tcp' | 'udp';
   readonly handle: StreamHandle;
-  /** The recorder's session: not cut at maxSessionS. */
+  /** A session of this box's own readers (recorder ticket): not cut at maxSessionS. */
   readonly unlimited: boolean;
   readonly tracks: Map<number, TrackOutput>;
   /** The connection that set it up; null once that closed (UDP sessions only). */
@@ -72,7 +72,7 @@ export class RelaySessions {
     return n;
   }
 
-  /** `limited`: false for the box's own addresses (the recorder has one session per camera). */
+  /** `limited`: false for the box's own addresses (its own readers, a session per camera each). */
   create(
     init: Omit<RelaySession, 'id' | 'startedAt' | 'lastSeen' | 'detach' | 'tracks'>,
     limited = true,
@@ -190,7 +190,7 @@ export function sessionReader(session: RelaySession, udp: RelayUdp, udpAddress: 
  * Interleaved frames (RFC 2326 §10.12: `$`, channel, length, packet) gathered while the packets of
  * one camera read are handed out, and written together once that read is done (next tick). A
  * camera sends a picture as one burst of a few dozen packets: one system call (and one wake-up of
- * the reader, ffmpeg for the recorder) per picture instead of one per packet. The packets are
+ * the reader) per picture instead of one per packet. The packets are
  * written as they are (the socket gathers them, corked); only their 4-byte headers are new, all in
  * one small buffer per batch.
  */

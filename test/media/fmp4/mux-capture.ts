@@ -117,6 +117,7 @@ export interface ProbeFrame {
 }
 
 export interface ProbePacket {
+  stream_index: number;
   pts?: number;
   dts?: number;
   flags: string;

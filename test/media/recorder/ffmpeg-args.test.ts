@@ -5,38 +5,12 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { audioModeOf, writeClip, writeThumbnail } from '../../../src/media/recorder/clip-writer.js';
-import {
-  assembleArgs,
-  concatList,
-  motionArgs,
-  segmenterArgs,
-  thumbnailArgs,
-} from '../../../src/media/recorder/ffmpeg-args.js';
-import { parseSegmentLine } from '../../../src/media/recorder/segments.js';
+import { assembleArgs, concatList, motionArgs, thumbnailArgs } from '../../../src/media/recorder/ffmpeg-args.js';
+import { listedSegments, segmentMuxerArgs } from '../../support/fmp4-segments.js';
 
 const run = promisify(execFile);
 
 describe('ffmpeg argument lists', () => {
-  it('segmenter: copies video and the first audio track into NUT segments and lists each on stdout', () => {
-    const args = segmenterArgs({
-      inputUrl: 'rtsp://127.0.0.1:8554/live/t.k',
-      pattern: '/dev/shm/x/r1-%09d.nut',
-      segmentSeconds: 0.5,
-      readTimeoutS: 5,
-    });
-    expect(args.slice(args.indexOf('-i'), args.indexOf('-i') + 2)).toEqual(['-i', 'rtsp://127.0.0.1:8554/live/t.k']);
-    expect(args).toContain('copy');
-    expect(args.join(' ')).toContain('-rtsp_transport tcp -timeout 5000000');
-    expect(args.join(' ')).toContain('-map 0:v:0 -map 0:a:0?');
-    expect(args.join(' ')).toContain('-segment_list pipe:1 -segment_list_type csv');
-    expect(args.at(-1)).toBe('/dev/shm/x/r1-%09d.nut');
-    expect(args.join(' ')).toContain('-segment_format nut');
-    expect(args).not.toContain('-c:v');
-    // The packets read while ffmpeg probes get their place in the stream (segmenter-warnings.test.ts).
-    expect(args[args.indexOf('-bsf:v') + 1]).toMatch(/^setts=pts=if\(eq\(PTS\\,NOPTS\)/);
-    expect(args[args.indexOf('-bsf:a') + 1]).toMatch(/^setts=ts=if\(lte\(TS\\,PREV_OUTDTS\)/);
-  });
-
   it.each([
     ['copy', ['-c:a', 'copy']],
     ['aac', ['-c:a', 'aac', '-b:a', '64k']],
@@ -54,11 +28,11 @@ describe('ffmpeg argument lists', () => {
   it('quotes segment paths the ffconcat way and gives each its listed duration', () => {
     expect(
       concatList([
-        { path: '/a/b.nut', durationS: 1 },
-        { path: "/a/it's here.nut", durationS: 0.9333 },
+        { path: '/a/b.mp4', durationS: 1 },
+        { path: "/a/it's here.mp4", durationS: 0.9333 },
       ]),
     ).toBe(
-      "ffconcat version 1.0\nfile '/a/b.nut'\nduration 1.000000\nfile '/a/it'\\''s here.nut'\nduration 0.933300\n",
+      "ffconcat version 1.0\nfile '/a/b.mp4'\nduration 1.000000\nfile '/a/it'\\''s here.mp4'\nduration 0.933300\n",
     );
   });
 
@@ -75,23 +49,20 @@ describe('ffmpeg argument lists', () => {
 // The same argument lists run by real ffmpeg: segments like the recorder's, then a clip from them.
 describe('clip assembly with real ffmpeg', () => {
   let dir: string;
-  /** The segments as ffmpeg listed them (the recorder reads the same list from ffmpeg's stdout). */
+  /** The segments with their lengths, as the recorder knows them. */
   const segmentsOf = (sub: string) =>
-    readFileSync(path.join(dir, sub, 'list.csv'), 'utf8')
-      .split('\n')
-      .flatMap((line) => {
-        const s = parseSegmentLine(line);
-        return s ? [{ path: path.join(dir, sub, s.file), durationS: s.endS - s.startS }] : [];
-      });
+    listedSegments(path.join(dir, sub)).map((s) => ({
+      path: path.join(dir, sub, s.file),
+      durationS: s.endS - s.startS,
+    }));
 
   beforeAll(async () => {
     dir = mkdtempSync(path.join(os.tmpdir(), "eg-clip-it's "));
     // 4 s of 10 fps H.264 with a keyframe each second and no B-frames (as cameras send), one with AAC and one with
-    // G.711 µ-law audio,
-    // cut like the recorder cuts (segment muxer, copy).
-    for (const [sub, audio] of [
-      ['aac', ['-c:a', 'aac']],
-      ['pcmu', ['-c:a', 'pcm_mulaw', '-ar', '8000']],
+    // G.711 µ-law audio, in fMP4 segments like the recorder's (one per keyframe).
+    for (const [sub, audio, format] of [
+      ['aac', ['-c:a', 'aac'], 'mp4'],
+      ['pcmu', ['-c:a', 'pcm_mulaw', '-ar', '8000'], 'mov'],
     ] as const) {
       const out = path.join(dir, sub);
       await run('mkdir', ['-p', out]);
@@ -121,17 +92,7 @@ describe('clip assembly with real ffmpeg', () => {
         ...audio,
         '-ac',
         '1',
-        '-f',
-        'segment',
-        '-segment_time',
-        '0.5',
-        '-segment_format',
-        'nut',
-        '-segment_list',
-        path.join(out, 'list.csv'),
-        '-segment_list_type',
-        'csv',
-        path.join(out, 'r1-%09d.nut'),
+        ...segmentMuxerArgs(out, format),
       ]);
     }
   });
@@ -196,7 +157,7 @@ describe('clip assembly with real ffmpeg', () => {
       writeClip({
         ffmpegPath: 'ffmpeg',
         scratchDir: path.join(dir, 'aac'),
-        segments: [{ path: path.join(dir, 'aac', 'nope.nut'), durationS: 1 }],
+        segments: [{ path: path.join(dir, 'aac', 'nope.mp4'), durationS: 1 }],
         durationS: 1,
         audio: 'none',
         storageDir: storage,

@@ -24,29 +24,24 @@ import {
   STOPPED_DURING_EVENT,
   windowsToWrite,
 } from '../../../src/media/recorder/recovery.js';
-import {
-  indexLine,
-  parseIndex,
-  parseSegmentLine,
-  SEGMENT_INDEX,
-  type Segment,
-} from '../../../src/media/recorder/segments.js';
+import { indexLine, parseIndex, SEGMENT_INDEX, type Segment } from '../../../src/media/recorder/segments.js';
 import { Store } from '../../../src/store/store.js';
 import { onlineCamera } from '../../support/devices.js';
+import { listedSegments, segmentMuxerArgs } from '../../support/fmp4-segments.js';
 
 const run = promisify(execFile);
 const silent = pino({ level: 'silent' });
 
 describe('recovery, pure parts', () => {
   it('the RAM index: lines round-trip; a later line for a file wins; malformed lines are skipped', () => {
-    const a = { file: 'r1-000000001.nut', startAt: 1000, endAt: 2000, durationS: 1 };
-    const b = { file: 'r1-000000002.nut', startAt: 2000, endAt: 2500, durationS: 0.5 };
+    const a = { file: 'r1-000000001.mp4', startAt: 1000, endAt: 2000, durationS: 1 };
+    const b = { file: 'r1-000000002.mp4', startAt: 2000, endAt: 2500, durationS: 0.5 };
     const text =
       indexLine(a) +
-      'garbage\nr1-x.nut,1,2\n' +
+      'garbage\nr1-x.mp4,1,2\n' +
       indexLine(b) +
       indexLine({ ...a, endAt: 1900 }) +
-      'r1-000000003.nut,10,5,1\nr1-000000004.nut,20';
+      'r1-000000003.mp4,10,5,1\nr1-000000004.mp4,20\n../r1-000000005.mp4,1,2,1';
     expect(parseIndex(text)).toEqual([b, { ...a, endAt: 1900 }]);
   });
 
@@ -86,7 +81,7 @@ describe('recoverEpisodes with real ffmpeg and a real store', () => {
     dir = mkdtempSync(path.join(os.tmpdir(), 'eg-recovery-'));
     const src = path.join(dir, 'src');
     mkdirSync(src);
-    // 6 s of 10 fps H.264, a keyframe each second, cut like the recorder cuts.
+    // 6 s of 10 fps H.264, a keyframe each second, in segments like the recorder's.
     await run('ffmpeg', [
       '-v',
       'error',
@@ -106,33 +101,14 @@ describe('recoverEpisodes with real ffmpeg and a real store', () => {
       '10',
       '-pix_fmt',
       'yuv420p',
-      '-f',
-      'segment',
-      '-segment_time',
-      '0.5',
-      '-segment_format',
-      'nut',
-      '-segment_list',
-      path.join(src, 'list.csv'),
-      '-segment_list_type',
-      'csv',
-      path.join(src, 'r1-%09d.nut'),
+      ...segmentMuxerArgs(src),
     ]);
-    segments = readFileSync(path.join(src, 'list.csv'), 'utf8')
-      .split('\n')
-      .flatMap((l) => {
-        const s = parseSegmentLine(l);
-        return s
-          ? [
-              {
-                file: s.file,
-                startAt: BASE + s.startS * 1000,
-                endAt: BASE + s.endS * 1000,
-                durationS: s.endS - s.startS,
-              },
-            ]
-          : [];
-      });
+    segments = listedSegments(src).map((s) => ({
+      file: s.file,
+      startAt: BASE + s.startS * 1000,
+      endAt: BASE + s.endS * 1000,
+      durationS: s.endS - s.startS,
+    }));
   });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 

@@ -1,52 +1,194 @@
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Segmenter } from '../../../src/media/recorder/segmenter.js';
+import { findBoxes, readBoxes } from '../../../src/media/fmp4/reader.js';
+import type { FanOutReader } from '../../../src/media/relay/fanout.js';
+import { Segmenter, type RecorderStream } from '../../../src/media/recorder/segmenter.js';
+import { parseIndex, SEGMENT_INDEX } from '../../../src/media/recorder/segments.js';
+import { aggregate, rtp } from '../fmp4/rtp-packets.js';
+import { tempDir } from '../../support/temp-dir.js';
 
-// The segmenter sweeps its RAM directory each time it starts ffmpeg again. A camera stream that died
-// made it restart every second or so while a clip of the event was being written from that same
-// directory: the sweep removed the clip writer's concat list under ffmpeg and the clip was lost (seen
-// in CI as "ffconcat: No such file or directory"). Real ffmpeg, pointed at a port nobody listens on,
-// restarts the same way.
-describe('Segmenter restarts', () => {
-  let dir: string;
-  let segmenter: Segmenter | undefined;
-  afterEach(async () => {
-    await segmenter?.stop();
-    rmSync(dir, { recursive: true, force: true });
+// The recorder's segmenter on a camera stream made by hand (10 pictures a second, a keyframe every
+// second), handed over as the relay's fan-out hands packets to its readers: one file per group of
+// pictures, listed once the next keyframe closes it, dated by the gateway's clock; a run ends when
+// the stream does, and the next starts with a fresh prefix.
+
+const SPS = Buffer.from('6764000cacd94141fb011000000300100000030140f1429960', 'hex');
+const PPS = Buffer.from('68ce3c80', 'hex');
+const SDP = [
+  'v=0',
+  'o=- 0 0 IN IP4 127.0.0.1',
+  's=cam',
+  't=0 0',
+  'm=video 0 RTP/AVP 96',
+  'a=rtpmap:96 H264/90000',
+  `a=fmtp:96 packetization-mode=1;sprop-parameter-sets=${SPS.toString('base64')},${PPS.toString('base64')}`,
+  'a=control:trackID=0',
+  '',
+].join('\r\n');
+const FRAME_TICKS = 9000; // 90 kHz / 10 fps
+const FRAME_MS = 100;
+
+/** A stream handle the test feeds: the readers attached, and how many times it was asked for. */
+function fakeStream() {
+  const readers = new Set<FanOutReader>();
+  let acquired = 0;
+  let fail = false;
+  const handle: RecorderStream = {
+    sdp: SDP,
+    startOfNextReader: () => [],
+    attach: (reader) => {
+      readers.add(reader);
+      return () => readers.delete(reader);
+    },
+  };
+  return {
+    readers,
+    get acquired() {
+      return acquired;
+    },
+    failNext(on: boolean) {
+      fail = on;
+    },
+    acquire: () => {
+      acquired++;
+      return fail ? Promise.reject(new Error('camera down')) : Promise.resolve(handle);
+    },
+  };
+}
+
+const segmenters: Segmenter[] = [];
+afterEach(async () => {
+  for (const s of segmenters.splice(0)) await s.stop();
+});
+
+function setup() {
+  const dir = path.join(tempDir('eg-segmenter-'), 'cam');
+  const stream = fakeStream();
+  const clock = { now: 1_000_000 };
+  const segmenter = new Segmenter({
+    deviceId: 'dev_test',
+    dir,
+    acquire: stream.acquire,
+    logger: pino({ level: 'silent' }),
+    maxBackoffMs: 1,
+    random: () => 0,
+    now: () => clock.now,
+  });
+  segmenters.push(segmenter);
+  let seq = 0;
+  let picture = 0;
+  /** Sends `n` pictures (a keyframe each 10th), the clock moving a frame each. */
+  const send = (n: number) => {
+    for (let i = 0; i < n; i++, picture++) {
+      const ts = picture * FRAME_TICKS;
+      const packets =
+        picture % 10 === 0
+          ? [
+              rtp(seq++, ts, false, aggregate([0x18], [SPS, PPS])),
+              rtp(seq++, ts, true, Buffer.concat([Buffer.of(0x65, 0x88), Buffer.alloc(400, picture & 0xff)])),
+            ]
+          : [rtp(seq++, ts, true, Buffer.concat([Buffer.of(0x41, 0x9a), Buffer.alloc(100, picture & 0xff)]))];
+      for (const reader of stream.readers) for (const p of packets) reader.deliver(0, p);
+      clock.now += FRAME_MS;
+    }
+  };
+  return { dir, stream, clock, segmenter, send };
+}
+
+describe('Segmenter', () => {
+  it('keeps each group of pictures as an fMP4 file of its own, listed when the next keyframe comes', async () => {
+    const { dir, stream, segmenter, send } = setup();
+    await expect.poll(() => stream.readers.size).toBe(1);
+    const started = 1_000_000;
+    send(25); // two whole groups of pictures, and half of the third
+    const listed = segmenter.ring.list();
+    expect(listed.map((s) => s.file)).toEqual(['r1-000000001.mp4', 'r1-000000002.mp4']);
+    // Dated by when the pictures came: the first from its first picture, each a second long.
+    expect(listed.map((s) => [s.startAt - started, s.endAt - started])).toEqual([
+      [0, 1000],
+      [1000, 2000],
+    ]);
+    expect(listed.map((s) => s.durationS)).toEqual([1, 1]);
+    // Each file plays on its own: an init segment, then one fragment of ten pictures.
+    for (const s of listed) {
+      const boxes = readBoxes(readFileSync(path.join(dir, s.file)));
+      expect(boxes.map((b) => b.type)).toEqual(['ftyp', 'moov', 'moof', 'mdat']);
+      expect(findBoxes(boxes, 'trun')).toHaveLength(1);
+    }
+    // The third is still coming (in memory until its group of pictures is whole); the RAM index
+    // lists what the ring holds.
+    expect(readdirSync(dir).filter((f) => f.endsWith('.mp4'))).toHaveLength(2);
+    expect(parseIndex(readFileSync(path.join(dir, SEGMENT_INDEX), 'utf8'))).toEqual(listed);
   });
 
-  it(
-    'sweep only segments no run listed: the concat list of a clip being written stays',
-    { timeout: 30_000 },
-    async () => {
-      dir = path.join(mkdtempSync(path.join(os.tmpdir(), 'eg-segmenter-')), 'cam');
-      const restarts: number[] = [];
-      const logger = pino(
-        { level: 'warn' },
-        {
-          write: (line: string) =>
-            line.includes('recorder ffmpeg ended; restarting') ? restarts.push(Date.now()) : undefined,
-        },
-      );
-      segmenter = new Segmenter({
-        deviceId: 'dev_test',
-        ffmpegPath: 'ffmpeg',
-        dir,
-        inputUrl: () => 'rtsp://127.0.0.1:9/none',
-        logger,
-        maxBackoffMs: 500,
-      });
-      const concatList = path.join(dir, '.rec_test.ffconcat');
-      const straySegment = path.join(dir, 'r1-000000005.nut');
-      writeFileSync(concatList, 'ffconcat version 1.0\n');
-      writeFileSync(straySegment, 'half a segment of a run that died');
-      // Two restarts: the second run's start swept the directory.
-      await expect.poll(() => restarts.length, { timeout: 20_000, interval: 100 }).toBeGreaterThanOrEqual(2);
-      await expect.poll(() => existsSync(straySegment), { timeout: 5_000 }).toBe(false);
-      expect(existsSync(concatList)).toBe(true);
-    },
-  );
+  it('wakes a clip waiting for its end once the group of pictures holding it is listed', async () => {
+    const { stream, segmenter, send } = setup();
+    await expect.poll(() => stream.readers.size).toBe(1);
+    let done = false;
+    const waiting = segmenter.waitForSegmentAfter(1_000_000 + 1500, 60_000).then(() => (done = true));
+    send(15);
+    await Promise.resolve();
+    expect(done).toBe(false);
+    send(10); // the keyframe at 2 s closes the second second (once the pictures the timeline waits for came)
+    await waiting;
+    expect(segmenter.ring.latestEndAt).toBe(1_000_000 + 2000);
+  });
+
+  it('ending a run lists what was received of its group of pictures; the next run starts anew', async () => {
+    const { dir, stream, segmenter, send } = setup();
+    await expect.poll(() => stream.readers.size).toBe(1);
+    send(15);
+    await segmenter.endRun();
+    expect(stream.readers.size).toBe(0);
+    const listed = segmenter.ring.list();
+    expect(listed.map((s) => s.file)).toEqual(['r1-000000001.mp4', 'r1-000000002.mp4']);
+    // All five pictures received of the unfinished group, the last as long as the one before.
+    expect(listed[1]!.durationS).toBeCloseTo(0.5, 6);
+    await expect.poll(() => stream.readers.size).toBe(1);
+    expect(stream.acquired).toBe(2);
+    // The new run starts at the next keyframe (2 s), and lists it at the one after.
+    send(20);
+    expect(segmenter.ring.list().map((s) => s.file)).toEqual([
+      'r1-000000001.mp4',
+      'r1-000000002.mp4',
+      'r2-000000001.mp4',
+    ]);
+    expect(readdirSync(dir).filter((f) => f.endsWith('.mp4'))).toHaveLength(3);
+  });
+
+  it('tries again while the camera stream cannot be had, and after it ended', async () => {
+    const { stream, send } = setup();
+    await expect.poll(() => stream.readers.size).toBe(1);
+    stream.failNext(true);
+    send(10);
+    for (const reader of [...stream.readers]) reader.evict('the camera went away');
+    await expect.poll(() => stream.acquired, { timeout: 5000 }).toBeGreaterThanOrEqual(4);
+    expect(stream.readers.size).toBe(0);
+    stream.failNext(false);
+    await expect.poll(() => stream.readers.size, { timeout: 5000 }).toBe(1);
+  });
+
+  it('sweeps only segment files no run listed: a clip being written keeps its concat list', async () => {
+    const dir = path.join(tempDir('eg-segmenter-'), 'cam');
+    const stream = fakeStream();
+    stream.failNext(true);
+    const segmenter = new Segmenter({
+      deviceId: 'dev_test',
+      dir,
+      acquire: stream.acquire,
+      logger: pino({ level: 'silent' }),
+      maxBackoffMs: 1,
+    });
+    segmenters.push(segmenter);
+    const concatList = path.join(dir, '.rec_test.ffconcat');
+    const stray = path.join(dir, 'r1-000000005.mp4');
+    writeFileSync(concatList, 'ffconcat version 1.0\n');
+    writeFileSync(stray, 'half a segment of a run that died');
+    stream.failNext(false);
+    await expect.poll(() => stream.readers.size).toBe(1);
+    expect(existsSync(stray)).toBe(false);
+    expect(existsSync(concatList)).toBe(true);
+  });
 });
