@@ -40,8 +40,9 @@
 // Options, after `npm run bench -- continuous`: --cameras 1,4,8,16 --seconds 60 --warmup 15 --scrub 20
 // --playback 5 --extras-at N --file-s 60 --flush-s 60 --seed 1. A quick trial: --cameras 1,4
 // --seconds 15 --warmup 5 --file-s 10 --flush-s 5 (files and commits that come within seconds; the
-// defaults are the gateway's). Needs root (mount), ffmpeg, chromium and the simulator's packages (see
-// ./run). About 15 minutes with the defaults.
+// defaults are the gateway's). BENCH_NODE_ARGS: flags for the gateway's node, split on spaces
+// (`--cpu-prof --cpu-prof-dir=DIR` profiles each run). Needs root (mount), ffmpeg, chromium and the
+// simulator's packages (see ./run). About 15 minutes with the defaults.
 import { execFile, execFileSync, spawn } from 'node:child_process';
 import {
   closeSync,
@@ -93,6 +94,7 @@ const extrasAt = args['extras-at'] === undefined ? Math.max(...counts) : Number(
 const fileS = Number(args['file-s']);
 const flushS = Number(args['flush-s']);
 const seed = Number(args.seed);
+const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
 if ([...counts, seconds, warmupS, scrubMoments, playbackTrials, extrasAt, fileS, flushS, seed].some((x) => !(x >= 0))) {
   console.error('usage: npm run bench -- continuous [--cameras 1,4,8,16] [--seconds 60] [--warmup 15] [--scrub 20]');
   console.error('         [--playback 5] [--extras-at N] [--file-s 60] [--flush-s 60] [--seed 1]');
@@ -274,7 +276,7 @@ async function startPhase(n: number, fleet: Fleet, on: boolean, disk: FootageDis
   const configFile = path.join(dir, 'config.yaml');
   writeFileSync(configFile, configYaml(fleet, dir, segmentDir, on ? storage : null, disk));
   const started = performance.now();
-  const gateway = await startGatewayProcess(configFile);
+  const gateway = await startGatewayProcess(configFile, nodeArgs);
   const ca = readFileSync(path.join(dir, 'data/tls/cert.pem'));
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });
   const token = gateway.token('devices:read recordings:read');
