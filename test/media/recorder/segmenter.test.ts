@@ -63,9 +63,11 @@ afterEach(async () => {
   for (const s of segmenters.splice(0)) await s.stop();
 });
 
-function setup() {
+/** `unavailable`: the camera stream cannot be had until the test says so (failNext(false)). */
+function setup(unavailable = false) {
   const dir = path.join(tempDir('eg-segmenter-'), 'cam');
   const stream = fakeStream();
+  stream.failNext(unavailable);
   const clock = { now: 1_000_000 };
   const segmenter = new Segmenter({
     deviceId: 'dev_test',
@@ -171,17 +173,7 @@ describe('Segmenter', () => {
   });
 
   it('sweeps only segment files no run listed: a clip being written keeps its concat list', async () => {
-    const dir = path.join(tempDir('eg-segmenter-'), 'cam');
-    const stream = fakeStream();
-    stream.failNext(true);
-    const segmenter = new Segmenter({
-      deviceId: 'dev_test',
-      dir,
-      acquire: stream.acquire,
-      logger: pino({ level: 'silent' }),
-      maxBackoffMs: 1,
-    });
-    segmenters.push(segmenter);
+    const { dir, stream } = setup(true);
     const concatList = path.join(dir, '.rec_test.ffconcat');
     const stray = path.join(dir, 'r1-000000005.mp4');
     writeFileSync(concatList, 'ffconcat version 1.0\n');
