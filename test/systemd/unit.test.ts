@@ -7,6 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const UNIT = fileURLToPath(new URL('../../systemd/edge-gateway.service', import.meta.url));
 const INSTALL_SCRIPT = fileURLToPath(new URL('../../scripts/install-service.sh', import.meta.url));
+const RUN_SCRIPT = fileURLToPath(new URL('../../run', import.meta.url));
+const BENCH_GATEWAY = fileURLToPath(new URL('../../bench/support/gateway-process.ts', import.meta.url));
 const MAX_EXPOSURE = 2.0;
 
 // Checks that systemd-analyze security is expected to fail, each for a reason
@@ -115,6 +117,18 @@ describe('systemd/edge-gateway.service', () => {
       expect(settings.has(line), line).toBe(true);
     }
     expect(text).not.toMatch(/^MemoryDenyWriteExecute=yes/m);
+  });
+
+  it('gives the daemon the same memory settings as ./run start and the benches', async () => {
+    const unit = await readFile(UNIT, 'utf8');
+    const runScript = await readFile(RUN_SCRIPT, 'utf8');
+    const bench = await readFile(BENCH_GATEWAY, 'utf8');
+    const nodeOptions = /^Environment=NODE_OPTIONS=(.+)$/m.exec(unit)?.[1];
+    const mmap = /^Environment=(MALLOC_MMAP_THRESHOLD_=\d+)$/m.exec(unit)?.[1];
+    expect(nodeOptions).toBe('--max-semi-space-size=8');
+    expect(mmap).toBe('MALLOC_MMAP_THRESHOLD_=131072');
+    expect(runScript).toContain(`NODE_OPTIONS=${nodeOptions} ${mmap} node dist/cli.js start &`);
+    expect(bench).toContain(`export const DAEMON_NODE_OPTIONS = '${nodeOptions}';`);
   });
 });
 

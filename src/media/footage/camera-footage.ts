@@ -1,7 +1,7 @@
 import type { StreamProfile } from '../../domain/types.js';
 import type { FootageFile } from '../../store/footage.js';
 import { FragmentMuxer } from '../mux/fragment-muxer.js';
-import type { NewPart } from '../mux/part-assembler.js';
+import { keepPart, type KeptPart, type NewPart } from '../mux/part-assembler.js';
 import type { FanOutReader, TrackStart } from '../relay/fanout.js';
 import { footageFileName } from './file-name.js';
 import type { FootageFileWriter, OpenFootageFile } from './file-writer.js';
@@ -81,7 +81,7 @@ export class CameraFootage implements FanOutReader {
   private file: OpenFile | null = null;
   private zeroMs: number | null = null;
   /** The parts of a run whose zero is not chosen yet (null: the run is dated). */
-  private held: NewPart[] | null = null;
+  private held: KeptPart[] | null = null;
   /** Wall clock where the last file ended: no file starts before it. */
   private lastEndMs = -Infinity;
   private stopped = false;
@@ -162,8 +162,10 @@ export class CameraFootage implements FanOutReader {
     this.muxer.end(reason);
   }
 
-  private addPart(part: NewPart): void {
+  private addPart(fragment: NewPart): void {
     if (this.stopped) return;
+    // Written a moment later, or held until the run is dated: a copy of its own.
+    const part = keepPart(fragment);
     if (part.independent && this.held === null && this.parted(part)) {
       this.closeFile();
       if (this.zeroMs !== null) this.stats.resyncs++;
@@ -175,13 +177,13 @@ export class CameraFootage implements FanOutReader {
   }
 
   /** No zero yet, or the media time and the gateway's clock have parted at this keyframe. */
-  private parted(part: NewPart): boolean {
+  private parted(part: KeptPart): boolean {
     if (this.zeroMs === null) return true;
     return Math.abs(part.wallClock - (this.zeroMs + part.decodeTime / TICKS_PER_MS)) > this.opts.resyncMs;
   }
 
   /** A part of a run not dated yet: kept until the run has SETTLE_MS of media (or half the pending bound). */
-  private hold(held: NewPart[], part: NewPart): void {
+  private hold(held: KeptPart[], part: KeptPart): void {
     if (held.length === 0 && !part.independent) {
       this.stats.droppedFragments++;
       return;
@@ -203,7 +205,7 @@ export class CameraFootage implements FanOutReader {
     for (const part of held) this.write(part);
   }
 
-  private write(part: NewPart): void {
+  private write(part: KeptPart): void {
     if (part.independent) this.atKeyframe(part);
     const file = this.file;
     if (!file) {
@@ -224,7 +226,7 @@ export class CameraFootage implements FanOutReader {
   }
 
   /** At a keyframe of a dated run: a new file when due, or when none is open. */
-  private atKeyframe(part: NewPart): void {
+  private atKeyframe(part: KeptPart): void {
     if (this.file && part.wallClock - this.file.startMs >= this.opts.fileS * 1000) this.closeFile();
     if (!this.file && this.muxer.init && this.zeroMs !== null && !this.diskBehind())
       this.openFile(part, this.muxer.init, this.zeroMs);
@@ -236,7 +238,7 @@ export class CameraFootage implements FanOutReader {
     return pending > this.opts.maxPendingBytes / 2;
   }
 
-  private openFile(part: NewPart, init: Buffer, zeroMs: number): void {
+  private openFile(part: KeptPart, init: Buffer, zeroMs: number): void {
     const startMs = Math.round(zeroMs + part.decodeTime / TICKS_PER_MS);
     const name = footageFileName({ deviceId: this.opts.deviceId, profile: this.opts.profile, startMs });
     const writer = this.opts.open(name, (err) => this.diskError(err));

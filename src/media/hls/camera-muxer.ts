@@ -1,5 +1,5 @@
 import { FragmentMuxer, type FragmentMuxerStats } from '../mux/fragment-muxer.js';
-import type { NewPart } from '../mux/part-assembler.js';
+import { keepPart, type NewPart } from '../mux/part-assembler.js';
 import type { FanOutReader, TrackStart } from '../relay/fanout.js';
 import { LiveWindow } from './live-window.js';
 
@@ -42,7 +42,7 @@ export class CameraMuxer implements FanOutReader {
     });
     this.muxer = new FragmentMuxer(sdp, options, {
       addPart: (part: NewPart) => {
-        this.window.addPart(part);
+        this.window.addPart(keepPart(part));
         this.changed = true;
       },
       ended: () => this.notify(),

@@ -1,5 +1,5 @@
 import type { BlockingRequest } from './blocking-request.js';
-import type { NewPart } from '../mux/part-assembler.js';
+import type { KeptPart } from '../mux/part-assembler.js';
 import { HlsRequestError } from './errors.js';
 import type { MediaPlaylist, PlaylistPart, PlaylistSegment } from './playlist.js';
 
@@ -85,7 +85,7 @@ export class LiveWindow {
     return { segments: this.segments.length, parts: this.partsById.size, bytes: this.bytes };
   }
 
-  addPart(part: Omit<NewPart, 'decodeTime' | 'closedBy' | 'closedAt'>): LivePart {
+  addPart(part: Omit<KeptPart, 'decodeTime' | 'closedBy' | 'closedAt'>): LivePart {
     if (!(part.duration > 0) || part.duration > this.options.partTarget + 1e-9)
       throw new RangeError(`part of ${part.duration} s with PART-TARGET ${this.options.partTarget}`);
     const last = this.segments[this.segments.length - 1];

@@ -1,7 +1,8 @@
 import type { AudioFrame, VideoAccessUnit } from '../access-unit.js';
 import type { TimedUnit } from '../fmp4/decode-timeline.js';
-import { buildFragment, type FragmentSample } from '../fmp4/fragment.js';
-import { audioSample, videoSample } from '../fmp4/samples.js';
+import { fragmentChunks, type FragmentSample, type FragmentTrackRun, type LaidOutSample } from '../fmp4/fragment.js';
+import { SampleData } from '../fmp4/sample-data.js';
+import { audioSample } from '../fmp4/samples.js';
 import type { Fmp4Track } from '../fmp4/track.js';
 import { cutBefore } from './part-cutter.js';
 
@@ -10,6 +11,8 @@ import { cutBefore } from './part-cutter.js';
 // before the part's video ends, and goes to the sink (LL-HLS's live window, a footage file). Both tracks' decode
 // times count from the same instant (decode-timeline.ts with a zero from rtp-clock.ts), so comparing
 // them in seconds lines the audio up with the video. Nothing is output before the first keyframe.
+// A picture's bytes go into the part's sample data as it comes (sample-data.ts): nothing of it is
+// held until the part is cut.
 // Audio that arrives before the first keyframe waits for it, and what starts earlier is dropped.
 // The caller chooses a PART-TARGET at least one frame interval long (a part holds one sample at least).
 
@@ -26,7 +29,14 @@ const MAX_PENDING_AUDIO = 500;
 
 /** One fragment cut from the stream. */
 export interface NewPart {
-  bytes: Buffer;
+  /**
+   * The fragment (moof + mdat) as a list of buffers, the video's bytes a view of the assembler's
+   * buffer, which the next part reuses: valid only until addPart returns. A sink that keeps the part
+   * keeps a copy (keepPart); one that writes it at once writes the list.
+   */
+  chunks: readonly Buffer[];
+  /** Bytes of the fragment. */
+  length: number;
   /** Seconds. */
   duration: number;
   /** Starts with a keyframe. */
@@ -57,11 +67,21 @@ export interface PartSink {
   addPart(part: NewPart): unknown;
 }
 
+/** A part with its own copy of the fragment, for a sink that keeps it beyond addPart. */
+export interface KeptPart extends Omit<NewPart, 'chunks' | 'length'> {
+  bytes: Buffer;
+}
+
+export function keepPart({ chunks, length, ...rest }: NewPart): KeptPart {
+  return { ...rest, bytes: Buffer.concat(chunks, length) };
+}
+
 export class PartAssembler {
   readonly stats: PartAssemblerStats = { parts: 0, droppedBeforeKeyframe: 0, droppedAudio: 0 };
   private readonly partTarget: number;
   private readonly targetDuration: number;
-  private video: Array<{ dts: number; sample: FragmentSample }> = [];
+  private video: Array<{ dts: number; sample: LaidOutSample }> = [];
+  private readonly videoData = new SampleData();
   private audio: Array<{ dts: number; sample: FragmentSample }> = [];
   private started = false;
   private partElapsed = 0;
@@ -120,7 +140,16 @@ export class PartAssembler {
       const intoPart = ((timed.dts - first.dts) * 1000) / this.tracks.video.timescale;
       this.partWallClock = Math.min(this.partWallClock, arrivedMs - intoPart);
     }
-    this.video.push({ dts: timed.dts, sample: videoSample(timed) });
+    const size = this.videoData.appendNalus(timed.unit.nalus);
+    this.video.push({
+      dts: timed.dts,
+      sample: {
+        duration: timed.duration,
+        compositionOffset: timed.compositionOffset,
+        keyframe: timed.unit.keyframe,
+        size,
+      },
+    });
     this.partElapsed += timed.duration;
     this.segmentElapsed += timed.duration;
   }
@@ -143,7 +172,14 @@ export class PartAssembler {
     if (!first) return;
     const video = this.tracks.video;
     const endSeconds = (first.dts + this.partElapsed) / video.timescale;
-    const runs = [{ track: video, baseDecodeTime: first.dts, samples: this.video.map((v) => v.sample) }];
+    const runs: FragmentTrackRun[] = [
+      {
+        track: video,
+        baseDecodeTime: first.dts,
+        samples: this.video.map((v) => v.sample),
+        data: this.videoData.view(),
+      },
+    ];
     const audioTrack = this.tracks.audio;
     if (audioTrack) {
       let n = 0;
@@ -152,8 +188,10 @@ export class PartAssembler {
       const head = taken[0];
       if (head) runs.push({ track: audioTrack, baseDecodeTime: head.dts, samples: taken.map((a) => a.sample) });
     }
+    const chunks = fragmentChunks(this.sequence++, runs);
     this.sink.addPart({
-      bytes: buildFragment(this.sequence++, runs),
+      chunks,
+      length: chunks.reduce((sum, c) => sum + c.length, 0),
       duration: this.partElapsed / video.timescale,
       independent: first.sample.keyframe,
       startsSegment: this.nextStartsSegment,
@@ -163,6 +201,7 @@ export class PartAssembler {
       closedAt,
     });
     this.stats.parts++;
+    this.videoData.clear();
     this.video = [];
     this.partElapsed = 0;
     this.nextStartsSegment = segmentEnds;

@@ -209,11 +209,11 @@ export class Segmenter {
         const init = run.muxer.init;
         if (!init) return;
         const file = segmentFileName(run.number, ++run.files);
-        writeSegmentFile(this.file(file), init, part.bytes);
+        writeChunks(this.file(file), 'w', [init, ...part.chunks], init.length + part.length);
         run.open = { file, startS, durationS: part.duration, wallClock: part.wallClock };
       } else if (open) {
         // More of a group of pictures longer than a fragment: into the same file.
-        appendFileSync(this.file(open.file), part.bytes);
+        writeChunks(this.file(open.file), 'a', part.chunks, part.length);
         open.wallClock = Math.min(open.wallClock, part.wallClock - (startS - open.startS) * 1000);
         open.durationS = startS + part.duration - open.startS;
       } else return; // the rest of a group of pictures whose start could not be written
@@ -327,12 +327,15 @@ export class Segmenter {
   }
 }
 
-/** A new segment file of its init segment and first fragment, written as they are (no joined copy). */
-function writeSegmentFile(file: string, init: Buffer, fragment: Buffer): void {
-  const fd = openSync(file, 'w', 0o600);
+/**
+ * Buffers written to a new file ('w') or the end of one ('a') as they are, with no joined copy: the
+ * fragment's chunks are views of the muxer's buffers, valid only now.
+ */
+function writeChunks(file: string, flags: 'w' | 'a', chunks: readonly Buffer[], length: number): void {
+  const fd = openSync(file, flags, 0o600);
   try {
     // A regular file takes all of it or fails; fewer bytes means the RAM disk is full.
-    if (writevSync(fd, [init, fragment]) < init.length + fragment.length) throw new Error('the RAM disk is full');
+    if (writevSync(fd, chunks) < length) throw new Error('the RAM disk is full');
   } finally {
     closeSync(fd);
   }

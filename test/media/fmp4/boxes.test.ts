@@ -3,8 +3,15 @@ import { parseAacConfig } from '../../../src/media/aac-config.js';
 import { MediaFormatError } from '../../../src/media/errors.js';
 import { BoxWriter } from '../../../src/media/fmp4/box-writer.js';
 import { codecsString } from '../../../src/media/fmp4/codecs.js';
-import { buildFragment, type FragmentSample, type FragmentTrackRun } from '../../../src/media/fmp4/fragment.js';
+import {
+  buildFragment,
+  fragmentChunks,
+  type FragmentSample,
+  type FragmentTrackRun,
+  type PayloadTrackRun,
+} from '../../../src/media/fmp4/fragment.js';
 import { buildInitSegment } from '../../../src/media/fmp4/init-segment.js';
+import { SampleData } from '../../../src/media/fmp4/sample-data.js';
 import {
   findBox,
   findBoxes,
@@ -44,7 +51,7 @@ function as(size: number): FragmentSample {
   return { duration: 1024, compositionOffset: 0, keyframe: true, payload: nal(9, size) };
 }
 
-const CASES: Array<[string, number, FragmentTrackRun[]]> = [
+const CASES: Array<[string, number, PayloadTrackRun[]]> = [
   ['one keyframe', 1, [{ track: video, baseDecodeTime: 0, samples: [vs(3000, 0, true, 10, 200)] }]],
   [
     'B-frames: negative composition offsets',
@@ -109,6 +116,38 @@ describe('buildFragment', () => {
         at += expected.length;
       });
     });
+  });
+
+  it.each(CASES)('%s: the same bytes with the video samples laid out beforehand', (_name, sequence, runs) => {
+    const laidOut = runs.map((run): FragmentTrackRun => {
+      if (run.track.kind !== 'video') return run;
+      const data = new SampleData({ capacity: 4 });
+      const samples = run.samples.map((s) => ({
+        duration: s.duration,
+        compositionOffset: s.compositionOffset,
+        keyframe: s.keyframe,
+        size: data.appendNalus(s.payload as readonly Buffer[]),
+      }));
+      return { track: run.track, baseDecodeTime: run.baseDecodeTime, samples, data: data.view() };
+    });
+    expect(buildFragment(sequence, laidOut)).toEqual(buildFragment(sequence, runs));
+    // As a list: the same bytes, each laid-out run's data the very buffer given (no copy).
+    const chunks = fragmentChunks(sequence, laidOut);
+    expect(Buffer.concat(chunks)).toEqual(buildFragment(sequence, runs));
+    laidOut.forEach((run, t) => {
+      if (run.data !== undefined) expect(chunks[1 + t]).toBe(run.data);
+    });
+    expect(Buffer.concat(fragmentChunks(sequence, runs))).toEqual(buildFragment(sequence, runs));
+  });
+
+  it.each<[string, number[], Buffer]>([
+    ['sizes adding up to less than the data', [4, 4], Buffer.alloc(9)],
+    ['sizes adding up to more than the data', [4, 6], Buffer.alloc(9)],
+    ['a sample of 0 bytes', [0, 9], Buffer.alloc(9)],
+    ['a fractional size', [4.5, 4.5], Buffer.alloc(9)],
+  ])('refuses a laid-out run with %s', (_name, sizes, data) => {
+    const samples = sizes.map((size) => ({ duration: 1, compositionOffset: 0, keyframe: true, size }));
+    expect(() => buildFragment(1, [{ track: video, baseDecodeTime: 0, samples, data }])).toThrow(MediaFormatError);
   });
 
   it.each<[string, number, FragmentTrackRun[]]>([

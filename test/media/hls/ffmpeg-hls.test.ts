@@ -7,7 +7,7 @@ import { DecodeTimeline } from '../../../src/media/fmp4/decode-timeline.js';
 import { buildInitSegment } from '../../../src/media/fmp4/init-segment.js';
 import { h264Track, reorderDepthHint } from '../../../src/media/fmp4/track.js';
 import { LiveWindow } from '../../../src/media/hls/live-window.js';
-import { PartAssembler } from '../../../src/media/mux/part-assembler.js';
+import { keepPart, PartAssembler } from '../../../src/media/mux/part-assembler.js';
 import { parseMediaPlaylist } from '../../../src/media/hls/playlist-parse.js';
 import { writeMediaPlaylist } from '../../../src/media/hls/playlist.js';
 import { h264ParameterSetsIn } from '../../../src/media/parameter-sets.js';
@@ -42,7 +42,7 @@ beforeAll(async () => {
   window = new LiveWindow({ partTarget: 0.2, targetDuration: 1, maxSegments: 10, maxBytes: 1 << 24 });
   let clock = Date.UTC(2026, 10, 25, 10);
   const assembler = new PartAssembler(
-    window,
+    { addPart: (p) => window.addPart(keepPart(p)) },
     { video: track, audio: null },
     { partTarget: 0.2, targetDuration: 1 },
     () => (clock += 100),
@@ -119,7 +119,7 @@ describe('LL-HLS parts with H.264 and AAC', () => {
     const audioTrack = { ...audioMux.track, id: 2 };
     const av = new LiveWindow({ partTarget: 0.3, targetDuration: 1, maxSegments: 10, maxBytes: 1 << 24 });
     const assembler = new PartAssembler(
-      av,
+      { addPart: (p) => av.addPart(keepPart(p)) },
       { video: track, audio: audioTrack },
       { partTarget: 0.3, targetDuration: 1 },
       () => 0,

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { findBox, findBoxes, readBoxes, readTfdt, readTfhd, readTrun } from '../../../src/media/fmp4/reader.js';
 import { FragmentMuxer, type FragmentMuxerOptions } from '../../../src/media/mux/fragment-muxer.js';
-import type { NewPart } from '../../../src/media/mux/part-assembler.js';
+import { keepPart, type KeptPart } from '../../../src/media/mux/part-assembler.js';
 import { rtp } from '../fmp4/rtp-packets.js';
 import {
   AAC_SECTION,
@@ -22,8 +22,8 @@ import {
 const OPTIONS: FragmentMuxerOptions = { partTarget: 0.5, targetDuration: 0.5, wallClock: () => 0 };
 
 function mux(sdp: string, packets: StreamPacket[], options: Partial<FragmentMuxerOptions> = {}) {
-  const parts: NewPart[] = [];
-  const muxer = new FragmentMuxer(sdp, { ...OPTIONS, ...options }, { addPart: (p) => parts.push(p) });
+  const parts: KeptPart[] = [];
+  const muxer = new FragmentMuxer(sdp, { ...OPTIONS, ...options }, { addPart: (p) => parts.push(keepPart(p)) });
   muxer.setStarts([
     { track: 0, rtpTime: VIDEO_START },
     { track: 1, rtpTime: AUDIO_START },
@@ -42,7 +42,7 @@ interface Run {
 }
 
 /** Each track's run in the part, with its samples' bytes. */
-function runsOf(part: NewPart): Run[] {
+function runsOf(part: KeptPart): Run[] {
   const boxes = readBoxes(part.bytes);
   const moof = boxes[0]!;
   return findBoxes(boxes, 'traf').map((traf) => {

@@ -4,7 +4,7 @@ import { parseAacConfig } from '../../../src/media/aac-config.js';
 import { findBoxes, readBoxes, readTfdt, readTfhd, readTrun } from '../../../src/media/fmp4/reader.js';
 import { aacTrack, h264Track } from '../../../src/media/fmp4/track.js';
 import { LiveWindow } from '../../../src/media/hls/live-window.js';
-import { PartAssembler } from '../../../src/media/mux/part-assembler.js';
+import { keepPart, PartAssembler } from '../../../src/media/mux/part-assembler.js';
 
 // Synthetic dated samples (25 fps video, 48 kHz AAC) through the assembler: where parts and
 // segments are cut, and which audio frames each part carries.
@@ -21,7 +21,12 @@ function unit(keyframe: boolean): VideoAccessUnit {
 
 function setup() {
   const window = new LiveWindow({ partTarget: 0.2, targetDuration: 2, maxSegments: 5, maxBytes: 1 << 20 });
-  const assembler = new PartAssembler(window, { video, audio }, { partTarget: 0.2, targetDuration: 2 }, () => 0);
+  const assembler = new PartAssembler(
+    { addPart: (p) => window.addPart(keepPart(p)) },
+    { video, audio },
+    { partTarget: 0.2, targetDuration: 2 },
+    () => 0,
+  );
   return { window, assembler };
 }
 

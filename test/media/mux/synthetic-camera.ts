@@ -97,7 +97,7 @@ export function muxedWithG711(seconds: number, lostAudio: readonly number[] = []
   const muxer = new FragmentMuxer(
     cameraSdp(PCMU_SECTION),
     { partTarget: 0.5, targetDuration: 0.5, g711: true },
-    { addPart: (p) => parts.push(p.bytes) },
+    { addPart: (p) => parts.push(Buffer.concat(p.chunks)) },
   );
   muxer.setStarts([
     { track: 0, rtpTime: VIDEO_START },
