@@ -10,10 +10,11 @@ import {
 } from './moof.js';
 import type { Fmp4Track } from './track.js';
 
-// One movie fragment (moof + mdat): an HLS part, a CMAF chunk, an MSE append. Every input is checked
-// before a byte is written and the exact size is computed first, so a fragment is one allocation
-// and bad input is a MediaFormatError, never a box with a wrong size. A run's samples come either
-// with their payloads (NAL units, audio frames) or laid out already in one buffer (sample-data.ts).
+// One movie fragment (moof + mdat): an HLS part, a CMAF chunk, an MSE append, as a list of buffers
+// for a writer that takes one (writev) or a sink that joins it. Every input is checked before a
+// byte is written and the exact sizes are computed first, so bad input is a MediaFormatError, never
+// a box with a wrong size. A run's samples come either with their payloads (NAL units, audio
+// frames) or laid out already in one buffer (sample-data.ts), which is handed on as it is.
 
 export interface FragmentSample {
   /** Decode-time distance to the next sample, in the track's timescale. */
@@ -167,23 +168,10 @@ function writePayloads(w: BoxWriter, samples: readonly FragmentSample[]): void {
   }
 }
 
-/** moof + mdat for these runs (tracks with no samples are left out), numbered `sequence` (mfhd). */
-export function buildFragment(sequence: number, runs: readonly FragmentTrackRun[]): Buffer {
-  const layout = layOut(sequence, runs);
-  const w = new BoxWriter(layout.moofBytes + layout.mdatBytes);
-  writeMoof(w, sequence, layout);
-  w.start('mdat');
-  for (const run of layout.used) {
-    if (run.data !== undefined) w.bytes(run.data);
-    else writePayloads(w, run.samples);
-  }
-  w.end();
-  return w.finish();
-}
-
 /**
- * The bytes of buildFragment as a list, for a writer that takes one (writev): the moof and the
- * mdat's header, then each run's sample bytes, a laid-out run's data as given (a view, not copied).
+ * moof + mdat for these runs (tracks with no samples are left out), numbered `sequence` (mfhd), as
+ * a list: the moof and the mdat's header, then each run's sample bytes, a laid-out run's data as
+ * given (a view, not copied).
  */
 export function fragmentChunks(sequence: number, runs: readonly FragmentTrackRun[]): Buffer[] {
   const layout = layOut(sequence, runs);

@@ -7,9 +7,10 @@ import type { AudioFrame, VideoAccessUnit } from '../../../src/media/access-unit
 import { AacDepacketizer, aacRtpParameters } from '../../../src/media/aac-depacketizer.js';
 import { aacConfigFromFmtp } from '../../../src/media/aac-config.js';
 import { DecodeTimeline, type TimedUnit } from '../../../src/media/fmp4/decode-timeline.js';
-import { buildFragment, type FragmentSample } from '../../../src/media/fmp4/fragment.js';
+import type { FragmentSample } from '../../../src/media/fmp4/fragment.js';
 import { buildInitSegment } from '../../../src/media/fmp4/init-segment.js';
-import { audioSample, videoSample } from '../../../src/media/fmp4/samples.js';
+import { audioSample } from '../../../src/media/fmp4/samples.js';
+import { buildFragment, videoSample } from './fragment-bytes.js';
 import { aacTrack, h264Track, h265Track, reorderDepthHint, type Fmp4Track } from '../../../src/media/fmp4/track.js';
 import { h264ParameterSetsIn, h265ParameterSetsIn } from '../../../src/media/parameter-sets.js';
 import { readRtpHeader } from '../../../src/media/rtp.js';
