@@ -90,7 +90,8 @@ async function start(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
   const cfg = config(values.config, env);
   // Imported here, not at the top: the daemon pulls in every part (Fastify, WebRTC, the detector's
   // TensorFlow.js), a second of CPU here and several on a Pi that `users list` or `--help` need not pay.
-  const { createLogger, installFatalHandlers, startGateway } = await import('./main.js');
+  const { createLogger, installFatalHandlers, startGateway, tuneHeapGrowth } = await import('./main.js');
+  tuneHeapGrowth();
   const logger = createLogger(cfg);
   installFatalHandlers(logger);
   const gateway = await startGateway(cfg, { logger, env });

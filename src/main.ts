@@ -43,7 +43,7 @@ import { readVersion } from './version.js';
 // constructs a part; each part's own helpers live with it (src/daemon for the process and host).
 
 // Re-exported for the CLI and the daemon tests, which load them from the built main.js.
-export { createLogger, installFatalHandlers } from './daemon/process.js';
+export { createLogger, installFatalHandlers, tuneHeapGrowth } from './daemon/process.js';
 export { gatewayId } from './daemon/gateway-id.js';
 
 export interface Gateway {

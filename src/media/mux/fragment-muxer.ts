@@ -189,6 +189,14 @@ export class FragmentMuxer implements FanOutReader {
   }
 
   /**
+   * Closes the part being filled with the pictures dated so far (the newest one waits for the next to
+   * know its length); the stream goes on: PartAssembler.cut.
+   */
+  cut(): void {
+    this.assembler?.cut();
+  }
+
+  /**
    * The end of the stream for this reader: hands on the pictures (and audio) the timelines still hold
    * and closes the part being filled, so the last group of pictures is kept up to its last picture.
    */

@@ -52,9 +52,10 @@ export interface NewPart {
   decodeTime: number;
   /**
    * What closed it: the next keyframe or the end of the stream (its group of pictures is complete),
-   * or its length (more of the same group of pictures follows in the next part).
+   * or its length, or a reader that wanted what had come so far (cut()): more of the same group of
+   * pictures follows in the next part.
    */
-  closedBy: 'keyframe' | 'length' | 'flush';
+  closedBy: 'keyframe' | 'length' | 'cut' | 'flush';
   /**
    * When the keyframe that closed it reached the gateway (wall clock, ms): the part was all there by
    * then. Null when closed otherwise, or when pushVideo is not told arrivals.
@@ -162,6 +163,14 @@ export class PartAssembler {
     }
   }
 
+  /**
+   * Closes the part being filled now, its group of pictures going on in the next part: for a reader
+   * that needs the pictures received so far without waiting for the keyframe that ends the group.
+   */
+  cut(): void {
+    if (this.video.length > 0) this.closePart(false, 'cut', null);
+  }
+
   /** Closes the part being filled (end of stream, or a test that wants what it has). */
   flush(): void {
     if (this.video.length > 0) this.closePart(false, 'flush', null);
@@ -169,7 +178,14 @@ export class PartAssembler {
 
   private closePart(segmentEnds: boolean, closedBy: NewPart['closedBy'], closedAt: number | null): void {
     const first = this.video[0];
-    if (!first) return;
+    if (!first) {
+      // Nothing since a cut(): the segment still ends here.
+      if (segmentEnds) {
+        this.nextStartsSegment = true;
+        this.segmentElapsed = 0;
+      }
+      return;
+    }
     const video = this.tracks.video;
     const endSeconds = (first.dts + this.partElapsed) / video.timescale;
     const runs: FragmentTrackRun[] = [

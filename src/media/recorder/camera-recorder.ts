@@ -18,6 +18,7 @@ import {
 import { EpisodeTracker, type ClipCut } from './episodes.js';
 import { bootTime } from './recovery.js';
 import { Segmenter, type RecorderStream } from './segmenter.js';
+import type { Selection } from './segments.js';
 
 // One camera's recording: the segmenter keeps the last seconds in RAM; events become episodes
 // (EpisodeTracker); each episode gets one alert at once, and each of its clip parts is assembled
@@ -158,6 +159,9 @@ export class CameraRecorder {
   private readonly unwritten = new Set<ClipCut>();
   private queue: Promise<void> = Promise.resolve();
   private readonly ticker: NodeJS.Timeout;
+  /** A tick at the moment the tracker's next part is due (the periodic one comes up to 250 ms later). */
+  private dueTimer: NodeJS.Timeout | null = null;
+  private dueAt: number | null = null;
   private readonly now: () => number;
   private stopped = false;
   /** The next look with no motion (loitering), when an outcome asked for one. */
@@ -387,6 +391,25 @@ export class CameraRecorder {
     this.segmenter.prune(now - this.opts.preRollMs - 10_000, keepFrom);
     const newest = this.segmenter.ring.list().at(-1);
     if (newest) void this.audioModeOf(this.segmenter.file(newest.file));
+    this.armDue();
+  }
+
+  private armDue(): void {
+    const due = this.tracker.nextDueAt();
+    if (due === this.dueAt) return;
+    if (this.dueTimer) clearTimeout(this.dueTimer);
+    this.dueTimer = null;
+    this.dueAt = due;
+    if (due === null) return;
+    this.dueTimer = setTimeout(
+      () => {
+        this.dueTimer = null;
+        this.dueAt = null;
+        this.tick();
+      },
+      Math.max(0, due - this.now()),
+    );
+    this.dueTimer.unref();
   }
 
   private enqueue(cuts: ClipCut[]): void {
@@ -418,16 +441,32 @@ export class CameraRecorder {
     if (cut.part > 0 && cut.to - cut.from < 1000) return settle(null);
     const where = { device: this.opts.deviceId, episode: cut.episode, part: cut.part };
     const log = this.opts.logger;
-    // The segment holding the clip's end is listed once the next keyframe arrives.
-    await this.segmenter.waitForSegmentAfter(cut.to, this.opts.footageWaitMs ?? 8000);
-    // The footage of the end did not come (the stream stalled): end the segmenter's run, so that the
-    // unfinished segment (what was received of its group of pictures) is listed, then choose.
-    if ((this.segmenter.ring.latestEndAt ?? Number.NEGATIVE_INFINITY) < cut.to) await this.segmenter.endRun();
-    const selection = this.segmenter.ring.select(cut.from, cut.to);
-    if (!selection) {
+    const footage = await this.segmenter.footageFor(cut.from, cut.to, this.opts.footageWaitMs ?? 8000);
+    if (!footage) {
       log.warn({ ...where, from: cut.from, to: cut.to }, 'no footage for the event (the camera stream was down)');
       return settle(NO_FOOTAGE);
     }
+    try {
+      await this.assemble(cut, footage.selection, { finding, alertId, settle, where });
+    } finally {
+      footage.release();
+    }
+  }
+
+  /** The clip of a part from its footage, its row, then its thumbnail; a failure settles the part with why. */
+  private async assemble(
+    cut: ClipCut,
+    selection: Selection,
+    ctx: {
+      finding: Finding | null;
+      alertId: string | null;
+      settle: (note: string | null) => void;
+      where: { device: string; episode: number; part: number };
+    },
+  ): Promise<void> {
+    const { finding, alertId, settle, where } = ctx;
+    const log = this.opts.logger;
+    const part = { final: cut.final, nextFrom: cut.to };
     const endAt = Math.min(cut.to, selection.endAt);
     log.debug(
       { ...where, from: cut.from, to: cut.to, startAt: selection.startAt, segments: selection.segments.length, endAt },
@@ -561,6 +600,7 @@ export class CameraRecorder {
     this.enqueue(this.tracker.abort(this.now()));
     this.stopped = true;
     clearInterval(this.ticker);
+    if (this.dueTimer) clearTimeout(this.dueTimer);
     if (this.recheckTimer) clearTimeout(this.recheckTimer);
     await this.segmenter.stop();
     await this.queue;

@@ -150,6 +150,22 @@ export class EpisodeTracker {
     return cuts;
   }
 
+  /**
+   * The earliest time at which tick() may hand out a part (the end of an episode's post-roll, or the
+   * end of a part of a long one), or null while nothing is due: the caller ticks then, so a clip's
+   * assembly starts the moment its footage ends, not at the next periodic tick.
+   */
+  nextDueAt(): number | null {
+    let due = this.closedParts[0]?.to ?? Number.POSITIVE_INFINITY;
+    const ep = this.open;
+    if (ep) {
+      due = Math.min(due, ep.end ?? Number.POSITIVE_INFINITY, this.partStart(ep, ep.nextPart + 1));
+      // A kind that goes stale stops then, and the episode ends a post-roll later.
+      for (const since of ep.active.values()) due = Math.min(due, since + this.staleEventMs + this.postRollMs);
+    }
+    return Number.isFinite(due) ? due : null;
+  }
+
   /** The camera is gone (or the daemon stops): close the open episode at `at`, no post-roll beyond it. */
   abort(at: number): ClipCut[] {
     const t = this.advance(finiteTime('abort time', at));

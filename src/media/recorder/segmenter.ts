@@ -1,6 +1,7 @@
 import {
   appendFileSync,
   closeSync,
+  copyFileSync,
   mkdirSync,
   openSync,
   readdirSync,
@@ -17,7 +18,16 @@ import { FragmentMuxer } from '../mux/fragment-muxer.js';
 import type { NewPart } from '../mux/part-assembler.js';
 import type { StreamHandle } from '../relay/streams.js';
 import { VIDEO_TIMESCALE } from '../fmp4/track.js';
-import { indexLine, isSegmentFile, SEGMENT_INDEX, SegmentRing, segmentFileName, type Segment } from './segments.js';
+import {
+  indexLine,
+  isSegmentFile,
+  SEGMENT_INDEX,
+  SegmentRing,
+  segmentFileName,
+  selectSegments,
+  type Segment,
+  type Selection,
+} from './segments.js';
 
 // A camera's main stream kept in RAM as short fMP4 files, one per group of pictures, read in process
 // from the relay's shared camera session: no process of its own, no socket, no copy of a packet
@@ -54,6 +64,19 @@ export interface SegmenterOptions {
  */
 const MAX_FRAGMENT_S = 2;
 
+/**
+ * How often a clip whose end is not yet in looks again (the pictures of its last moment still on
+ * their way), between the listings that wake it.
+ */
+const FOOTAGE_RETRY_MS = 100;
+
+/** What a clip is made of. */
+export interface ClipFootage {
+  selection: Selection;
+  /** Removes the copy of an open group of pictures the selection ends with, once the clip is written. */
+  release(): void;
+}
+
 /** The file being filled: the group of pictures not yet closed by the next keyframe. */
 interface OpenSegment {
   file: string;
@@ -87,6 +110,8 @@ export class Segmenter {
   private indexLines = 0;
   /** Resolves the waiters of `waitForSegmentAfter`. */
   private waiters: Array<{ at: number; resolve: () => void }> = [];
+  /** Copies of open groups of pictures made for clips (their names). */
+  private copies = 0;
 
   constructor(private readonly opts: SegmenterOptions) {
     this.now = opts.now ?? Date.now;
@@ -102,7 +127,7 @@ export class Segmenter {
   }
 
   /** Resolves once a segment ending at or after `at` is known, or after `timeoutMs`. */
-  waitForSegmentAfter(at: number, timeoutMs: number): Promise<void> {
+  private waitForSegmentAfter(at: number, timeoutMs: number): Promise<void> {
     if ((this.ring.latestEndAt ?? Number.NEGATIVE_INFINITY) >= at || this.stopped) return Promise.resolve();
     return new Promise((resolve) => {
       const waiter = { at, resolve };
@@ -112,6 +137,54 @@ export class Segmenter {
         resolve();
       }, timeoutMs).unref();
     });
+  }
+
+  /**
+   * The footage of [from, to) for a clip, as soon as its end is in: the segments listed, and when `to`
+   * lies in the group of pictures still being received, what came of that group so far (the part being
+   * filled is cut off and the file copied aside), so a clip never waits for the keyframe that closes
+   * its last group (up to a GOP, 1–4 s on most cameras). Waits at most `timeoutMs` for the end; a
+   * stream that stalled gives what was received (its run is ended, which lists the open group). Null
+   * when no footage covers the clip.
+   */
+  async footageFor(from: number, to: number, timeoutMs: number): Promise<ClipFootage | null> {
+    for (let waited = 0; ; waited += FOOTAGE_RETRY_MS) {
+      if ((this.ring.latestEndAt ?? Number.NEGATIVE_INFINITY) >= to || this.stopped) break;
+      const early = this.cutOpenGroup(from, to);
+      if (early) return early;
+      if (waited >= timeoutMs) break;
+      await this.waitForSegmentAfter(to, Math.min(FOOTAGE_RETRY_MS, timeoutMs - waited));
+    }
+    if ((this.ring.latestEndAt ?? Number.NEGATIVE_INFINITY) < to) await this.endRun();
+    const selection = this.ring.select(from, to);
+    return selection && { selection, release: () => undefined };
+  }
+
+  /** The clip's footage through the open group of pictures as received so far, if that reaches `to`. */
+  private cutOpenGroup(from: number, to: number): ClipFootage | null {
+    const run = this.run;
+    if (!run) return null;
+    run.muxer.cut();
+    const open = run.open;
+    if (!open) return null;
+    const line = { file: open.file, startS: open.startS, endS: open.startS + open.durationS };
+    const part = this.ring.preview(line, this.now());
+    if (part.endAt < to) return null;
+    // A copy: the open file grows by the rest of its group while ffmpeg reads it.
+    const copy = `.clip-${++this.copies}.mp4`;
+    try {
+      copyFileSync(this.file(open.file), this.file(copy));
+    } catch (err) {
+      this.opts.logger.warn(
+        { device: this.opts.deviceId, err: (err as Error).message },
+        'recorder: cannot copy the open RAM segment',
+      );
+      return null;
+    }
+    const release = () => this.remove(copy);
+    const selection = selectSegments([...this.ring.list(), { ...part, file: copy }], from, to);
+    if (!selection) release();
+    return selection && { selection, release };
   }
 
   /** Deletes segments the ring no longer holds. */
@@ -206,6 +279,10 @@ export class Segmenter {
     try {
       const open = run.open;
       if (part.independent) {
+        // A keyframe right after a cut() closes the open group with no part of its own: the keyframe
+        // starting this part is the one that closed it.
+        if (open) this.list(open, part.wallClock);
+        run.open = null;
         const init = run.muxer.init;
         if (!init) return;
         const file = segmentFileName(run.number, ++run.files);
@@ -227,7 +304,7 @@ export class Segmenter {
       return;
     }
     // The next keyframe closed it (or the stream ended): the group of pictures is whole.
-    if (part.closedBy !== 'length' && run.open) {
+    if ((part.closedBy === 'keyframe' || part.closedBy === 'flush') && run.open) {
       this.list(run.open, part.closedAt);
       run.open = null;
     }

@@ -63,6 +63,22 @@ export class SegmentRing {
 
   /** Adds a finished segment, all there by `arrivedAt` (wall ms); returns it with wall-clock times. */
   add(line: SegmentLine, arrivedAt: number): Segment {
+    const { segment, offsetMs } = this.place(line, arrivedAt);
+    this.offsetMs = offsetMs;
+    this.lastEndS = line.endS;
+    this.segments.push(segment);
+    return segment;
+  }
+
+  /**
+   * Where the part of a segment received so far lies (its group of pictures not yet closed, all of it
+   * there by `arrivedAt`), as add() would place it, the ring unchanged.
+   */
+  preview(line: SegmentLine, arrivedAt: number): Segment {
+    return this.place(line, arrivedAt).segment;
+  }
+
+  private place(line: SegmentLine, arrivedAt: number): { segment: Segment; offsetMs: number } {
     const offset = arrivedAt - line.endS * 1000;
     // A segment that follows the previous one in stream time and merely arrives late (held up on its
     // way) is no clock jump.
@@ -71,18 +87,17 @@ export class SegmentRing {
       Math.abs(line.startS - this.lastEndS) < 0.001 &&
       this.offsetMs !== null &&
       offset > this.offsetMs;
-    this.lastEndS = line.endS;
-    if (this.offsetMs === null || (Math.abs(offset - this.offsetMs) > this.resyncMs && !lateContinuation))
-      this.offsetMs = offset;
-    else this.offsetMs = Math.min(this.offsetMs, offset);
-    let startAt = this.offsetMs + line.startS * 1000;
-    const endAt = this.offsetMs + line.endS * 1000;
+    const offsetMs =
+      this.offsetMs === null || (Math.abs(offset - this.offsetMs) > this.resyncMs && !lateContinuation)
+        ? offset
+        : Math.min(this.offsetMs, offset);
+    let startAt = offsetMs + line.startS * 1000;
+    const endAt = offsetMs + line.endS * 1000;
     // Segments follow each other; a start before the previous end is the same instant, rounded.
     const previous = this.segments.at(-1);
     if (previous && startAt < previous.endAt && startAt > previous.startAt) startAt = previous.endAt;
     const segment = { file: line.file, startAt, endAt: Math.max(endAt, startAt), durationS: line.endS - line.startS };
-    this.segments.push(segment);
-    return segment;
+    return { segment, offsetMs };
   }
 
   /** The segments a clip [from, to) needs (see selectSegments). */

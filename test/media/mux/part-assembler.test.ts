@@ -113,4 +113,36 @@ describe('PartAssembler', () => {
     expect(rows[0]).toEqual([5, 0, 10, 0]);
     expect(rows[1]).toEqual([5, 5 * FRAME, 9, 10 * 1024]);
   });
+
+  it('cut() closes the part with what it has, the group of pictures going on; nothing to cut is no part', () => {
+    const parts: Array<{ n: number; independent: boolean; closedBy: string; startsSegment: boolean }> = [];
+    const assembler = new PartAssembler(
+      {
+        addPart: (p) =>
+          parts.push({
+            n: readTrun(findBoxes(readBoxes(Buffer.concat(p.chunks)), 'trun')[0]!).samples.length,
+            independent: p.independent,
+            closedBy: p.closedBy,
+            startsSegment: p.startsSegment,
+          }),
+      },
+      { video, audio: null },
+      { partTarget: 2, targetDuration: 2 },
+      () => 0,
+    );
+    const push = (i: number) =>
+      assembler.pushVideo({ unit: unit(i % 10 === 0), dts: i * FRAME, compositionOffset: 0, duration: FRAME });
+    for (let i = 0; i < 3; i++) push(i);
+    assembler.cut();
+    assembler.cut();
+    for (let i = 3; i < 10; i++) push(i);
+    assembler.cut();
+    push(10);
+    expect(parts).toEqual([
+      { n: 3, independent: true, closedBy: 'cut', startsSegment: true },
+      { n: 7, independent: false, closedBy: 'cut', startsSegment: false },
+    ]);
+    assembler.flush();
+    expect(parts.at(-1)).toEqual({ n: 1, independent: true, closedBy: 'flush', startsSegment: true });
+  });
 });

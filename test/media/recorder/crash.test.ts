@@ -15,6 +15,7 @@ import Database from 'better-sqlite3';
 import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { STOPPED_DURING_EVENT } from '../../../src/media/recorder/recovery.js';
+import { isSegmentFile } from '../../../src/media/recorder/segments.js';
 import type { SimulatedCamera } from '../../../src/onvif/simulator/camera.js';
 import { startFleet, type Fleet } from '../../../src/onvif/simulator/fleet.js';
 import { startSimulatedRtsp, type SimulatedRtsp } from '../../../src/onvif/simulator/rtsp.js';
@@ -773,7 +774,7 @@ describe('camera killed in the middle of a clip (gateway in-process)', () => {
         reject(new Error(`no new segment in ${dir} within 10 s`));
       }, 10_000);
       const watcher = watch(dir, (_type, name) => {
-        if (!name || !name.endsWith('.mp4') || known.has(name) || !existsSync(path.join(dir, name))) return;
+        if (!name || !isSegmentFile(name) || known.has(name) || !existsSync(path.join(dir, name))) return;
         watcher.close();
         clearTimeout(timer);
         resolve(name);

@@ -27,11 +27,15 @@ describe('EpisodeTracker: one episode', () => {
     ]);
     expect(t.current).toEqual({ episode: 1, from: 95_000, eventType: 'motion', triggeredAt: 100_000 });
     expect(t.tick(105_000)).toEqual([]);
+    // Before the stop: the end of its first part, or the start going stale (10 minutes) plus the post-roll.
+    expect(t.nextDueAt()).toBe(155_000);
     expect(t.event(stop('motion', 110_000))).toEqual([]);
     expect(t.tick(112_999)).toEqual([]);
     expect(t.current).not.toBeNull(); // still in the post-roll
+    expect(t.nextDueAt()).toBe(113_000);
     expect(t.tick(113_000)).toEqual([cut({ from: 95_000, to: 113_000 })]);
     expect(t.current).toBeNull();
+    expect(t.nextDueAt()).toBeNull();
     expect(t.tick(200_000)).toEqual([]); // handed out once
   });
 
@@ -407,6 +411,9 @@ describe('EpisodeTracker: properties', () => {
             mustCover.push({ episode: before!.episode, at: stoppedAt });
           }
         } else if (op < 29) {
+          // Nothing is handed out before the time the tracker says is the next due.
+          const due = t.nextDueAt() ?? Number.POSITIVE_INFINITY;
+          if (at < due) expect(t.tick(at), `tick at ${at} before due ${due}`).toEqual([]);
           advance(at);
           collect(t.tick(at), at);
         } else {

@@ -125,17 +125,84 @@ describe('Segmenter', () => {
     expect(parseIndex(readFileSync(path.join(dir, SEGMENT_INDEX), 'utf8'))).toEqual(listed);
   });
 
-  it('wakes a clip waiting for its end once the group of pictures holding it is listed', async () => {
+  it("gives a clip's end from the group of pictures still coming, without waiting for the keyframe that closes it", async () => {
+    const { dir, stream, segmenter, send } = setup();
+    await expect.poll(() => stream.readers.size).toBe(1);
+    // The first second listed; of the second, pictures 10 and 11 dated (the timeline holds the newest
+    // few until it knows their order: this stream's SPS allows reordering).
+    send(15);
+    const footage = await segmenter.footageFor(1_000_000 + 500, 1_000_000 + 1100, 60_000);
+    const copy = footage!.selection.segments[1]!.file;
+    expect(footage!.selection.segments.map((x) => x.file)).toEqual(['r1-000000001.mp4', copy]);
+    expect(footage!.selection.startAt).toBe(1_000_000);
+    expect(footage!.selection.endAt).toBe(1_000_000 + 1200);
+    expect(footage!.selection.segments[1]!.durationS).toBeCloseTo(0.2, 6);
+    // The copy plays on its own: the init segment and the two pictures dated.
+    const copied = readBoxes(readFileSync(path.join(dir, copy)));
+    expect(copied.map((b) => b.type)).toEqual(['ftyp', 'moov', 'moof', 'mdat']);
+    expect(segmenter.ring.list()).toHaveLength(1);
+    // The group goes on in its own file and is listed whole at the next keyframe: the cut is one more fragment.
+    send(10);
+    const whole = segmenter.ring.list()[1]!;
+    expect([whole.file, whole.startAt, whole.endAt, whole.durationS]).toEqual([
+      'r1-000000002.mp4',
+      1_001_000,
+      1_002_000,
+      1,
+    ]);
+    const boxes = readBoxes(readFileSync(path.join(dir, whole.file)));
+    expect(boxes.map((b) => b.type)).toEqual(['ftyp', 'moov', 'moof', 'mdat', 'moof', 'mdat']);
+    footage!.release();
+    expect(existsSync(path.join(dir, copy))).toBe(false);
+  });
+
+  it('lists a group of pictures cut to its last picture when the next keyframe comes', async () => {
     const { stream, segmenter, send } = setup();
     await expect.poll(() => stream.readers.size).toBe(1);
-    let done = false;
-    const waiting = segmenter.waitForSegmentAfter(1_000_000 + 1500, 60_000).then(() => (done = true));
+    send(23); // dated through picture 19: the second group whole, its keyframe not yet seen
+    const footage = await segmenter.footageFor(1_000_000 + 500, 1_000_000 + 1950, 60_000);
+    expect(footage!.selection.endAt).toBe(1_000_000 + 2000);
+    footage!.release();
+    send(11); // the keyframes at 2 s and 3 s
+    expect(segmenter.ring.list().map((x) => [x.file, x.startAt - 1_000_000, x.endAt - 1_000_000])).toEqual([
+      ['r1-000000001.mp4', 0, 1000],
+      ['r1-000000002.mp4', 1000, 2000],
+      ['r1-000000003.mp4', 2000, 3000],
+    ]);
+  });
+
+  it("waits for the pictures of a clip's end still on their way, then cuts", async () => {
+    const { stream, segmenter, send } = setup();
+    await expect.poll(() => stream.readers.size).toBe(1);
     send(15);
-    await Promise.resolve();
-    expect(done).toBe(false);
+    const waiting = segmenter.footageFor(1_000_000 + 500, 1_000_000 + 1800, 60_000);
+    send(7); // dated through picture 18: 1.9 s
+    const footage = await waiting;
+    expect(footage!.selection.endAt).toBe(1_000_000 + 1900);
+    expect(footage!.selection.segments.at(-1)!.file).toMatch(/^\.clip-\d+\.mp4$/);
+    footage!.release();
+  });
+
+  it('takes the group of pictures listed when its keyframe comes first', async () => {
+    const { stream, segmenter, send } = setup();
+    await expect.poll(() => stream.readers.size).toBe(1);
+    send(15);
+    const waiting = segmenter.footageFor(1_000_000 + 500, 1_000_000 + 1950, 60_000);
     send(10); // the keyframe at 2 s closes the second second (once the pictures the timeline waits for came)
-    await waiting;
-    expect(segmenter.ring.latestEndAt).toBe(1_000_000 + 2000);
+    const footage = await waiting;
+    expect(footage!.selection.segments.map((x) => x.file)).toEqual(['r1-000000001.mp4', 'r1-000000002.mp4']);
+    expect(footage!.selection.endAt).toBe(1_000_000 + 2000);
+  });
+
+  it('gives what was received when the end does not come (a stalled stream): its run ends', async () => {
+    const { stream, segmenter, send } = setup();
+    await expect.poll(() => stream.readers.size).toBe(1);
+    send(15);
+    const footage = await segmenter.footageFor(1_000_000 + 500, 1_000_000 + 5000, 250);
+    expect(stream.readers.size).toBe(0);
+    expect(footage!.selection.segments.map((x) => x.file)).toEqual(['r1-000000001.mp4', 'r1-000000002.mp4']);
+    expect(footage!.selection.endAt).toBe(1_000_000 + 1500);
+    expect(await segmenter.footageFor(1_000_000 + 9000, 1_000_000 + 10_000, 0)).toBeNull();
   });
 
   it('ending a run lists what was received of its group of pictures; the next run starts anew', async () => {

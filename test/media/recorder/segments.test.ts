@@ -48,6 +48,29 @@ describe('SegmentRing', () => {
     expect(ring.latestEndAt).toBe(1_004_005);
   });
 
+  it('previews the part of an open segment received so far as add() would place it, changing nothing', () => {
+    const ring = new SegmentRing();
+    feed(ring, 1_000_000, 10, [1, 1], (i) => [40, 5][i]!);
+    // Half of the next group, all there 300 ms after its end: placed by the offset already known.
+    const open = { file: 'r1-2.ts', startS: 12, endS: 12.5 };
+    expect(ring.preview(open, 1_002_800)).toEqual({
+      file: 'r1-2.ts',
+      startAt: 1_002_005,
+      endAt: 1_002_505,
+      durationS: 0.5,
+    });
+    expect(ring.size).toBe(2);
+    expect(ring.latestEndAt).toBe(1_002_005);
+    // The same group listed whole later lies where the preview said.
+    expect(ring.add({ file: 'r1-2.ts', startS: 12, endS: 13 }, 1_003_050)).toMatchObject({ startAt: 1_002_005 });
+    // A run with no segment yet: the part is dated by when it was all there.
+    ring.newRun();
+    expect(ring.preview({ file: 'r2-1.ts', startS: 0, endS: 0.4 }, 1_010_000)).toMatchObject({
+      startAt: 1_009_600,
+      endAt: 1_010_000,
+    });
+  });
+
   it('starts a new estimate when stream time jumps (ffmpeg restarted, or the camera reset its clock)', () => {
     const ring = new SegmentRing();
     feed(ring, 1_000_000, 0, [1, 1]);
