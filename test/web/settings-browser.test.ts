@@ -311,7 +311,8 @@ describe('camera set-up, as an admin', { timeout: 120_000 }, () => {
     });
     expect(patch.status).toBe(200);
     await expect.poll(() => page.locator('h1').textContent()).toBe('Yard (east): settings');
-    expect(await page.inputValue('#setting-name')).toBe('Yard (east)');
+    // The form takes the change in an effect after the render that shows the new title.
+    await expect.poll(() => page.inputValue('#setting-name')).toBe('Yard (east)');
     expect(await page.inputValue('#setting-detection')).toBe('on');
     await expect
       .poll(() => page.locator('[data-testid=mask-area]').count())
