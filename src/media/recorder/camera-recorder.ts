@@ -447,7 +447,7 @@ export class CameraRecorder {
       return settle(NO_FOOTAGE);
     }
     try {
-      await this.assemble(cut, footage.selection, { finding, alertId, settle, where });
+      await this.assemble(cut, footage.selection, { finding, alertId, part, settle, where });
     } finally {
       footage.release();
     }
@@ -460,13 +460,13 @@ export class CameraRecorder {
     ctx: {
       finding: Finding | null;
       alertId: string | null;
+      part: { final: boolean; nextFrom: number };
       settle: (note: string | null) => void;
       where: { device: string; episode: number; part: number };
     },
   ): Promise<void> {
-    const { finding, alertId, settle, where } = ctx;
+    const { finding, alertId, part, settle, where } = ctx;
     const log = this.opts.logger;
-    const part = { final: cut.final, nextFrom: cut.to };
     const endAt = Math.min(cut.to, selection.endAt);
     log.debug(
       { ...where, from: cut.from, to: cut.to, startAt: selection.startAt, segments: selection.segments.length, endAt },
