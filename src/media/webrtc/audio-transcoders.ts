@@ -205,11 +205,6 @@ export class AudioTranscoders {
     );
   }
 
-  /** The ffmpeg process id of a device profile's transcoder (tests kill it to see it restart). */
-  pid(deviceId: string, profile: StreamProfile): number | null {
-    return this.running.get(`${deviceId}/${profile}`)?.child?.pid ?? null;
-  }
-
   stats(): AudioTranscodersStats {
     const now = {
       running: this.running.size,

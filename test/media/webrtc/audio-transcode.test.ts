@@ -113,6 +113,7 @@ describe('webrtc.audio_transcode: true', () => {
     expect(await metric('edge_gateway_webrtc_audio_transcoders')).toBe(1);
     await hevc.close();
     await aac.close();
+    await expect.poll(() => transcoderPids(), POLL).toEqual([]);
   }, 150_000);
 
   // The viewer's side too: recording-peer.ts keeps its tracks, since node-datachannel closes a track
@@ -120,6 +121,8 @@ describe('webrtc.audio_transcode: true', () => {
   it('restarts a dying ffmpeg (counted) and its Opus comes again to the session', async () => {
     const p = await peer(rig.devices.AAC, 'H264', ['OPUS']);
     await expect.poll(() => p.count('audio', PT.OPUS), POLL).toBeGreaterThan(10);
+    // One ffmpeg, this session's: a stopped one may linger a moment after its last viewer left.
+    await expect.poll(() => transcoderPids(), POLL).toHaveLength(1);
     const [pid] = transcoderPids();
     const restarts = await metric('edge_gateway_webrtc_audio_transcoder_restarts_total');
     process.kill(pid as number, 'SIGKILL');
