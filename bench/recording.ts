@@ -25,7 +25,8 @@
 // a keyframe reached the recorder), so the wait for the keyframe after the clip's end is sampled
 // evenly. The time from the stop to the clip being listed by GET /v1/devices/{id}/recordings (polled
 // every 100 ms) is compared with post_roll_s (goal <= post_roll_s + 2 s, every trial), with the
-// steps on the way seen from the files (next segment, assembly, rename, thumbnail). The last clip is
+// steps on the way seen from the files (the end's group of pictures written, assembly, rename,
+// thumbnail). The last clip is
 // then checked with ffprobe (length) and decoded once (errors counted), after the timing.
 //
 // Software motion detection is off (recording.motion.mode: off): it would decode every camera's sub
@@ -216,7 +217,7 @@ interface EventTrial {
   held_s?: number;
   clip_ready_s?: number | null;
   steps_after_end_s?: Record<
-    'next_segment' | 'assembly_started' | 'clip_renamed' | 'thumbnail' | 'listed',
+    'end_group_written' | 'assembly_started' | 'clip_renamed' | 'thumbnail' | 'listed',
     number | null
   >;
   clip_end_after_stop_s?: number;
@@ -478,11 +479,11 @@ async function benchCameras(n: number, withEvent: boolean): Promise<Row> {
         const tStop = performance.now();
         cam.trigger('motion', false);
         // Where the time goes, from the files as they appear (the recorder logs its steps at debug
-        // level only, and debug logging would change what is measured): the next segment file opens
-        // at the first keyframe after the clip's end (which the clip does not wait for); ffmpeg
-        // creates `.<id>.mp4.tmp` when assembly starts; it is renamed to `<id>.mp4` once written and
+        // level only, and debug logging would change what is measured): the file of the group of
+        // pictures holding the clip's end appears when its first part is written, which the clip's
+        // cut does at once (without it, the next keyframe would close that part); ffmpeg creates `.<id>.mp4.tmp` when assembly starts; it is renamed to `<id>.mp4` once written and
         // synced; the row follows (listed), then the thumbnail `<id>.jpg`.
-        const seen: { nextSegment?: number; assembling?: number; clip?: number; thumbnail?: number } = {};
+        const seen: { endGroupWritten?: number; assembling?: number; clip?: number; thumbnail?: number } = {};
         const clipsBefore = new Set(
           ((): string[] => {
             try {
@@ -495,9 +496,9 @@ async function benchCameras(n: number, withEvent: boolean): Promise<Row> {
         let known = new Set(segmentFiles());
         const watch = setInterval(() => {
           const now = performance.now();
-          if (seen.nextSegment === undefined) {
+          if (seen.endGroupWritten === undefined) {
             const current = segmentFiles();
-            if (now - tStop >= POST_ROLL_S * 1000 && current.some((x) => !known.has(x))) seen.nextSegment = now;
+            if (now - tStop >= POST_ROLL_S * 1000 && current.some((x) => !known.has(x))) seen.endGroupWritten = now;
             known = new Set(current);
           }
           let names: string[];
@@ -529,7 +530,7 @@ async function benchCameras(n: number, withEvent: boolean): Promise<Row> {
         trial.held_s = round1((tStop - tStart) / 1000);
         trial.clip_ready_s = rec ? round2((tAvail - tStop) / 1000) : null;
         trial.steps_after_end_s = {
-          next_segment: afterEnd(seen.nextSegment),
+          end_group_written: afterEnd(seen.endGroupWritten),
           assembly_started: afterEnd(seen.assembling),
           clip_renamed: afterEnd(seen.clip),
           thumbnail: afterEnd(seen.thumbnail),
@@ -662,7 +663,7 @@ if (events.length) {
       `(goal: clip listed <= ${POST_ROLL_S + 2} s after the stop); one ffmpeg start here: ${ffmpegSpawnMs} ms:\n`,
   );
   console.log(
-    '| cameras | GOP phase of stop | alert after start ms | stop → clip listed s | after stop + post_roll, s: next segment / assembly starts / clip renamed / thumbnail / listed | clip end − stop s | clip s listed | clip MB |',
+    '| cameras | GOP phase of stop | alert after start ms | stop → clip listed s | after stop + post_roll, s: end GOP written / assembly starts / clip renamed / thumbnail / listed | clip end − stop s | clip s listed | clip MB |',
   );
   console.log(
     '|--------:|------------------:|---------------------:|---------------------:|---------------------------------------------------------------------------------------------:|------------------:|--------------:|--------:|',
@@ -670,7 +671,7 @@ if (events.length) {
   for (const r of events) {
     for (const t of r.event_trials ?? []) {
       const st = t.steps_after_end_s;
-      const steps = [st?.next_segment, st?.assembly_started, st?.clip_renamed, st?.thumbnail, st?.listed]
+      const steps = [st?.end_group_written, st?.assembly_started, st?.clip_renamed, st?.thumbnail, st?.listed]
         .map((x) => x ?? '-')
         .join(' / ');
       console.log(

@@ -51,7 +51,11 @@ export async function startGatewayProcess(
     [...nodeArgs, cli, 'start', '--config', configFile],
     (l) => l.includes('"edge gateway started"'),
     'gateway',
-    { ...env, NODE_OPTIONS: [DAEMON_NODE_OPTIONS, env.NODE_OPTIONS].filter(Boolean).join(' ') },
+    {
+      ...env,
+      NODE_OPTIONS: [DAEMON_NODE_OPTIONS, env.NODE_OPTIONS].filter(Boolean).join(' '),
+      MALLOC_MMAP_THRESHOLD_: env.MALLOC_MMAP_THRESHOLD_ ?? DAEMON_MMAP_THRESHOLD,
+    },
   );
   const { apiUrl, metricsUrl } = parseAs(StartedLine, line, "the gateway's start line");
   const token = (scope: string) =>
@@ -62,10 +66,12 @@ export async function startGatewayProcess(
 }
 
 /**
- * The V8 flags the systemd unit and `./run start` give the daemon (NODE_OPTIONS there): the benches
- * measure the daemon as it runs.
+ * The V8 flags the systemd unit and `./run start` give the daemon (NODE_OPTIONS there), and below
+ * their allocator setting: the benches measure the daemon as it runs.
  */
 export const DAEMON_NODE_OPTIONS = '--max-semi-space-size=8';
+/** glibc's MALLOC_MMAP_THRESHOLD_ as the unit and `./run start` set it (a bench's env may override it). */
+export const DAEMON_MMAP_THRESHOLD = '131072';
 
 /** Spawns node with `args`; resolves with the first line of its stdout that `isReady` accepts. */
 async function spawnUntilLine(

@@ -129,6 +129,7 @@ describe('systemd/edge-gateway.service', () => {
     expect(mmap).toBe('MALLOC_MMAP_THRESHOLD_=131072');
     expect(runScript).toContain(`NODE_OPTIONS=${nodeOptions} ${mmap} node dist/cli.js start &`);
     expect(bench).toContain(`export const DAEMON_NODE_OPTIONS = '${nodeOptions}';`);
+    expect(bench).toContain(`export const DAEMON_MMAP_THRESHOLD = '${mmap?.split('=')[1]}';`);
   });
 });
 

@@ -129,6 +129,11 @@ export class FragmentMuxer implements FanOutReader {
   /** When each picture waiting in the timeline arrived (wall clock, ms): parts are dated from them (PartAssembler). */
   private readonly arrivals = new WeakMap<VideoAccessUnit, number>();
 
+  /** The audio track it writes (from the SDP, fixed for its life): AAC, G.711 (when asked for), or none. */
+  get audioCodec(): 'AAC' | 'G711' | null {
+    return this.audio?.track.codec ?? null;
+  }
+
   /**
    * `sdp`: the relay's SDP of the stream (StreamHandle.sdp). Throws MediaFormatError when it has no H.264/H.265 video.
    */

@@ -7,18 +7,10 @@ import { newId } from '../../domain/ids.js';
 import { timeSince } from '../../domain/stopwatch.js';
 import type { DetectedObject, EventType } from '../../domain/types.js';
 import type { InFlightClip, NewRecording, PartOutcome } from '../../store/store.js';
-import {
-  audioModeOf,
-  removeClip,
-  writeClip,
-  writeThumbnail,
-  writeThumbnailJpeg,
-  type AudioMode,
-} from './clip-writer.js';
+import { audioModeFor, removeClip, writeClip, writeThumbnail, writeThumbnailJpeg } from './clip-writer.js';
 import { EpisodeTracker, type ClipCut } from './episodes.js';
 import { bootTime } from './recovery.js';
-import { Segmenter, type RecorderStream } from './segmenter.js';
-import type { Selection } from './segments.js';
+import { Segmenter, type ClipFootage, type RecorderStream } from './segmenter.js';
 
 // One camera's recording: the segmenter keeps the last seconds in RAM; events become episodes
 // (EpisodeTracker); each episode gets one alert at once, and each of its clip parts is assembled
@@ -166,11 +158,6 @@ export class CameraRecorder {
   private stopped = false;
   /** The next look with no motion (loitering), when an outcome asked for one. */
   private recheckTimer: NodeJS.Timeout | null = null;
-  /**
-   * Per segmenter run (segment file prefix): its audio does not change within a run. Asked as soon as
-   * the run lists its first segment, so the first clip of a run does not wait for an ffmpeg start.
-   */
-  private readonly audioModes = new Map<string, Promise<AudioMode>>();
 
   constructor(private readonly opts: CameraRecorderOptions) {
     this.now = opts.now ?? Date.now;
@@ -389,8 +376,6 @@ export class CameraRecorder {
     let keepFrom = this.tracker.current?.from ?? null;
     for (const cut of this.unwritten) keepFrom = keepFrom === null ? cut.from : Math.min(keepFrom, cut.from);
     this.segmenter.prune(now - this.opts.preRollMs - 10_000, keepFrom);
-    const newest = this.segmenter.ring.list().at(-1);
-    if (newest) void this.audioModeOf(this.segmenter.file(newest.file));
     this.armDue();
   }
 
@@ -447,7 +432,7 @@ export class CameraRecorder {
       return settle(NO_FOOTAGE);
     }
     try {
-      await this.assemble(cut, footage.selection, { finding, alertId, part, settle, where });
+      await this.assemble(cut, footage, { finding, alertId, part, settle, where });
     } finally {
       footage.release();
     }
@@ -456,7 +441,7 @@ export class CameraRecorder {
   /** The clip of a part from its footage, its row, then its thumbnail; a failure settles the part with why. */
   private async assemble(
     cut: ClipCut,
-    selection: Selection,
+    { selection, audio }: Pick<ClipFootage, 'selection' | 'audio'>,
     ctx: {
       finding: Finding | null;
       alertId: string | null;
@@ -495,7 +480,6 @@ export class CameraRecorder {
       log.error({ ...where, err: (err as Error).message }, 'the start of a clip could not be journalled');
     }
     try {
-      const audio = await this.audioModeOf(first.path);
       // Footage that ended before the part (the stream died) is taken whole: a segment's listed end
       // is its last frame's start, so a cut at it would drop that frame, and nothing follows it.
       const cutS = endAt < cut.to ? durationS + 1 : durationS;
@@ -505,7 +489,7 @@ export class CameraRecorder {
           scratchDir: path.dirname(first.path),
           segments: files,
           durationS: cutS,
-          audio,
+          audio: audioModeFor(audio),
           storageDir: this.opts.storageDir,
           fileName,
         }),
@@ -578,18 +562,6 @@ export class CameraRecorder {
       atS,
       durationS,
     });
-  }
-
-  /** What the clip does with audio, asked of ffmpeg once per segmenter run (it costs an ffmpeg start). */
-  private audioModeOf(segment: string): Promise<AudioMode> {
-    const run = path.basename(segment).split('-')[0] ?? '';
-    let mode = this.audioModes.get(run);
-    if (!mode) {
-      mode = audioModeOf(this.opts.ffmpegPath, segment);
-      if (this.audioModes.size > 16) this.audioModes.clear();
-      this.audioModes.set(run, mode);
-    }
-    return mode;
   }
 
   /** Ends the open episode now, writes what is pending, stops reading the stream and frees the RAM. */

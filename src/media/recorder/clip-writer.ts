@@ -14,7 +14,7 @@ import { seamlessDurations, segmentStartSeconds } from './segment-start.js';
 export type AudioMode = 'copy' | 'aac' | 'none';
 
 /**
- * What to do with the audio of a segment, read from ffmpeg's description of the input (ffmpeg
+ * What to do with the audio of a segment of unknown origin (crash recovery), read from ffmpeg's description of the input (ffmpeg
  * without an output lists the streams and exits 1; ffprobe is not always installed beside it).
  * AAC goes into MP4 as is; G.711 and other audio MP4 cannot hold are encoded to AAC.
  */
@@ -28,6 +28,11 @@ export async function audioModeOf(ffmpegPath: string, segmentFile: string): Prom
   const codec = /Stream #\d+:\d+[^:]*: Audio: (\w+)/.exec(text)?.[1];
   if (!codec) return 'none';
   return codec === 'aac' ? 'copy' : 'aac';
+}
+
+/** What to do with the audio of footage the recorder muxed: AAC goes in as is, G.711 is encoded to AAC. */
+export function audioModeFor(codec: 'AAC' | 'G711' | null): AudioMode {
+  return codec === 'AAC' ? 'copy' : codec === 'G711' ? 'aac' : 'none';
 }
 
 export interface ClipJob {

@@ -21,6 +21,7 @@ import { VIDEO_TIMESCALE } from '../fmp4/track.js';
 import {
   indexLine,
   isSegmentFile,
+  runOfSegmentFile,
   SEGMENT_INDEX,
   SegmentRing,
   segmentFileName,
@@ -71,8 +72,13 @@ const MAX_FRAGMENT_S = 2;
 const FOOTAGE_RETRY_MS = 100;
 
 /** What a clip is made of. */
+/** The audio the footage carries, as its muxer wrote it. */
+export type FootageAudio = FragmentMuxer['audioCodec'];
+
 export interface ClipFootage {
   selection: Selection;
+  /** The audio of the run the selection starts in (a run's audio never changes). */
+  audio: FootageAudio;
   /** Removes the copy of an open group of pictures the selection ends with, once the clip is written. */
   release(): void;
 }
@@ -100,6 +106,8 @@ export class Segmenter {
   readonly ring = new SegmentRing();
   private run: Run | null = null;
   private runs = 0;
+  /** The audio of each run that still has a segment in the ring, by run number. */
+  private readonly audioOfRun = new Map<number, FootageAudio>();
   private attempt = 0;
   private lastFragmentAt = 0;
   private stopped = false;
@@ -157,7 +165,7 @@ export class Segmenter {
     }
     if ((this.ring.latestEndAt ?? Number.NEGATIVE_INFINITY) < to) await this.endRun();
     const selection = this.ring.select(from, to);
-    return selection && { selection, release: () => undefined };
+    return selection && { selection, audio: this.audioOf(selection, null), release: () => undefined };
   }
 
   /** The clip's footage through the open group of pictures as received so far, if that reaches `to`. */
@@ -184,12 +192,21 @@ export class Segmenter {
     const release = () => this.remove(copy);
     const selection = selectSegments([...this.ring.list(), { ...part, file: copy }], from, to);
     if (!selection) release();
-    return selection && { selection, release };
+    return selection && { selection, audio: this.audioOf(selection, { file: copy, run: run.number }), release };
+  }
+
+  /** The audio of the run a selection starts in; `copy`, a copy of the open file and its run. */
+  private audioOf(selection: Selection, copy: { file: string; run: number } | null): FootageAudio {
+    const first = selection.segments[0]?.file ?? '';
+    const run = first === copy?.file ? copy.run : runOfSegmentFile(first);
+    return (run !== null && this.audioOfRun.get(run)) || null;
   }
 
   /** Deletes segments the ring no longer holds. */
   prune(before: number, keepFrom: number | null): void {
     for (const name of this.ring.prune(before, keepFrom)) this.remove(name);
+    const oldest = runOfSegmentFile(this.ring.files()[0] ?? '') ?? this.runs;
+    for (const run of this.audioOfRun.keys()) if (run < oldest) this.audioOfRun.delete(run);
     if (this.indexLines > 2 * this.ring.size + 64) this.rewriteIndex();
   }
 
@@ -263,6 +280,7 @@ export class Segmenter {
       this.retryLater();
       return;
     }
+    this.audioOfRun.set(number, muxer.audioCodec);
     muxer.setStarts(stream.startOfNextReader());
     const run: Run = { number, muxer, detach: () => undefined, open: null, files: 0 };
     this.run = run;

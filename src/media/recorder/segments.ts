@@ -28,6 +28,12 @@ export function segmentFileName(run: number, n: number): string {
   return `r${run}-${String(n).padStart(9, '0')}.mp4`;
 }
 
+/** The run a segment file belongs to (see segmentFileName), or null for another file. */
+export function runOfSegmentFile(name: string): number | null {
+  const m = /^r(\d+)-\d{9,}\.mp4$/.exec(name);
+  return m ? Number(m[1]) : null;
+}
+
 /**
  * Whether a file in a camera's RAM directory is a segment (of any run). Only segments are swept when
  * a run starts: the directory also holds the index and the clip writer's concat lists, which a sweep

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { audioModeOf, writeClip, writeThumbnail } from '../../../src/media/recorder/clip-writer.js';
+import { audioModeFor, audioModeOf, writeClip, writeThumbnail } from '../../../src/media/recorder/clip-writer.js';
 import { assembleArgs, concatList, motionArgs, thumbnailArgs } from '../../../src/media/recorder/ffmpeg-args.js';
 import { listedSegments, segmentMuxerArgs } from '../../support/fmp4-segments.js';
 
@@ -98,9 +98,10 @@ describe('clip assembly with real ffmpeg', () => {
   });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('tells AAC (copied) from G.711 (encoded: MP4 cannot hold it)', async () => {
+  it('tells AAC (copied) from G.711 (encoded: MP4 cannot hold it), as the recorder does from its muxer', async () => {
     expect(await audioModeOf('ffmpeg', segmentsOf('aac')[0]!.path)).toBe('copy');
     expect(await audioModeOf('ffmpeg', segmentsOf('pcmu')[0]!.path)).toBe('aac');
+    expect([audioModeFor('AAC'), audioModeFor('G711'), audioModeFor(null)]).toEqual(['copy', 'aac', 'none']);
   });
 
   it.each(['aac', 'pcmu'])(

@@ -30,13 +30,19 @@ const SDP = [
 const FRAME_TICKS = 9000; // 90 kHz / 10 fps
 const FRAME_MS = 100;
 
-/** A stream handle the test feeds: the readers attached, and how many times it was asked for. */
+/** The same camera with G.711 audio (no audio packet is sent: the muxer plans its tracks from the SDP). */
+const SDP_PCMU = SDP + ['m=audio 0 RTP/AVP 0', 'a=rtpmap:0 PCMU/8000', 'a=control:trackID=1', ''].join('\r\n');
+
+/** A stream handle the test feeds: the readers attached, how many times it was asked for, its SDP. */
 function fakeStream() {
   const readers = new Set<FanOutReader>();
   let acquired = 0;
   let fail = false;
+  let sdp = SDP;
   const handle: RecorderStream = {
-    sdp: SDP,
+    get sdp() {
+      return sdp;
+    },
     startOfNextReader: () => [],
     attach: (reader) => {
       readers.add(reader);
@@ -50,6 +56,10 @@ function fakeStream() {
     },
     failNext(on: boolean) {
       fail = on;
+    },
+    /** The SDP of the runs that start from now on. */
+    setSdp(next: string) {
+      sdp = next;
     },
     acquire: () => {
       acquired++;
@@ -225,6 +235,32 @@ describe('Segmenter', () => {
       'r2-000000001.mp4',
     ]);
     expect(readdirSync(dir).filter((f) => f.endsWith('.mp4'))).toHaveLength(3);
+  });
+
+  it('says the audio of the run a clip starts in, as its muxer writes it (no ffmpeg asked)', async () => {
+    const { stream, segmenter, send } = setup(true);
+    stream.setSdp(SDP_PCMU);
+    stream.failNext(false);
+    await expect.poll(() => stream.readers.size).toBe(1);
+    send(25);
+    await segmenter.endRun();
+    // The camera comes back without its audio.
+    stream.setSdp(SDP);
+    await expect.poll(() => stream.readers.size).toBe(1);
+    send(20);
+    const first = segmenter.ring.list()[0];
+    const back = segmenter.ring.list().at(-1);
+    expect([first!.file, back!.file]).toEqual(['r1-000000001.mp4', 'r2-000000001.mp4']);
+    const g711 = await segmenter.footageFor(first!.startAt + 100, first!.endAt - 100, 0);
+    expect([g711!.selection.segments[0]!.file, g711!.audio]).toEqual([first!.file, 'G711']);
+    const none = await segmenter.footageFor(back!.startAt + 100, back!.endAt - 100, 0);
+    expect([none!.selection.segments[0]!.file, none!.audio]).toEqual([back!.file, null]);
+    // A clip cut from the open group of pictures: the copy is of the run still going.
+    send(5);
+    const open = await segmenter.footageFor(back!.endAt + 100, back!.endAt + 200, 60_000);
+    expect(open!.selection.segments[0]!.file).toMatch(/^\.clip-/);
+    expect(open!.audio).toBeNull();
+    open!.release();
   });
 
   it('tries again while the camera stream cannot be had, and after it ended', async () => {
