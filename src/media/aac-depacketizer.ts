@@ -1,6 +1,6 @@
 import type { AudioFrame, DepacketizerStats } from './access-unit.js';
 import { MediaFormatError } from './errors.js';
-import { seqDelta, type RtpHeader } from './rtp.js';
+import { packetsLostBefore, type RtpHeader } from './rtp.js';
 
 // AAC in RTP as cameras send it: mpeg4-generic (RFC 3640) in AAC-hbr or AAC-lbr mode. A packet holds
 // an AU-headers section (a 16-bit length in bits, then one header per access unit: its size and an
@@ -58,16 +58,14 @@ export class AacDepacketizer {
   ) {}
 
   push(packet: Buffer, header: RtpHeader): void {
-    if (this.lastSequence >= 0) {
-      const delta = seqDelta(header.sequence, this.lastSequence);
-      if (delta <= 0) return;
-      if (delta > 1) {
-        this.stats.lostPackets += delta - 1;
-        this.lossSinceEmit = true;
-        this.dropFragment();
-      }
-    }
+    const lost = packetsLostBefore(header.sequence, this.lastSequence);
+    if (lost < 0) return;
     this.lastSequence = header.sequence;
+    if (lost > 0) {
+      this.stats.lostPackets += lost;
+      this.lossSinceEmit = true;
+      this.dropFragment();
+    }
     if (!this.read(packet, header.payloadOffset, header.payloadLength, header.timestamp, header.marker)) {
       // A broken fragment counts once, as the frame it was part of.
       if (this.fragments.length === 0) this.stats.dropped++;

@@ -1,5 +1,5 @@
 import type { AudioFrame, DepacketizerStats } from './access-unit.js';
-import { seqDelta, type RtpHeader } from './rtp.js';
+import { packetsLostBefore, type RtpHeader } from './rtp.js';
 
 // G.711 in RTP (RFC 3551 4.5.14, PCMU and PCMA): the payload is the samples themselves, one byte a
 // sample a channel, channels interleaved, and the RTP timestamp is the first sample's. Each packet
@@ -26,15 +26,13 @@ export class G711Depacketizer {
   ) {}
 
   push(packet: Buffer, header: RtpHeader): void {
-    if (this.lastSequence >= 0) {
-      const delta = seqDelta(header.sequence, this.lastSequence);
-      if (delta <= 0) return;
-      if (delta > 1) {
-        this.stats.lostPackets += delta - 1;
-        this.lossSinceEmit = true;
-      }
-    }
+    const lost = packetsLostBefore(header.sequence, this.lastSequence);
+    if (lost < 0) return;
     this.lastSequence = header.sequence;
+    if (lost > 0) {
+      this.stats.lostPackets += lost;
+      this.lossSinceEmit = true;
+    }
     if (header.payloadType !== this.params.payloadType) return;
     const { payloadOffset, payloadLength } = header;
     if (payloadLength === 0 || payloadLength % this.params.channels !== 0) {

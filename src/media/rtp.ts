@@ -99,6 +99,17 @@ export function seqDelta(a: number, b: number): number {
   return (((a - b) & 0xffff) << 16) >> 16;
 }
 
+/**
+ * For a depacketiser taking packets in order: how many were lost between the last one taken (`last`,
+ * -1 before the first) and `sequence`, or -1 when this one is a duplicate or came late (dropped: what
+ * it belonged to has been handed on or dropped already).
+ */
+export function packetsLostBefore(sequence: number, last: number): number {
+  if (last < 0) return 0;
+  const delta = seqDelta(sequence, last);
+  return delta <= 0 ? -1 : delta - 1;
+}
+
 /** True when `a` comes after `b` (RFC 3550 A.1 style, half the sequence space ahead). */
 export function seqNewer(a: number, b: number): boolean {
   return seqDelta(a, b) > 0;

@@ -1,5 +1,5 @@
 import type { DepacketizerStats, VideoAccessUnit } from './access-unit.js';
-import { seqDelta, type RtpHeader } from './rtp.js';
+import { packetsLostBefore, type RtpHeader } from './rtp.js';
 
 // H.264 (RFC 6184, non-interleaved mode) and H.265 (RFC 7798) RTP payloads back into access units.
 // A picture is the run of packets sharing one RTP timestamp, ended by the marker bit (or, when the
@@ -63,16 +63,11 @@ export class VideoDepacketizer {
 
   /** One RTP packet of the track, `header` read from it by readRtpHeaderInto. */
   push(packet: Buffer, header: RtpHeader): void {
-    let lost = false;
-    if (this.lastSequence >= 0) {
-      const delta = seqDelta(header.sequence, this.lastSequence);
-      if (delta <= 0) return; // duplicate or late: its unit has been handed on or dropped already
-      if (delta > 1) {
-        this.stats.lostPackets += delta - 1;
-        lost = true;
-      }
-    }
+    const lostBefore = packetsLostBefore(header.sequence, this.lastSequence);
+    if (lostBefore < 0) return;
     this.lastSequence = header.sequence;
+    this.stats.lostPackets += lostBefore;
+    const lost = lostBefore > 0;
     if (lost) this.broken = true; // the unit in progress may have lost its tail
     if (this.open && header.timestamp !== this.rtpTime) this.finish();
     if (!this.open) this.begin(header.timestamp);

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   createRtpHeader,
+  packetsLostBefore,
   readRtpHeader,
   readRtpHeaderInto,
   seqDelta,
@@ -198,6 +199,18 @@ describe('sequence and timestamp arithmetic', () => {
   ])('seqNewer(%i, %i) is %s, seqDelta %i', (a, b, newer, delta) => {
     expect(seqNewer(a, b)).toBe(newer);
     expect(seqDelta(a, b)).toBe(delta);
+  });
+
+  it.each([
+    [7, -1, 0], // the first packet
+    [8, 7, 0],
+    [10, 7, 2],
+    [1, 65534, 2], // across the wrap
+    [7, 7, -1], // a duplicate
+    [6, 7, -1], // late
+    [40000, 7, -1], // more than half the space ahead: taken for late
+  ])('packetsLostBefore(%i, last %i) is %i', (sequence, last, lost) => {
+    expect(packetsLostBefore(sequence, last)).toBe(lost);
   });
 
   const { seed } = makeRng();
