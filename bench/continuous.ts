@@ -409,6 +409,8 @@ interface OnFigures {
   fsyncs_per_camera_hour: number;
   most_commits_expected: number;
   dropped_fragments: number;
+  /** New runs because a camera's media time and the gateway's clock parted (each starts a file). */
+  resyncs: number;
   index: IndexFigures | null;
 }
 
@@ -428,6 +430,7 @@ async function finishOn(phase: Phase, stopFleet: () => Promise<void>): Promise<O
   const files = read('edge_gateway_footage_files_written_total');
   const commits = read('edge_gateway_footage_index_flush_seconds_count');
   const dropped = read('edge_gateway_footage_fragments_dropped_total');
+  const resyncs = read('edge_gateway_footage_resyncs_total');
   await phase.gateway.stop();
   const onDisk = filesUnder(phase.storage).reduce((sum, f) => sum + f.size, 0);
   const index = indexFigures(path.join(phase.dir, 'data', 'gateway.db'));
@@ -448,6 +451,7 @@ async function finishOn(phase: Phase, stopFleet: () => Promise<void>): Promise<O
     // The index is committed every flush_s from the gateway's start, when files are waiting.
     most_commits_expected: Math.floor(runS / flushS) + 1,
     dropped_fragments: dropped,
+    resyncs,
     index,
   };
 }
@@ -851,7 +855,7 @@ for (const r of rows) {
   console.log(
     `\n${r.cameras} cameras, on: ${r.footage_s} s of footage per camera; ${r.bytes_on_disk} bytes on the footage disk for ${r.bytes_received} bytes of RTP payload read; ` +
       `${r.files} files (one fsync each) and ${r.index_commits} index commits (one fsync of the WAL each; at most ${r.most_commits_expected} expected at flush_s ${flushS}); ` +
-      `${r.dropped_fragments} groups of pictures dropped; index: ${r.index ? `${r.index.rows} rows, ${r.index.bytes_per_row} B a row with its index entries, ${r.index.fragment_table_bytes_per_s} B/s of fragment table` : 'no rows'}`,
+      `${r.dropped_fragments} groups of pictures dropped; ${r.resyncs} runs started anew (clocks parted); index: ${r.index ? `${r.index.rows} rows, ${r.index.bytes_per_row} B a row with its index entries, ${r.index.fragment_table_bytes_per_s} B/s of fragment table` : 'no rows'}`,
   );
 }
 if (extras) {

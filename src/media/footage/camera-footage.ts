@@ -13,15 +13,20 @@ import { encodeFragmentTable, type FragmentEntry } from './fragment-table.js';
 //
 // Time: the fragments' decode times count from the muxer's zero; `zeroMs` is the wall clock of that
 // zero, from the gateway's clock. A run of footage (from the first keyframe, or from a resync) is
-// held in memory for its first SETTLE_MS or so, and its zero is the earliest any of those groups of
-// pictures implies (each dated by the muxer from its pictures' arrivals): a picture reaches the
-// gateway after it was taken, never before, so the earliest is the truest. One picture's arrival
-// would not do: the first group of pictures a new reader gets is the relay's cached one, up to a
-// group of pictures old, and one held up by a busy moment would date the whole run late. While the
-// media time and the gateway's clock agree (within resyncMs), files follow each other exactly in
-// media time. When they part (the camera stream paused or came back after an outage, or the
-// camera's clock runs fast or slow) a new run starts with a new zero, never before the end of the
-// last: a gap is a gap, and no footage is dated out of order.
+// held in memory until it has SETTLE_MS of media and no group of pictures has lowered its zero for
+// SETTLE_MS of the gateway's clock; its zero is the earliest any of those groups of pictures implies
+// (each dated by the muxer from its pictures' arrivals): a picture reaches the gateway after it was
+// taken, never before, so the earliest is the truest. One picture's arrival would not do: the first
+// group of pictures a new reader gets is the relay's cached one, up to a group of pictures old, and a
+// stream may start with a backlog that arrives in a burst (a camera flushing what it buffered, a
+// gateway busy starting sixteen cameras), every picture of it late: only the paced pictures after it
+// date the run, which is why the hold lasts until the zero stops falling. While the media time and
+// the gateway's clock agree (within resyncMs), files follow each other exactly in media time. When
+// the gateway's clock gets ahead (the camera stream paused or came back after an outage, or the
+// camera's clock runs slow) a new run starts with a new zero: a gap is a gap. When the media gets
+// ahead (a camera clock running fast), a new run could not help: no footage is dated before the end
+// of the last file, and this run's files follow each other with no gap to take it from. The run goes
+// on, and how far ahead its dating is shows in the stats (aheadMs).
 //
 // A disk slower than the camera: past maxPendingBytes not yet written, the file is closed and the
 // footage until the next keyframe with the queue below half is dropped (a gap), never held in memory.
@@ -53,6 +58,17 @@ export interface CameraFootageStats {
   droppedFragments: number;
   /** New zeros after the first: gaps and clock corrections. */
   resyncs: number;
+  /** How far the media time runs ahead of the gateway's clock at the last keyframe (ms; 0 when not): the footage's dating is that late. */
+  aheadMs: number;
+}
+
+/** A run of footage not dated yet. */
+interface HeldRun {
+  parts: KeptPart[];
+  /** The earliest zero its parts imply so far (wall-clock ms). */
+  zero: number;
+  /** The wall clock of the part that last lowered `zero` by more than ARRIVAL_JITTER_MS. */
+  loweredAt: number;
 }
 
 interface OpenFile {
@@ -66,8 +82,13 @@ interface OpenFile {
   endTicks: number;
 }
 
-/** A run's first groups of pictures are held this long (ms of media, two at least) before its zero is chosen. */
+/**
+ * A run's first groups of pictures are held this long (ms of media, two at least, and ms of the
+ * gateway's clock since a group of pictures last lowered the run's zero) before its zero is chosen.
+ */
 const SETTLE_MS = 2000;
+/** How much earlier a group of pictures must date the run than those before it to count as lowering its zero (arrival jitter, ms). */
+const ARRIVAL_JITTER_MS = 250;
 /** Fragments are groups of pictures, cut inside one longer than this (s). */
 const MAX_FRAGMENT_S = 10;
 /** A video sample longer than this is pictures missing (s). */
@@ -76,12 +97,19 @@ const TICKS_PER_MS = 90;
 const RTP_HEADER_BYTES = 12;
 
 export class CameraFootage implements FanOutReader {
-  readonly stats: CameraFootageStats = { files: 0, bytes: 0, received: 0, droppedFragments: 0, resyncs: 0 };
+  readonly stats: CameraFootageStats = {
+    files: 0,
+    bytes: 0,
+    received: 0,
+    droppedFragments: 0,
+    resyncs: 0,
+    aheadMs: 0,
+  };
   private readonly muxer: FragmentMuxer;
   private file: OpenFile | null = null;
   private zeroMs: number | null = null;
   /** The parts of a run whose zero is not chosen yet (null: the run is dated). */
-  private held: KeptPart[] | null = null;
+  private held: HeldRun | null = null;
   /** Wall clock where the last file ended: no file starts before it. */
   private lastEndMs = -Infinity;
   private stopped = false;
@@ -170,39 +198,46 @@ export class CameraFootage implements FanOutReader {
       this.closeFile();
       if (this.zeroMs !== null) this.stats.resyncs++;
       this.zeroMs = null;
-      this.held = [];
+      this.stats.aheadMs = 0;
+      this.held = { parts: [], zero: Infinity, loweredAt: -Infinity };
     }
     if (this.held !== null) this.hold(this.held, part);
     else this.write(part);
   }
 
-  /** No zero yet, or the media time and the gateway's clock have parted at this keyframe. */
+  /** No zero yet, or the gateway's clock has got ahead of the media time at this keyframe (see the top). */
   private parted(part: KeptPart): boolean {
     if (this.zeroMs === null) return true;
-    return Math.abs(part.wallClock - (this.zeroMs + part.decodeTime / TICKS_PER_MS)) > this.opts.resyncMs;
+    const late = part.wallClock - (this.zeroMs + part.decodeTime / TICKS_PER_MS);
+    this.stats.aheadMs = Math.max(0, Math.round(-late));
+    return late > this.opts.resyncMs;
   }
 
-  /** A part of a run not dated yet: kept until the run has SETTLE_MS of media (or half the pending bound). */
-  private hold(held: KeptPart[], part: KeptPart): void {
-    if (held.length === 0 && !part.independent) {
+  /** A part of a run not dated yet: kept until the run's zero has settled (see the top), or half the pending bound. */
+  private hold(held: HeldRun, part: KeptPart): void {
+    if (held.parts.length === 0 && !part.independent) {
       this.stats.droppedFragments++;
       return;
     }
-    held.push(part);
-    const ms = held.reduce((sum, p) => sum + p.duration * 1000, 0);
-    const bytes = held.reduce((sum, p) => sum + p.bytes.length, 0);
-    if ((held.length >= 2 && ms >= SETTLE_MS) || bytes >= this.opts.maxPendingBytes / 2) this.settle();
+    const implied = part.wallClock - part.decodeTime / TICKS_PER_MS;
+    if (implied < held.zero - ARRIVAL_JITTER_MS) held.loweredAt = part.wallClock;
+    held.zero = Math.min(held.zero, implied);
+    held.parts.push(part);
+    const ms = held.parts.reduce((sum, p) => sum + p.duration * 1000, 0);
+    const bytes = held.parts.reduce((sum, p) => sum + p.bytes.length, 0);
+    const settled = held.parts.length >= 2 && ms >= SETTLE_MS && part.wallClock - held.loweredAt >= SETTLE_MS;
+    if (settled || bytes >= this.opts.maxPendingBytes / 2) this.settle();
   }
 
   /** Chooses the held run's zero (the earliest its parts imply, never before the last file's end) and writes it. */
   private settle(): void {
     const held = this.held;
     this.held = null;
-    const first = held?.[0];
+    const first = held?.parts[0];
     if (!held || !first) return;
-    const zero = Math.min(...held.map((p) => p.wallClock - p.decodeTime / TICKS_PER_MS));
+    const zero = held.zero;
     this.zeroMs = Math.max(zero, this.lastEndMs + 1 - first.decodeTime / TICKS_PER_MS);
-    for (const part of held) this.write(part);
+    for (const part of held.parts) this.write(part);
   }
 
   private write(part: KeptPart): void {

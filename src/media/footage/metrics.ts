@@ -46,6 +46,17 @@ export function registerFootageMetrics(
     'Groups of pictures not written: the disk was behind, or the writer waited for a keyframe',
     () => ({ total: stats().droppedFragments }),
   );
+  gauge(
+    'edge_gateway_footage_dated_ahead_seconds',
+    "The most any camera's footage runs ahead of the gateway's clock (a camera clock running fast): its pictures are dated that late",
+    (s) => s.aheadMs / 1000,
+  );
+  mirroredCounter(
+    registry,
+    'edge_gateway_footage_resyncs_total',
+    "Continuous footage runs started anew because a camera's media time and the gateway's clock parted by over 2 s (each starts a file)",
+    () => ({ total: stats().resyncs }),
+  );
   mirroredCounter(
     registry,
     'edge_gateway_footage_errors_total',

@@ -81,6 +81,10 @@ export interface FootageStats {
   bytesWritten: number;
   filesWritten: number;
   droppedFragments: number;
+  /** New runs because the media time and the gateway's clock parted (each starts a file). */
+  resyncs: number;
+  /** The most any camera's footage is dated late: its media time ahead of the gateway's clock (ms). */
+  aheadMs: number;
   pendingRows: number;
   errors: Record<FootageErrorCause, number>;
   oldestMs: number | null;
@@ -134,6 +138,7 @@ export class FootageRecorder {
     bytesWritten: 0,
     filesWritten: 0,
     droppedFragments: 0,
+    resyncs: 0,
     errors: { disk_missing: 0, disk_full: 0, read_only: 0, io: 0, other: 0 } as Record<FootageErrorCause, number>,
   };
 
@@ -226,6 +231,8 @@ export class FootageRecorder {
     let received = this.counters.bytesReceived;
     let bytes = this.counters.bytesWritten;
     let dropped = this.counters.droppedFragments;
+    let resyncs = this.counters.resyncs;
+    let aheadMs = 0;
     let cameras = 0;
     for (const slot of this.slots.values()) {
       if (!slot.footage) continue;
@@ -233,6 +240,8 @@ export class FootageRecorder {
       received += slot.footage.stats.received;
       bytes += slot.footage.stats.bytes;
       dropped += slot.footage.stats.droppedFragments;
+      resyncs += slot.footage.stats.resyncs;
+      aheadMs = Math.max(aheadMs, slot.footage.stats.aheadMs);
     }
     const oldest = this.opts.store.oldestFootage(1)[0]?.startMs ?? null;
     return {
@@ -241,6 +250,8 @@ export class FootageRecorder {
       bytesWritten: bytes,
       filesWritten: this.counters.filesWritten,
       droppedFragments: dropped,
+      resyncs,
+      aheadMs,
       pendingRows: this.pendingRows.length,
       errors: { ...this.counters.errors },
       oldestMs: oldest,
@@ -327,6 +338,7 @@ export class FootageRecorder {
     this.counters.bytesReceived += footage.stats.received;
     this.counters.bytesWritten += footage.stats.bytes;
     this.counters.droppedFragments += footage.stats.droppedFragments;
+    this.counters.resyncs += footage.stats.resyncs;
     await (how === 'stop' ? footage.stop() : footage.abandon());
   }
 
