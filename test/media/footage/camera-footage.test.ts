@@ -2,27 +2,14 @@ import { describe, expect, it } from 'vitest';
 import { CameraFootage } from '../../../src/media/footage/camera-footage.js';
 import type { OpenFootageFile } from '../../../src/media/footage/file-writer.js';
 import type { FootageFile } from '../../../src/store/footage.js';
-import { aggregate, rtp } from '../fmp4/rtp-packets.js';
+import { h264Picture, h264Sdp } from '../fmp4/h264-stream.js';
 
 // One camera's continuous footage fed by hand (10 pictures a second, a keyframe every second) on a
 // clock the test moves: how a run is dated and when footage starts a new run (and a new file), with
 // the streams cameras really send: a backlog in a burst as the stream starts, a camera clock running
 // fast, a pause. Files are kept in memory: what is measured is their names and dates.
 
-const SPS = Buffer.from('6764000cacd94141fb011000000300100000030140f1429960', 'hex');
-const PPS = Buffer.from('68ce3c80', 'hex');
-const SDP = [
-  'v=0',
-  'o=- 0 0 IN IP4 127.0.0.1',
-  's=cam',
-  't=0 0',
-  'm=video 0 RTP/AVP 96',
-  'a=rtpmap:96 H264/90000',
-  `a=fmtp:96 packetization-mode=1;sprop-parameter-sets=${SPS.toString('base64')},${PPS.toString('base64')}`,
-  'a=control:trackID=0',
-  '',
-].join('\r\n');
-const FRAME_TICKS = 9000; // 90 kHz / 10 fps
+const SDP = h264Sdp();
 const START = 1_800_000_000_000;
 
 function setup() {
@@ -54,14 +41,8 @@ function setup() {
   /** Sends `n` pictures (a keyframe each 10th), the clock moving `frameMs` after each. */
   const send = (n: number, frameMs: number) => {
     for (let i = 0; i < n; i++, picture++) {
-      const ts = picture * FRAME_TICKS;
-      const packets =
-        picture % 10 === 0
-          ? [
-              rtp(seq++, ts, false, aggregate([0x18], [SPS, PPS])),
-              rtp(seq++, ts, true, Buffer.concat([Buffer.of(0x65, 0x88), Buffer.alloc(400, picture & 0xff)])),
-            ]
-          : [rtp(seq++, ts, true, Buffer.concat([Buffer.of(0x41, 0x9a), Buffer.alloc(100, picture & 0xff)]))];
+      const packets = h264Picture(picture, seq);
+      seq += packets.length;
       for (const p of packets) footage.deliver(0, p);
       clock.now += frameMs;
     }

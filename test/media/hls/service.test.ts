@@ -5,22 +5,14 @@ import { HlsService, type HlsServiceOptions } from '../../../src/media/hls/servi
 import type { FanOutReader } from '../../../src/media/relay/fanout.js';
 import { StreamUnavailableError } from '../../../src/media/relay/errors.js';
 import type { HlsStreamHandle } from '../../../src/media/hls/service.js';
+import { h264Sdp } from '../fmp4/h264-stream.js';
 
 // The HLS service's bounds without a camera: a stream handle that never sends a packet, so every
 // request that needs media waits; what is tested is what happens around the wait (limits, the
 // timeout, a client going away, the idle close). Media through the muxer is tested with the real
 // gateway in test/api/routes/live-hls.test.ts.
 
-const SDP = [
-  'v=0',
-  'o=- 0 0 IN IP4 127.0.0.1',
-  's=cam',
-  't=0 0',
-  'm=video 0 RTP/AVP 96',
-  'a=rtpmap:96 H264/90000',
-  'a=control:trackID=0',
-  '',
-].join('\r\n');
+const SDP = h264Sdp();
 
 interface FakeStream {
   handle: HlsStreamHandle;

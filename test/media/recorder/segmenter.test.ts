@@ -6,7 +6,7 @@ import { findBoxes, readBoxes } from '../../../src/media/fmp4/reader.js';
 import type { FanOutReader } from '../../../src/media/relay/fanout.js';
 import { Segmenter, type RecorderStream } from '../../../src/media/recorder/segmenter.js';
 import { parseIndex, SEGMENT_INDEX } from '../../../src/media/recorder/segments.js';
-import { aggregate, rtp } from '../fmp4/rtp-packets.js';
+import { h264Picture, h264Sdp } from '../fmp4/h264-stream.js';
 import { tempDir } from '../../support/temp-dir.js';
 
 // The recorder's segmenter on a camera stream made by hand (10 pictures a second, a keyframe every
@@ -14,24 +14,11 @@ import { tempDir } from '../../support/temp-dir.js';
 // pictures, listed once the next keyframe closes it, dated by the gateway's clock; a run ends when
 // the stream does, and the next starts with a fresh prefix.
 
-const SPS = Buffer.from('6764000cacd94141fb011000000300100000030140f1429960', 'hex');
-const PPS = Buffer.from('68ce3c80', 'hex');
-const SDP = [
-  'v=0',
-  'o=- 0 0 IN IP4 127.0.0.1',
-  's=cam',
-  't=0 0',
-  'm=video 0 RTP/AVP 96',
-  'a=rtpmap:96 H264/90000',
-  `a=fmtp:96 packetization-mode=1;sprop-parameter-sets=${SPS.toString('base64')},${PPS.toString('base64')}`,
-  'a=control:trackID=0',
-  '',
-].join('\r\n');
-const FRAME_TICKS = 9000; // 90 kHz / 10 fps
+const SDP = h264Sdp();
 const FRAME_MS = 100;
 
 /** The same camera with G.711 audio (no audio packet is sent: the muxer plans its tracks from the SDP). */
-const SDP_PCMU = SDP + ['m=audio 0 RTP/AVP 0', 'a=rtpmap:0 PCMU/8000', 'a=control:trackID=1', ''].join('\r\n');
+const SDP_PCMU = h264Sdp(['m=audio 0 RTP/AVP 0', 'a=rtpmap:0 PCMU/8000', 'a=control:trackID=1']);
 
 /** A stream handle the test feeds: the readers attached, how many times it was asked for, its SDP. */
 function fakeStream() {
@@ -94,14 +81,8 @@ function setup(unavailable = false) {
   /** Sends `n` pictures (a keyframe each 10th), the clock moving a frame each. */
   const send = (n: number) => {
     for (let i = 0; i < n; i++, picture++) {
-      const ts = picture * FRAME_TICKS;
-      const packets =
-        picture % 10 === 0
-          ? [
-              rtp(seq++, ts, false, aggregate([0x18], [SPS, PPS])),
-              rtp(seq++, ts, true, Buffer.concat([Buffer.of(0x65, 0x88), Buffer.alloc(400, picture & 0xff)])),
-            ]
-          : [rtp(seq++, ts, true, Buffer.concat([Buffer.of(0x41, 0x9a), Buffer.alloc(100, picture & 0xff)]))];
+      const packets = h264Picture(picture, seq);
+      seq += packets.length;
       for (const reader of stream.readers) for (const p of packets) reader.deliver(0, p);
       clock.now += FRAME_MS;
     }
