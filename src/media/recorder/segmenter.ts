@@ -71,10 +71,10 @@ const MAX_FRAGMENT_S = 2;
  */
 const FOOTAGE_RETRY_MS = 100;
 
-/** What a clip is made of. */
 /** The audio the footage carries, as its muxer wrote it. */
 export type FootageAudio = FragmentMuxer['audioCodec'];
 
+/** What a clip is made of. */
 export interface ClipFootage {
   selection: Selection;
   /** The audio of the run the selection starts in (a run's audio never changes). */
