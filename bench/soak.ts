@@ -44,7 +44,7 @@ import {
   type GatewayProcess,
 } from './support/gateway-process.ts';
 import { DevicePage, narrow, parseAs, type Device } from './support/json.ts';
-import { openFiles, statusKiB } from './support/proc.ts';
+import { type MemoryMap, memoryMap, openFiles, statusKiB } from './support/proc.ts';
 
 const durationArg = process.argv[3] ?? '30m';
 const unit: Record<string, number> = { s: 1, m: 60, h: 3600 };
@@ -193,6 +193,12 @@ function procStatus(pid: number) {
   return { rss: (statusKiB(pid, 'VmRSS') || 0) * 1024, threads, fds: openFiles(pid) };
 }
 
+/** A MemoryMap in MiB, for a sample's line. */
+const mapText = (m: MemoryMap) =>
+  Object.entries(m)
+    .map(([k, kib]) => `${k} ${round1(kib / 1024)}`)
+    .join(', ');
+
 /** Least-squares slope of y over t (s), per hour. */
 function slopePerHour(points: readonly { t: number; y: number }[]) {
   if (points.length < 2) return null;
@@ -212,6 +218,8 @@ interface Sample {
   threads: number;
   frameBytes: number;
   checks: number;
+  /** Where the RSS is (/proc/PID/smaps), KiB. */
+  map: MemoryMap;
 }
 
 const samples: Sample[] = [];
@@ -483,10 +491,11 @@ try {
       fds: st.fds,
       threads: st.threads,
       ...held,
+      map: memoryMap(gw.pid),
     };
     samples.push(s);
     console.error(
-      `soak ${s.t}s: rss ${round1(s.rss / MiB)} MiB, heap ${round1(s.heapUsed / MiB)}, external ${round1(s.external / MiB)}, arrayBuffers ${round1(s.arrayBuffers / MiB)} (detection frames ${round1(s.frameBytes / MiB)}, ${s.checks} checks), fds ${s.fds}, threads ${s.threads}`,
+      `soak ${s.t}s: rss ${round1(s.rss / MiB)} MiB, heap ${round1(s.heapUsed / MiB)}, external ${round1(s.external / MiB)}, arrayBuffers ${round1(s.arrayBuffers / MiB)} (detection frames ${round1(s.frameBytes / MiB)}, ${s.checks} checks), fds ${s.fds}, threads ${s.threads}; ${mapText(s.map)}`,
     );
   };
   await sample();
@@ -512,6 +521,14 @@ const slope = (key: 'rss' | 'heapUsed' | 'external' | 'arrayBuffers') => {
   const v = slopePerHour(warm.map((s) => ({ t: s.t, y: s[key] / 1e6 })));
   return v === null ? null : round1(v);
 };
+const mapKinds = ['file', 'brk', 'arenas', 'reserved', 'code', 'anon', 'stacks'] as const;
+/** Each MemoryMap kind's slope: which part of the RSS grows. */
+const mapSlopes = Object.fromEntries(
+  mapKinds.map((k) => {
+    const v = slopePerHour(warm.map((s) => ({ t: s.t, y: (s.map[k] * 1024) / 1e6 })));
+    return [k, v === null ? null : round1(v)];
+  }),
+);
 const slopes = {
   rss: slope('rss'),
   heapUsed: slope('heapUsed'),
@@ -542,6 +559,8 @@ for (const s of samples)
 console.log(
   `\nslope over the last two thirds (after a full GC each sample), MB per hour: RSS ${slopes.rss}, heap ${slopes.heapUsed}, external ${slopes.external}, array buffers ${slopes.arrayBuffers}`,
 );
+console.log(`where the RSS grows (smaps), MB per hour: ${JSON.stringify(mapSlopes)}`);
+console.log(`where it is at the end: ${samples.length ? mapText(samples.at(-1)!.map) : 'no samples'}`);
 console.log(`activity: ${JSON.stringify({ ...counts, apiErrorExamples: undefined })}`);
 if (counts.apiErrorExamples.length) console.log(`API errors, first: ${counts.apiErrorExamples.join('; ')}`);
 if (warnings.size)
@@ -570,6 +589,7 @@ console.log(
     env: extraEnv,
     node_args: extraNodeArgs,
     slopes_mb_per_h: slopes,
+    map_slopes_mb_per_h: mapSlopes,
     first: samples[0] ?? null,
     last: samples.at(-1) ?? null,
     counts: { ...counts, apiErrorExamples: undefined },
