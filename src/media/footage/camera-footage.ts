@@ -69,6 +69,9 @@ interface HeldRun {
   zero: number;
   /** The wall clock of the part that last lowered `zero` by more than ARRIVAL_JITTER_MS. */
   loweredAt: number;
+  /** Media time and bytes of its parts. */
+  ms: number;
+  bytes: number;
 }
 
 interface OpenFile {
@@ -194,23 +197,26 @@ export class CameraFootage implements FanOutReader {
     if (this.stopped) return;
     // Written a moment later, or held until the run is dated: a copy of its own.
     const part = keepPart(fragment);
-    if (part.independent && this.held === null && this.parted(part)) {
-      this.closeFile();
-      if (this.zeroMs !== null) this.stats.resyncs++;
-      this.zeroMs = null;
-      this.stats.aheadMs = 0;
-      this.held = { parts: [], zero: Infinity, loweredAt: -Infinity };
+    if (part.independent && this.held === null) {
+      const late = this.lateBy(part);
+      this.stats.aheadMs = late === null ? 0 : Math.max(0, Math.round(-late));
+      if (late === null || late > this.opts.resyncMs) {
+        this.closeFile();
+        if (this.zeroMs !== null) this.stats.resyncs++;
+        this.zeroMs = null;
+        this.held = { parts: [], zero: Infinity, loweredAt: -Infinity, ms: 0, bytes: 0 };
+      }
     }
     if (this.held !== null) this.hold(this.held, part);
     else this.write(part);
   }
 
-  /** No zero yet, or the gateway's clock has got ahead of the media time at this keyframe (see the top). */
-  private parted(part: KeptPart): boolean {
-    if (this.zeroMs === null) return true;
-    const late = part.wallClock - (this.zeroMs + part.decodeTime / TICKS_PER_MS);
-    this.stats.aheadMs = Math.max(0, Math.round(-late));
-    return late > this.opts.resyncMs;
+  /**
+   * How far the gateway's clock is past the dated media time of a part, ms (negative: the dating
+   * runs ahead of the clock); null while the run has no zero. Past resyncMs, a new run starts (see the top).
+   */
+  private lateBy(part: KeptPart): number | null {
+    return this.zeroMs === null ? null : part.wallClock - (this.zeroMs + part.decodeTime / TICKS_PER_MS);
   }
 
   /** A part of a run not dated yet: kept until the run's zero has settled (see the top), or half the pending bound. */
@@ -223,10 +229,10 @@ export class CameraFootage implements FanOutReader {
     if (implied < held.zero - ARRIVAL_JITTER_MS) held.loweredAt = part.wallClock;
     held.zero = Math.min(held.zero, implied);
     held.parts.push(part);
-    const ms = held.parts.reduce((sum, p) => sum + p.duration * 1000, 0);
-    const bytes = held.parts.reduce((sum, p) => sum + p.bytes.length, 0);
-    const settled = held.parts.length >= 2 && ms >= SETTLE_MS && part.wallClock - held.loweredAt >= SETTLE_MS;
-    if (settled || bytes >= this.opts.maxPendingBytes / 2) this.settle();
+    held.ms += part.duration * 1000;
+    held.bytes += part.bytes.length;
+    const settled = held.parts.length >= 2 && held.ms >= SETTLE_MS && part.wallClock - held.loweredAt >= SETTLE_MS;
+    if (settled || held.bytes >= this.opts.maxPendingBytes / 2) this.settle();
   }
 
   /** Chooses the held run's zero (the earliest its parts imply, never before the last file's end) and writes it. */
