@@ -120,7 +120,25 @@ const InspectorAnswer = Type.Object({
   result: Type.Optional(Type.Unknown()),
   error: Type.Optional(Type.Object({ message: Type.String() })),
 });
-const MemoryUsage = Type.Object({ heapUsed: Type.Number(), external: Type.Number(), arrayBuffers: Type.Number() });
+const MemoryUsage = Type.Object({
+  heapUsed: Type.Number(),
+  external: Type.Number(),
+  arrayBuffers: Type.Number(),
+  /** V8's spaces, used bytes: compiled code (JIT), bytecode and other trusted objects, and the rest (old). */
+  codeSpace: Type.Number(),
+  trustedSpace: Type.Number(),
+  oldSpace: Type.Number(),
+});
+/** What `memoryUsage()` reads in the daemon: process.memoryUsage() and V8's space sizes. */
+const MEMORY_EXPRESSION = `(() => {
+  const used = Object.fromEntries(process.getBuiltinModule('v8').getHeapSpaceStatistics().map((s) => [s.space_name, s.space_used_size]));
+  return JSON.stringify({
+    ...process.memoryUsage(),
+    codeSpace: (used.code_space ?? 0) + (used.code_large_object_space ?? 0),
+    trustedSpace: (used.trusted_space ?? 0) + (used.trusted_large_object_space ?? 0),
+    oldSpace: (used.old_space ?? 0) + (used.large_object_space ?? 0),
+  });
+})()`;
 
 class Inspector {
   readonly #ws: WebSocket;
@@ -177,7 +195,7 @@ class Inspector {
   async memoryUsage() {
     const r = narrow(
       Type.Object({ result: Type.Object({ value: Type.String() }) }),
-      await this.call('Runtime.evaluate', { expression: 'JSON.stringify(process.memoryUsage())', returnByValue: true }),
+      await this.call('Runtime.evaluate', { expression: MEMORY_EXPRESSION, returnByValue: true }),
       'Runtime.evaluate',
     );
     return parseAs(MemoryUsage, r.result.value, 'process.memoryUsage()');
@@ -212,6 +230,9 @@ interface Sample {
   t: number;
   rss: number;
   heapUsed: number;
+  codeSpace: number;
+  trustedSpace: number;
+  oldSpace: number;
   external: number;
   arrayBuffers: number;
   fds: number;
@@ -486,6 +507,9 @@ try {
       t: Math.round((Date.now() - t0) / 1000),
       rss: st.rss,
       heapUsed: mem.heapUsed,
+      codeSpace: mem.codeSpace,
+      trustedSpace: mem.trustedSpace,
+      oldSpace: mem.oldSpace,
       external: mem.external,
       arrayBuffers: mem.arrayBuffers,
       fds: st.fds,
@@ -495,7 +519,7 @@ try {
     };
     samples.push(s);
     console.error(
-      `soak ${s.t}s: rss ${round1(s.rss / MiB)} MiB, heap ${round1(s.heapUsed / MiB)}, external ${round1(s.external / MiB)}, arrayBuffers ${round1(s.arrayBuffers / MiB)} (detection frames ${round1(s.frameBytes / MiB)}, ${s.checks} checks), fds ${s.fds}, threads ${s.threads}; ${mapText(s.map)}`,
+      `soak ${s.t}s: rss ${round1(s.rss / MiB)} MiB, heap ${round1(s.heapUsed / MiB)} (code ${round1(s.codeSpace / MiB)}, trusted ${round1(s.trustedSpace / MiB)}, old ${round1(s.oldSpace / MiB)}), external ${round1(s.external / MiB)}, arrayBuffers ${round1(s.arrayBuffers / MiB)} (detection frames ${round1(s.frameBytes / MiB)}, ${s.checks} checks), fds ${s.fds}, threads ${s.threads}; ${mapText(s.map)}`,
     );
   };
   await sample();
@@ -517,7 +541,7 @@ try {
 
 // --- report ---
 const warm = samples.filter((s) => s.t >= (samples.at(-1)?.t ?? 0) / 3);
-const slope = (key: 'rss' | 'heapUsed' | 'external' | 'arrayBuffers') => {
+const slope = (key: 'rss' | 'heapUsed' | 'codeSpace' | 'trustedSpace' | 'oldSpace' | 'external' | 'arrayBuffers') => {
   const v = slopePerHour(warm.map((s) => ({ t: s.t, y: s[key] / 1e6 })));
   return v === null ? null : round1(v);
 };
@@ -532,6 +556,9 @@ const mapSlopes = Object.fromEntries(
 const slopes = {
   rss: slope('rss'),
   heapUsed: slope('heapUsed'),
+  codeSpace: slope('codeSpace'),
+  trustedSpace: slope('trustedSpace'),
+  oldSpace: slope('oldSpace'),
   external: slope('external'),
   arrayBuffers: slope('arrayBuffers'),
 };
@@ -557,7 +584,7 @@ for (const s of samples)
     `| ${s.t} | ${round1(s.rss / MiB)} | ${round1(s.heapUsed / MiB)} | ${round1(s.external / MiB)} | ${round1(s.arrayBuffers / MiB)} | ${round1(s.frameBytes / MiB)} (${s.checks}) | ${s.fds} | ${s.threads} |`,
   );
 console.log(
-  `\nslope over the last two thirds (after a full GC each sample), MB per hour: RSS ${slopes.rss}, heap ${slopes.heapUsed}, external ${slopes.external}, array buffers ${slopes.arrayBuffers}`,
+  `\nslope over the last two thirds (after a full GC each sample), MB per hour: RSS ${slopes.rss}, heap ${slopes.heapUsed} (code ${slopes.codeSpace}, trusted ${slopes.trustedSpace}, old ${slopes.oldSpace}), external ${slopes.external}, array buffers ${slopes.arrayBuffers}`,
 );
 console.log(`where the RSS grows (smaps), MB per hour: ${JSON.stringify(mapSlopes)}`);
 console.log(`where it is at the end: ${samples.length ? mapText(samples.at(-1)!.map) : 'no samples'}`);
