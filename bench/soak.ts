@@ -219,11 +219,34 @@ const mapText = (m: MemoryMap) =>
 
 /** Least-squares slope of y over t (s), per hour. */
 function slopePerHour(points: readonly { t: number; y: number }[]) {
-  if (points.length < 2) return null;
+  return leastSquares(points)?.slope ?? null;
+}
+
+/** Least-squares slope of y over t (s) per hour, and its standard error. */
+function leastSquares(points: readonly { t: number; y: number }[]) {
+  if (points.length < 3) return null;
   const mt = points.reduce((a, p) => a + p.t, 0) / points.length;
   const my = points.reduce((a, p) => a + p.y, 0) / points.length;
   const stt = points.reduce((a, p) => a + (p.t - mt) ** 2, 0);
-  return stt > 0 ? (points.reduce((a, p) => a + (p.t - mt) * (p.y - my), 0) / stt) * 3600 : null;
+  if (stt === 0) return null;
+  const b = points.reduce((a, p) => a + (p.t - mt) * (p.y - my), 0) / stt;
+  const residuals = points.reduce((a, p) => a + (p.y - my - b * (p.t - mt)) ** 2, 0);
+  return { slope: b * 3600, stdErr: Math.sqrt(residuals / (points.length - 2) / stt) * 3600 };
+}
+
+/**
+ * Theil–Sen slope of y over t (s) per hour: the median of the slopes between every two samples,
+ * which one burst (a peak the allocator keeps for a while) does not move as it moves least squares.
+ */
+function theilSenPerHour(points: readonly { t: number; y: number }[]) {
+  const slopes: number[] = [];
+  for (let i = 0; i < points.length; i++)
+    for (let j = i + 1; j < points.length; j++) {
+      const dt = points[j]!.t - points[i]!.t;
+      if (dt > 0) slopes.push((points[j]!.y - points[i]!.y) / dt);
+    }
+  slopes.sort((a, b) => a - b);
+  return slopes.length ? slopes[Math.floor(slopes.length / 2)]! * 3600 : null;
 }
 
 interface Sample {
@@ -553,6 +576,9 @@ const mapSlopes = Object.fromEntries(
     return [k, v === null ? null : round1(v)];
   }),
 );
+const rssPoints = warm.map((s) => ({ t: s.t, y: s.rss / 1e6 }));
+const rssFit = leastSquares(rssPoints);
+const rssTheilSen = theilSenPerHour(rssPoints);
 const slopes = {
   rss: slope('rss'),
   heapUsed: slope('heapUsed'),
@@ -586,6 +612,9 @@ for (const s of samples)
 console.log(
   `\nslope over the last two thirds (after a full GC each sample), MB per hour: RSS ${slopes.rss}, heap ${slopes.heapUsed} (code ${slopes.codeSpace}, trusted ${slopes.trustedSpace}, old ${slopes.oldSpace}), external ${slopes.external}, array buffers ${slopes.arrayBuffers}`,
 );
+console.log(
+  `RSS: least squares ${slopes.rss} ± ${rssFit ? round1(rssFit.stdErr) : '-'} (standard error) MB/h, Theil–Sen ${rssTheilSen === null ? '-' : round1(rssTheilSen)} MB/h`,
+);
 console.log(`where the RSS grows (smaps), MB per hour: ${JSON.stringify(mapSlopes)}`);
 console.log(`where it is at the end: ${samples.length ? mapText(samples.at(-1)!.map) : 'no samples'}`);
 console.log(`activity: ${JSON.stringify({ ...counts, apiErrorExamples: undefined })}`);
@@ -616,6 +645,8 @@ console.log(
     env: extraEnv,
     node_args: extraNodeArgs,
     slopes_mb_per_h: slopes,
+    rss_slope_std_err_mb_per_h: rssFit ? round1(rssFit.stdErr) : null,
+    rss_theil_sen_mb_per_h: rssTheilSen === null ? null : round1(rssTheilSen),
     map_slopes_mb_per_h: mapSlopes,
     first: samples[0] ?? null,
     last: samples.at(-1) ?? null,
