@@ -24,14 +24,23 @@ export interface Daemon {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-/** Starts the daemon and resolves once it logged that it started (rejects if it exits first). */
+/**
+ * The environment the systemd unit gives the daemon (its Environment= lines: glibc's malloc
+ * settings, V8's flags), so that the tests run it as it runs on a gateway.
+ */
+function unitEnvironment(): Record<string, string> {
+  const unit = readFileSync(path.resolve(import.meta.dirname, '../../systemd/edge-gateway.service'), 'utf8');
+  return Object.fromEntries([...unit.matchAll(/^Environment=(\w+)=(.*)$/gm)].map((m) => [m[1]!, m[2]!]));
+}
+
+/** Starts the daemon as the unit does and resolves once it logged that it started (rejects if it exits first). */
 export function startDaemon(
   configFile: string,
   opts: { cwd: string; certFile: (apiUrl: string) => string },
 ): Promise<Daemon> {
   const child = spawn(process.execPath, [CLI, 'start', '--config', configFile], {
     cwd: opts.cwd,
-    env: { PATH: process.env.PATH ?? '' },
+    env: { PATH: process.env.PATH ?? '', ...unitEnvironment() },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
