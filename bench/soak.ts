@@ -262,6 +262,8 @@ interface Sample {
   threads: number;
   frameBytes: number;
   checks: number;
+  /** The detector threads' heaps (used), which heapUsed does not count. */
+  workerHeap: number;
   /** Where the RSS is (/proc/PID/smaps), KiB. */
   map: MemoryMap;
 }
@@ -516,9 +518,10 @@ try {
       return {
         frameBytes: metric(text, 'edge_gateway_detection_frame_bytes') ?? 0,
         checks: metric(text, 'edge_gateway_detection_in_flight') ?? 0,
+        workerHeap: metric(text, 'edge_gateway_detection_worker_heap_bytes{kind="used"}') ?? 0,
       };
     } catch {
-      return { frameBytes: 0, checks: 0 };
+      return { frameBytes: 0, checks: 0, workerHeap: 0 };
     }
   };
   const sample = async () => {
@@ -542,7 +545,7 @@ try {
     };
     samples.push(s);
     console.error(
-      `soak ${s.t}s: rss ${round1(s.rss / MiB)} MiB, heap ${round1(s.heapUsed / MiB)} (code ${round1(s.codeSpace / MiB)}, trusted ${round1(s.trustedSpace / MiB)}, old ${round1(s.oldSpace / MiB)}), external ${round1(s.external / MiB)}, arrayBuffers ${round1(s.arrayBuffers / MiB)} (detection frames ${round1(s.frameBytes / MiB)}, ${s.checks} checks), fds ${s.fds}, threads ${s.threads}; ${mapText(s.map)}`,
+      `soak ${s.t}s: rss ${round1(s.rss / MiB)} MiB, heap ${round1(s.heapUsed / MiB)} (code ${round1(s.codeSpace / MiB)}, trusted ${round1(s.trustedSpace / MiB)}, old ${round1(s.oldSpace / MiB)}), external ${round1(s.external / MiB)}, arrayBuffers ${round1(s.arrayBuffers / MiB)} (detection frames ${round1(s.frameBytes / MiB)}, ${s.checks} checks), detector heaps ${round1(s.workerHeap / MiB)}, fds ${s.fds}, threads ${s.threads}; ${mapText(s.map)}`,
     );
   };
   await sample();
@@ -564,7 +567,9 @@ try {
 
 // --- report ---
 const warm = samples.filter((s) => s.t >= (samples.at(-1)?.t ?? 0) / 3);
-const slope = (key: 'rss' | 'heapUsed' | 'codeSpace' | 'trustedSpace' | 'oldSpace' | 'external' | 'arrayBuffers') => {
+const slope = (
+  key: 'rss' | 'heapUsed' | 'codeSpace' | 'trustedSpace' | 'oldSpace' | 'workerHeap' | 'external' | 'arrayBuffers',
+) => {
   const v = slopePerHour(warm.map((s) => ({ t: s.t, y: s[key] / 1e6 })));
   return v === null ? null : round1(v);
 };
@@ -585,6 +590,7 @@ const slopes = {
   codeSpace: slope('codeSpace'),
   trustedSpace: slope('trustedSpace'),
   oldSpace: slope('oldSpace'),
+  workerHeap: slope('workerHeap'),
   external: slope('external'),
   arrayBuffers: slope('arrayBuffers'),
 };
@@ -610,7 +616,7 @@ for (const s of samples)
     `| ${s.t} | ${round1(s.rss / MiB)} | ${round1(s.heapUsed / MiB)} | ${round1(s.external / MiB)} | ${round1(s.arrayBuffers / MiB)} | ${round1(s.frameBytes / MiB)} (${s.checks}) | ${s.fds} | ${s.threads} |`,
   );
 console.log(
-  `\nslope over the last two thirds (after a full GC each sample), MB per hour: RSS ${slopes.rss}, heap ${slopes.heapUsed} (code ${slopes.codeSpace}, trusted ${slopes.trustedSpace}, old ${slopes.oldSpace}), external ${slopes.external}, array buffers ${slopes.arrayBuffers}`,
+  `\nslope over the last two thirds (after a full GC each sample), MB per hour: RSS ${slopes.rss}, heap ${slopes.heapUsed} (code ${slopes.codeSpace}, trusted ${slopes.trustedSpace}, old ${slopes.oldSpace}), detector heaps ${slopes.workerHeap}, external ${slopes.external}, array buffers ${slopes.arrayBuffers}`,
 );
 console.log(
   `RSS: least squares ${slopes.rss} ± ${rssFit ? round1(rssFit.stdErr) : '-'} (standard error) MB/h, Theil–Sen ${rssTheilSen === null ? '-' : round1(rssTheilSen)} MB/h`,

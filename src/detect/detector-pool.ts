@@ -129,6 +129,22 @@ export class DetectorPool {
   }
 
   /**
+   * The worker threads' V8 heaps, summed (bytes in use, and the memory they hold from the system):
+   * each thread is a JavaScript engine of its own, which the process's heap figures do not count.
+   * Their WebAssembly memory (the model and its tensors) is outside these heaps.
+   */
+  async heapBytes(): Promise<{ used: number; physical: number }> {
+    const stats = await Promise.all(this.slots.map((s) => s.worker.getHeapStatistics().catch(() => null)));
+    let used = 0;
+    let physical = 0;
+    for (const h of stats) {
+      used += h?.used_heap_size ?? 0;
+      physical += h?.total_physical_size ?? 0;
+    }
+    return { used, physical };
+  }
+
+  /**
    * Queues a check. Resolves with the raw detections per frame (and the frames scaled down, when
    * asked); rejects with FrameError (a frame
    * whose bytes do not match its size, or that the worker could not use), CheckDroppedError (pushed

@@ -151,6 +151,17 @@ export function startDetection(opts: DetectionServiceOptions): DetectionService 
     },
   });
   new Gauge({
+    name: 'edge_gateway_detection_worker_heap_bytes',
+    help: "The detector threads' JavaScript heaps, summed, by kind (used: live objects; physical: the memory they hold), which the process's nodejs_heap series do not count",
+    labelNames: ['kind'],
+    registers: [opts.registry],
+    async collect() {
+      const heap = await pool.heapBytes();
+      this.set({ kind: 'used' }, heap.used);
+      this.set({ kind: 'physical' }, heap.physical);
+    },
+  });
+  new Gauge({
     name: 'edge_gateway_detector_ready',
     help: '1 once the model is loaded, 0 while loading or when it failed to load (see /healthz and the log)',
     registers: [opts.registry],

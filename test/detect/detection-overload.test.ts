@@ -57,6 +57,12 @@ describe('detection under overload', () => {
 
       const text = await t.metrics();
       expect(metric(text, 'edge_gateway_detection_checks_total{result="dropped"}')).toBeGreaterThanOrEqual(1);
+      // The detector threads' own heaps, which the process's heap series leave out.
+      const workerHeap = metric(text, 'edge_gateway_detection_worker_heap_bytes{kind="used"}');
+      expect(workerHeap).toBeGreaterThan(0);
+      expect(metric(text, 'edge_gateway_detection_worker_heap_bytes{kind="physical"}')).toBeGreaterThanOrEqual(
+        workerHeap,
+      );
       expect(Math.max(...inFlight)).toBeLessThanOrEqual(3);
       expect(Math.max(...queued)).toBeLessThanOrEqual(2);
       // The frames they hold: each check one whole (decoded at most 1280 px wide, RGB) and at most

@@ -29,6 +29,12 @@ describe('DetectorPool', { timeout: 180_000 }, () => {
   }, 120_000);
   afterAll(() => pool?.close());
 
+  it("tells its worker thread's heap, which the process's heap figures leave out", async () => {
+    const heap = await pool.heapBytes();
+    expect(heap.used).toBeGreaterThan(0);
+    expect(heap.physical).toBeGreaterThanOrEqual(heap.used);
+  });
+
   it('checks the frames of a motion start in a worker thread', async () => {
     const frame = await decodeJpeg(photo('person.jpg'), { ffmpegPath: 'ffmpeg', timeoutMs: 60_000 });
     const { found: frames, kept } = await pool.check({
@@ -112,6 +118,8 @@ describe('DetectorPool without a usable model', { timeout: 120_000 }, () => {
       /the detector is not running: cannot read model file/,
     );
     await pool.close();
+    // Its threads are gone, and so are their heaps.
+    expect(await pool.heapBytes()).toEqual({ used: 0, physical: 0 });
     expect(pool.state).toBe('closed');
   });
 });
