@@ -217,11 +217,6 @@ const mapText = (m: MemoryMap) =>
     .map(([k, kib]) => `${k} ${round1(kib / 1024)}`)
     .join(', ');
 
-/** Least-squares slope of y over t (s), per hour. */
-function slopePerHour(points: readonly { t: number; y: number }[]) {
-  return leastSquares(points)?.slope ?? null;
-}
-
 /** Least-squares slope of y over t (s) per hour, and its standard error. */
 function leastSquares(points: readonly { t: number; y: number }[]) {
   if (points.length < 3) return null;
@@ -567,25 +562,22 @@ try {
 
 // --- report ---
 const warm = samples.filter((s) => s.t >= (samples.at(-1)?.t ?? 0) / 3);
-const slope = (
-  key: 'rss' | 'heapUsed' | 'codeSpace' | 'trustedSpace' | 'oldSpace' | 'workerHeap' | 'external' | 'arrayBuffers',
-) => {
-  const v = slopePerHour(warm.map((s) => ({ t: s.t, y: s[key] / 1e6 })));
-  return v === null ? null : round1(v);
+/** The slope over the warm samples (MB per hour, one decimal) of what `mb` reads of each, in MB. */
+const slopeOf = (mb: (s: Sample) => number) => {
+  const fit = leastSquares(warm.map((s) => ({ t: s.t, y: mb(s) })));
+  return fit ? round1(fit.slope) : null;
 };
+const slope = (
+  key: 'heapUsed' | 'codeSpace' | 'trustedSpace' | 'oldSpace' | 'workerHeap' | 'external' | 'arrayBuffers',
+) => slopeOf((s) => s[key] / 1e6);
 const mapKinds = ['file', 'brk', 'arenas', 'reserved', 'code', 'anon', 'stacks'] as const;
 /** Each MemoryMap kind's slope: which part of the RSS grows. */
-const mapSlopes = Object.fromEntries(
-  mapKinds.map((k) => {
-    const v = slopePerHour(warm.map((s) => ({ t: s.t, y: (s.map[k] * 1024) / 1e6 })));
-    return [k, v === null ? null : round1(v)];
-  }),
-);
+const mapSlopes = Object.fromEntries(mapKinds.map((k) => [k, slopeOf((s) => (s.map[k] * 1024) / 1e6)]));
 const rssPoints = warm.map((s) => ({ t: s.t, y: s.rss / 1e6 }));
 const rssFit = leastSquares(rssPoints);
 const rssTheilSen = theilSenPerHour(rssPoints);
 const slopes = {
-  rss: slope('rss'),
+  rss: rssFit ? round1(rssFit.slope) : null,
   heapUsed: slope('heapUsed'),
   codeSpace: slope('codeSpace'),
   trustedSpace: slope('trustedSpace'),

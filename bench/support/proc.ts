@@ -65,7 +65,7 @@ const ARENA_BYTES = 64n << 20n;
 const BIG_RESERVATION_BYTES = 1n << 30n;
 
 /** The mappings of smaps text, each with its resident KiB. */
-export function parseSmaps(text: string): Mapping[] {
+function parseSmaps(text: string): Mapping[] {
   const maps: Mapping[] = [];
   for (const line of text.split('\n')) {
     const head = /^([0-9a-f]+)-([0-9a-f]+) (\S{4}) \S+ \S+ \S+\s*(.*)$/.exec(line);
@@ -90,7 +90,7 @@ export function parseSmaps(text: string): Mapping[] {
  * reservation (its used part readable, the rest `---p`); the reservation's size and alignment say
  * what reserved it.
  */
-export function classifyMappings(maps: readonly Mapping[]): MemoryMap {
+function classifyMappings(maps: readonly Mapping[]): MemoryMap {
   const out: MemoryMap = { file: 0, brk: 0, arenas: 0, reserved: 0, code: 0, anon: 0, stacks: 0 };
   const anonymous = (m: Mapping) => m.name === '' || m.name.startsWith('[anon');
   for (let i = 0; i < maps.length;) {
