@@ -31,7 +31,6 @@ import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import nodeDataChannel, { type PeerConnection, type Track } from 'node-datachannel';
 import { chromium } from 'playwright-core';
 import Type, { type Static } from 'typebox';
 import { startBenchFleet } from './support/fleet.ts';
@@ -49,6 +48,7 @@ import {
 import { narrow } from './support/json.ts';
 import { cpuSeconds, rssMiB } from './support/proc.ts';
 import { quantile, range, round } from './support/stats.ts';
+import { closeViewer, webrtcViewer, type WebrtcViewer } from './support/webrtc-viewer.ts';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 8);
 const trials = Number(process.env.BENCH_TRIALS ?? 5);
@@ -309,53 +309,6 @@ for (let i = 0; i < trials; i++) {
 }
 
 // --- CPU per WebRTC viewer (node-datachannel receivers)
-interface Receiver {
-  pc: PeerConnection;
-  track: Track;
-  packets: number;
-  /** Its session on the gateway (DELETE ends it). */
-  location: string;
-}
-async function receiver(url: string, attempt = 1): Promise<Receiver> {
-  const pc = new nodeDataChannel.PeerConnection('bench', { iceServers: [], bindAddress: '127.0.0.1' });
-  const video = new nodeDataChannel.Video('0', 'RecvOnly');
-  video.addH264Codec(102, 'level-asymmetry-allowed=1;packetization-mode=1;profile-level-id=42e01f');
-  for (const line of ['a=rtcp-fb:102 nack', 'a=rtcp-fb:102 nack pli']) video.parseSdpLine(line);
-  const track = pc.addTrack(video);
-  track.setMediaHandler(new nodeDataChannel.RtcpReceivingSession());
-  // The track is held: one nothing refers to is garbage-collected, and its onMessage callback with it.
-  const counter = { packets: 0 };
-  track.onMessage(() => counter.packets++);
-  // Without these two, node-datachannel holds this process open after close (as in session.ts).
-  track.onClosed(() => undefined);
-  pc.onStateChange(() => undefined);
-  const offer = await new Promise<string>((resolve, reject) => {
-    pc.onGatheringStateChange((s) => {
-      if (s !== 'complete') return;
-      const description = pc.localDescription();
-      if (description) resolve(description.sdp);
-      else reject(new Error('no local description'));
-    });
-    pc.setLocalDescription();
-  });
-  const res = await https(url, { method: 'POST', headers: { 'content-type': 'application/sdp' } }, offer);
-  if (res.status !== 201 || res.headers.location === undefined) throw new Error(`WHEP POST ${res.status}: ${res.body}`);
-  const location = res.headers.location;
-  try {
-    pc.setRemoteDescription(res.body, 'answer');
-  } catch (err) {
-    // node-datachannel's offer side now and then fails on its own ("Got a remote candidate without
-    // ICE transport", also seen in test/media/mixed-viewers.test.ts): end its session, make another.
-    await https(location, { method: 'DELETE' });
-    track.close();
-    pc.close();
-    const message = err instanceof Error ? err.message : String(err);
-    if (attempt >= 3 || !/without ICE transport/.test(message)) throw err;
-    step(`receiver failed on its side (${message}); made again`);
-    return receiver(url, attempt + 1);
-  }
-  return Object.assign(counter, { pc, track, location });
-}
 async function cpuOver(ms: number) {
   const cpu0 = cpuSeconds(gateway.pid);
   await sleep(ms);
@@ -385,8 +338,8 @@ const rows: Row[] = [
 ];
 for (const n of counts) {
   step(`${n} WebRTC viewers`);
-  const viewers: Receiver[] = [];
-  for (let i = 0; i < n; i++) viewers.push(await receiver(await streamUrl('webrtc')));
+  const viewers: WebrtcViewer[] = [];
+  for (let i = 0; i < n; i++) viewers.push(await webrtcViewer(await streamUrl('webrtc'), https, step));
   await sleep(2000);
   for (const v of viewers) v.packets = 0;
   const sent0 = await packetsSent();
@@ -402,11 +355,7 @@ for (const n of counts) {
     received_per_viewer_s_min: round(Math.min(...pps)),
     received_per_viewer_s_max: round(Math.max(...pps)),
   });
-  for (const v of viewers) {
-    await https(v.location, { method: 'DELETE' });
-    v.track.close();
-    v.pc.close();
-  }
+  for (const v of viewers) await closeViewer(v, https);
   await sleep(1500);
 }
 

@@ -6,7 +6,8 @@
 //  - every 5 s a motion event on the next camera (3 s long), checked by the detector;
 //  - every 5 s each camera's snapshot (width=320) and recordings list, and the alerts list;
 //  - every 15 s an RTSP viewer (ffmpeg, copying) for 4 s; every 20 s an LL-HLS viewer (playlist,
-//    init segment and parts fetched as a player would) for 6 s, on the next camera;
+//    init segment and parts fetched as a player would) for 6 s, on the next camera; every 20 s a
+//    WebRTC viewer (WHEP, a node-datachannel peer in this process) for 6 s, on the camera after;
 //  - one GET /v1/events stream held open all along;
 //  - every 10 min the MQTT broker stopped for 60 s (the outbox fills, then drains); every 10 min,
 //    5 min later, the next camera rebooted (gone 3 s, then back with no subscription).
@@ -18,7 +19,7 @@
 // gateway's warnings. Env: BENCH_CAMERAS (default 4), BENCH_SAMPLE_S (default 30), BENCH_NODE_ARGS
 // (more flags for the daemon's node, split on spaces), BENCH_ENV (NAME=VALUE pairs for the daemon,
 // split on spaces: e.g. MALLOC_ARENA_MAX=2), BENCH_FEATURES (comma list of what runs; default all:
-// events,snapshots,lists,rtsp,hls,sse,mqtt,reboot), to bisect, BENCH_PERIOD_S (default 600: how
+// events,snapshots,lists,rtsp,hls,webrtc,sse,mqtt,reboot), to bisect, BENCH_PERIOD_S (default 600: how
 // often the broker goes away and a camera reboots; the outage starts a fifth into each period,
 // the reboot half-way). Needs ffmpeg, mosquitto and the
 // simulator's packages (see ./run).
@@ -36,6 +37,7 @@ import { startFleet, type Fleet } from '../dist/onvif/simulator/fleet.js';
 import { cameraEntries, cameraOf } from './support/fleet.ts';
 import {
   freePort,
+  httpsText,
   metric,
   metricsText,
   onLogEntries,
@@ -45,6 +47,7 @@ import {
 } from './support/gateway-process.ts';
 import { DevicePage, narrow, parseAs, type Device } from './support/json.ts';
 import { type MemoryMap, memoryMap, openFiles, statusKiB } from './support/proc.ts';
+import { closeViewer, type GatewayCall, webrtcViewer } from './support/webrtc-viewer.ts';
 
 const durationArg = process.argv[3] ?? '30m';
 const unit: Record<string, number> = { s: 1, m: 60, h: 3600 };
@@ -58,7 +61,9 @@ const cameras = Number(process.env.BENCH_CAMERAS ?? 4);
 const sampleS = Number(process.env.BENCH_SAMPLE_S ?? 30);
 /** How often the broker goes away and a camera reboots (BENCH_PERIOD_S, default 600 s). */
 const periodMs = Number(process.env.BENCH_PERIOD_S ?? 600) * 1000;
-const features = new Set((process.env.BENCH_FEATURES ?? 'events,snapshots,lists,rtsp,hls,sse,mqtt,reboot').split(','));
+const features = new Set(
+  (process.env.BENCH_FEATURES ?? 'events,snapshots,lists,rtsp,hls,webrtc,sse,mqtt,reboot').split(','),
+);
 const extraNodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
 const extraEnv = Object.fromEntries(
   (process.env.BENCH_ENV ?? '')
@@ -85,6 +90,9 @@ const counts = {
   rtspFailed: 0,
   hlsViewers: 0,
   hlsFailed: 0,
+  webrtcViewers: 0,
+  webrtcFailed: 0,
+  webrtcFailure: undefined as string | undefined,
   sseBytes: 0,
   brokerOutages: 0,
   reboots: 0,
@@ -287,6 +295,7 @@ try {
       `metrics:\n  listen: 127.0.0.1:0\nonvif:\n  discovery:\n    enabled: false\ncameras:\n${cameraEntries(cams, 'soak', (i) => `Soak ${i}`)}` +
       `recording:\n  storage_dir: ${dir}/storage\n  segment_dir: ${segmentDir}\n  pre_roll_s: 3\n  post_roll_s: 3\n  motion:\n    mode: 'off'\n` +
       `detection:\n  mode: 'on'\n` +
+      `webrtc:\n  bind_address: 127.0.0.1\n` +
       (features.has('mqtt') ? `sync:\n  mqtt:\n    url: mqtt://127.0.0.1:${brokerPort}\n` : '') +
       `log:\n  level: info\n`,
   );
@@ -452,6 +461,32 @@ try {
           if (!good) counts.hlsFailed++;
         },
         7000,
+      ),
+    );
+  if (features.has('webrtc'))
+    loops.push(
+      every(
+        20_000,
+        async (i) => {
+          const whepUrl = streamAddress(await call(`/v1/devices/${idAt(i + 2)}/stream?protocol=webrtc`));
+          if (whepUrl === null) return;
+          counts.webrtcViewers++;
+          const gatewayCall: GatewayCall = (url, options = {}, body) =>
+            httpsText(new URL(url, gw.apiUrl), { ...options, ca, servername: 'localhost' }, body);
+          // A viewer that could not start is counted with the failed ones, the first reason kept (the
+          // gateway's own 5xx answers count as API errors too).
+          const viewer = await webrtcViewer(whepUrl, gatewayCall, () => undefined).catch((e: unknown) => {
+            const message = e instanceof Error ? e.message : String(e);
+            counts.webrtcFailure ??= message;
+            if (/^WHEP POST 5/.test(message)) fail(`WHEP POST: ${message.slice(10, 13)}`);
+            return null;
+          });
+          if (viewer === null) return void counts.webrtcFailed++;
+          await sleep(6000);
+          if (viewer.packets === 0) counts.webrtcFailed++;
+          await closeViewer(viewer, gatewayCall);
+        },
+        14_000,
       ),
     );
   if (features.has('sse'))
