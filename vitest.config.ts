@@ -54,6 +54,7 @@ const INTEGRATION = [
   'test/api/routes/oauth-flows.test.ts',
   'test/media/webrtc/daemon-exit.test.ts',
   'test/onvif/daemon-hostile.test.ts',
+  'test/store/page-cache.test.ts', // dist/store in a node of its own
   // ffmpeg / ffprobe run by the test or by the code under test.
   'test/detect/motion-check.test.ts',
   'test/detect/relay-frames.test.ts',

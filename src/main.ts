@@ -34,6 +34,7 @@ import { createMetrics } from './metrics/create.js';
 import { openMetricsListener } from './metrics/metrics-server.js';
 import { createCameraManager, createCameraSetup, startCameras } from './onvif/create.js';
 import { SecretBox } from './platform/secret-box.js';
+import { registerStoreMetrics } from './store/metrics.js';
 import { Store } from './store/store.js';
 import { createNotifications } from './notify/create.js';
 import { createCloudLink } from './sync/create.js';
@@ -92,6 +93,7 @@ export async function startGateway(config: Config, opts: StartOptions = {}): Pro
     const { registry, listen: metricsListen } = createMetrics(config, { gatewayId: id, clockSynchronized });
     const memory = watchMemory({ read: () => readMemory(), logger: log, registry });
     defer(() => memory.stop());
+    registerStoreMetrics(registry, store);
     // Stream and playback tickets: live addresses, the relay, and the recordings' playback_url.
     const tickets = TicketSigner.openInDir(dataDir, secretBox);
     const mintPlayback = playbackMinter(tickets, config.recording.playback_ttl_s);

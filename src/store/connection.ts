@@ -9,6 +9,15 @@ import { OTHER_COMMITS_LOOK_MS, PageMemo } from './paging.js';
 export const DATABASE_FILE = 'gateway.db';
 
 /**
+ * The most SQLite keeps of the database in this process's memory. better-sqlite3 builds SQLite with
+ * a 16 MB page cache per connection, which fills as the database grows (events, alerts, the footage
+ * index: megabytes an hour on a busy gateway) and so holds the RSS growing for hours, on a 2 GB Pi
+ * whose memory the recorder needs. The queries read recent rows through indexes; what is not
+ * cached here the kernel's page cache serves, which gives memory back under pressure.
+ */
+export const PAGE_CACHE_BYTES = 4 * 2 ** 20;
+
+/**
  * The one SQLite connection that every aggregate of the store shares, with the two ways to change
  * it: `run` (one write) and `transaction`. Both keep the list pages' memo true to the data.
  */
@@ -16,6 +25,9 @@ export class Connection {
   readonly pages: PageMemo;
   private readonly rollbackListeners: Array<() => void> = [];
   private readonly userVersion: Database.Statement<[], number>;
+  private readonly pageCount: Database.Statement<[], number>;
+  private readonly pageSize: Database.Statement<[], number>;
+  private readonly cacheSize: Database.Statement<[], number>;
   /** Whether this connection has changed the database (what another process then has to see). */
   private wrote = false;
 
@@ -26,6 +38,9 @@ export class Connection {
     const dataVersion = db.prepare<[], number>('PRAGMA data_version').pluck();
     this.pages = new PageMemo(() => mustExist(dataVersion.get(), 'PRAGMA data_version'));
     this.userVersion = db.prepare<[], number>('PRAGMA user_version').pluck();
+    this.pageCount = db.prepare<[], number>('PRAGMA page_count').pluck();
+    this.pageSize = db.prepare<[], number>('PRAGMA page_size').pluck();
+    this.cacheSize = db.prepare<[], number>('PRAGMA cache_size').pluck();
   }
 
   static open(dataDir: string): Connection {
@@ -39,6 +54,8 @@ export class Connection {
       db.pragma('synchronous = FULL');
       db.pragma('foreign_keys = ON');
       db.pragma('busy_timeout = 5000');
+      // Negative: a size in KiB rather than a count of pages.
+      db.pragma(`cache_size = -${PAGE_CACHE_BYTES / 1024}`);
       migrate(db);
     } catch (err) {
       db.close();
@@ -67,6 +84,18 @@ export class Connection {
 
   get schemaVersion(): number {
     return mustExist(this.userVersion.get(), 'PRAGMA user_version');
+  }
+
+  /** The most of the database SQLite keeps in memory, as the connection has it (PRAGMA cache_size). */
+  get pageCacheLimitBytes(): number {
+    const cacheSize = mustExist(this.cacheSize.get(), 'PRAGMA cache_size');
+    // Negative: KiB; positive: pages.
+    return cacheSize < 0 ? -cacheSize * 1024 : cacheSize * mustExist(this.pageSize.get(), 'PRAGMA page_size');
+  }
+
+  /** The database's size in bytes (its pages; the write-ahead log not counted). */
+  databaseBytes(): number {
+    return mustExist(this.pageCount.get(), 'PRAGMA page_count') * mustExist(this.pageSize.get(), 'PRAGMA page_size');
   }
 
   /** Every write goes through here, so no memoised page outlives a change. */

@@ -167,6 +167,16 @@ export class Store {
     return this.conn.schemaVersion;
   }
 
+  /** The database's size in bytes (Connection.databaseBytes). */
+  databaseBytes(): number {
+    return this.conn.databaseBytes();
+  }
+
+  /** How much of the database SQLite may keep in memory at most (PAGE_CACHE_BYTES). */
+  get pageCacheLimitBytes(): number {
+    return this.conn.pageCacheLimitBytes;
+  }
+
   /** Runs fn in one transaction: all its writes land together or none do. */
   transaction<T>(fn: () => T): T {
     return this.conn.transaction(fn);
