@@ -111,6 +111,7 @@ const INTEGRATION = [
   'test/detect/stationary-e2e.test.ts',
   // mosquitto brokers (and openssl for their TLS certificates).
   'test/sync/cloud-sync.test.ts',
+  'test/sync/in-flight.test.ts',
   'test/sync/mosquitto.test.ts',
   'test/sync/sync-daemon.test.ts',
   // python3 (the sd_notify receiver) and systemd-notify; systemd-analyze.

@@ -85,9 +85,11 @@ export class CloudSync {
   private attempt = 0;
   private reconnectTimer: NodeJS.Timeout | null = null;
   private stopped = false;
-  /** Outbox rows handed to the client, by seq; they stay until acknowledged. */
+  /** Outbox rows handed to the client on this connection, by seq; they stay until acknowledged. */
   private readonly inFlight = new Set<number>();
   private highestHanded = 0;
+  /** Counts connections: an answer to a message handed on an earlier one is not this one's. */
+  private connection = 0;
   private draining = false;
   /** Acknowledged rows, deleted together (one transaction, one fsync, for many PUBACKs). */
   private acked: number[] = [];
@@ -155,6 +157,7 @@ export class CloudSync {
       }
     });
     client.on('close', () => {
+      this.forgetInFlight();
       if (this.stopped) return;
       if (this.reconnectTimer) return;
       const wait =
@@ -166,10 +169,8 @@ export class CloudSync {
         this.reconnectTimer = null;
         if (this.stopped) return;
         if (client.options.protocolVersion !== this.protocolVersion) {
-          // A new protocol version needs a new client; in-flight messages are still in the outbox.
+          // A new protocol version needs a new client.
           client.end(true);
-          this.inFlight.clear();
-          this.highestHanded = 0;
           this.open();
         } else {
           client.reconnect();
@@ -311,12 +312,27 @@ export class CloudSync {
     }
   }
 
+  /**
+   * The connection closed: nothing handed on it will be acknowledged or sent again by the client
+   * (its reconnect() starts with an empty store of outgoing messages, and a broker that lost the
+   * session would not take them anyway). They are all still in the outbox: the next connection
+   * hands every row from its first again, in order, once the acknowledged ones are deleted.
+   */
+  private forgetInFlight(): void {
+    this.connection++;
+    this.flushAcked();
+    this.inFlight.clear();
+    this.highestHanded = 0;
+  }
+
   private hand(client: MqttClient, m: OutboxMessage): void {
     this.inFlight.add(m.seq);
     this.highestHanded = Math.max(this.highestHanded, m.seq);
     const { topic, body } = this.render(m);
     this.stats.published++;
+    const connection = this.connection;
     client.publish(topic, body, { qos: 1, retain: m.kind === 'device' }, (err) => {
+      if (connection !== this.connection) return; // forgotten with its connection; handed again
       this.inFlight.delete(m.seq);
       if (err) {
         // Not sent (the client gave it up): it is still in the outbox; start again from there.
