@@ -311,7 +311,7 @@ async function startMedia(config: Config, deps: MediaDeps, defer: (undo: () => u
   createRecorders(
     config,
     recording,
-    { store, bus, cameras, motionMask, recordsEvents, relay, detection: detected, logger: recorderLog },
+    { store, bus, cameras, motionMask, recordsEvents, relay, detection: detected, registry, logger: recorderLog },
     defer,
   );
   // Still pictures for GET /v1/devices/{id}/snapshot: the relay's cached keyframe decoded once.

@@ -157,8 +157,4 @@ export async function sceneFleet(
   });
 }
 
-/** The value of a metric line (labels spelled as in the exposition), or 0 when absent. */
-export function metric(text: string, series: string): number {
-  const line = text.split('\n').find((l) => l.startsWith(`${series} `));
-  return line ? Number(line.slice(series.length + 1)) : 0;
-}
+export { metric } from '../support/metrics.js';

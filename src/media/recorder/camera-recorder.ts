@@ -363,6 +363,11 @@ export class CameraRecorder {
     this.tick();
   }
 
+  /** Bytes of footage held in RAM segments now (Segmenter.ramBytes). */
+  get ramBytes(): number {
+    return this.segmenter.ramBytes;
+  }
+
   /** The camera went offline: the open episode ends now with what was received. */
   cameraLost(at: number): void {
     this.enqueue(this.tracker.abort(at));
@@ -372,8 +377,9 @@ export class CameraRecorder {
     if (this.stopped) return;
     const now = this.now();
     this.enqueue(this.tracker.tick(now));
-    // Keep the pre-roll plus a margin for one long GOP, and whatever a pending clip needs.
-    let keepFrom = this.tracker.current?.from ?? null;
+    // Keep the pre-roll plus a margin for one long GOP, and whatever a pending clip needs: the open
+    // episode's part not yet handed out and the parts handed out but not yet written.
+    let keepFrom = this.tracker.pendingFrom;
     for (const cut of this.unwritten) keepFrom = keepFrom === null ? cut.from : Math.min(keepFrom, cut.from);
     this.segmenter.prune(now - this.opts.preRollMs - 10_000, keepFrom);
     this.armDue();

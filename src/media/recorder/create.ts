@@ -1,6 +1,8 @@
 import path from 'node:path';
 import { mkdirSync } from 'node:fs';
 import type { BaseLogger, Logger } from 'pino';
+import type { Registry } from 'prom-client';
+import { collectedGauge } from '../../metrics/collected-gauge.js';
 import type { Config } from '../../config/schema.js';
 import type { EventBus } from '../../domain/bus.js';
 import type { StreamProfile } from '../../domain/types.js';
@@ -95,6 +97,7 @@ export function createRecorders(
       streams: { acquire(deviceId: string, profile: StreamProfile): Promise<RecorderStream> };
     };
     detection: RecordersDetection | null;
+    registry: Registry;
     logger: BaseLogger;
   },
   defer: (undo: () => unknown) => void,
@@ -124,6 +127,12 @@ export function createRecorders(
     detection: deps.detection,
   });
   defer(() => recorders.stop());
+  collectedGauge(
+    deps.registry,
+    'edge_gateway_recorder_ram_bytes',
+    "Footage the recorders hold in RAM segments (each camera's pre-roll and what its pending clips need)",
+    () => recorders.ramBytes(),
+  );
   deps.bus.on('device.status', (e) => recorders.deviceStatus(e.deviceId, e.status === 'online', e.at));
   deps.bus.on('camera.event', (e) => recorders.event(e.deviceId, e.kind, e.phase, e.at));
   // The owner changed the camera's settings: recording off stops its recorder, on starts it; a new

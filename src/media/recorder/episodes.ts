@@ -90,6 +90,16 @@ export class EpisodeTracker {
     return ep && { episode: ep.id, from: ep.from, eventType: ep.type, triggeredAt: ep.triggeredAt };
   }
 
+  /**
+   * Where the open episode's footage not yet handed out in a part begins (the start of its next
+   * part), or null with no episode open. Footage before it belongs to parts already handed out: an
+   * episode kept open for hours by one start after another needs only its current part's footage.
+   */
+  get pendingFrom(): number | null {
+    const ep = this.open;
+    return ep && this.partStart(ep, ep.nextPart);
+  }
+
   event(e: { kind: EventType; phase: 'start' | 'stop'; at: number }): EpisodeChange[] {
     const stamped = finiteTime('event time', e.at);
     const at = this.advance(stamped);

@@ -106,6 +106,13 @@ export class Recorders {
     }
   }
 
+  /** Bytes of footage every camera's recorder holds in RAM segments now. */
+  ramBytes(): number {
+    let bytes = 0;
+    for (const r of this.recorders.values()) bytes += r.ramBytes;
+    return bytes;
+  }
+
   /** Starts or stops a camera's recorder for its new status. */
   deviceStatus(deviceId: string, online: boolean, at: number): void {
     if (this.closed) return;

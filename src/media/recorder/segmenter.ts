@@ -120,6 +120,9 @@ export class Segmenter {
   private waiters: Array<{ at: number; resolve: () => void }> = [];
   /** Copies of open groups of pictures made for clips (their names). */
   private copies = 0;
+  /** Bytes of each file this segmenter wrote to the RAM directory and has not removed. */
+  private readonly fileBytes = new Map<string, number>();
+  private heldBytes = 0;
 
   constructor(private readonly opts: SegmenterOptions) {
     this.now = opts.now ?? Date.now;
@@ -182,6 +185,7 @@ export class Segmenter {
     const copy = `.clip-${++this.copies}.mp4`;
     try {
       copyFileSync(this.file(open.file), this.file(copy));
+      this.wrote(copy, this.fileBytes.get(open.file) ?? 0);
     } catch (err) {
       this.opts.logger.warn(
         { device: this.opts.deviceId, err: (err as Error).message },
@@ -236,6 +240,18 @@ export class Segmenter {
   /** Removes the directory and every segment (after stop and the last clips). */
   removeFiles(): void {
     rmSync(this.opts.dir, { recursive: true, force: true });
+    this.fileBytes.clear();
+    this.heldBytes = 0;
+  }
+
+  /** Bytes of footage this camera holds in the RAM directory now (its segments and clips' copies). */
+  get ramBytes(): number {
+    return this.heldBytes;
+  }
+
+  private wrote(name: string, bytes: number): void {
+    this.fileBytes.set(name, (this.fileBytes.get(name) ?? 0) + bytes);
+    this.heldBytes += bytes;
   }
 
   private start(): void {
@@ -305,10 +321,12 @@ export class Segmenter {
         if (!init) return;
         const file = segmentFileName(run.number, ++run.files);
         writeChunks(this.file(file), 'w', [init, ...part.chunks], init.length + part.length);
+        this.wrote(file, init.length + part.length);
         run.open = { file, startS, durationS: part.duration, wallClock: part.wallClock };
       } else if (open) {
         // More of a group of pictures longer than a fragment: into the same file.
         writeChunks(this.file(open.file), 'a', part.chunks, part.length);
+        this.wrote(open.file, part.length);
         open.wallClock = Math.min(open.wallClock, part.wallClock - (startS - open.startS) * 1000);
         open.durationS = startS + part.duration - open.startS;
       } else return; // the rest of a group of pictures whose start could not be written
@@ -414,6 +432,8 @@ export class Segmenter {
   }
 
   private remove(name: string): void {
+    this.heldBytes -= this.fileBytes.get(name) ?? 0;
+    this.fileBytes.delete(name);
     try {
       unlinkSync(this.file(name));
     } catch {

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFleet, type Fleet } from '../../../src/onvif/simulator/fleet.js';
 import { startSimulatedRtsp, type SimulatedRtsp } from '../../../src/onvif/simulator/rtsp.js';
 import { firstOnlineDevice, startTestGateway, type TestGateway } from '../../support/gateway.js';
+import { metric } from '../../support/metrics.js';
 
 // Recording end to end: a simulated camera (ONVIF events + H.264 over gst-rtsp-server) adopted by
 // the started gateway; its recorder copies the main stream through the relay into RAM segments;
@@ -15,6 +16,7 @@ import { firstOnlineDevice, startTestGateway, type TestGateway } from '../../sup
 const run = promisify(execFile);
 const PRE_S = 2;
 const POST_S = 2;
+const MAX_CLIP_S = 10;
 let fleet: Fleet;
 let t: TestGateway;
 let deviceId = '';
@@ -36,7 +38,7 @@ beforeAll(async () => {
     cameras: [
       { name: 'Driveway', onvif_url: fleet.cameras[0]!.deviceServiceUrl, username: 'admin', password: 'rec-secret' },
     ],
-    recording: { pre_roll_s: PRE_S, post_roll_s: POST_S },
+    recording: { pre_roll_s: PRE_S, post_roll_s: POST_S, max_clip_s: MAX_CLIP_S },
   });
   deviceId = await firstOnlineDevice(t);
 });
@@ -152,6 +154,43 @@ describe('recording', () => {
     expect(ranged.status).toBe(206);
     expect(Buffer.compare(ranged.body, bytes.subarray(100, 1100))).toBe(0);
   });
+
+  it(
+    'holds in RAM only the part being recorded of an episode kept open by one event after another, and says how much',
+    { timeout: 90_000 },
+    async () => {
+      const camera = fleet.cameras[0]!;
+      const segments = () => filesUnder(segmentDir()).filter((f) => /^r\d+-\d+\.mp4$/.test(path.basename(f)));
+      const before = (await recordings()).length;
+      // 36 s of a start and a stop every 1.5 s, each start within the last stop's post-roll: one
+      // episode, whose 10 s parts are written as it goes. The camera's GOP is 1 s, a segment each.
+      let most = 0;
+      const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+      for (const started = Date.now(); Date.now() - started < 36_000;) {
+        camera.trigger('motion', true);
+        await sleep(750);
+        camera.trigger('motion', false);
+        await sleep(750);
+        most = Math.max(most, segments().length);
+      }
+      // Its first three parts were listed while it was still open...
+      expect((await recordings()).length).toBeGreaterThanOrEqual(before + 3);
+      // ...and the RAM held at most the part being recorded, the pre-roll and the margin (about 24
+      // segments), not the 36 s since the episode began.
+      expect(most).toBeLessThan(PRE_S + 10 + MAX_CLIP_S + 2);
+      // /metrics tells the bytes held, as the files add up (both move as the camera sends).
+      const onDisk = () => segments().reduce((sum, f) => sum + statSync(f).size, 0);
+      await expect
+        .poll(async () => Math.abs(metric(await t.metrics(), 'edge_gateway_recorder_ram_bytes') / onDisk() - 1), {
+          timeout: 10_000,
+        })
+        .toBeLessThan(0.15);
+      // The episode ends a post-roll after the last stop, with its last part.
+      await expect
+        .poll(async () => (await recordings()).length, { timeout: 20_000 })
+        .toBeGreaterThanOrEqual(before + 4);
+    },
+  );
 
   it('records again after the camera stream goes away and comes back', async () => {
     const newest = () => filesUnder(segmentDir()).sort().at(-1);

@@ -92,6 +92,32 @@ describe('EpisodeTracker: one episode', () => {
   });
 });
 
+describe('EpisodeTracker: the footage an open episode still needs', () => {
+  it('is its next part only: an episode kept open for an hour by one start after another needs no more than a part', () => {
+    const maxClipMs = 60_000;
+    const t = new EpisodeTracker({ preRollMs: 5_000, postRollMs: 10_000, maxClipMs });
+    expect(t.pendingFrom).toBeNull();
+    const handed: ClipCut[] = [];
+    // A start and a stop every 8 s, within the post-roll: one episode all along.
+    for (let at = 100_000; at < 100_000 + 3600_000; at += 8_000) {
+      t.event(start('motion', at));
+      t.event(stop('motion', at + 2_000));
+      handed.push(...t.tick(at + 2_000));
+      const from = t.pendingFrom;
+      expect(from).not.toBeNull();
+      // Nothing after pendingFrom has been handed out, and everything before it has.
+      expect(handed.at(-1)?.to ?? 95_000).toBe(from);
+      expect(at + 2_000 - from!).toBeLessThanOrEqual(maxClipMs);
+    }
+    expect(t.current?.episode).toBe(1);
+    expect(handed.length).toBeGreaterThanOrEqual(59);
+    expect(handed.every((c) => c.episode === 1 && !c.final)).toBe(true);
+    const [last] = t.abort(100_000 + 3600_000);
+    expect(last?.from).toBe(handed.at(-1)?.to);
+    expect(t.pendingFrom).toBeNull();
+  });
+});
+
 describe('EpisodeTracker: event type', () => {
   it.each<[EventType[], EpisodeChange[], EventType]>([
     [['motion'], [], 'motion'],
