@@ -63,3 +63,8 @@ export class CandidateError extends GatewayError.of('candidate') {}
 
 /** The WebRTC stack's local description lacks what the answer needs (trusted text: our own stack wrote it). */
 export class LocalDescriptionError extends GatewayError.of('local_description') {}
+
+/** The session closed (its peer connection failed, the gateway stopped) before its answer was sent. */
+export function endedWhileStarting(): WhepRefusedError {
+  return new WhepRefusedError('stack_failed', 'the WebRTC session ended while it was being set up', 5);
+}

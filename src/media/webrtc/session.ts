@@ -6,7 +6,7 @@ import type { FanOutReader } from '../relay/fanout.js';
 import type { StreamHandle } from '../relay/streams.js';
 import { readLocalTransport, withoutMdnsCandidates, writeAnswer } from './answer.js';
 import type { CodecChoice } from './codec-match.js';
-import { WhepRefusedError } from './errors.js';
+import { endedWhileStarting, WhepRefusedError } from './errors.js';
 import type { WebRtcOffer } from './offer.js';
 import { parseSpropParameterSets } from '../h26x.js';
 import { mediaCodecs, parseSdp } from '../sdp.js';
@@ -109,6 +109,8 @@ export class WebRtcSession {
   private readonly tracks: Track[] = [];
   private detach: (() => void) | null = null;
   private stopOpus: (() => void) | null = null;
+  /** Fails the answer being made (the session closed while its candidates were gathered). */
+  private abandonAnswer: ((err: Error) => void) | null = null;
   private parameterSets: H264ParameterSetInjector | null = null;
   private inBurst = false;
   /** Video packets go out only once the cached keyframe has (see startVideo). */
@@ -199,6 +201,9 @@ export class WebRtcSession {
       const timer = this.timer(GATHER_TIMEOUT_MS, () =>
         reject(new WhepRefusedError('stack_failed', 'the WebRTC stack gathered no candidates in time', 5)),
       );
+      // close() clears the timer above: without this the answer would wait for ever, holding its
+      // place among the sessions starting (webrtc.max_sessions, per address).
+      this.abandonAnswer = reject;
       this.pc.onGatheringStateChange((state) => {
         if (state !== 'complete') return;
         clearTimeout(timer);
@@ -208,6 +213,9 @@ export class WebRtcSession {
     });
     this.pc.setRemoteDescription(withoutMdnsCandidates(this.opts.offerSdp), 'offer');
     await gathered;
+    this.abandonAnswer = null;
+    // Nothing may attach to the camera's stream for a session already closed: nothing would detach it.
+    if (this.ended !== null) throw endedWhileStarting();
     const local = this.pc.localDescription();
     if (!local) throw new WhepRefusedError('stack_failed', 'the WebRTC stack made no answer', 5);
     this.timer(this.opts.connectTimeoutMs, () => {
@@ -444,6 +452,8 @@ export class WebRtcSession {
   close(reason: SessionEnd): void {
     if (this.ended !== null) return;
     this.ended = reason;
+    this.abandonAnswer?.(endedWhileStarting());
+    this.abandonAnswer = null;
     for (const t of this.timers) clearTimeout(t);
     this.timers.clear();
     this.detach?.();

@@ -4,7 +4,7 @@ import type { StreamProfile } from '../../domain/types.js';
 import type { StreamHandle } from '../relay/streams.js';
 import { parseSdp } from '../sdp.js';
 import { matchCodecs, type CodecChoice } from './codec-match.js';
-import { WhepRefusedError } from './errors.js';
+import { endedWhileStarting, WhepRefusedError } from './errors.js';
 import { readWebRtcOffer } from './offer.js';
 import { WebRtcSession, type SessionEnd, type WebRtcSessionOptions } from './session.js';
 
@@ -187,8 +187,7 @@ export class WebRtcSessions {
       onEnd: (session, reason) => this.ended_(id, session, reason),
     };
     const { session, answer } = await WebRtcSession.open(sessionOpts);
-    if (session.endReason !== null)
-      throw new WhepRefusedError('stack_failed', 'the WebRTC session ended while it was being set up', 5);
+    if (session.endReason !== null) throw endedWhileStarting();
     this.sessions.set(id, { session, ticket: req.ticket, address: req.address, deviceId: req.deviceId });
     return { id, answer };
   }
