@@ -463,6 +463,8 @@ try {
         7000,
       ),
     );
+  const gatewayCall: GatewayCall = (url, options = {}, body) =>
+    httpsText(new URL(url, gw.apiUrl), { ...options, ca, servername: 'localhost' }, body);
   if (features.has('webrtc'))
     loops.push(
       every(
@@ -471,8 +473,6 @@ try {
           const whepUrl = streamAddress(await call(`/v1/devices/${idAt(i + 2)}/stream?protocol=webrtc`));
           if (whepUrl === null) return;
           counts.webrtcViewers++;
-          const gatewayCall: GatewayCall = (url, options = {}, body) =>
-            httpsText(new URL(url, gw.apiUrl), { ...options, ca, servername: 'localhost' }, body);
           // A viewer that could not start is counted with the failed ones, the first reason kept (the
           // gateway's own 5xx answers count as API errors too).
           const viewer = await webrtcViewer(whepUrl, gatewayCall, () => undefined).catch((e: unknown) => {

@@ -122,7 +122,6 @@ export class Segmenter {
   private copies = 0;
   /** Bytes of each file this segmenter wrote to the RAM directory and has not removed. */
   private readonly fileBytes = new Map<string, number>();
-  private heldBytes = 0;
 
   constructor(private readonly opts: SegmenterOptions) {
     this.now = opts.now ?? Date.now;
@@ -241,17 +240,17 @@ export class Segmenter {
   removeFiles(): void {
     rmSync(this.opts.dir, { recursive: true, force: true });
     this.fileBytes.clear();
-    this.heldBytes = 0;
   }
 
   /** Bytes of footage this camera holds in the RAM directory now (its segments and clips' copies). */
   get ramBytes(): number {
-    return this.heldBytes;
+    let bytes = 0;
+    for (const b of this.fileBytes.values()) bytes += b;
+    return bytes;
   }
 
   private wrote(name: string, bytes: number): void {
     this.fileBytes.set(name, (this.fileBytes.get(name) ?? 0) + bytes);
-    this.heldBytes += bytes;
   }
 
   private start(): void {
@@ -432,7 +431,6 @@ export class Segmenter {
   }
 
   private remove(name: string): void {
-    this.heldBytes -= this.fileBytes.get(name) ?? 0;
     this.fileBytes.delete(name);
     try {
       unlinkSync(this.file(name));
