@@ -548,7 +548,7 @@ try {
       return {
         frameBytes: metric(text, 'edge_gateway_detection_frame_bytes') ?? 0,
         checks: metric(text, 'edge_gateway_detection_in_flight') ?? 0,
-        workerHeap: metric(text, 'edge_gateway_detection_worker_heap_bytes{kind="used"}') ?? 0,
+        workerHeap: metric(text, 'edge_gateway_detection_worker_heap_bytes{kind="physical"}') ?? 0,
       };
     } catch {
       return { frameBytes: 0, checks: 0, workerHeap: 0 };

@@ -1,4 +1,4 @@
-import { Worker } from 'node:worker_threads';
+import { Worker, type ResourceLimits } from 'node:worker_threads';
 import { CheckQueue } from './check-queue.js';
 import { CheckDroppedError, DetectorUnavailableError, FrameError } from './errors.js';
 import { channelsOf } from './frame.js';
@@ -16,6 +16,8 @@ export interface DetectorPoolOptions {
   modelDir?: string | null;
   /** The worker script; the built dist/detect/worker.js beside this file by default. */
   workerUrl?: URL;
+  /** Each worker's V8 heap limits (WORKER_LIMITS by default). */
+  resourceLimits?: ResourceLimits;
   /** Told the seconds each check ran in a worker (queue wait excluded), for the metrics histogram. */
   onRun?: (seconds: number) => void;
 }
@@ -63,6 +65,15 @@ interface Slot {
 }
 
 /**
+ * A worker's V8 heap limits. The old generation: a runaway worker cannot take the box. The young
+ * generation: left to V8, it grows with the rate at which inference makes short-lived objects and
+ * keeps what it reached (to 64 MB on a machine with plenty of RAM, after a minute of checks);
+ * bounded, scavenges run more often and each stays as cheap, and the checks take as long.
+ * The model and its tensors live in the WebAssembly memory, outside both.
+ */
+export const WORKER_LIMITS: ResourceLimits = { maxOldGenerationSizeMb: 256, maxYoungGenerationSizeMb: 8 };
+
+/**
  * The detector behind a bounded queue: `threads` worker threads load the model once each at start;
  * checks wait in a CheckQueue (full: the busiest camera's oldest check is dropped and counted) and
  * run one per free worker. A model that fails to load puts the pool in the error state: every check
@@ -89,9 +100,8 @@ export class DetectorPool {
     const workerData: WorkerConfig = { modelDir: opts.modelDir ?? null, floorScore: opts.floorScore ?? 0.1 };
     const url = opts.workerUrl ?? new URL('./worker.js', import.meta.url);
     for (let i = 0; i < opts.threads; i++) {
-      // A wasm heap grows with the model; resourceLimits keep a runaway worker from taking the box.
       const slot: Slot = {
-        worker: new Worker(url, { workerData, resourceLimits: { maxOldGenerationSizeMb: 256 } }),
+        worker: new Worker(url, { workerData, resourceLimits: opts.resourceLimits ?? WORKER_LIMITS }),
         ready: false,
         job: null,
         startedAt: 0,

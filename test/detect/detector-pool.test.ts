@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DetectorPool } from '../../src/detect/detector-pool.js';
+import { DetectorPool, WORKER_LIMITS } from '../../src/detect/detector-pool.js';
 import { CheckDroppedError, DetectorUnavailableError, FrameError } from '../../src/detect/errors.js';
 import { shrinkFrame } from '../../src/detect/frame.js';
 import { decodeJpeg } from '../../src/detect/jpeg.js';
@@ -101,6 +101,51 @@ describe('DetectorPool', { timeout: 180_000 }, () => {
     expect(after.checked - before.checked).toBe(done.length);
     // The last checks of the burst are what survived: the newest, not the oldest.
     expect(done).toContain('cam15:done');
+  });
+});
+
+describe("a worker's young generation", { timeout: 300_000 }, () => {
+  // Inference makes short-lived objects at a high rate; left to V8, a worker's young generation
+  // grows with that rate and keeps what it reached. Two pools side by side under the same checks:
+  // one with the default limits (WORKER_LIMITS), one with only the old generation bounded.
+  const MiB = 2 ** 20;
+  const pools: DetectorPool[] = [];
+  afterAll(async () => {
+    for (const p of pools) await p.close();
+  });
+
+  it('stays within its bound under a run of checks, where an unbounded one grows', async () => {
+    const bounded = new DetectorPool({ threads: 1, queueSize: 2, workerUrl });
+    const unbounded = new DetectorPool({
+      threads: 1,
+      queueSize: 2,
+      workerUrl,
+      resourceLimits: { maxOldGenerationSizeMb: WORKER_LIMITS.maxOldGenerationSizeMb! },
+    });
+    pools.push(bounded, unbounded);
+    expect(await bounded.started()).toBe('ready');
+    expect(await unbounded.started()).toBe('ready');
+    const start = { bounded: (await bounded.heapBytes()).physical, unbounded: (await unbounded.heapBytes()).physical };
+    // A camera's frames, with the moving area in a different place and size each time.
+    const frame = (): Frame => {
+      const data = new Uint8Array(1280 * 720 * 3);
+      for (let i = 0; i < data.length; i += 61) data[i] = i & 255;
+      return { data, width: 1280, height: 720 };
+    };
+    for (let i = 0; i < 40; i++) {
+      const side = 0.1 + (i % 5) * 0.12;
+      const motion = { x: (i % 3) * 0.15, y: (i % 2) * 0.2, w: side, h: side };
+      await Promise.all(
+        [bounded, unbounded].map((p) => p.check({ camera: 'drive', frames: [frame(), frame(), frame()], motion })),
+      );
+    }
+    const grown = {
+      bounded: ((await bounded.heapBytes()).physical - start.bounded) / MiB,
+      unbounded: ((await unbounded.heapBytes()).physical - start.unbounded) / MiB,
+    };
+    console.log(`worker heap grown under checks (MiB): ${JSON.stringify(grown)} from ${JSON.stringify(start)}`);
+    expect(grown.bounded).toBeLessThanOrEqual(WORKER_LIMITS.maxYoungGenerationSizeMb!);
+    expect(grown.unbounded).toBeGreaterThan(grown.bounded + WORKER_LIMITS.maxYoungGenerationSizeMb!);
   });
 });
 
