@@ -299,6 +299,7 @@ async function startMedia(config: Config, deps: MediaDeps, defer: (undo: () => u
     frameStream: (deviceId) => relay.streams.acquire(deviceId, 'main'),
     camera: settings.detection,
     remembered: store,
+    bus,
     registry,
     logger: log.child({ part: 'detect' }),
     ...(opts.detectorWorkerUrl ? { workerUrl: opts.detectorWorkerUrl } : {}),

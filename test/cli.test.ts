@@ -9,6 +9,7 @@ import { tempDir } from './support/temp-dir.js';
 import { signInAsWebApp, tokenRequest } from './support/oauth.js';
 import { makeClient } from './support/https.js';
 import { onlineCamera } from './support/devices.js';
+import { unitEnvironment } from './support/daemon.js';
 
 const CLI = path.resolve(import.meta.dirname, '../dist/cli.js');
 // Daemons started by tests never probe the machine's real interfaces.
@@ -43,14 +44,14 @@ function writeConfig(dir: string, yaml: string): string {
   return file;
 }
 
-/** Starts the daemon and resolves with its API URL once it logged that it started. */
+/** Starts the daemon as the unit does and resolves with its API URL once it logged that it started. */
 function startDaemon(
   configFile: string,
   cwd: string,
 ): Promise<{ child: ChildProcess; apiUrl: string; logs: () => string }> {
   const child = spawn(process.execPath, [CLI, 'start', '--config', configFile], {
     cwd,
-    env: { PATH: process.env.PATH ?? '' },
+    env: { PATH: process.env.PATH ?? '', ...unitEnvironment() },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   children.push(child);

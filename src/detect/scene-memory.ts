@@ -62,6 +62,14 @@ export class SceneMemories {
     return judged;
   }
 
+  /**
+   * The device was removed: its memory leaves RAM. The store's rows went with the device; a camera
+   * added again starts with an empty scene.
+   */
+  forget(deviceId: string): void {
+    this.cameras.delete(deviceId);
+  }
+
   /** The camera's memory now (tests, logs). */
   memoryOf(deviceId: string): SceneMemory {
     return this.sceneOf(deviceId).memory;

@@ -1,6 +1,7 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { BaseLogger } from 'pino';
 import type { Config } from '../config/schema.js';
+import type { EventBus } from '../domain/bus.js';
 import type { Polygon } from '../domain/polygon.js';
 import { encodeJpeg } from './annotate.js';
 import type { CheckRules } from './confirm.js';
@@ -49,6 +50,8 @@ export interface DetectionServiceOptions {
   camera: (deviceId: string) => CameraDetectionSettings | null;
   /** Where each camera's remembered objects are kept across restarts (the Store); absent: RAM only. */
   remembered?: RememberedObjectStore;
+  /** A removed device's scene memory leaves RAM (device.removed). */
+  bus: Pick<EventBus, 'on'>;
   registry: Registry;
   logger: BaseLogger;
   /** The worker script (tests of the source tree point at the built one). */
@@ -200,11 +203,13 @@ export function startDetection(opts: DetectionServiceOptions): DetectionService 
       void outcome.thumbnail.then((jpeg) => jpeg && onConfirmed(deviceId, jpeg));
     return outcome;
   };
+  const scene = new SceneMemories(opts.remembered ?? null, log);
+  opts.bus.on('device.removed', (e) => scene.forget(e.deviceId));
   const checker = new MotionChecker({
     detector: pool,
     frames: async (deviceId) => relayFrames(await opts.frameStream(deviceId), decoders),
     rules,
-    scene: new SceneMemories(opts.remembered ?? null, log),
+    scene,
     encode: (frame) => encodeJpeg(frame, { ffmpegPath: opts.ffmpegPath, width: THUMBNAIL_WIDTH }),
     keptWidth: THUMBNAIL_WIDTH,
     logger: log,

@@ -9,8 +9,12 @@ export interface StoreFigures {
 
 /** The database's size and the bound of what SQLite keeps of it in memory, read at each scrape. */
 export function registerStoreMetrics(registry: Registry, store: StoreFigures): void {
-  collectedGauge(registry, 'edge_gateway_store_database_bytes', 'Size of the gateway database (SQLite pages)', () =>
-    store.databaseBytes(),
+  // Pages, what the page cache bound relates to; GET /v1/system's disk use counts the files (-wal too).
+  collectedGauge(
+    registry,
+    'edge_gateway_store_database_bytes',
+    'Size of the gateway database in SQLite pages (page_count x page_size; the -wal file is not counted)',
+    () => store.databaseBytes(),
   );
   collectedGauge(
     registry,

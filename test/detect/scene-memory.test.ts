@@ -30,7 +30,7 @@ function fakeStore(start: Record<string, RememberedObject[]> = {}) {
       lists.set(id, [...objects]);
     },
   };
-  return { store, writes };
+  return { store, writes, lists };
 }
 
 describe('SceneMemories', () => {
@@ -68,5 +68,16 @@ describe('SceneMemories', () => {
     expect(scenes.judge('dev_a', sawCar, rules, 1000, { recheck: false }).type).toBe('vehicle');
     expect(scenes.judge('dev_a', sawCar, rules, 2000, { recheck: false }).type).toBeNull();
     expect(scenes.memoryOf('dev_a').objects).toHaveLength(1);
+  });
+
+  it('a removed camera leaves RAM: added again, the car is news (the store lost its rows with the device)', () => {
+    const { store, lists } = fakeStore();
+    const scenes = new SceneMemories(store, quiet);
+    scenes.judge('dev_a', sawCar, rules, 1000, { recheck: false });
+    scenes.judge('dev_b', sawCar, rules, 1000, { recheck: false });
+    lists.delete('dev_a');
+    scenes.forget('dev_a');
+    expect(scenes.judge('dev_a', sawCar, rules, 2000, { recheck: false }).type).toBe('vehicle');
+    expect(scenes.judge('dev_b', sawCar, rules, 2000, { recheck: false }).type).toBeNull();
   });
 });

@@ -28,7 +28,7 @@ export interface Daemon {
  * The environment the systemd unit gives the daemon (its Environment= lines: glibc's malloc
  * settings, V8's flags), so that the tests run it as it runs on a gateway.
  */
-function unitEnvironment(): Record<string, string> {
+export function unitEnvironment(): Record<string, string> {
   const unit = readFileSync(path.resolve(import.meta.dirname, '../../systemd/edge-gateway.service'), 'utf8');
   return Object.fromEntries([...unit.matchAll(/^Environment=(\w+)=(.*)$/gm)].map((m) => [m[1]!, m[2]!]));
 }

@@ -117,6 +117,7 @@ export async function createFootage(
     'continuous recording: footage disk',
   );
   deps.bus.on('device.status', (e) => opened.deviceStatus(e.deviceId, e.status === 'online'));
+  deps.bus.on('device.removed', (e) => opened.forget(e.deviceId));
   // The owner changed the camera's recording: its footage stops or starts now (stopped, then
   // started again with what is set now).
   deps.bus.on('camera.settings', (e) => {

@@ -103,8 +103,13 @@ interface CameraSlot {
   reason: string | null;
 }
 
-/** Index rows held at most while the database refuses them (each a file already on disk). */
-const MAX_PENDING_ROWS = 100_000;
+/**
+ * Index rows held at most while the database refuses them (each a file already on disk, with its
+ * fragment table: 0.5–5 KB a row, up to 50 MB here). Ten hours of 16 cameras at the default
+ * file_s; the oldest go first, and the disk's next reconciliation (at the start, or when the disk
+ * comes back) indexes their files from their boxes.
+ */
+const MAX_PENDING_ROWS = 10_000;
 const PROBE_FILE = '.edge-gateway-probe';
 const RESYNC_MS = 2000;
 
@@ -188,6 +193,14 @@ export class FootageRecorder {
     } else if (!slot.footage && !slot.retry) {
       void this.start(slot);
     }
+  }
+
+  /** The device was removed (it went offline first, so its footage stopped): its slot goes. */
+  forget(deviceId: string): void {
+    const slot = this.slots.get(deviceId);
+    if (!slot || slot.online) return;
+    if (slot.retry) clearTimeout(slot.retry);
+    this.slots.delete(deviceId);
   }
 
   status(): FootageStatus {

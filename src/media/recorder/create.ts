@@ -135,6 +135,7 @@ export function createRecorders(
   );
   deps.bus.on('device.status', (e) => recorders.deviceStatus(e.deviceId, e.status === 'online', e.at));
   deps.bus.on('camera.event', (e) => recorders.event(e.deviceId, e.kind, e.phase, e.at));
+  deps.bus.on('device.removed', (e) => recorders.forget(e.deviceId));
   // The owner changed the camera's settings: recording off stops its recorder, on starts it; a new
   // mask restarts its software motion detection with it.
   deps.bus.on('camera.settings', (e) => {

@@ -145,6 +145,11 @@ export class Recorders {
     this.recorders.get(deviceId)?.event(kind, phase, at, where);
   }
 
+  /** The device was removed (it went offline first, so its recorder is stopping): what is kept of it goes. */
+  forget(deviceId: string): void {
+    this.reportsObjects.delete(deviceId);
+  }
+
   get(deviceId: string): CameraRecorder | undefined {
     return this.recorders.get(deviceId);
   }

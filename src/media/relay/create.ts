@@ -44,6 +44,7 @@ export async function createRelay(
   deps.bus.on('camera.settings', (e) => {
     if (e.fields.includes('rtsp_urls')) streams.reopen(e.deviceId);
   });
+  deps.bus.on('device.removed', (e) => streams.forget(e.deviceId));
   // This box's readers dial loopback when the relay listens on all addresses, else the address it
   // is bound to.
   const ownHost = config.rtsp.host === '0.0.0.0' || config.rtsp.host === '::' ? '127.0.0.1' : config.rtsp.host;

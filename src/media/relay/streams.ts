@@ -279,7 +279,7 @@ function addFanOutStats(into: RelayStreamsStats, stream: Stream): void {
 
 export class RelayStreams {
   private readonly streams = new Map<string, Stream>();
-  /** Each device's last stream failure (one entry per camera that had a stream; kept until the stop). */
+  /** Each device's last stream failure (one entry per camera that had a stream, until it is removed). */
   private readonly lastErrors = new Map<string, FailureAt>();
   /** Packet counts of streams already closed, so the totals only grow (Prometheus counters). */
   private readonly closedTotals = { delivered: 0, dropped: 0, evicted: 0 };
@@ -350,6 +350,11 @@ export class RelayStreams {
   traffic(deviceId: string, profile: StreamProfile, now = Date.now()): TrafficRate | null {
     const stream = this.streams.get(`${deviceId}/${profile}`);
     return stream?.upstream ? (stream.fanout?.traffic.rate(now) ?? null) : null;
+  }
+
+  /** The device was removed: its last failure goes (its sessions ended when it went offline). */
+  forget(deviceId: string): void {
+    this.lastErrors.delete(deviceId);
   }
 
   /** Why the device's stream last failed (opening or lost), whatever its state now; null: never. */
