@@ -11,8 +11,10 @@
 //  - one GET /v1/events stream held open all along;
 //  - every 10 min the MQTT broker stopped for 60 s (the outbox fills, then drains); every 10 min,
 //    5 min later, the next camera rebooted (gone 3 s, then back with no subscription).
-// Every 30 s, after a full garbage collection (HeapProfiler.collectGarbage through the daemon's
-// inspector, on a loopback port), it samples the daemon's RSS (/proc), process.memoryUsage() (heap
+// Every 30 s, after a full garbage collection in the daemon and in each of its worker threads
+// (HeapProfiler.collectGarbage through the daemon's inspector, on a loopback port, and through its
+// NodeWorker domain: a detector thread's young generation otherwise moves its RSS by up to 12 MB
+// from one sample to the next), it samples the daemon's RSS (/proc), process.memoryUsage() (heap
 // used, external, array buffers; through the inspector), its open files and its threads.
 // It reports the samples, the least-squares slope of RSS over the last two thirds of the run in MB
 // per hour (goal: <= 2 once warm) and of heap and external likewise, the API errors and the
@@ -32,6 +34,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pino } from 'pino';
 import Type from 'typebox';
+import Value from 'typebox/value';
 import { StreamAddressSchema } from '../dist/api/schemas.js';
 import { startFleet, type Fleet } from '../dist/onvif/simulator/fleet.js';
 import { cameraEntries, cameraOf } from './support/fleet.ts';
@@ -148,10 +151,28 @@ const MEMORY_EXPRESSION = `(() => {
   });
 })()`;
 
+/** NodeWorker events: a worker thread's session attached, and a message from one. */
+const WorkerAttached = Type.Object({
+  method: Type.Literal('NodeWorker.attachedToWorker'),
+  params: Type.Object({ sessionId: Type.String() }),
+});
+const WorkerMessage = Type.Object({
+  method: Type.Literal('NodeWorker.receivedMessageFromWorker'),
+  params: Type.Object({ sessionId: Type.String(), message: Type.String() }),
+});
+const WorkerDetached = Type.Object({
+  method: Type.Literal('NodeWorker.detachedFromWorker'),
+  params: Type.Object({ sessionId: Type.String() }),
+});
+
+type Waiter = { resolve: (result: unknown) => void; reject: (err: Error) => void };
+
 class Inspector {
   readonly #ws: WebSocket;
   #id = 0;
-  readonly #pending = new Map<number, { resolve: (result: unknown) => void; reject: (err: Error) => void }>();
+  readonly #pending = new Map<number, Waiter>();
+  /** The worker threads' sessions (NodeWorker domain), each with its own calls waiting. */
+  readonly #workers = new Map<string, Map<number, Waiter>>();
 
   private constructor(ws: WebSocket) {
     this.#ws = ws;
@@ -180,24 +201,46 @@ class Inspector {
       ws.onerror = () => reject(new Error('cannot open the inspector'));
     });
     const me = new Inspector(ws);
-    ws.onmessage = (m: MessageEvent<string>) => {
-      const data: unknown = JSON.parse(m.data);
-      // Events (no id) are not answers.
-      if (typeof data !== 'object' || data === null || !('id' in data)) return;
-      const msg = narrow(InspectorAnswer, data, 'an inspector answer');
-      const waiter = me.#pending.get(msg.id);
-      if (!waiter) return;
-      me.#pending.delete(msg.id);
-      if (msg.error) waiter.reject(new Error(msg.error.message));
-      else waiter.resolve(msg.result);
-    };
+    ws.onmessage = (m: MessageEvent<string>) => me.#received(JSON.parse(m.data) as unknown, me.#pending);
+    // The detector's threads: their heaps are collected with the daemon's before each sample.
+    await me.call('NodeWorker.enable', { waitForDebuggerOnStart: false });
     return me;
+  }
+
+  #received(data: unknown, pending: Map<number, Waiter>): void {
+    if (typeof data !== 'object' || data === null) return;
+    if (Value.Check(WorkerAttached, data)) this.#workers.set(data.params.sessionId, new Map());
+    else if (Value.Check(WorkerDetached, data)) this.#workers.delete(data.params.sessionId);
+    else if (Value.Check(WorkerMessage, data)) {
+      const waiting = this.#workers.get(data.params.sessionId);
+      if (waiting) this.#received(JSON.parse(data.params.message) as unknown, waiting);
+    }
+    // Other events (no id) are not answers.
+    if (!('id' in data)) return;
+    const msg = narrow(InspectorAnswer, data, 'an inspector answer');
+    const waiter = pending.get(msg.id);
+    if (!waiter) return;
+    pending.delete(msg.id);
+    if (msg.error) waiter.reject(new Error(msg.error.message));
+    else waiter.resolve(msg.result);
   }
 
   call(method: string, params: object = {}): Promise<unknown> {
     const id = ++this.#id;
     this.#ws.send(JSON.stringify({ id, method, params }));
     return new Promise((resolve, reject) => this.#pending.set(id, { resolve, reject }));
+  }
+
+  /** A full collection in the daemon and in each of its worker threads (their young generations shrink back). */
+  async collectGarbage(): Promise<void> {
+    const done = [this.call('HeapProfiler.collectGarbage')];
+    for (const [sessionId, waiting] of this.#workers) {
+      const id = ++this.#id;
+      const message = JSON.stringify({ id, method: 'HeapProfiler.collectGarbage' });
+      done.push(new Promise((resolve, reject) => waiting.set(id, { resolve, reject })));
+      done.push(this.call('NodeWorker.sendMessageToWorker', { sessionId, message }));
+    }
+    await Promise.all(done);
   }
 
   async memoryUsage() {
@@ -555,7 +598,7 @@ try {
     }
   };
   const sample = async () => {
-    await insp.call('HeapProfiler.collectGarbage');
+    await insp.collectGarbage();
     const mem = await insp.memoryUsage();
     const st = procStatus(gw.pid);
     const held = await detectionFigures();

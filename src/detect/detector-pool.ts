@@ -68,8 +68,10 @@ interface Slot {
  * A worker's V8 heap limits. The old generation: a runaway worker cannot take the box. The young
  * generation: left to V8, it grows with the rate at which inference makes short-lived objects and
  * keeps what it reached (to 64 MB on a machine with plenty of RAM, after a minute of checks);
- * bounded, scavenges run more often and each stays as cheap, and the checks take as long.
- * The model and its tensors live in the WebAssembly memory, outside both.
+ * bounded, scavenges run more often and each stays as cheap, and the checks take as long. A
+ * --max-semi-space-size flag wins over this bound in V8 (flags are the process's): under the unit's
+ * NODE_OPTIONS the worker's young generation is two 8 MB halves. The model and its tensors live in
+ * the WebAssembly memory, outside both.
  */
 export const WORKER_LIMITS: ResourceLimits = { maxOldGenerationSizeMb: 256, maxYoungGenerationSizeMb: 8 };
 
