@@ -195,12 +195,9 @@ export class FootageRecorder {
     }
   }
 
-  /** The device was removed (it went offline first, so its footage stopped): its slot goes. */
+  /** The device was removed (it went offline first: its footage stopped, its retry was cleared): its slot goes. */
   forget(deviceId: string): void {
-    const slot = this.slots.get(deviceId);
-    if (!slot || slot.online) return;
-    if (slot.retry) clearTimeout(slot.retry);
-    this.slots.delete(deviceId);
+    if (this.slots.get(deviceId)?.online === false) this.slots.delete(deviceId);
   }
 
   status(): FootageStatus {
