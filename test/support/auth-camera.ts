@@ -51,6 +51,11 @@ export interface AuthCameraOptions {
   /** Seconds, in the SETUP answer's Session header. */
   sessionTimeout?: number;
   packetIntervalMs?: number;
+  /**
+   * The first DESCRIBEs of the stream, each `busy` (answered 503) or `drop` (the connection closed
+   * unanswered), before the camera answers with the SDP.
+   */
+  failedDescribes?: ReadonlyArray<'busy' | 'drop'>;
 }
 
 export interface AcceptedAuth {
@@ -68,6 +73,7 @@ export interface SeenRequest {
   method: string;
   uri: string;
   headers: RtspHeaders;
+  /** 0: the connection was closed instead of an answer. */
   status: number;
 }
 
@@ -129,6 +135,7 @@ export class AuthCamera {
   readonly #path: string;
   readonly #sdp: Buffer;
   readonly #ssrc: number;
+  readonly #failedDescribes: Array<'busy' | 'drop'>;
 
   private constructor(
     private readonly server: Server,
@@ -136,6 +143,7 @@ export class AuthCamera {
   ) {
     this.#realm = opts.realm ?? 'auth-camera';
     this.#path = opts.path ?? '/cam/main';
+    this.#failedDescribes = [...(opts.failedDescribes ?? [])];
     this.url = `rtsp://127.0.0.1:${(server.address() as AddressInfo).port}${this.#path}`;
     const first = opts.packets[0];
     const h = first === undefined ? null : readRtpHeader(first);
@@ -321,6 +329,20 @@ export class AuthCamera {
         return answer(200);
       case 'DESCRIBE':
         if (!isBase) return answer(404);
+        switch (this.#failedDescribes.shift()) {
+          case 'busy':
+            return answer(503);
+          case 'drop':
+            this.requests.push({
+              connection: conn.id,
+              method: req.method,
+              uri: req.uri,
+              headers: req.headers,
+              status: 0,
+            });
+            conn.socket.destroy();
+            return;
+        }
         headers.set('Content-Base', `${base}/`);
         headers.set('Content-Type', 'application/sdp');
         return answer(200, this.#sdp);

@@ -19,11 +19,15 @@ export class RtspStatusError extends GatewayError.of('rtsp_status') {
   }
 }
 
-/** The relay's session with a camera failed; `kind` says how. */
+/**
+ * The relay's session with a camera failed; `kind` says how. `busy` is the camera's 503: it is there
+ * but cannot serve the stream this moment (all its sessions taken, or the stream being prepared or
+ * torn down), so asking again soon may work; `refused` is any other answer but 200 and 401.
+ */
 export class UpstreamError extends GatewayError.of('upstream') {
   constructor(
     message: string,
-    readonly kind: 'unreachable' | 'unauthorized' | 'refused' | 'protocol' | 'stalled' | 'closed',
+    readonly kind: 'unreachable' | 'unauthorized' | 'refused' | 'busy' | 'protocol' | 'stalled' | 'closed',
   ) {
     super(message);
   }

@@ -7,7 +7,7 @@ import type { StreamProfile } from '../../domain/types.js';
 import { FanOut, type FanOutReader, type TrackStart } from './fanout.js';
 import type { TrafficRate } from './traffic.js';
 import { UpstreamSession } from './upstream.js';
-import { StreamUnavailableError, type UpstreamError } from './errors.js';
+import { StreamUnavailableError, UpstreamError } from './errors.js';
 
 // One shared camera session per device profile, opened when the first reader comes and closed
 // idleCloseS after the last leaves; every reader (viewers, the recorder) shares it through a FanOut.
@@ -84,25 +84,21 @@ class Stream implements StreamHandle {
   }
 
   /**
-   * The first session is tried up to three times before the viewer is told 503: cameras (and
-   * gst-rtsp-server, seen in the tests) sometimes drop the connection on the first DESCRIBE while
-   * they prepare the stream. Refused credentials or paths are not retried.
+   * The first session is tried up to four times, 0.3, 0.6 and 1.2 s apart, before the viewer is told
+   * 503, when the camera dropped the connection or answered 503: cameras sometimes do either while
+   * they prepare the stream (gst-rtsp-server answers 503 for 0.6–1.5 s after a client that had the
+   * shared stream left, while it tears the stream down). Anything else is told at once: refused
+   * credentials or paths will not change, and a camera that is unreachable or does not answer has
+   * already had its time (the viewer's player asks again if it wants to).
    */
   private async firstConnect(): Promise<void> {
     for (let attempt = 1; ; attempt++) {
       try {
         return await this.connect(true);
       } catch (err) {
-        const kind = (err as UpstreamError).kind;
-        if (
-          attempt >= 3 ||
-          this.closed ||
-          kind === 'unauthorized' ||
-          kind === 'refused' ||
-          err instanceof StreamUnavailableError
-        )
-          throw err;
-        await new Promise((r) => setTimeout(r, 300 * attempt));
+        const kind = err instanceof UpstreamError ? err.kind : null;
+        if (attempt >= 4 || this.closed || (kind !== 'closed' && kind !== 'busy')) throw err;
+        await new Promise((r) => setTimeout(r, 300 * 2 ** (attempt - 1)));
       }
     }
   }

@@ -204,7 +204,10 @@ export class UpstreamSession {
     }
     if (res.status === 401) throw new UpstreamError(`${method}: the camera refused the credentials`, 'unauthorized');
     if (res.status !== 200)
-      throw new UpstreamError(`${method}: the camera answered ${res.status} ${res.reason}`, 'refused');
+      throw new UpstreamError(
+        `${method}: the camera answered ${res.status} ${res.reason}`,
+        res.status === 503 ? 'busy' : 'refused',
+      );
     return res;
   }
 

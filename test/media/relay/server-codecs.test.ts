@@ -246,24 +246,26 @@ class RawRtsp {
 
 /**
  * The camera's own DESCRIBE answer. gst-rtsp-server sometimes drops the connection of a DESCRIBE
- * that finds the shared stream being prepared (the relay retries for the same reason).
+ * that finds the shared stream being prepared, and answers 503 while the stream of a client that
+ * just left is being torn down (the relay retries for the same reasons).
  */
 async function describeCamera(mount: ExtraMount): Promise<Response> {
   for (let attempt = 1; ; attempt++) {
     const cam = await RawRtsp.open(camera.url(0, mount));
     try {
-      return await cam.request(
+      const res = await cam.request(
         'DESCRIBE',
         camera.url(0, mount),
         { Accept: 'application/sdp' },
         { user: USER, password: PASSWORD },
       );
+      if (res.status !== 503 || attempt >= 4) return res;
     } catch (err) {
-      if (attempt >= 3 || !/connection closed/.test((err as Error).message)) throw err;
-      await new Promise((r) => setTimeout(r, 300 * attempt));
+      if (attempt >= 4 || !/connection closed/.test((err as Error).message)) throw err;
     } finally {
       cam.close();
     }
+    await new Promise((r) => setTimeout(r, 300 * 2 ** (attempt - 1)));
   }
 }
 
