@@ -303,8 +303,10 @@ export class AuthCamera {
     const cseq = req.headers.get('cseq');
     if (cseq !== undefined) headers.set('CSeq', cseq);
     headers.set('Server', 'auth-camera');
+    const seen = (status: number): void =>
+      void this.requests.push({ connection: conn.id, method: req.method, uri: req.uri, headers: req.headers, status });
     const answer = (status: number, body?: Buffer): void => {
-      this.requests.push({ connection: conn.id, method: req.method, uri: req.uri, headers: req.headers, status });
+      seen(status);
       this.reply(conn, status, headers, body);
     };
 
@@ -333,13 +335,7 @@ export class AuthCamera {
           case 'busy':
             return answer(503);
           case 'drop':
-            this.requests.push({
-              connection: conn.id,
-              method: req.method,
-              uri: req.uri,
-              headers: req.headers,
-              status: 0,
-            });
+            seen(0);
             conn.socket.destroy();
             return;
         }

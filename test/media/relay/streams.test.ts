@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { StreamUnavailableError } from '../../../src/media/relay/errors.js';
 import { RelayStreams } from '../../../src/media/relay/streams.js';
 import { AuthCamera } from '../../support/auth-camera.js';
+import { rtp } from '../fmp4/rtp-packets.js';
 
 // How RelayStreams opens a camera's first session (which answers it asks again), and what it keeps
 // of a camera once its stream failed (for GET /v1/system) until the camera is removed.
@@ -19,18 +20,6 @@ async function closedPort(): Promise<number> {
   return port;
 }
 
-/** An H.264 RTP packet (payload type 96) carrying one NAL unit of the given type. */
-function h264Packet(seq: number, nalType: number): Buffer {
-  const packet = Buffer.alloc(12 + 8);
-  packet[0] = 0x80;
-  packet[1] = 96;
-  packet.writeUInt16BE(seq, 2);
-  packet.writeUInt32BE(seq * 3600, 4);
-  packet.writeUInt32BE(0x5eed, 8);
-  packet[12] = 0x60 | nalType;
-  return packet;
-}
-
 /**
  * Opens the stream of a camera whose first DESCRIBEs fail as `failed` says; returns how the
  * camera answered each DESCRIBE (0: it closed the connection).
@@ -40,7 +29,8 @@ async function acquireFromFailingCamera(
   path = '',
 ): Promise<{ result: PromiseSettledResult<unknown>; describes: number[]; lastError: string | null }> {
   const camera = await AuthCamera.start({
-    packets: [h264Packet(1, 7), h264Packet(2, 8), h264Packet(3, 5)],
+    // One H.264 NAL unit a packet (SPS, PPS, IDR slice): what the SDP and the relay need.
+    packets: [7, 8, 5].map((nalType, i) => rtp(i + 1, 0, nalType === 5, [0x60 | nalType, 0, 0, 0])),
     username: '',
     password: '',
     schemes: [],
